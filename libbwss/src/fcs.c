@@ -1,2 +1,180 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <bwss/bwss.h>
+/*
+ * fcs.c — the TCP flow control system (paper Sec. IV).
+ *
+ * Model.  A flow whose advertised window w (segments of p bits) is smaller
+ * than the sender's congestion window sends one window per round trip:
+ *
+ *     R = w·p / RTT                                             (eq. 1)
+ *     ΔR/Δw = p / RTT                                           (eq. 2)
+ *
+ * Law.  Start at w = T·RTT/p.  Then, each time a fresh rate estimate R is
+ * available and the last change has had time to act (RTT + 3φ):
+ *   - R within [(1−α)T, (1+α)T]: keep w;
+ *   - R above: w −= ⌊(R−T)/(p/RTT) + 0.5⌋                       (eq. 3)
+ *   - R below: w += max(⌊β·(T−R)/(p/RTT)⌋, 1)                   (eq. 4)
+ * with w >= min_window.  Decreases use the full model step (too fast is the
+ * harmful direction for the flows we hold back); increases are damped by β.
+ *
+ * Additions the paper leaves open:
+ *   - a cap w <= max_window_factor·T·RTT/p + 1: when the flow is limited
+ *     elsewhere (its cwnd, a remote bottleneck) eq. (4) would otherwise grow
+ *     w for ever, and the day the limit lifts the flow would burst far past T;
+ *   - a decision consumes an estimate: the next one waits for a new period,
+ *     so a stale R never drives two steps;
+ *   - while the RTT is unknown the flow stays released (eq. 1 needs it).
+ */
+#include <math.h>
+#include <bwss/control.h>
+
+/* Largest window we ever ask for, bytes: the largest TCP window with window
+ * scale 14 (RFC 7323) is 2^30 bytes. */
+#define FCS_MAX_WINDOW_BYTES (1u << 30)
+
+void
+bwss_fcs_init (BwssFcs *f)
+{
+  bwss_estimator_init (&f->est);
+  f->state = BWSS_FCS_RELEASED;
+  f->window = 0;
+  f->hold_until_us = 0;
+  f->changed_us = 0;
+  f->periods_at_change = 0;
+}
+
+void
+bwss_fcs_release (BwssFcs *f)
+{
+  f->state = BWSS_FCS_RELEASED;
+  f->window = 0;
+  f->hold_until_us = 0;
+}
+
+/* Returns φ in µs: phi_rtts·RTT, at least min_phi_us. */
+uint64_t
+bwss_fcs_phi_us (const BwssParams *params, uint32_t rtt_us)
+{
+  double phi = params->phi_rtts * (double) rtt_us;
+  uint64_t phi_us = (uint64_t) phi;
+  return phi_us < params->min_phi_us ? params->min_phi_us : phi_us;
+}
+
+/* Returns the wait after a window change in µs: RTT + wait_phis·φ. */
+uint64_t
+bwss_fcs_hold_us (const BwssParams *params, uint32_t rtt_us)
+{
+  return (uint64_t) rtt_us
+      + (uint64_t) (params->wait_phis * (double) bwss_fcs_phi_us (params, rtt_us));
+}
+
+bool
+bwss_fcs_observe (BwssFcs *f, const BwssParams *params, uint64_t now_us,
+                  uint64_t bytes, uint32_t rtt_us)
+{
+  return bwss_estimator_sample (&f->est, now_us, bytes,
+                                bwss_fcs_phi_us (params, rtt_us), params->epsilon);
+}
+
+/* Returns the segments per RTT that carry @rate_bps: rate·RTT/p, as a
+ * double (no rounding; callers round). */
+static double
+segments_for_rate (double rate_bps, uint32_t rtt_us, uint32_t mss)
+{
+  return rate_bps * ((double) rtt_us / 1e6) / (8.0 * (double) mss);
+}
+
+/* Returns the largest window the law may use for target @t, segments. */
+static uint32_t
+window_cap (const BwssParams *params, double t, uint32_t rtt_us, uint32_t mss)
+{
+  double cap = floor (params->max_window_factor * segments_for_rate (t, rtt_us, mss)) + 1.0;
+  double hard = (double) (FCS_MAX_WINDOW_BYTES / mss);
+  if (cap > hard)
+    cap = hard;
+  if (cap < params->min_window_segments)
+    cap = params->min_window_segments;
+  return (uint32_t) cap;
+}
+
+/* Clamps @w (segments, as a double) into [min_window, cap]. */
+static uint32_t
+clamp_window (const BwssParams *params, double w, uint32_t cap)
+{
+  if (!(w >= params->min_window_segments))   /* also catches NaN */
+    return params->min_window_segments;
+  if (w > cap)
+    return cap;
+  return (uint32_t) w;
+}
+
+static void
+set_window (BwssFcs *f, const BwssParams *params, uint32_t w, uint64_t now_us,
+            uint32_t rtt_us)
+{
+  f->window = w;
+  f->changed_us = now_us;
+  f->hold_until_us = now_us + bwss_fcs_hold_us (params, rtt_us);
+  /* The change acts about one RTT from now; measure from then (Sec. IV-B). */
+  bwss_estimator_restart (&f->est, now_us + rtt_us);
+  f->periods_at_change = 0;
+}
+
+uint32_t
+bwss_fcs_step (BwssFcs *f, const BwssParams *params, uint64_t now_us,
+               double target_bps, uint32_t rtt_us, uint32_t mss)
+{
+  if (mss == 0)
+    mss = params->default_mss;
+  if (!isfinite (target_bps) || target_bps < 0.0)
+    target_bps = 0.0;
+
+  if (f->state == BWSS_FCS_RELEASED) {
+    if (rtt_us == 0)
+      return 0;                         /* eq. (1) needs the RTT */
+    /* Initialisation: w = T·RTT/p, rounded to the nearest segment. */
+    uint32_t cap = window_cap (params, target_bps, rtt_us, mss);
+    uint32_t w = clamp_window (params,
+                               floor (segments_for_rate (target_bps, rtt_us, mss) + 0.5), cap);
+    set_window (f, params, w, now_us, rtt_us);
+    f->state = BWSS_FCS_HOLD;
+    return f->window;
+  }
+
+  if (rtt_us == 0 || now_us < f->hold_until_us)
+    return f->window;
+  if (f->est.periods <= f->periods_at_change || f->est.rate_bps < 0.0)
+    return f->window;                   /* no fresh estimate yet */
+  f->periods_at_change = f->est.periods;
+
+  double r = f->est.rate_bps;
+  double lo = (1.0 - params->alpha) * target_bps;
+  double hi = (1.0 + params->alpha) * target_bps;
+  uint32_t cap = window_cap (params, target_bps, rtt_us, mss);
+  double seg_per_bps = segments_for_rate (1.0, rtt_us, mss);   /* 1 / (ΔR/Δw) */
+  double w = f->window;
+  BwssFcsState state;
+
+  if (r > hi) {
+    /* eq. (3): Δw' = ⌊(R − T)·RTT/p + 0.5⌋ */
+    double dw = floor ((r - target_bps) * seg_per_bps + 0.5);
+    w -= dw;
+    state = BWSS_FCS_DECREASED;
+  } else if (r < lo) {
+    /* eq. (4): Δw'' = ⌊β·(T − R)·RTT/p⌋, at least 1 */
+    double dw = floor (params->beta * (target_bps - r) * seg_per_bps);
+    w += dw < 1.0 ? 1.0 : dw;
+    state = BWSS_FCS_INCREASED;
+  } else {
+    f->state = BWSS_FCS_STEADY;
+    return f->window;
+  }
+
+  uint32_t nw = clamp_window (params, w, cap);
+  if (nw != f->window) {
+    set_window (f, params, nw, now_us, rtt_us);
+    f->state = state;
+  } else {
+    f->state = BWSS_FCS_STEADY;         /* at a bound: nothing left to do */
+  }
+  return f->window;
+}

@@ -53,6 +53,13 @@ enum {
 /* Returns a static, human-readable description of @code (never NULL). */
 BWSS_API const char *bwss_strerror (int code);
 
+/* Parses a rate in bit/s with an optional decimal prefix k, M or G (any
+ * case) and an optional unit "b", "bps" or "bit/s": "500k", "2.5M",
+ * "960000", "1.5Mbit/s".  Returns 0 and sets *out_bps, or BWSS_EINVAL (out
+ * untouched) for an empty, negative, non-numeric or trailing-garbage text
+ * or a rate above 1 Pbit/s. */
+BWSS_API int bwss_parse_rate (const char *text, double *out_bps);
+
 /* Returns the library version as "MAJOR.MINOR.MICRO". */
 BWSS_API const char *bwss_version_string (void);
 

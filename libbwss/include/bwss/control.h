@@ -195,6 +195,10 @@ typedef struct {
   uint64_t  phase_since_us;
   uint64_t  next_decision_us;
   uint64_t  next_reinit_us;
+  uint64_t  next_probe_us;    /* LINK_CONGESTED: next raise probe */
+  uint64_t  probe_backoff_us; /* ... and the wait after the one after it */
+  bool      after_congestion; /* a raise that fails returns to LINK_CONGESTED */
+  bool      excess_seen;      /* since flows went below γ·T, another was above */
   uint32_t  changes;       /* count of σ changes, for statistics */
 } BwssSigma;
 

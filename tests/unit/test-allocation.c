@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* test-allocation.c — the TRAS, eq. (5)–(7), and the cases the paper leaves open. */
+#include <float.h>
+#include <math.h>
+#include <glib.h>
+#include <bwss/control.h>
+
+#define P(prio, min, w) ((BwssPrefs) { .priority = (prio), .min_rate_bps = (min), .weight = (w) })
+
+static double
+sum (const double *t, size_t n)
+{
+  double s = 0;
+  for (size_t i = 0; i < n; i++)
+    s += t[i];
+  return s;
+}
+
+/* eq. (6): weights only (the paper's experiment 1: 1:2:3 of 960 kbit/s). */
+static void
+test_weights_only (void)
+{
+  BwssPrefs p[] = { P (0, 0, 1), P (0, 0, 2), P (0, 0, 3) };
+  double t[3];
+  g_assert_cmpint (bwss_allocate (960000, p, 3, t), ==, 0);
+  g_assert_cmpfloat_with_epsilon (t[0], 160000, 1e-6);
+  g_assert_cmpfloat_with_epsilon (t[1], 320000, 1e-6);
+  g_assert_cmpfloat_with_epsilon (t[2], 480000, 1e-6);
+}
+
+/* eq. (6) with minima: T_i = m_i + w_i·(σ − Σm)/Σw. */
+static void
+test_minima_then_weights (void)
+{
+  BwssPrefs p[] = { P (10, 496000, 1), P (0, 0, 1), P (0, 0, 2) };
+  double t[3];
+  g_assert_cmpint (bwss_allocate (960000, p, 3, t), ==, 0);
+  /* remainder 464000 split 1:1:2 */
+  g_assert_cmpfloat_with_epsilon (t[0], 496000 + 116000, 1e-6);
+  g_assert_cmpfloat_with_epsilon (t[1], 116000, 1e-6);
+  g_assert_cmpfloat_with_epsilon (t[2], 232000, 1e-6);
+  g_assert_cmpfloat_with_epsilon (sum (t, 3), 960000, 1e-6);
+}
+
+/* eq. (7): σ < Σm, minima served in decreasing priority. */
+static void
+test_priority_order (void)
+{
+  BwssPrefs p[] = { P (1, 300000, 1), P (5, 400000, 1), P (3, 200000, 1) };
+  double t[3];
+  /* priority 5 gets 400k, priority 3 gets 200k, priority 1 gets the last 100k */
+  g_assert_cmpint (bwss_allocate (700000, p, 3, t), ==, 0);
+  g_assert_cmpfloat_with_epsilon (t[1], 400000, 1e-6);
+  g_assert_cmpfloat_with_epsilon (t[2], 200000, 1e-6);
+  g_assert_cmpfloat_with_epsilon (t[0], 100000, 1e-6);
+  /* starved: 350k covers only part of the top flow */
+  g_assert_cmpint (bwss_allocate (350000, p, 3, t), ==, 0);
+  g_assert_cmpfloat_with_epsilon (t[1], 350000, 1e-6);
+  g_assert_cmpfloat (t[0], ==, 0);
+  g_assert_cmpfloat (t[2], ==, 0);
+}
+
+/* Equal priorities in eq. (7): same fraction of each minimum. */
+static void
+test_equal_priorities (void)
+{
+  BwssPrefs p[] = { P (2, 100000, 1), P (2, 300000, 1), P (9, 200000, 0) };
+  double t[3];
+  /* top flow 200k; 200k left for the pair needing 400k: half of each */
+  g_assert_cmpint (bwss_allocate (400000, p, 3, t), ==, 0);
+  g_assert_cmpfloat_with_epsilon (t[2], 200000, 1e-6);
+  g_assert_cmpfloat_with_epsilon (t[0], 50000, 1e-6);
+  g_assert_cmpfloat_with_epsilon (t[1], 150000, 1e-6);
+  g_assert_cmpfloat_with_epsilon (sum (t, 3), 400000, 1e-6);
+}
+
+/* Σw = 0: remainder split equally; a lone flow with only a minimum takes σ. */
+static void
+test_zero_weights (void)
+{
+  BwssPrefs p[] = { P (0, 100000, 0), P (0, 0, 0) };
+  double t[2];
+  g_assert_cmpint (bwss_allocate (500000, p, 2, t), ==, 0);
+  g_assert_cmpfloat_with_epsilon (t[0], 300000, 1e-6);
+  g_assert_cmpfloat_with_epsilon (t[1], 200000, 1e-6);
+
+  BwssPrefs lone[] = { P (7, 496000, 0) };
+  g_assert_cmpint (bwss_allocate (960000, lone, 1, t), ==, 0);
+  g_assert_cmpfloat_with_epsilon (t[0], 960000, 1e-6);
+}
+
+/* A weight-0 flow with a minimum next to weighted flows gets just its minimum. */
+static void
+test_min_only_flow (void)
+{
+  BwssPrefs p[] = { P (10, 496000, 0), P (0, 0, 1) };
+  double t[2];
+  g_assert_cmpint (bwss_allocate (960000, p, 2, t), ==, 0);
+  g_assert_cmpfloat_with_epsilon (t[0], 496000, 1e-6);
+  g_assert_cmpfloat_with_epsilon (t[1], 464000, 1e-6);
+}
+
+static void
+test_sigma_zero_and_empty (void)
+{
+  BwssPrefs p[] = { P (1, 1000, 1), P (0, 0, 1) };
+  double t[2] = { 7, 7 };
+  g_assert_cmpint (bwss_allocate (0, p, 2, t), ==, 0);
+  g_assert_cmpfloat (t[0], ==, 0);
+  g_assert_cmpfloat (t[1], ==, 0);
+  g_assert_cmpint (bwss_allocate (1000, NULL, 0, NULL), ==, 0);
+}
+
+/* Huge finite values must not overflow to inf or NaN. */
+static void
+test_huge_values (void)
+{
+  BwssPrefs p[] = { P (1, DBL_MAX, DBL_MAX), P (1, DBL_MAX, DBL_MAX), P (0, 0, DBL_MAX) };
+  double t[3];
+  g_assert_cmpint (bwss_allocate (DBL_MAX, p, 3, t), ==, 0);
+  for (int i = 0; i < 3; i++)
+    g_assert_true (isfinite (t[i]) && t[i] >= 0);
+  /* σ = DBL_MAX < Σm = 2·DBL_MAX: the equal-priority pair shares it */
+  g_assert_cmpfloat_with_epsilon (t[0] / DBL_MAX, 0.5, 1e-9);
+  g_assert_cmpfloat_with_epsilon (t[1] / DBL_MAX, 0.5, 1e-9);
+  g_assert_cmpfloat (t[2], ==, 0);
+
+  BwssPrefs q[] = { P (0, 0, DBL_MAX), P (0, 0, DBL_MAX / 2) };
+  g_assert_cmpint (bwss_allocate (3e9, q, 2, t), ==, 0);
+  g_assert_cmpfloat_with_epsilon (t[0], 2e9, 1e-3);
+  g_assert_cmpfloat_with_epsilon (t[1], 1e9, 1e-3);
+}
+
+/* Bad input: a clear error and the output untouched. */
+static void
+test_invalid_input (void)
+{
+  BwssPrefs good[] = { P (0, 0, 1) };
+  BwssPrefs bad_min[] = { P (0, -1, 1) };
+  BwssPrefs nan_w[] = { P (0, 0, NAN) };
+  BwssPrefs inf_min[] = { P (0, INFINITY, 1) };
+  double t[1] = { 42 };
+  g_assert_cmpint (bwss_allocate (NAN, good, 1, t), ==, BWSS_EINVAL);
+  g_assert_cmpint (bwss_allocate (-5, good, 1, t), ==, BWSS_EINVAL);
+  g_assert_cmpint (bwss_allocate (INFINITY, good, 1, t), ==, BWSS_EINVAL);
+  g_assert_cmpint (bwss_allocate (100, bad_min, 1, t), ==, BWSS_EINVAL);
+  g_assert_cmpint (bwss_allocate (100, nan_w, 1, t), ==, BWSS_EINVAL);
+  g_assert_cmpint (bwss_allocate (100, inf_min, 1, t), ==, BWSS_EINVAL);
+  g_assert_cmpint (bwss_allocate (100, NULL, 1, t), ==, BWSS_EINVAL);
+  g_assert_cmpint (bwss_allocate (100, good, 1, NULL), ==, BWSS_EINVAL);
+  g_assert_cmpfloat (t[0], ==, 42);
+  g_assert_cmpstr (bwss_strerror (BWSS_EINVAL), !=, bwss_strerror (BWSS_ENOENT));
+}
+
+/* eq. (5) holds for random inputs, and eq. (6)/(7) pick the right branch. */
+static void
+test_partition_property (void)
+{
+  GRand *r = g_rand_new_with_seed (20261122);
+  for (int round = 0; round < 2000; round++) {
+    size_t n = g_rand_int_range (r, 1, 12);
+    BwssPrefs p[12];
+    double t[12], msum = 0;
+    for (size_t i = 0; i < n; i++) {
+      p[i] = P (g_rand_int_range (r, 0, 4), g_rand_boolean (r) ? g_rand_double_range (r, 0, 1e6) : 0,
+                g_rand_boolean (r) ? g_rand_double_range (r, 0, 5) : 0);
+      msum += p[i].min_rate_bps;
+    }
+    double sigma = g_rand_double_range (r, 0, 3e6);
+    g_assert_cmpint (bwss_allocate (sigma, p, n, t), ==, 0);
+    g_assert_cmpfloat_with_epsilon (sum (t, n), sigma, 1e-6 * (sigma + 1));
+    for (size_t i = 0; i < n; i++) {
+      g_assert_cmpfloat (t[i], >=, 0);
+      if (sigma >= msum)
+        g_assert_cmpfloat (t[i], >=, p[i].min_rate_bps - 1e-6);
+      else
+        g_assert_cmpfloat (t[i], <=, p[i].min_rate_bps + 1e-6);
+    }
+    if (sigma < msum) {
+      /* no flow of lower priority gets anything while a higher one lacks */
+      for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++)
+          if (p[i].priority > p[j].priority && t[i] < p[i].min_rate_bps - 1e-6)
+            g_assert_cmpfloat (t[j], <=, 1e-6);
+    }
+  }
+  g_rand_free (r);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/allocation/eq6/weights-only", test_weights_only);
+  g_test_add_func ("/allocation/eq6/minima-then-weights", test_minima_then_weights);
+  g_test_add_func ("/allocation/eq7/priority-order", test_priority_order);
+  g_test_add_func ("/allocation/eq7/equal-priorities", test_equal_priorities);
+  g_test_add_func ("/allocation/open/zero-weights", test_zero_weights);
+  g_test_add_func ("/allocation/open/min-only-flow", test_min_only_flow);
+  g_test_add_func ("/allocation/open/sigma-zero-and-empty", test_sigma_zero_and_empty);
+  g_test_add_func ("/allocation/open/huge-values", test_huge_values);
+  g_test_add_func ("/allocation/invalid-input", test_invalid_input);
+  g_test_add_func ("/allocation/eq5/partition-property", test_partition_property);
+  return g_test_run ();
+}

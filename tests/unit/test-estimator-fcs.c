@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * test-estimator-fcs.c — the rate estimator (Sec. IV-B) and the FCS law
+ * (Sec. IV-A): exact steps of eq. (1), (3), (4), the hold, and convergence
+ * against a window-limited flow model, including RTT and target changes.
+ */
+#include <math.h>
+#include <glib.h>
+#include <bwss/control.h>
+#include "flowmodel.h"
+
+#define MS 1000ull
+#define S  1000000ull
+
+static BwssParams params;
+
+static void
+setup_params (void)
+{
+  bwss_params_init (&params);
+}
+
+/* ---- estimator ---- */
+
+static void
+test_estimator_ewma (void)
+{
+  BwssEstimator e;
+  bwss_estimator_init (&e);
+  g_assert_false (bwss_estimator_sample (&e, 0, 0, 100 * MS, 0.3));          /* opens */
+  g_assert_false (bwss_estimator_sample (&e, 50 * MS, 600, 100 * MS, 0.3));  /* inside φ */
+  g_assert_true (bwss_estimator_sample (&e, 100 * MS, 1250, 100 * MS, 0.3));
+  g_assert_cmpfloat_with_epsilon (e.rate_bps, 100000, 1e-6);                 /* R ← R_φ */
+  g_assert_true (bwss_estimator_sample (&e, 200 * MS, 1250 + 2500, 100 * MS, 0.3));
+  /* R ← 0.3·100000 + 0.7·200000 */
+  g_assert_cmpfloat_with_epsilon (e.rate_bps, 170000, 1e-6);
+  g_assert_cmpuint (e.periods, ==, 2);
+}
+
+static void
+test_estimator_restart (void)
+{
+  BwssEstimator e;
+  bwss_estimator_init (&e);
+  bwss_estimator_sample (&e, 0, 0, 100 * MS, 0.3);
+  bwss_estimator_sample (&e, 100 * MS, 12500, 100 * MS, 0.3);     /* 1 Mbit/s */
+  bwss_estimator_restart (&e, 300 * MS);
+  g_assert_false (bwss_estimator_sample (&e, 250 * MS, 20000, 100 * MS, 0.3)); /* not yet */
+  g_assert_false (bwss_estimator_sample (&e, 300 * MS, 25000, 100 * MS, 0.3)); /* opens */
+  g_assert_true (bwss_estimator_sample (&e, 400 * MS, 26250, 100 * MS, 0.3));
+  g_assert_cmpfloat_with_epsilon (e.rate_bps, 100000, 1e-6);        /* replaced, not averaged */
+  g_assert_cmpuint (e.periods, ==, 1);
+
+  /* a counter that goes backwards (new socket) restarts the estimate */
+  g_assert_false (bwss_estimator_sample (&e, 500 * MS, 10, 100 * MS, 0.3)); /* reopens */
+  g_assert_cmpuint (e.periods, ==, 0);
+  g_assert_false (bwss_estimator_sample (&e, 510 * MS, 10, 100 * MS, 0.3));
+  g_assert_true (bwss_estimator_sample (&e, 600 * MS, 10 + 2500, 100 * MS, 0.3));
+  g_assert_cmpfloat_with_epsilon (e.rate_bps, 200000, 1e-6);
+}
+
+/* ---- FCS exact steps ---- */
+
+/* Brings a fresh FCS to w = 9 (T = 1 Mbit/s, RTT 100 ms, MSS 1448) and feeds
+ * one estimation period measuring @rate_bps; returns the time the hold ends. */
+static uint64_t
+fcs_with_estimate (BwssFcs *f, double rate_bps)
+{
+  bwss_fcs_init (f);
+  /* eq. (1): w = T·RTT/p = 1e6·0.1/(1448·8) = 8.63 → 9 */
+  g_assert_cmpuint (bwss_fcs_step (f, &params, 0, 1e6, 100 * MS, 1448), ==, 9);
+  g_assert_cmpint (f->state, ==, BWSS_FCS_HOLD);
+  /* estimation starts one RTT after the change; φ = 200 ms */
+  bwss_fcs_observe (f, &params, 100 * MS, 1000, 100 * MS);
+  g_assert_true (bwss_fcs_observe (f, &params, 300 * MS,
+                                   1000 + (uint64_t) (rate_bps * 0.2 / 8), 100 * MS));
+  /* hold = RTT + 3φ = 700 ms */
+  g_assert_cmpuint (bwss_fcs_hold_us (&params, 100 * MS), ==, 700 * MS);
+  return 700 * MS;
+}
+
+static void
+test_fcs_init_and_hold (void)
+{
+  BwssFcs f;
+  uint64_t hold = fcs_with_estimate (&f, 2e6);
+  /* inside the hold nothing moves, whatever the estimate says */
+  g_assert_cmpuint (bwss_fcs_step (&f, &params, hold - 1, 1e6, 100 * MS, 1448), ==, 9);
+  g_assert_cmpuint (bwss_fcs_step (&f, &params, 400 * MS, 1e6, 100 * MS, 1448), ==, 9);
+  /* unknown RTT: stays released */
+  BwssFcs g;
+  bwss_fcs_init (&g);
+  g_assert_cmpuint (bwss_fcs_step (&g, &params, 0, 1e6, 0, 1448), ==, 0);
+  g_assert_cmpint (g.state, ==, BWSS_FCS_RELEASED);
+}
+
+static void
+test_fcs_eq3_decrease (void)
+{
+  BwssFcs f;
+  uint64_t hold = fcs_with_estimate (&f, 1.5e6);
+  /* eq. (3): Δw' = ⌊(1.5e6 − 1e6)·0.1/11584 + 0.5⌋ = ⌊4.816⌋ = 4 */
+  g_assert_cmpuint (bwss_fcs_step (&f, &params, hold, 1e6, 100 * MS, 1448), ==, 5);
+  g_assert_cmpint (f.state, ==, BWSS_FCS_DECREASED);
+  g_assert_cmpuint (f.hold_until_us, ==, hold + 700 * MS);
+}
+
+static void
+test_fcs_eq3_floor_at_one (void)
+{
+  BwssFcs f;
+  uint64_t hold = fcs_with_estimate (&f, 10e6);
+  g_assert_cmpuint (bwss_fcs_step (&f, &params, hold, 1e6, 100 * MS, 1448), ==, 1);
+}
+
+static void
+test_fcs_eq4_increase (void)
+{
+  BwssFcs f;
+  uint64_t hold = fcs_with_estimate (&f, 0.5e6);
+  /* eq. (4): Δw'' = ⌊0.7·(1e6 − 0.5e6)·0.1/11584⌋ = ⌊3.02⌋ = 3 */
+  g_assert_cmpuint (bwss_fcs_step (&f, &params, hold, 1e6, 100 * MS, 1448), ==, 12);
+  g_assert_cmpint (f.state, ==, BWSS_FCS_INCREASED);
+
+  /* just below the interval: eq. (4) gives 0, the law adds at least 1 */
+  uint64_t hold2 = fcs_with_estimate (&f, 0.94e6);
+  g_assert_cmpuint (bwss_fcs_step (&f, &params, hold2, 1e6, 100 * MS, 1448), ==, 10);
+}
+
+static void
+test_fcs_in_interval_consumes_estimate (void)
+{
+  BwssFcs f;
+  uint64_t hold = fcs_with_estimate (&f, 1.02e6);
+  g_assert_cmpuint (bwss_fcs_step (&f, &params, hold, 1e6, 100 * MS, 1448), ==, 9);
+  g_assert_cmpint (f.state, ==, BWSS_FCS_STEADY);
+  /* the same estimate never drives a second decision: even with a new
+   * target, nothing moves until a new period ends */
+  g_assert_cmpuint (bwss_fcs_step (&f, &params, hold + 10 * MS, 3e6, 100 * MS, 1448), ==, 9);
+}
+
+/* ---- FCS against the flow model ---- */
+
+typedef struct {
+  Model   m;
+  BwssFcs f;
+  uint64_t now;
+} Sim;
+
+/* Runs one flow for @secs with target @t, returns its mean rate over the
+ * last @tail seconds (bit/s). */
+static double
+run_fcs (Sim *s, double t, double secs, double tail)
+{
+  const uint64_t dt = 10 * MS;
+  uint64_t end = s->now + (uint64_t) (secs * S);
+  uint64_t tail_start = end - (uint64_t) (tail * S), tail_bytes = 0;
+  while (s->now < end) {
+    model_solve (&s->m);
+    model_advance (&s->m, dt / 1e6);
+    s->now += dt;
+    if (s->now == tail_start)
+      tail_bytes = s->m.f[0].bytes;
+    uint32_t rtt = (uint32_t) (s->m.f[0].rtt_s * 1e6);
+    bwss_fcs_observe (&s->f, &params, s->now, s->m.f[0].bytes, rtt);
+    uint32_t w = bwss_fcs_step (&s->f, &params, s->now, t, rtt, 1448);
+    s->m.f[0].window_bytes = w * 1448;
+  }
+  return (s->m.f[0].bytes - tail_bytes) * 8.0 / tail;
+}
+
+static void
+sim_init (Sim *s, double capacity, double rtt)
+{
+  model_init (&s->m, capacity, 0.1);
+  model_add (&s->m, rtt);
+  bwss_fcs_init (&s->f);
+  s->now = 0;
+}
+
+static void
+test_fcs_converges (void)
+{
+  Sim s;
+  sim_init (&s, 10e6, 0.050);
+  double r = run_fcs (&s, 3e6, 20, 5);
+  g_test_message ("3 Mbit/s target at 50 ms: %.0f bit/s, w = %u", r, s.f.window);
+  g_assert_cmpfloat (r, >=, 0.95 * 3e6);
+  g_assert_cmpfloat (r, <=, 1.05 * 3e6);
+}
+
+static void
+test_fcs_follows_rtt_change (void)
+{
+  Sim s;
+  sim_init (&s, 10e6, 0.050);
+  run_fcs (&s, 3e6, 20, 5);
+  uint32_t w50 = s.f.window;
+  s.m.f[0].base_rtt_s = 0.150;          /* the path gets 3× longer */
+  double r = run_fcs (&s, 3e6, 20, 5);
+  g_test_message ("after RTT 50→150 ms: %.0f bit/s, w %u → %u", r, w50, s.f.window);
+  g_assert_cmpfloat (r, >=, 0.95 * 3e6);
+  g_assert_cmpfloat (r, <=, 1.05 * 3e6);
+  g_assert_cmpuint (s.f.window, >=, 3 * w50 - 3);
+  s.m.f[0].base_rtt_s = 0.040;          /* and much shorter */
+  r = run_fcs (&s, 3e6, 20, 5);
+  g_assert_cmpfloat (r, >=, 0.95 * 3e6);
+  g_assert_cmpfloat (r, <=, 1.05 * 3e6);
+}
+
+static void
+test_fcs_follows_target_change (void)
+{
+  Sim s;
+  sim_init (&s, 10e6, 0.040);
+  run_fcs (&s, 6e6, 15, 5);
+  double r = run_fcs (&s, 1e6, 10, 5);
+  g_assert_cmpfloat (r, >=, 0.95 * 1e6);
+  g_assert_cmpfloat (r, <=, 1.05 * 1e6);
+  r = run_fcs (&s, 4e6, 10, 5);
+  g_assert_cmpfloat (r, >=, 0.95 * 4e6);
+  g_assert_cmpfloat (r, <=, 1.05 * 4e6);
+}
+
+/* The paper's smallest windows: 496 kbit/s at 70 ms is 3 segments. */
+static void
+test_fcs_small_window (void)
+{
+  Sim s;
+  sim_init (&s, 960e3, 0.070);
+  double r = run_fcs (&s, 496e3, 30, 10);
+  g_test_message ("496 kbit/s at 70 ms: %.0f bit/s, w = %u", r, s.f.window);
+  /* one segment is 165 kbit/s here: the law dithers between 2 and 3 and the
+   * average must still sit near the target */
+  g_assert_cmpfloat (r, >=, 0.85 * 496e3);
+  g_assert_cmpfloat (r, <=, 1.15 * 496e3);
+}
+
+/* A flow limited elsewhere must not wind its window up for ever. */
+static void
+test_fcs_no_windup (void)
+{
+  Sim s;
+  sim_init (&s, 10e6, 0.050);
+  s.m.f[0].path_limit_bps = 1e6;
+  double r = run_fcs (&s, 3e6, 60, 10);
+  /* cap = ⌊4·T·RTT/p⌋ + 1 = ⌊4·12.95⌋ + 1 = 52 */
+  g_assert_cmpuint (s.f.window, <=, 52);
+  g_assert_cmpfloat_with_epsilon (r, 1e6, 2e4);
+  /* when the limit lifts, the flow is brought back to T, not far above */
+  s.m.f[0].path_limit_bps = 0;
+  r = run_fcs (&s, 3e6, 20, 5);
+  g_assert_cmpfloat (r, >=, 0.95 * 3e6);
+  g_assert_cmpfloat (r, <=, 1.05 * 3e6);
+}
+
+static void
+test_params_validate (void)
+{
+  BwssParams p;
+  const char *field = NULL;
+  bwss_params_init (&p);
+  g_assert_cmpint (bwss_params_validate (&p, &field), ==, 0);
+  g_assert_null (field);
+  p.alpha = NAN;
+  g_assert_cmpint (bwss_params_validate (&p, &field), ==, BWSS_EINVAL);
+  g_assert_cmpstr (field, ==, "alpha");
+  bwss_params_init (&p);
+  p.beta = 1.5;
+  g_assert_cmpint (bwss_params_validate (&p, &field), ==, BWSS_EINVAL);
+  g_assert_cmpstr (field, ==, "beta");
+  bwss_params_init (&p);
+  p.gamma = 0;
+  g_assert_cmpint (bwss_params_validate (&p, &field), ==, BWSS_EINVAL);
+  g_assert_cmpstr (field, ==, "gamma");
+  bwss_params_init (&p);
+  p.probe_min_us = p.probe_max_us + 1;
+  g_assert_cmpint (bwss_params_validate (&p, &field), ==, BWSS_EINVAL);
+  g_assert_cmpstr (field, ==, "probe_min_us");
+  BwssController *c = NULL;
+  g_assert_cmpint (bwss_controller_new (&p, &c), ==, BWSS_EINVAL);
+  g_assert_null (c);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  setup_params ();
+  g_test_add_func ("/estimator/ewma", test_estimator_ewma);
+  g_test_add_func ("/estimator/restart", test_estimator_restart);
+  g_test_add_func ("/fcs/init-and-hold", test_fcs_init_and_hold);
+  g_test_add_func ("/fcs/eq3-decrease", test_fcs_eq3_decrease);
+  g_test_add_func ("/fcs/eq3-floor-at-one", test_fcs_eq3_floor_at_one);
+  g_test_add_func ("/fcs/eq4-increase", test_fcs_eq4_increase);
+  g_test_add_func ("/fcs/in-interval-consumes-estimate", test_fcs_in_interval_consumes_estimate);
+  g_test_add_func ("/fcs/model/converges", test_fcs_converges);
+  g_test_add_func ("/fcs/model/rtt-change", test_fcs_follows_rtt_change);
+  g_test_add_func ("/fcs/model/target-change", test_fcs_follows_target_change);
+  g_test_add_func ("/fcs/model/small-window", test_fcs_small_window);
+  g_test_add_func ("/fcs/model/no-windup", test_fcs_no_windup);
+  g_test_add_func ("/params/validate", test_params_validate);
+  return g_test_run ();
+}
