@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * knobs.h — the kernel's TCP receive-side knobs, and the kernel's view of
+ * every TCP socket of the namespace (sock_diag).  Internal to libbwss.
+ */
+#ifndef BWSS_KNOBS_H
+#define BWSS_KNOBS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+typedef struct {
+  uint64_t inode;          /* socket inode: the key across processes */
+  uint32_t uid;
+  uint64_t bytes_received; /* tcpi_bytes_received */
+  uint32_t rtt_us;         /* tcpi_rcv_rtt, else tcpi_rtt */
+  uint32_t mss;            /* tcpi_rcv_mss */
+  uint32_t window_clamp;   /* tcpi_rcv_ssthresh, what the clamp bounds */
+  uint8_t  state;          /* TCP_ESTABLISHED, … */
+} KnobInfo;
+
+/* Returns true if @fd is a connected (ESTABLISHED) TCP socket over IPv4 or
+ * IPv6; false for UDP, UNIX, listening or not-yet-connected sockets. */
+bool knob_is_connected_tcp (int fd);
+
+/* Fills @out from TCP_INFO of @fd (inode from fstat).  0 or -errno. */
+int knob_read_info (int fd, KnobInfo *out);
+
+/* The window clamp, bytes.  0 or -errno.  Setting needs an established
+ * socket (never before connect: the window scale is chosen from it). */
+int knob_get_clamp (int fd, uint32_t *bytes);
+int knob_set_clamp (int fd, uint32_t bytes);
+
+/* "addr:port" / "[addr]:port" of the local and remote ends of @fd. */
+void knob_endpoints (int fd, char *local, size_t local_len, char *remote, size_t remote_len);
+
+/* sock_diag: one dump of every TCP socket of this network namespace. */
+typedef struct {
+  KnobInfo *items;
+  size_t    n, cap;
+} KnobDump;
+
+/* Dumps the IPv4 and IPv6 TCP sockets of the namespace.  0 or -errno. */
+int  knob_dump (KnobDump *dump);
+/* Returns the entry with @inode, or NULL. */
+const KnobInfo *knob_dump_find (const KnobDump *dump, uint64_t inode);
+void knob_dump_clear (KnobDump *dump);
+
+#endif
