@@ -218,6 +218,20 @@ dump_family (int nl, uint8_t family, KnobDump *d)
       k.inode = m->idiag_inode;
       k.uid = m->idiag_uid;
       k.state = m->idiag_state;
+      struct sockaddr_storage peer;
+      memset (&peer, 0, sizeof peer);
+      if (family == AF_INET) {
+        struct sockaddr_in *in = (void *) &peer;
+        in->sin_family = AF_INET;
+        in->sin_port = m->id.idiag_dport;
+        memcpy (&in->sin_addr, m->id.idiag_dst, 4);
+      } else {
+        struct sockaddr_in6 *in6 = (void *) &peer;
+        in6->sin6_family = AF_INET6;
+        in6->sin6_port = m->id.idiag_dport;
+        memcpy (&in6->sin6_addr, m->id.idiag_dst, 16);
+      }
+      format_addr (&peer, k.remote, sizeof k.remote);
       int alen = (int) h->nlmsg_len - NLMSG_LENGTH (sizeof *m);
       for (struct rtattr *a = (void *) (m + 1); RTA_OK (a, alen); a = RTA_NEXT (a, alen)) {
         if (a->rta_type == INET_DIAG_INFO) {

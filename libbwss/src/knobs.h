@@ -19,6 +19,7 @@ typedef struct {
   uint32_t mss;            /* tcpi_rcv_mss */
   uint32_t window_clamp;   /* tcpi_rcv_ssthresh, what the clamp bounds */
   uint8_t  state;          /* TCP_ESTABLISHED, … */
+  char     remote[64];     /* "addr:port", filled by knob_dump only */
 } KnobInfo;
 
 /* Returns true if @fd is a connected (ESTABLISHED) TCP socket over IPv4 or

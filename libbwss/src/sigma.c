@@ -53,6 +53,14 @@
  *     others fill the gap;
  *   - while LINK_CONGESTED, σ follows U down once U has settled (the U taken
  *     at the onset still holds traffic from before it);
+ *   - (d) σ ← U when every flow is short of its target by more than α (but
+ *     not by γ): σ is just above the link, and the FCSs would otherwise
+ *     push their windows into the bottleneck's queue until losses share the
+ *     link as plain TCP does (seen in the lab, not in the paper's text);
+ *   - (d') the mirror: every flow above its target and U above σ → σ ← U
+ *     and raise (the capacity came back while no rule was watching);
+ *   - the periodic re-initialisation is a raise from the current σ, not a
+ *     release (see bwss_sigma_step);
  *   - (a) waits while another flow is above (2−γ)·T: then the FCS of that
  *     flow, not a congested path, explains the deficit (a flow that just
  *     joined is below its target until the others have made room);
@@ -92,6 +100,7 @@ bwss_sigma_init (BwssSigma *s)
   s->probe_backoff_us = 0;
   s->after_congestion = false;
   s->excess_seen = false;
+  s->congestion_settled = false;
   s->changes = 0;
 }
 
@@ -160,6 +169,17 @@ link_drop (const BwssParams *p)
   return (1.0 + p->gamma) / 2.0;
 }
 
+/* Returns the σ to take when σ comes down to a measured U on a full link:
+ * (1 − α)·U.  With Σ T = U exactly, a full bottleneck queue is as much an
+ * equilibrium of the FCSs as an empty one (every window scales with the
+ * queue's RTT), and a full queue shares by losses; α below U the queue
+ * drains and the windows follow the path's RTT. */
+static double
+drained (const BwssParams *p, double u)
+{
+  return (1.0 - p->alpha) * u;
+}
+
 /* Enters RAISE with U of reference @u and σ += @increment. */
 static void
 start_raise (BwssSigma *s, uint64_t now_us, double u, double increment)
@@ -176,6 +196,7 @@ enter_link_congested (BwssSigma *s, uint64_t now_us, double u, uint64_t settle_u
   enter (s, BWSS_PHASE_LINK_CONGESTED, now_us);
   s->u_ref_bps = u;
   s->after_congestion = true;
+  s->congestion_settled = false;
   s->probe_backoff_us = CONGESTED_PROBE_SETTLES * settle_us;
   s->next_probe_us = now_us + s->probe_backoff_us;
 }
@@ -234,6 +255,7 @@ step_reactive (BwssSigma *s, const BwssParams *p, uint64_t now_us, double u,
 {
   size_t judged = 0, untracked_below = 0;
   bool excess = false;   /* an untracked flow well above its target */
+  size_t untracked_judged = 0, short_of_target = 0, over_target = 0;
   double judged_t = 0.0, below_t = 0.0;  /* Σ T of judged / of those below γ·T */
   bool recovered = false;
 
@@ -255,6 +277,11 @@ step_reactive (BwssSigma *s, const BwssParams *p, uint64_t now_us, double u,
       continue;
     judged++;
     judged_t += f->target_bps;
+    untracked_judged++;
+    if (f->rate_bps < (1.0 - p->alpha) * f->target_bps)
+      short_of_target++;
+    if (f->rate_bps > (1.0 + p->alpha) * f->target_bps)
+      over_target++;
     if (f->rate_bps > (2.0 - p->gamma) * f->target_bps)
       excess = true;
     if (f->rate_bps < p->gamma * f->target_bps) {
@@ -274,12 +301,14 @@ step_reactive (BwssSigma *s, const BwssParams *p, uint64_t now_us, double u,
       start_raise (s, now_us, u, raised (p, u) - u);
       return true;
     }
-    if (now_us - s->phase_since_us >= settle_us / 2 && u < (1.0 - p->alpha) * s->sigma_bps) {
-      /* still congested and U settled lower than the σ taken at the onset
-       * (that U still held pre-congestion traffic): σ ← U again */
-      set_sigma (s, u);
-      s->phase_since_us = now_us;
-      return true;
+    if (!s->congestion_settled && now_us - s->phase_since_us >= settle_us / 2) {
+      /* once, when U has settled after the onset (the U taken at the onset
+       * still held pre-congestion traffic): σ ← (1 − α)·U if lower */
+      s->congestion_settled = true;
+      if (drained (p, u) < s->sigma_bps) {
+        set_sigma (s, drained (p, u));
+        return true;
+      }
     }
     if (now_us >= s->next_probe_us && untracked_below == 0) {
       start_raise (s, now_us, u, raised (p, s->sigma_bps) - s->sigma_bps);
@@ -299,7 +328,7 @@ step_reactive (BwssSigma *s, const BwssParams *p, uint64_t now_us, double u,
     /* (c) the whole access link is congested */
     if (s->phase == BWSS_PHASE_LINK_CONGESTED && u >= s->sigma_bps)
       return recovered;
-    set_sigma (s, u);
+    set_sigma (s, drained (p, u));
     untrack_all (flows, n);
     enter_link_congested (s, now_us, u, settle_us);
     return true;
@@ -307,6 +336,26 @@ step_reactive (BwssSigma *s, const BwssParams *p, uint64_t now_us, double u,
 
   if (recovered) {
     set_sigma (s, u);                   /* (b) */
+    return true;
+  }
+
+  /* (d') the mirror of (d): every flow above its target and U above σ —
+   * the link has more room than σ (windows cannot go below one segment,
+   * or the capacity came back while we were not looking): σ ← U, raise. */
+  if (s->phase == BWSS_PHASE_REACTIVE && untracked_judged >= 1
+      && over_target == untracked_judged && u > s->sigma_bps * (1.0 + p->rise_threshold)) {
+    set_sigma (s, u);
+    start_raise (s, now_us, u, raised (p, u) - u);
+    return true;
+  }
+
+  /* (d) every flow short of its target, none by much: σ is a little above
+   * what the link carries.  Each FCS would keep growing its window into the
+   * bottleneck's queue, the queue would fill and the link would be shared
+   * by losses, like plain TCP.  σ ← U. */
+  if (s->phase == BWSS_PHASE_REACTIVE && untracked_judged >= 1
+      && short_of_target == untracked_judged && u < s->sigma_bps) {
+    set_sigma (s, drained (p, u));
     return true;
   }
 
@@ -358,12 +407,15 @@ bwss_sigma_step (BwssSigma *s, const BwssParams *p, uint64_t now_us,
   if (s->next_reinit_us == 0 && p->reinit_period_us)
     s->next_reinit_us = now_us + p->reinit_period_us;
   if (p->reinit_period_us && now_us >= s->next_reinit_us) {
-    /* periodic re-initialisation (Sec. V-C) */
-    bwss_sigma_reinit (s, now_us);
-    untrack_all (flows, n);
-    s->next_decision_us = now_us + p->release_us;
+    /* periodic re-initialisation (Sec. V-C), as a raise from the current σ:
+     * a full release would hand a protected video to plain TCP for
+     * release_us every period */
     s->next_reinit_us = now_us + p->reinit_period_us;
-    return true;
+    if (s->phase == BWSS_PHASE_REACTIVE || s->phase == BWSS_PHASE_LINK_CONGESTED) {
+      untrack_all (flows, n);
+      bwss_sigma_probe (s, now_us);
+      return true;
+    }
   }
   if (s->next_decision_us == 0)
     s->next_decision_us = now_us + (s->phase == BWSS_PHASE_RELEASE ? p->release_us : settle_us);

@@ -122,7 +122,8 @@ test_link_congestion (void)
   f[1].rate_bps = 200e3;
   g_assert_true (bwss_sigma_step (&s, &p, t, 700e3, f, 3, S));
   g_assert_cmpint (s.phase, ==, BWSS_PHASE_LINK_CONGESTED);
-  g_assert_cmpfloat_with_epsilon (s.sigma_bps, 700e3, 1e-6);
+  /* σ ← (1 − α)·U: just below what the link carries, so its queue drains */
+  g_assert_cmpfloat_with_epsilon (s.sigma_bps, 0.95 * 700e3, 1e-6);
   g_assert_false (f[0].tracked || f[1].tracked || f[2].tracked);
   /* U dips further without half of the judged flows below: the low point
    * follows */
@@ -130,11 +131,11 @@ test_link_congestion (void)
     f[i].target_bps = 233e3;
     f[i].rate_bps = 225e3;
   }
-  /* ... and once U has settled lower than the σ taken at the onset, σ
-   * follows it down */
-  g_assert_true (bwss_sigma_step (&s, &p, t + S, 650e3, f, 3, S));
-  g_assert_cmpfloat_with_epsilon (s.u_ref_bps, 650e3, 1e-6);
-  g_assert_cmpfloat_with_epsilon (s.sigma_bps, 650e3, 1e-6);
+  /* ... and once U has settled after the onset, σ is taken again from it
+   * (once) */
+  g_assert_true (bwss_sigma_step (&s, &p, t + S, 600e3, f, 3, S));
+  g_assert_cmpfloat_with_epsilon (s.u_ref_bps, 600e3, 1e-6);
+  g_assert_cmpfloat_with_epsilon (s.sigma_bps, 0.95 * 600e3, 1e-6);
   g_assert_cmpint (s.phase, ==, BWSS_PHASE_LINK_CONGESTED);
   /* U rises above the low point: σ ← U then the raise phase climbs */
   g_assert_true (bwss_sigma_step (&s, &p, t + 2 * S, 760e3, f, 3, S));
@@ -177,11 +178,30 @@ test_periodic_reinit_and_idle (void)
   BwssSigmaFlow f[1] = { flow (900e3, 900e3, true) };
   uint64_t t = to_reactive (&s, f, 1);
   g_assert_false (bwss_sigma_step (&s, &p, p.reinit_period_us - 1, 900e3, f, 1, S));
+  /* the periodic re-initialisation raises from the current σ (a release
+   * would hand a protected video to plain TCP) */
   g_assert_true (bwss_sigma_step (&s, &p, p.reinit_period_us, 900e3, f, 1, S));
-  g_assert_cmpint (s.phase, ==, BWSS_PHASE_RELEASE);
+  g_assert_cmpint (s.phase, ==, BWSS_PHASE_RAISE);
   g_assert_true (bwss_sigma_step (&s, &p, p.reinit_period_us + S, 0, f, 0, S));
   g_assert_cmpint (s.phase, ==, BWSS_PHASE_IDLE);
   (void) t;
+}
+
+/* Rule (d): every flow a little short of its target: σ is above the link. */
+static void
+test_sigma_above_link (void)
+{
+  BwssSigma s;
+  BwssSigmaFlow f[2] = { flow (450e3, 450e3, true), flow (450e3, 450e3, true) };
+  uint64_t t = to_reactive (&s, f, 2);
+  /* one flow short by 7 %: not (d) */
+  f[0].rate_bps = 418e3;
+  g_assert_false (bwss_sigma_step (&s, &p, t, 868e3, f, 2, S));
+  /* both short by 7 % (more than α, less than 1 − γ): σ ← U */
+  f[1].rate_bps = 418e3;
+  g_assert_true (bwss_sigma_step (&s, &p, t + S, 836e3, f, 2, S));
+  g_assert_cmpfloat_with_epsilon (s.sigma_bps, 0.95 * 836e3, 1e-6);
+  g_assert_cmpint (s.phase, ==, BWSS_PHASE_REACTIVE);
 }
 
 int
@@ -195,5 +215,6 @@ main (int argc, char **argv)
   g_test_add_func ("/sigma/reactive/unsettled-not-judged", test_unsettled_not_judged);
   g_test_add_func ("/sigma/probe-on-flow-change", test_probe_on_flow_change);
   g_test_add_func ("/sigma/periodic-reinit-and-idle", test_periodic_reinit_and_idle);
+  g_test_add_func ("/sigma/reactive/sigma-above-link", test_sigma_above_link);
   return g_test_run ();
 }

@@ -199,6 +199,7 @@ typedef struct {
   uint64_t  probe_backoff_us; /* ... and the wait after the one after it */
   bool      after_congestion; /* a raise that fails returns to LINK_CONGESTED */
   bool      excess_seen;      /* since flows went below γ·T, another was above */
+  bool      congestion_settled; /* LINK_CONGESTED: σ re-taken from a settled U */
   uint32_t  changes;       /* count of σ changes, for statistics */
 } BwssSigma;
 
