@@ -1,0 +1,580 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * test-bwsshttpsrc.c — bwsshttpsrc against a local SoupServer (no network
+ * beyond loopback): souphttpsrc's properties, byte-exact output with and
+ * without seeks, a connection dropped mid-body, redirects, HTTP errors and
+ * authentication, HEAD/size, is-live, registration in a BWSS domain, and
+ * the late-packet metric of a stream with a known stall.
+ */
+#include <math.h>
+#include <string.h>
+#include <gst/check/gstcheck.h>
+#include <gst/base/gstbasesrc.h>
+#include <sys/mman.h>
+#include <libsoup/soup.h>
+#include <bwss/domain.h>
+
+#define BODY_SIZE (1500 * 1000 + 123)
+
+static guint8 *body;
+static SoupServer *server;
+static GMainContext *server_ctx;
+static GMainLoop *server_loop;
+static GThread *server_thread;
+static gchar *base_url;
+static gint drops_left;          /* /drop: connections still to cut mid-body */
+
+/* ---- the server ---- */
+
+static void
+serve_body (SoupServerMessage *msg, const guint8 *data, gsize size)
+{
+  SoupMessageHeaders *h = soup_server_message_get_response_headers (msg);
+  goffset start = 0, end = (goffset) size - 1;
+  SoupRange *ranges = NULL;
+  int n = 0;
+  soup_message_headers_replace (h, "Accept-Ranges", "bytes");
+  if (soup_message_headers_get_ranges (soup_server_message_get_request_headers (msg), (goffset) size,
+                                       &ranges, &n) && n == 1) {
+    start = ranges[0].start;
+    end = ranges[0].end;
+    soup_message_headers_free_ranges (soup_server_message_get_request_headers (msg), ranges);
+    soup_message_headers_set_content_range (h, start, end, (goffset) size);
+    soup_server_message_set_status (msg, SOUP_STATUS_PARTIAL_CONTENT, NULL);
+  } else {
+    soup_server_message_set_status (msg, SOUP_STATUS_OK, NULL);
+  }
+  soup_server_message_set_response (msg, "application/octet-stream", SOUP_MEMORY_STATIC,
+                                    (const char *) data + start, (gsize) (end - start + 1));
+}
+
+static gboolean
+unpause (gpointer data)
+{
+  SoupServerMessage *msg = data;
+  SoupMessageBody *b = soup_server_message_get_response_body (msg);
+  soup_message_body_append (b, SOUP_MEMORY_STATIC, body + 100000, 100000);
+  soup_message_body_complete (b);
+  soup_server_message_unpause (msg);
+  g_object_unref (msg);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+handler (SoupServer *srv, SoupServerMessage *msg, const char *path, GHashTable *query, gpointer data)
+{
+  SoupMessageHeaders *h = soup_server_message_get_response_headers (msg);
+  const char *method = soup_server_message_get_method (msg);
+  if (g_str_has_prefix (path, "/auth/"))
+    path += strlen ("/auth");
+  if (strcmp (path, "/file") == 0) {
+    serve_body (msg, body, BODY_SIZE);
+  } else if (strcmp (path, "/norange") == 0) {
+    soup_server_message_set_status (msg, SOUP_STATUS_OK, NULL);
+    soup_message_headers_replace (h, "Accept-Ranges", "none");
+    soup_server_message_set_response (msg, "application/octet-stream", SOUP_MEMORY_STATIC,
+                                      (const char *) body, BODY_SIZE);
+  } else if (strcmp (path, "/drop") == 0) {
+    if (strcmp (method, "GET") == 0 && g_atomic_int_get (&drops_left) > 0
+        && !soup_message_headers_get_one (soup_server_message_get_request_headers (msg), "Range")) {
+      /* announce the whole body, send half, close: the client must resume
+       * with a Range from where it stopped */
+      g_atomic_int_add (&drops_left, -1);
+      soup_server_message_set_status (msg, SOUP_STATUS_OK, NULL);
+      soup_message_headers_replace (h, "Accept-Ranges", "bytes");
+      soup_message_headers_replace (h, "Connection", "close");
+      soup_message_headers_set_content_length (h, BODY_SIZE);
+      SoupMessageBody *b = soup_server_message_get_response_body (msg);
+      soup_message_body_append (b, SOUP_MEMORY_STATIC, body, BODY_SIZE / 2);
+      soup_message_body_complete (b);
+    } else {
+      serve_body (msg, body, BODY_SIZE);
+    }
+  } else if (g_str_has_prefix (path, "/redirect/")) {
+    guint status = (guint) atoi (path + strlen ("/redirect/"));
+    soup_server_message_set_redirect (msg, status, "/file");
+  } else if (strcmp (path, "/404") == 0) {
+    soup_server_message_set_status (msg, SOUP_STATUS_NOT_FOUND, NULL);
+  } else if (strcmp (path, "/403") == 0) {
+    soup_server_message_set_status (msg, SOUP_STATUS_FORBIDDEN, NULL);
+  } else if (strcmp (path, "/stall") == 0) {
+    /* 100 kB now, the next 100 kB three seconds later (the body is left
+     * open: the server writes what it has and waits for the rest) */
+    soup_server_message_set_status (msg, SOUP_STATUS_OK, NULL);
+    soup_message_headers_set_content_length (h, 200000);
+    SoupMessageBody *b = soup_server_message_get_response_body (msg);
+    if (strcmp (method, "HEAD") != 0) {
+      soup_message_body_append (b, SOUP_MEMORY_STATIC, body, 100000);
+      GSource *t = g_timeout_source_new (3000);
+      g_source_set_callback (t, unpause, g_object_ref (msg), NULL);
+      g_source_attach (t, server_ctx);
+      g_source_unref (t);
+    } else {
+      soup_message_body_complete (b);
+    }
+  } else {
+    soup_server_message_set_status (msg, SOUP_STATUS_NOT_FOUND, NULL);
+  }
+}
+
+static gboolean
+auth_cb (SoupAuthDomain *d, SoupServerMessage *msg, const char *user, const char *pw, gpointer data)
+{
+  return g_strcmp0 (user, "alice") == 0 && g_strcmp0 (pw, "secret") == 0;
+}
+
+static gpointer
+server_main (gpointer data)
+{
+  g_main_context_push_thread_default (server_ctx);
+  g_main_loop_run (server_loop);
+  g_main_context_pop_thread_default (server_ctx);
+  return NULL;
+}
+
+static void
+start_server (void)
+{
+  body = g_malloc (BODY_SIZE);
+  for (gsize i = 0; i < BODY_SIZE; i++)
+    body[i] = (guint8) (i * 2654435761u >> 13);
+  server_ctx = g_main_context_new ();
+  g_main_context_push_thread_default (server_ctx);
+  server = soup_server_new (NULL, NULL);
+  soup_server_add_handler (server, NULL, handler, NULL, NULL);
+  SoupAuthDomain *auth = soup_auth_domain_basic_new ("realm", "bwss-test", NULL);
+  soup_auth_domain_add_path (auth, "/auth");
+  soup_auth_domain_basic_set_auth_callback (auth, auth_cb, NULL, NULL);
+  soup_server_add_auth_domain (server, auth);
+  soup_server_add_handler (server, "/auth", handler, NULL, NULL);
+  g_object_unref (auth);
+  GError *err = NULL;
+  fail_unless (soup_server_listen_local (server, 0, SOUP_SERVER_LISTEN_IPV4_ONLY, &err));
+  GSList *uris = soup_server_get_uris (server);
+  GUri *u = uris->data;
+  base_url = g_strdup_printf ("http://127.0.0.1:%d", g_uri_get_port (u));
+  g_slist_free_full (uris, (GDestroyNotify) g_uri_unref);
+  g_main_context_pop_thread_default (server_ctx);
+  server_loop = g_main_loop_new (server_ctx, FALSE);
+  server_thread = g_thread_new ("server", server_main, NULL);
+}
+
+/* ---- running the element ---- */
+
+typedef struct {
+  GChecksum *sum;
+  gsize bytes;
+  GstMessage *error;
+  GList *stats;           /* bwss-stats structures */
+  GstStructure *headers;
+} Result;
+
+static void
+on_handoff (GstElement *sink, GstBuffer *buf, GstPad *pad, Result *r)
+{
+  GstMapInfo map;
+  gst_buffer_map (buf, &map, GST_MAP_READ);
+  g_checksum_update (r->sum, map.data, map.size);
+  r->bytes += map.size;
+  gst_buffer_unmap (buf, &map);
+}
+
+/* Runs src ! fakesink to EOS or error; seeks to @seek_to bytes first if > 0. */
+static void
+run (GstElement *src, gint64 seek_to, Result *r)
+{
+  memset (r, 0, sizeof *r);
+  r->sum = g_checksum_new (G_CHECKSUM_SHA256);
+  GstElement *pipe = gst_pipeline_new (NULL), *sink = gst_element_factory_make ("fakesink", NULL);
+  g_object_set (sink, "signal-handoffs", TRUE, "sync", FALSE, NULL);
+  g_signal_connect (sink, "handoff", G_CALLBACK (on_handoff), r);
+  gst_bin_add_many (GST_BIN (pipe), src, sink, NULL);
+  fail_unless (gst_element_link (src, sink));
+  GstBus *bus = gst_element_get_bus (pipe);
+  if (seek_to > 0) {
+    gst_element_set_state (pipe, GST_STATE_PAUSED);
+    gst_element_get_state (pipe, NULL, NULL, GST_CLOCK_TIME_NONE);
+    g_checksum_reset (r->sum);
+    r->bytes = 0;
+    fail_unless (gst_element_seek_simple (pipe, GST_FORMAT_BYTES, GST_SEEK_FLAG_FLUSH, seek_to));
+    gst_element_get_state (pipe, NULL, NULL, GST_CLOCK_TIME_NONE);
+    g_checksum_reset (r->sum);
+    r->bytes = 0;
+    /* the flush dropped what was prerolled; count from the seek target */
+  }
+  gst_element_set_state (pipe, GST_STATE_PLAYING);
+  for (;;) {
+    GstMessage *m = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
+        GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_ELEMENT);
+    fail_unless (m != NULL, "the pipeline hung");
+    if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_ELEMENT) {
+      const GstStructure *s = gst_message_get_structure (m);
+      if (gst_structure_has_name (s, "bwss-stats"))
+        r->stats = g_list_append (r->stats, gst_structure_copy (s));
+      else if (gst_structure_has_name (s, "http-headers") && !r->headers)
+        r->headers = gst_structure_copy (s);
+      gst_message_unref (m);
+      continue;
+    }
+    if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_ERROR)
+      r->error = m;
+    else
+      gst_message_unref (m);
+    break;
+  }
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (pipe);
+}
+
+static void
+result_clear (Result *r)
+{
+  g_checksum_free (r->sum);
+  if (r->error)
+    gst_message_unref (r->error);
+  g_list_free_full (r->stats, (GDestroyNotify) gst_structure_free);
+  if (r->headers)
+    gst_structure_free (r->headers);
+}
+
+static GstElement *
+make_src (const char *path)
+{
+  GstElement *src = gst_element_factory_make ("bwsshttpsrc", NULL);
+  fail_unless (src != NULL);
+  g_autofree char *url = g_strdup_printf ("%s%s", base_url, path);
+  g_object_set (src, "location", url, NULL);
+  return src;
+}
+
+static char *
+digest_of (const guint8 *data, gsize len)
+{
+  return g_compute_checksum_for_data (G_CHECKSUM_SHA256, data, len);
+}
+
+/* ---- tests ---- */
+
+GST_START_TEST (test_property_parity)
+{
+  GstElementFactory *soup = gst_element_factory_find ("souphttpsrc");
+  if (soup == NULL) {
+    GST_WARNING ("souphttpsrc not installed: nothing to compare with");
+    return;
+  }
+  GstElement *a = gst_element_factory_create (soup, NULL), *b = gst_element_factory_make ("bwsshttpsrc", NULL);
+  guint n = 0;
+  GParamSpec **specs = g_object_class_list_properties (G_OBJECT_GET_CLASS (a), &n);
+  for (guint i = 0; i < n; i++) {
+    const char *name = specs[i]->name;
+    GParamSpec *ours = g_object_class_find_property (G_OBJECT_GET_CLASS (b), name);
+    fail_unless (ours != NULL, "property %s missing", name);
+    fail_unless_equals_string (g_type_name (ours->value_type), g_type_name (specs[i]->value_type));
+    /* the element's own name and its user agent naturally differ */
+    if (!strcmp (name, "name") || !strcmp (name, "parent") || !strcmp (name, "user-agent"))
+      continue;
+    const GValue *da = g_param_spec_get_default_value (specs[i]);
+    const GValue *db = g_param_spec_get_default_value (ours);
+    gboolean same;
+    if (G_VALUE_HOLDS_BOXED (da))
+      same = g_value_get_boxed (da) == NULL && g_value_get_boxed (db) == NULL;
+    else if (G_VALUE_HOLDS_OBJECT (da))
+      same = g_value_get_object (da) == g_value_get_object (db);
+    else if (G_VALUE_HOLDS_STRING (da))
+      same = g_strcmp0 (g_value_get_string (da), g_value_get_string (db)) == 0;
+    else
+      same = gst_value_compare (da, db) == GST_VALUE_EQUAL;
+    fail_unless (same, "default of %s differs: %s vs %s", name, g_strdup_value_contents (da),
+                 g_strdup_value_contents (db));
+    if (G_IS_PARAM_SPEC_UINT (specs[i])) {
+      fail_unless_equals_int (G_PARAM_SPEC_UINT (specs[i])->minimum, G_PARAM_SPEC_UINT (ours)->minimum);
+      fail_unless_equals_int (G_PARAM_SPEC_UINT (specs[i])->maximum, G_PARAM_SPEC_UINT (ours)->maximum);
+    }
+    if (G_IS_PARAM_SPEC_INT (specs[i])) {
+      fail_unless_equals_int (G_PARAM_SPEC_INT (specs[i])->minimum, G_PARAM_SPEC_INT (ours)->minimum);
+      fail_unless_equals_int (G_PARAM_SPEC_INT (specs[i])->maximum, G_PARAM_SPEC_INT (ours)->maximum);
+    }
+  }
+  g_free (specs);
+  /* the same URI schemes, and ranked above souphttpsrc */
+  GstElementFactory *ours_f = gst_element_factory_find ("bwsshttpsrc");
+  fail_unless (gst_plugin_feature_get_rank (GST_PLUGIN_FEATURE (ours_f))
+               > gst_plugin_feature_get_rank (GST_PLUGIN_FEATURE (soup)));
+  const gchar *const *pa = gst_element_factory_get_uri_protocols (soup);
+  const gchar *const *pb = gst_element_factory_get_uri_protocols (ours_f);
+  for (; *pa; pa++)
+    fail_unless (g_strv_contains (pb, *pa), "protocol %s missing", *pa);
+  GstElement *made = gst_element_make_from_uri (GST_URI_SRC, "http://127.0.0.1/x", NULL, NULL);
+  fail_unless (made && G_OBJECT_TYPE (made) == G_OBJECT_TYPE (b), "http:// does not pick bwsshttpsrc");
+  gst_object_unref (made);
+  gst_object_unref (ours_f);
+  gst_object_unref (soup);
+  gst_object_unref (a);
+  gst_object_unref (b);
+}
+GST_END_TEST;
+
+GST_START_TEST (test_byte_identical)
+{
+  Result r;
+  run (make_src ("/file"), 0, &r);
+  fail_unless (r.error == NULL);
+  fail_unless_equals_uint64 (r.bytes, BODY_SIZE);
+  g_autofree char *want = digest_of (body, BODY_SIZE);
+  fail_unless_equals_string (g_checksum_get_string (r.sum), want);
+  /* the http-headers message */
+  fail_unless (r.headers != NULL);
+  guint code = 0;
+  fail_unless (gst_structure_get_uint (r.headers, "http-status-code", &code));
+  fail_unless_equals_int (code, 200);
+  fail_unless (gst_structure_has_field (r.headers, "response-headers"));
+  result_clear (&r);
+}
+GST_END_TEST;
+
+GST_START_TEST (test_seek)
+{
+  Result r;
+  const gint64 at = 777777;
+  run (make_src ("/file"), at, &r);
+  fail_unless (r.error == NULL);
+  fail_unless_equals_uint64 (r.bytes, BODY_SIZE - at);
+  g_autofree char *want = digest_of (body + at, BODY_SIZE - at);
+  fail_unless_equals_string (g_checksum_get_string (r.sum), want);
+  result_clear (&r);
+}
+GST_END_TEST;
+
+GST_START_TEST (test_resume_after_drop)
+{
+  Result r;
+  g_atomic_int_set (&drops_left, 1);
+  GstElement *src = make_src ("/drop");
+  run (src, 0, &r);
+  fail_unless (r.error == NULL, "a dropped connection was not resumed");
+  fail_unless_equals_uint64 (r.bytes, BODY_SIZE);
+  g_autofree char *want = digest_of (body, BODY_SIZE);
+  fail_unless_equals_string (g_checksum_get_string (r.sum), want);
+  result_clear (&r);
+}
+GST_END_TEST;
+
+GST_START_TEST (test_redirects)
+{
+  static const char *codes[] = { "301", "302", "307" };
+  g_autofree char *want = digest_of (body, BODY_SIZE);
+  for (guint i = 0; i < G_N_ELEMENTS (codes); i++) {
+    Result r;
+    g_autofree char *path = g_strdup_printf ("/redirect/%s", codes[i]);
+    GstElement *src = make_src (path);
+    gst_object_ref (src);
+    run (src, 0, &r);
+    fail_unless (r.error == NULL, "redirect %s failed", codes[i]);
+    fail_unless_equals_string (g_checksum_get_string (r.sum), want);
+    /* the URI query reports the redirection */
+    g_autofree char *uri = gst_uri_handler_get_uri (GST_URI_HANDLER (src));
+    fail_unless (g_str_has_suffix (uri, "/file"), "uri %s", uri);
+    gst_object_unref (src);
+    result_clear (&r);
+  }
+  /* automatic-redirect off: an error carrying the status and the target */
+  Result r;
+  GstElement *src = make_src ("/redirect/302");
+  g_object_set (src, "automatic-redirect", FALSE, NULL);
+  run (src, 0, &r);
+  fail_unless (r.error != NULL);
+  const GstStructure *d = NULL;
+  gst_message_parse_error_details (r.error, &d);
+  guint code = 0;
+  fail_unless (d && gst_structure_get_uint (d, "http-status-code", &code));
+  fail_unless_equals_int (code, 302);
+  fail_unless (g_str_has_suffix (gst_structure_get_string (d, "http-redirect-uri"), "/file"));
+  result_clear (&r);
+}
+GST_END_TEST;
+
+static void
+expect_error (const char *path, GQuark domain, gint code, guint status)
+{
+  Result r;
+  run (make_src (path), 0, &r);
+  fail_unless (r.error != NULL, "%s: no error", path);
+  GError *err = NULL;
+  gst_message_parse_error (r.error, &err, NULL);
+  fail_unless (g_error_matches (err, domain, code), "%s: %s", path, err->message);
+  const GstStructure *d = NULL;
+  gst_message_parse_error_details (r.error, &d);
+  guint got = 0;
+  fail_unless (d && gst_structure_get_uint (d, "http-status-code", &got));
+  fail_unless_equals_int (got, status);
+  g_error_free (err);
+  result_clear (&r);
+}
+
+GST_START_TEST (test_errors_and_auth)
+{
+  expect_error ("/404", GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND, 404);
+  expect_error ("/403", GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_AUTHORIZED, 403);
+  expect_error ("/auth/file", GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_AUTHORIZED, 401);
+  Result r;
+  GstElement *src = make_src ("/auth/file");
+  g_object_set (src, "user-id", "alice", "user-pw", "secret", NULL);
+  run (src, 0, &r);
+  if (r.error) {
+    GError *e = NULL;
+    gchar *dbg = NULL;
+    gst_message_parse_error (r.error, &e, &dbg);
+    fail ("basic auth: %s (%s)", e->message, dbg);
+  }
+  fail_unless_equals_uint64 (r.bytes, BODY_SIZE);
+  result_clear (&r);
+  /* a server that cannot seek: a seek fails, no silent wrong data */
+  GstElement *pipe = gst_parse_launch ("bwsshttpsrc name=s ! fakesink name=k", NULL);
+  GstElement *s = gst_bin_get_by_name (GST_BIN (pipe), "s");
+  g_autofree char *url = g_strdup_printf ("%s/norange", base_url);
+  g_object_set (s, "location", url, NULL);
+  gst_element_set_state (pipe, GST_STATE_PAUSED);
+  gst_element_get_state (pipe, NULL, NULL, GST_CLOCK_TIME_NONE);
+  fail_if (gst_element_seek_simple (pipe, GST_FORMAT_BYTES, GST_SEEK_FLAG_FLUSH, 1000));
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (s);
+  gst_object_unref (pipe);
+}
+GST_END_TEST;
+
+GST_START_TEST (test_size_and_live)
+{
+  GstElement *pipe = gst_parse_launch ("bwsshttpsrc name=s ! fakesink", NULL);
+  GstElement *s = gst_bin_get_by_name (GST_BIN (pipe), "s");
+  g_autofree char *url = g_strdup_printf ("%s/file", base_url);
+  g_object_set (s, "location", url, NULL);
+  gst_element_set_state (pipe, GST_STATE_PAUSED);
+  gst_element_get_state (pipe, NULL, NULL, GST_CLOCK_TIME_NONE);
+  gint64 dur = 0;
+  fail_unless (gst_element_query_duration (s, GST_FORMAT_BYTES, &dur));
+  fail_unless_equals_int64 (dur, BODY_SIZE);
+  /* the scheduling query says bandwidth-limited, so uridecodebin buffers */
+  GstQuery *q = gst_query_new_scheduling ();
+  fail_unless (gst_pad_query (GST_BASE_SRC_PAD (s), q));
+  GstSchedulingFlags flags;
+  gst_query_parse_scheduling (q, &flags, NULL, NULL, NULL);
+  fail_unless (flags & GST_SCHEDULING_FLAG_BANDWIDTH_LIMITED);
+  gst_query_unref (q);
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (s);
+  gst_object_unref (pipe);
+
+  GstElement *live = gst_element_factory_make ("bwsshttpsrc", NULL);
+  g_object_set (live, "is-live", TRUE, NULL);
+  fail_unless (gst_base_src_is_live (GST_BASE_SRC (live)));
+  gst_object_unref (live);
+}
+GST_END_TEST;
+
+/* The element's flow appears in the domain with priority 10 and the minimum
+ * from the bitrate hint x headroom, and is gone after EOS. */
+static gpointer
+watch_domain (gpointer data)
+{
+  BwssFlowInfo *seen = data;
+  BwssDomain *d = NULL;
+  for (int i = 0; i < 500 && seen->pid == 0; i++) {
+    if (d == NULL && bwss_domain_open (NULL, BWSS_DOMAIN_NO_CREATE | BWSS_DOMAIN_NO_CONTROLLER, &d) != 0)
+      d = NULL;
+    BwssFlowInfo rows[8];
+    size_t n = 0;
+    if (d && bwss_domain_list_flows (d, rows, 8, &n) == 0 && n > 0)
+      *seen = rows[0];
+    g_usleep (10000);
+  }
+  if (d)
+    bwss_domain_close (d);
+  return NULL;
+}
+
+GST_START_TEST (test_registration)
+{
+  g_autofree char *name = g_strdup_printf ("bwss-test-gst-%d", (int) getpid ());
+  g_setenv ("BWSS_DOMAIN", name, TRUE);
+  BwssFlowInfo seen = { 0 };
+  GThread *t = g_thread_new ("watch", watch_domain, &seen);
+  Result r;
+  GstElement *src = make_src ("/stall");          /* lasts 3 s: time to look */
+  g_object_set (src, "bitrate", (guint64) 450000, NULL);
+  run (src, 0, &r);
+  g_thread_join (t);
+  fail_unless (r.error == NULL);
+  fail_unless (seen.pid == getpid (), "the flow never appeared in the domain");
+  fail_unless_equals_int (seen.stats.prefs.priority, 10);
+  fail_unless (fabs (seen.stats.prefs.min_rate_bps - 520000) < 1, "min %f", seen.stats.prefs.min_rate_bps);
+  /* after EOS the flow is gone */
+  BwssDomain *d = NULL;
+  fail_unless_equals_int (bwss_domain_open (NULL, BWSS_DOMAIN_NO_CONTROLLER, &d), 0);
+  BwssFlowInfo rows[4];
+  size_t n = 9;
+  fail_unless_equals_int (bwss_domain_list_flows (d, rows, 4, &n), 0);
+  fail_unless_equals_int (n, 0);
+  bwss_domain_close (d);
+  g_autofree char *path = g_strdup_printf ("/%s", name);
+  shm_unlink (path);
+  g_unsetenv ("BWSS_DOMAIN");
+  result_clear (&r);
+}
+GST_END_TEST;
+
+/* 200 kB at 400 kbit/s is 4 s of media in 200 packets; 100 kB arrive at
+ * once, the rest 3 s later: packets 100..199 (media 2..3.98 s) arrive at
+ * ~3 s.  Late with 0.5 s of prebuffer: packets whose media time is below
+ * 2.5 s, i.e. 100..124 → 12.5 %; none with 2 s; ~1 s of prebuffer needed. */
+GST_START_TEST (test_late_metric)
+{
+  Result r;
+  GstElement *src = gst_object_ref (make_src ("/stall"));
+  g_object_set (src, "bitrate", (guint64) 400000, "stats-interval", (guint64) 0, NULL);
+  run (src, 0, &r);
+  fail_unless (r.error == NULL);
+  fail_unless (r.stats != NULL, "no bwss-stats at EOS");
+  GstStructure *last = g_list_last (r.stats)->data;
+  double late05 = -1, late2 = -1, need = -1;
+  guint64 bytes = 0;
+  fail_unless (gst_structure_get_double (last, "late-0.5", &late05));
+  fail_unless (gst_structure_get_double (last, "late-2", &late2));
+  fail_unless (gst_structure_get_double (last, "required-prebuffer", &need));
+  fail_unless (gst_structure_get_uint64 (last, "bytes", &bytes));
+  GST_INFO ("late-0.5 %.3f late-2 %.3f required %.3f", late05, late2, need);
+  fail_unless_equals_uint64 (bytes, 200000);
+  fail_unless (late05 > 0.08 && late05 < 0.18, "late-0.5 = %f", late05);
+  fail_unless (late2 == 0.0, "late-2 = %f", late2);
+  fail_unless (need > 0.8 && need < 1.6, "required prebuffer %f", need);
+  /* the stats property holds the same */
+  GstStructure *prop = NULL;
+  g_object_get (src, "stats", &prop, NULL);
+  fail_unless (prop && gst_structure_has_field (prop, "required-prebuffer"));
+  gst_structure_free (prop);
+  gst_object_unref (src);
+  result_clear (&r);
+}
+GST_END_TEST;
+
+static Suite *
+bwsshttpsrc_suite (void)
+{
+  Suite *s = suite_create ("bwsshttpsrc");
+  TCase *tc = tcase_create ("general");
+  tcase_set_timeout (tc, 120);
+  tcase_add_unchecked_fixture (tc, start_server, NULL);
+  tcase_add_test (tc, test_property_parity);
+  tcase_add_test (tc, test_byte_identical);
+  tcase_add_test (tc, test_seek);
+  tcase_add_test (tc, test_resume_after_drop);
+  tcase_add_test (tc, test_redirects);
+  tcase_add_test (tc, test_errors_and_auth);
+  tcase_add_test (tc, test_size_and_live);
+  tcase_add_test (tc, test_registration);
+  tcase_add_test (tc, test_late_metric);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+GST_CHECK_MAIN (bwsshttpsrc);

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# CI smoke test of the lab: a shortened `streaming` (45 s, UDP cross traffic
+# from 10 s to 35 s) in modes tcp and bwss.  Asserts the lab produced its
+# files and sane rates, and that bwss needs less prebuffering than plain TCP.
+# Exit 77 (skipped) without root or /dev/net/tun.  (TAP output.)
+set -u
+build=$1
+lab=$(dirname "$0")/bwss-lab
+[ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root (network namespaces)"; exit 77; }
+[ -c /dev/net/tun ] || { echo "1..0 # SKIP no /dev/net/tun"; exit 77; }
+for t in nginx iperf3 curl ip tc; do
+  command -v $t >/dev/null || { echo "1..0 # SKIP $t not installed"; exit 77; }
+done
+out=$(mktemp -d)
+trap 'rm -rf "$out"; "$lab" down >/dev/null 2>&1' EXIT
+"$lab" run streaming --mode tcp --mode bwss --build-dir "$build" --out "$out" \
+  --set duration=45 --set cross_start=10 --set cross_end=35 >"$out/log" 2>&1
+rc=$?
+sed 's/^/# /' "$out/log"
+[ $rc -eq 0 ] || { echo "not ok 1 - bwss-lab run failed ($rc)"; echo "1..1"; exit 1; }
+/usr/bin/python3 - "$out/streaming" <<'PY'
+import json, os, sys
+root = sys.argv[1]
+n, good = 0, True
+def check(cond, msg):
+    global n, good
+    n += 1
+    good &= bool(cond)
+    print(("ok %d - " if cond else "not ok %d - ") % n + msg)
+s = {m: json.load(open(os.path.join(root, m, "summary.json"))) for m in ("tcp", "bwss")}
+for m, x in s.items():
+    check(all(k in x for k in ("scenario", "mode", "duration_s", "link_kbps", "aggregate_kbps",
+                               "flows", "late_fraction", "required_prebuffer_s")),
+          "%s: summary.json has the fields" % m)
+    check(set(x["late_fraction"]) == {"0.5", "1", "2", "4", "8"}, "%s: late fractions per prebuffer" % m)
+    check(0.5 * 960 <= x["aggregate_kbps"] <= 960, "%s: aggregate %.0f kbit/s is plausible on 960" % (m, x["aggregate_kbps"]))
+    check(all(os.path.exists(os.path.join(root, m, f)) for f in ("series.csv", "rates.png", "samples.txt")),
+          "%s: series and plot written" % m)
+check(os.path.exists(os.path.join(root, "comparison.md")), "comparison table written")
+t, b = s["tcp"]["required_prebuffer_s"], s["bwss"]["required_prebuffer_s"]
+check(b < t, "bwss needs less prebuffer than tcp: %.2f s vs %.2f s" % (b, t))
+print("1..%d" % n)
+sys.exit(0 if good else 1)
+PY
