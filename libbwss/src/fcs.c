@@ -22,10 +22,20 @@
  *     w for ever, and the day the limit lifts the flow would burst far past T;
  *   - a decision consumes an estimate: the next one waits for a new period,
  *     so a stale R never drives two steps;
- *   - while the RTT is unknown the flow stays released (eq. 1 needs it).
+ *   - while the RTT is unknown the flow stays released (eq. 1 needs it);
+ *   - a target cut to less than RESTART_FRACTION of the one the window was
+ *     set for restarts the law from eq. (1) at once, holds or not: when σ
+ *     falls because the link is congested, eq. (3) steps spaced by RTT + 3φ
+ *     of a queue-inflated RTT would take tens of seconds to make room for
+ *     the video, and the new target is known now.
  */
 #include <math.h>
 #include <bwss/control.h>
+
+/* A target below this fraction of the one the window was set for restarts
+ * the law from the model (see above).  Half: the FCS slack and the σ loop's
+ * steps (10 %, (1−γ) = 20 %) never move a target that far. */
+#define RESTART_FRACTION 0.5
 
 /* Largest window we ever ask for, bytes: the largest TCP window with window
  * scale 14 (RFC 7323) is 2^30 bytes. */
@@ -40,6 +50,7 @@ bwss_fcs_init (BwssFcs *f)
   f->hold_until_us = 0;
   f->changed_us = 0;
   f->periods_at_change = 0;
+  f->target_bps = 0.0;
 }
 
 void
@@ -128,7 +139,9 @@ bwss_fcs_step (BwssFcs *f, const BwssParams *params, uint64_t now_us,
   if (!isfinite (target_bps) || target_bps < 0.0)
     target_bps = 0.0;
 
-  if (f->state == BWSS_FCS_RELEASED) {
+  bool restart = f->state != BWSS_FCS_RELEASED && rtt_us != 0
+      && target_bps < RESTART_FRACTION * f->target_bps;
+  if (f->state == BWSS_FCS_RELEASED || restart) {
     if (rtt_us == 0)
       return 0;                         /* eq. (1) needs the RTT */
     /* Initialisation: w = T·RTT/p, rounded to the nearest segment. */
@@ -136,6 +149,7 @@ bwss_fcs_step (BwssFcs *f, const BwssParams *params, uint64_t now_us,
     uint32_t w = clamp_window (params,
                                floor (segments_for_rate (target_bps, rtt_us, mss) + 0.5), cap);
     set_window (f, params, w, now_us, rtt_us);
+    f->target_bps = target_bps;
     f->state = BWSS_FCS_HOLD;
     return f->window;
   }
@@ -172,6 +186,7 @@ bwss_fcs_step (BwssFcs *f, const BwssParams *params, uint64_t now_us,
   uint32_t nw = clamp_window (params, w, cap);
   if (nw != f->window) {
     set_window (f, params, nw, now_us, rtt_us);
+    f->target_bps = target_bps;
     f->state = state;
   } else {
     f->state = BWSS_FCS_STEADY;         /* at a bound: nothing left to do */

@@ -127,6 +127,21 @@ test_fcs_eq4_increase (void)
   g_assert_cmpuint (bwss_fcs_step (&f, &params, hold2, 1e6, 100 * MS, 1448), ==, 10);
 }
 
+/* A target cut by more than half restarts from eq. (1) at once, even in
+ * the hold: 1 Mbit/s → 0.3 Mbit/s at 100 ms is ⌊2.59 + 0.5⌋ = 3 segments. */
+static void
+test_fcs_restart_on_target_cut (void)
+{
+  BwssFcs f;
+  fcs_with_estimate (&f, 1e6);
+  g_assert_cmpuint (bwss_fcs_step (&f, &params, 200 * MS, 0.3e6, 100 * MS, 1448), ==, 3);
+  g_assert_cmpint (f.state, ==, BWSS_FCS_HOLD);
+  /* a cut to 60 % is left to eq. (3) */
+  BwssFcs g;
+  fcs_with_estimate (&g, 1e6);
+  g_assert_cmpuint (bwss_fcs_step (&g, &params, 200 * MS, 0.6e6, 100 * MS, 1448), ==, 9);
+}
+
 static void
 test_fcs_in_interval_consumes_estimate (void)
 {
@@ -294,6 +309,7 @@ main (int argc, char **argv)
   g_test_add_func ("/fcs/eq3-floor-at-one", test_fcs_eq3_floor_at_one);
   g_test_add_func ("/fcs/eq4-increase", test_fcs_eq4_increase);
   g_test_add_func ("/fcs/in-interval-consumes-estimate", test_fcs_in_interval_consumes_estimate);
+  g_test_add_func ("/fcs/restart-on-target-cut", test_fcs_restart_on_target_cut);
   g_test_add_func ("/fcs/model/converges", test_fcs_converges);
   g_test_add_func ("/fcs/model/rtt-change", test_fcs_follows_rtt_change);
   g_test_add_func ("/fcs/model/target-change", test_fcs_follows_target_change);

@@ -133,6 +133,7 @@ typedef struct {
   uint64_t      hold_until_us; /* no adjustment before this time */
   uint64_t      changed_us;    /* time of the last window change */
   uint32_t      periods_at_change; /* estimator periods needed before deciding */
+  double        target_bps;    /* the target the window was last set for */
 } BwssFcs;
 
 BWSS_API void bwss_fcs_init (BwssFcs *f);
