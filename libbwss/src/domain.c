@@ -58,6 +58,7 @@ struct BwssFlow {
   int       fd;
   uint32_t  slot;
   uint32_t  gen;
+  uint64_t  inode;         /* of the socket: an fd number can be reused */
   uint32_t  orig_clamp;    /* the kernel's clamp before we touched it */
   uint32_t  applied;       /* window we set; 0 = the original clamp is in place */
   BwssFlow *next;
@@ -339,10 +340,10 @@ static void
 seg_release_all_windows (Seg *g)
 {
   for (BwssFlow *f = g->flows; f; f = f->next) {
-    if (f->applied) {
+    struct stat st;
+    if (f->applied && fstat (f->fd, &st) == 0 && st.st_ino == f->inode)
       knob_set_clamp (f->fd, f->orig_clamp);
-      f->applied = 0;
-    }
+    f->applied = 0;
   }
 }
 
@@ -469,7 +470,8 @@ fail:
 static void
 flow_release (Seg *g, BwssFlow *f)
 {
-  if (f->applied)
+  struct stat st;
+  if (f->applied && fstat (f->fd, &st) == 0 && st.st_ino == f->inode)
     knob_set_clamp (f->fd, f->orig_clamp);
   if (seg_lock (g->s) == 0) {
     SegSlot *sl = &g->s->slots[f->slot];
@@ -593,6 +595,7 @@ bwss_flow_register (BwssDomain *d, int fd, const BwssPrefs *prefs, BwssFlow **ou
   f->slot = i;
   f->gen = gen;
   f->orig_clamp = clamp;
+  f->inode = info.inode;
   f->next = g->flows;
   g->flows = f;
   pthread_mutex_unlock (&g->local);
@@ -752,6 +755,13 @@ apply_windows (Seg *g, uint64_t now)
   for (BwssFlow *f = g->flows; f; f = f->next) {
     const SegSlot *sl = &s->slots[f->slot];
     uint32_t want = 0;
+    struct stat st;
+    if (fstat (f->fd, &st) != 0 || st.st_ino != f->inode) {
+      /* the program closed the socket behind our back (or the fd now
+       * names something else): never touch it again */
+      f->applied = 0;
+      continue;
+    }
     if (alive && sl->state == SLOT_ACTIVE && sl->gen == f->gen && sl->controlled)
       want = sl->window_bytes;
     if (want == 0) {
