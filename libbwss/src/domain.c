@@ -246,6 +246,14 @@ map_segment (const char *name, bool create, int *fd_out, Segment **out)
     close (fd);
     return BWSS_EPROTO;
   }
+  /* a segment another process has just created may not have its size yet */
+  for (uint64_t waited = 0; !created && st.st_size == 0 && waited < INIT_WAIT_US; waited += 10000) {
+    usleep (10000);
+    if (fstat (fd, &st) != 0) {
+      close (fd);
+      return BWSS_EPROTO;
+    }
+  }
   if (st.st_uid != geteuid () || (st.st_mode & 0777) != 0600) {
     close (fd);
     return BWSS_EPERM;

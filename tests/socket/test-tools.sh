@@ -52,6 +52,13 @@ read -r pr mr w pre <"$tmp/env"
 [ "$pr" = 4 ] && [ "$mr" = 500000 ] && [ "$w" = 2 ] && [[ "$pre" == *libbwss-preload.so* ]] \
   && ok "preferences and shim in the environment" || not_ok "environment: $(cat "$tmp/env")"
 
+# many participants creating the same fresh domain at once: all get in
+fails=0
+for i in $(seq 20); do ( BWSS_DOMAIN="bwss-test-race-$$" "$run" -- true ) & done
+for job in $(jobs -p); do wait "$job" || fails=$((fails + 1)); done
+rm -f "/dev/shm/bwss-test-race-$$"
+[ $fails -eq 0 ] && ok "20 concurrent bwss-run on a fresh domain all start" || not_ok "concurrent creation: $fails failed"
+
 # bwss-top
 "$top" --interval 0 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q -- "--interval" "$tmp/err" && ok "bwss-top --interval 0 -> 2" || not_ok "bwss-top interval: $rc"
