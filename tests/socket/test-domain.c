@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <glib.h>
 #include <bwss/domain.h>
+#include <bwss/bwss-glib.h>
 #include "segment.h"
 
 #ifndef TCP_WINDOW_CLAMP
@@ -392,6 +393,48 @@ test_lock_holder_killed (void)
   unlink_domain (name);
 }
 
+static gboolean
+quit_loop (gpointer loop)
+{
+  g_main_loop_quit (loop);
+  return G_SOURCE_REMOVE;
+}
+
+/* A domain run from a GLib main loop takes the controller role and publishes. */
+static gboolean
+quit_when_controller (gpointer data)
+{
+  gpointer *ctx = data;
+  BwssDomainStats ds;
+  if (bwss_domain_get_stats (ctx[0], &ds) == 0 && ds.controller_pid == getpid ()) {
+    g_main_loop_quit (ctx[1]);
+    return G_SOURCE_REMOVE;
+  }
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+test_glib_source (void)
+{
+  g_autofree char *name = domain_name ("glib");
+  BwssDomain *d = NULL;
+  g_assert_cmpint (bwss_domain_open (name, 0, &d), ==, 0);
+  GMainLoop *loop = g_main_loop_new (NULL, FALSE);
+  guint id = bwss_domain_attach (d, NULL);
+  gpointer ctx[2] = { d, loop };
+  g_timeout_add (20, quit_when_controller, ctx);
+  guint guard = g_timeout_add_seconds (20, quit_loop, loop);   /* hang guard only */
+  g_main_loop_run (loop);
+  BwssDomainStats ds;
+  g_assert_cmpint (bwss_domain_get_stats (d, &ds), ==, 0);
+  g_assert_cmpint (ds.controller_pid, ==, getpid ());
+  g_source_remove (id);
+  g_source_remove (guard);
+  g_main_loop_unref (loop);
+  bwss_domain_close (d);
+  unlink_domain (name);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -402,5 +445,6 @@ main (int argc, char **argv)
   g_test_add_func ("/domain/killed-participant", test_killed_participant);
   g_test_add_func ("/domain/controller-death-releases-windows", test_controller_death_releases_windows);
   g_test_add_func ("/domain/lock-holder-killed", test_lock_holder_killed);
+  g_test_add_func ("/domain/glib-source", test_glib_source);
   return g_test_run ();
 }
