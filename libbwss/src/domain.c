@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bwss/domain.h>
+#include "clock.h"
 #include "knobs.h"
 #include "segment.h"
 
@@ -96,14 +97,6 @@ struct BwssDomain {
 
 static pthread_mutex_t segs_lock = PTHREAD_MUTEX_INITIALIZER;
 static Seg *segs;
-
-static uint64_t
-now_us (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000000ull + (uint64_t) ts.tv_nsec / 1000;
-}
 
 /* Returns the start time of @pid (clock ticks since boot), 0 if unknown. */
 static uint64_t
@@ -611,11 +604,11 @@ bwss_flow_register (BwssDomain *d, int fd, const BwssPrefs *prefs, BwssFlow **ou
   return 0;
 }
 
-int
-bwss_flow_set_prefs (BwssFlow *f, const BwssPrefs *prefs)
+/* Locks the segment and returns @f's slot in *out, if it is still @f's.
+ * Returns 0 (lock held), BWSS_ENOENT (unlocked) or a locking error. */
+static int
+lock_slot (BwssFlow *f, SegSlot **out)
 {
-  if (f == NULL || f->seg == NULL || bwss_prefs_validate (prefs) != BWSS_OK)
-    return BWSS_EINVAL;
   Segment *s = f->seg->s;
   int err = seg_lock (s);
   if (err)
@@ -625,9 +618,22 @@ bwss_flow_set_prefs (BwssFlow *f, const BwssPrefs *prefs)
     seg_unlock (s);
     return BWSS_ENOENT;
   }
+  *out = sl;
+  return 0;
+}
+
+int
+bwss_flow_set_prefs (BwssFlow *f, const BwssPrefs *prefs)
+{
+  if (f == NULL || f->seg == NULL || bwss_prefs_validate (prefs) != BWSS_OK)
+    return BWSS_EINVAL;
+  SegSlot *sl;
+  int err = lock_slot (f, &sl);
+  if (err)
+    return err;
   sl->prefs = *prefs;
   sl->prefs_serial++;
-  seg_unlock (s);
+  seg_unlock (f->seg->s);
   return 0;
 }
 
@@ -667,15 +673,11 @@ bwss_flow_get_stats (BwssFlow *f, BwssFlowStats *out)
   if (f == NULL || f->seg == NULL || out == NULL)
     return BWSS_EINVAL;
   Segment *s = f->seg->s;
-  int err = seg_lock (s);
+  SegSlot *sl;
+  int err = lock_slot (f, &sl);
   if (err)
     return err;
-  SegSlot *sl = &s->slots[f->slot];
-  if (sl->state != SLOT_ACTIVE || sl->gen != f->gen) {
-    seg_unlock (s);
-    return BWSS_ENOENT;
-  }
-  bool alive = controller_alive (s, now_us ());
+  bool alive = controller_alive (s, bwss_clock_now_us ());
   out->prefs = sl->prefs;
   out->bytes_received = sl->bytes_received;
   out->rate_bps = sl->rate_bps;
@@ -705,7 +707,7 @@ bwss_domain_get_stats (BwssDomain *d, BwssDomainStats *out)
   int err = seg_lock (s);
   if (err)
     return err;
-  bool alive = controller_alive (s, now_us ());
+  bool alive = controller_alive (s, bwss_clock_now_us ());
   out->controller_pid = alive ? s->controller_pid : 0;
   out->phase = alive ? (BwssPhase) s->phase : BWSS_PHASE_IDLE;
   out->sigma_bps = alive ? s->sigma_bps : 0.0;
@@ -725,7 +727,7 @@ bwss_domain_list_flows (BwssDomain *d, BwssFlowInfo *out, size_t max, size_t *n_
   if (err)
     return err;
   sweep (s);
-  bool alive = controller_alive (s, now_us ());
+  bool alive = controller_alive (s, bwss_clock_now_us ());
   size_t n = 0;
   for (uint32_t i = 0; i < SEG_MAX_FLOWS && n < max; i++) {
     const SegSlot *sl = &s->slots[i];
@@ -908,7 +910,7 @@ bwss_domain_dispatch (BwssDomain *d, uint64_t now)
 {
   if (d == NULL || d->seg == NULL)
     return DISPATCH_US;
-  return seg_dispatch (d->seg, now ? now : now_us ());
+  return seg_dispatch (d->seg, now ? now : bwss_clock_now_us ());
 }
 
 static void *
@@ -916,7 +918,7 @@ dispatch_thread (void *data)
 {
   Seg *g = data;
   while (!atomic_load (&g->thread_stop)) {
-    uint64_t wait = seg_dispatch (g, now_us ());
+    uint64_t wait = seg_dispatch (g, bwss_clock_now_us ());
     struct timespec ts = { .tv_sec = (time_t) (wait / 1000000), .tv_nsec = (long) (wait % 1000000) * 1000 };
     nanosleep (&ts, NULL);
   }

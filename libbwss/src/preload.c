@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bwss/domain.h>
+#include "clock.h"
 
 #define PRELOAD_API __attribute__ ((visibility ("default")))
 
@@ -65,14 +66,6 @@ static int (*real_select) (int, fd_set *, fd_set *, fd_set *, struct timeval *);
 
 #define RESOLVE(name) \
   do { if (!real_##name) real_##name = dlsym (RTLD_NEXT, #name); } while (0)
-
-static uint64_t
-now_us (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000000ull + (uint64_t) ts.tv_nsec / 1000;
-}
 
 static void
 warn (const char *fmt, ...)
@@ -199,7 +192,7 @@ preload_fini (void)
 static void
 maybe_apply (void)
 {
-  uint64_t now = now_us ();
+  uint64_t now = bwss_clock_now_us ();
   if (now - __atomic_load_n (&last_apply_us, __ATOMIC_RELAXED) < APPLY_EVERY_US)
     return;
   __atomic_store_n (&last_apply_us, now, __ATOMIC_RELAXED);
