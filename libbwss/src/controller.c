@@ -309,6 +309,8 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
      * its window and must still be judged) */
     v->settled = f->fcs.state != BWSS_FCS_RELEASED
         && now_us - f->target_moved_us >= settle;
+    v->at_floor = f->fcs.state != BWSS_FCS_RELEASED
+        && f->fcs.window <= c->p.min_window_segments;
     v->tracked = f->tracked;
     v->tracked_target = f->tracked_target;
   }

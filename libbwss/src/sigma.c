@@ -63,7 +63,9 @@
  *     release (see bwss_sigma_step);
  *   - (a) waits while another flow is above (2−γ)·T: then the FCS of that
  *     flow, not a congested path, explains the deficit (a flow that just
- *     joined is below its target until the others have made room);
+ *     joined is below its target until the others have made room) — unless
+ *     that flow's window is already at its floor (one segment per RTT can be
+ *     more than its target on a slow link: nothing will take it back);
  *   - (c) is not taken if, since the flows fell below γ·T*, another flow was
  *     seen above (2−γ)·T: on a congested link nobody gains, while the room a
  *     congested path leaves is taken at once by the others (until their FCS
@@ -282,7 +284,7 @@ step_reactive (BwssSigma *s, const BwssParams *p, uint64_t now_us, double u,
       short_of_target++;
     if (f->rate_bps > (1.0 + p->alpha) * f->target_bps)
       over_target++;
-    if (f->rate_bps > (2.0 - p->gamma) * f->target_bps)
+    if (f->rate_bps > (2.0 - p->gamma) * f->target_bps && !f->at_floor)
       excess = true;
     if (f->rate_bps < p->gamma * f->target_bps) {
       below_t += f->target_bps;

@@ -187,6 +187,23 @@ test_periodic_reinit_and_idle (void)
   (void) t;
 }
 
+/* (a) is not held back by a flow above its target whose window is at its
+ * floor (the lab's redistribution: one segment per 30 ms is 386 kbit/s). */
+static void
+test_floor_flow_does_not_block (void)
+{
+  BwssSigma s;
+  BwssSigmaFlow f[2] = { flow (496e3, 680e3, true), flow (386e3, 200e3, true) };
+  f[0].rate_bps = 660e3;
+  uint64_t t = to_reactive (&s, f, 2);
+  f[0].rate_bps = 160e3;                      /* the video's source slows down */
+  g_assert_false (bwss_sigma_step (&s, &p, t, 546e3, f, 2, S));   /* excess: waits */
+  f[1].at_floor = true;
+  g_assert_true (bwss_sigma_step (&s, &p, t + S, 546e3, f, 2, S)); /* (a) */
+  g_assert_true (f[0].tracked);
+  g_assert_cmpint (s.phase, ==, BWSS_PHASE_RAISE);
+}
+
 /* Rule (d): every flow a little short of its target: σ is above the link. */
 static void
 test_sigma_above_link (void)
@@ -216,5 +233,6 @@ main (int argc, char **argv)
   g_test_add_func ("/sigma/probe-on-flow-change", test_probe_on_flow_change);
   g_test_add_func ("/sigma/periodic-reinit-and-idle", test_periodic_reinit_and_idle);
   g_test_add_func ("/sigma/reactive/sigma-above-link", test_sigma_above_link);
+  g_test_add_func ("/sigma/reactive/floor-flow-does-not-block", test_floor_flow_does_not_block);
   return g_test_run ();
 }

@@ -184,6 +184,7 @@ typedef struct {
   double rate_bps;       /* R_i, negative if no estimate yet */
   double target_bps;     /* T_i currently allocated */
   bool   settled;        /* the FCS has had time to reach T_i (see controller) */
+  bool   at_floor;       /* its window is at the minimum: it cannot be slowed more */
   bool   tracked;        /* in/out: the flow is tracked as congested */
   double tracked_target; /* in/out: T* of a tracked flow */
 } BwssSigmaFlow;
