@@ -437,6 +437,40 @@ announce_headers (GstBwssHttpSrc *src)
   gst_pad_push_event (GST_BASE_SRC_PAD (src), gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM_STICKY, s));
 }
 
+/* Internet radio (iradio-mode): a server that interleaves metadata says so
+ * with icy-metaint; like souphttpsrc the stream goes out as application/x-icy
+ * with that interval, for icydemux to split, and the station's name, genre
+ * and URL become tags. */
+static void
+announce_icy (GstBwssHttpSrc *src, SoupMessageHeaders *rh)
+{
+  if (!src->iradio_mode)
+    return;
+  const char *metaint = soup_message_headers_get_one (rh, "icy-metaint");
+  gint64 interval = metaint ? g_ascii_strtoll (metaint, NULL, 10) : 0;
+  if (interval > 0 && interval <= G_MAXINT) {
+    GstCaps *caps = gst_caps_new_simple ("application/x-icy", "metadata-interval", G_TYPE_INT,
+                                         (gint) interval, NULL);
+    gst_base_src_set_caps (GST_BASE_SRC (src), caps);
+    gst_caps_unref (caps);
+  }
+  GstTagList *tags = NULL;
+  static const struct { const char *header; const char *tag; } map[] = {
+    { "icy-name", GST_TAG_ORGANIZATION }, { "icy-genre", GST_TAG_GENRE },
+    { "icy-url", GST_TAG_LOCATION },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (map); i++) {
+    const char *v = soup_message_headers_get_one (rh, map[i].header);
+    if (v == NULL || !*v || !g_utf8_validate (v, -1, NULL))
+      continue;                         /* a hostile server gets no tag, no crash */
+    if (tags == NULL)
+      tags = gst_tag_list_new_empty ();
+    gst_tag_list_add (tags, GST_TAG_MERGE_REPLACE, map[i].tag, v, NULL);
+  }
+  if (tags)
+    gst_pad_push_event (GST_BASE_SRC_PAD (src), gst_event_new_tag (tags));
+}
+
 /* Posts the error matching an HTTP status, like souphttpsrc. */
 static void
 status_error (GstBwssHttpSrc *src, guint status, const char *reason)
@@ -554,6 +588,7 @@ open_request (GstBwssHttpSrc *src, const char *method, gboolean probe)
   }
   src->know_seekable = TRUE;
   src->retry_count = 0;
+  announce_icy (src, rh);
   return GST_FLOW_OK;
 }
 

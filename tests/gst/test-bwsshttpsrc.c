@@ -93,6 +93,11 @@ handler (SoupServer *srv, SoupServerMessage *msg, const char *path, GHashTable *
   } else if (g_str_has_prefix (path, "/redirect/")) {
     guint status = (guint) atoi (path + strlen ("/redirect/"));
     soup_server_message_set_redirect (msg, status, "/file");
+  } else if (strcmp (path, "/icy") == 0) {
+    soup_message_headers_replace (h, "icy-metaint", "8192");
+    soup_message_headers_replace (h, "icy-name", "Test Radio");
+    soup_message_headers_replace (h, "icy-genre", "Lab");
+    serve_body (msg, body, 50000);
   } else if (strcmp (path, "/404") == 0) {
     soup_server_message_set_status (msg, SOUP_STATUS_NOT_FOUND, NULL);
   } else if (strcmp (path, "/403") == 0) {
@@ -557,6 +562,56 @@ GST_START_TEST (test_late_metric)
 }
 GST_END_TEST;
 
+/* An icecast-like server: application/x-icy caps with the interval, tags. */
+static GstPadProbeReturn
+catch_events (GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+  GstEvent *ev = GST_PAD_PROBE_INFO_EVENT (info);
+  GList **events = data;
+  if (GST_EVENT_TYPE (ev) == GST_EVENT_CAPS || GST_EVENT_TYPE (ev) == GST_EVENT_TAG)
+    *events = g_list_append (*events, gst_event_ref (ev));
+  return GST_PAD_PROBE_OK;
+}
+
+GST_START_TEST (test_icy)
+{
+  GList *events = NULL;
+  GstElement *src = make_src ("/icy");
+  GstPad *pad = gst_element_get_static_pad (src, "src");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, catch_events, &events, NULL);
+  gst_object_unref (pad);
+  Result r;
+  run (src, 0, &r);
+  fail_unless (r.error == NULL);
+  gint interval = 0;
+  gchar *org = NULL, *genre = NULL;
+  for (GList *l = events; l; l = l->next) {
+    GstEvent *ev = l->data;
+    if (GST_EVENT_TYPE (ev) == GST_EVENT_CAPS) {
+      GstCaps *caps;
+      gst_event_parse_caps (ev, &caps);
+      GstStructure *st = gst_caps_get_structure (caps, 0);
+      if (gst_structure_has_name (st, "application/x-icy"))
+        gst_structure_get_int (st, "metadata-interval", &interval);
+    } else {
+      GstTagList *tl;
+      gst_event_parse_tag (ev, &tl);
+      if (!org)
+        gst_tag_list_get_string (tl, GST_TAG_ORGANIZATION, &org);
+      if (!genre)
+        gst_tag_list_get_string (tl, GST_TAG_GENRE, &genre);
+    }
+  }
+  fail_unless_equals_int (interval, 8192);
+  fail_unless_equals_string (org, "Test Radio");
+  fail_unless_equals_string (genre, "Lab");
+  g_free (org);
+  g_free (genre);
+  g_list_free_full (events, (GDestroyNotify) gst_event_unref);
+  result_clear (&r);
+}
+GST_END_TEST;
+
 static Suite *
 bwsshttpsrc_suite (void)
 {
@@ -573,6 +628,7 @@ bwsshttpsrc_suite (void)
   tcase_add_test (tc, test_size_and_live);
   tcase_add_test (tc, test_registration);
   tcase_add_test (tc, test_late_metric);
+  tcase_add_test (tc, test_icy);
   suite_add_tcase (s, tc);
   return s;
 }
