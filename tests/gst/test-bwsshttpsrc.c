@@ -8,6 +8,7 @@
  */
 #include <math.h>
 #include <string.h>
+#include <glib/gstdio.h>
 #include <gst/check/gstcheck.h>
 #include <gst/base/gstbasesrc.h>
 #include <sys/mman.h>
@@ -612,6 +613,87 @@ GST_START_TEST (test_icy)
 }
 GST_END_TEST;
 
+static gpointer
+tls_server_main (gpointer data)
+{
+  gpointer *lc = data;
+  g_main_context_push_thread_default (lc[0]);
+  g_main_loop_run (lc[1]);
+  g_main_context_pop_thread_default (lc[0]);
+  return NULL;
+}
+
+/* HTTPS with a certificate made for the test: refused while untrusted
+ * (ssl-strict, no CA), byte-exact with ssl-ca-file, accepted without
+ * ssl-strict. */
+GST_START_TEST (test_https)
+{
+  g_autofree char *dir = g_dir_make_tmp ("bwss-tls-XXXXXX", NULL);
+  g_autofree char *key = g_build_filename (dir, "key.pem", NULL);
+  g_autofree char *crt = g_build_filename (dir, "cert.pem", NULL);
+  const char *argv[] = { "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                         "-keyout", key, "-out", crt, NULL };
+  gint status = -1;
+  GError *err = NULL;
+  fail_unless (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL
+                             | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, NULL, NULL, &status, &err),
+               "openssl: %s", err ? err->message : "");
+  fail_unless (g_spawn_check_wait_status (status, NULL));
+  GTlsCertificate *cert = g_tls_certificate_new_from_files (crt, key, &err);
+  fail_unless (cert != NULL, "%s", err ? err->message : "");
+
+  /* its own context and thread: server_ctx belongs to the plain server */
+  GMainContext *tls_ctx = g_main_context_new ();
+  g_main_context_push_thread_default (tls_ctx);
+  SoupServer *tls = soup_server_new ("tls-certificate", cert, NULL);
+  soup_server_add_handler (tls, NULL, handler, NULL, NULL);
+  fail_unless (soup_server_listen_local (tls, 0, SOUP_SERVER_LISTEN_IPV4_ONLY | SOUP_SERVER_LISTEN_HTTPS, &err));
+  GSList *uris = soup_server_get_uris (tls);
+  g_autofree char *url = g_strdup_printf ("https://127.0.0.1:%d/file", g_uri_get_port (uris->data));
+  g_slist_free_full (uris, (GDestroyNotify) g_uri_unref);
+  g_main_context_pop_thread_default (tls_ctx);
+  GMainLoop *tls_loop = g_main_loop_new (tls_ctx, FALSE);
+  gpointer loop_ctx[2] = { tls_ctx, tls_loop };
+  GThread *tls_thread = g_thread_new ("tls", tls_server_main, loop_ctx);
+
+  g_autofree char *want = digest_of (body, BODY_SIZE);
+  Result r;
+  GstElement *src = gst_element_factory_make ("bwsshttpsrc", NULL);
+  g_object_set (src, "location", url, "retries", 0, NULL);
+  run (src, 0, &r);
+  fail_unless (r.error != NULL, "an untrusted certificate was accepted");
+  result_clear (&r);
+
+  src = gst_element_factory_make ("bwsshttpsrc", NULL);
+  g_object_set (src, "location", url, "ssl-ca-file", crt, NULL);
+  run (src, 0, &r);
+  fail_unless (r.error == NULL, "with ssl-ca-file");
+  fail_unless_equals_string (g_checksum_get_string (r.sum), want);
+  result_clear (&r);
+
+  src = gst_element_factory_make ("bwsshttpsrc", NULL);
+  g_object_set (src, "location", url, "ssl-strict", FALSE, NULL);
+  run (src, 0, &r);
+  fail_unless (r.error == NULL, "with ssl-strict=false");
+  fail_unless_equals_uint64 (r.bytes, BODY_SIZE);
+  result_clear (&r);
+
+  g_main_loop_quit (tls_loop);
+  g_thread_join (tls_thread);
+  g_main_context_push_thread_default (tls_ctx);
+  soup_server_disconnect (tls);
+  g_object_unref (tls);
+  g_main_context_pop_thread_default (tls_ctx);
+  g_main_loop_unref (tls_loop);
+  g_main_context_unref (tls_ctx);
+  g_object_unref (cert);
+  g_unlink (key);
+  g_unlink (crt);
+  g_rmdir (dir);
+}
+GST_END_TEST;
+
 static Suite *
 bwsshttpsrc_suite (void)
 {
@@ -629,6 +711,7 @@ bwsshttpsrc_suite (void)
   tcase_add_test (tc, test_registration);
   tcase_add_test (tc, test_late_metric);
   tcase_add_test (tc, test_icy);
+  tcase_add_test (tc, test_https);
   suite_add_tcase (s, tc);
   return s;
 }
