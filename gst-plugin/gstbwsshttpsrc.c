@@ -164,6 +164,8 @@ bwss_refresh_bitrate (GstBwssHttpSrc *src)
   }
 }
 
+/* Unregisters the flow (its socket gets the kernel's window back).  With
+ * keep-alive its connection may serve the next request: remember which. */
 static void
 bwss_unregister (GstBwssHttpSrc *src)
 {
@@ -171,7 +173,10 @@ bwss_unregister (GstBwssHttpSrc *src)
     GST_DEBUG_OBJECT (src, "unregistering fd %d", src->flow_fd);
     bwss_flow_unregister (src->flow);
     src->flow = NULL;
+    src->idle_fd = src->flow_conn_id ? src->flow_fd : -1;
+    src->idle_conn_id = src->flow_conn_id;
     src->flow_fd = -1;
+    src->flow_conn_id = 0;
   }
 }
 
@@ -201,6 +206,7 @@ bwss_register (GstBwssHttpSrc *src, int fd)
     return;
   }
   src->flow_fd = fd;
+  src->flow_conn_id = 0;
   GST_INFO_OBJECT (src, "flow registered: fd %d, priority %d, min %.0f bit/s, weight %g",
                    fd, p.priority, p.min_rate_bps, p.weight);
 }
@@ -215,6 +221,40 @@ on_network_event (SoupMessage *msg, GSocketClientEvent event, GIOStream *conn, g
   GSocket *sock = g_socket_connection_get_socket (G_SOCKET_CONNECTION (conn));
   if (sock)
     bwss_register (src, g_socket_get_fd (sock));
+}
+
+/* After the response headers: a new connection was registered by
+ * on_network_event; a persistent one taken from the session's pool fires no
+ * network event, so if it is the connection of the last flow, register its
+ * socket again (libsoup's connection ids are never reused, so a matching id
+ * is the same live socket). */
+static void
+bwss_track_connection (GstBwssHttpSrc *src)
+{
+  guint64 cid = soup_message_get_connection_id (src->msg);
+  if (cid == 0)
+    return;
+  if (src->flow && src->flow_conn_id == 0) {
+    src->flow_conn_id = cid;
+    return;
+  }
+  if ((src->flow == NULL || src->flow_conn_id != cid) && cid == src->idle_conn_id
+      && src->idle_fd >= 0) {
+    int fd = src->idle_fd;
+    GST_DEBUG_OBJECT (src, "persistent connection %" G_GUINT64_FORMAT " reused", cid);
+    bwss_register (src, fd);
+    if (src->flow)
+      src->flow_conn_id = cid;
+  }
+}
+
+static void
+drop_session (GstBwssHttpSrc *src)
+{
+  bwss_unregister (src);
+  src->idle_fd = -1;
+  src->idle_conn_id = 0;
+  g_clear_object (&src->session);
 }
 
 /* ---- stats --------------------------------------------------------------- */
@@ -289,6 +329,22 @@ account (GstBwssHttpSrc *src, gsize n)
 }
 
 /* ---- requests ------------------------------------------------------------ */
+
+/* The size is known from the response: the byte duration follows it (the
+ * size was not known when GstBaseSrc asked at start, see probe_head). */
+static void
+announce_size (GstBwssHttpSrc *src, guint64 size)
+{
+  gboolean changed = !src->have_size || src->content_size != size;
+  src->content_size = size;
+  src->have_size = TRUE;
+  GstBaseSrc *bsrc = GST_BASE_SRC (src);
+  GST_OBJECT_LOCK (src);
+  bsrc->segment.duration = (gint64) size;
+  GST_OBJECT_UNLOCK (src);
+  if (changed)
+    gst_element_post_message (GST_ELEMENT (src), gst_message_new_duration_changed (GST_OBJECT (src)));
+}
 
 static void
 close_request (GstBwssHttpSrc *src)
@@ -544,6 +600,7 @@ open_request (GstBwssHttpSrc *src, const char *method, gboolean probe)
                        ("%s, URL: %s", err->message, src->location));
     return GST_FLOW_ERROR;
   }
+  bwss_track_connection (src);
   guint status = soup_message_get_status (src->msg);
   GUri *final = soup_message_get_uri (src->msg);
   g_autofree char *final_s = g_uri_to_string (final);
@@ -568,10 +625,8 @@ open_request (GstBwssHttpSrc *src, const char *method, gboolean probe)
   const char *ranges = soup_message_headers_get_one (rh, "Accept-Ranges");
   if (status == SOUP_STATUS_PARTIAL_CONTENT) {
     goffset start, end, total;
-    if (soup_message_headers_get_content_range (rh, &start, &end, &total) && total > 0) {
-      src->content_size = (guint64) total;
-      src->have_size = TRUE;
-    }
+    if (soup_message_headers_get_content_range (rh, &start, &end, &total) && total > 0)
+      announce_size (src, (guint64) total);
     src->seekable = TRUE;
   } else {
     if (src->offset > 0 && strcmp (method, "HEAD") != 0) {
@@ -579,11 +634,8 @@ open_request (GstBwssHttpSrc *src, const char *method, gboolean probe)
                          src->location), (NULL));
       return GST_FLOW_ERROR;
     }
-    if (len > 0) {
-      src->content_size = (guint64) len;
-      src->have_size = TRUE;
-      gst_base_src_set_dynamic_size (GST_BASE_SRC (src), FALSE);
-    }
+    if (len > 0)
+      announce_size (src, (guint64) len);
     src->seekable = len > 0 && !(ranges && g_ascii_strcasecmp (ranges, "none") == 0);
   }
   src->know_seekable = TRUE;
@@ -655,6 +707,9 @@ gst_bwss_http_src_create (GstPushSrc *psrc, GstBuffer **outbuf)
         bwss_late_finish (&src->late);
       post_stats (src, g_get_monotonic_time ());
       bwss_unregister (src);
+      /* finish the message now: a request still open when unlock() cancels
+       * it on the way to READY would take its keep-alive connection along */
+      close_request (src);
       return GST_FLOW_EOS;
     }
     if (g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CANCELLED))
@@ -704,15 +759,30 @@ gst_bwss_http_src_stop (GstBaseSrc *bsrc)
   GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (bsrc);
   close_request (src);
   bwss_unregister (src);
-  if (src->domain) {
-    bwss_domain_close (src->domain);
-    src->domain = NULL;
-  }
-  g_clear_object (&src->session);
+  /* keep-alive (adaptive demuxers set it and go through READY between
+   * fragments): the session and its idle connection stay until NULL, so the
+   * next request skips the handshake and slow start, as with souphttpsrc */
+  if (!src->keep_alive)
+    drop_session (src);
   g_clear_object (&src->cancellable);
   src->have_size = FALSE;
   src->know_seekable = FALSE;
   return TRUE;
+}
+
+static GstStateChangeReturn
+gst_bwss_http_src_change_state (GstElement *element, GstStateChange transition)
+{
+  GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (element);
+  GstStateChangeReturn ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
+  if (transition == GST_STATE_CHANGE_READY_TO_NULL) {
+    drop_session (src);
+    if (src->domain) {
+      bwss_domain_close (src->domain);
+      src->domain = NULL;
+    }
+  }
+  return ret;
 }
 
 static gboolean
@@ -737,11 +807,15 @@ gst_bwss_http_src_unlock_stop (GstBaseSrc *bsrc)
   return TRUE;
 }
 
-/* HEAD once to learn the size and whether the server takes ranges. */
+/* HEAD once to learn the size and whether the server takes ranges, when
+ * asked before the GET has answered.  Not while starting (READY→PAUSED):
+ * the GET that follows tells the same, and a HEAD before every request is
+ * one round trip more per fragment for an adaptive demuxer (souphttpsrc
+ * does the same). */
 static void
 probe_head (GstBwssHttpSrc *src)
 {
-  if (src->know_seekable || src->input || src->is_live)
+  if (src->know_seekable || src->input || src->is_live || GST_STATE (src) < GST_STATE_PAUSED)
     return;
   if (open_request (src, "HEAD", TRUE) == GST_FLOW_OK) {
     SoupMessageHeaders *rh = soup_message_get_response_headers (src->msg);
@@ -753,6 +827,10 @@ probe_head (GstBwssHttpSrc *src)
     }
     src->seekable = len > 0 && ranges && g_ascii_strcasecmp (ranges, "bytes") == 0;
     src->know_seekable = TRUE;
+    /* read the (empty) body to its end: libsoup returns a connection to
+     * the pool only for a message read to the end */
+    guint8 byte;
+    g_input_stream_read (src->input, &byte, 1, src->cancellable, NULL);
   }
   close_request (src);
 }
@@ -761,7 +839,6 @@ static gboolean
 gst_bwss_http_src_get_size (GstBaseSrc *bsrc, guint64 *size)
 {
   GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (bsrc);
-  probe_head (src);
   if (src->have_size) {
     *size = src->content_size;
     return TRUE;
@@ -982,6 +1059,9 @@ static void
 gst_bwss_http_src_finalize (GObject *object)
 {
   GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (object);
+  drop_session (src);                   /* if never set back to NULL */
+  if (src->domain)
+    bwss_domain_close (src->domain);
   g_free (src->location);
   g_free (src->redirection_uri);
   g_free (src->user_agent);
@@ -1025,6 +1105,7 @@ gst_bwss_http_src_init (GstBwssHttpSrc *src)
   src->bitrate = DEFAULT_BITRATE;
   src->stats_interval = DEFAULT_STATS_INTERVAL;
   src->flow_fd = -1;
+  src->idle_fd = -1;
   src->seek_to = G_MAXUINT64;
   g_mutex_init (&src->stats_lock);
   gst_base_src_set_automatic_eos (GST_BASE_SRC (src), FALSE);
@@ -1043,6 +1124,7 @@ gst_bwss_http_src_class_init (GstBwssHttpSrcClass *klass)
   gobject_class->set_property = gst_bwss_http_src_set_property;
   gobject_class->get_property = gst_bwss_http_src_get_property;
   gobject_class->finalize = gst_bwss_http_src_finalize;
+  element_class->change_state = gst_bwss_http_src_change_state;
 
   g_object_class_install_property (gobject_class, PROP_LOCATION,
       g_param_spec_string ("location", "Location", "Location to read from", "", rw));

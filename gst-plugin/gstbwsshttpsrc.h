@@ -66,6 +66,9 @@ struct _GstBwssHttpSrc {
   BwssDomain *domain;
   BwssFlow *flow;
   int flow_fd;
+  guint64 flow_conn_id;      /* libsoup's id of the flow's connection, 0 = not known yet */
+  int idle_fd;               /* keep-alive: the last flow's socket, while its */
+  guint64 idle_conn_id;      /* connection waits in the session's pool */
   gboolean no_domain_logged;
   guint64 bitrate_in_use;    /* bit/s, from the chosen source */
   const gchar *bitrate_source;

@@ -103,6 +103,7 @@ bwss_sigma_init (BwssSigma *s)
   s->after_congestion = false;
   s->excess_seen = false;
   s->congestion_settled = false;
+  s->rebase = false;
   s->changes = 0;
 }
 
@@ -121,15 +122,27 @@ bwss_sigma_reinit (BwssSigma *s, uint64_t now_us)
   s->next_reinit_us = 0;
 }
 
+/* A flow started or stopped.  The first raise step waits one settle
+ * interval, so the flows answer the re-split before anything is judged.  If
+ * a raise is already under way, U of reference is taken again (after the
+ * change) instead: U compared across a change of the flow set says nothing
+ * about σ.  Without this, a player that opens a connection per fragment
+ * (or registers only while it downloads) raised σ by a step at every join
+ * and every leave, and σ ran away above the link (lab, adaptive scenario). */
 void
 bwss_sigma_probe (BwssSigma *s, uint64_t now_us)
 {
   if (s->phase == BWSS_PHASE_IDLE || s->phase == BWSS_PHASE_RELEASE)
     return;                             /* the initialisation will do it */
+  if (s->phase == BWSS_PHASE_RAISE) {
+    s->rebase = true;
+    return;
+  }
   enter (s, BWSS_PHASE_RAISE, now_us);
   s->u_ref_bps = -1.0;                  /* taken at the first decision */
   s->sigma_good_bps = s->sigma_bps;
-  s->next_decision_us = now_us;          /* take the reference at once */
+  s->rebase = false;
+  s->next_decision_us = 0;              /* one settle interval from the next step */
 }
 
 /* Returns σ one raise step above @sigma, bit/s. */
@@ -225,6 +238,12 @@ static bool
 step_raise (BwssSigma *s, const BwssParams *p, uint64_t now_us, double u,
             const BwssSigmaFlow *flows, size_t n)
 {
+  if (s->rebase && s->u_ref_bps >= 0.0) {
+    s->rebase = false;                  /* the flow set changed: new reference */
+    s->u_ref_bps = u;
+    return true;                        /* and judge it a settle interval later */
+  }
+  s->rebase = false;
   if (s->u_ref_bps < 0.0) {             /* entered by a probe: first look */
     start_raise (s, now_us, u, raised (p, s->sigma_bps) - s->sigma_bps);
     return true;

@@ -24,6 +24,8 @@ static GMainLoop *server_loop;
 static GThread *server_thread;
 static gchar *base_url;
 static gint drops_left;          /* /drop: connections still to cut mid-body */
+static GMutex conns_lock;
+static guint n_conns;            /* connections the server has seen (X-Conn) */
 
 /* ---- the server ---- */
 
@@ -66,6 +68,15 @@ handler (SoupServer *srv, SoupServerMessage *msg, const char *path, GHashTable *
 {
   SoupMessageHeaders *h = soup_server_message_get_response_headers (msg);
   const char *method = soup_server_message_get_method (msg);
+  /* every response says which connection it came on, numbered from 1 (the
+   * server runs in the parent of the forked tests: they read it here) */
+  GSocket *sock = soup_server_message_get_socket (msg);
+  g_mutex_lock (&conns_lock);
+  if (sock && !g_object_get_data (G_OBJECT (sock), "conn"))
+    g_object_set_data (G_OBJECT (sock), "conn", GUINT_TO_POINTER (++n_conns));
+  g_autofree char *conn = g_strdup_printf ("%u", sock ? GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (sock), "conn")) : 0);
+  g_mutex_unlock (&conns_lock);
+  soup_message_headers_replace (h, "X-Conn", conn);
   if (g_str_has_prefix (path, "/auth/"))
     path += strlen ("/auth");
   if (strcmp (path, "/file") == 0) {
@@ -529,6 +540,77 @@ GST_START_TEST (test_registration)
 }
 GST_END_TEST;
 
+/* Plays @path to EOS in @pipe (already holding the source), then goes back
+ * to READY, the way adaptive demuxers fetch fragment after fragment;
+ * returns the number of the connection the server saw it on. */
+static guint
+fetch_in_ready_cycle (GstElement *pipe, GstElement *src, const char *path)
+{
+  g_autofree char *url = g_strdup_printf ("%s%s", base_url, path);
+  g_object_set (src, "location", url, NULL);
+  gst_element_set_state (pipe, GST_STATE_PLAYING);
+  GstBus *bus = gst_element_get_bus (pipe);
+  guint conn = 0;
+  for (;;) {
+    GstMessage *m = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
+        GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_ELEMENT);
+    fail_unless (m != NULL && GST_MESSAGE_TYPE (m) != GST_MESSAGE_ERROR, "no EOS for %s", path);
+    const GstStructure *s = gst_message_get_structure (m);
+    const GstStructure *resp = NULL;
+    if (s && gst_structure_has_name (s, "http-headers")
+        && gst_structure_get (s, "response-headers", GST_TYPE_STRUCTURE, &resp, NULL)) {
+      const gchar *v = gst_structure_get_string (resp, "X-Conn");
+      conn = v ? (guint) atoi (v) : 0;
+      gst_structure_free ((GstStructure *) resp);
+    }
+    gboolean eos = GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS;
+    gst_message_unref (m);
+    if (eos)
+      break;
+  }
+  gst_object_unref (bus);
+  gst_element_set_state (pipe, GST_STATE_READY);
+  return conn;
+}
+
+/* keep-alive (the default, and what hlsdemux sets): a second request after
+ * READY reuses the connection, like souphttpsrc, and the flow is registered
+ * again on it although libsoup announces no new connection.  Without
+ * keep-alive each request has its own connection. */
+GST_START_TEST (test_keep_alive)
+{
+  g_autofree char *name = g_strdup_printf ("bwss-test-gst-ka-%d", (int) getpid ());
+  g_setenv ("BWSS_DOMAIN", name, TRUE);
+  for (int keep = 1; keep >= 0; keep--) {
+    GstElement *pipe = gst_pipeline_new (NULL);
+    GstElement *src = make_src ("/file");
+    GstElement *sink = gst_element_factory_make ("fakesink", NULL);
+    g_object_set (src, "keep-alive", (gboolean) keep, "bitrate", (guint64) 450000, NULL);
+    gst_bin_add_many (GST_BIN (pipe), src, sink, NULL);
+    fail_unless (gst_element_link (src, sink));
+    guint conn_a = fetch_in_ready_cycle (pipe, src, "/file");
+    BwssFlowInfo seen = { 0 };
+    GThread *t = g_thread_new ("watch", watch_domain, &seen);
+    guint conn_b = fetch_in_ready_cycle (pipe, src, "/stall");   /* 3 s: time to look */
+    g_thread_join (t);
+    fail_unless (conn_a != 0 && conn_b != 0);
+    if (keep) {
+      fail_unless (conn_b == conn_a, "keep-alive=true: connection %u, then %u", conn_a, conn_b);
+    } else {
+      fail_unless (conn_b != conn_a, "keep-alive=false reused connection %u", conn_a);
+    }
+    fail_unless (seen.pid == getpid (), "keep-alive=%d: the second request's flow was not registered",
+                 keep);
+    fail_unless (fabs (seen.stats.prefs.min_rate_bps - 520000) < 1);
+    gst_element_set_state (pipe, GST_STATE_NULL);
+    gst_object_unref (pipe);
+  }
+  g_autofree char *path = g_strdup_printf ("/%s", name);
+  shm_unlink (path);
+  g_unsetenv ("BWSS_DOMAIN");
+}
+GST_END_TEST;
+
 /* 200 kB at 400 kbit/s is 4 s of media in 200 packets; 100 kB arrive at
  * once, the rest 3 s later: packets 100..199 (media 2..3.98 s) arrive at
  * ~3 s.  Late with 0.5 s of prebuffer: packets whose media time is below
@@ -709,6 +791,7 @@ bwsshttpsrc_suite (void)
   tcase_add_test (tc, test_errors_and_auth);
   tcase_add_test (tc, test_size_and_live);
   tcase_add_test (tc, test_registration);
+  tcase_add_test (tc, test_keep_alive);
   tcase_add_test (tc, test_late_metric);
   tcase_add_test (tc, test_icy);
   tcase_add_test (tc, test_https);

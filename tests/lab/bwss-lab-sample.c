@@ -3,7 +3,7 @@
  * bwss-lab-sample — the lab's throughput recorder.  Every --period ms it asks
  * the kernel (sock_diag) for every TCP socket of the namespace and prints,
  * for each whose received byte count moved, one line
- *     <t_seconds CLOCK_MONOTONIC> <remote addr:port> <bytes_received>
+ *     <t_seconds CLOCK_MONOTONIC> <remote addr:port> <bytes_received> <socket inode>
  * It sees every client the same way — plain, under bwss-run, under trickle —
  * without touching them (the paper's throughput library hooked reads; the
  * kernel's count is the arrival at the receiver, which is what the late-packet
@@ -75,7 +75,8 @@ main (int argc, char **argv)
           seen[n_seen++].inode = k->inode;
         if (j < MAX_SEEN)
           seen[j].bytes = k->bytes_received;
-        printf ("%.6f %s %llu\n", t, k->remote, (unsigned long long) k->bytes_received);
+        printf ("%.6f %s %llu %llu\n", t, k->remote, (unsigned long long) k->bytes_received,
+                (unsigned long long) k->inode);
       }
       fflush (stdout);
     }

@@ -158,7 +158,8 @@ test_unsettled_not_judged (void)
   g_assert_cmpfloat_with_epsilon (s.sigma_bps, 900e3, 1e-6);
 }
 
-/* A flow start/stop goes to the raise phase from the current σ. */
+/* A flow start/stop goes to the raise phase from the current σ, after one
+ * settle interval. */
 static void
 test_probe_on_flow_change (void)
 {
@@ -167,8 +168,31 @@ test_probe_on_flow_change (void)
   uint64_t t = to_reactive (&s, f, 2);
   bwss_sigma_probe (&s, t);
   g_assert_cmpint (s.phase, ==, BWSS_PHASE_RAISE);
+  g_assert_false (bwss_sigma_step (&s, &p, t, 900e3, f, 2, S));
+  g_assert_false (bwss_sigma_step (&s, &p, t + S - 1, 900e3, f, 2, S));
   g_assert_true (bwss_sigma_step (&s, &p, t + S, 900e3, f, 2, S));
   g_assert_cmpfloat_with_epsilon (s.sigma_bps, 990e3, 1e-6);
+}
+
+/* Flows that come and go faster than the settle interval (a player fetching
+ * fragments) must not raise σ by themselves: while raising, a flow change
+ * takes U of reference again, and a U that does not rise ends the raise. */
+static void
+test_flow_churn_does_not_raise (void)
+{
+  BwssSigma s;
+  BwssSigmaFlow f[2] = { flow (300e3, 450e3, true), flow (300e3, 450e3, true) };
+  uint64_t t = to_reactive (&s, f, 2);
+  double start = s.sigma_bps;
+  for (int i = 0; i < 40; i++) {
+    /* a join or a leave every half settle interval; U jumps with the set */
+    bwss_sigma_probe (&s, t);
+    double u = (i % 2) ? 600e3 : 900e3;
+    bwss_sigma_step (&s, &p, t, u, f, 2, S);
+    t += S / 2;
+  }
+  /* one probe step at most above where it started */
+  g_assert_cmpfloat (s.sigma_bps, <=, start * (1.0 + p.raise_step) + p.raise_floor_bps + 1.0);
 }
 
 static void
@@ -231,6 +255,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sigma/reactive/link-congestion", test_link_congestion);
   g_test_add_func ("/sigma/reactive/unsettled-not-judged", test_unsettled_not_judged);
   g_test_add_func ("/sigma/probe-on-flow-change", test_probe_on_flow_change);
+  g_test_add_func ("/sigma/flow-churn-does-not-raise", test_flow_churn_does_not_raise);
   g_test_add_func ("/sigma/periodic-reinit-and-idle", test_periodic_reinit_and_idle);
   g_test_add_func ("/sigma/reactive/sigma-above-link", test_sigma_above_link);
   g_test_add_func ("/sigma/reactive/floor-flow-does-not-block", test_floor_flow_does_not_block);

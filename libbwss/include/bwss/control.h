@@ -202,6 +202,7 @@ typedef struct {
   bool      after_congestion; /* a raise that fails returns to LINK_CONGESTED */
   bool      excess_seen;      /* since flows went below γ·T, another was above */
   bool      congestion_settled; /* LINK_CONGESTED: σ re-taken from a settled U */
+  bool      rebase;        /* RAISE: the flow set changed, take U of reference again */
   uint32_t  changes;       /* count of σ changes, for statistics */
 } BwssSigma;
 
@@ -210,7 +211,9 @@ BWSS_API void bwss_sigma_init (BwssSigma *s);
 /* Restarts the initialisation (release phase) at @now_us. */
 BWSS_API void bwss_sigma_reinit (BwssSigma *s, uint64_t now_us);
 
-/* Goes to the raise phase from the current σ at @now_us (flow start/stop). */
+/* A flow started or stopped at @now_us: goes to the raise phase from the
+ * current σ, one settle interval later; if already raising, takes U of
+ * reference again at the next decision. */
 BWSS_API void bwss_sigma_probe (BwssSigma *s, uint64_t now_us);
 
 /* One decision of the σ loop at @now_us over @n flows whose aggregate rate is
