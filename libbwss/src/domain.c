@@ -713,6 +713,21 @@ bwss_domain_get_stats (BwssDomain *d, BwssDomainStats *out)
   out->sigma_bps = alive ? s->sigma_bps : 0.0;
   out->aggregate_bps = alive ? s->aggregate_bps : 0.0;
   out->n_flows = s->n_flows;
+  out->suspended = s->suspended != 0;
+  seg_unlock (s);
+  return 0;
+}
+
+int
+bwss_domain_set_suspended (BwssDomain *d, bool suspended)
+{
+  if (d == NULL)
+    return BWSS_EINVAL;
+  Segment *s = d->seg->s;
+  int err = seg_lock (s);
+  if (err)
+    return err;
+  s->suspended = suspended ? 1u : 0u;
   seg_unlock (s);
   return 0;
 }
@@ -796,18 +811,45 @@ flow_id (uint32_t slot, uint32_t gen)
   return (uint64_t) gen << 32 | slot;
 }
 
+/* Sharing is off: every slot released, the controller forgotten (it starts
+ * from its initialisation when sharing is on again).  s locked. */
+static void
+suspend (Seg *g, Segment *s)
+{
+  if (g->ctl) {
+    bwss_controller_free (g->ctl);
+    g->ctl = NULL;
+    memset (g->ctl_gen, 0, sizeof g->ctl_gen);
+  }
+  for (uint32_t i = 0; i < SEG_MAX_FLOWS; i++) {
+    SegSlot *sl = &s->slots[i];
+    sl->controlled = 0;
+    sl->window_bytes = 0;
+    sl->target_bps = -1.0;
+  }
+  s->phase = BWSS_PHASE_IDLE;
+  s->sigma_bps = 0.0;
+}
+
 /* One controller round: measure, run the laws, publish. */
 static void
 control (Seg *g, uint64_t now)
 {
   Segment *s = g->s;
-  if (g->ctl == NULL && bwss_controller_new (NULL, &g->ctl) != 0)
-    return;
-  bool have_dump = knob_dump (&g->dump) == 0;
-
   if (seg_lock (s) != 0)
     return;
   sweep (s);
+  if (s->suspended || (g->ctl == NULL && bwss_controller_new (NULL, &g->ctl) != 0)) {
+    suspend (g, s);
+    s->controller_pid = getpid ();
+    s->heartbeat_us = now;
+    seg_unlock (s);
+    return;
+  }
+  seg_unlock (s);
+  bool have_dump = knob_dump (&g->dump) == 0;   /* sock_diag: not under the lock */
+  if (seg_lock (s) != 0)
+    return;
   for (uint32_t i = 0; i < SEG_MAX_FLOWS; i++) {
     SegSlot *sl = &s->slots[i];
     bool active = sl->state == SLOT_ACTIVE;

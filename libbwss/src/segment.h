@@ -18,7 +18,7 @@
 #include <bwss/control.h>
 
 #define SEG_MAGIC     UINT64_C (0x314d4f4453535742) /* "BWSSDOM1" */
-#define SEG_VERSION   1u
+#define SEG_VERSION   2u        /* 2: `suspended` */
 #define SEG_MAX_FLOWS 256u
 
 enum { SLOT_FREE = 0, SLOT_ACTIVE = 1 };
@@ -62,7 +62,7 @@ typedef struct {
   double          sigma_bps;
   double          aggregate_bps;
   uint32_t        n_flows;
-  uint32_t        pad2;
+  uint32_t        suspended;       /* 1: sharing switched off (any participant) */
   SegSlot         slots[SEG_MAX_FLOWS];
 } Segment;
 

@@ -5,8 +5,11 @@
  * controller's σ and phase.
  *
  *   bwss-top [--once] [--json] [--interval SECONDS] [--domain NAME]
+ *   bwss-top --suspend | --resume [--domain NAME]
  *
- * Read-only: it never creates the domain nor takes the controller role.
+ * It never creates the domain nor takes the controller role; --suspend
+ * switches sharing off for the whole domain (every window back to the
+ * kernel's, flows stay registered) and --resume switches it on again.
  */
 #include <math.h>
 #include <stdio.h>
@@ -22,12 +25,16 @@ static gboolean opt_once;
 static gboolean opt_json;
 static gdouble opt_interval = 1.0;
 static gchar *opt_domain;
+static gboolean opt_suspend;
+static gboolean opt_resume;
 
 static GOptionEntry entries[] = {
   { "once", '1', 0, G_OPTION_ARG_NONE, &opt_once, "Print one snapshot and exit", NULL },
   { "json", 'j', 0, G_OPTION_ARG_NONE, &opt_json, "Machine-readable output (one JSON object per snapshot)", NULL },
   { "interval", 'i', 0, G_OPTION_ARG_DOUBLE, &opt_interval, "Seconds between snapshots (default 1)", "SECONDS" },
   { "domain", 0, 0, G_OPTION_ARG_STRING, &opt_domain, "Domain name (default $BWSS_DOMAIN, else per user)", "NAME" },
+  { "suspend", 0, 0, G_OPTION_ARG_NONE, &opt_suspend, "Switch sharing off (windows back to the kernel's) and exit", NULL },
+  { "resume", 0, 0, G_OPTION_ARG_NONE, &opt_resume, "Switch sharing on again and exit", NULL },
   { NULL }
 };
 
@@ -52,6 +59,8 @@ print_json (const BwssDomainStats *ds, const BwssFlowInfo *rows, size_t n)
   json_builder_add_string_value (b, ds->controller_pid ? bwss_phase_name (ds->phase) : "none");
   add_rate (b, "sigma_bps", ds->controller_pid ? ds->sigma_bps : -1);
   add_rate (b, "aggregate_bps", ds->controller_pid ? ds->aggregate_bps : -1);
+  json_builder_set_member_name (b, "suspended");
+  json_builder_add_boolean_value (b, ds->suspended);
   json_builder_set_member_name (b, "flows");
   json_builder_begin_array (b);
   for (size_t i = 0; i < n; i++) {
@@ -109,7 +118,9 @@ print_table (const BwssDomainStats *ds, const BwssFlowInfo *rows, size_t n)
   char sigma[32], agg[32];
   fmt_rate (sigma, sizeof sigma, ds->controller_pid ? ds->sigma_bps : -1);
   fmt_rate (agg, sizeof agg, ds->controller_pid ? ds->aggregate_bps : -1);
-  if (ds->controller_pid)
+  if (ds->suspended)
+    printf ("sharing suspended (bwss-top --resume)  flows %u\n", ds->n_flows);
+  else if (ds->controller_pid)
     printf ("controller %d  phase %s  sigma %s  aggregate %s  flows %u\n", ds->controller_pid,
             bwss_phase_name (ds->phase), sigma, agg, ds->n_flows);
   else
@@ -152,6 +163,10 @@ main (int argc, char **argv)
     fprintf (stderr, "bwss-top: --interval: must be between 0.05 and 3600 seconds\n");
     return 2;
   }
+  if (opt_suspend && opt_resume) {
+    fprintf (stderr, "bwss-top: --suspend and --resume exclude each other\n");
+    return 2;
+  }
   BwssDomain *d = NULL;
   int err = bwss_domain_open (opt_domain, BWSS_DOMAIN_NO_CREATE | BWSS_DOMAIN_NO_CONTROLLER, &d);
   if (err == BWSS_ENOENT) {
@@ -161,6 +176,16 @@ main (int argc, char **argv)
   if (err) {
     fprintf (stderr, "bwss-top: cannot open the domain: %s\n", bwss_strerror (err));
     return 1;
+  }
+  if (opt_suspend || opt_resume) {
+    err = bwss_domain_set_suspended (d, opt_suspend);
+    bwss_domain_close (d);
+    if (err) {
+      fprintf (stderr, "bwss-top: %s\n", bwss_strerror (err));
+      return 1;
+    }
+    printf ("sharing %s\n", opt_suspend ? "suspended" : "resumed");
+    return 0;
   }
   static BwssFlowInfo rows[MAX_ROWS];
   for (;;) {

@@ -358,6 +358,72 @@ test_controller_death_releases_windows (void)
   unlink_domain (name);
 }
 
+/* Suspending sharing gives every window back to the kernel while the flow
+ * stays registered; resuming constrains it again after a fresh
+ * initialisation.  Any participant may switch it (here a passive one). */
+static gboolean
+wait_controlled (BwssDomain *d, BwssFlow *f, gboolean want, uint64_t deadline)
+{
+  BwssFlowStats st = { 0 };
+  while (mono_us () < deadline) {
+    bwss_domain_dispatch (d, mono_us ());
+    g_assert_cmpint (bwss_flow_get_stats (f, &st), ==, 0);
+    if ((st.controlled && st.window_bytes) == want)
+      return TRUE;
+    g_usleep (10000);
+  }
+  return FALSE;
+}
+
+static void
+test_suspend_resume (void)
+{
+  g_autofree char *name = domain_name ("suspend");
+  BwssDomain *d = NULL, *other = NULL;
+  g_assert_cmpint (bwss_domain_open (name, 0, &d), ==, 0);
+  g_assert_cmpint (bwss_domain_open (name, BWSS_DOMAIN_NO_CONTROLLER, &other), ==, 0);
+  int c, s;
+  tcp_pair (&c, &s);
+  char buf[65536];
+  memset (buf, 1, sizeof buf);
+  g_assert_cmpint (write (s, buf, sizeof buf), ==, (ssize_t) sizeof buf);
+  g_assert_cmpint (read (c, buf, sizeof buf), >, 0);
+  uint32_t original = clamp_of (c);
+  BwssFlow *f = NULL;
+  BwssPrefs p = { .priority = 0, .min_rate_bps = 0, .weight = 1 };
+  g_assert_cmpint (bwss_flow_register (d, c, &p, &f), ==, 0);
+  uint64_t deadline = mono_us () + WAIT_LIMIT_US;
+  g_assert_true (wait_controlled (d, f, TRUE, deadline));
+  g_assert_cmpuint (clamp_of (c), !=, original);
+
+  g_assert_cmpint (bwss_domain_set_suspended (other, true), ==, 0);
+  g_assert_true (wait_controlled (d, f, FALSE, deadline));
+  g_assert_cmpuint (clamp_of (c), ==, original);
+  BwssDomainStats ds = { 0 };
+  g_assert_cmpint (bwss_domain_get_stats (d, &ds), ==, 0);
+  g_assert_true (ds.suspended);
+  g_assert_cmpuint (ds.n_flows, ==, 1);                 /* still registered */
+  /* and it stays released while suspended */
+  for (int i = 0; i < 20; i++) {
+    bwss_domain_dispatch (d, mono_us ());
+    g_usleep (10000);
+  }
+  g_assert_cmpuint (clamp_of (c), ==, original);
+
+  g_assert_cmpint (bwss_domain_set_suspended (other, false), ==, 0);
+  deadline = mono_us () + WAIT_LIMIT_US;
+  g_assert_true (wait_controlled (d, f, TRUE, deadline));
+  g_assert_cmpint (bwss_domain_get_stats (d, &ds), ==, 0);
+  g_assert_false (ds.suspended);
+  g_assert_cmpint (bwss_domain_set_suspended (NULL, true), ==, BWSS_EINVAL);
+
+  bwss_flow_unregister (f);
+  close (c); close (s);
+  bwss_domain_close (other);
+  bwss_domain_close (d);
+  unlink_domain (name);
+}
+
 /* A process killed while holding the segment lock does not lock the domain. */
 static void
 test_lock_holder_killed (void)
@@ -445,6 +511,7 @@ main (int argc, char **argv)
   g_test_add_func ("/domain/killed-participant", test_killed_participant);
   g_test_add_func ("/domain/controller-death-releases-windows", test_controller_death_releases_windows);
   g_test_add_func ("/domain/lock-holder-killed", test_lock_holder_killed);
+  g_test_add_func ("/domain/suspend-resume", test_suspend_resume);
   g_test_add_func ("/domain/glib-source", test_glib_source);
   return g_test_run ();
 }

@@ -98,5 +98,16 @@ done
   || not_ok "bwss-top --json: $(cat "$tmp/top.json")"
 wait $client; kill $srv 2>/dev/null; wait $srv 2>/dev/null
 
+# --suspend / --resume switch the domain's flag, bwss-top shows it
+"$top" --suspend --resume 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q -- "--suspend" "$tmp/err" && ok "bwss-top --suspend --resume -> 2" || not_ok "suspend+resume: $rc"
+BWSS_DOMAIN="bwss-test-none-$$" "$top" --suspend 2>"$tmp/err"; rc=$?
+[ $rc -eq 1 ] && grep -q "no domain" "$tmp/err" && ok "bwss-top --suspend without a domain -> 1" || not_ok "suspend no domain: $rc"
+"$top" --suspend >/dev/null && "$top" --once --json >"$tmp/s.json" && "$top" --resume >/dev/null \
+  && "$top" --once --json >"$tmp/r.json" && /usr/bin/python3 -c '
+import json, sys
+sys.exit(0 if json.load(open(sys.argv[1]))["suspended"] and not json.load(open(sys.argv[2]))["suspended"] else 1)' "$tmp/s.json" "$tmp/r.json" \
+  && ok "bwss-top --suspend / --resume flip the domain's flag" || not_ok "suspend/resume: $(cat "$tmp/s.json" "$tmp/r.json")"
+
 echo "1..$n"
 [ $failed -eq 0 ]

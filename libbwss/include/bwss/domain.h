@@ -71,9 +71,16 @@ typedef struct {
   double    sigma_bps;
   double    aggregate_bps;
   uint32_t  n_flows;
+  bool      suspended;      /* sharing is switched off (bwss_domain_set_suspended) */
 } BwssDomainStats;
 
 BWSS_API int bwss_domain_get_stats (BwssDomain *d, BwssDomainStats *out);
+
+/* Switches sharing off (@suspended true) or on again for the whole domain.
+ * Off: flows stay registered, every window goes back to the kernel's and
+ * the controller forgets what it learned; on: the controller starts from
+ * its initialisation (release, σ ← U, raise), as for a first flow. */
+BWSS_API int bwss_domain_set_suspended (BwssDomain *d, bool suspended);
 
 /* One flow of the whole domain, for bwss-top. */
 typedef struct {
