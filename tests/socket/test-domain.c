@@ -70,6 +70,18 @@ tcp_pair (int *client, int *server)
   close (l);
 }
 
+/* tcp_pair() with 64 kB sent through it, so the kernel has an RTT for the
+ * flow and the controller something to measure. */
+static void
+tcp_pair_with_data (int *client, int *server)
+{
+  tcp_pair (client, server);
+  char buf[65536];
+  memset (buf, 1, sizeof buf);
+  g_assert_cmpint (write (*server, buf, sizeof buf), ==, (ssize_t) sizeof buf);
+  g_assert_cmpint (read (*client, buf, sizeof buf), >, 0);
+}
+
 static uint32_t
 clamp_of (int fd)
 {
@@ -295,12 +307,7 @@ test_controller_death_releases_windows (void)
   BwssDomain *d = NULL;
   g_assert_cmpint (bwss_domain_open (name, 0, &d), ==, 0);
   int c, s;
-  tcp_pair (&c, &s);
-  /* some data so the kernel has an RTT for the flow */
-  char buf[65536];
-  memset (buf, 1, sizeof buf);
-  g_assert_cmpint (write (s, buf, sizeof buf), ==, (ssize_t) sizeof buf);
-  g_assert_cmpint (read (c, buf, sizeof buf), >, 0);
+  tcp_pair_with_data (&c, &s);
   uint32_t original = clamp_of (c);
   BwssFlow *f = NULL;
   BwssPrefs p = { .priority = 0, .min_rate_bps = 0, .weight = 1 };
@@ -383,11 +390,7 @@ test_suspend_resume (void)
   g_assert_cmpint (bwss_domain_open (name, 0, &d), ==, 0);
   g_assert_cmpint (bwss_domain_open (name, BWSS_DOMAIN_NO_CONTROLLER, &other), ==, 0);
   int c, s;
-  tcp_pair (&c, &s);
-  char buf[65536];
-  memset (buf, 1, sizeof buf);
-  g_assert_cmpint (write (s, buf, sizeof buf), ==, (ssize_t) sizeof buf);
-  g_assert_cmpint (read (c, buf, sizeof buf), >, 0);
+  tcp_pair_with_data (&c, &s);
   uint32_t original = clamp_of (c);
   BwssFlow *f = NULL;
   BwssPrefs p = { .priority = 0, .min_rate_bps = 0, .weight = 1 };
