@@ -257,6 +257,17 @@ drop_session (GstBwssHttpSrc *src)
   g_clear_object (&src->session);
 }
 
+/* Back to NULL (or finalized without it): the session and the domain go. */
+static void
+release_all (GstBwssHttpSrc *src)
+{
+  drop_session (src);
+  if (src->domain) {
+    bwss_domain_close (src->domain);
+    src->domain = NULL;
+  }
+}
+
 /* ---- stats --------------------------------------------------------------- */
 
 static GstStructure *
@@ -775,13 +786,8 @@ gst_bwss_http_src_change_state (GstElement *element, GstStateChange transition)
 {
   GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (element);
   GstStateChangeReturn ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
-  if (transition == GST_STATE_CHANGE_READY_TO_NULL) {
-    drop_session (src);
-    if (src->domain) {
-      bwss_domain_close (src->domain);
-      src->domain = NULL;
-    }
-  }
+  if (transition == GST_STATE_CHANGE_READY_TO_NULL)
+    release_all (src);
   return ret;
 }
 
@@ -1059,9 +1065,7 @@ static void
 gst_bwss_http_src_finalize (GObject *object)
 {
   GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (object);
-  drop_session (src);                   /* if never set back to NULL */
-  if (src->domain)
-    bwss_domain_close (src->domain);
+  release_all (src);                    /* if never set back to NULL */
   g_free (src->location);
   g_free (src->redirection_uri);
   g_free (src->user_agent);

@@ -836,6 +836,8 @@ static void
 control (Seg *g, uint64_t now)
 {
   Segment *s = g->s;
+  bool have_dump = knob_dump (&g->dump) == 0;   /* sock_diag: not under the lock */
+
   if (seg_lock (s) != 0)
     return;
   sweep (s);
@@ -846,10 +848,6 @@ control (Seg *g, uint64_t now)
     seg_unlock (s);
     return;
   }
-  seg_unlock (s);
-  bool have_dump = knob_dump (&g->dump) == 0;   /* sock_diag: not under the lock */
-  if (seg_lock (s) != 0)
-    return;
   for (uint32_t i = 0; i < SEG_MAX_FLOWS; i++) {
     SegSlot *sl = &s->slots[i];
     bool active = sl->state == SLOT_ACTIVE;
