@@ -4,73 +4,63 @@
  * run on an injected clock with injected measurements.
  *
  * Each tick:
- *   1. U = Σ R_i from the flows' estimators;
- *   2. the σ loop decides (sigma.c), judging only flows whose FCS had time to
- *      reach their current target;
+ *   1. U = Σ R_i and each R_i, from the flows' estimators (estimator.c);
+ *   2. the σ loop decides — the delay loop (capacity.c, the default) or the
+ *      paper's (sigma.c), as params->loop says;
  *   3. if σ, the flow set or a preference changed, the TRAS re-splits σ
  *      (allocation.c);
- *   4. every FCS steps towards its target (fcs.c); in the release phase every
- *      flow is unconstrained (window 0 = the kernel's own).
+ *   4. every FCS steps towards its target (fcs.c); while the loop releases
+ *      the flows (its initialisation) every window is the kernel's own.
  *
- * The rates handed to the σ loop (each R_i and U) are means over the last
- * half settle interval, from the byte counters, not the FCS's EWMA: at small
- * windows each FCS dithers between two whole-segment windows, and an
- * instantaneous estimate would judge a σ step by the phase of that dither.
+ * The delay loop sizes each window for the flow's base RTT plus the queue
+ * target (basertt.c keeps the base), so a link at σ holds q_t of queue; its
+ * rates are means over the time since its last decision.  A flow that joins
+ * while the others measure a queue has its base seeded from it.
  *
- * The settle interval handed to the σ loop is two FCS cycles of the slowest
- * flow: a cycle is the hold after a change (RTT + 3φ) plus one estimation
- * period, and the law needs about two cycles to come within γ of a new target
- * (each increase closes β = 70 % of the gap).
+ * The paper's loop sizes each window for the measured RTT (Sec. IV) and
+ * judges means over the last half settle interval: at small windows each FCS
+ * dithers between two whole-segment windows, and an instantaneous estimate
+ * would judge a σ step by the phase of that dither.  Its settle interval is
+ * settle_cycles FCS cycles of the slowest flow: a cycle is the hold after a
+ * change (RTT + 3φ) plus one estimation period.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bwss/control.h>
 
-/* A byte-count history, one entry every HISTORY_STEP_US; HISTORY_LEN
- * entries cover 6.4 s, more than half the longest settle interval
- * (probe_max_us = 5 s by default; longer ones use what exists). */
-#define HISTORY_STEP_US 50000
-#define HISTORY_LEN     128
-
 typedef struct {
-  uint64_t t_us[HISTORY_LEN];
-  uint64_t bytes[HISTORY_LEN];
-  size_t   n, head;             /* ring: head = next slot */
-} History;
-
-typedef struct {
-  uint64_t  id;
-  BwssPrefs prefs;
-  BwssFcs   fcs;
-  uint32_t  rtt_us;
-  uint32_t  mss;
-  double    target_bps;
-  uint64_t  target_moved_us;  /* last time the target moved by more than α */
-  bool      tracked;          /* σ loop: congested on its own path */
-  double    tracked_target;
-  uint64_t  last_bytes;       /* cumulative count at the last sample */
-  bool      have_bytes;
-  uint64_t  received;         /* bytes counted since the flow was added */
-  History   history;          /* of `received`, for the σ loop's mean rate */
+  uint64_t    id;
+  BwssPrefs   prefs;
+  BwssFcs     fcs;              /* its estimator is the flow's one rate estimator */
+  BwssBaseRtt base;
+  uint32_t    rtt_us;
+  uint32_t    mss;
+  double      target_bps;
+  uint64_t    target_moved_us;  /* last time the target moved by more than α */
+  uint32_t    window_low;       /* delay loop: smallest window since its last decision */
+  bool        tracked;          /* paper loop: congested on its own path */
+  double      tracked_target;
+  uint64_t    last_bytes;       /* cumulative count at the last sample */
+  bool        have_bytes;
 } Flow;
 
 struct BwssController {
-  BwssParams     p;
-  Flow          *flows;
-  size_t         n, cap;
-  BwssSigmaFlow *view;         /* scratch for the σ loop, cap entries */
-  BwssPrefs     *prefs;        /* scratch for the TRAS */
-  double        *targets;
-  BwssSigma      sigma;
-  bool           reallocate;
-  double         aggregate_bps;
-  uint64_t       aggregate_bytes;   /* Σ of every flow's received bytes */
-  History        history;           /* of aggregate_bytes */
+  BwssParams        p;
+  Flow             *flows;
+  size_t            n, cap;
+  BwssSigmaFlow    *sigma_view;  /* scratch for the paper's loop, cap entries */
+  BwssCapacityFlow *cap_view;    /* scratch for the delay loop */
+  BwssPrefs        *prefs;       /* scratch for the TRAS */
+  double           *targets;
+  double           *shares;      /* scratch: the TRAS applied to U */
+  BwssSigma         sigma;       /* the paper's loop */
+  BwssCapacity      capacity;    /* the delay loop */
+  bool              reallocate;
+  double            aggregate_bps;
+  uint64_t          aggregate_bytes;   /* Σ of every flow's received bytes */
+  BwssEstimator     aggregate;         /* ... and its meter */
 };
-
-/* Settle interval = SETTLE_CYCLES FCS cycles of the slowest flow. */
-#define SETTLE_CYCLES 2
 
 int
 bwss_controller_new (const BwssParams *params, BwssController **out)
@@ -89,6 +79,8 @@ bwss_controller_new (const BwssParams *params, BwssController **out)
     return BWSS_ENOMEM;
   c->p = p;
   bwss_sigma_init (&c->sigma);
+  bwss_capacity_init (&c->capacity);
+  bwss_estimator_init (&c->aggregate);
   *out = c;
   return BWSS_OK;
 }
@@ -99,9 +91,11 @@ bwss_controller_free (BwssController *c)
   if (c == NULL)
     return;
   free (c->flows);
-  free (c->view);
+  free (c->sigma_view);
+  free (c->cap_view);
   free (c->prefs);
   free (c->targets);
+  free (c->shares);
   free (c);
 }
 
@@ -109,6 +103,12 @@ const BwssParams *
 bwss_controller_params (const BwssController *c)
 {
   return &c->p;
+}
+
+static bool
+paper_loop (const BwssController *c)
+{
+  return c->p.loop == BWSS_LOOP_PAPER;
 }
 
 static Flow *
@@ -120,28 +120,30 @@ find (const BwssController *c, uint64_t id)
   return NULL;
 }
 
+/* Grows *@ptr to @cap elements of @size; returns false on failure. */
+static bool
+grow_array (void **ptr, size_t cap, size_t size)
+{
+  void *p = realloc (*ptr, cap * size);
+  if (p == NULL)
+    return false;
+  *ptr = p;
+  return true;
+}
+
 static int
 grow (BwssController *c)
 {
   if (c->n < c->cap)
     return BWSS_OK;
   size_t cap = c->cap ? 2 * c->cap : 8;
-  Flow *flows = realloc (c->flows, cap * sizeof *flows);
-  if (flows == NULL)
+  if (!grow_array ((void **) &c->flows, cap, sizeof *c->flows)
+      || !grow_array ((void **) &c->sigma_view, cap, sizeof *c->sigma_view)
+      || !grow_array ((void **) &c->cap_view, cap, sizeof *c->cap_view)
+      || !grow_array ((void **) &c->prefs, cap, sizeof *c->prefs)
+      || !grow_array ((void **) &c->targets, cap, sizeof *c->targets)
+      || !grow_array ((void **) &c->shares, cap, sizeof *c->shares))
     return BWSS_ENOMEM;
-  c->flows = flows;
-  BwssSigmaFlow *view = realloc (c->view, cap * sizeof *view);
-  if (view == NULL)
-    return BWSS_ENOMEM;
-  c->view = view;
-  BwssPrefs *prefs = realloc (c->prefs, cap * sizeof *prefs);
-  if (prefs == NULL)
-    return BWSS_ENOMEM;
-  c->prefs = prefs;
-  double *targets = realloc (c->targets, cap * sizeof *targets);
-  if (targets == NULL)
-    return BWSS_ENOMEM;
-  c->targets = targets;
   c->cap = cap;
   return BWSS_OK;
 }
@@ -162,10 +164,13 @@ bwss_controller_add_flow (BwssController *c, uint64_t id, const BwssPrefs *prefs
   f->id = id;
   f->prefs = *prefs;
   bwss_fcs_init (&f->fcs);
+  bwss_base_rtt_init (&f->base);
   f->target_moved_us = now_us;
   c->reallocate = true;
-  /* Flow start: look for the new optimum from the current σ (Sec. V-C). */
-  bwss_sigma_probe (&c->sigma, now_us);
+  /* Flow start: the paper's loop looks for the new optimum from the current
+   * σ (Sec. V-C); the delay loop just re-splits (the queue tells the rest). */
+  if (paper_loop (c))
+    bwss_sigma_probe (&c->sigma, now_us);
   return BWSS_OK;
 }
 
@@ -195,9 +200,36 @@ bwss_controller_remove_flow (BwssController *c, uint64_t id, uint64_t now_us)
   memmove (&c->flows[i], &c->flows[i + 1], (c->n - i - 1) * sizeof *f);
   c->n--;
   c->reallocate = true;
-  /* Flow stop: its share is re-split now, then look for more (Sec. V-C). */
-  bwss_sigma_probe (&c->sigma, now_us);
+  if (paper_loop (c))
+    bwss_sigma_probe (&c->sigma, now_us);   /* flow stop (Sec. V-C) */
   return BWSS_OK;
+}
+
+/* Returns the RTT flow @f's window is sized for, µs: its measured RTT in
+ * the paper's loop.  In the delay loop, its measured RTT with the link's
+ * queue replaced by the queue it should hold: RTT − q + q', q' the queue
+ * target, or the queue now if that is shorter (a target that one flow's
+ * floor inflates must not size the others' windows for a queue the link does
+ * not hold), and at least the shortest target (an empty queue is no reason
+ * to offer less than a full pipe).  What remains of the RTT is the flow's
+ * own: its base, and any queue on its own path or a longer route.  The
+ * measured RTT while the link's queue is unknown. */
+static uint32_t
+model_rtt (const BwssController *c, const Flow *f)
+{
+  double now = c->capacity.queue_us;
+  if (paper_loop (c) || now < 0.0 || f->rtt_us == 0)
+    return f->rtt_us;
+  double q = c->capacity.queue_target_us;
+  if (now < q)
+    q = now;
+  if (q < (double) c->p.queue_target_min_us)
+    q = (double) c->p.queue_target_min_us;
+  double own = (double) f->rtt_us - now;
+  uint32_t base = bwss_base_rtt_get (&f->base);
+  if (own < (double) base)
+    own = (double) base;
+  return (uint32_t) (own + q);
 }
 
 int
@@ -208,73 +240,31 @@ bwss_controller_observe (BwssController *c, uint64_t id, const BwssSample *s)
   Flow *f = find (c, id);
   if (f == NULL)
     return BWSS_ENOENT;
-  if (f->have_bytes && s->bytes_received >= f->last_bytes) {
+  if (f->have_bytes && s->bytes_received >= f->last_bytes)
     c->aggregate_bytes += s->bytes_received - f->last_bytes;
-    f->received += s->bytes_received - f->last_bytes;
-  }
   f->last_bytes = s->bytes_received;
   f->have_bytes = true;
   if (s->rtt_us)
     f->rtt_us = s->rtt_us;
   if (s->mss)
     f->mss = s->mss;
-  bwss_fcs_observe (&f->fcs, &c->p, s->now_us, s->bytes_received, f->rtt_us);
+  /* a newcomer behind a queue the others measure: that queue is not its path */
+  uint32_t first = s->min_rtt_us ? s->min_rtt_us : s->rtt_us;
+  if (first && bwss_base_rtt_get (&f->base) == 0 && c->capacity.queue_us > 0.0)
+    bwss_base_rtt_seed (&f->base, first, c->capacity.queue_us);
+  bwss_base_rtt_sample (&f->base, s->rtt_us);
+  bwss_base_rtt_sample (&f->base, s->min_rtt_us);
+  bwss_fcs_observe (&f->fcs, &c->p, s->now_us, s->bytes_received, model_rtt (c, f));
   return BWSS_OK;
 }
 
-/* Returns the settle interval for the σ loop, µs. */
-static uint64_t
-settle_us (const BwssController *c)
-{
-  uint64_t worst = 0;
-  for (size_t i = 0; i < c->n; i++) {
-    const Flow *f = &c->flows[i];
-    uint64_t cycle = bwss_fcs_hold_us (&c->p, f->rtt_us) + bwss_fcs_phi_us (&c->p, f->rtt_us);
-    if (cycle > worst)
-      worst = cycle;
-  }
-  return SETTLE_CYCLES * worst;
-}
-
+/* Re-runs the TRAS at σ and notes which targets moved by more than α. */
 static void
-history_push (History *h, uint64_t now_us, uint64_t bytes)
-{
-  if (h->n) {
-    size_t last = (h->head + HISTORY_LEN - 1) % HISTORY_LEN;
-    if (now_us < h->t_us[last] + HISTORY_STEP_US)
-      return;
-  }
-  h->t_us[h->head] = now_us;
-  h->bytes[h->head] = bytes;
-  h->head = (h->head + 1) % HISTORY_LEN;
-  if (h->n < HISTORY_LEN)
-    h->n++;
-}
-
-/* Returns the mean rate of a counter now at @bytes over about the last
- * @window_us, bit/s (over what history exists if shorter); negative with no
- * history. */
-static double
-history_rate (const History *h, uint64_t now_us, uint64_t bytes, uint64_t window_us)
-{
-  size_t from = HISTORY_LEN;
-  for (size_t k = 1; k <= h->n; k++) {
-    from = (h->head + HISTORY_LEN - k) % HISTORY_LEN;
-    if (h->t_us[from] + window_us <= now_us)
-      break;
-  }
-  if (from == HISTORY_LEN || now_us <= h->t_us[from])
-    return -1.0;
-  return (double) (bytes - h->bytes[from]) * 8.0 / ((double) (now_us - h->t_us[from]) / 1e6);
-}
-
-/* Re-runs the TRAS and notes which targets moved by more than α. */
-static void
-reallocate (BwssController *c, uint64_t now_us)
+reallocate (BwssController *c, double sigma, uint64_t now_us)
 {
   for (size_t i = 0; i < c->n; i++)
     c->prefs[i] = c->flows[i].prefs;
-  if (bwss_allocate (c->sigma.sigma_bps, c->prefs, c->n, c->targets) != BWSS_OK)
+  if (bwss_allocate (sigma, c->prefs, c->n, c->targets) != BWSS_OK)
     return;                             /* prefs were validated on entry */
   for (size_t i = 0; i < c->n; i++) {
     Flow *f = &c->flows[i];
@@ -286,50 +276,122 @@ reallocate (BwssController *c, uint64_t now_us)
   c->reallocate = false;
 }
 
-void
-bwss_controller_tick (BwssController *c, uint64_t now_us)
+/* ---- the paper's loop ---- */
+
+/* Returns the paper loop's settle interval, µs. */
+static uint64_t
+settle_us (const BwssController *c)
 {
-  if (c == NULL)
-    return;
-  uint64_t settle = settle_us (c);
+  uint64_t worst = 0;
+  for (size_t i = 0; i < c->n; i++) {
+    const Flow *f = &c->flows[i];
+    uint64_t cycle = bwss_fcs_hold_us (&c->p, f->rtt_us) + bwss_fcs_phi_us (&c->p, f->rtt_us);
+    if (cycle > worst)
+      worst = cycle;
+  }
+  return c->p.settle_cycles * worst;
+}
 
-  uint64_t window = settle / 2;
-  history_push (&c->history, now_us, c->aggregate_bytes);
-  double u = history_rate (&c->history, now_us, c->aggregate_bytes, window);
+/* Runs the paper's σ loop; returns true if the TRAS must re-split. */
+static bool
+tick_paper (BwssController *c, uint64_t now_us)
+{
+  uint64_t settle = settle_us (c), window = settle / 2;
+  double u = bwss_estimator_mean (&c->aggregate, window);
   c->aggregate_bps = u > 0.0 ? u : 0.0;
-
   for (size_t i = 0; i < c->n; i++) {
     Flow *f = &c->flows[i];
-    BwssSigmaFlow *v = &c->view[i];
-    history_push (&f->history, now_us, f->received);
-    v->rate_bps = history_rate (&f->history, now_us, f->received, window);
+    BwssSigmaFlow *v = &c->sigma_view[i];
+    v->rate_bps = bwss_estimator_mean (&f->fcs.est, window);
     v->target_bps = f->target_bps;
     /* settled: the FCS has had the settle interval to follow the target
      * (whether or not it is still stepping: a congested flow keeps raising
      * its window and must still be judged) */
-    v->settled = f->fcs.state != BWSS_FCS_RELEASED
-        && now_us - f->target_moved_us >= settle;
+    v->settled = f->fcs.state != BWSS_FCS_RELEASED && now_us - f->target_moved_us >= settle;
     v->at_floor = f->fcs.state != BWSS_FCS_RELEASED
         && f->fcs.window <= c->p.min_window_segments;
     v->tracked = f->tracked;
     v->tracked_target = f->tracked_target;
   }
-  if (bwss_sigma_step (&c->sigma, &c->p, now_us, u, c->view, c->n, settle))
-    c->reallocate = true;
+  bool changed = bwss_sigma_step (&c->sigma, &c->p, now_us, u, c->sigma_view, c->n, settle);
   for (size_t i = 0; i < c->n; i++) {
-    c->flows[i].tracked = c->view[i].tracked;
-    c->flows[i].tracked_target = c->view[i].tracked_target;
+    c->flows[i].tracked = c->sigma_view[i].tracked;
+    c->flows[i].tracked_target = c->sigma_view[i].tracked_target;
   }
-  if (c->reallocate)
-    reallocate (c, now_us);
+  return changed;
+}
 
-  bool released = c->sigma.phase == BWSS_PHASE_RELEASE || c->sigma.phase == BWSS_PHASE_IDLE;
+/* ---- the delay loop ---- */
+
+/* Fills the delay loop's view of the flows over the last @window_us, with
+ * their shares of @u_bps. */
+static void
+capacity_view (BwssController *c, uint64_t window_us, double u_bps)
+{
+  for (size_t i = 0; i < c->n; i++)
+    c->prefs[i] = c->flows[i].prefs;
+  if (bwss_allocate (u_bps, c->prefs, c->n, c->shares) != BWSS_OK)
+    memset (c->shares, 0, c->n * sizeof *c->shares);
+  for (size_t i = 0; i < c->n; i++) {
+    const Flow *f = &c->flows[i];
+    BwssCapacityFlow *v = &c->cap_view[i];
+    uint32_t mss = f->mss ? f->mss : c->p.default_mss;
+    v->rate_bps = bwss_estimator_mean (&f->fcs.est, window_us);
+    v->target_bps = f->fcs.state == BWSS_FCS_RELEASED ? 0.0 : f->target_bps;
+    v->share_bps = c->shares[i];
+    v->min_rate_bps = f->prefs.min_rate_bps;
+    v->rtt_us = f->rtt_us;
+    v->base_rtt_us = bwss_base_rtt_get (&f->base);
+    v->mss = mss;
+    /* two segments: at least one delayed ACK's worth of RTT sample */
+    v->fresh = bwss_estimator_bytes (&f->fcs.est, window_us) >= 2.0 * mss;
+    /* held by its window: it moved (nearly) a window per measured RTT — the
+     * smallest window of the interval, a window that just grew has not
+     * filled yet */
+    uint32_t w = f->window_low && f->window_low < f->fcs.window ? f->window_low : f->fcs.window;
+    v->window_limited = w > 0 && f->rtt_us > 0 && v->rate_bps > 0.0
+        && v->rate_bps >= c->p.window_limited_fraction
+                          * (8.0 * w * mss) / ((double) f->rtt_us / 1e6);
+  }
+}
+
+/* Runs the delay loop; returns true if the TRAS must re-split. */
+static bool
+tick_delay (BwssController *c, uint64_t now_us)
+{
+  BwssCapacity *cap = &c->capacity;
+  uint64_t window = cap->last_decision_us && now_us > cap->last_decision_us
+      ? now_us - cap->last_decision_us : c->p.decision_min_us;
+  double u = bwss_estimator_mean (&c->aggregate, window);
+  c->aggregate_bps = u > 0.0 ? u : 0.0;
+  capacity_view (c, window, c->aggregate_bps);
+  for (size_t i = 0; i < c->n; i++)
+    c->flows[i].window_low = c->flows[i].fcs.window;   /* a new interval */
+  return bwss_capacity_step (cap, &c->p, now_us, c->aggregate_bps, c->cap_view, c->n);
+}
+
+void
+bwss_controller_tick (BwssController *c, uint64_t now_us)
+{
+  if (c == NULL)
+    return;
+  bwss_estimator_sample (&c->aggregate, now_us, c->aggregate_bytes, 0, 0.0,
+                         c->p.meter_step_us);
+  bool changed = paper_loop (c) ? tick_paper (c, now_us) : tick_delay (c, now_us);
+  BwssPhase phase = paper_loop (c) ? c->sigma.phase : c->capacity.phase;
+  double sigma = paper_loop (c) ? c->sigma.sigma_bps : c->capacity.sigma_bps;
+  if (changed || c->reallocate)
+    reallocate (c, sigma, now_us);
+
+  bool released = phase == BWSS_PHASE_RELEASE || phase == BWSS_PHASE_IDLE;
   for (size_t i = 0; i < c->n; i++) {
     Flow *f = &c->flows[i];
     if (released)
       bwss_fcs_release (&f->fcs);
     else
-      bwss_fcs_step (&f->fcs, &c->p, now_us, f->target_bps, f->rtt_us, f->mss);
+      bwss_fcs_step (&f->fcs, &c->p, now_us, f->target_bps, model_rtt (c, f), f->mss);
+    if (f->fcs.window < f->window_low || f->window_low == 0)
+      f->window_low = f->fcs.window;
   }
 }
 
@@ -349,6 +411,7 @@ bwss_controller_flow_state (const BwssController *c, uint64_t id, BwssFlowState 
   /* window ≤ 2^30 / mss segments (fcs.c), so the product fits 32 bits. */
   out->window_bytes = f->fcs.window * mss;
   out->rtt_us = f->rtt_us;
+  out->base_rtt_us = bwss_base_rtt_get (&f->base);
   out->mss = mss;
   out->fcs_state = f->fcs.state;
   out->congested = f->tracked;
@@ -360,9 +423,20 @@ bwss_controller_stats (const BwssController *c, BwssControllerStats *out)
 {
   if (c == NULL || out == NULL)
     return;
-  out->phase = c->sigma.phase;
-  out->sigma_bps = c->sigma.sigma_bps;
+  out->loop = c->p.loop;
   out->aggregate_bps = c->aggregate_bps;
   out->n_flows = (uint32_t) c->n;
-  out->sigma_changes = c->sigma.changes;
+  if (paper_loop (c)) {
+    out->phase = c->sigma.phase;
+    out->sigma_bps = c->sigma.sigma_bps;
+    out->sigma_changes = c->sigma.changes;
+    out->queue_us = -1.0;
+    out->queue_target_us = 0.0;
+  } else {
+    out->phase = c->capacity.phase;
+    out->sigma_bps = c->capacity.sigma_bps;
+    out->sigma_changes = c->capacity.changes;
+    out->queue_us = c->capacity.queue_us;
+    out->queue_target_us = c->capacity.queue_target_us;
+  }
 }

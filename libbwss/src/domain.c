@@ -169,7 +169,7 @@ validate (const Segment *s)
     return BWSS_EPROTO;
   if (s->owner_uid != geteuid ())
     return BWSS_EPERM;
-  if (s->n_flows > SEG_MAX_FLOWS || s->phase > BWSS_PHASE_LINK_CONGESTED)
+  if (s->n_flows > SEG_MAX_FLOWS || s->phase > BWSS_PHASE_LAST)
     return BWSS_EPROTO;
   for (uint32_t i = 0; i < SEG_MAX_FLOWS; i++) {
     const SegSlot *sl = &s->slots[i];

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * estimator.c — the FCS rate estimator (paper Sec. IV-B).
+ * estimator.c — the rate estimator: the FCS's R (paper Sec. IV-B) and the
+ * windowed mean rate every other user needs, from one byte counter.
  *
  * R is estimated at the end of successive periods φ.  R_φ is the number of
  * bits received during the period divided by its length; the estimate is an
@@ -8,9 +9,17 @@
  * change past estimates are irrelevant: the next period starts when the
  * change takes effect and its R_φ replaces R.
  *
+ * The meter keeps the counter's history, one sample per meter step, in a
+ * ring.  The mean over a window W ending at the last sample t_n is
+ *     (B(t_n) − B(t_n − W)) / W
+ * with B(t_n − W) interpolated linearly between the two samples around it,
+ * so a window that is not a multiple of the step is still measured over its
+ * own length (the counter is cumulative: the interpolation error is at most
+ * the bytes of one step, spread over the window).
+ *
  * Byte counts are cumulative (tcpi_bytes_received or the reads).  A period is
  * measured against the time of the sample that closes it, so a period is at
- * least φ long and its rate is exact for the bytes it saw; no interpolation.
+ * least φ long and its rate is exact for the bytes it saw.
  */
 #include <bwss/control.h>
 
@@ -21,8 +30,11 @@ bwss_estimator_init (BwssEstimator *e)
   e->period_start_us = 0;
   e->period_bytes = UINT64_MAX;   /* no period open */
   e->last_bytes = 0;
+  e->last_us = 0;
   e->periods = 0;
   e->restart = true;
+  e->hist_n = 0;
+  e->hist_head = 0;
 }
 
 void
@@ -36,16 +48,36 @@ bwss_estimator_restart (BwssEstimator *e, uint64_t start_us)
   e->restart = true;
 }
 
+/* Records (@now_us, @bytes) in the meter if a step has passed since the
+ * newest entry. */
+static void
+meter_push (BwssEstimator *e, uint64_t now_us, uint64_t bytes, uint64_t step_us)
+{
+  if (e->hist_n) {
+    uint32_t newest = (e->hist_head + BWSS_METER_ENTRIES - 1) % BWSS_METER_ENTRIES;
+    if (now_us < e->hist_us[newest] + step_us)
+      return;
+  }
+  e->hist_us[e->hist_head] = now_us;
+  e->hist_bytes[e->hist_head] = bytes;
+  e->hist_head = (e->hist_head + 1) % BWSS_METER_ENTRIES;
+  if (e->hist_n < BWSS_METER_ENTRIES)
+    e->hist_n++;
+}
+
 bool
 bwss_estimator_sample (BwssEstimator *e, uint64_t now_us, uint64_t bytes,
-                       uint64_t phi_us, double epsilon)
+                       uint64_t phi_us, double epsilon, uint64_t meter_step_us)
 {
   if (bytes < e->last_bytes) {
     /* The counter went backwards: another socket behind the same flow. */
-    e->last_bytes = bytes;
     bwss_estimator_restart (e, now_us);
+    e->hist_n = 0;
+    e->hist_head = 0;
   }
   e->last_bytes = bytes;
+  e->last_us = now_us;
+  meter_push (e, now_us, bytes, meter_step_us);
 
   if (now_us < e->period_start_us)
     return false;                       /* the change is not effective yet */
@@ -73,4 +105,56 @@ bwss_estimator_sample (BwssEstimator *e, uint64_t now_us, uint64_t bytes,
   e->period_start_us = now_us;
   e->period_bytes = bytes;
   return true;
+}
+
+/* Finds the window's start for a window of @window_us before the last
+ * sample: sets *t0 (µs) and *b0 (bytes, interpolated).  Returns false if the
+ * history spans no time. */
+static bool
+window_start (const BwssEstimator *e, uint64_t window_us, double *t0, double *b0)
+{
+  if (e->hist_n == 0)
+    return false;
+  double from = (double) e->last_us - (double) window_us;
+  /* walk back from the newest entry to the first at or before `from` */
+  double t_after = (double) e->last_us, b_after = (double) e->last_bytes;
+  for (uint32_t k = 1; k <= e->hist_n; k++) {
+    uint32_t i = (e->hist_head + BWSS_METER_ENTRIES - k) % BWSS_METER_ENTRIES;
+    double t = (double) e->hist_us[i], b = (double) e->hist_bytes[i];
+    if (t <= from) {
+      if (t_after > t) {                 /* interpolate inside [t, t_after] */
+        double frac = (from - t) / (t_after - t);
+        *t0 = from;
+        *b0 = b + frac * (b_after - b);
+      } else {
+        *t0 = t;
+        *b0 = b;
+      }
+      return true;
+    }
+    t_after = t;
+    b_after = b;
+  }
+  /* the history is shorter than the window: use all of it */
+  *t0 = t_after;
+  *b0 = b_after;
+  return (double) e->last_us > t_after;
+}
+
+double
+bwss_estimator_mean (const BwssEstimator *e, uint64_t window_us)
+{
+  double t0, b0;
+  if (!window_start (e, window_us, &t0, &b0) || (double) e->last_us <= t0)
+    return -1.0;
+  return ((double) e->last_bytes - b0) * 8.0 / (((double) e->last_us - t0) / 1e6);
+}
+
+double
+bwss_estimator_bytes (const BwssEstimator *e, uint64_t window_us)
+{
+  double t0, b0;
+  if (!window_start (e, window_us, &t0, &b0))
+    return 0.0;
+  return (double) e->last_bytes - b0;
 }

@@ -23,19 +23,30 @@
  *   - a decision consumes an estimate: the next one waits for a new period,
  *     so a stale R never drives two steps;
  *   - while the RTT is unknown the flow stays released (eq. 1 needs it);
- *   - a target cut to less than RESTART_FRACTION of the one the window was
- *     set for restarts the law from eq. (1) at once, holds or not: when σ
- *     falls because the link is congested, eq. (3) steps spaced by RTT + 3φ
- *     of a queue-inflated RTT would take tens of seconds to make room for
- *     the video, and the new target is known now.
+ *   - a target cut to less than restart_fraction of the one the window was
+ *     set for restarts the law from eq. (1) at once, holds or not (the
+ *     paper's loop: when σ falls because the link is congested, eq. (3)
+ *     steps spaced by RTT + 3φ of a queue-inflated RTT would take tens of
+ *     seconds to make room for the video, and the new target is known now);
+ *   - a target moved by more than rescale_threshold (either way) scales the
+ *     window with it at once, holds or not (the delay loop: σ moves because
+ *     the link changed): w ← w·T'/R with R the rate the window carries (the
+ *     fresh estimate, else the target it was set for: the flow's measured
+ *     ratio of window to rate — its RTT, its path, its ACK clock — still
+ *     holds); eq. (3)/(4) then correct what is left;
+ *   - dither (the delay loop): with a short queue a window is a few
+ *     segments and one segment can be a third of the flow's share, so often
+ *     no whole window lands in [(1−α)T, (1+α)T].  The FCS keeps the rate
+ *     debt D = ∫(T − R)dt since its target was set and lets the whole-segment
+ *     steps follow it: above the interval by less than half a segment (eq. 3
+ *     rounds to 0) it still steps down one segment once it has delivered more
+ *     than T on balance (D < 0); below it by less than one segment (eq. 4's
+ *     "at least 1") it waits while D < 0.  The window then alternates between
+ *     the two segments around T, each held RTT + 3φ at least, and the mean
+ *     rate meets T (a first-order sigma-delta modulator).
  */
 #include <math.h>
 #include <bwss/control.h>
-
-/* A target below this fraction of the one the window was set for restarts
- * the law from the model (see above).  Half: the FCS slack and the σ loop's
- * steps (10 %, (1−γ) = 20 %) never move a target that far. */
-#define RESTART_FRACTION 0.5
 
 /* Largest window we ever ask for, bytes: the largest TCP window with window
  * scale 14 (RFC 7323) is 2^30 bytes. */
@@ -51,6 +62,7 @@ bwss_fcs_init (BwssFcs *f)
   f->changed_us = 0;
   f->periods_at_change = 0;
   f->target_bps = 0.0;
+  f->debt_bits = 0.0;
 }
 
 void
@@ -82,8 +94,8 @@ bool
 bwss_fcs_observe (BwssFcs *f, const BwssParams *params, uint64_t now_us,
                   uint64_t bytes, uint32_t rtt_us)
 {
-  return bwss_estimator_sample (&f->est, now_us, bytes,
-                                bwss_fcs_phi_us (params, rtt_us), params->epsilon);
+  return bwss_estimator_sample (&f->est, now_us, bytes, bwss_fcs_phi_us (params, rtt_us),
+                                params->epsilon, params->meter_step_us);
 }
 
 /* Returns the segments per RTT that carry @rate_bps: rate·RTT/p, as a
@@ -130,6 +142,39 @@ set_window (BwssFcs *f, const BwssParams *params, uint32_t w, uint64_t now_us,
   f->periods_at_change = 0;
 }
 
+/* Returns true if @target moved from the target the window was set for by
+ * more than rescale_threshold. */
+static bool
+retargeted (const BwssParams *params, const BwssFcs *f, double target)
+{
+  if (params->rescale_threshold <= 0.0 || f->target_bps <= 0.0)
+    return false;
+  return fabs (target - f->target_bps) > params->rescale_threshold * f->target_bps;
+}
+
+/* Scales the window with the target: w ← w·T'/R, where R is the rate the
+ * window carries: the fresh estimate for this window if there is one (the
+ * flow's own ratio of window to rate: its RTT, its path, its ACK clock),
+ * else the target it was set for.  Rounded, within the bounds.  Returns
+ * the window in segments. */
+static uint32_t
+rescale (BwssFcs *f, const BwssParams *params, uint64_t now_us, double target_bps,
+         uint32_t rtt_us, uint32_t mss)
+{
+  double carried = f->target_bps;
+  if (f->est.periods > 0 && f->est.rate_bps > 0.0)
+    carried = f->est.rate_bps;
+  uint32_t cap = window_cap (params, target_bps, rtt_us, mss);
+  uint32_t w = clamp_window (params, floor (f->window * target_bps / carried + 0.5), cap);
+  f->target_bps = target_bps;
+  f->debt_bits = 0.0;
+  if (w != f->window) {
+    set_window (f, params, w, now_us, rtt_us);
+    f->state = BWSS_FCS_HOLD;
+  }
+  return f->window;
+}
+
 uint32_t
 bwss_fcs_step (BwssFcs *f, const BwssParams *params, uint64_t now_us,
                double target_bps, uint32_t rtt_us, uint32_t mss)
@@ -140,7 +185,10 @@ bwss_fcs_step (BwssFcs *f, const BwssParams *params, uint64_t now_us,
     target_bps = 0.0;
 
   bool restart = f->state != BWSS_FCS_RELEASED && rtt_us != 0
-      && target_bps < RESTART_FRACTION * f->target_bps;
+      && target_bps < params->restart_fraction * f->target_bps;
+  if (f->state != BWSS_FCS_RELEASED && !restart && rtt_us != 0
+      && retargeted (params, f, target_bps))
+    return rescale (f, params, now_us, target_bps, rtt_us, mss);
   if (f->state == BWSS_FCS_RELEASED || restart) {
     if (rtt_us == 0)
       return 0;                         /* eq. (1) needs the RTT */
@@ -150,6 +198,7 @@ bwss_fcs_step (BwssFcs *f, const BwssParams *params, uint64_t now_us,
                                floor (segments_for_rate (target_bps, rtt_us, mss) + 0.5), cap);
     set_window (f, params, w, now_us, rtt_us);
     f->target_bps = target_bps;
+    f->debt_bits = 0.0;
     f->state = BWSS_FCS_HOLD;
     return f->window;
   }
@@ -168,18 +217,36 @@ bwss_fcs_step (BwssFcs *f, const BwssParams *params, uint64_t now_us,
   double w = f->window;
   BwssFcsState state;
 
+  if (params->dither) {
+    /* the rate debt since the target was set, bounded by one hold's worth */
+    double period_s = (double) bwss_fcs_phi_us (params, rtt_us) / 1e6;
+    double bound = target_bps * (double) bwss_fcs_hold_us (params, rtt_us) / 1e6;
+    f->debt_bits += (target_bps - r) * period_s;
+    if (f->debt_bits > bound)
+      f->debt_bits = bound;
+    if (f->debt_bits < -bound)
+      f->debt_bits = -bound;
+  }
+
   if (r > hi) {
     /* eq. (3): Δw' = ⌊(R − T)·RTT/p + 0.5⌋ */
     double dw = floor ((r - target_bps) * seg_per_bps + 0.5);
+    if (dw < 1.0 && params->dither && f->debt_bits < 0.0)
+      dw = 1.0;                         /* dither: over on balance, step down */
     w -= dw;
     state = BWSS_FCS_DECREASED;
   } else if (r < lo) {
     /* eq. (4): Δw'' = ⌊β·(T − R)·RTT/p⌋, at least 1 */
     double dw = floor (params->beta * (target_bps - r) * seg_per_bps);
-    w += dw < 1.0 ? 1.0 : dw;
+    if (dw < 1.0 && params->dither && f->debt_bits < 0.0)
+      dw = 0.0;                         /* dither: still paying back an excess */
+    else if (dw < 1.0)
+      dw = 1.0;
+    w += dw;
     state = BWSS_FCS_INCREASED;
   } else {
     f->state = BWSS_FCS_STEADY;
+    f->debt_bits = 0.0;
     return f->window;
   }
 

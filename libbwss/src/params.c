@@ -4,9 +4,11 @@
  *
  * Values marked "paper" are the ones of Mehra, De Vleeschouwer and Zakhor
  * (Sec. IV and V); the others fill what the paper leaves open, each with the
- * reason beside it.
+ * reason beside it.  Two sets: the delay loop (the default) and the paper's
+ * loop, which keeps the FCS exactly as it ran with it.
  */
 #include <math.h>
+#include <string.h>
 #include <bwss/control.h>
 
 /* FCS (Sec. IV) */
@@ -25,23 +27,118 @@
                                         * bound; 4× the model leaves room for RTT
                                         * estimates that undershoot by 4× */
 #define DEFAULT_MSS              1448  /* Ethernet MSS with timestamps, bytes */
+#define PAPER_RESTART_FRACTION   0.5   /* paper loop: when σ falls because the link is
+                                        * congested, eq. (3) steps spaced by RTT + 3φ of
+                                        * a queue-inflated RTT take tens of seconds; the
+                                        * new target is known now.  Half: the loop's own
+                                        * steps (10 %, 1 − γ = 20 %) never move that far */
+#define DELAY_RESCALE_THRESHOLD  0.10  /* delay loop: a σ decision that moves a target
+                                        * by more than 10 % acts on the window at once
+                                        * (w·T'/T, one RTT), so a cut empties the queue
+                                        * within RTTs; smaller moves are the closed
+                                        * loop's (eq. 3/4), which knows the flow */
 
-/* σ loop (Sec. V-C) */
+/* Rate meter */
+#define DEFAULT_METER_STEP_US    25000 /* 25 ms: 128 entries cover 3.2 s, half the
+                                        * paper loop's longest settle interval; the
+                                        * delay loop's windows (>= 100 ms) are
+                                        * interpolated within a step */
+
+/* The paper's σ loop (Sec. V-C) */
 #define DEFAULT_GAMMA            0.8   /* paper */
 #define DEFAULT_RAISE_STEP       0.10  /* +10 % per probe: from a 2× underestimate
                                         * the raise phase reaches the link in ~8 probes */
 #define DEFAULT_RAISE_FLOOR_BPS  64000.0 /* so σ can leave 0 (idle start) */
 #define DEFAULT_RISE_THRESHOLD   0.03  /* U must grow by 3 %: above the FCS slack
                                         * noise (α = 5 % split over several flows) */
-#define DEFAULT_RELEASE_US       2000000 /* 2 s of plain TCP to measure U: ~20 RTTs
+#define PAPER_RELEASE_US         2000000 /* 2 s of plain TCP to measure U: ~20 RTTs
                                           * at 100 ms, enough for slow start to end */
 #define DEFAULT_PROBE_MIN_US     500000  /* 0.5 s */
 #define DEFAULT_PROBE_MAX_US     5000000 /* 5 s: FCS settling at 350 ms RTT */
 #define DEFAULT_REINIT_PERIOD_US (300ull * 1000000ull) /* paper: "a few minutes" */
+#define DEFAULT_SETTLE_CYCLES    2     /* each increase closes β = 70 % of the gap:
+                                        * two FCS cycles come within γ of a new target */
+#define DEFAULT_CONGESTED_PROBE_SETTLES 8 /* after link congestion, wait 8 settle
+                                           * intervals before probing for room */
+#define DEFAULT_CONGESTED_PROBE_MAX_US (32ull * 1000000ull) /* a permanently smaller
+                                        * link costs one probe every half minute */
 
-void
-bwss_params_init (BwssParams *p)
+/* The delay loop (capacity.c) */
+#define DELAY_RELEASE_US         1000000 /* 1 s: every flow's first RTT samples and a
+                                          * first U; the loop finds the link itself */
+#define DEFAULT_QUEUE_TARGET_MIN_US 10000 /* 10 ms: short enough for calls and games
+                                        * sharing the link, long enough that the
+                                        * kernel's ms-granular RTT sees it */
+#define DEFAULT_QUEUE_TARGET_MAX_US 500000 /* 500 ms: only a bound.  On a slow link
+                                        * the allocation's need is physics (a window is
+                                        * at least a segment): below it the loop would
+                                        * cut σ for a queue no cut can shorten */
+#define DEFAULT_QUEUE_TARGET_PACKETS 2.0 /* a queue of under two packets is empty half
+                                        * the time: the link idles (at 960 kbit/s one
+                                        * packet is 12 ms) */
+#define DEFAULT_QUEUE_BAND       0.20  /* ±20 % of q_t: the RTT's ms granularity and
+                                        * a segment of dither per flow */
+#define DEFAULT_QUEUE_TARGET_FALL 0.25 /* a need that vanishes for a decision (a window
+                                        * that just grew, a share that moved) must not
+                                        * turn the queue it justified into a cut; from
+                                        * 500 to 24 ms in ten decisions */
+#define DEFAULT_DRAIN_HORIZON_RTTS 2.0 /* excess queue removed over two RTTs: the
+                                        * queue answers σ within about one RTT, so a
+                                        * loop gain of 1/2 (stable) */
+#define DEFAULT_MAX_CUT          0.30  /* at most 30 % of U per decision: a burst of
+                                        * cross traffic inflates the queue far beyond
+                                        * what it takes from the link */
+#define DEFAULT_RAISE_GAIN       0.5   /* the mirror of the drain horizon */
+#define DEFAULT_MAX_RAISE        0.25  /* +25 % per decision at most (the boost while
+                                        * the queue stays empty doubles up to it) */
+#define DEFAULT_DECISION_RTTS    2.0   /* a window change acts within an RTT, the queue
+                                        * shows it within another */
+#define DEFAULT_DECISION_SEGMENTS 16.0 /* the kernel's receiver RTT is an EWMA of gain
+                                        * 1/8 per delayed ACK: 16 segments move it by
+                                        * two thirds of a step */
+#define DEFAULT_DECISION_MIN_US  100000  /* 100 ms */
+#define DEFAULT_DECISION_MAX_US  1000000 /* 1 s */
+#define DEFAULT_LOSS_DECISIONS   3     /* a window change needs an RTT to bite and the
+                                        * kernel's RTT average another to show it */
+#define DEFAULT_WINDOW_LIMITED   0.75  /* the kernel's knob table: at 2 MSS a flow
+                                        * moves 80 % of window/RTT (delayed ACKs) */
+#define DEFAULT_LOSS_RAISE       0.01  /* after losses said where the link is (an AQM
+                                        * keeps the queue below any target), creep
+                                        * back up by 1 % a decision, not by the
+                                        * queue's ramp: the windows bind most of the
+                                        * time, so the weights hold */
+#define DEFAULT_LOSS_MEMORY_US   (10ull * 1000000ull)
+
+const char *
+bwss_loop_name (BwssLoop loop)
 {
+  switch (loop) {
+    case BWSS_LOOP_DELAY: return "delay";
+    case BWSS_LOOP_PAPER: return "paper";
+    default:              return NULL;
+  }
+}
+
+int
+bwss_loop_parse (const char *text, BwssLoop *out)
+{
+  if (text == NULL || out == NULL)
+    return BWSS_EINVAL;
+  if (strcmp (text, "delay") == 0)
+    *out = BWSS_LOOP_DELAY;
+  else if (strcmp (text, "paper") == 0)
+    *out = BWSS_LOOP_PAPER;
+  else
+    return BWSS_EINVAL;
+  return BWSS_OK;
+}
+
+int
+bwss_params_init_for (BwssParams *p, BwssLoop loop)
+{
+  if (p == NULL || bwss_loop_name (loop) == NULL)
+    return BWSS_EINVAL;
+  p->loop = loop;
   p->alpha = DEFAULT_ALPHA;
   p->beta = DEFAULT_BETA;
   p->epsilon = DEFAULT_EPSILON;
@@ -51,14 +148,54 @@ bwss_params_init (BwssParams *p)
   p->min_window_segments = DEFAULT_MIN_WINDOW;
   p->max_window_factor = DEFAULT_MAX_WINDOW_FACTOR;
   p->default_mss = DEFAULT_MSS;
+  p->meter_step_us = DEFAULT_METER_STEP_US;
   p->gamma = DEFAULT_GAMMA;
   p->raise_step = DEFAULT_RAISE_STEP;
   p->raise_floor_bps = DEFAULT_RAISE_FLOOR_BPS;
   p->rise_threshold = DEFAULT_RISE_THRESHOLD;
-  p->release_us = DEFAULT_RELEASE_US;
   p->probe_min_us = DEFAULT_PROBE_MIN_US;
   p->probe_max_us = DEFAULT_PROBE_MAX_US;
-  p->reinit_period_us = DEFAULT_REINIT_PERIOD_US;
+  p->settle_cycles = DEFAULT_SETTLE_CYCLES;
+  p->congested_probe_settles = DEFAULT_CONGESTED_PROBE_SETTLES;
+  p->congested_probe_max_us = DEFAULT_CONGESTED_PROBE_MAX_US;
+  p->queue_target_min_us = DEFAULT_QUEUE_TARGET_MIN_US;
+  p->queue_target_max_us = DEFAULT_QUEUE_TARGET_MAX_US;
+  p->queue_target_packets = DEFAULT_QUEUE_TARGET_PACKETS;
+  p->queue_band = DEFAULT_QUEUE_BAND;
+  p->queue_target_fall = DEFAULT_QUEUE_TARGET_FALL;
+  p->drain_horizon_rtts = DEFAULT_DRAIN_HORIZON_RTTS;
+  p->max_cut = DEFAULT_MAX_CUT;
+  p->raise_gain = DEFAULT_RAISE_GAIN;
+  p->max_raise = DEFAULT_MAX_RAISE;
+  p->decision_rtts = DEFAULT_DECISION_RTTS;
+  p->decision_segments = DEFAULT_DECISION_SEGMENTS;
+  p->decision_min_us = DEFAULT_DECISION_MIN_US;
+  p->decision_max_us = DEFAULT_DECISION_MAX_US;
+  p->loss_decisions = DEFAULT_LOSS_DECISIONS;
+  p->window_limited_fraction = DEFAULT_WINDOW_LIMITED;
+  p->loss_raise = DEFAULT_LOSS_RAISE;
+  p->loss_memory_us = DEFAULT_LOSS_MEMORY_US;
+  if (loop == BWSS_LOOP_PAPER) {
+    p->release_us = PAPER_RELEASE_US;
+    p->reinit_period_us = DEFAULT_REINIT_PERIOD_US;
+    p->restart_fraction = PAPER_RESTART_FRACTION;
+    p->rescale_threshold = 0.0;
+    p->dither = false;
+  } else {
+    p->release_us = DELAY_RELEASE_US;
+    p->reinit_period_us = 0;            /* the loop follows the link all the time */
+    p->restart_fraction = 0.0;
+    p->rescale_threshold = DELAY_RESCALE_THRESHOLD;
+    p->dither = true;                   /* see fcs.c: a short queue leaves windows of a
+                                         * few segments, a segment is 20-50 % of a share */
+  }
+  return BWSS_OK;
+}
+
+void
+bwss_params_init (BwssParams *p)
+{
+  bwss_params_init_for (p, BWSS_LOOP_DELAY);
 }
 
 static bool
@@ -70,12 +207,15 @@ in_open_range (double v, double lo, double hi)
 #define CHECK(cond, name) \
   do { if (!(cond)) { if (field) *field = (name); return BWSS_EINVAL; } } while (0)
 
+#define MAX_US (600ull * 1000000ull)    /* ten minutes bounds every duration */
+
 int
 bwss_params_validate (const BwssParams *p, const char **field)
 {
   if (field)
     *field = NULL;
   CHECK (p != NULL, "params");
+  CHECK (bwss_loop_name (p->loop) != NULL, "loop");
   CHECK (in_open_range (p->alpha, 0.0, 1.0), "alpha");
   CHECK (isfinite (p->beta) && p->beta > 0.0 && p->beta <= 1.0, "beta");
   CHECK (isfinite (p->epsilon) && p->epsilon >= 0.0 && p->epsilon < 1.0, "epsilon");
@@ -86,14 +226,49 @@ bwss_params_validate (const BwssParams *p, const char **field)
   CHECK (isfinite (p->max_window_factor) && p->max_window_factor >= 1.0
          && p->max_window_factor <= 1000.0, "max_window_factor");
   CHECK (p->default_mss >= 64 && p->default_mss <= 65535, "default_mss");
+  CHECK (isfinite (p->restart_fraction) && p->restart_fraction >= 0.0
+         && p->restart_fraction < 1.0, "restart_fraction");
+  CHECK (isfinite (p->rescale_threshold) && p->rescale_threshold >= 0.0
+         && p->rescale_threshold < 1.0, "rescale_threshold");
+  CHECK (p->meter_step_us >= 1000 && p->meter_step_us <= 10000000, "meter_step_us");
   CHECK (in_open_range (p->gamma, 0.0, 1.0), "gamma");
   CHECK (isfinite (p->raise_step) && p->raise_step > 0.0 && p->raise_step <= 10.0, "raise_step");
   CHECK (isfinite (p->raise_floor_bps) && p->raise_floor_bps >= 0.0, "raise_floor_bps");
   CHECK (isfinite (p->rise_threshold) && p->rise_threshold > 0.0 && p->rise_threshold < 1.0,
          "rise_threshold");
-  CHECK (p->release_us >= 1000 && p->release_us <= 600000000ull, "release_us");
+  CHECK (p->release_us >= 1000 && p->release_us <= MAX_US, "release_us");
   CHECK (p->probe_min_us >= 1000 && p->probe_min_us <= p->probe_max_us, "probe_min_us");
-  CHECK (p->probe_max_us <= 600000000ull, "probe_max_us");
+  CHECK (p->probe_max_us <= MAX_US, "probe_max_us");
   CHECK (p->reinit_period_us == 0 || p->reinit_period_us >= 1000000, "reinit_period_us");
+  CHECK (p->settle_cycles >= 1 && p->settle_cycles <= 100, "settle_cycles");
+  CHECK (p->congested_probe_settles >= 1 && p->congested_probe_settles <= 1000,
+         "congested_probe_settles");
+  CHECK (p->congested_probe_max_us >= 1000 && p->congested_probe_max_us <= MAX_US,
+         "congested_probe_max_us");
+  CHECK (p->queue_target_min_us >= 1000 && p->queue_target_min_us <= p->queue_target_max_us,
+         "queue_target_min_us");
+  CHECK (p->queue_target_max_us <= 10000000, "queue_target_max_us");
+  CHECK (isfinite (p->queue_target_packets) && p->queue_target_packets >= 0.0
+         && p->queue_target_packets <= 1000.0, "queue_target_packets");
+  CHECK (in_open_range (p->queue_band, 0.0, 1.0), "queue_band");
+  CHECK (isfinite (p->queue_target_fall) && p->queue_target_fall > 0.0
+         && p->queue_target_fall <= 1.0, "queue_target_fall");
+  CHECK (isfinite (p->drain_horizon_rtts) && p->drain_horizon_rtts > 0.0
+         && p->drain_horizon_rtts <= 1000.0, "drain_horizon_rtts");
+  CHECK (in_open_range (p->max_cut, 0.0, 1.0), "max_cut");
+  CHECK (isfinite (p->raise_gain) && p->raise_gain > 0.0 && p->raise_gain <= 100.0, "raise_gain");
+  CHECK (isfinite (p->max_raise) && p->max_raise > 0.0 && p->max_raise <= 10.0, "max_raise");
+  CHECK (isfinite (p->decision_rtts) && p->decision_rtts > 0.0 && p->decision_rtts <= 1000.0,
+         "decision_rtts");
+  CHECK (isfinite (p->decision_segments) && p->decision_segments >= 0.0
+         && p->decision_segments <= 1e6, "decision_segments");
+  CHECK (p->decision_min_us >= 1000 && p->decision_min_us <= p->decision_max_us,
+         "decision_min_us");
+  CHECK (p->decision_max_us <= MAX_US, "decision_max_us");
+  CHECK (p->loss_decisions >= 1 && p->loss_decisions <= 1000, "loss_decisions");
+  CHECK (isfinite (p->window_limited_fraction) && p->window_limited_fraction > 0.0
+         && p->window_limited_fraction <= 1.0, "window_limited_fraction");
+  CHECK (isfinite (p->loss_raise) && p->loss_raise > 0.0 && p->loss_raise <= 1.0, "loss_raise");
+  CHECK (p->loss_memory_us <= MAX_US, "loss_memory_us");
   return BWSS_OK;
 }

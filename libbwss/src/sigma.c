@@ -1,76 +1,72 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * sigma.c — the σ calculation subsystem (paper Sec. V-B, V-C).
+ * sigma.c — the paper's σ loop (Sec. V-B, V-C), selected by
+ * BWSS_LOOP_PAPER; the default is the delay loop (capacity.c).
  *
  * σ is the sum of the targets handed to the TRAS.  Too small and the link is
  * under-used; too large and the constraints loosen until flows share by RTT
  * again.  The goal is σ_ideal: the smallest σ that fills the link (Fig. 4).
- * U = Σ R_i is the measured aggregate.
+ * U = Σ R_i is the measured aggregate; the loop sees nothing else.
  *
  * Phases:
  *   RELEASE   initialisation: every constraint is released for release_us,
  *             then σ ← U (what plain TCP achieves);
- *   RAISE     initialisation, continued: σ grows by raise_step per probe
- *             while U keeps rising by more than rise_threshold; when it stops
- *             rising σ returns to the last value that made it rise;
- *   REACTIVE  the rules of Sec. V-C with γ:
- *             (a) a flow below γ·T*  → σ += (1−γ)·T*, the flow is tracked,
- *                 and σ keeps growing (RAISE) while U follows, so what the
- *                 congested flow leaves unused goes to the others;
- *             (b) a tracked flow back above γ·T* → σ ← U;
- *             (c) at least half of the flows below γ·T* → the whole link is
- *                 congested: σ ← U, enter LINK_CONGESTED.  "Half" is
- *                 counted in target rate, not in flows, and U must have
- *                 fallen too (see link_drop());
- *   LINK_CONGESTED
- *             waits for U to rise above its low point (congestion subsides):
- *             σ ← U, then RAISE to find the capacity again.  It also probes
- *             (RAISE) after a back-off, in case U cannot rise by itself (a
- *             flow pinned at a tiny window by eq. 7 never shows the room).
+ *   RAISE     σ grows by raise_step per probe while U keeps rising by more
+ *             than rise_threshold (or the flows reach their raised targets);
+ *             when it stops rising σ returns to the last value that made it
+ *             rise (to LINK_CONGESTED, with a longer back-off, if the raise
+ *             came from there);
+ *   REACTIVE, LINK_CONGESTED: the rules below.
  *
  * Decisions are spaced by the settle interval the caller computes from the
  * flows' FCS hold times: a rule only fires on rates that had time to answer
  * the previous σ.  Flows whose FCS has not settled since their target moved
  * are not judged at all (the FCS lag, not congestion, explains their rate).
+ * One pass counts (count()); then the first rule whose predicate holds acts
+ * (a rule marked "+" is the paper's, the others were needed in the traces of
+ * tests/unit/test-controller.c or in the lab):
  *
- * Additions the paper leaves open, each needed in the traces of
- * tests/unit/test-controller.c:
+ * | rule               | paper        | condition                                     | action                                  |
+ * |--------------------|--------------|-----------------------------------------------|-----------------------------------------|
+ * | (b) bookkeeping    | + (b)        | a tracked flow is back above γ·T*             | it is no longer tracked                 |
+ * | congestion-subsides| (after (c))  | LINK_CONGESTED, U > (1+rise)·its low point    | σ ← U, untrack all, RAISE               |
+ * | congestion-settles | (after (c))  | LINK_CONGESTED, half a settle after the onset | σ ← (1−α)·U if lower (once)             |
+ * | congested-probe    | (after (c))  | LINK_CONGESTED, back-off over, no untracked   | RAISE one step (a flow pinned at a tiny |
+ * |                    |              | flow below γ·T                                | window by eq. 7 never shows the room)   |
+ * | (c) link congested | + (c)        | flows holding >= half the judged target below | σ ← (1−α)·U, untrack all,               |
+ * |                    |              | γ·T (one untracked, two judged), U < (1+γ)/2·σ| LINK_CONGESTED                          |
+ * |                    |              | and nobody gained since they fell             |                                         |
+ * | (b) recovered      | + (b)        | a tracked flow recovered                      | σ ← U                                   |
+ * | (d') room          | –            | REACTIVE, every flow above (1+α)·T, U above σ | σ ← U, RAISE                            |
+ * | (d) above the link | –            | REACTIVE, every flow below (1−α)·T, U below σ | σ ← (1−α)·U                             |
+ * | (a) congested path | + (a)        | an untracked flow below γ·T, and no other     | track it, σ += (1−γ)·T*, RAISE (which   |
+ * |                    |              | flow above (2−γ)·T unless at its floor        | keeps giving while U follows)           |
+ *
+ * Why the additions:
  *   - (a) repeats while U follows: one step of (1−γ)·T* gives the others only
  *     a fifth of the congested flow's share (Fig. 5c shows them taking all);
- *   - the RAISE and the back-off probes after LINK_CONGESTED (the paper sets
- *     σ ← U once and relies on the periodic reset to climb back; we climb at
- *     once so the weighted shares come back within seconds);
- *   - (c) needs two judged flows and one untracked flow below γ·T*: flows
- *     already known to be congested on their own path do not make the link
- *     look congested by themselves;
- *   - (c) weighs flows by target: a video holding half of σ that falls below
- *     γ·T* while two small bulk flows hold their targets is link congestion
- *     (with cross traffic a full queue shares by RTT, not by window), and
- *     answering it with (a), more σ, would starve the video further.  With
- *     equal targets this is the paper's count.  To tell that from the
- *     video's own path being congested (Fig. 5c), (c) also needs U to have
- *     fallen: on a congested link everybody loses, on a congested path the
- *     others fill the gap;
- *   - while LINK_CONGESTED, σ follows U down once U has settled (the U taken
- *     at the onset still holds traffic from before it);
- *   - (d) σ ← U when every flow is short of its target by more than α (but
- *     not by γ): σ is just above the link, and the FCSs would otherwise
- *     push their windows into the bottleneck's queue until losses share the
- *     link as plain TCP does (seen in the lab, not in the paper's text);
- *   - (d') the mirror: every flow above its target and U above σ → σ ← U
- *     and raise (the capacity came back while no rule was watching);
- *   - the periodic re-initialisation is a raise from the current σ, not a
- *     release (see bwss_sigma_step);
- *   - (a) waits while another flow is above (2−γ)·T: then the FCS of that
- *     flow, not a congested path, explains the deficit (a flow that just
- *     joined is below its target until the others have made room) — unless
- *     that flow's window is already at its floor (one segment per RTT can be
- *     more than its target on a slow link: nothing will take it back);
- *   - (c) is not taken if, since the flows fell below γ·T*, another flow was
- *     seen above (2−γ)·T: on a congested link nobody gains, while the room a
- *     congested path leaves is taken at once by the others (until their FCS
- *     takes it back, after which U has fallen as if the link were congested:
- *     without this memory Fig. 5c would look like Fig. 5b).
+ *   - (a) waits while another flow is above (2−γ)·T: its FCS, not a congested
+ *     path, explains the deficit (a flow that just joined is below its target
+ *     until the others have made room) — unless that flow's window is at its
+ *     floor (one segment per RTT can exceed its target on a slow link);
+ *   - (c) weighs flows by target, needs two judged flows and U to have
+ *     fallen: a video holding half of σ that falls below γ·T while two small
+ *     bulk flows hold theirs is link congestion, while on a congested path
+ *     (Fig. 5c) the others fill the gap and U stays; and (c) is not taken
+ *     if, since the flows fell, another was seen above (2−γ)·T (the room a
+ *     congested path leaves is taken at once by the others);
+ *   - the LINK_CONGESTED rules: the paper sets σ ← U once and relies on the
+ *     periodic reset to climb back; we climb back at once so the weighted
+ *     shares return within seconds, and σ follows U down once U has settled;
+ *   - (d)/(d'): σ just above the link lets every FCS push its window into the
+ *     bottleneck's queue until losses share the link as plain TCP does; σ
+ *     just below it (windows cannot go below a segment) wastes the link;
+ *   - σ ← (1 − α)·U rather than U on a full link: with Σ T = U exactly a full
+ *     queue is as much an equilibrium of the FCSs as an empty one;
+ *   - the periodic re-initialisation and flow start/stop are a raise from the
+ *     current σ, not a release (a release hands a protected video to plain
+ *     TCP); a flow change during a raise takes U of reference again (a player
+ *     that opens a connection per fragment ran σ away otherwise).
  */
 #include <math.h>
 #include <bwss/control.h>
@@ -84,6 +80,7 @@ bwss_phase_name (BwssPhase phase)
     case BWSS_PHASE_RAISE:          return "raise";
     case BWSS_PHASE_REACTIVE:       return "reactive";
     case BWSS_PHASE_LINK_CONGESTED: return "link-congested";
+    case BWSS_PHASE_TRACK:          return "track";
     default:                        return "unknown";
   }
 }
@@ -167,13 +164,6 @@ untrack_all (BwssSigmaFlow *flows, size_t n)
     flows[i].tracked = false;
 }
 
-/* Link congestion: the first probe comes after CONGESTED_PROBE_SETTLES
- * settle intervals, each failed probe doubles the wait up to
- * CONGESTED_PROBE_MAX_US (a permanently smaller link costs one probe every
- * half minute). */
-#define CONGESTED_PROBE_SETTLES 8
-#define CONGESTED_PROBE_MAX_US  (32ull * 1000000ull)
-
 /* Returns the fraction of σ below which U shows a congested link: halfway
  * between σ and γ·σ.  When only the flows of one path are congested the
  * others soon fill the gap and U stays near σ; when the link is congested
@@ -205,14 +195,18 @@ start_raise (BwssSigma *s, uint64_t now_us, double u, double increment)
   set_sigma (s, s->sigma_bps + increment);
 }
 
+/* Link congestion: the first probe comes after congested_probe_settles
+ * settle intervals, each failed probe doubles the wait up to
+ * congested_probe_max_us. */
 static void
-enter_link_congested (BwssSigma *s, uint64_t now_us, double u, uint64_t settle_us)
+enter_link_congested (BwssSigma *s, const BwssParams *p, uint64_t now_us, double u,
+                      uint64_t settle_us)
 {
   enter (s, BWSS_PHASE_LINK_CONGESTED, now_us);
   s->u_ref_bps = u;
   s->after_congestion = true;
   s->congestion_settled = false;
-  s->probe_backoff_us = CONGESTED_PROBE_SETTLES * settle_us;
+  s->probe_backoff_us = p->congested_probe_settles * settle_us;
   s->next_probe_us = now_us + s->probe_backoff_us;
 }
 
@@ -260,143 +254,215 @@ step_raise (BwssSigma *s, const BwssParams *p, uint64_t now_us, double u,
     s->u_ref_bps = u;
     s->next_probe_us = now_us + s->probe_backoff_us;
     s->probe_backoff_us *= 2;
-    if (s->probe_backoff_us > CONGESTED_PROBE_MAX_US)
-      s->probe_backoff_us = CONGESTED_PROBE_MAX_US;
+    if (s->probe_backoff_us > p->congested_probe_max_us)
+      s->probe_backoff_us = p->congested_probe_max_us;
   } else {
     enter (s, BWSS_PHASE_REACTIVE, now_us);
   }
   return true;
 }
 
-/* REACTIVE and LINK_CONGESTED: the γ rules.  Returns true if σ or the
- * phase changed. */
+/* ---- REACTIVE and LINK_CONGESTED: one pass that counts ---- */
+
+typedef struct {
+  size_t judged;            /* flows the rules may judge (tracked ones included) */
+  size_t untracked_judged;
+  size_t untracked_below;   /* untracked flows below γ·T */
+  size_t short_of_target;   /* untracked flows below (1−α)·T */
+  size_t over_target;       /* untracked flows above (1+α)·T */
+  size_t recovered;         /* tracked flows back above γ·T* */
+  double judged_t;          /* Σ T of the judged flows */
+  double below_t;           /* Σ T of those below γ·T (tracked ones at T*) */
+  bool   excess;            /* an untracked flow above (2−γ)·T, not at its floor */
+} Counts;
+
+/* Returns true if the rules may judge @f (untracked): it is settled and has a
+ * rate and a target. */
+static bool
+judgeable (const BwssSigmaFlow *f)
+{
+  return f->settled && f->rate_bps >= 0.0 && f->target_bps > 0.0;
+}
+
+static Counts
+count (const BwssParams *p, const BwssSigmaFlow *flows, size_t n)
+{
+  Counts k = { 0 };
+  for (size_t i = 0; i < n; i++) {
+    const BwssSigmaFlow *f = &flows[i];
+    if (f->tracked) {
+      if (f->rate_bps > p->gamma * f->tracked_target) {
+        k.recovered++;
+      } else {
+        k.judged++;
+        k.judged_t += f->tracked_target;
+        k.below_t += f->tracked_target;
+      }
+      continue;
+    }
+    if (!judgeable (f))
+      continue;
+    k.judged++;
+    k.judged_t += f->target_bps;
+    k.untracked_judged++;
+    if (f->rate_bps < (1.0 - p->alpha) * f->target_bps)
+      k.short_of_target++;
+    if (f->rate_bps > (1.0 + p->alpha) * f->target_bps)
+      k.over_target++;
+    if (f->rate_bps > (2.0 - p->gamma) * f->target_bps && !f->at_floor)
+      k.excess = true;
+    if (f->rate_bps < p->gamma * f->target_bps) {
+      k.below_t += f->target_bps;
+      k.untracked_below++;
+    }
+  }
+  return k;
+}
+
+/* ---- one predicate per rule ---- */
+
+/* LINK_CONGESTED: U rose above its low point. */
+static bool
+rule_congestion_subsides (const BwssSigma *s, const BwssParams *p, double u)
+{
+  return s->phase == BWSS_PHASE_LINK_CONGESTED && u > s->u_ref_bps * (1.0 + p->rise_threshold);
+}
+
+/* LINK_CONGESTED: U has had half a settle interval to settle since the
+ * onset (once), and (1 − α)·U is below σ. */
+static bool
+rule_congestion_settles (const BwssSigma *s, uint64_t now, uint64_t settle)
+{
+  return s->phase == BWSS_PHASE_LINK_CONGESTED && !s->congestion_settled
+      && now - s->phase_since_us >= settle / 2;
+}
+
+/* LINK_CONGESTED: the back-off has passed and no untracked flow is below
+ * γ·T: probe for room. */
+static bool
+rule_congested_probe (const BwssSigma *s, uint64_t now, const Counts *k)
+{
+  return s->phase == BWSS_PHASE_LINK_CONGESTED && now >= s->next_probe_us
+      && k->untracked_below == 0;
+}
+
+/* (c): flows carrying at least half the judged target are below γ·T, one of
+ * them untracked, U fell, and nobody gained since they fell. */
+static bool
+rule_c_link_congested (const BwssSigma *s, const BwssParams *p, double u, const Counts *k)
+{
+  return k->judged >= 2 && 2.0 * k->below_t >= k->judged_t && k->untracked_below > 0
+      && !s->excess_seen && u < link_drop (p) * s->sigma_bps;
+}
+
+/* (b): a tracked flow is back above γ·T*. */
+static bool
+rule_b_recovered (const Counts *k)
+{
+  return k->recovered > 0;
+}
+
+/* (d'): every judged flow above its target and U above σ. */
+static bool
+rule_dprime_room (const BwssSigma *s, const BwssParams *p, double u, const Counts *k)
+{
+  return s->phase == BWSS_PHASE_REACTIVE && k->untracked_judged >= 1
+      && k->over_target == k->untracked_judged && u > s->sigma_bps * (1.0 + p->rise_threshold);
+}
+
+/* (d): every judged flow short of its target (by less than γ) and U below σ. */
+static bool
+rule_d_above_link (const BwssSigma *s, double u, const Counts *k)
+{
+  return s->phase == BWSS_PHASE_REACTIVE && k->untracked_judged >= 1
+      && k->short_of_target == k->untracked_judged && u < s->sigma_bps;
+}
+
+/* (a): returns the index of the first untracked, judged flow below γ·T, or
+ * n if none — and n while another flow is well above its target (its FCS,
+ * not a congested path, explains the deficit). */
+static size_t
+rule_a_congested_path (const BwssParams *p, const BwssSigmaFlow *flows, size_t n,
+                       const Counts *k)
+{
+  if (k->excess)
+    return n;
+  for (size_t i = 0; i < n; i++) {
+    const BwssSigmaFlow *f = &flows[i];
+    if (!f->tracked && judgeable (f) && f->rate_bps < p->gamma * f->target_bps)
+      return i;
+  }
+  return n;
+}
+
+/* REACTIVE and LINK_CONGESTED: the γ rules, in the order of the table.
+ * Returns true if σ or the phase changed. */
 static bool
 step_reactive (BwssSigma *s, const BwssParams *p, uint64_t now_us, double u,
                BwssSigmaFlow *flows, size_t n, uint64_t settle_us)
 {
-  size_t judged = 0, untracked_below = 0;
-  bool excess = false;   /* an untracked flow well above its target */
-  size_t untracked_judged = 0, short_of_target = 0, over_target = 0;
-  double judged_t = 0.0, below_t = 0.0;  /* Σ T of judged / of those below γ·T */
-  bool recovered = false;
+  Counts k = count (p, flows, n);
+  /* (b) bookkeeping: a tracked flow back above γ·T* is no longer tracked */
+  for (size_t i = 0; i < n; i++)
+    if (flows[i].tracked && flows[i].rate_bps > p->gamma * flows[i].tracked_target)
+      flows[i].tracked = false;
 
-  for (size_t i = 0; i < n; i++) {
-    BwssSigmaFlow *f = &flows[i];
-    if (f->tracked) {
-      /* (b) a tracked flow that is back above γ·T* */
-      if (f->rate_bps > p->gamma * f->tracked_target) {
-        f->tracked = false;
-        recovered = true;
-      } else {
-        judged++;
-        judged_t += f->tracked_target;
-        below_t += f->tracked_target;
-      }
-      continue;
-    }
-    if (!f->settled || f->rate_bps < 0.0 || f->target_bps <= 0.0)
-      continue;
-    judged++;
-    judged_t += f->target_bps;
-    untracked_judged++;
-    if (f->rate_bps < (1.0 - p->alpha) * f->target_bps)
-      short_of_target++;
-    if (f->rate_bps > (1.0 + p->alpha) * f->target_bps)
-      over_target++;
-    if (f->rate_bps > (2.0 - p->gamma) * f->target_bps && !f->at_floor)
-      excess = true;
-    if (f->rate_bps < p->gamma * f->target_bps) {
-      below_t += f->target_bps;
-      untracked_below++;
+  if (s->phase == BWSS_PHASE_LINK_CONGESTED && u < s->u_ref_bps)
+    s->u_ref_bps = u;                   /* follow the low point */
+  if (rule_congestion_subsides (s, p, u)) {
+    set_sigma (s, u);                   /* σ ← U, then climb back to the capacity */
+    untrack_all (flows, n);
+    s->after_congestion = false;
+    start_raise (s, now_us, u, raised (p, u) - u);
+    return true;
+  }
+  if (rule_congestion_settles (s, now_us, settle_us)) {
+    s->congestion_settled = true;       /* the U at the onset held traffic from before */
+    if (drained (p, u) < s->sigma_bps) {
+      set_sigma (s, drained (p, u));
+      return true;
     }
   }
-
-  if (s->phase == BWSS_PHASE_LINK_CONGESTED) {
-    if (u < s->u_ref_bps)
-      s->u_ref_bps = u;                 /* follow the low point */
-    if (u > s->u_ref_bps * (1.0 + p->rise_threshold)) {
-      /* congestion subsides: σ ← U, then climb back to the capacity */
-      set_sigma (s, u);
-      untrack_all (flows, n);
-      s->after_congestion = false;
-      start_raise (s, now_us, u, raised (p, u) - u);
-      return true;
-    }
-    if (!s->congestion_settled && now_us - s->phase_since_us >= settle_us / 2) {
-      /* once, when U has settled after the onset (the U taken at the onset
-       * still held pre-congestion traffic): σ ← (1 − α)·U if lower */
-      s->congestion_settled = true;
-      if (drained (p, u) < s->sigma_bps) {
-        set_sigma (s, drained (p, u));
-        return true;
-      }
-    }
-    if (now_us >= s->next_probe_us && untracked_below == 0) {
-      start_raise (s, now_us, u, raised (p, s->sigma_bps) - s->sigma_bps);
-      return true;
-    }
+  if (rule_congested_probe (s, now_us, &k)) {
+    start_raise (s, now_us, u, raised (p, s->sigma_bps) - s->sigma_bps);
+    return true;
   }
 
   /* Remember whether, since flows fell below γ·T*, others gained: then the
    * room they left was taken, their path is the problem, not the link. */
-  if (untracked_below == 0)
+  if (k.untracked_below == 0)
     s->excess_seen = false;
-  else if (excess)
+  else if (k.excess)
     s->excess_seen = true;
 
-  if (judged >= 2 && 2.0 * below_t >= judged_t && untracked_below > 0
-      && !s->excess_seen && u < link_drop (p) * s->sigma_bps) {
-    /* (c) the whole access link is congested */
+  if (rule_c_link_congested (s, p, u, &k)) {
     if (s->phase == BWSS_PHASE_LINK_CONGESTED && u >= s->sigma_bps)
-      return recovered;
+      return k.recovered > 0;
     set_sigma (s, drained (p, u));
     untrack_all (flows, n);
-    enter_link_congested (s, now_us, u, settle_us);
+    enter_link_congested (s, p, now_us, u, settle_us);
     return true;
   }
-
-  if (recovered) {
-    set_sigma (s, u);                   /* (b) */
+  if (rule_b_recovered (&k)) {
+    set_sigma (s, u);
     return true;
   }
-
-  /* (d') the mirror of (d): every flow above its target and U above σ —
-   * the link has more room than σ (windows cannot go below one segment,
-   * or the capacity came back while we were not looking): σ ← U, raise. */
-  if (s->phase == BWSS_PHASE_REACTIVE && untracked_judged >= 1
-      && over_target == untracked_judged && u > s->sigma_bps * (1.0 + p->rise_threshold)) {
+  if (rule_dprime_room (s, p, u, &k)) {
     set_sigma (s, u);
     start_raise (s, now_us, u, raised (p, u) - u);
     return true;
   }
-
-  /* (d) every flow short of its target, none by much: σ is a little above
-   * what the link carries.  Each FCS would keep growing its window into the
-   * bottleneck's queue, the queue would fill and the link would be shared
-   * by losses, like plain TCP.  σ ← U. */
-  if (s->phase == BWSS_PHASE_REACTIVE && untracked_judged >= 1
-      && short_of_target == untracked_judged && u < s->sigma_bps) {
+  if (rule_d_above_link (s, u, &k)) {
     set_sigma (s, drained (p, u));
     return true;
   }
-
-  /* (a) is not judged while another flow is well above its target: its FCS
-   * is still taking back what it uses too much, and that alone explains a
-   * flow below γ·T* (a flow that just started, say). */
-  if (excess)
-    return false;
-  for (size_t i = 0; i < n; i++) {
-    BwssSigmaFlow *f = &flows[i];
-    if (f->tracked || !f->settled || f->rate_bps < 0.0 || f->target_bps <= 0.0)
-      continue;
-    if (f->rate_bps < p->gamma * f->target_bps) {
-      /* (a) congestion on this flow's own path: give its unused share away,
-       * and keep giving while the others use it */
-      f->tracked = true;
-      f->tracked_target = f->target_bps;
-      start_raise (s, now_us, u, (1.0 - p->gamma) * f->target_bps);
-      return true;
-    }
+  size_t a = rule_a_congested_path (p, flows, n, &k);
+  if (a < n) {
+    /* give its unused share away, and keep giving while the others use it */
+    flows[a].tracked = true;
+    flows[a].tracked_target = flows[a].target_bps;
+    start_raise (s, now_us, u, (1.0 - p->gamma) * flows[a].target_bps);
+    return true;
   }
   return false;
 }

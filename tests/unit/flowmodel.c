@@ -4,12 +4,19 @@
 #include <string.h>
 #include "flowmodel.h"
 
+#define INITIAL_CWND_SEGMENTS 10       /* RFC 6928 */
+#define MIN_CWND_SEGMENTS     2
+#define DEFAULT_AQM_INTERVAL  0.100    /* CoDel's interval */
+
 void
-model_init (Model *m, double capacity_bps, double max_queue_s)
+model_init (Model *m, double capacity_bps, double max_queue_s, double dt_s)
 {
   memset (m, 0, sizeof *m);
   m->capacity_bps = capacity_bps;
   m->max_queue_s = max_queue_s;
+  m->dt_s = dt_s;
+  m->aqm_interval_s = DEFAULT_AQM_INTERVAL;
+  m->above_since_s = -1.0;
 }
 
 size_t
@@ -20,108 +27,178 @@ model_add (Model *m, double base_rtt_s)
   f->active = true;
   f->base_rtt_s = base_rtt_s;
   f->rtt_s = base_rtt_s;
+  f->cwnd_bytes = INITIAL_CWND_SEGMENTS * MODEL_MSS;
+  f->ssthresh_bytes = INFINITY;
+  f->last_loss_s = -INFINITY;
+  f->min_rtt_us = (uint32_t) ((base_rtt_s + model_queued_bits (m) / m->capacity_bps) * 1e6);
   return m->n++;
 }
 
-/* Returns flow @f's demand at queueing delay @q, bit/s (INFINITY if none). */
-static double
-demand (const ModelFlow *f, double q)
+double
+model_queued_bits (const Model *m)
 {
-  double d = INFINITY;
-  if (f->window_bytes)
-    d = f->window_bytes * 8.0 / (f->base_rtt_s + q);
-  if (f->path_limit_bps > 0 && f->path_limit_bps < d)
-    d = f->path_limit_bps;
-  if (f->source_bps > 0 && f->source_bps < d)
-    d = f->source_bps;
-  return d;
-}
-
-static double
-total_demand (const Model *m, double q)
-{
-  double s = 0;
+  double q = m->cross_queued_bits;
   for (size_t i = 0; i < m->n; i++)
-    if (m->f[i].active)
-      s += demand (&m->f[i], q);
-  return s;
+    q += m->f[i].queued_bits;
+  return q;
 }
 
-/* Weighted max-min share of @avail with weights 1/RTT and caps demand(q). */
+/* Returns true if flow @f's path limit binds at sending rate @rate. */
+static bool
+path_binds (const ModelFlow *f, double rate)
+{
+  return f->path_limit_bps > 0 && rate >= f->path_limit_bps;
+}
+
+/* Returns the rate flow @f sends at now, bit/s, and whether its congestion
+ * window is what limits it (in *cwnd_limited). */
+static double
+sending_rate (const ModelFlow *f, double q, bool *cwnd_limited)
+{
+  double rtt = f->base_rtt_s + q;
+  double adv = f->window_bytes ? (double) f->window_bytes : INFINITY;
+  double w = f->cwnd_bytes < adv ? f->cwnd_bytes : adv;
+  double rate = w * 8.0 / rtt;
+  double other = INFINITY;
+  if (f->source_bps > 0)
+    other = f->source_bps;
+  if (f->path_limit_bps > 0 && f->path_limit_bps < other)
+    other = f->path_limit_bps;
+  *cwnd_limited = f->cwnd_bytes < adv && rate <= other;
+  if (path_binds (f, rate)) {
+    /* the queue elsewhere stretches the RTT the window is spread over */
+    double r2 = w * 8.0 / (rtt + f->path_delay_s);
+    if (r2 < rate)
+      rate = r2 > f->path_limit_bps ? f->path_limit_bps : r2;
+  }
+  return rate < other ? rate : other;
+}
+
+/* A loss seen by @f at @now: Reno halves its window, once per RTT. */
 static void
-water_fill (Model *m, double avail, double q)
+lose (ModelFlow *f, double now)
 {
-  bool done[MODEL_MAX_FLOWS] = { false };
+  if (now - f->last_loss_s < f->rtt_s)
+    return;
+  f->last_loss_s = now;
+  f->cwnd_bytes /= 2.0;
+  if (f->cwnd_bytes < MIN_CWND_SEGMENTS * MODEL_MSS)
+    f->cwnd_bytes = MIN_CWND_SEGMENTS * MODEL_MSS;
+  f->ssthresh_bytes = f->cwnd_bytes;
+  f->losses++;
+}
+
+/* Grows @f's cwnd for @acked_bytes acknowledged (slow start or +1 MSS per
+ * window), if the cwnd is what limits it. */
+static void
+grow (ModelFlow *f, double acked_bytes, bool cwnd_limited)
+{
+  if (!cwnd_limited || acked_bytes <= 0)
+    return;
+  if (f->cwnd_bytes < f->ssthresh_bytes)
+    f->cwnd_bytes += acked_bytes;
+  else
+    f->cwnd_bytes += MODEL_MSS * acked_bytes / f->cwnd_bytes;
+  if (f->window_bytes && f->cwnd_bytes > 2.0 * f->window_bytes)
+    f->cwnd_bytes = 2.0 * f->window_bytes;   /* nothing beyond what it may send */
+}
+
+/* The receiver's RTT estimate: one ms-granular sample per two segments,
+ * rtt8 += sample − rtt8/8 (tcp_rcv_rtt_update). */
+static void
+sample_rtt (ModelFlow *f, double received_bits)
+{
+  f->seg_credit += received_bits / (8.0 * MODEL_MSS) / 2.0;
+  double sample_us = floor (f->rtt_s * 1e3) * 1e3;
+  if (sample_us < 1000.0)
+    sample_us = 1000.0;
+  while (f->seg_credit >= 1.0) {
+    f->seg_credit -= 1.0;
+    if (f->rcv_rtt8_us == 0)
+      f->rcv_rtt8_us = 8.0 * sample_us;
+    else
+      f->rcv_rtt8_us += sample_us - f->rcv_rtt8_us / 8.0;
+  }
+  f->rcv_rtt_us = (uint32_t) (f->rcv_rtt8_us / 8.0);
+}
+
+void
+model_step (Model *m)
+{
+  double dt = m->dt_s, c = m->capacity_bps;
+  double q = model_queued_bits (m) / c;
+  size_t slot = m->step % MODEL_PIPE_STEPS;
+  bool cwnd_limited[MODEL_MAX_FLOWS];
+  double arriving[MODEL_MAX_FLOWS], total_in = m->cross_bps * dt;
+
+  /* 1. senders: what leaves them now, what reaches the bottleneck now */
   for (size_t i = 0; i < m->n; i++) {
-    m->f[i].rate_bps = 0;
-    done[i] = !m->f[i].active;
+    ModelFlow *f = &m->f[i];
+    f->send_bps = f->active ? sending_rate (f, q, &cwnd_limited[i]) : 0.0;
+    f->pipe[slot] = f->send_bps;
+    size_t lag = (size_t) llround (f->base_rtt_s / 2.0 / dt);
+    if (lag >= MODEL_PIPE_STEPS)
+      lag = MODEL_PIPE_STEPS - 1;
+    double in = m->step >= lag ? f->pipe[(m->step - lag) % MODEL_PIPE_STEPS] : 0.0;
+    arriving[i] = in * dt;
+    total_in += arriving[i];
   }
-  for (;;) {
-    double wsum = 0;
-    for (size_t i = 0; i < m->n; i++)
-      if (!done[i])
-        wsum += 1.0 / (m->f[i].base_rtt_s + q);
-    if (wsum == 0 || avail <= 0)
-      break;
-    bool capped = false;
-    for (size_t i = 0; i < m->n; i++) {
-      if (done[i])
-        continue;
-      double share = avail * (1.0 / (m->f[i].base_rtt_s + q)) / wsum;
-      double d = demand (&m->f[i], q);
-      if (d <= share) {
-        m->f[i].rate_bps = d;
-        avail -= d;
-        done[i] = true;
-        capped = true;
+
+  /* 2. the buffer: drop-tail beyond max_queue_s */
+  double queued = model_queued_bits (m);
+  double room = m->max_queue_s * c + c * dt - queued;
+  double keep = 1.0;
+  m->dropped_bits = 0.0;
+  if (total_in > room) {
+    keep = room > 0 ? room / total_in : 0.0;
+    m->dropped_bits = total_in * (1.0 - keep);
+  }
+  m->cross_queued_bits += m->cross_bps * dt * keep;
+  for (size_t i = 0; i < m->n; i++) {
+    ModelFlow *f = &m->f[i];
+    f->queued_bits += arriving[i] * keep;
+    if (keep < 1.0 && arriving[i] > 0)
+      lose (f, m->now_s);
+  }
+
+  /* 3. the AQM, if any: losses while the delay stays above its target */
+  if (m->aqm_target_s > 0) {
+    if (q > m->aqm_target_s) {
+      if (m->above_since_s < 0)
+        m->above_since_s = m->now_s;
+      else if (m->now_s - m->above_since_s >= m->aqm_interval_s) {
+        for (size_t i = 0; i < m->n; i++)
+          if (m->f[i].queued_bits > 0)
+            lose (&m->f[i], m->now_s);
+        m->above_since_s = m->now_s;    /* next drop one interval later */
       }
-    }
-    if (!capped) {
-      for (size_t i = 0; i < m->n; i++)
-        if (!done[i])
-          m->f[i].rate_bps = avail * (1.0 / (m->f[i].base_rtt_s + q)) / wsum;
-      break;
+    } else {
+      m->above_since_s = -1.0;
     }
   }
-}
 
-void
-model_solve (Model *m)
-{
-  double avail = m->capacity_bps - m->cross_bps;
-  if (avail < 0)
-    avail = 0;
-  double q;
-  if (total_demand (m, 0) <= avail) {
-    q = 0;
-    for (size_t i = 0; i < m->n; i++)
-      m->f[i].rate_bps = m->f[i].active ? demand (&m->f[i], 0) : 0;
-  } else if (isfinite (total_demand (m, m->max_queue_s))
-             && total_demand (m, m->max_queue_s) <= avail) {
-    double lo = 0, hi = m->max_queue_s;
-    for (int it = 0; it < 60; it++) {
-      double mid = (lo + hi) / 2;
-      if (total_demand (m, mid) > avail)
-        lo = mid;
-      else
-        hi = mid;
-    }
-    q = hi;
-    for (size_t i = 0; i < m->n; i++)
-      m->f[i].rate_bps = m->f[i].active ? demand (&m->f[i], q) : 0;
-  } else {
-    q = m->max_queue_s;
-    water_fill (m, avail, q);
+  /* 4. service: C·dt bits leave, FIFO shares */
+  queued = model_queued_bits (m);
+  double serve = c * dt, frac = queued > serve ? serve / queued : 1.0;
+  double cross_out = m->cross_queued_bits * frac;
+  m->cross_queued_bits -= cross_out;
+  m->cross_rate_bps = cross_out / dt;
+  m->queue_s = (queued - queued * frac) / c;
+  for (size_t i = 0; i < m->n; i++) {
+    ModelFlow *f = &m->f[i];
+    double out = f->queued_bits * frac;
+    f->queued_bits -= out;
+    f->rate_bps = out / dt;
+    f->bits_frac += out;
+    uint64_t whole = (uint64_t) (f->bits_frac / 8.0);
+    f->bytes += whole;
+    f->bits_frac -= 8.0 * (double) whole;
+    f->rtt_s = f->base_rtt_s + m->queue_s
+        + (path_binds (f, f->send_bps) ? f->path_delay_s : 0.0);
+    sample_rtt (f, out);
+    if (f->active)
+      grow (f, out / 8.0, cwnd_limited[i]);
   }
-  m->queue_s = q;
-  for (size_t i = 0; i < m->n; i++)
-    m->f[i].rtt_s = m->f[i].base_rtt_s + q;
-}
-
-void
-model_advance (Model *m, double dt_s)
-{
-  for (size_t i = 0; i < m->n; i++)
-    if (m->f[i].active)
-      m->f[i].bytes += (uint64_t) llround (m->f[i].rate_bps * dt_s / 8.0);
+  m->step++;
+  m->now_s += dt;
 }

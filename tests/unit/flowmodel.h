@@ -1,18 +1,44 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * flowmodel.h — a fluid model of TCP flows sharing one bottleneck, for the
- * pure unit tests of the control laws (not a network: the lab has the real
- * one).
+ * flowmodel.h — a fluid model of TCP flows sharing one access link, with its
+ * queue, for the pure unit tests of the control laws (not a network: the lab
+ * has the real one).
  *
- * Each flow i has a base RTT, an advertised window (0 = unlimited), and
- * optional limits elsewhere on its path (path_limit_bps) or at its source
- * (source_bps).  At queueing delay q its demand is
- *     d_i(q) = min(window_i·8/(base_i + q), path_limit_i, source_i).
- * The bottleneck has capacity C minus unresponsive cross traffic, and a
- * buffer of at most max_queue_s.  If every demand is finite and fits at some
- * q the queue settles there (bisection); otherwise the queue is full and the
- * link is shared like TCP does: weighted max-min with weights 1/RTT (RTT
- * unfairness), each flow capped by its demand.
+ * Time advances in fixed steps (model_step; 1 ms is what the tests use).
+ *
+ * The bottleneck: capacity C (bit/s) serving one FIFO buffer of at most
+ * max_queue_s·C bits.  Unresponsive cross traffic (cross_bps) arrives and
+ * queues like the rest.  Arrivals beyond the buffer are dropped (drop-tail),
+ * from every arriving flow in proportion to what it brought; or, with an AQM
+ * (aqm_target_s > 0), every flow with bits in the queue also sees a loss
+ * while the queueing delay has stayed above the AQM's target for
+ * aqm_interval_s (a CoDel-like dropper: short queue, losses instead).
+ * Departures share C in proportion to each flow's bits in the buffer (FIFO);
+ * an empty buffer passes arrivals through while they fit.  The queueing
+ * delay is q = bits queued / C.
+ *
+ * Flow i:
+ *   - base RTT b_i; its data spends b_i/2 between the server and the
+ *     bottleneck, so what it sends at t arrives there at t + b_i/2;
+ *   - the receiver's advertised window adv_i (bytes; 0 = unlimited);
+ *   - the sender's congestion window cwnd_i: slow start (doubling per RTT)
+ *     until the first loss, then +1 MSS per RTT; halved on a loss, at most
+ *     once per RTT.  It grows only while it limits the flow (Linux's
+ *     cwnd-limited test), so a flow held by adv_i does not build a cwnd it
+ *     never used;
+ *   - optionally a source rate (an application that sends no faster, e.g. a
+ *     paced video) and a limit elsewhere on its path (path_limit_bps, with
+ *     path_delay_s of queue there while the limit binds, Fig. 5c).
+ *   Sending rate: s_i = min(min(adv_i, cwnd_i)·8 / RTT_i, source_i, path_i),
+ *   RTT_i = b_i + q + (path queue): the usual fluid form of a
+ *   window-limited sender.
+ *
+ * What the receiver sees of flow i: its received bytes, rcv_rtt — the
+ * kernel's receiver RTT (tcpi_rcv_rtt): an EWMA with gain 1/8 of samples
+ * RTT_i taken in whole milliseconds (TCP timestamps), one per two received
+ * segments (one per delayed ACK), 0 until its first sample — and min_rtt,
+ * the RTT of its handshake (tcpi_min_rtt of a socket that only sent its
+ * request): b_i plus the queue when the flow was added.
  */
 #ifndef FLOWMODEL_H
 #define FLOWMODEL_H
@@ -22,33 +48,65 @@
 #include <stdint.h>
 
 #define MODEL_MAX_FLOWS 16
+#define MODEL_MSS       1448
+/* history of sending rates, one entry per step: b_i/2 must fit */
+#define MODEL_PIPE_STEPS 2048
 
 typedef struct {
   bool     active;
   double   base_rtt_s;
-  uint32_t window_bytes;    /* 0 = unlimited */
-  double   path_limit_bps;  /* 0 = none */
+  uint32_t window_bytes;    /* advertised window; 0 = unlimited */
   double   source_bps;      /* 0 = sends as fast as allowed */
+  double   path_limit_bps;  /* 0 = none */
+  double   path_delay_s;    /* queueing delay elsewhere while path_limit binds */
+  /* sender state */
+  double   cwnd_bytes;
+  double   ssthresh_bytes;
+  double   last_loss_s;
+  double   pipe[MODEL_PIPE_STEPS];  /* sending rate history, bit/s */
+  /* bottleneck and receiver state */
+  double   queued_bits;
+  double   seg_credit;      /* received segments not yet sampled */
+  double   rcv_rtt8_us;     /* the kernel's 8× scaled estimate */
   /* outputs */
-  double   rate_bps;
-  double   rtt_s;
-  uint64_t bytes;
+  double   rate_bps;        /* departures over the last step */
+  double   send_bps;        /* sending rate over the last step */
+  double   rtt_s;           /* the RTT its packets see now */
+  uint32_t rcv_rtt_us;      /* what TCP_INFO would report */
+  uint32_t min_rtt_us;      /* the handshake's RTT */
+  uint64_t bytes;           /* received so far */
+  double   bits_frac;       /* sub-byte remainder of bytes */
+  uint32_t losses;
 } ModelFlow;
 
 typedef struct {
   double    capacity_bps;
   double    cross_bps;
   double    max_queue_s;
+  double    aqm_target_s;   /* 0 = drop-tail only */
+  double    aqm_interval_s;
   size_t    n;
   ModelFlow f[MODEL_MAX_FLOWS];
-  double    queue_s;
+  /* state */
+  double    now_s;
+  double    dt_s;
+  size_t    step;
+  double    cross_queued_bits;
+  double    above_since_s;  /* AQM: queue above its target since; < 0 if not */
+  /* outputs */
+  double    queue_s;        /* queueing delay at the bottleneck now */
+  double    cross_rate_bps; /* cross traffic delivered over the last step */
+  double    dropped_bits;
 } Model;
 
-void model_init (Model *m, double capacity_bps, double max_queue_s);
+/* A link of @capacity_bps with a buffer of @max_queue_s; steps of @dt_s. */
+void   model_init (Model *m, double capacity_bps, double max_queue_s, double dt_s);
+/* Adds a flow of base RTT @base_rtt_s, starting in slow start; returns its
+ * index. */
 size_t model_add (Model *m, double base_rtt_s);
-/* Solves rates and RTTs for the current windows and limits. */
-void model_solve (Model *m);
-/* Advances the byte counters by @dt_s at the solved rates. */
-void model_advance (Model *m, double dt_s);
+/* Advances the model by one step. */
+void   model_step (Model *m);
+/* Bits of every kind queued at the bottleneck now. */
+double model_queued_bits (const Model *m);
 
 #endif

@@ -12,13 +12,18 @@
 #define MS 1000ull
 #define S  1000000ull
 
-static BwssParams params;
+/* The paper's FCS (no rescale, restart below half) for the exact steps of
+ * its equations; the delay loop's defaults where the test says so. */
+static BwssParams params, delay_params;
 
 static void
 setup_params (void)
 {
-  bwss_params_init (&params);
+  bwss_params_init_for (&params, BWSS_LOOP_PAPER);
+  bwss_params_init (&delay_params);
 }
+
+#define STEP (25 * MS)   /* the meter step of these tests */
 
 /* ---- estimator ---- */
 
@@ -27,11 +32,11 @@ test_estimator_ewma (void)
 {
   BwssEstimator e;
   bwss_estimator_init (&e);
-  g_assert_false (bwss_estimator_sample (&e, 0, 0, 100 * MS, 0.3));          /* opens */
-  g_assert_false (bwss_estimator_sample (&e, 50 * MS, 600, 100 * MS, 0.3));  /* inside φ */
-  g_assert_true (bwss_estimator_sample (&e, 100 * MS, 1250, 100 * MS, 0.3));
+  g_assert_false (bwss_estimator_sample (&e, 0, 0, 100 * MS, 0.3, STEP));          /* opens */
+  g_assert_false (bwss_estimator_sample (&e, 50 * MS, 600, 100 * MS, 0.3, STEP));  /* inside φ */
+  g_assert_true (bwss_estimator_sample (&e, 100 * MS, 1250, 100 * MS, 0.3, STEP));
   g_assert_cmpfloat_with_epsilon (e.rate_bps, 100000, 1e-6);                 /* R ← R_φ */
-  g_assert_true (bwss_estimator_sample (&e, 200 * MS, 1250 + 2500, 100 * MS, 0.3));
+  g_assert_true (bwss_estimator_sample (&e, 200 * MS, 1250 + 2500, 100 * MS, 0.3, STEP));
   /* R ← 0.3·100000 + 0.7·200000 */
   g_assert_cmpfloat_with_epsilon (e.rate_bps, 170000, 1e-6);
   g_assert_cmpuint (e.periods, ==, 2);
@@ -42,21 +47,51 @@ test_estimator_restart (void)
 {
   BwssEstimator e;
   bwss_estimator_init (&e);
-  bwss_estimator_sample (&e, 0, 0, 100 * MS, 0.3);
-  bwss_estimator_sample (&e, 100 * MS, 12500, 100 * MS, 0.3);     /* 1 Mbit/s */
+  bwss_estimator_sample (&e, 0, 0, 100 * MS, 0.3, STEP);
+  bwss_estimator_sample (&e, 100 * MS, 12500, 100 * MS, 0.3, STEP);     /* 1 Mbit/s */
   bwss_estimator_restart (&e, 300 * MS);
-  g_assert_false (bwss_estimator_sample (&e, 250 * MS, 20000, 100 * MS, 0.3)); /* not yet */
-  g_assert_false (bwss_estimator_sample (&e, 300 * MS, 25000, 100 * MS, 0.3)); /* opens */
-  g_assert_true (bwss_estimator_sample (&e, 400 * MS, 26250, 100 * MS, 0.3));
+  g_assert_false (bwss_estimator_sample (&e, 250 * MS, 20000, 100 * MS, 0.3, STEP)); /* not yet */
+  g_assert_false (bwss_estimator_sample (&e, 300 * MS, 25000, 100 * MS, 0.3, STEP)); /* opens */
+  g_assert_true (bwss_estimator_sample (&e, 400 * MS, 26250, 100 * MS, 0.3, STEP));
   g_assert_cmpfloat_with_epsilon (e.rate_bps, 100000, 1e-6);        /* replaced, not averaged */
   g_assert_cmpuint (e.periods, ==, 1);
 
   /* a counter that goes backwards (new socket) restarts the estimate */
-  g_assert_false (bwss_estimator_sample (&e, 500 * MS, 10, 100 * MS, 0.3)); /* reopens */
+  g_assert_false (bwss_estimator_sample (&e, 500 * MS, 10, 100 * MS, 0.3, STEP)); /* reopens */
   g_assert_cmpuint (e.periods, ==, 0);
-  g_assert_false (bwss_estimator_sample (&e, 510 * MS, 10, 100 * MS, 0.3));
-  g_assert_true (bwss_estimator_sample (&e, 600 * MS, 10 + 2500, 100 * MS, 0.3));
+  g_assert_false (bwss_estimator_sample (&e, 510 * MS, 10, 100 * MS, 0.3, STEP));
+  g_assert_true (bwss_estimator_sample (&e, 600 * MS, 10 + 2500, 100 * MS, 0.3, STEP));
   g_assert_cmpfloat_with_epsilon (e.rate_bps, 200000, 1e-6);
+}
+
+/* The meter: the mean over a window is measured over the window's own
+ * length, the count at its start interpolated between two samples. */
+static void
+test_estimator_mean_interpolates (void)
+{
+  BwssEstimator e;
+  bwss_estimator_init (&e);
+  g_assert_cmpfloat (bwss_estimator_mean (&e, 100 * MS), <, 0.0);   /* nothing yet */
+  /* 1 Mbit/s = 125 bytes per ms, sampled every 10 ms (the meter keeps one
+   * entry per 25 ms: at 0, 30, 60, ...) */
+  for (uint64_t t = 0; t <= 1000 * MS; t += 10 * MS)
+    bwss_estimator_sample (&e, t, t / MS * 125, 100 * MS, 0.3, STEP);
+  g_assert_cmpfloat_with_epsilon (bwss_estimator_mean (&e, 100 * MS), 1e6, 1e-3);
+  g_assert_cmpfloat_with_epsilon (bwss_estimator_mean (&e, 110 * MS), 1e6, 1e-3);
+  g_assert_cmpfloat_with_epsilon (bwss_estimator_bytes (&e, 110 * MS), 110 * 125, 1e-6);
+  /* then 2 Mbit/s for 50 ms: a 100-ms window is half of each */
+  for (uint64_t t = 1010 * MS; t <= 1050 * MS; t += 10 * MS)
+    bwss_estimator_sample (&e, t, 125000 + (t / MS - 1000) * 250, 100 * MS, 0.3, STEP);
+  g_assert_cmpfloat_with_epsilon (bwss_estimator_mean (&e, 100 * MS), 1.5e6, 1e-3);
+  /* a window longer than the history: the whole history */
+  BwssEstimator g;
+  bwss_estimator_init (&g);
+  bwss_estimator_sample (&g, 0, 0, 100 * MS, 0.3, STEP);
+  bwss_estimator_sample (&g, 40 * MS, 5000, 100 * MS, 0.3, STEP);
+  g_assert_cmpfloat_with_epsilon (bwss_estimator_mean (&g, 10 * S), 1e6, 1e-3);
+  /* a counter going backwards clears the history */
+  bwss_estimator_sample (&g, 50 * MS, 10, 100 * MS, 0.3, STEP);
+  g_assert_cmpfloat (bwss_estimator_mean (&g, 10 * S), <, 0.0);
 }
 
 /* ---- FCS exact steps ---- */
@@ -142,6 +177,40 @@ test_fcs_restart_on_target_cut (void)
   g_assert_cmpuint (bwss_fcs_step (&g, &params, 200 * MS, 0.6e6, 100 * MS, 1448), ==, 9);
 }
 
+/* The delay loop's rescale: a target moved by more than 10 % scales the
+ * window at once, holds or not, by the rate it carries: with no estimate
+ * yet, the target it was set for: 9 segments for 1 Mbit/s become ⌊9·0.5 +
+ * 0.5⌋ = 5 for 0.5 Mbit/s, ⌊5·0.75/0.5 + 0.5⌋ = 8 for 0.75 Mbit/s; a move
+ * of 8 % is left to eq. (3)/(4).  With a fresh estimate (the window carries
+ * 0.6 Mbit/s, say a longer path than the RTT given), by that: 9 segments
+ * for 1.2 Mbit/s become 18. */
+static void
+test_fcs_rescale_on_retarget (void)
+{
+  BwssFcs f;
+  bwss_fcs_init (&f);
+  g_assert_cmpuint (bwss_fcs_step (&f, &delay_params, 0, 1e6, 100 * MS, 1448), ==, 9);
+  g_assert_cmpuint (bwss_fcs_step (&f, &delay_params, 10 * MS, 1.08e6, 100 * MS, 1448), ==, 9);
+  g_assert_cmpuint (bwss_fcs_step (&f, &delay_params, 20 * MS, 0.5e6, 100 * MS, 1448), ==, 5);
+  g_assert_cmpint (f.state, ==, BWSS_FCS_HOLD);
+  g_assert_cmpfloat (f.target_bps, ==, 0.5e6);
+  g_assert_cmpuint (f.hold_until_us, ==, 20 * MS + 700 * MS);
+  g_assert_cmpuint (bwss_fcs_step (&f, &delay_params, 30 * MS, 0.75e6, 100 * MS, 1448), ==, 8);
+  /* with an estimate of what the window carries */
+  BwssFcs h;
+  bwss_fcs_init (&h);
+  g_assert_cmpuint (bwss_fcs_step (&h, &delay_params, 0, 1e6, 100 * MS, 1448), ==, 9);
+  bwss_fcs_observe (&h, &delay_params, 100 * MS, 1000, 100 * MS);
+  g_assert_true (bwss_fcs_observe (&h, &delay_params, 300 * MS, 1000 + 15000, 100 * MS));
+  g_assert_cmpfloat_with_epsilon (h.est.rate_bps, 0.6e6, 1.0);
+  g_assert_cmpuint (bwss_fcs_step (&h, &delay_params, 310 * MS, 1.2e6, 100 * MS, 1448), ==, 18);
+  /* the paper's FCS does not rescale */
+  BwssFcs g;
+  bwss_fcs_init (&g);
+  g_assert_cmpuint (bwss_fcs_step (&g, &params, 0, 1e6, 100 * MS, 1448), ==, 9);
+  g_assert_cmpuint (bwss_fcs_step (&g, &params, 10 * MS, 0.6e6, 100 * MS, 1448), ==, 9);
+}
+
 static void
 test_fcs_in_interval_consumes_estimate (void)
 {
@@ -162,24 +231,25 @@ typedef struct {
   uint64_t now;
 } Sim;
 
-/* Runs one flow for @secs with target @t, returns its mean rate over the
- * last @tail seconds (bit/s). */
+/* Runs one flow for @secs with target @t (the model in 1-ms steps, the FCS
+ * every 10 ms with the kernel's receiver RTT), returns its mean rate over
+ * the last @tail seconds (bit/s). */
 static double
 run_fcs (Sim *s, double t, double secs, double tail)
 {
-  const uint64_t dt = 10 * MS;
   uint64_t end = s->now + (uint64_t) (secs * S);
   uint64_t tail_start = end - (uint64_t) (tail * S), tail_bytes = 0;
   while (s->now < end) {
-    model_solve (&s->m);
-    model_advance (&s->m, dt / 1e6);
-    s->now += dt;
+    model_step (&s->m);
+    s->now += MS;
     if (s->now == tail_start)
       tail_bytes = s->m.f[0].bytes;
-    uint32_t rtt = (uint32_t) (s->m.f[0].rtt_s * 1e6);
+    if (s->now % (10 * MS))
+      continue;
+    uint32_t rtt = s->m.f[0].rcv_rtt_us;
     bwss_fcs_observe (&s->f, &params, s->now, s->m.f[0].bytes, rtt);
-    uint32_t w = bwss_fcs_step (&s->f, &params, s->now, t, rtt, 1448);
-    s->m.f[0].window_bytes = w * 1448;
+    uint32_t w = bwss_fcs_step (&s->f, &params, s->now, t, rtt, MODEL_MSS);
+    s->m.f[0].window_bytes = w * MODEL_MSS;
   }
   return (s->m.f[0].bytes - tail_bytes) * 8.0 / tail;
 }
@@ -187,7 +257,7 @@ run_fcs (Sim *s, double t, double secs, double tail)
 static void
 sim_init (Sim *s, double capacity, double rtt)
 {
-  model_init (&s->m, capacity, 0.1);
+  model_init (&s->m, capacity, 0.1, 0.001);
   model_add (&s->m, rtt);
   bwss_fcs_init (&s->f);
   s->now = 0;
@@ -304,12 +374,14 @@ main (int argc, char **argv)
   setup_params ();
   g_test_add_func ("/estimator/ewma", test_estimator_ewma);
   g_test_add_func ("/estimator/restart", test_estimator_restart);
+  g_test_add_func ("/estimator/mean-interpolates", test_estimator_mean_interpolates);
   g_test_add_func ("/fcs/init-and-hold", test_fcs_init_and_hold);
   g_test_add_func ("/fcs/eq3-decrease", test_fcs_eq3_decrease);
   g_test_add_func ("/fcs/eq3-floor-at-one", test_fcs_eq3_floor_at_one);
   g_test_add_func ("/fcs/eq4-increase", test_fcs_eq4_increase);
   g_test_add_func ("/fcs/in-interval-consumes-estimate", test_fcs_in_interval_consumes_estimate);
   g_test_add_func ("/fcs/restart-on-target-cut", test_fcs_restart_on_target_cut);
+  g_test_add_func ("/fcs/rescale-on-retarget", test_fcs_rescale_on_retarget);
   g_test_add_func ("/fcs/model/converges", test_fcs_converges);
   g_test_add_func ("/fcs/model/rtt-change", test_fcs_follows_rtt_change);
   g_test_add_func ("/fcs/model/target-change", test_fcs_follows_target_change);

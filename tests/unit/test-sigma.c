@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * test-sigma.c — the σ loop's rules, one by one, with hand-made inputs
+ * test-sigma.c — the paper's σ loop's rules, one by one, with hand-made inputs
  * (Sec. V-C: initialisation, γ rules, half-of-the-flows heuristic, periodic
  * re-initialisation).  Whole traces against a flow model are in
  * test-controller.c.
@@ -249,7 +249,7 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-  bwss_params_init (&p);
+  bwss_params_init_for (&p, BWSS_LOOP_PAPER);
   g_test_add_func ("/sigma/init/raise-while-rising", test_init_raise_while_rising);
   g_test_add_func ("/sigma/reactive/one-flow-congested", test_one_flow_congested);
   g_test_add_func ("/sigma/reactive/link-congestion", test_link_congestion);

@@ -30,10 +30,22 @@ extern "C" {
 
 /* ---- tunables ---------------------------------------------------------- */
 
+/* Which σ loop runs (see the σ section below). */
+typedef enum {
+  BWSS_LOOP_DELAY = 0,  /* the default: σ held where the access link's queue
+                         * stays at a short target (capacity.c) */
+  BWSS_LOOP_PAPER = 1,  /* the paper's throughput-only loop, Sec. V-C (sigma.c) */
+} BwssLoop;
+
+/* Returns "delay" or "paper" (NULL for an unknown value). */
+BWSS_API const char *bwss_loop_name (BwssLoop loop);
+/* Parses "delay" or "paper"; returns 0 or BWSS_EINVAL (out untouched). */
+BWSS_API int bwss_loop_parse (const char *text, BwssLoop *out);
+
 /* Every tunable of the laws, with its unit.  bwss_params_init() fills the
- * paper's values (Sec. IV and V); see the constants in the .c files for the
- * reasoning behind each default. */
+ * defaults; params.c gives each value's reason. */
 typedef struct {
+  BwssLoop loop;
   /* FCS, Sec. IV */
   double   alpha;               /* rate slack α: desired interval [(1-α)T, (1+α)T]; (0, 1) */
   double   beta;                /* stability factor β of eq. (4); (0, 1] */
@@ -44,7 +56,15 @@ typedef struct {
   uint32_t min_window_segments; /* w >= this (paper: 1); >= 1 */
   double   max_window_factor;   /* anti-windup: w <= factor·T·RTT/p + 1; >= 1 */
   uint32_t default_mss;         /* p_size used while the MSS is unknown, bytes */
-  /* σ loop, Sec. V-C */
+  double   restart_fraction;    /* a target cut below this fraction of the one the
+                                 * window was set for restarts eq. (1); [0, 1), 0 = never */
+  bool     dither;              /* between two whole-segment windows, alternate so
+                                 * the mean rate meets T (the rate debt decides) */
+  double   rescale_threshold;   /* a target moved by more than this fraction rescales
+                                 * the window at once, w·T'/T; [0, 1), 0 = never */
+  /* rate meter (windowed means, estimator.c) */
+  uint64_t meter_step_us;       /* one history entry per this, µs */
+  /* σ loop of the paper, Sec. V-C (sigma.c) */
   double   gamma;               /* γ: a flow below γ·T* is congested (paper: 0.8); (0, 1) */
   double   raise_step;          /* raise phase: σ grows by this fraction per probe; > 0 */
   double   raise_floor_bps;     /* ... and by at least this many bit/s; >= 0 */
@@ -53,10 +73,39 @@ typedef struct {
   uint64_t probe_min_us;        /* bounds on the probe/settle interval, µs */
   uint64_t probe_max_us;
   uint64_t reinit_period_us;    /* periodic re-initialisation, µs; 0 = never */
+  uint32_t settle_cycles;       /* settle interval = this many FCS cycles of the slowest flow */
+  uint32_t congested_probe_settles; /* LINK_CONGESTED: first probe after this many settles */
+  uint64_t congested_probe_max_us;  /* ... backing off up to this, µs */
+  /* the delay loop (capacity.c) */
+  uint64_t queue_target_min_us; /* shortest queue target, µs */
+  uint64_t queue_target_max_us; /* longest queue target the allocation may ask for, µs */
+  double   queue_target_packets;/* the target holds at least this many packets of U */
+  double   queue_band;          /* no action while |q − q_t| <= band·q_t; (0, 1) */
+  double   queue_target_fall;   /* q_t falls by at most this fraction a decision; (0, 1] */
+  double   drain_horizon_rtts;  /* excess queue removed over this many RTTs; > 0 */
+  double   max_cut;             /* largest σ cut of one decision, fraction of U; (0, 1) */
+  double   raise_gain;          /* σ grows by gain·(q_t − q)/(RTT) per decision; > 0 */
+  double   max_raise;           /* largest σ raise of one decision, fraction; > 0 */
+  double   decision_rtts;       /* decisions spaced by this many RTTs ... */
+  double   decision_segments;   /* ... and this many segments of the fastest flow */
+  uint64_t decision_min_us;     /* bounds on the decision interval, µs */
+  uint64_t decision_max_us;
+  uint32_t loss_decisions;      /* rule "loss" waits for this many decisions in a
+                                 * row: a transient is no verdict */
+  double   window_limited_fraction; /* a flow moving this fraction of window/RTT
+                                 * is held by its window; (0, 1] */
+  double   loss_raise;          /* after rule "loss", σ grows by at most this
+                                 * fraction per decision ... ; (0, 1] */
+  uint64_t loss_memory_us;      /* ... for this long, µs */
 } BwssParams;
 
-/* Fills @p with the defaults.  Never fails. */
+/* Fills @p with the defaults of the delay loop.  Never fails. */
 BWSS_API void bwss_params_init (BwssParams *p);
+
+/* Fills @p with the defaults for @loop: BWSS_LOOP_PAPER restores the
+ * paper's loop with the FCS exactly as it ran with it (measured RTT, restart
+ * on a target cut below half, no rescale).  Returns 0 or BWSS_EINVAL. */
+BWSS_API int bwss_params_init_for (BwssParams *p, BwssLoop loop);
 
 /* Returns 0 if every field of @p is finite and in range, BWSS_EINVAL
  * otherwise (and, if @field is not NULL, sets it to the offending name). */
@@ -90,31 +139,60 @@ BWSS_API int bwss_prefs_validate (const BwssPrefs *prefs);
 BWSS_API int bwss_allocate (double sigma, const BwssPrefs *prefs, size_t n,
                             double *targets);
 
-/* ---- rate estimator (Sec. IV-B) ---------------------------------------- */
+/* ---- rate estimator (Sec. IV-B) and rate meter ---------------------------- */
 
+/* Entries of the meter's history: with the default step (25 ms) they cover
+ * 3.2 s, more than the longest window any caller asks for. */
+#define BWSS_METER_ENTRIES 128
+
+/* The one rate estimator of libbwss, fed with a cumulative byte count:
+ *   - R, the paper's estimate (Sec. IV-B): the rate over successive periods
+ *     φ, averaged R ← ε·R + (1−ε)·R_φ, restarted after a window change (the
+ *     FCS uses it);
+ *   - the mean rate over any recent window (bwss_estimator_mean), from a
+ *     history of samples one meter step apart, interpolated at the window's
+ *     start (the σ loops, the element's statistics and the tools use it). */
 typedef struct {
   double   rate_bps;        /* R, bit/s; negative until the first period ends */
   uint64_t period_start_us; /* start of the running period φ; 0 before start */
   uint64_t period_bytes;    /* cumulative byte count at that start */
   uint64_t last_bytes;      /* last cumulative byte count seen */
+  uint64_t last_us;         /* ... and when */
   uint32_t periods;         /* periods completed since the last reset */
   bool     restart;         /* next period replaces R instead of averaging */
+  /* the meter: a ring of (time, count) samples */
+  uint64_t hist_us[BWSS_METER_ENTRIES];
+  uint64_t hist_bytes[BWSS_METER_ENTRIES];
+  uint32_t hist_n, hist_head;   /* head = next slot */
 } BwssEstimator;
 
 BWSS_API void bwss_estimator_init (BwssEstimator *e);
 
-/* Discards the running period and the average: the next period starts at
+/* Discards the running period and the average R: the next period starts at
  * @start_us (e.g. one RTT after a window change, when it takes effect) and
- * its result replaces R.  Until then samples only track the byte count. */
+ * its result replaces R.  Until then samples only track the byte count.
+ * The meter's history is kept (it measures what arrived, whatever the
+ * window). */
 BWSS_API void bwss_estimator_restart (BwssEstimator *e, uint64_t start_us);
 
-/* Feeds the cumulative byte count at @now_us.  When a period of @phi_us has
- * elapsed, updates R ← ε·R + (1−ε)·R_φ (or R ← R_φ after a restart) and
+/* Feeds the cumulative byte count at @now_us.  The meter records it if
+ * @meter_step_us has passed since its last entry.  When a period of @phi_us
+ * has elapsed, updates R ← ε·R + (1−ε)·R_φ (or R ← R_φ after a restart) and
  * returns true; otherwise returns false.  A byte counter that goes backwards
- * (a new socket) restarts the estimator. */
+ * (a new socket) restarts the estimator and clears the meter. */
 BWSS_API bool bwss_estimator_sample (BwssEstimator *e, uint64_t now_us,
                                      uint64_t bytes, uint64_t phi_us,
-                                     double epsilon);
+                                     double epsilon, uint64_t meter_step_us);
+
+/* Returns the mean rate over the @window_us before the last sample, bit/s:
+ * the bytes since the count interpolated at (last − window) over the time
+ * between; over the whole history if it is shorter.  Negative if the
+ * history spans no time. */
+BWSS_API double bwss_estimator_mean (const BwssEstimator *e, uint64_t window_us);
+
+/* Returns the bytes counted over the @window_us before the last sample
+ * (interpolated like bwss_estimator_mean), 0 with no history. */
+BWSS_API double bwss_estimator_bytes (const BwssEstimator *e, uint64_t window_us);
 
 /* ---- flow control system (Sec. IV-A) ----------------------------------- */
 
@@ -134,6 +212,7 @@ typedef struct {
   uint64_t      changed_us;    /* time of the last window change */
   uint32_t      periods_at_change; /* estimator periods needed before deciding */
   double        target_bps;    /* the target the window was last set for */
+  double        debt_bits;     /* dither: ∫(T − R)dt since the target was set */
 } BwssFcs;
 
 BWSS_API void bwss_fcs_init (BwssFcs *f);
@@ -142,14 +221,18 @@ BWSS_API void bwss_fcs_init (BwssFcs *f);
  * running. */
 BWSS_API void bwss_fcs_release (BwssFcs *f);
 
-/* One FCS step at @now_us for target @target_bps with smoothed RTT @rtt_us
- * and segment size @mss bytes (0 = params->default_mss).  The caller has fed
- * the estimator (bwss_fcs_observe) first.  If released, starts the law with
- * w = T·RTT/p (eq. 1).  Otherwise, once the hold is over and a fresh
- * estimate exists: no change inside [(1−α)T, (1+α)T]; above it w −= eq. (3);
- * below it w += max(eq. (4), 1); w stays within [min_window, cap].
- * Returns the window in segments (0 if released because the RTT is still
- * unknown). */
+/* One FCS step at @now_us for target @target_bps with RTT @rtt_us (the
+ * RTT the window is sized for: the measured one in the paper's loop, the
+ * base RTT plus the queue target in the delay loop) and segment size @mss
+ * bytes (0 = params->default_mss).  The caller has fed the estimator
+ * (bwss_fcs_observe) first.  If released, starts the law with w = T·RTT/p
+ * (eq. 1).  A target moved by more than rescale_threshold from the one the
+ * window was set for rescales it at once (w·T'/T); one cut below
+ * restart_fraction of it restarts from eq. (1).  Otherwise, once the hold is
+ * over and a fresh estimate exists: no change inside [(1−α)T, (1+α)T]; above
+ * it w −= eq. (3); below it w += max(eq. (4), 1); w stays within
+ * [min_window, cap].  Returns the window in segments (0 if released because
+ * the RTT is still unknown). */
 BWSS_API uint32_t bwss_fcs_step (BwssFcs *f, const BwssParams *params,
                                  uint64_t now_us, double target_bps,
                                  uint32_t rtt_us, uint32_t mss);
@@ -169,15 +252,21 @@ BWSS_API uint64_t bwss_fcs_hold_us (const BwssParams *params, uint32_t rtt_us);
 
 /* ---- σ calculation (Sec. V-B, V-C) -------------------------------------- */
 
+/* The phases of both loops (bwss-top shows them). */
 typedef enum {
   BWSS_PHASE_IDLE = 0,       /* no flows */
   BWSS_PHASE_RELEASE,        /* initialisation: constraints released, measuring U */
-  BWSS_PHASE_RAISE,          /* initialisation: σ raised while U keeps rising */
-  BWSS_PHASE_REACTIVE,       /* the reactive rules with γ */
-  BWSS_PHASE_LINK_CONGESTED, /* σ lowered to U; waiting for U to rise again */
+  BWSS_PHASE_RAISE,          /* paper: σ raised while U keeps rising */
+  BWSS_PHASE_REACTIVE,       /* paper: the reactive rules with γ */
+  BWSS_PHASE_LINK_CONGESTED, /* paper: σ lowered to U; waiting for U to rise again */
+  BWSS_PHASE_TRACK,          /* delay: σ follows the link, holding the queue target */
 } BwssPhase;
 
+#define BWSS_PHASE_LAST BWSS_PHASE_TRACK
+
 BWSS_API const char *bwss_phase_name (BwssPhase phase);
+
+/* ---- the paper's σ loop (sigma.c) ---- */
 
 /* What the σ loop sees of one flow. */
 typedef struct {
@@ -224,6 +313,94 @@ BWSS_API bool bwss_sigma_step (BwssSigma *s, const BwssParams *params,
                                BwssSigmaFlow *flows, size_t n,
                                uint64_t settle_us);
 
+/* ---- base RTT (basertt.c) ---- */
+
+/* A flow's base RTT: the smallest receiver RTT it has shown, or, for a flow
+ * that joined behind a queue, its RTT less the queue the other flows
+ * measure (basertt.c explains why it never expires). */
+typedef struct {
+  uint32_t base_us;   /* 0 = no sample yet */
+  uint32_t samples;   /* RTT samples taken */
+  bool     seeded;    /* the base came from the others' queue */
+} BwssBaseRtt;
+
+BWSS_API void bwss_base_rtt_init (BwssBaseRtt *b);
+/* Feeds a receiver RTT sample @rtt_us (0 = none). */
+BWSS_API void bwss_base_rtt_sample (BwssBaseRtt *b, uint32_t rtt_us);
+/* A flow whose RTT is @rtt_us while the link's queue is @queue_us (measured
+ * on the other flows): its base is at most the difference. */
+BWSS_API void bwss_base_rtt_seed (BwssBaseRtt *b, uint32_t rtt_us, double queue_us);
+/* Returns the base RTT, µs; 0 if none yet. */
+BWSS_API uint32_t bwss_base_rtt_get (const BwssBaseRtt *b);
+
+/* ---- the delay loop (capacity.c) ---- */
+
+/* What the delay loop sees of one flow over the last decision interval. */
+typedef struct {
+  double   rate_bps;      /* mean rate over the interval, negative if unknown */
+  double   target_bps;    /* T_i allocated (0 while released) */
+  double   share_bps;     /* what the TRAS would give it of U (what the link
+                           * delivers now), for the queue target */
+  double   min_rate_bps;  /* m_i */
+  uint32_t rtt_us;        /* receiver RTT now, 0 unknown */
+  uint32_t base_rtt_us;   /* its base RTT, 0 unknown */
+  uint32_t mss;           /* bytes */
+  bool     fresh;         /* data arrived during the interval: rtt_us is current */
+  bool     window_limited;/* it moved (nearly) a window per RTT: its window holds it,
+                           * not its source or another path */
+} BwssCapacityFlow;
+
+typedef struct {
+  BwssPhase phase;
+  double    sigma_bps;
+  double    queue_us;         /* the access link's queueing delay, last decision */
+  double    queue_target_us;  /* q_t, last decision */
+  double    last_band_us;     /* its dead zone's half width, last decision */
+  uint64_t  phase_since_us;
+  uint64_t  next_decision_us;
+  uint64_t  last_decision_us;
+  double    prev_queue_us;    /* at the previous decision, -1 if none */
+  double    raise_boost;      /* multiplies the raise while the queue stays empty */
+  uint64_t  last_loss_us;     /* the last decision of rule "loss", 0 = never */
+  uint32_t  loss_votes;       /* decisions in a row that found σ above the link */
+  uint32_t  changes;          /* count of σ changes, for statistics */
+  uint32_t  last_rule;        /* the rule of the last decision (capacity.c) */
+} BwssCapacity;
+
+BWSS_API void bwss_capacity_init (BwssCapacity *c);
+
+/* Returns the name of the rule the last decision took ("cut", "raise", ...). */
+BWSS_API const char *bwss_capacity_rule_name (const BwssCapacity *c);
+
+/* Returns the queue target for these flows and aggregate @u_bps, µs: at least
+ * queue_target_min_us and queue_target_packets packets of U, and the queue
+ * the allocation needs — every flow's target carried by at least its
+ * minimum window over its base RTT plus the queue — up to
+ * queue_target_max_us. */
+BWSS_API double bwss_capacity_queue_target (const BwssParams *params,
+                                            const BwssCapacityFlow *flows, size_t n,
+                                            double u_bps);
+
+/* Returns the access link's queueing delay seen by these flows, µs: the
+ * smallest excess of RTT over base among the fresh flows (the link's queue
+ * delays every flow; a queue elsewhere on one path delays only that one).
+ * Negative if no flow can tell. */
+BWSS_API double bwss_capacity_queue (const BwssCapacityFlow *flows, size_t n);
+
+/* Returns the decision interval for these flows, µs (decision_rtts RTTs of
+ * the slowest, decision_segments segments of the fastest, within bounds). */
+BWSS_API uint64_t bwss_capacity_interval (const BwssParams *params,
+                                          const BwssCapacityFlow *flows, size_t n,
+                                          double queue_target_us);
+
+/* One step of the delay loop at @now_us over @n flows with aggregate @u_bps
+ * (means since the last decision): decides if the interval is over, or at
+ * once if the queue is far above target.  Call it every tick.  Returns true
+ * if σ or the phase changed (the caller re-runs the TRAS). */
+BWSS_API bool bwss_capacity_step (BwssCapacity *c, const BwssParams *params,
+                                  uint64_t now_us, double u_bps,
+                                  const BwssCapacityFlow *flows, size_t n);
+
 /* ---- the controller ------------------------------------------------------ */
 
 typedef struct BwssController BwssController;
@@ -232,8 +409,10 @@ typedef struct BwssController BwssController;
 typedef struct {
   uint64_t now_us;
   uint64_t bytes_received; /* cumulative payload bytes received */
-  uint32_t rtt_us;         /* smoothed RTT, 0 = unknown */
+  uint32_t rtt_us;         /* the receiver's smoothed RTT (tcpi_rcv_rtt), 0 = unknown */
   uint32_t mss;            /* receive MSS in bytes, 0 = unknown */
+  uint32_t min_rtt_us;     /* the smallest RTT the connection has seen, its handshake
+                            * included (tcpi_min_rtt), 0 = unknown */
 } BwssSample;
 
 /* What the controller decided for one flow. */
@@ -243,16 +422,20 @@ typedef struct {
   double       rate_bps;       /* R_i estimate, negative if none yet */
   uint32_t     window_bytes;   /* apply this; 0 = unconstrained (kernel default) */
   uint32_t     window_segments;
-  uint32_t     rtt_us;
+  uint32_t     rtt_us;         /* the receiver RTT measured */
+  uint32_t     base_rtt_us;    /* its base RTT (delay loop), 0 unknown */
   uint32_t     mss;
   BwssFcsState fcs_state;
-  bool         congested;      /* tracked by the σ loop */
+  bool         congested;      /* tracked by the σ loop (paper) */
 } BwssFlowState;
 
 typedef struct {
+  BwssLoop  loop;
   BwssPhase phase;
   double    sigma_bps;
   double    aggregate_bps;     /* U = Σ R_i */
+  double    queue_us;          /* delay loop: the access link's queueing delay, -1 unknown */
+  double    queue_target_us;   /* delay loop: its target */
   uint32_t  n_flows;
   uint32_t  sigma_changes;
 } BwssControllerStats;

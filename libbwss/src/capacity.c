@@ -1,0 +1,488 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * capacity.c — the delay loop: σ from the access link's queueing delay.
+ *
+ * Model.  The flows share one access link of capacity C (less any cross
+ * traffic).  Flow i's receiver RTT is b_i + q + e_i: its base RTT
+ * (basertt.c), the link's queueing delay q, and any queue elsewhere on its
+ * own path e_i.  Each FCS sizes its window for its base RTT plus the queue
+ * target q_t:  w_i = T_i·(b_i + q_t)/p  (eq. 1 with that RTT).  While the
+ * link is busy the windows fill the pipe and the queue:
+ *
+ *     Σ w_i = Σ R_i·b_i + C·q        and, with R_i = T_i·(b_i+q_t)/(b_i+q),
+ *     σ/C − 1 ≈ (q − q_t)/(b̄ + q_t)                                  (C1)
+ *
+ * where b̄ is the rate-weighted mean base RTT.  So the queue measures σ
+ * against the link: q = q_t when σ = C, more when σ is above the link or
+ * cross traffic arrived, nothing when σ is below it.  A queue that is kept
+ * at q_t makes the windows, not losses, decide the shares; and every law then
+ * runs at the path's RTT, not at a full buffer's.  While the link is busy
+ * (q > 0) U = Σ R_i is what it delivers to us: the measure to cut σ to.
+ *
+ * What the loop measures (bwss_capacity_queue): q is the smallest excess of
+ * RTT over base among the flows that received data lately — the link's
+ * queue delays them all; a queue on one path (Fig. 5c) delays only that
+ * flow and does not count.  Bases: basertt.c.
+ *
+ * The queue target (bwss_capacity_queue_target):
+ *     q_t = min(q_max, max(q_min, k·p/U, max_i(w_min·p/((1+α)·T'_i) − b_i)))  (C2)
+ * q_min is short (10 ms); k packets of U keep a slow link from idling (a
+ * packet is 12 ms at 960 kbit/s); the last term is the queue the allocation
+ * needs: a window cannot be less than w_min segments, so flow i's target is
+ * only reachable (within α) with RTT >= w_min·p/((1+α)·T'_i), T'_i the larger
+ * of its target and its share of what the link delivers (the TRAS applied
+ * to U: σ below U must not raise the need, or the need would raise σ).  It is
+ * taken over the flows that their window holds (one that moves a window per
+ * RTT; a paced video below a segment per RTT needs no queue).  At 960 kbit/s
+ * and 30 ms, weights 1:2:3 need 39 ms of queue (windows of 1, 2 and 3
+ * segments); 320 kbit/s of UDP on top of a 496 kbit/s video leave the two
+ * bulk flows 72 kbit/s each, which one segment carries only at 123 ms.  That
+ * is physics, not a choice: a receiver cannot offer less than a segment, and
+ * below that queue a cut of σ shortens nothing.  q_max only bounds it.
+ *
+ * Decisions (every bwss_capacity_interval(): a few RTTs, enough segments for
+ * the kernel's RTT average to move; at once when the queue reaches twice its
+ * target and band: cross traffic must not fill the buffer before the cut).  One pass counts; the first rule whose
+ * predicate holds acts:
+ *
+ * | rule      | origin                       | condition                                   | action                                      |
+ * |-----------|------------------------------|---------------------------------------------|---------------------------------------------|
+ * | release   | paper V-C initialisation     | RELEASE for release_us                      | σ ← U; TRACK                                |
+ * | cut       | C1; paper rule (c)           | q > q_t + band, and the queue is not        | σ ← U'·(1 − min(max_cut, (q−q_t)/(H·(b̄+q_t)))), |
+ * |           |                              | already falling at that pace                | U' = Σ max(R_i, m_i); not below Σm; if < σ  |
+ * | loss      | paper rules (c), (d); AQMs   | a queue but not over target, flows short of | σ ← (1−α)·U', not below Σm; raises bounded  |
+ * |           |                              | target and not held by their window carry   | by loss_raise for loss_memory_us, or until  |
+ * |           |                              | >= U/2, U < (1−α)·σ, loss_decisions in a row| q reaches q_t                               |
+ * | raise     | C1; LEDBAT's ramp            | q < q_t − band, and a flow held by its      | σ ← σ·(1 + min(max_raise,                   |
+ * |           |                              | window uses all its target                  |   boost·gain·(q_t−q)/(b̄+q_t))); the boost   |
+ * |           |                              |                                             | doubles while the queue stays empty         |
+ * | hold      |                              | otherwise                                   | —                                           |
+ *
+ * Never a spiral: σ is cut only while the queue is above its target, i.e.
+ * while the link is busy and U is what it delivers; a cut is relative to
+ * U, not to σ, and by no more than max_cut; and the minima are never cut (a
+ * download outside the domain that takes the link does not take the
+ * video's minimum with it: the video's FCS widens its window and competes;
+ * where the link cannot carry the minima the TRAS serves them by priority).
+ * What the loop does not do: tell a queue that somebody else's download
+ * fills (a plain TCP flow outside the domain) from its own.  Our bulk flows
+ * then yield to it down to their floor, as LEDBAT's would; the video keeps
+ * its minimum.  (A verdict from "our windows shrank and the queue did not"
+ * misfired at 960 kbit/s, where a few segments of window are most of the
+ * queue, and held σ while the FCSs filled the link; issue 12's daemon puts
+ * those downloads in the domain instead.)
+ *
+ * Where the bottleneck has an AQM (fq_codel, cake) the queue never reaches
+ * the target: σ rises while flows use all their targets, and "loss" brings
+ * it back to U once the AQM's drops, not the windows, hold them (a flow
+ * that moves less than a window per RTT) — the paper's throughput rule, so
+ * the windows bind again.  A flow its window holds below its target with
+ * the queue short is its FCS's business (eq. 4), not the link's.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <bwss/control.h>
+
+/* The raise boost doubles while the queue stays empty; the step is bounded
+ * by max_raise anyway, this only keeps the number finite. */
+#define MAX_BOOST 1024.0
+
+enum { RULE_NONE = 0, RULE_RELEASE, RULE_CUT, RULE_LOSS, RULE_RAISE, RULE_HOLD, RULE_IDLE };
+
+static const char *const rule_names[] = {
+  [RULE_NONE] = "none", [RULE_RELEASE] = "release", [RULE_CUT] = "cut", [RULE_LOSS] = "loss",
+  [RULE_RAISE] = "raise", [RULE_HOLD] = "hold", [RULE_IDLE] = "idle",
+};
+
+const char *
+bwss_capacity_rule_name (const BwssCapacity *c)
+{
+  return c->last_rule < sizeof rule_names / sizeof rule_names[0] ? rule_names[c->last_rule]
+                                                                  : "unknown";
+}
+
+void
+bwss_capacity_init (BwssCapacity *c)
+{
+  c->phase = BWSS_PHASE_IDLE;
+  c->sigma_bps = 0.0;
+  c->queue_us = -1.0;
+  c->queue_target_us = 0.0;
+  c->last_band_us = 0.0;
+  c->phase_since_us = 0;
+  c->next_decision_us = 0;
+  c->last_decision_us = 0;
+  c->prev_queue_us = -1.0;
+  c->raise_boost = 1.0;
+  c->last_loss_us = 0;
+  c->loss_votes = 0;
+  c->changes = 0;
+  c->last_rule = RULE_NONE;
+}
+
+/* ---- measures ---- */
+
+double
+bwss_capacity_queue (const BwssCapacityFlow *flows, size_t n)
+{
+  double q = -1.0;
+  for (size_t i = 0; i < n; i++) {
+    const BwssCapacityFlow *f = &flows[i];
+    if (!f->fresh || f->rtt_us == 0 || f->base_rtt_us == 0)
+      continue;
+    double qi = (double) f->rtt_us - (double) f->base_rtt_us;
+    if (qi < 0.0)
+      qi = 0.0;
+    if (q < 0.0 || qi < q)
+      q = qi;
+  }
+  return q;
+}
+
+/* Returns the rate-weighted mean base RTT of the fresh flows, µs (the plain
+ * mean if none has a rate; 0 if none has a base). */
+static double
+mean_base (const BwssCapacityFlow *flows, size_t n)
+{
+  double wsum = 0.0, sum = 0.0, plain = 0.0;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    const BwssCapacityFlow *f = &flows[i];
+    if (f->base_rtt_us == 0)
+      continue;
+    plain += f->base_rtt_us;
+    k++;
+    if (f->fresh && f->rate_bps > 0.0) {
+      wsum += f->rate_bps;
+      sum += f->rate_bps * f->base_rtt_us;
+    }
+  }
+  if (wsum > 0.0)
+    return sum / wsum;
+  return k ? plain / (double) k : 0.0;
+}
+
+double
+bwss_capacity_queue_target (const BwssParams *p, const BwssCapacityFlow *flows, size_t n,
+                            double u_bps)
+{
+  double qt = (double) p->queue_target_min_us;
+  double mss = p->default_mss;
+  for (size_t i = 0; i < n; i++)
+    if (flows[i].mss)
+      mss = flows[i].mss;
+  /* k packets of the aggregate */
+  if (u_bps > 0.0) {
+    double packets = p->queue_target_packets * 8.0 * mss / u_bps * 1e6;
+    if (packets > qt)
+      qt = packets;
+  }
+  /* C2: the queue the allocation needs, over the flows their windows hold
+   * (a flow its source holds below a segment per RTT needs no queue) */
+  for (size_t i = 0; i < n; i++) {
+    const BwssCapacityFlow *f = &flows[i];
+    if (f->base_rtt_us == 0 || !f->fresh || !f->window_limited)
+      continue;
+    double seg = f->mss ? f->mss : p->default_mss;
+    double t = f->share_bps > f->target_bps ? f->share_bps : f->target_bps;
+    if (t < 1.0)
+      t = 1.0;                                               /* nothing: need all */
+    double need = p->min_window_segments * 8.0 * seg / ((1.0 + p->alpha) * t) * 1e6
+        - f->base_rtt_us;
+    if (need > qt)
+      qt = need;
+  }
+  if (qt > (double) p->queue_target_max_us)
+    qt = (double) p->queue_target_max_us;
+  return qt;
+}
+
+uint64_t
+bwss_capacity_interval (const BwssParams *p, const BwssCapacityFlow *flows, size_t n,
+                        double queue_target_us)
+{
+  double slowest = 0.0, fastest_seg_us = 0.0;
+  for (size_t i = 0; i < n; i++) {
+    const BwssCapacityFlow *f = &flows[i];
+    double rtt = f->base_rtt_us ? f->base_rtt_us + queue_target_us : f->rtt_us;
+    if (rtt > slowest)
+      slowest = rtt;
+    if (f->rate_bps > 0.0) {
+      double seg = f->mss ? f->mss : p->default_mss;
+      double seg_us = p->decision_segments * 8.0 * seg / f->rate_bps * 1e6;
+      if (fastest_seg_us == 0.0 || seg_us < fastest_seg_us)
+        fastest_seg_us = seg_us;
+    }
+  }
+  double t = p->decision_rtts * slowest;
+  if (fastest_seg_us > t)
+    t = fastest_seg_us;
+  if (t < (double) p->decision_min_us)
+    t = (double) p->decision_min_us;
+  if (t > (double) p->decision_max_us)
+    t = (double) p->decision_max_us;
+  return (uint64_t) t;
+}
+
+/* ---- one pass that counts ---- */
+
+typedef struct {
+  double u;            /* U, bit/s */
+  double q;            /* the link's queue, µs; negative if unknown */
+  double qt;           /* its target, µs */
+  double rtt_ref;      /* b̄ + q_t, µs */
+  double minima;       /* Σ m_i, bit/s */
+  size_t hungry;       /* flows using all their target, held by their window */
+  double u_kept;       /* Σ max(R_i, m_i): U with every minimum kept, bit/s */
+  double u_lost;       /* Σ R_i of the flows short of target, not held by their window */
+  double band;         /* half the dead zone around q_t, µs */
+} Counts;
+
+static Counts
+count (const BwssCapacity *c, const BwssParams *p, double u, const BwssCapacityFlow *flows,
+       size_t n)
+{
+  Counts k = { .u = u };
+  k.q = bwss_capacity_queue (flows, n);
+  k.qt = bwss_capacity_queue_target (p, flows, n, u);
+  /* the target rises at once and falls by queue_target_fall a decision */
+  double floor = (1.0 - p->queue_target_fall) * c->queue_target_us;
+  if (k.qt < floor)
+    k.qt = floor;
+  /* the dead zone: band·q_t, and at least one packet of U either side (one
+   * segment more or less in any window moves the queue by that much) */
+  double mss = p->default_mss;
+  for (size_t i = 0; i < n; i++)
+    if (flows[i].mss)
+      mss = flows[i].mss;
+  k.band = p->queue_band * k.qt;
+  if (u > 0.0 && 8.0 * mss / u * 1e6 > k.band)
+    k.band = 8.0 * mss / u * 1e6;
+  k.rtt_ref = mean_base (flows, n) + k.qt;
+  for (size_t i = 0; i < n; i++) {
+    const BwssCapacityFlow *f = &flows[i];
+    k.minima += f->min_rate_bps;
+    k.u_kept += f->rate_bps > f->min_rate_bps ? f->rate_bps : f->min_rate_bps;
+    if (!f->window_limited && f->rate_bps >= 0.0 && f->rate_bps < (1.0 - p->alpha) * f->target_bps)
+      k.u_lost += f->rate_bps;
+    if (f->window_limited && f->rate_bps >= (1.0 - p->alpha) * f->target_bps)
+      k.hungry++;
+  }
+  return k;
+}
+
+/* ---- one predicate per rule ---- */
+
+static bool
+over_target (const Counts *k)
+{
+  return k->q >= 0.0 && k->q > k->qt + k->band;
+}
+
+static bool
+under_target (const Counts *k)
+{
+  return k->q >= 0.0 && k->q < k->qt - k->band;
+}
+
+/* The queue is "empty": within the band of nothing. */
+static bool
+queue_empty (const Counts *k)
+{
+  return k->q >= 0.0 && k->q <= k->band;
+}
+
+static bool
+rule_release (const BwssCapacity *c, const BwssParams *p, uint64_t now)
+{
+  return c->phase == BWSS_PHASE_RELEASE && now - c->phase_since_us >= p->release_us;
+}
+
+/* Returns the σ the cut rule asks for (bit/s), or a negative value if the
+ * queue is already falling fast enough to reach q_t within the horizon. */
+static double
+cut_sigma (const BwssCapacity *c, const BwssParams *p, const Counts *k, double interval_us)
+{
+  double horizon = p->drain_horizon_rtts * k->rtt_ref;
+  double excess = k->q - k->qt;
+  if (c->prev_queue_us >= 0.0 && interval_us > 0.0) {
+    double fall = (c->prev_queue_us - k->q) / interval_us;   /* µs of queue per µs */
+    if (fall * horizon >= excess)
+      return -1.0;
+  }
+  double cut = excess / horizon;
+  if (cut > p->max_cut)
+    cut = p->max_cut;
+  /* what the link delivers, with every minimum kept: a video that sends
+   * less than its minimum keeps its reserve, the cut falls on the rest */
+  double sigma = k->u_kept * (1.0 - cut);                     /* C1 */
+  return sigma > k->minima ? sigma : k->minima;
+}
+
+/* Returns true if this decision finds σ above what the link gives: the link
+ * busy (a queue, if short: an AQM holds it there), U below σ, and the flows
+ * that something else than their window holds below their target carry at
+ * least half of U — losses hold them: the link (the paper's "half of the
+ * flows", weighed by rate; a flow its window holds at its target meanwhile
+ * is the minority the windows still bind).  One such flow among others is
+ * its own path's (Fig. 5c) or its source's business: its unused share is
+ * room for the others.  An empty queue says the link has room: then a flow
+ * short of its target is its FCS's business (eq. 4), or its source's. */
+static bool
+above_link (const BwssCapacity *c, const BwssParams *p, const Counts *k)
+{
+  return k->q >= 0.0 && !over_target (k) && !queue_empty (k)
+      && k->u < (1.0 - p->alpha) * c->sigma_bps && 2.0 * k->u_lost >= k->u;
+}
+
+/* ... for loss_decisions in a row (windows that are still growing towards
+ * new targets look the same for a decision or two). */
+static bool
+rule_loss (const BwssCapacity *c, const BwssParams *p)
+{
+  return c->loss_votes >= p->loss_decisions;
+}
+
+/* Under target, and a flow its window holds uses all its target: it would
+ * take more.  (A flow at its smallest window that carries more than its
+ * target counts too: raising σ lifts its target towards what it carries,
+ * which lowers the queue its allocation needs (C2), so the raise stops
+ * where the queue and the floors agree.) */
+static bool
+rule_raise (const Counts *k)
+{
+  return under_target (k) && k->hungry > 0;
+}
+
+/* ---- actions ---- */
+
+static void
+enter (BwssCapacity *c, BwssPhase phase, uint64_t now)
+{
+  if (c->phase != phase)
+    c->phase_since_us = now;
+  c->phase = phase;
+}
+
+static void
+set_sigma (BwssCapacity *c, double sigma)
+{
+  if (!(sigma > 0.0))
+    sigma = 0.0;
+  if (sigma != c->sigma_bps)
+    c->changes++;
+  c->sigma_bps = sigma;
+}
+
+/* Returns the raise factor for this decision (σ ← σ·(1 + it)): C1's step
+ * times the boost, bounded by max_raise — and by loss_raise for a while
+ * after rule "loss" (the queue does not measure that link). */
+static double
+raise_by (const BwssCapacity *c, const BwssParams *p, uint64_t now, const Counts *k)
+{
+  double step = c->raise_boost * p->raise_gain * (k->qt - k->q) / k->rtt_ref;   /* C1 */
+  double most = p->max_raise;
+  if (c->last_loss_us && now - c->last_loss_us < p->loss_memory_us)
+    most = p->loss_raise;
+  return step < most ? step : most;
+}
+
+/* The TRACK rules, in the order of the table; returns the rule taken. */
+static int
+decide (BwssCapacity *c, const BwssParams *p, uint64_t now, const Counts *k, double interval_us)
+{
+  c->loss_votes = above_link (c, p, k) ? c->loss_votes + 1 : 0;
+  if (k->q >= k->qt)
+    c->last_loss_us = 0;   /* the queue reaches its target: no AQM holds it below */
+  if (over_target (k)) {
+    double s = cut_sigma (c, p, k, interval_us);
+    if (s >= 0.0 && s < c->sigma_bps) {
+      set_sigma (c, s);
+      return RULE_CUT;
+    }
+    return RULE_HOLD;
+  }
+  if (rule_loss (c, p)) {
+    double s = (1.0 - p->alpha) * k->u_kept;   /* just below: the windows bind */
+    set_sigma (c, s > k->minima ? s : k->minima);
+    c->last_loss_us = now;
+    c->loss_votes = 0;
+    return RULE_LOSS;
+  }
+  if (rule_raise (k)) {
+    set_sigma (c, c->sigma_bps * (1.0 + raise_by (c, p, now, k)));
+    return RULE_RAISE;
+  }
+  return RULE_HOLD;
+}
+
+/* Returns true if the queue is so far above its target that the next
+ * decision cannot wait: twice the last target plus its band (cross traffic
+ * arrived; at 960 kbit/s 320 kbit/s of UDP fill a 150-ms buffer in 0.4 s). */
+static bool
+urgent (const BwssCapacity *c, const BwssCapacityFlow *flows, size_t n)
+{
+  if (c->phase != BWSS_PHASE_TRACK || c->queue_target_us <= 0.0)
+    return false;
+  double q = bwss_capacity_queue (flows, n);
+  return q > 2.0 * c->queue_target_us + 2.0 * c->last_band_us;
+}
+
+bool
+bwss_capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
+                    double u, const BwssCapacityFlow *flows, size_t n)
+{
+  if (!isfinite (u) || u < 0.0)
+    u = 0.0;
+  if (n == 0) {
+    if (c->phase == BWSS_PHASE_IDLE)
+      return false;
+    enter (c, BWSS_PHASE_IDLE, now);
+    c->last_rule = RULE_IDLE;
+    return true;
+  }
+  if (c->phase == BWSS_PHASE_IDLE) {
+    enter (c, BWSS_PHASE_RELEASE, now);   /* the first flow: measure U unconstrained */
+    c->next_decision_us = now + p->release_us;
+    return true;
+  }
+  if (now < c->next_decision_us && !urgent (c, flows, n))
+    return false;
+
+  Counts k = count (c, p, u, flows, n);
+  BwssPhase phase_before = c->phase;
+  double sigma_before = c->sigma_bps;
+  uint64_t interval = bwss_capacity_interval (p, flows, n, k.qt);
+  double since_last = c->last_decision_us ? (double) (now - c->last_decision_us) : 0.0;
+  int rule;
+
+  if (c->phase == BWSS_PHASE_RELEASE) {
+    if (rule_release (c, p, now)) {
+      set_sigma (c, u);
+      enter (c, BWSS_PHASE_TRACK, now);
+      rule = RULE_RELEASE;
+    } else {
+      rule = RULE_HOLD;
+    }
+  } else {
+    rule = decide (c, p, now, &k, since_last);
+  }
+
+  if (rule == RULE_RAISE && queue_empty (&k))
+    c->raise_boost = c->raise_boost < MAX_BOOST ? 2.0 * c->raise_boost : MAX_BOOST;
+  else if (rule != RULE_HOLD || !under_target (&k))
+    c->raise_boost = 1.0;
+  c->last_rule = (uint32_t) rule;
+#ifdef CAPACITY_DEBUG
+  fprintf (stderr, "%8.3f %-9s %-9s σ %7.0f→%7.0f U %7.0f q %6.1f qt %6.1f hungry %zu\n",
+           now / 1e6, bwss_phase_name (c->phase), rule_names[rule], sigma_before / 1e3,
+           c->sigma_bps / 1e3, u / 1e3, k.q / 1e3, k.qt / 1e3, k.hungry);
+#endif
+  c->queue_us = k.q;
+  c->queue_target_us = k.qt;
+  c->last_band_us = k.band;
+  c->prev_queue_us = k.q;
+  c->last_decision_us = now;
+  c->next_decision_us = now + interval;
+  return c->phase != phase_before || c->sigma_bps != sigma_before;
+}

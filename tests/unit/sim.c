@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* sim.c — see sim.h. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <glib.h>
+#include "sim.h"
+
+#define MS   1000ull
+#define TICK (10 * MS)
+
+void
+sim_init (Sim *s, double capacity, const BwssParams *params, SimEvent event)
+{
+  memset (s, 0, sizeof *s);
+  model_init (&s->m, capacity, 0.15, 0.001);
+  g_assert_cmpint (bwss_controller_new (params, &s->c), ==, 0);
+  s->event = event;
+}
+
+size_t
+sim_add (Sim *s, double rtt, int32_t prio, double min, double weight, bool controlled)
+{
+  size_t i = model_add (&s->m, rtt);
+  s->controlled[i] = controlled;
+  if (controlled) {
+    BwssPrefs p = { .priority = prio, .min_rate_bps = min, .weight = weight };
+    g_assert_cmpint (bwss_controller_add_flow (s->c, i, &p, s->now_us), ==, 0);
+  }
+  return i;
+}
+
+void
+sim_stop_flow (Sim *s, size_t i)
+{
+  s->m.f[i].active = false;
+  if (s->controlled[i])
+    g_assert_cmpint (bwss_controller_remove_flow (s->c, i, s->now_us), ==, 0);
+  s->controlled[i] = false;
+}
+
+/* One controller tick: observe every controlled flow, tick, apply. */
+static void
+tick (Sim *s)
+{
+  for (size_t i = 0; i < s->m.n; i++) {
+    if (!s->controlled[i])
+      continue;
+    const ModelFlow *f = &s->m.f[i];
+    BwssSample smp = { .now_us = s->now_us, .bytes_received = f->bytes,
+                       .rtt_us = f->rcv_rtt_us, .min_rtt_us = f->min_rtt_us, .mss = MODEL_MSS };
+    g_assert_cmpint (bwss_controller_observe (s->c, i, &smp), ==, 0);
+  }
+  bwss_controller_tick (s->c, s->now_us);
+  for (size_t i = 0; i < s->m.n; i++) {
+    BwssFlowState st;
+    if (s->controlled[i] && bwss_controller_flow_state (s->c, i, &st) == 0)
+      s->m.f[i].window_bytes = st.window_bytes;
+  }
+}
+
+void
+sim_run (Sim *s, unsigned seconds)
+{
+  g_assert_cmpuint (seconds, <=, SIM_MAX_SECONDS);
+  for (unsigned sec = s->seconds; sec < seconds; sec++) {
+    if (s->event)
+      s->event (s, sec);
+    uint64_t start[MODEL_MAX_FLOWS];
+    for (size_t i = 0; i < s->m.n; i++)
+      start[i] = s->m.f[i].bytes;
+    double qsum = 0.0, cross = 0.0;
+    for (unsigned ms = 0; ms < 1000; ms++) {
+      model_step (&s->m);
+      qsum += s->m.queue_s;
+      cross += s->m.cross_rate_bps;
+      s->now_us += MS;
+      if (s->now_us % TICK == 0)
+        tick (s);
+    }
+    s->queue_ms[sec] = qsum;              /* Σ over 1000 ms of seconds = mean in ms */
+    s->cross[sec] = cross / 1000.0;
+    for (size_t i = 0; i < s->m.n; i++) {
+      BwssFlowState st = { 0 };
+      s->rate[sec][i] = (double) (s->m.f[i].bytes - start[i]) * 8.0;
+      if (s->controlled[i])
+        bwss_controller_flow_state (s->c, i, &st);
+      s->target[sec][i] = st.target_bps;
+      s->window[sec][i] = st.window_segments;
+    }
+    bwss_controller_stats (s->c, &s->stats[sec]);
+  }
+  s->seconds = seconds;
+}
+
+void
+sim_free (Sim *s)
+{
+  bwss_controller_free (s->c);
+}
+
+double
+sim_mean (const Sim *s, size_t i, unsigned from, unsigned to)
+{
+  double sum = 0;
+  for (unsigned t = from; t < to; t++)
+    sum += s->rate[t][i];
+  return sum / (to - from);
+}
+
+double
+sim_mean_aggregate (const Sim *s, unsigned from, unsigned to)
+{
+  double sum = 0;
+  for (size_t i = 0; i < s->m.n; i++)
+    sum += sim_mean (s, i, from, to);
+  return sum;
+}
+
+static int
+cmp_double (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return x < y ? -1 : x > y;
+}
+
+double
+sim_median_queue_ms (const Sim *s, unsigned from, unsigned to)
+{
+  double v[SIM_MAX_SECONDS];
+  unsigned n = 0;
+  for (unsigned t = from; t < to; t++)
+    v[n++] = s->queue_ms[t];
+  qsort (v, n, sizeof v[0], cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+unsigned
+sim_seconds_below (const Sim *s, size_t i, double rate, unsigned from, unsigned to)
+{
+  unsigned n = 0;
+  for (unsigned t = from; t < to; t++)
+    if (s->rate[t][i] < rate)
+      n++;
+  return n;
+}
+
+void
+sim_log (const Sim *s, unsigned every)
+{
+  for (unsigned t = 0; t < s->seconds; t += every) {
+    GString *line = g_string_new (NULL);
+    g_string_append_printf (line, "t=%3u %-10s σ=%6.0f U=%6.0f q=%5.1f/%4.1f ms |", t,
+                            bwss_phase_name (s->stats[t].phase), s->stats[t].sigma_bps / 1e3,
+                            s->stats[t].aggregate_bps / 1e3, s->queue_ms[t],
+                            s->stats[t].queue_target_us / 1e3);
+    for (size_t i = 0; i < s->m.n; i++)
+      g_string_append_printf (line, " %5.0f/%5.0f w%-3u", s->rate[t][i] / 1e3,
+                              s->target[t][i] / 1e3, s->window[t][i]);
+    g_test_message ("%s", line->str);
+    g_string_free (line, TRUE);
+  }
+}

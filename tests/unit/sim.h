@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * sim.h — the whole BWSS (σ loop + TRAS + FCS) on a simulated clock against
+ * the fluid model of flowmodel.h: the model advances in 1-ms steps, the
+ * controller observes every controlled flow (received bytes, the kernel's
+ * receiver RTT) and ticks every 10 ms like the socket layer, and its windows
+ * go back into the model.  Per-second records for the traces' assertions.
+ */
+#ifndef SIM_H
+#define SIM_H
+
+#include <stdbool.h>
+#include <bwss/control.h>
+#include "flowmodel.h"
+
+#define SIM_MAX_SECONDS 200
+
+typedef struct Sim Sim;
+/* Called at the start of every second (to start flows, cross traffic...). */
+typedef void (*SimEvent) (Sim *s, unsigned second);
+
+struct Sim {
+  Model           m;
+  BwssController *c;
+  bool            controlled[MODEL_MAX_FLOWS];
+  uint64_t        now_us;
+  /* per second */
+  double          rate[SIM_MAX_SECONDS][MODEL_MAX_FLOWS];    /* bit/s */
+  double          target[SIM_MAX_SECONDS][MODEL_MAX_FLOWS];  /* bit/s, end of the second */
+  uint32_t        window[SIM_MAX_SECONDS][MODEL_MAX_FLOWS];  /* segments */
+  double          queue_ms[SIM_MAX_SECONDS];                 /* mean queueing delay */
+  double          cross[SIM_MAX_SECONDS];                    /* cross traffic delivered */
+  BwssControllerStats stats[SIM_MAX_SECONDS];
+  unsigned        seconds;
+  SimEvent        event;
+};
+
+/* A link of @capacity with a 150-ms drop-tail buffer (tbf latency 150ms),
+ * controlled with @params (NULL: the defaults: the delay loop). */
+void   sim_init (Sim *s, double capacity, const BwssParams *params, SimEvent event);
+/* Adds a flow of base RTT @rtt (s), registered with the controller if
+ * @controlled. */
+size_t sim_add (Sim *s, double rtt, int32_t prio, double min, double weight, bool controlled);
+void   sim_stop_flow (Sim *s, size_t i);
+/* Runs until @seconds from the start (the records are indexed by second). */
+void   sim_run (Sim *s, unsigned seconds);
+void   sim_free (Sim *s);
+
+/* Mean rate of flow @i over seconds [from, to), bit/s. */
+double sim_mean (const Sim *s, size_t i, unsigned from, unsigned to);
+/* Σ of every flow's mean over [from, to), bit/s. */
+double sim_mean_aggregate (const Sim *s, unsigned from, unsigned to);
+/* Median of the per-second mean queueing delay over [from, to), ms. */
+double sim_median_queue_ms (const Sim *s, unsigned from, unsigned to);
+/* Seconds of [from, to) in which flow @i got less than @rate. */
+unsigned sim_seconds_below (const Sim *s, size_t i, double rate, unsigned from, unsigned to);
+/* Logs the trace every @every seconds (g_test_message: --verbose). */
+void   sim_log (const Sim *s, unsigned every);
+
+#endif
