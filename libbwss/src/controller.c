@@ -53,7 +53,6 @@ struct BwssController {
   BwssCapacityFlow *cap_view;    /* scratch for the delay loop */
   BwssPrefs        *prefs;       /* scratch for the TRAS */
   double           *targets;
-  double           *shares;      /* scratch: the TRAS applied to U */
   BwssSigma         sigma;       /* the paper's loop */
   BwssCapacity      capacity;    /* the delay loop */
   bool              reallocate;
@@ -95,7 +94,6 @@ bwss_controller_free (BwssController *c)
   free (c->cap_view);
   free (c->prefs);
   free (c->targets);
-  free (c->shares);
   free (c);
 }
 
@@ -141,8 +139,7 @@ grow (BwssController *c)
       || !grow_array ((void **) &c->sigma_view, cap, sizeof *c->sigma_view)
       || !grow_array ((void **) &c->cap_view, cap, sizeof *c->cap_view)
       || !grow_array ((void **) &c->prefs, cap, sizeof *c->prefs)
-      || !grow_array ((void **) &c->targets, cap, sizeof *c->targets)
-      || !grow_array ((void **) &c->shares, cap, sizeof *c->shares))
+      || !grow_array ((void **) &c->targets, cap, sizeof *c->targets))
     return BWSS_ENOMEM;
   c->cap = cap;
   return BWSS_OK;
@@ -213,12 +210,14 @@ bwss_controller_remove_flow (BwssController *c, uint64_t id, uint64_t now_us)
  * not hold), and at least the shortest target (an empty queue is no reason
  * to offer less than a full pipe).  What remains of the RTT is the flow's
  * own: its base, and any queue on its own path or a longer route.  The
- * measured RTT while the link's queue is unknown. */
+ * measured RTT while the link's queue is unknown, and for a flow with a
+ * minimum rate: a queue it cannot drain (cross traffic, the others' floors)
+ * must not starve it below its minimum — the drain falls on the others. */
 static uint32_t
 model_rtt (const BwssController *c, const Flow *f)
 {
   double now = c->capacity.queue_us;
-  if (paper_loop (c) || now < 0.0 || f->rtt_us == 0)
+  if (paper_loop (c) || now < 0.0 || f->rtt_us == 0 || f->prefs.min_rate_bps > 0.0)
     return f->rtt_us;
   double q = c->capacity.queue_target_us;
   if (now < q)
@@ -323,22 +322,16 @@ tick_paper (BwssController *c, uint64_t now_us)
 
 /* ---- the delay loop ---- */
 
-/* Fills the delay loop's view of the flows over the last @window_us, with
- * their shares of @u_bps. */
+/* Fills the delay loop's view of the flows over the last @window_us. */
 static void
-capacity_view (BwssController *c, uint64_t window_us, double u_bps)
+capacity_view (BwssController *c, uint64_t window_us)
 {
-  for (size_t i = 0; i < c->n; i++)
-    c->prefs[i] = c->flows[i].prefs;
-  if (bwss_allocate (u_bps, c->prefs, c->n, c->shares) != BWSS_OK)
-    memset (c->shares, 0, c->n * sizeof *c->shares);
   for (size_t i = 0; i < c->n; i++) {
     const Flow *f = &c->flows[i];
     BwssCapacityFlow *v = &c->cap_view[i];
     uint32_t mss = f->mss ? f->mss : c->p.default_mss;
     v->rate_bps = bwss_estimator_mean (&f->fcs.est, window_us);
     v->target_bps = f->fcs.state == BWSS_FCS_RELEASED ? 0.0 : f->target_bps;
-    v->share_bps = c->shares[i];
     v->min_rate_bps = f->prefs.min_rate_bps;
     v->rtt_us = f->rtt_us;
     v->base_rtt_us = bwss_base_rtt_get (&f->base);
@@ -348,10 +341,12 @@ capacity_view (BwssController *c, uint64_t window_us, double u_bps)
     /* held by its window: it moved (nearly) a window per measured RTT — the
      * smallest window of the interval, a window that just grew has not
      * filled yet */
-    uint32_t w = f->window_low && f->window_low < f->fcs.window ? f->window_low : f->fcs.window;
-    v->window_limited = w > 0 && f->rtt_us > 0 && v->rate_bps > 0.0
-        && v->rate_bps >= c->p.window_limited_fraction
-                          * (8.0 * w * mss) / ((double) f->rtt_us / 1e6);
+    double w = f->window_low && f->window_low < f->fcs.window ? f->window_low * (double) mss
+                                                             : bwss_fcs_window_bytes (&f->fcs, &c->p, mss);
+    if (f->fcs.sub)
+      w = c->p.min_window_bytes * c->p.sub_window_yield;
+    v->window_limited = w > 0.0 && f->rtt_us > 0 && v->rate_bps > 0.0
+        && v->rate_bps >= c->p.window_limited_fraction * (8.0 * w) / ((double) f->rtt_us / 1e6);
   }
 }
 
@@ -360,11 +355,14 @@ static bool
 tick_delay (BwssController *c, uint64_t now_us)
 {
   BwssCapacity *cap = &c->capacity;
-  uint64_t window = cap->last_decision_us && now_us > cap->last_decision_us
-      ? now_us - cap->last_decision_us : c->p.decision_min_us;
+  /* means since the last decision, over decision_min_us at least (an urgent
+   * decision may come a tick after the last one) */
+  uint64_t window = cap->last_decision_us ? now_us - cap->last_decision_us : 0;
+  if (window < c->p.decision_min_us)
+    window = c->p.decision_min_us;
   double u = bwss_estimator_mean (&c->aggregate, window);
   c->aggregate_bps = u > 0.0 ? u : 0.0;
-  capacity_view (c, window, c->aggregate_bps);
+  capacity_view (c, window);
   for (size_t i = 0; i < c->n; i++)
     c->flows[i].window_low = c->flows[i].fcs.window;   /* a new interval */
   return bwss_capacity_step (cap, &c->p, now_us, c->aggregate_bps, c->cap_view, c->n);
@@ -409,7 +407,7 @@ bwss_controller_flow_state (const BwssController *c, uint64_t id, BwssFlowState 
   out->rate_bps = f->fcs.est.rate_bps;
   out->window_segments = f->fcs.window;
   /* window ≤ 2^30 / mss segments (fcs.c), so the product fits 32 bits. */
-  out->window_bytes = f->fcs.window * mss;
+  out->window_bytes = bwss_fcs_window_bytes (&f->fcs, &c->p, mss);
   out->rtt_us = f->rtt_us;
   out->base_rtt_us = bwss_base_rtt_get (&f->base);
   out->mss = mss;

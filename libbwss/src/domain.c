@@ -169,7 +169,7 @@ validate (const Segment *s)
     return BWSS_EPROTO;
   if (s->owner_uid != geteuid ())
     return BWSS_EPERM;
-  if (s->n_flows > SEG_MAX_FLOWS || s->phase > BWSS_PHASE_LAST)
+  if (s->n_flows > SEG_MAX_FLOWS || s->phase > BWSS_PHASE_LAST || bwss_loop_name (s->loop) == NULL)
     return BWSS_EPROTO;
   for (uint32_t i = 0; i < SEG_MAX_FLOWS; i++) {
     const SegSlot *sl = &s->slots[i];
@@ -684,6 +684,7 @@ bwss_flow_get_stats (BwssFlow *f, BwssFlowStats *out)
   out->target_bps = alive && sl->controlled ? sl->target_bps : -1.0;
   out->window_bytes = f->applied;
   out->rtt_us = sl->rtt_us;
+  out->base_rtt_us = sl->base_rtt_us;
   out->mss = sl->mss;
   out->controlled = alive && sl->controlled;
   seg_unlock (s);
@@ -714,6 +715,9 @@ bwss_domain_get_stats (BwssDomain *d, BwssDomainStats *out)
   out->aggregate_bps = alive ? s->aggregate_bps : 0.0;
   out->n_flows = s->n_flows;
   out->suspended = s->suspended != 0;
+  out->loop = s->loop == BWSS_LOOP_PAPER ? BWSS_LOOP_PAPER : BWSS_LOOP_DELAY;
+  out->queue_us = alive ? s->queue_us : -1.0;
+  out->queue_target_us = alive ? s->queue_target_us : 0.0;
   seg_unlock (s);
   return 0;
 }
@@ -761,6 +765,7 @@ bwss_domain_list_flows (BwssDomain *d, BwssFlowInfo *out, size_t max, size_t *n_
     fi->stats.target_bps = fi->stats.controlled ? sl->target_bps : -1.0;
     fi->stats.window_bytes = fi->stats.controlled ? sl->window_bytes : 0;
     fi->stats.rtt_us = sl->rtt_us;
+    fi->stats.base_rtt_us = sl->base_rtt_us;
     fi->stats.mss = sl->mss;
   }
   seg_unlock (s);
@@ -811,6 +816,24 @@ flow_id (uint32_t slot, uint32_t gen)
   return (uint64_t) gen << 32 | slot;
 }
 
+/* Fills @p with the controller's parameters: the delay loop, or the one
+ * $BWSS_LOOP names.  An unknown name is reported once and ignored. */
+static void
+controller_params (BwssParams *p)
+{
+  static bool warned;
+  BwssLoop loop = BWSS_LOOP_DELAY;
+  const char *env = getenv ("BWSS_LOOP");
+  if (env && *env && bwss_loop_parse (env, &loop) != 0) {
+    if (!warned)
+      fprintf (stderr, "bwss: BWSS_LOOP=%s is neither \"delay\" nor \"paper\"; "
+                       "running the delay loop\n", env);
+    warned = true;
+    loop = BWSS_LOOP_DELAY;
+  }
+  bwss_params_init_for (p, loop);
+}
+
 /* Sharing is off: every slot released, the controller forgotten (it starts
  * from its initialisation when sharing is on again).  s locked. */
 static void
@@ -829,6 +852,8 @@ suspend (Seg *g, Segment *s)
   }
   s->phase = BWSS_PHASE_IDLE;
   s->sigma_bps = 0.0;
+  s->queue_us = -1.0;
+  s->queue_target_us = 0.0;
 }
 
 /* One controller round: measure, run the laws, publish. */
@@ -841,7 +866,9 @@ control (Seg *g, uint64_t now)
   if (seg_lock (s) != 0)
     return;
   sweep (s);
-  if (s->suspended || (g->ctl == NULL && bwss_controller_new (NULL, &g->ctl) != 0)) {
+  BwssParams params;
+  controller_params (&params);
+  if (s->suspended || (g->ctl == NULL && bwss_controller_new (&params, &g->ctl) != 0)) {
     suspend (g, s);
     s->controller_pid = getpid ();
     s->heartbeat_us = now;
@@ -879,7 +906,7 @@ control (Seg *g, uint64_t now)
     g->gone[i] = 0;
     if (k) {
       BwssSample smp = { .now_us = now, .bytes_received = k->bytes_received,
-                         .rtt_us = k->rtt_us, .mss = k->mss };
+                         .rtt_us = k->rtt_us, .mss = k->mss, .min_rtt_us = k->min_rtt_us };
       bwss_controller_observe (g->ctl, flow_id (i, sl->gen), &smp);
       sl->bytes_received = k->bytes_received;
     }
@@ -898,12 +925,14 @@ control (Seg *g, uint64_t now)
     sl->target_bps = fs.window_bytes ? fs.target_bps : -1.0;
     sl->rate_bps = fs.rate_bps;
     sl->rtt_us = fs.rtt_us;
+    sl->base_rtt_us = fs.base_rtt_us;
     sl->mss = fs.mss;
   }
   if (g->debug && now >= g->next_debug_us) {
     g->next_debug_us = now + 1000000;
-    fprintf (stderr, "bwss[%d]: phase %s sigma %.0f U %.0f flows %u\n", (int) getpid (),
-             bwss_phase_name (st.phase), st.sigma_bps, st.aggregate_bps, st.n_flows);
+    fprintf (stderr, "bwss[%d]: loop %s phase %s sigma %.0f U %.0f queue %.0f/%.0f us flows %u\n",
+             (int) getpid (), bwss_loop_name (st.loop), bwss_phase_name (st.phase), st.sigma_bps,
+             st.aggregate_bps, st.queue_us, st.queue_target_us, st.n_flows);
     for (uint32_t i = 0; i < SEG_MAX_FLOWS; i++)
       if (s->slots[i].state == SLOT_ACTIVE)
         fprintf (stderr, "bwss[%d]:   slot %u pid %d rate %.0f target %.0f window %u rtt %u mss %u bytes %llu\n",
@@ -914,6 +943,9 @@ control (Seg *g, uint64_t now)
   s->phase = st.phase;
   s->sigma_bps = st.sigma_bps;
   s->aggregate_bps = st.aggregate_bps;
+  s->loop = st.loop;
+  s->queue_us = st.queue_us;
+  s->queue_target_us = st.queue_target_us;
   s->controller_pid = getpid ();
   s->heartbeat_us = now;
   seg_unlock (s);

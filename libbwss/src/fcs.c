@@ -43,7 +43,12 @@
  *     than T on balance (D < 0); below it by less than one segment (eq. 4's
  *     "at least 1") it waits while D < 0.  The window then alternates between
  *     the two segments around T, each held RTT + 3φ at least, and the mean
- *     rate meets T (a first-order sigma-delta modulator).
+ *     rate meets T (a first-order sigma-delta modulator);
+ *   - below the smallest whole window, one window smaller than a segment
+ *     (min_window_bytes, the delay loop): the law takes it as one more
+ *     level down (eq. 3 from one segment, eq. 1 or a rescale to less than
+ *     half a segment); the kernel then makes the sender send sub-MSS
+ *     segments, about 0.4 segment per RTT (measured; see params.c).
  */
 #include <math.h>
 #include <bwss/control.h>
@@ -58,6 +63,7 @@ bwss_fcs_init (BwssFcs *f)
   bwss_estimator_init (&f->est);
   f->state = BWSS_FCS_RELEASED;
   f->window = 0;
+  f->sub = false;
   f->hold_until_us = 0;
   f->changed_us = 0;
   f->periods_at_change = 0;
@@ -70,6 +76,7 @@ bwss_fcs_release (BwssFcs *f)
 {
   f->state = BWSS_FCS_RELEASED;
   f->window = 0;
+  f->sub = false;
   f->hold_until_us = 0;
 }
 
@@ -119,22 +126,48 @@ window_cap (const BwssParams *params, double t, uint32_t rtt_us, uint32_t mss)
   return (uint32_t) cap;
 }
 
-/* Clamps @w (segments, as a double) into [min_window, cap]. */
-static uint32_t
-clamp_window (const BwssParams *params, double w, uint32_t cap)
+/* The window's level: its segments, or one below the smallest whole window
+ * for the sub-segment window.  The law steps in levels. */
+static double
+level_of (const BwssFcs *f)
 {
-  if (!(w >= params->min_window_segments))   /* also catches NaN */
+  return f->sub ? (double) f->window - 1.0 : (double) f->window;
+}
+
+/* Places level @w (segments, as a double, already rounded) within
+ * [min_window, cap]: below min_window it is the sub-segment window if
+ * params allow one.  Sets *sub; returns the window in segments. */
+static uint32_t
+clamp_window (const BwssParams *params, double w, uint32_t cap, bool *sub)
+{
+  *sub = false;
+  if (!(w >= params->min_window_segments)) {   /* also catches NaN */
+    *sub = params->min_window_bytes > 0 && w < params->min_window_segments;
     return params->min_window_segments;
+  }
   if (w > cap)
     return cap;
   return (uint32_t) w;
 }
 
+uint32_t
+bwss_fcs_window_bytes (const BwssFcs *f, const BwssParams *params, uint32_t mss)
+{
+  if (f->window == 0)
+    return 0;
+  if (f->sub)
+    return params->min_window_bytes;
+  if (mss == 0)
+    mss = params->default_mss;
+  return f->window * mss;
+}
+
 static void
-set_window (BwssFcs *f, const BwssParams *params, uint32_t w, uint64_t now_us,
+set_window (BwssFcs *f, const BwssParams *params, uint32_t w, bool sub, uint64_t now_us,
             uint32_t rtt_us)
 {
   f->window = w;
+  f->sub = sub;
   f->changed_us = now_us;
   f->hold_until_us = now_us + bwss_fcs_hold_us (params, rtt_us);
   /* The change acts about one RTT from now; measure from then (Sec. IV-B). */
@@ -165,11 +198,13 @@ rescale (BwssFcs *f, const BwssParams *params, uint64_t now_us, double target_bp
   if (f->est.periods > 0 && f->est.rate_bps > 0.0)
     carried = f->est.rate_bps;
   uint32_t cap = window_cap (params, target_bps, rtt_us, mss);
-  uint32_t w = clamp_window (params, floor (f->window * target_bps / carried + 0.5), cap);
+  bool sub;
+  double size = f->sub ? (double) params->min_window_bytes / mss : (double) f->window;
+  uint32_t w = clamp_window (params, floor (size * target_bps / carried + 0.5), cap, &sub);
   f->target_bps = target_bps;
   f->debt_bits = 0.0;
-  if (w != f->window) {
-    set_window (f, params, w, now_us, rtt_us);
+  if (w != f->window || sub != f->sub) {
+    set_window (f, params, w, sub, now_us, rtt_us);
     f->state = BWSS_FCS_HOLD;
   }
   return f->window;
@@ -194,9 +229,10 @@ bwss_fcs_step (BwssFcs *f, const BwssParams *params, uint64_t now_us,
       return 0;                         /* eq. (1) needs the RTT */
     /* Initialisation: w = T·RTT/p, rounded to the nearest segment. */
     uint32_t cap = window_cap (params, target_bps, rtt_us, mss);
-    uint32_t w = clamp_window (params,
-                               floor (segments_for_rate (target_bps, rtt_us, mss) + 0.5), cap);
-    set_window (f, params, w, now_us, rtt_us);
+    bool sub;
+    uint32_t w = clamp_window (params, floor (segments_for_rate (target_bps, rtt_us, mss) + 0.5),
+                               cap, &sub);
+    set_window (f, params, w, sub, now_us, rtt_us);
     f->target_bps = target_bps;
     f->debt_bits = 0.0;
     f->state = BWSS_FCS_HOLD;
@@ -214,7 +250,7 @@ bwss_fcs_step (BwssFcs *f, const BwssParams *params, uint64_t now_us,
   double hi = (1.0 + params->alpha) * target_bps;
   uint32_t cap = window_cap (params, target_bps, rtt_us, mss);
   double seg_per_bps = segments_for_rate (1.0, rtt_us, mss);   /* 1 / (ΔR/Δw) */
-  double w = f->window;
+  double w = level_of (f);
   BwssFcsState state;
 
   if (params->dither) {
@@ -250,9 +286,10 @@ bwss_fcs_step (BwssFcs *f, const BwssParams *params, uint64_t now_us,
     return f->window;
   }
 
-  uint32_t nw = clamp_window (params, w, cap);
-  if (nw != f->window) {
-    set_window (f, params, nw, now_us, rtt_us);
+  bool sub;
+  uint32_t nw = clamp_window (params, w, cap, &sub);
+  if (nw != f->window || sub != f->sub) {
+    set_window (f, params, nw, sub, now_us, rtt_us);
     f->target_bps = target_bps;
     f->state = state;
   } else {

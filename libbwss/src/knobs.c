@@ -72,6 +72,9 @@ fill_from_tcp_info (KnobInfo *out, const struct tcp_info *ti, socklen_t len)
   /* a receive-mostly flow has no data of its own to time: its rcv_rtt is
    * the estimate (measured per window of data received) */
   out->rtt_us = ti->tcpi_rcv_rtt ? ti->tcpi_rcv_rtt : ti->tcpi_rtt;
+  out->min_rtt_us = 0;
+  if (len >= offsetof (struct tcp_info, tcpi_min_rtt) + sizeof ti->tcpi_min_rtt)
+    out->min_rtt_us = ti->tcpi_min_rtt == ~0u ? 0 : ti->tcpi_min_rtt;
   out->mss = ti->tcpi_rcv_mss;
   out->window_clamp = ti->tcpi_rcv_ssthresh;
   out->bytes_received = 0;

@@ -16,6 +16,7 @@ typedef struct {
   uint32_t uid;
   uint64_t bytes_received; /* tcpi_bytes_received */
   uint32_t rtt_us;         /* tcpi_rcv_rtt, else tcpi_rtt */
+  uint32_t min_rtt_us;     /* tcpi_min_rtt: the handshake's RTT for a receiver */
   uint32_t mss;            /* tcpi_rcv_mss */
   uint32_t window_clamp;   /* tcpi_rcv_ssthresh, what the clamp bounds */
   uint8_t  state;          /* TCP_ESTABLISHED, … */

@@ -27,6 +27,17 @@
                                         * bound; 4× the model leaves room for RTT
                                         * estimates that undershoot by 4× */
 #define DEFAULT_MSS              1448  /* Ethernet MSS with timestamps, bytes */
+#define DELAY_MIN_WINDOW_BYTES   1152  /* delay loop: a window below one segment.  The
+                                        * kernel clamps TCP_WINDOW_CLAMP at SOCK_MIN_RCVBUF/2
+                                        * (~1140 bytes); measured on this lab's 30 ms path
+                                        * (tests/socket/measure-knobs --fractions): a clamp of
+                                        * 724-1158 bytes moves 0.42 segment per RTT (the
+                                        * sender sends sub-MSS segments), 1230-1737 one.  A
+                                        * flow held at its floor then takes less than half
+                                        * the link a one-segment floor takes at 960 kbit/s */
+#define DEFAULT_SUB_WINDOW_YIELD 0.5   /* ... about 610 of its 1152 bytes per RTT (same
+                                        * measurement): what "held by its window" and the
+                                        * allocation's need (capacity.c) expect of it */
 #define PAPER_RESTART_FRACTION   0.5   /* paper loop: when σ falls because the link is
                                         * congested, eq. (3) steps spaced by RTT + 3φ of
                                         * a queue-inflated RTT take tens of seconds; the
@@ -69,19 +80,13 @@
 #define DEFAULT_QUEUE_TARGET_MIN_US 10000 /* 10 ms: short enough for calls and games
                                         * sharing the link, long enough that the
                                         * kernel's ms-granular RTT sees it */
-#define DEFAULT_QUEUE_TARGET_MAX_US 500000 /* 500 ms: only a bound.  On a slow link
-                                        * the allocation's need is physics (a window is
-                                        * at least a segment): below it the loop would
-                                        * cut σ for a queue no cut can shorten */
+#define DEFAULT_QUEUE_TARGET_MAX_US 100000 /* 100 ms: only a bound (two packets of a
+                                        * 232 kbit/s link) */
 #define DEFAULT_QUEUE_TARGET_PACKETS 2.0 /* a queue of under two packets is empty half
                                         * the time: the link idles (at 960 kbit/s one
                                         * packet is 12 ms) */
 #define DEFAULT_QUEUE_BAND       0.20  /* ±20 % of q_t: the RTT's ms granularity and
                                         * a segment of dither per flow */
-#define DEFAULT_QUEUE_TARGET_FALL 0.25 /* a need that vanishes for a decision (a window
-                                        * that just grew, a share that moved) must not
-                                        * turn the queue it justified into a cut; from
-                                        * 500 to 24 ms in ten decisions */
 #define DEFAULT_DRAIN_HORIZON_RTTS 2.0 /* excess queue removed over two RTTs: the
                                         * queue answers σ within about one RTT, so a
                                         * loop gain of 1/2 (stable) */
@@ -146,6 +151,8 @@ bwss_params_init_for (BwssParams *p, BwssLoop loop)
   p->wait_phis = DEFAULT_WAIT_PHIS;
   p->min_phi_us = DEFAULT_MIN_PHI_US;
   p->min_window_segments = DEFAULT_MIN_WINDOW;
+  p->min_window_bytes = loop == BWSS_LOOP_PAPER ? 0 : DELAY_MIN_WINDOW_BYTES;
+  p->sub_window_yield = DEFAULT_SUB_WINDOW_YIELD;
   p->max_window_factor = DEFAULT_MAX_WINDOW_FACTOR;
   p->default_mss = DEFAULT_MSS;
   p->meter_step_us = DEFAULT_METER_STEP_US;
@@ -162,7 +169,6 @@ bwss_params_init_for (BwssParams *p, BwssLoop loop)
   p->queue_target_max_us = DEFAULT_QUEUE_TARGET_MAX_US;
   p->queue_target_packets = DEFAULT_QUEUE_TARGET_PACKETS;
   p->queue_band = DEFAULT_QUEUE_BAND;
-  p->queue_target_fall = DEFAULT_QUEUE_TARGET_FALL;
   p->drain_horizon_rtts = DEFAULT_DRAIN_HORIZON_RTTS;
   p->max_cut = DEFAULT_MAX_CUT;
   p->raise_gain = DEFAULT_RAISE_GAIN;
@@ -223,6 +229,9 @@ bwss_params_validate (const BwssParams *p, const char **field)
   CHECK (isfinite (p->wait_phis) && p->wait_phis >= 1.0 && p->wait_phis <= 100.0, "wait_phis");
   CHECK (p->min_phi_us <= 10000000, "min_phi_us");
   CHECK (p->min_window_segments >= 1 && p->min_window_segments <= 65535, "min_window_segments");
+  CHECK (p->min_window_bytes <= 65535, "min_window_bytes");
+  CHECK (isfinite (p->sub_window_yield) && p->sub_window_yield > 0.0 && p->sub_window_yield <= 1.0,
+         "sub_window_yield");
   CHECK (isfinite (p->max_window_factor) && p->max_window_factor >= 1.0
          && p->max_window_factor <= 1000.0, "max_window_factor");
   CHECK (p->default_mss >= 64 && p->default_mss <= 65535, "default_mss");
@@ -251,8 +260,6 @@ bwss_params_validate (const BwssParams *p, const char **field)
   CHECK (isfinite (p->queue_target_packets) && p->queue_target_packets >= 0.0
          && p->queue_target_packets <= 1000.0, "queue_target_packets");
   CHECK (in_open_range (p->queue_band, 0.0, 1.0), "queue_band");
-  CHECK (isfinite (p->queue_target_fall) && p->queue_target_fall > 0.0
-         && p->queue_target_fall <= 1.0, "queue_target_fall");
   CHECK (isfinite (p->drain_horizon_rtts) && p->drain_horizon_rtts > 0.0
          && p->drain_horizon_rtts <= 1000.0, "drain_horizon_rtts");
   CHECK (in_open_range (p->max_cut, 0.0, 1.0), "max_cut");

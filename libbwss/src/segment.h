@@ -18,7 +18,7 @@
 #include <bwss/control.h>
 
 #define SEG_MAGIC     UINT64_C (0x314d4f4453535742) /* "BWSSDOM1" */
-#define SEG_VERSION   2u        /* 2: `suspended` */
+#define SEG_VERSION   3u        /* 2: `suspended`; 3: loop, queue, base RTT */
 #define SEG_MAX_FLOWS 256u
 
 enum { SLOT_FREE = 0, SLOT_ACTIVE = 1 };
@@ -40,7 +40,7 @@ typedef struct {
   uint32_t  window_bytes;    /* 0 = kernel default */
   uint32_t  rtt_us;
   uint32_t  mss;
-  uint32_t  pad;
+  uint32_t  base_rtt_us;     /* delay loop: the flow's base RTT, 0 unknown */
   double    target_bps;      /* negative while released */
   double    rate_bps;
   uint64_t  bytes_received;
@@ -63,6 +63,10 @@ typedef struct {
   double          aggregate_bps;
   uint32_t        n_flows;
   uint32_t        suspended;       /* 1: sharing switched off (any participant) */
+  uint32_t        loop;            /* BwssLoop the controller runs */
+  uint32_t        pad2;
+  double          queue_us;        /* delay loop: the link's queueing delay, -1 unknown */
+  double          queue_target_us; /* ... and its target */
   SegSlot         slots[SEG_MAX_FLOWS];
 } Segment;
 

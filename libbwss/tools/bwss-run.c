@@ -32,6 +32,7 @@ static gchar *opt_min_rate;
 static gchar *opt_weight;
 static gboolean opt_no_inherit;
 static gchar *opt_domain;
+static gchar *opt_loop;
 
 static GOptionEntry entries[] = {
   { "priority", 'p', 0, G_OPTION_ARG_INT, &opt_priority,
@@ -44,6 +45,9 @@ static GOptionEntry entries[] = {
     "Programs the command executes run outside the domain", NULL },
   { "domain", 0, 0, G_OPTION_ARG_STRING, &opt_domain,
     "Domain name (default $BWSS_DOMAIN, else per user)", "NAME" },
+  { "loop", 0, 0, G_OPTION_ARG_STRING, &opt_loop,
+    "The sigma loop if this process becomes the controller: delay (default) or paper "
+    "(sets $BWSS_LOOP)", "LOOP" },
   { NULL }
 };
 
@@ -117,6 +121,11 @@ main (int argc, char **argv)
   if (first >= argc)
     die_usage ("no COMMAND given (bwss-run [OPTION…] -- COMMAND [ARGS…])");
 
+  BwssLoop loop;
+  if (opt_loop && bwss_loop_parse (opt_loop, &loop) != 0)
+    die_usage ("--loop: '%s' is neither delay nor paper", opt_loop);
+  if (opt_loop)
+    g_setenv ("BWSS_LOOP", opt_loop, TRUE);
   if (opt_domain)
     g_setenv ("BWSS_DOMAIN", opt_domain, TRUE);
   BwssDomain *domain = NULL;

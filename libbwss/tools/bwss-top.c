@@ -58,6 +58,18 @@ print_json (const BwssDomainStats *ds, const BwssFlowInfo *rows, size_t n)
   json_builder_set_member_name (b, "phase");
   json_builder_add_string_value (b, ds->controller_pid ? bwss_phase_name (ds->phase) : "none");
   add_rate (b, "sigma_bps", ds->controller_pid ? ds->sigma_bps : -1);
+  json_builder_set_member_name (b, "loop");
+  json_builder_add_string_value (b, bwss_loop_name (ds->loop));
+  json_builder_set_member_name (b, "queue_delay_us");
+  if (ds->controller_pid && ds->queue_us >= 0)
+    json_builder_add_double_value (b, ds->queue_us);
+  else
+    json_builder_add_null_value (b);
+  json_builder_set_member_name (b, "queue_target_us");
+  if (ds->controller_pid && ds->loop == BWSS_LOOP_DELAY)
+    json_builder_add_double_value (b, ds->queue_target_us);
+  else
+    json_builder_add_null_value (b);
   add_rate (b, "aggregate_bps", ds->controller_pid ? ds->aggregate_bps : -1);
   json_builder_set_member_name (b, "suspended");
   json_builder_add_boolean_value (b, ds->suspended);
@@ -84,6 +96,8 @@ print_json (const BwssDomainStats *ds, const BwssFlowInfo *rows, size_t n)
     add_rate (b, "rate_bps", f->stats.rate_bps);
     json_builder_set_member_name (b, "rtt_us");
     json_builder_add_int_value (b, f->stats.rtt_us);
+    json_builder_set_member_name (b, "base_rtt_us");
+    json_builder_add_int_value (b, f->stats.base_rtt_us);
     json_builder_set_member_name (b, "window_bytes");
     json_builder_add_int_value (b, f->stats.window_bytes);
     json_builder_set_member_name (b, "bytes_received");
@@ -120,13 +134,17 @@ print_table (const BwssDomainStats *ds, const BwssFlowInfo *rows, size_t n)
   fmt_rate (agg, sizeof agg, ds->controller_pid ? ds->aggregate_bps : -1);
   if (ds->suspended)
     printf ("sharing suspended (bwss-top --resume)  flows %u\n", ds->n_flows);
+  else if (ds->controller_pid && ds->loop == BWSS_LOOP_DELAY && ds->queue_us >= 0)
+    printf ("controller %d  loop delay  phase %s  sigma %s  aggregate %s  queue %.1f/%.1fms  flows %u\n",
+            ds->controller_pid, bwss_phase_name (ds->phase), sigma, agg, ds->queue_us / 1000.0,
+            ds->queue_target_us / 1000.0, ds->n_flows);
   else if (ds->controller_pid)
-    printf ("controller %d  phase %s  sigma %s  aggregate %s  flows %u\n", ds->controller_pid,
-            bwss_phase_name (ds->phase), sigma, agg, ds->n_flows);
+    printf ("controller %d  loop %s  phase %s  sigma %s  aggregate %s  flows %u\n", ds->controller_pid,
+            bwss_loop_name (ds->loop), bwss_phase_name (ds->phase), sigma, agg, ds->n_flows);
   else
     printf ("no controller (windows are the kernel's)  flows %u\n", ds->n_flows);
-  printf ("%7s %-12s %-22s %-22s %4s %8s %6s %8s %8s %7s %8s\n", "PID", "COMMAND", "LOCAL", "REMOTE",
-          "PRIO", "MIN", "WEIGHT", "TARGET", "RATE", "RTT", "WINDOW");
+  printf ("%7s %-12s %-22s %-22s %4s %8s %6s %8s %8s %7s %7s %8s\n", "PID", "COMMAND", "LOCAL",
+          "REMOTE", "PRIO", "MIN", "WEIGHT", "TARGET", "RATE", "RTT", "BASE", "WINDOW");
   for (size_t i = 0; i < n; i++) {
     const BwssFlowInfo *f = &rows[i];
     char min[32], target[32], rate[32], win[32];
@@ -137,9 +155,9 @@ print_table (const BwssDomainStats *ds, const BwssFlowInfo *rows, size_t n)
       g_snprintf (win, sizeof win, "%u", f->stats.window_bytes);
     else
       g_snprintf (win, sizeof win, "kernel");
-    printf ("%7d %-12.12s %-22.22s %-22.22s %4d %8s %6.3g %8s %8s %5.1fms %8s\n", f->pid, f->comm,
-            f->local, f->remote, f->stats.prefs.priority, min, f->stats.prefs.weight, target, rate,
-            f->stats.rtt_us / 1000.0, win);
+    printf ("%7d %-12.12s %-22.22s %-22.22s %4d %8s %6.3g %8s %8s %5.1fms %5.1fms %8s\n", f->pid,
+            f->comm, f->local, f->remote, f->stats.prefs.priority, min, f->stats.prefs.weight, target,
+            rate, f->stats.rtt_us / 1000.0, f->stats.base_rtt_us / 1000.0, win);
   }
   fflush (stdout);
 }

@@ -7,6 +7,7 @@
 #define INITIAL_CWND_SEGMENTS 10       /* RFC 6928 */
 #define MIN_CWND_SEGMENTS     2
 #define DEFAULT_AQM_INTERVAL  0.100    /* CoDel's interval */
+#define SUB_MSS_YIELD         0.5      /* a window below one MSS: half of it per RTT */
 
 void
 model_init (Model *m, double capacity_bps, double max_queue_s, double dt_s)
@@ -57,6 +58,8 @@ sending_rate (const ModelFlow *f, double q, bool *cwnd_limited)
 {
   double rtt = f->base_rtt_s + q;
   double adv = f->window_bytes ? (double) f->window_bytes : INFINITY;
+  if (adv < MODEL_MSS)
+    adv *= SUB_MSS_YIELD;
   double w = f->cwnd_bytes < adv ? f->cwnd_bytes : adv;
   double rate = w * 8.0 / rtt;
   double other = INFINITY;

@@ -20,7 +20,9 @@
  * Flow i:
  *   - base RTT b_i; its data spends b_i/2 between the server and the
  *     bottleneck, so what it sends at t arrives there at t + b_i/2;
- *   - the receiver's advertised window adv_i (bytes; 0 = unlimited);
+ *   - the receiver's advertised window adv_i (bytes; 0 = unlimited); a
+ *     window below one MSS moves half of itself per RTT (the sender's
+ *     sub-MSS segments; measured on the lab's kernel, see params.c);
  *   - the sender's congestion window cwnd_i: slow start (doubling per RTT)
  *     until the first loss, then +1 MSS per RTT; halved on a loss, at most
  *     once per RTT.  It grows only while it limits the flow (Linux's

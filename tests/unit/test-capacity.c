@@ -23,8 +23,7 @@ static BwssParams p;
 static BwssCapacityFlow
 flow (double rate, double target, uint32_t rtt, uint32_t base)
 {
-  return (BwssCapacityFlow) { .rate_bps = rate, .target_bps = target, .share_bps = target,
-                              .rtt_us = rtt,
+  return (BwssCapacityFlow) { .rate_bps = rate, .target_bps = target, .rtt_us = rtt,
                               .base_rtt_us = base, .mss = 1448, .fresh = true,
                               .window_limited = true };
 }
@@ -50,34 +49,26 @@ test_queue_is_smallest_excess (void)
   g_assert_cmpfloat (bwss_capacity_queue (&g, 1), ==, 0.0);
 }
 
-/* C2: q_t = min(q_max, max(q_min, k·p/U, max_i w_min·p/((1+α)·T_i) − b_i)). */
+/* C2: q_t = max(q_min, k·p/C), at most q_max. */
 static void
 test_queue_target (void)
 {
-  /* 8 Mbit/s, two flows of 2.7 and 5.3 Mbit/s at 40 ms: q_min */
-  BwssCapacityFlow f[3] = { flow (2.67e6, 2.67e6, 50000, 40000),
+  BwssCapacityFlow f[2] = { flow (2.67e6, 2.67e6, 50000, 40000),
                             flow (5.33e6, 5.33e6, 50000, 40000) };
+  /* 8 Mbit/s: two packets are 2.9 ms: q_min */
   g_assert_cmpfloat (bwss_capacity_queue_target (&p, f, 2, 8e6), ==, 10000.0);
-  /* 960 kbit/s: two packets of U, 2·11584/960000 = 24.13 ms */
-  f[0] = flow (320e3, 320e3, 60000, 30000);
-  f[1] = flow (640e3, 640e3, 60000, 30000);
+  /* 960 kbit/s: two packets, 2·11584/960000 = 24.13 ms */
   g_assert_cmpfloat_with_epsilon (bwss_capacity_queue_target (&p, f, 2, 960e3),
                                   2 * 11584 / 960e3 * 1e6, 1.0);
-  /* weights 1:2:3 at 960 kbit/s and 30 ms: the 160 kbit/s flow needs
-   * 11584/(1.05·160000) − 30 ms = 38.95 ms */
-  f[0] = flow (160e3, 160e3, 70000, 30000);
-  f[1] = flow (320e3, 320e3, 70000, 30000);
-  f[2] = flow (480e3, 480e3, 70000, 30000);
-  double want = 11584.0 / (1.05 * 160e3) * 1e6 - 30000.0;
-  g_assert_cmpfloat_with_epsilon (bwss_capacity_queue_target (&p, f, 3, 960e3), want, 1.0);
-  /* a flow its source holds (a paced video) needs no queue */
-  f[0].window_limited = false;
-  g_assert_cmpfloat_with_epsilon (bwss_capacity_queue_target (&p, f, 3, 960e3),
-                                  2 * 11584 / 960e3 * 1e6, 1.0);
-  /* a flow with no share that its floor window holds asks for all: q_max */
-  f[0] = flow (72e3, 0, 160000, 30000);
-  g_assert_cmpfloat (bwss_capacity_queue_target (&p, f, 1, 640e3), ==,
+  /* the flows' MSS counts: 1000-byte segments */
+  f[0].mss = f[1].mss = 1000;
+  g_assert_cmpfloat_with_epsilon (bwss_capacity_queue_target (&p, f, 2, 960e3),
+                                  2 * 8000 / 960e3 * 1e6, 1.0);
+  /* a bound for a very slow link */
+  g_assert_cmpfloat (bwss_capacity_queue_target (&p, f, 2, 50e3), ==,
                      (double) p.queue_target_max_us);
+  /* no link measured yet: q_min */
+  g_assert_cmpfloat (bwss_capacity_queue_target (&p, f, 2, 0), ==, 10000.0);
 }
 
 static void
@@ -140,7 +131,8 @@ test_rule_cut (void)
   g_assert_cmpfloat_with_epsilon (c.sigma_bps, 6e6 * (1.0 - p.max_cut), 1.0);
 }
 
-/* A cut never takes σ below the minima while the link carries them. */
+/* A cut sheds cut·U from U' = Σ max(R_i, m_i): the video's unused minimum
+ * stays reserved; and it never takes σ below the minima. */
 static void
 test_rule_cut_keeps_minima (void)
 {
@@ -151,14 +143,14 @@ test_rule_cut_keeps_minima (void)
   f[0].rtt_us = f[1].rtt_us = 180000;
   f[0].rate_bps = 440e3;                      /* cross traffic: 640k left for us */
   f[1].rate_bps = 200e3;
+  /* U' = max(440k, 496k) + 200k = 696k; shed 30 % of U = 192k: 504k */
   g_assert_true (bwss_capacity_step (&c, &p, t, 640e3, f, 2));
-  /* U' = max(440k, 496k) + 200k = 696k; ·(1 − max_cut) = 487k would cut
-   * the video's minimum */
-  g_assert_cmpfloat (c.sigma_bps, ==, 496e3);
-  /* nor when the link delivers less (a download outside the domain takes
-   * it): the video's window competes for its minimum */
+  g_assert_cmpfloat_with_epsilon (c.sigma_bps, 696e3 - 0.3 * 640e3, 1.0);
+  /* less again: 596k − 120k = 476k would cut the video's minimum */
   t = c.next_decision_us;
-  g_assert_false (bwss_capacity_step (&c, &p, t, 400e3, f, 2));
+  f[0].rate_bps = 300e3;
+  f[1].rate_bps = 100e3;
+  g_assert_true (bwss_capacity_step (&c, &p, t, 400e3, f, 2));
   g_assert_cmpfloat (c.sigma_bps, ==, 496e3);
 }
 
@@ -224,7 +216,7 @@ test_rule_loss_keeps_minima (void)
   uint64_t t = to_track (&c, f, 1, 600e3);
   f[0].rate_bps = 160e3;                /* the source slows down */
   f[0].target_bps = 600e3;
-  f[0].rtt_us = 130000;                 /* 100 ms of queue: the link is busy */
+  f[0].rtt_us = 80000;                  /* 50 ms of queue: the link is busy */
   for (uint32_t i = 1; i < p.loss_decisions; i++) {
     bwss_capacity_step (&c, &p, t, 160e3, f, 1);
     t = c.next_decision_us;
@@ -252,7 +244,8 @@ test_rule_cuts_stop_at_minima (void)
     t = c.next_decision_us;
     u *= 0.7;                                  /* the other download takes more */
   }
-  g_assert_cmpfloat (c.sigma_bps, ==, 1.5e6);
+  /* down to the minimum (and what the others still use above it) */
+  g_assert_cmpfloat (c.sigma_bps, <=, 1.6e6);
 }
 
 static void
@@ -433,10 +426,12 @@ test_trace_streaming (void)
   g_test_message ("seconds with video < 90%% of 496k: tcp %u, bwss %u (of 85); "
                   "median queue before the UDP: tcp %.1f, bwss %.1f ms", tcp, bwss, qtcp, qbwss);
   g_assert_cmpuint (tcp, >=, 20);
-  g_assert_cmpuint (bwss, ==, 0);
-  /* what the allocation needs here: the bulk flows' one-segment windows
-   * (232 kbit/s each at 50 ms) hold about 20 ms */
-  g_assert_cmpfloat (qbwss, <=, 30.0);
+  /* the onset of the UDP: the buffer fills before the first cut acts, and
+   * its drops halve the video's congestion window once */
+  g_assert_cmpuint (bwss, <=, 2);
+  /* two packets of the link (24 ms at 960 kbit/s): the allocation needs no
+   * more here (the bulk flows' floor is a sub-segment window) */
+  g_assert_cmpfloat (qbwss, <=, 25.0);
   g_assert_cmpfloat (qtcp, >=, 100.0);
   /* the video at 180 ms, the bulk flows at 20 ms */
   streaming (0.180, 0.020, false, &tcp, &qtcp);

@@ -211,6 +211,45 @@ test_fcs_rescale_on_retarget (void)
   g_assert_cmpuint (bwss_fcs_step (&g, &params, 10 * MS, 0.6e6, 100 * MS, 1448), ==, 9);
 }
 
+/* The delay loop's sub-segment window: eq. (3) from one segment goes one
+ * level down, to min_window_bytes; eq. (4) comes back up; eq. (1) for
+ * less than half a segment starts there. */
+static void
+test_fcs_sub_segment_window (void)
+{
+  BwssFcs f;
+  bwss_fcs_init (&f);
+  /* 100 kbit/s at 30 ms is 0.26 segment: the sub-segment window */
+  g_assert_cmpuint (bwss_fcs_step (&f, &delay_params, 0, 100e3, 30 * MS, 1448), ==, 1);
+  g_assert_true (f.sub);
+  g_assert_cmpuint (bwss_fcs_window_bytes (&f, &delay_params, 1448), ==,
+                    delay_params.min_window_bytes);
+  /* 200 kbit/s at 30 ms is 0.52 segment: eq. (1) rounds to one; measured
+   * 386 kbit/s (one segment per 30 ms), eq. (3) rounds its step to 0 but
+   * the rate debt says over on balance: one level down, the sub-segment
+   * window */
+  BwssFcs g;
+  bwss_fcs_init (&g);
+  g_assert_cmpuint (bwss_fcs_step (&g, &delay_params, 0, 200e3, 30 * MS, 1448), ==, 1);
+  g_assert_false (g.sub);
+  uint64_t t = 10 * MS, bytes = 0;
+  while (!g.sub && t < 5 * S) {
+    bytes += 386000 / 8 / 100;                  /* 386 kbit/s in 10-ms steps */
+    bwss_fcs_observe (&g, &delay_params, t, bytes, 30 * MS);
+    bwss_fcs_step (&g, &delay_params, t, 200e3, 30 * MS, 1448);
+    t += 10 * MS;
+  }
+  g_assert_true (g.sub);
+  g_assert_cmpint (g.state, ==, BWSS_FCS_DECREASED);
+  g_assert_cmpuint (bwss_fcs_window_bytes (&g, &delay_params, 1448), ==, 1152);
+  /* the paper's FCS has no such window */
+  BwssFcs h;
+  bwss_fcs_init (&h);
+  g_assert_cmpuint (bwss_fcs_step (&h, &params, 0, 100e3, 30 * MS, 1448), ==, 1);
+  g_assert_false (h.sub);
+  g_assert_cmpuint (bwss_fcs_window_bytes (&h, &params, 1448), ==, 1448);
+}
+
 static void
 test_fcs_in_interval_consumes_estimate (void)
 {
@@ -382,6 +421,7 @@ main (int argc, char **argv)
   g_test_add_func ("/fcs/in-interval-consumes-estimate", test_fcs_in_interval_consumes_estimate);
   g_test_add_func ("/fcs/restart-on-target-cut", test_fcs_restart_on_target_cut);
   g_test_add_func ("/fcs/rescale-on-retarget", test_fcs_rescale_on_retarget);
+  g_test_add_func ("/fcs/sub-segment-window", test_fcs_sub_segment_window);
   g_test_add_func ("/fcs/model/converges", test_fcs_converges);
   g_test_add_func ("/fcs/model/rtt-change", test_fcs_follows_rtt_change);
   g_test_add_func ("/fcs/model/target-change", test_fcs_follows_target_change);

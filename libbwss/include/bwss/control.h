@@ -54,6 +54,9 @@ typedef struct {
   double   wait_phis;           /* hold after a change: RTT + wait_phis·φ (paper: 3); >= 1 */
   uint64_t min_phi_us;          /* floor on φ, µs (tick resolution) */
   uint32_t min_window_segments; /* w >= this (paper: 1); >= 1 */
+  uint32_t min_window_bytes;    /* below min_window_segments: one window smaller than a
+                                 * segment, bytes (0 = none; the kernel clamps at ~1140) */
+  double   sub_window_yield;    /* ... which moves this fraction of itself per RTT; (0, 1] */
   double   max_window_factor;   /* anti-windup: w <= factor·T·RTT/p + 1; >= 1 */
   uint32_t default_mss;         /* p_size used while the MSS is unknown, bytes */
   double   restart_fraction;    /* a target cut below this fraction of the one the
@@ -78,10 +81,9 @@ typedef struct {
   uint64_t congested_probe_max_us;  /* ... backing off up to this, µs */
   /* the delay loop (capacity.c) */
   uint64_t queue_target_min_us; /* shortest queue target, µs */
-  uint64_t queue_target_max_us; /* longest queue target the allocation may ask for, µs */
+  uint64_t queue_target_max_us; /* longest queue target, µs (a bound for a slow link) */
   double   queue_target_packets;/* the target holds at least this many packets of U */
   double   queue_band;          /* no action while |q − q_t| <= band·q_t; (0, 1) */
-  double   queue_target_fall;   /* q_t falls by at most this fraction a decision; (0, 1] */
   double   drain_horizon_rtts;  /* excess queue removed over this many RTTs; > 0 */
   double   max_cut;             /* largest σ cut of one decision, fraction of U; (0, 1) */
   double   raise_gain;          /* σ grows by gain·(q_t − q)/(RTT) per decision; > 0 */
@@ -208,6 +210,7 @@ typedef struct {
   BwssEstimator est;
   BwssFcsState  state;
   uint32_t      window;        /* w in segments; 0 while released */
+  bool          sub;           /* the window is min_window_bytes, below a segment */
   uint64_t      hold_until_us; /* no adjustment before this time */
   uint64_t      changed_us;    /* time of the last window change */
   uint32_t      periods_at_change; /* estimator periods needed before deciding */
@@ -242,6 +245,11 @@ BWSS_API uint32_t bwss_fcs_step (BwssFcs *f, const BwssParams *params,
 BWSS_API bool bwss_fcs_observe (BwssFcs *f, const BwssParams *params,
                                 uint64_t now_us, uint64_t bytes,
                                 uint32_t rtt_us);
+
+/* Returns the window to apply, bytes: w·@mss (0 = released), or
+ * min_window_bytes below a segment. */
+BWSS_API uint32_t bwss_fcs_window_bytes (const BwssFcs *f, const BwssParams *params,
+                                         uint32_t mss);
 
 /* Returns the estimation period φ for @rtt_us, µs (φ = phi_rtts·RTT, at
  * least min_phi_us). */
@@ -339,8 +347,6 @@ BWSS_API uint32_t bwss_base_rtt_get (const BwssBaseRtt *b);
 typedef struct {
   double   rate_bps;      /* mean rate over the interval, negative if unknown */
   double   target_bps;    /* T_i allocated (0 while released) */
-  double   share_bps;     /* what the TRAS would give it of U (what the link
-                           * delivers now), for the queue target */
   double   min_rate_bps;  /* m_i */
   uint32_t rtt_us;        /* receiver RTT now, 0 unknown */
   uint32_t base_rtt_us;   /* its base RTT, 0 unknown */
@@ -356,6 +362,7 @@ typedef struct {
   double    queue_us;         /* the access link's queueing delay, last decision */
   double    queue_target_us;  /* q_t, last decision */
   double    last_band_us;     /* its dead zone's half width, last decision */
+  double    link_bps;         /* the link's rate C2 saw, last decision */
   uint64_t  phase_since_us;
   uint64_t  next_decision_us;
   uint64_t  last_decision_us;
@@ -372,14 +379,12 @@ BWSS_API void bwss_capacity_init (BwssCapacity *c);
 /* Returns the name of the rule the last decision took ("cut", "raise", ...). */
 BWSS_API const char *bwss_capacity_rule_name (const BwssCapacity *c);
 
-/* Returns the queue target for these flows and aggregate @u_bps, µs: at least
- * queue_target_min_us and queue_target_packets packets of U, and the queue
- * the allocation needs — every flow's target carried by at least its
- * minimum window over its base RTT plus the queue — up to
- * queue_target_max_us. */
+/* Returns the queue target for these flows on a link of @link_bps, µs:
+ * queue_target_min_us, and at least queue_target_packets packets of the
+ * link, at most queue_target_max_us (capacity.c, C2). */
 BWSS_API double bwss_capacity_queue_target (const BwssParams *params,
                                             const BwssCapacityFlow *flows, size_t n,
-                                            double u_bps);
+                                            double link_bps);
 
 /* Returns the access link's queueing delay seen by these flows, µs: the
  * smallest excess of RTT over base among the fresh flows (the link's queue

@@ -10,6 +10,10 @@
  * the windows of its own sockets.  If no controller is alive, every window
  * goes back to the kernel's own (fail-open).
  *
+ * The controller runs the delay loop unless $BWSS_LOOP says "paper" (the
+ * paper's throughput-only loop, bwss/control.h); an unknown value is
+ * reported on stderr once and the default is used.
+ *
  * Threads: a BwssDomain may be used from several threads.  Nothing runs by
  * itself: call bwss_domain_dispatch() periodically, attach it to a GLib main
  * context (bwss/bwss-glib.h), or let it run its own thread
@@ -59,6 +63,7 @@ typedef struct {
   double    target_bps;     /* allocated target; negative while released */
   uint32_t  window_bytes;   /* window applied, 0 = kernel default */
   uint32_t  rtt_us;
+  uint32_t  base_rtt_us;    /* delay loop: its RTT with the link's queue empty, 0 unknown */
   uint32_t  mss;
   bool      controlled;     /* a live controller decides this flow's window */
 } BwssFlowStats;
@@ -72,6 +77,9 @@ typedef struct {
   double    aggregate_bps;
   uint32_t  n_flows;
   bool      suspended;      /* sharing is switched off (bwss_domain_set_suspended) */
+  BwssLoop  loop;           /* the σ loop the controller runs ($BWSS_LOOP) */
+  double    queue_us;       /* delay loop: the link's queueing delay, negative unknown */
+  double    queue_target_us;/* delay loop: its target */
 } BwssDomainStats;
 
 BWSS_API int bwss_domain_get_stats (BwssDomain *d, BwssDomainStats *out);
