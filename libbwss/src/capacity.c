@@ -56,14 +56,15 @@
  *
  * | rule      | origin                       | condition                                   | action                                      |
  * |-----------|------------------------------|---------------------------------------------|---------------------------------------------|
- * | release   | paper V-C initialisation     | RELEASE for release_us                      | σ ← U; TRACK                                |
+ * | release   | paper V-C initialisation     | RELEASE for release_us                      | σ ← max(U, Σm); TRACK                       |
  * | cut       | C1; paper rule (c)           | q > q_t + band, and the queue is not        | σ ← U' − U·min(max_cut, (q−q_t)/(H·(b̄+q_t))),|
  * |           |                              | already falling at that pace                | U' = Σ max(R_i, m_i); not below Σm; if < σ  |
  * | loss      | paper rules (c), (d); AQMs   | a queue but not over target, flows short of | σ ← (1−α)·U', not below Σm; raises bounded  |
  * |           |                              | target and not held by their window carry   | by loss_raise for loss_memory_us, or until  |
  * |           |                              | >= U/2, U < (1−α)·σ, loss_decisions in a row| q reaches q_t                               |
  * | raise     | C1; LEDBAT's ramp            | q < q_t − band, and a flow held by its      | σ ← σ·(1 + min(max_raise,                   |
- * |           |                              | window uses all its target                  |   boost·gain·(q_t−q)/(b̄+q_t))); the boost   |
+ * |           |                              | window uses all its target (or any, with    |   boost·gain·(q_t−q)/(b̄+q_t))), at most     |
+ * |           |                              | the queue empty)                            | (U' + unused targets)·(1 + max_raise)       |
  * |           |                              |                                             | doubles while the queue stays empty         |
  * | hold      |                              | otherwise                                   | —                                           |
  *
@@ -124,6 +125,7 @@ bwss_capacity_init (BwssCapacity *c)
   c->queue_target_us = 0.0;
   c->last_band_us = 0.0;
   c->link_bps = 0.0;
+  c->last_rtt_us = 0.0;
   c->phase_since_us = 0;
   c->next_decision_us = 0;
   c->last_decision_us = 0;
@@ -233,8 +235,10 @@ typedef struct {
   double rtt_ref;      /* b̄ + q_t, µs */
   double minima;       /* Σ m_i, bit/s */
   size_t hungry;       /* flows using all their target, held by their window */
+  size_t held;         /* flows held by their window */
   double u_kept;       /* Σ max(R_i, m_i): U with every minimum kept, bit/s */
   double u_lost;       /* Σ R_i of the flows short of target, not held by their window */
+  double unused;       /* Σ T_i − max(R_i, m_i) of the flows not held by their window */
   double band;         /* half the dead zone around q_t, µs */
   double link;         /* the link's rate for C2 and the band, bit/s */
 } Counts;
@@ -268,6 +272,11 @@ count (const BwssCapacity *c, const BwssParams *p, double u, const BwssCapacityF
     k.u_kept += f->rate_bps > f->min_rate_bps ? f->rate_bps : f->min_rate_bps;
     if (!f->window_limited && f->rate_bps >= 0.0 && f->rate_bps < (1.0 - p->alpha) * f->target_bps)
       k.u_lost += f->rate_bps;
+    double kept = f->rate_bps > f->min_rate_bps ? f->rate_bps : f->min_rate_bps;
+    if (!f->window_limited && f->target_bps > kept)
+      k.unused += f->target_bps - kept;
+    if (f->window_limited)
+      k.held++;
     if (f->window_limited && f->rate_bps >= (1.0 - p->alpha) * f->target_bps)
       k.hungry++;
   }
@@ -348,14 +357,15 @@ rule_loss (const BwssCapacity *c, const BwssParams *p)
 }
 
 /* Under target, and a flow its window holds uses all its target: it would
- * take more.  (A flow at its smallest window that carries more than its
- * target counts too: raising σ lifts its target towards what it carries,
- * which lowers the queue its allocation needs (C2), so the raise stops
- * where the queue and the floors agree.) */
+ * take more; or the queue is empty and a window holds any flow (one that
+ * dithers between two windows around its target can sit just below it on
+ * average while the link idles).  (A flow at its smallest window that
+ * carries more than its target counts too: raising σ lifts its target
+ * towards what it carries.) */
 static bool
 rule_raise (const Counts *k)
 {
-  return under_target (k) && k->hungry > 0;
+  return under_target (k) && (k->hungry > 0 || (queue_empty (k) && k->held > 0));
 }
 
 /* ---- actions ---- */
@@ -414,7 +424,15 @@ decide (BwssCapacity *c, const BwssParams *p, uint64_t now, const Counts *k, dou
     return RULE_LOSS;
   }
   if (rule_raise (k)) {
-    set_sigma (c, c->sigma_bps * (1.0 + raise_by (c, p, now, k)));
+    /* ... up to max_raise above what the flows use (their minima kept) and
+     * what those that something else holds leave unused (room for the
+     * others: Fig. 5c): more is a raise the queue has not shown yet — the
+     * kernel's RTT average lags half a second at 960 kbit/s */
+    double s = c->sigma_bps * (1.0 + raise_by (c, p, now, k));
+    double most = (k->u_kept + k->unused) * (1.0 + p->max_raise);
+    if (s > most)
+      s = most > c->sigma_bps ? most : c->sigma_bps;
+    set_sigma (c, s);
     return RULE_RAISE;
   }
   return RULE_HOLD;
@@ -422,11 +440,14 @@ decide (BwssCapacity *c, const BwssParams *p, uint64_t now, const Counts *k, dou
 
 /* Returns true if the queue is so far above its target that the next
  * decision cannot wait: twice the last target plus its band (cross traffic
- * arrived; at 960 kbit/s 320 kbit/s of UDP fill a 150-ms buffer in 0.4 s). */
+ * arrived; at 960 kbit/s 320 kbit/s of UDP fill a 150-ms buffer in 0.4 s) —
+ * but not before the last decision's RTT is over (its cut cannot show
+ * sooner). */
 static bool
-urgent (const BwssCapacity *c, const BwssCapacityFlow *flows, size_t n)
+urgent (const BwssCapacity *c, uint64_t now, const BwssCapacityFlow *flows, size_t n)
 {
-  if (c->phase != BWSS_PHASE_TRACK || c->queue_target_us <= 0.0)
+  if (c->phase != BWSS_PHASE_TRACK || c->queue_target_us <= 0.0
+      || (double) (now - c->last_decision_us) < c->last_rtt_us)
     return false;
   double q = bwss_capacity_queue (flows, n);
   return q > 2.0 * c->queue_target_us + 2.0 * c->last_band_us;
@@ -450,7 +471,7 @@ bwss_capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
     c->next_decision_us = now + p->release_us;
     return true;
   }
-  if (now < c->next_decision_us && !urgent (c, flows, n))
+  if (now < c->next_decision_us && !urgent (c, now, flows, n))
     return false;
 
   Counts k = count (c, p, u, flows, n);
@@ -462,7 +483,7 @@ bwss_capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
 
   if (c->phase == BWSS_PHASE_RELEASE) {
     if (rule_release (c, p, now)) {
-      set_sigma (c, u);
+      set_sigma (c, u > k.minima ? u : k.minima);   /* σ ← U, the minima kept */
       enter (c, BWSS_PHASE_TRACK, now);
       rule = RULE_RELEASE;
     } else {
@@ -486,6 +507,7 @@ bwss_capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
   c->queue_target_us = k.qt;
   c->last_band_us = k.band;
   c->link_bps = k.link;
+  c->last_rtt_us = k.rtt_ref;
   c->prev_queue_us = k.q;
   c->last_decision_us = now;
   c->next_decision_us = now + interval;

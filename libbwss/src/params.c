@@ -75,8 +75,11 @@
                                         * link costs one probe every half minute */
 
 /* The delay loop (capacity.c) */
-#define DELAY_RELEASE_US         1000000 /* 1 s: every flow's first RTT samples and a
-                                          * first U; the loop finds the link itself */
+#define DELAY_RELEASE_US         200000 /* 200 ms: the flows' first RTT samples (their
+                                          * handshake's, at once) and a first U; the loop
+                                          * finds the link itself.  Every ms of release is
+                                          * plain TCP: at 960 kbit/s the first second of it
+                                          * cost the video 1-2.5 s of media in the lab */
 #define DEFAULT_QUEUE_TARGET_MIN_US 10000 /* 10 ms: short enough for calls and games
                                         * sharing the link, long enough that the
                                         * kernel's ms-granular RTT sees it */

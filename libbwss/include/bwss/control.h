@@ -363,6 +363,7 @@ typedef struct {
   double    queue_target_us;  /* q_t, last decision */
   double    last_band_us;     /* its dead zone's half width, last decision */
   double    link_bps;         /* the link's rate C2 saw, last decision */
+  double    last_rtt_us;      /* b̄ + q_t, last decision */
   uint64_t  phase_since_us;
   uint64_t  next_decision_us;
   uint64_t  last_decision_us;
