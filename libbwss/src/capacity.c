@@ -49,6 +49,13 @@
  * and the targets then grew the windows: tried and measured, see the note
  * of issue 10).
  *
+ * The start.  The paper releases every constraint for two seconds to take
+ * U from plain TCP; at 960 kbit/s that fills the buffer with the bulk
+ * flows' slow start and costs a video that starts with them a second or
+ * two of media.  The delay loop holds σ at the minima instead from the
+ * first flow on (windows from the first RTT: the handshake's), takes a
+ * first U after release_us, and finds the link by its raise rule.
+ *
  * Decisions (every bwss_capacity_interval(): a few RTTs, enough segments for
  * the kernel's RTT average to move; at once when the queue reaches twice its
  * target and band: cross traffic must not fill the buffer before the cut).  One pass counts; the first rule whose
@@ -56,7 +63,7 @@
  *
  * | rule      | origin                       | condition                                   | action                                      |
  * |-----------|------------------------------|---------------------------------------------|---------------------------------------------|
- * | release   | paper V-C initialisation     | RELEASE for release_us                      | σ ← max(U, Σm); TRACK                       |
+ * | start     | paper V-C initialisation     | START (σ = Σm) for release_us               | σ ← max(U, Σm); TRACK                       |
  * | cut       | C1; paper rule (c)           | q > q_t + band, and the queue is not        | σ ← U' − U·min(max_cut, (q−q_t)/(H·(b̄+q_t))),|
  * |           |                              | already falling at that pace                | U' = Σ max(R_i, m_i); not below Σm; if < σ  |
  * | loss      | paper rules (c), (d); AQMs   | a queue but not over target, flows short of | σ ← (1−α)·U', not below Σm; raises bounded  |
@@ -102,10 +109,10 @@
  * four decisions. */
 #define LINK_DECAY 0.1
 
-enum { RULE_NONE = 0, RULE_RELEASE, RULE_CUT, RULE_LOSS, RULE_RAISE, RULE_HOLD, RULE_IDLE };
+enum { RULE_NONE = 0, RULE_START, RULE_CUT, RULE_LOSS, RULE_RAISE, RULE_HOLD, RULE_IDLE };
 
 static const char *const rule_names[] = {
-  [RULE_NONE] = "none", [RULE_RELEASE] = "release", [RULE_CUT] = "cut", [RULE_LOSS] = "loss",
+  [RULE_NONE] = "none", [RULE_START] = "start", [RULE_CUT] = "cut", [RULE_LOSS] = "loss",
   [RULE_RAISE] = "raise", [RULE_HOLD] = "hold", [RULE_IDLE] = "idle",
 };
 
@@ -305,9 +312,9 @@ queue_empty (const Counts *k)
 }
 
 static bool
-rule_release (const BwssCapacity *c, const BwssParams *p, uint64_t now)
+rule_start (const BwssCapacity *c, const BwssParams *p, uint64_t now)
 {
-  return c->phase == BWSS_PHASE_RELEASE && now - c->phase_since_us >= p->release_us;
+  return c->phase == BWSS_PHASE_START && now - c->phase_since_us >= p->release_us;
 }
 
 /* Returns the σ the cut rule asks for (bit/s), or a negative value if the
@@ -344,7 +351,10 @@ cut_sigma (const BwssCapacity *c, const BwssParams *p, const Counts *k, double i
 static bool
 above_link (const BwssCapacity *c, const BwssParams *p, const Counts *k)
 {
-  return k->q >= 0.0 && !over_target (k) && !queue_empty (k)
+  /* busy: a queue now or at the last decision (an AQM's queue comes and
+   * goes with its drops, decision by decision) */
+  bool busy = !queue_empty (k) || c->prev_queue_us > k->band;
+  return k->q >= 0.0 && !over_target (k) && busy
       && k->u < (1.0 - p->alpha) * c->sigma_bps && 2.0 * k->u_lost >= k->u;
 }
 
@@ -467,7 +477,14 @@ bwss_capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
     return true;
   }
   if (c->phase == BWSS_PHASE_IDLE) {
-    enter (c, BWSS_PHASE_RELEASE, now);   /* the first flow: measure U unconstrained */
+    /* the first flow: the minima only, while a first U is measured — the
+     * windows hold from the first RTT, so no slow start of plain TCP fills
+     * the buffer before a video has its minimum */
+    double minima = 0.0;
+    for (size_t i = 0; i < n; i++)
+      minima += flows[i].min_rate_bps;
+    set_sigma (c, minima);
+    enter (c, BWSS_PHASE_START, now);
     c->next_decision_us = now + p->release_us;
     return true;
   }
@@ -481,11 +498,11 @@ bwss_capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
   double since_last = c->last_decision_us ? (double) (now - c->last_decision_us) : 0.0;
   int rule;
 
-  if (c->phase == BWSS_PHASE_RELEASE) {
-    if (rule_release (c, p, now)) {
+  if (c->phase == BWSS_PHASE_START) {
+    if (rule_start (c, p, now)) {
       set_sigma (c, u > k.minima ? u : k.minima);   /* σ ← U, the minima kept */
       enter (c, BWSS_PHASE_TRACK, now);
-      rule = RULE_RELEASE;
+      rule = RULE_START;
     } else {
       rule = RULE_HOLD;
     }

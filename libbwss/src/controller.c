@@ -396,7 +396,8 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
   if (changed || c->reallocate)
     reallocate (c, sigma, now_us);
 
-  bool released = phase == BWSS_PHASE_RELEASE || phase == BWSS_PHASE_IDLE;
+  bool released = phase == BWSS_PHASE_RELEASE || phase == BWSS_PHASE_IDLE;   /* (the
+                                                 * delay loop's start constrains) */
   for (size_t i = 0; i < c->n; i++) {
     Flow *f = &c->flows[i];
     if (released)

@@ -81,6 +81,7 @@ bwss_phase_name (BwssPhase phase)
     case BWSS_PHASE_REACTIVE:       return "reactive";
     case BWSS_PHASE_LINK_CONGESTED: return "link-congested";
     case BWSS_PHASE_TRACK:          return "track";
+    case BWSS_PHASE_START:          return "start";
     default:                        return "unknown";
   }
 }

@@ -1,13 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * bwss-lab-sample — the lab's throughput recorder.  Every --period ms it asks
- * the kernel (sock_diag) for every TCP socket of the namespace and prints,
- * for each whose received byte count moved, one line
- *     <t_seconds CLOCK_MONOTONIC> <remote addr:port> <bytes_received> <socket inode>
+ * bwss-lab-sample — the lab's recorder.  Every --period ms it asks the
+ * kernel (sock_diag) for every TCP socket of the namespace and prints, for
+ * each whose received byte count moved, one line
+ *     <t_seconds CLOCK_MONOTONIC> <remote addr:port> <bytes_received> <socket inode> <rcv_rtt_us>
  * It sees every client the same way — plain, under bwss-run, under trickle —
  * without touching them (the paper's throughput library hooked reads; the
  * kernel's count is the arrival at the receiver, which is what the late-packet
- * metric is about).  Runs until SIGTERM/SIGINT or --duration seconds.
+ * metric is about; its receiver RTT is what the flow's packets waited, the
+ * queue included).
+ *
+ * With --domain NAME it also reads the BWSS domain of that name, if one
+ * exists, without joining it, and prints
+ *     D <t_seconds> <sigma_bps> <queue_us> <queue_target_us> <phase>
+ * (sigma negative and queue negative while no controller runs).
+ *
+ * Runs until SIGTERM/SIGINT or --duration seconds.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -15,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <bwss/domain.h>
 #include "knobs.h"
 
 #define MAX_SEEN 4096
@@ -28,19 +37,44 @@ on_signal (int sig)
   stop = 1;
 }
 
+static void
+usage (void)
+{
+  fprintf (stderr, "usage: bwss-lab-sample [--period MS] [--duration S] [--domain NAME]\n");
+  exit (2);
+}
+
+/* Prints the domain's line, opening it on first sight. */
+static void
+sample_domain (const char *name, BwssDomain **d, double t)
+{
+  if (*d == NULL && bwss_domain_open (name, BWSS_DOMAIN_NO_CREATE | BWSS_DOMAIN_NO_CONTROLLER, d) != 0)
+    return;
+  BwssDomainStats st;
+  if (bwss_domain_get_stats (*d, &st) != 0)
+    return;
+  bool live = st.controller_pid != 0;
+  printf ("D %.6f %.0f %.0f %.0f %s\n", t, live ? st.sigma_bps : -1.0,
+          live ? st.queue_us : -1.0, live ? st.queue_target_us : -1.0,
+          live ? bwss_phase_name (st.phase) : "none");
+}
+
 int
 main (int argc, char **argv)
 {
   double period_ms = 50, duration = 0;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  const char *domain = NULL;
+  for (int i = 1; i < argc; i += 2) {
+    if (i + 1 >= argc)
+      usage ();
     if (strcmp (argv[i], "--period") == 0)
       period_ms = atof (argv[i + 1]);
     else if (strcmp (argv[i], "--duration") == 0)
       duration = atof (argv[i + 1]);
-    else {
-      fprintf (stderr, "usage: bwss-lab-sample [--period MS] [--duration S]\n");
-      return 2;
-    }
+    else if (strcmp (argv[i], "--domain") == 0)
+      domain = argv[i + 1];
+    else
+      usage ();
   }
   if (period_ms < 1 || period_ms > 10000 || duration < 0) {
     fprintf (stderr, "bwss-lab-sample: bad --period or --duration\n");
@@ -53,6 +87,7 @@ main (int argc, char **argv)
   static struct { uint64_t inode, bytes; } seen[MAX_SEEN];
   size_t n_seen = 0;
   KnobDump dump = { 0 };
+  BwssDomain *d = NULL;
   struct timespec start;
   clock_gettime (CLOCK_MONOTONIC, &start);
   while (!stop) {
@@ -75,11 +110,13 @@ main (int argc, char **argv)
           seen[n_seen++].inode = k->inode;
         if (j < MAX_SEEN)
           seen[j].bytes = k->bytes_received;
-        printf ("%.6f %s %llu %llu\n", t, k->remote, (unsigned long long) k->bytes_received,
-                (unsigned long long) k->inode);
+        printf ("%.6f %s %llu %llu %u\n", t, k->remote, (unsigned long long) k->bytes_received,
+                (unsigned long long) k->inode, k->rtt_us);
       }
-      fflush (stdout);
     }
+    if (domain)
+      sample_domain (domain, &d, t);
+    fflush (stdout);
     struct timespec sl = { .tv_sec = 0, .tv_nsec = (long) (period_ms * 1e6) };
     if (period_ms >= 1000) {
       sl.tv_sec = (time_t) (period_ms / 1000);
@@ -87,6 +124,8 @@ main (int argc, char **argv)
     }
     nanosleep (&sl, NULL);
   }
+  if (d)
+    bwss_domain_close (d);
   knob_dump_clear (&dump);
   return 0;
 }

@@ -72,7 +72,9 @@ typedef struct {
   double   raise_step;          /* raise phase: σ grows by this fraction per probe; > 0 */
   double   raise_floor_bps;     /* ... and by at least this many bit/s; >= 0 */
   double   rise_threshold;      /* U "rises" when above (1+this)·the reference; > 0 */
-  uint64_t release_us;          /* initialisation: constraints released this long, µs */
+  uint64_t release_us;          /* initialisation, µs: the paper's loop releases the
+                                 * constraints this long; the delay loop holds σ at the
+                                 * minima this long */
   uint64_t probe_min_us;        /* bounds on the probe/settle interval, µs */
   uint64_t probe_max_us;
   uint64_t reinit_period_us;    /* periodic re-initialisation, µs; 0 = never */
@@ -268,9 +270,10 @@ typedef enum {
   BWSS_PHASE_REACTIVE,       /* paper: the reactive rules with γ */
   BWSS_PHASE_LINK_CONGESTED, /* paper: σ lowered to U; waiting for U to rise again */
   BWSS_PHASE_TRACK,          /* delay: σ follows the link, holding the queue target */
+  BWSS_PHASE_START,          /* delay: σ = the minima while a first U is measured */
 } BwssPhase;
 
-#define BWSS_PHASE_LAST BWSS_PHASE_TRACK
+#define BWSS_PHASE_LAST BWSS_PHASE_START
 
 BWSS_API const char *bwss_phase_name (BwssPhase phase);
 

@@ -1,0 +1,289 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""What a run measured: per-second rates of every flow (from the recorder's
+kernel byte counts), the queueing delay every flow saw (its receiver RTT
+less the path's), the controller's σ and queue, the cross traffic the link
+carried, the video's late packets (bwss-late), the adaptive player's record,
+and whether the lab itself carried the link (validity).  Writes
+series.csv and summary.json; returns the summary."""
+import json
+import os
+import statistics
+import subprocess
+
+from .scenario import BWSS_MODES
+from .topology import VIDEO_ADDR, bulk_addr, ideal_video_class_kbps
+
+PREBUFFERS = ("0.5", "1", "2", "4", "8")
+PAYLOAD_SHARE = 1448.0 / 1500.0       # TCP payload of a full packet (timestamps on)
+UDP_WIRE = 1042.0 / 1000.0            # iperf3's 1000-byte datagrams on the wire
+DELAY_P99_MAX_US = 2048               # the delay stage may be this late (p99) ...
+TCP_FILL = 0.90                       # ... plain TCP fills this much of what is left
+IDEAL_VIDEO = 0.95                    # ... the ideal router gives the video this much
+AT_MIN = 0.90                         # video_at_min: a second with >= 0.9 × the minimum
+
+
+class Names:
+    """Maps a server address to the flow's name and its path's RTT (ms)."""
+
+    def __init__(self, sc):
+        self.by_addr = {}
+        if sc.video:
+            self.by_addr[VIDEO_ADDR] = ("video", sc.rtt_video)
+        for i in range(sc.bulk):
+            self.by_addr[bulk_addr(i)] = ("bulk%d" % (i + 1), sc.bulk_rtt(i))
+
+    def names(self):
+        return sorted(n for n, _ in self.by_addr.values())
+
+
+def percentile(values, q):
+    """The q-quantile of values (nearest rank), None if empty."""
+    if not values:
+        return None
+    v = sorted(values)
+    return v[min(len(v) - 1, int(q * len(v)))]
+
+
+def load_samples(sc, out_dir, t0):
+    """Reads samples.txt: per-second kbit/s per flow, the video's arrivals,
+    every flow's queueing delay samples, and the domain's per-second σ and
+    queue."""
+    names = Names(sc)
+    dur = int(sc.duration)
+    rate = {n: [0.0] * dur for n in names.names()}
+    qdelay = {n: [] for n in names.names()}            # (t, ms)
+    video_trace = []
+    sigma = [None] * dur
+    ctl_queue = [None] * dur
+    last = {}
+    for line in open(os.path.join(out_dir, "samples.txt")):
+        parts = line.split()
+        if len(parts) == 6 and parts[0] == "D":
+            t = float(parts[1]) - t0
+            sec = int(t)
+            if 0 <= sec < dur and float(parts[2]) >= 0:
+                sigma[sec] = float(parts[2]) / 1000.0
+                ctl_queue[sec] = float(parts[3]) / 1000.0 if float(parts[3]) >= 0 else None
+            continue
+        if len(parts) != 5:
+            continue
+        t, remote, b, inode, rtt_us = float(parts[0]) - t0, parts[1], int(parts[2]), parts[3], int(parts[4])
+        addr = remote.rsplit(":", 1)[0]
+        if addr not in names.by_addr:
+            continue
+        name, path_ms = names.by_addr[addr]
+        key = (remote, inode)                            # one counter per socket
+        delta = b - last.get(key, 0)
+        last[key] = b
+        if delta <= 0:
+            continue
+        sec = int(t)
+        if 0 <= sec < dur:
+            rate[name][sec] += delta * 8 / 1000.0
+            if rtt_us > 0:
+                qdelay[name].append((t, max(0.0, rtt_us / 1000.0 - path_ms)))
+        if name == "video" and 0 <= t < dur:
+            video_trace.append((t, delta))
+    return rate, qdelay, video_trace, sigma, ctl_queue
+
+
+def load_cross(sc, out_dir):
+    """Per-second cross traffic the client received (kbit/s, UDP payload)."""
+    dur = int(sc.duration)
+    cross = [0.0] * dur
+    path = os.path.join(out_dir, "cross.json")
+    if not sc.cross_kbps or not os.path.exists(path):
+        return cross
+    try:
+        report = json.load(open(path))
+    except ValueError:
+        return cross
+    for iv in report.get("intervals", []):
+        s = iv.get("sum", {})
+        start = sc.cross_start + s.get("start", 0.0)
+        sec = int(start)
+        if 0 <= sec < dur:
+            cross[sec] += s.get("bits_per_second", 0.0) / 1000.0 * (s.get("end", 1) - s.get("start", 0))
+    return cross
+
+
+def video_source_kbps(sc, t):
+    """What the video source sends at run time t, kbit/s."""
+    if sc.video_low_kbps and sc.video_low_from <= t < sc.video_low_to:
+        return sc.video_low_kbps
+    return sc.video_kbps
+
+
+def video_at_min(sc, series, skip):
+    """Share of the 1-s bins from measure_from on in which the video got at
+    least AT_MIN of its minimum (bins where its source itself sends less, and
+    the five seconds after, are left out)."""
+    lo, hi = (int(sc.video_low_from), int(sc.video_low_to) + 5) if sc.video_low_kbps else (0, 0)
+    idx = [s for s in range(skip, int(sc.duration)) if not (lo <= s < hi)]
+    ok = sum(1 for s in idx if series[s] >= AT_MIN * sc.video_min_kbps)
+    return round(ok / max(1, len(idx)), 4)
+
+
+def queue_summary(qdelay, skip):
+    """Median and p95 of the queueing delay, ms, per flow and over all flows."""
+    per = {}
+    pooled = []
+    for name, samples in qdelay.items():
+        vals = [q for t, q in samples if t >= skip]
+        pooled += vals
+        if vals:
+            per[name] = {"median": round(statistics.median(vals), 1),
+                         "p95": round(percentile(vals, 0.95), 1)}
+    out = {"flows": per}
+    if pooled:
+        out["median"] = round(statistics.median(pooled), 1)
+        out["p95"] = round(percentile(pooled, 0.95), 1)
+    return out
+
+
+def validity(sc, mode, out_dir, agg_by_sec, cross, video_series, skip):
+    """Whether the lab carried the link in this run: the delay stage kept its
+    delays (p99 lateness, no drops), plain TCP filled what cross traffic
+    left, the ideal router gave the video its stream.  Returns (valid,
+    reasons)."""
+    reasons = []
+    try:
+        d = json.load(open(os.path.join(out_dir, "delay.json")))
+        if d.get("late_p99_us", 0) > DELAY_P99_MAX_US:
+            reasons.append("delay stage p99 lateness %d us" % d["late_p99_us"])
+        if d.get("drops", 0):
+            reasons.append("delay stage dropped %d packets" % d["drops"])
+    except (OSError, ValueError):
+        reasons.append("no delay stage statistics")
+    secs = range(skip, int(sc.duration))
+    if mode == "tcp":
+        left = [max(0.0, sc.link_kbps * PAYLOAD_SHARE - cross[s] * UDP_WIRE) for s in secs]
+        want = sum(left) / len(left)
+        got = sum(agg_by_sec[s] for s in secs) / len(left)
+        if got < TCP_FILL * want:
+            reasons.append("tcp filled %.0f of %.0f kbit/s" % (got, want))
+    if mode == "ideal" and sc.video and not sc.adaptive:
+        want = sum(min(video_source_kbps(sc, s), ideal_video_class_kbps(sc) / 1.1) for s in secs) / len(secs)
+        got = sum(video_series[s] for s in secs) / len(secs)
+        if got < IDEAL_VIDEO * want:
+            reasons.append("ideal gave the video %.0f of %.0f kbit/s" % (got, want))
+    return not reasons, reasons
+
+
+def late_metric(sc, out_dir, video_trace, build_dir):
+    """The late-packet fractions and the required prebuffer (bwss-late)."""
+    trace = os.path.join(out_dir, "video-trace.txt")
+    with open(trace, "w") as f:
+        for t, d in video_trace:
+            f.write("%.6f %d\n" % (t, d))
+    late_tool = os.path.join(build_dir, "libbwss", "tools", "bwss-late")
+    r = subprocess.run([late_tool, "--rate", "%gk" % sc.video_kbps, "--end", str(int(sc.duration)), trace],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return {"late_error": r.stderr.strip()}
+    late = json.loads(r.stdout)
+    return {"late_fraction": {k: round(late["late_fraction"][k], 4) for k in PREBUFFERS},
+            "required_prebuffer_s": round(late["required_prebuffer_s"], 3)}
+
+
+def adaptive_summary(sc, out_dir, t0_wall):
+    """What the viewer got: from nginx's log, the variant of every segment
+    fetched during the run; from the player, startup, stalls and stall time."""
+    seg = float(sc.hls_segment)
+    variants = sorted(sc.hls_variants, reverse=True)
+    count = {v: 0 for v in variants}
+    timeline = []
+    try:
+        log = open(os.path.join(out_dir, "access.log")).read().splitlines()
+    except OSError:
+        log = []
+    for line in log:
+        f = line.split()
+        if (len(f) < 7 or f[6] != "GET" or f[3] != "200" or not f[2].startswith("/hls/v")
+                or not f[2].endswith(".ts")):
+            continue
+        t = float(f[0]) - t0_wall
+        kbps = int(f[2].split("/")[2][1:])
+        if 0 <= t < sc.duration and kbps in count:
+            count[kbps] += 1
+            timeline.append((round(t, 2), kbps))
+    n = sum(count.values())
+    out = {"segments": n, "segment_s": seg,
+           "time_on_variant_s": {str(v): count[v] * seg for v in variants},
+           "mean_delivered_kbps": round(sum(v * c for v, c in count.items()) / n, 1) if n else 0.0,
+           "top_variant_kbps": variants[0],
+           "switches": sum(1 for a, b in zip(timeline, timeline[1:]) if a[1] != b[1])}
+    try:
+        with open(os.path.join(out_dir, "player.json")) as f:
+            pl = json.load(f)
+        out.update({k: pl[k] for k in ("startup_s", "stalls", "stall_s", "played_s", "lag_s") if k in pl})
+    except (OSError, ValueError):
+        out["player_error"] = "no player.json (see video-client.log)"
+    with open(os.path.join(out_dir, "segments.csv"), "w") as f:
+        f.write("t,variant_kbps\n")
+        for t, v in timeline:
+            f.write("%.2f,%d\n" % (t, v))
+    return out
+
+
+def analyse(sc, mode, out_dir, build_dir):
+    """Analyses the run in out_dir; writes series.csv and summary.json."""
+    run = json.load(open(os.path.join(out_dir, "run.json")))
+    rate, qdelay, video_trace, sigma, ctl_queue = load_samples(sc, out_dir, run["t0_monotonic"])
+    cross = load_cross(sc, out_dir)
+    dur = int(sc.duration)
+    skip = min(int(sc.measure_from), dur - 1)
+    names = sorted(rate)
+    agg_by_sec = [sum(rate[n][s] for n in names) for s in range(dur)]
+    qsec = {n: [None] * dur for n in names}
+    for n in names:
+        buckets = {}
+        for t, q in qdelay[n]:
+            buckets.setdefault(int(t), []).append(q)
+        for s, vals in buckets.items():
+            if 0 <= s < dur:
+                qsec[n][s] = statistics.mean(vals)
+    with open(os.path.join(out_dir, "series.csv"), "w") as f:
+        f.write("t," + ",".join(n + "_kbps" for n in names) + ",aggregate_kbps,cross_kbps,sigma_kbps,"
+                + ",".join(n + "_queue_ms" for n in names) + ",controller_queue_ms\n")
+        for s in range(dur):
+            cells = ["%d" % s] + ["%.1f" % rate[n][s] for n in names]
+            cells += ["%.1f" % agg_by_sec[s], "%.1f" % cross[s],
+                      "%.1f" % sigma[s] if sigma[s] is not None else ""]
+            cells += ["%.1f" % qsec[n][s] if qsec[n][s] is not None else "" for n in names]
+            cells.append("%.1f" % ctl_queue[s] if ctl_queue[s] is not None else "")
+            f.write(",".join(cells) + "\n")
+    flows = []
+    for name in names:
+        series = rate[name][skip:]
+        entry = {"name": name, "mean_kbps": round(sum(series) / len(series), 1)}
+        if name == "video":
+            entry["min_rate_kbps"] = sc.video_min_kbps
+            entry["weight"] = sc.video_weight
+        else:
+            i = int(name[4:]) - 1
+            entry["min_rate_kbps"] = 0
+            entry["weight"] = sc.bulk_weight(i)
+            entry["rtt_ms"] = sc.bulk_rtt(i)
+        flows.append(entry)
+    summary = {"scenario": sc.name, "mode": mode, "duration_s": dur, "link_kbps": sc.link_kbps,
+               "measure_from_s": skip,
+               "aggregate_kbps": round(sum(f["mean_kbps"] for f in flows), 1), "flows": flows,
+               "cross_kbps": round(sum(cross[skip:]) / (dur - skip), 1),
+               "queue_delay_ms": queue_summary(qdelay, skip),
+               "parameters": sc.parameters()}
+    video = rate.get("video")
+    if sc.adaptive:
+        summary["adaptive"] = adaptive_summary(sc, out_dir, run["t0_wall"])
+    elif video is not None:
+        summary["video_at_min"] = video_at_min(sc, video, skip)
+        summary.update(late_metric(sc, out_dir, video_trace, build_dir))
+    if any(v is not None for v in sigma):
+        vals = [v for v in sigma[skip:] if v is not None]
+        summary["sigma_median_kbps"] = round(statistics.median(vals), 1) if vals else None
+    summary["valid"], summary["invalid_reasons"] = validity(
+        sc, mode, out_dir, agg_by_sec, cross, video or [0.0] * dur, skip)
+    with open(os.path.join(out_dir, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+    return summary, {"rate": rate, "queue": qsec, "cross": cross, "sigma": sigma,
+                     "ctl_queue": ctl_queue, "aggregate": agg_by_sec}

@@ -1,0 +1,173 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The bwss-lab command.
+
+  bwss-lab list
+  bwss-lab up [--set KEY=VALUE]...       bring the topology up, print its addresses
+  bwss-lab down                          remove everything the lab made
+  bwss-lab run SCENARIO [--mode MODE]... [--repeat N] [--duration S] [--set KEY=VALUE]...
+               [--label TEXT] [--out DIR] [--build-dir DIR]
+  bwss-lab report DIR... [--out FILE] [--command TEXT]...
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import sys
+
+from . import analysis, plots, report, timeline, topology
+from .proc import LabError
+from .scenario import BWSS_MODES, MODES, SCENARIOS, ScenarioError
+
+SRC_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+
+def slug(text):
+    return re.sub(r"[^A-Za-z0-9_.=,-]+", "_", text).strip("_")
+
+
+def check_tools(sc, modes, build_dir):
+    if any(m in BWSS_MODES for m in modes) and not os.access(
+            os.path.join(build_dir, "libbwss", "tools", "bwss-run"), os.X_OK):
+        raise LabError("the bwss modes need bwss-run: build it first (meson compile -C %s)" % build_dir)
+    if sc.adaptive and not os.access(os.path.join(build_dir, "tests", "lab", "bwss-lab-player"), os.X_OK):
+        raise LabError("scenario adaptive needs bwss-lab-player (built with -Dgst-plugin=enabled)")
+    for tool in ["nginx", "iperf3", "curl"] + (["trickle"] if "trickle" in modes else []):
+        if shutil.which(tool) is None:
+            raise LabError("%s is not installed (tests/bootstrap installs it)" % tool)
+
+
+def run_once(sc, label, modes, build_dir, out_root):
+    results = []
+    for m in modes:
+        out_dir = os.path.join(out_root, m)
+        os.makedirs(out_dir, exist_ok=True)
+        print("- mode %s (%d s)" % (m, sc.duration), flush=True)
+        _, took = timeline.run_mode(sc, m, build_dir, out_dir)
+        s, series = analysis.analyse(sc, m, out_dir, build_dir)
+        s["label"], s["doc"] = label, sc.doc
+        with open(os.path.join(out_dir, "summary.json"), "w") as f:
+            json.dump(s, f, indent=2)
+        plots.plot_run(sc, s, series, out_dir)
+        results.append(s)
+        extra = ""
+        if "required_prebuffer_s" in s:
+            extra += ", required prebuffer %.2f s" % s["required_prebuffer_s"]
+        if s["queue_delay_ms"].get("median") is not None:
+            extra += ", queue %.1f ms" % s["queue_delay_ms"]["median"]
+        if "adaptive" in s:
+            extra += ", delivered %.0f kbit/s, %s stalls" % (s["adaptive"]["mean_delivered_kbps"],
+                                                           s["adaptive"].get("stalls", "?"))
+        if not s["valid"]:
+            extra += " — INVALID: " + "; ".join(s["invalid_reasons"])
+        print("  aggregate %.0f kbit/s%s (%.0f s)" % (s["aggregate_kbps"], extra, took), flush=True)
+    table = report.table(results)
+    with open(os.path.join(out_root, "comparison.md"), "w") as f:
+        f.write(table + "\n")
+    plots.plot_late(label, results, out_root)
+    return results, table
+
+
+def cmd_run(args):
+    if args.scenario not in SCENARIOS:
+        raise LabError("unknown scenario '%s' (bwss-lab list)" % args.scenario, 2)
+    modes = args.mode or list(MODES)
+    for m in modes:
+        if m not in MODES:
+            raise LabError("unknown mode '%s' (one of %s)" % (m, ", ".join(MODES)), 2)
+    sets = list(args.set or [])
+    if args.duration is not None:
+        if args.duration <= 0:
+            raise LabError("--duration must be > 0", 2)
+        sets.append("duration=%g" % args.duration)
+    if args.repeat < 1 or args.repeat > 100:
+        raise LabError("--repeat must be 1..100", 2)
+    try:
+        sc = SCENARIOS[args.scenario].with_sets(sets)
+    except ScenarioError as e:
+        raise LabError(str(e), 2)
+    label = args.label or " ".join([args.scenario] + [s for s in (args.set or [])])
+    build_dir = os.path.abspath(args.build_dir)
+    check_tools(sc, modes, build_dir)
+    base = os.path.join(os.path.abspath(args.out), slug(label))
+
+    def on_signal(sig, frame):
+        topology.down(quiet=True)
+        print("bwss-lab: interrupted; lab removed", file=sys.stderr)
+        sys.exit(130)
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    print("%s: %s" % (label, sc.doc))
+    runs = []
+    for k in range(args.repeat):
+        out_root = base if args.repeat == 1 else os.path.join(base, "run%d" % (k + 1))
+        if args.repeat > 1:
+            print("run %d of %d" % (k + 1, args.repeat), flush=True)
+        results, table = run_once(sc, label, modes, build_dir, out_root)
+        runs.append(results)
+        print()
+        print(table)
+        print()
+    if args.repeat > 1:
+        meds = [report.median_summary([r[i] for r in runs]) for i in range(len(modes))]
+        table = report.table(meds)
+        with open(os.path.join(base, "comparison.md"), "w") as f:
+            f.write(table + "\n")
+        print("medians of %d runs:\n\n%s\n" % (args.repeat, table))
+    print("results, CSV series and plots: %s" % base)
+    return 0
+
+
+def cmd_report(args):
+    path = report.write_results(args.dirs, args.out, args.command or [])
+    print("wrote %s" % path)
+    return 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="bwss-lab", description="the network lab of bwss")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("list")
+    u = sub.add_parser("up")
+    u.add_argument("--set", action="append")
+    u.add_argument("--build-dir", default=os.path.join(SRC_ROOT, "build"))
+    sub.add_parser("down")
+    r = sub.add_parser("run")
+    r.add_argument("scenario")
+    r.add_argument("--mode", action="append")
+    r.add_argument("--repeat", type=int, default=1)
+    r.add_argument("--duration", type=float)
+    r.add_argument("--set", action="append")
+    r.add_argument("--label")
+    r.add_argument("--out", default=os.path.join(os.getcwd(), "results"))
+    r.add_argument("--build-dir", default=os.path.join(SRC_ROOT, "build"))
+    p = sub.add_parser("report")
+    p.add_argument("dirs", nargs="+")
+    p.add_argument("--out", default=os.path.join(SRC_ROOT, "docs", "results.md"))
+    p.add_argument("--command", action="append", help="a command line to name in the report")
+    args = ap.parse_args(argv)
+    try:
+        if args.cmd == "list":
+            for name, s in SCENARIOS.items():
+                print("%-15s %s" % (name, s.doc))
+            return 0
+        if args.cmd == "report":
+            return cmd_report(args)
+        if os.geteuid() != 0:
+            raise LabError("needs root (network namespaces, tc)")
+        if args.cmd == "down":
+            topology.down()
+            return 0
+        if args.cmd == "up":
+            try:
+                sc = SCENARIOS["streaming"].with_sets(args.set)
+            except ScenarioError as e:
+                raise LabError(str(e), 2)
+            topology.up(sc, os.path.abspath(args.build_dir))
+            return 0
+        return cmd_run(args)
+    except LabError as e:
+        topology.down(quiet=True) if os.geteuid() == 0 and args.cmd == "run" else None
+        print("bwss-lab: %s" % e, file=sys.stderr)
+        return e.code

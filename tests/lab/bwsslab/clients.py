@@ -1,0 +1,142 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The servers of a run (nginx, the paced video source, iperf3) and the
+command line and environment of every client in every mode."""
+import os
+import shutil
+import subprocess
+import time
+
+from .proc import die, ns, remember, spawn
+from .scenario import BWSS_MODES
+from .topology import CLIENT_ADDR, CROSS_ADDR, NS_C, NS_S, VIDEO_ADDR, VIDEO_PORT, bulk_addr
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def start_servers(sc, work, t0, build_dir):
+    """Starts nginx (bulk files, HLS content), the video source and the
+    iperf3 server; returns their processes once they listen."""
+    www = os.path.join(work, "www")
+    os.makedirs(www, exist_ok=True)
+    with open(os.path.join(www, "bulk.bin"), "wb") as f:
+        f.truncate(8 << 30)                               # sparse: 8 GiB of zeros
+    conf = os.path.join(work, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write("""worker_processes 1;
+pid %(w)s/nginx.pid;
+error_log %(w)s/nginx-error.log;
+daemon off;
+events { worker_connections 256; }
+http {
+  client_body_temp_path %(w)s/tmp; proxy_temp_path %(w)s/tmp; fastcgi_temp_path %(w)s/tmp;
+  uwsgi_temp_path %(w)s/tmp; scgi_temp_path %(w)s/tmp;
+  sendfile on;
+  log_format lab '$msec $server_addr $request_uri $status $body_bytes_sent $request_time $request_method';
+  access_log %(w)s/access.log lab;
+  server { listen 80; root %(www)s; }
+}
+""" % {"w": work, "www": www})
+    if sc.adaptive:
+        # the HLS content is made once per parameter set and kept in the build dir
+        cache = os.path.join(build_dir, "tests", "lab", "hls-content")
+        length = int(sc.duration) + 60                    # the player buffers ahead
+        r = subprocess.run(["/usr/bin/python3", os.path.join(HERE, "make-hls"), "--variants",
+                            ",".join(str(v) for v in sc.hls_variants), "--length", str(length),
+                            "--segment", str(int(sc.hls_segment)), cache],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            die("cannot make the HLS content: " + r.stderr.strip())
+        shutil.copytree(cache, os.path.join(www, "hls"))
+    os.makedirs(os.path.join(work, "tmp"), exist_ok=True)
+    procs = [spawn(NS_S, ["nginx", "-c", conf], out=os.path.join(work, "nginx.out"))]
+    if sc.video and not sc.adaptive:
+        cmd = ["/usr/bin/python3", os.path.join(HERE, "video-server.py"), "--bind", VIDEO_ADDR,
+               "--port", str(VIDEO_PORT), "--rate", str(sc.video_kbps * 1000), "--t0", repr(t0)]
+        if sc.video_low_kbps:
+            cmd += ["--low-rate", str(sc.video_low_kbps * 1000), "--low-from",
+                    str(sc.video_low_from), "--low-to", str(sc.video_low_to)]
+        procs.append(spawn(NS_S, cmd, out=os.path.join(work, "video-server.out")))
+    for pr in procs:
+        remember(pr.pid)
+    for _ in range(50):
+        ok = ns(NS_C, "curl", "-sf", "-o", "/dev/null", "-r", "0-0", "http://%s/bulk.bin" % bulk_addr(0),
+                check=False) == 0
+        if ok and sc.video and not sc.adaptive:
+            ok = ns(NS_S, "sh", "-c", "ss -ltn | grep -q :%d" % VIDEO_PORT, check=False) == 0
+        if ok:
+            return procs
+        time.sleep(0.2)
+    die("servers did not start (see %s)" % work)
+
+
+def start_cross_receiver(sc, out_dir):
+    """The UDP receiver in the client namespace: one test, its per-second
+    report as JSON (the cross traffic the link carried)."""
+    if not sc.cross_kbps:
+        return None
+    p = spawn(NS_C, ["iperf3", "-s", "-1", "-J", "-B", CLIENT_ADDR], out=os.path.join(out_dir, "cross.json"))
+    remember(p.pid)
+    return p
+
+
+def start_cross_sender(sc, work):
+    length = max(1, int(sc.cross_end - sc.cross_start))
+    p = spawn(NS_S, ["iperf3", "-c", CLIENT_ADDR, "-u", "-b", "%dk" % sc.cross_kbps, "-t", str(length),
+                     "-l", "1000", "-B", CROSS_ADDR], out=os.path.join(work, "iperf3-c.out"))
+    remember(p.pid)
+    return p
+
+
+def client_env(sc, mode, base_env, kind):
+    """The environment of a client: the domain and plug-in path; in mode
+    bwss-paper the paper's loop; for the adaptive player, the legacy
+    hlsdemux (hlsdemux2 has its own HTTP client and would bypass the
+    source element) and bwsshttpsrc only where BWSS runs."""
+    env = dict(base_env)
+    if mode == "bwss-paper":
+        env["BWSS_LOOP"] = "paper"
+    else:
+        env.pop("BWSS_LOOP", None)
+    if kind == "video" and sc.adaptive:
+        if mode not in BWSS_MODES:
+            env.pop("GST_PLUGIN_PATH", None)
+        env["GST_PLUGIN_FEATURE_RANK"] = "hlsdemux2:NONE"
+    return env
+
+
+def client_cmd(sc, mode, build_dir, kind, i=0, out_dir=None):
+    """The command line of one client (kind "video" or "bulk", bulk index i)."""
+    bwss = mode in BWSS_MODES
+    if kind == "video" and sc.adaptive:
+        cmd = [os.path.join(build_dir, "tests", "lab", "bwss-lab-player"),
+               "--duration", str(sc.duration), "--json", os.path.join(out_dir, "player.json")]
+        if bwss:
+            cmd += ["--min-rate", str(int(sc.video_min_kbps * 1000)), "--weight", "%g" % sc.video_weight]
+        return cmd + ["http://%s/hls/master.m3u8" % VIDEO_ADDR]
+    if kind == "video":
+        url = "http://%s:%d/video" % (VIDEO_ADDR, VIDEO_PORT)
+    else:
+        url = "http://%s/bulk.bin" % bulk_addr(i)
+    base = ["curl", "-sSf", "-o", "/dev/null", url]
+    if kind == "video" and sc.video_client == "gst":
+        # the element: bwsshttpsrc registers itself; the baseline is
+        # souphttpsrc, which it is drop-in for
+        if bwss:
+            return ["gst-launch-1.0", "-q", "bwsshttpsrc", "location=" + url,
+                    "bitrate=%d" % (sc.video_kbps * 1000), "min-rate=%d" % (sc.video_min_kbps * 1000),
+                    "weight=%g" % sc.video_weight, "!", "fakesink", "sync=false"]
+        return ["gst-launch-1.0", "-q", "souphttpsrc", "location=" + url, "!", "fakesink", "sync=false"]
+    if bwss:
+        run = os.path.join(build_dir, "libbwss", "tools", "bwss-run")
+        if kind == "video":
+            return [run, "--priority", "10", "--min-rate", "%gk" % sc.video_min_kbps,
+                    "--weight", "%g" % sc.video_weight, "--"] + base
+        return [run, "--weight", "%g" % sc.bulk_weight(i), "--"] + base
+    if mode == "trickle" and kind == "bulk":
+        # the best static setting a user could pick: the link minus the video,
+        # split by weight (trickle counts KB/s)
+        left = max(8.0, sc.link_kbps - (sc.video_kbps if sc.video else 0))
+        total = sum(sc.bulk_weight(j) for j in range(sc.bulk))
+        share = left * sc.bulk_weight(i) / total
+        return ["trickle", "-s", "-d", "%d" % max(1, int(share / 8))] + base
+    return base

@@ -1,0 +1,159 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Tables: the comparison of the modes of one run, the medians of repeated
+runs, and docs/results.md (one table per scenario, every mode, with the
+date, the machine and the command)."""
+import datetime
+import json
+import os
+import platform
+import statistics
+
+from .analysis import PREBUFFERS
+from .scenario import MODES
+
+
+def _fmt(v, spec="%.0f"):
+    return "-" if v is None else spec % v
+
+
+def _median(vals):
+    vals = [v for v in vals if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+def _get(s, *path):
+    for p in path:
+        if not isinstance(s, dict) or p not in s:
+            return None
+        s = s[p]
+    return s
+
+
+def median_summary(runs):
+    """The median over repeated runs of one scenario and mode (numbers), the
+    count of runs and of valid runs."""
+    first = runs[0]
+    out = {"scenario": first["scenario"], "label": first.get("label", first["scenario"]),
+           "mode": first["mode"], "runs": len(runs),
+           "valid_runs": sum(1 for r in runs if r.get("valid", True)),
+           "invalid_reasons": sorted({x for r in runs for x in r.get("invalid_reasons", [])}),
+           "aggregate_kbps": _median([r["aggregate_kbps"] for r in runs]),
+           "flows": [dict(f, mean_kbps=_median([next((g["mean_kbps"] for g in r["flows"]
+                                                       if g["name"] == f["name"]), None) for r in runs]))
+                     for f in first["flows"]],
+           "queue_median_ms": _median([_get(r, "queue_delay_ms", "median") for r in runs]),
+           "queue_p95_ms": _median([_get(r, "queue_delay_ms", "p95") for r in runs]),
+           "video_at_min": _median([r.get("video_at_min") for r in runs]),
+           "required_prebuffer_s": _median([r.get("required_prebuffer_s") for r in runs]),
+           "prebuffers_s": [r.get("required_prebuffer_s") for r in runs],
+           "late_fraction": {k: _median([_get(r, "late_fraction", k) for r in runs]) for k in PREBUFFERS}}
+    if "adaptive" in first:
+        a0 = first["adaptive"]
+        out["adaptive"] = {
+            "top_variant_kbps": a0["top_variant_kbps"],
+            "mean_delivered_kbps": _median([_get(r, "adaptive", "mean_delivered_kbps") for r in runs]),
+            "time_on_variant_s": {v: _median([_get(r, "adaptive", "time_on_variant_s", v) for r in runs])
+                                  for v in a0["time_on_variant_s"]},
+            "switches": _median([_get(r, "adaptive", "switches") for r in runs]),
+            "stalls": _median([_get(r, "adaptive", "stalls") for r in runs]),
+            "stall_s": _median([_get(r, "adaptive", "stall_s") for r in runs]),
+            "startup_s": _median([_get(r, "adaptive", "startup_s") for r in runs])}
+    return out
+
+
+def table(results):
+    """A markdown table of the modes of one scenario (single runs or
+    medians)."""
+    flows = [f["name"] for f in results[0]["flows"]]
+    head = (["mode", "valid", "aggregate kbit/s"] + ["%s kbit/s" % n for n in flows]
+            + ["queue median / p95 ms", "video at min", "required prebuffer s"]
+            + ["late@%ss" % k for k in PREBUFFERS])
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for s in results:
+        runs = s.get("runs", 1)
+        valid = s.get("valid_runs", 1 if s.get("valid", True) else 0)
+        cells = [s["mode"], "%d/%d" % (valid, runs) if runs > 1 else ("yes" if valid else "**no**"),
+                 _fmt(s["aggregate_kbps"])]
+        cells += [_fmt(f["mean_kbps"]) for f in s["flows"]]
+        qm = s.get("queue_median_ms", _get(s, "queue_delay_ms", "median"))
+        qp = s.get("queue_p95_ms", _get(s, "queue_delay_ms", "p95"))
+        cells.append("%s / %s" % (_fmt(qm, "%.1f"), _fmt(qp, "%.1f")))
+        vm = s.get("video_at_min")
+        cells.append(_fmt(None if vm is None else 100 * vm, "%.1f %%"))
+        cells.append(_fmt(s.get("required_prebuffer_s"), "%.2f"))
+        lf = s.get("late_fraction") or {}
+        cells += [_fmt(lf.get(k), "%.3f") for k in PREBUFFERS]
+        lines.append("| " + " | ".join(cells) + " |")
+    if any("adaptive" in s for s in results):
+        a0 = next(s["adaptive"] for s in results if "adaptive" in s)
+        var = list(a0["time_on_variant_s"])
+        lines.append("")
+        lines.append("| mode | delivered kbit/s (top %dk) | " % a0["top_variant_kbps"]
+                     + " | ".join("s on %sk" % v for v in var) + " | switches | stalls | stall s | startup s |")
+        lines.append("|" + "---|" * (6 + len(var)))
+        for s in results:
+            a = s.get("adaptive")
+            if not a:
+                continue
+            lines.append("| " + " | ".join(
+                [s["mode"], _fmt(a.get("mean_delivered_kbps"))]
+                + [_fmt(a["time_on_variant_s"].get(v)) for v in var]
+                + [_fmt(a.get("switches")), _fmt(a.get("stalls")), _fmt(a.get("stall_s"), "%.1f"),
+                   _fmt(a.get("startup_s"), "%.2f")]) + " |")
+    invalid = [s for s in results if s.get("invalid_reasons")]
+    for s in invalid:
+        lines.append("")
+        lines.append("Invalid %s: %s." % (s["mode"], "; ".join(s["invalid_reasons"])))
+    return "\n".join(lines)
+
+
+def collect(dirs):
+    """Every summary.json under dirs, grouped by label and mode."""
+    groups = {}
+    for d in dirs:
+        for root, _, files in os.walk(d):
+            if "summary.json" in files:
+                s = json.load(open(os.path.join(root, "summary.json")))
+                groups.setdefault(s.get("label", s["scenario"]), {}).setdefault(s["mode"], []).append(s)
+    return groups
+
+
+def machine():
+    cpu = "unknown CPU"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return "%s, %d cores, Linux %s" % (cpu, os.cpu_count() or 0, platform.release())
+
+
+def write_results(dirs, path, commands):
+    """Writes path (docs/results.md) from the runs under dirs."""
+    groups = collect(dirs)
+    order = ["weights", "capacity-drop", "redistribution", "streaming", "fast", "adaptive"]
+    labels = sorted(groups, key=lambda l: (order.index(l.split()[0]) if l.split()[0] in order else 99, l))
+    out = ["# Lab results", "",
+           "Generated by `tests/lab/bwss-lab report` on %s, machine: %s." % (
+               datetime.date.today().isoformat(), machine()), "",
+           "Commands:", ""] + ["    " + c for c in commands] + ["",
+           "Each cell is the median over the runs of that scenario and mode (`valid` counts the runs in "
+           "which the lab carried the link: delay stage within %.0f ms at p99, plain TCP filling 90 %% of "
+           "what cross traffic left, the ideal router giving the video its stream). Queueing delay is every "
+           "flow's receiver RTT less its path's, pooled over the flows, from `measure_from` on; `video at "
+           "min` the share of 1-s bins with the video at >= 90 %% of its minimum." % 2.048, ""]
+    for label in labels:
+        modes = groups[label]
+        meds = [median_summary(modes[m]) for m in MODES if m in modes]
+        doc = modes[next(iter(modes))][0].get("doc", "")
+        out += ["## %s" % label, "", doc, "", table(meds), ""]
+        pre = [(m["mode"], m["prebuffers_s"]) for m in meds if any(p is not None for p in m["prebuffers_s"])]
+        if pre:
+            out.append("Required prebuffer of every run (s): " + "; ".join(
+                "%s %s" % (mode, ", ".join(_fmt(p, "%.2f") for p in ps)) for mode, ps in pre) + ".")
+            out.append("")
+    with open(path, "w") as f:
+        f.write("\n".join(out))
+    return path

@@ -1,0 +1,150 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The typed description of an experiment (Scenario), the paper's experiments
+(SCENARIOS) and --set overrides.
+
+Rates are kbit/s, times seconds from the start of the run, rtt_* the RTT the
+delay stage adds for that server (ms; one-way = rtt/2)."""
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Tuple
+
+MODES = ("tcp", "bwss", "bwss-paper", "trickle", "ideal")
+BWSS_MODES = ("bwss", "bwss-paper")       # the modes in which BWSS runs
+VIDEO_CLIENTS = ("curl", "gst")
+
+
+class ScenarioError(ValueError):
+    """A bad --set (the CLI exits 2 with its message)."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    doc: str
+    link_kbps: float = 960.0
+    queue_ms: float = 150.0
+    duration: float = 90.0
+    video: int = 1
+    video_kbps: float = 496.0
+    video_min_kbps: float = 496.0
+    video_weight: float = 1.0
+    video_low_kbps: float = 0.0
+    video_low_from: float = 0.0
+    video_low_to: float = 0.0
+    video_client: str = "curl"
+    bulk: int = 2
+    weights: Tuple[float, ...] = (1.0, 1.0)
+    cross_kbps: float = 0.0
+    cross_start: float = 0.0
+    cross_end: float = 0.0
+    rtt_video: float = 30.0
+    rtt_bulk: Tuple[float, ...] = (30.0,)
+    rtt_cross: float = 30.0
+    adaptive: int = 0
+    hls_variants: Tuple[int, ...] = (450, 350, 262, 60)
+    hls_segment: float = 2.0
+    bwss_on_at: float = 0.0
+    measure_from: float = 5.0
+
+    # ---- derived ----
+    def bulk_weight(self, i):
+        """Weight of bulk flow i (the last weight repeats)."""
+        return self.weights[min(i, len(self.weights) - 1)]
+
+    def bulk_rtt(self, i):
+        """Added RTT of bulk flow i, ms (the last value repeats)."""
+        return self.rtt_bulk[min(i, len(self.rtt_bulk) - 1)]
+
+    def cross_at(self, t):
+        """Cross traffic scheduled at run time t, kbit/s."""
+        return self.cross_kbps if self.cross_kbps and self.cross_start <= t < self.cross_end else 0.0
+
+    def parameters(self):
+        """The fields as a JSON-able dict (summary.json)."""
+        d = dataclasses.asdict(self)
+        for k, v in d.items():
+            if isinstance(v, tuple):
+                d[k] = list(v)
+        return d
+
+    # ---- overrides ----
+    def with_sets(self, sets):
+        """Returns a copy with KEY=VALUE overrides applied, each parsed by the
+        field's type; raises ScenarioError for an unknown key or a bad value."""
+        fields = {f.name: f for f in dataclasses.fields(self) if f.name not in ("name", "doc")}
+        changes = {}
+        for s in sets or []:
+            if "=" not in s:
+                raise ScenarioError("--set %s: expected KEY=VALUE" % s)
+            k, v = s.split("=", 1)
+            if k not in fields:
+                raise ScenarioError("--set %s: unknown parameter (known: %s)"
+                                    % (k, ", ".join(sorted(fields))))
+            changes[k] = _parse(k, v, getattr(self, k))
+        sc = dataclasses.replace(self, **changes)
+        sc.validate()
+        return sc
+
+    def validate(self):
+        """Raises ScenarioError if the scenario cannot run."""
+        if self.link_kbps <= 0 or self.duration <= 0:
+            raise ScenarioError("--set: link_kbps and duration must be > 0")
+        if self.video_client not in VIDEO_CLIENTS:
+            raise ScenarioError("--set video_client: one of %s" % ", ".join(VIDEO_CLIENTS))
+        if self.bwss_on_at and self.bwss_on_at >= self.duration:
+            raise ScenarioError("bwss_on_at (%g s) must be below the duration (%g s), or 0 for "
+                                "sharing from the start" % (self.bwss_on_at, self.duration))
+        if not self.weights or not self.rtt_bulk or not self.hls_variants:
+            raise ScenarioError("--set: weights, rtt_bulk and hls_variants need one value at least")
+        if self.measure_from >= self.duration:
+            raise ScenarioError("measure_from must be below the duration")
+
+
+def _parse(key, text, current):
+    """Parses text as the type of current (int, float, str, tuple of numbers)."""
+    try:
+        if isinstance(current, tuple):
+            kind = type(current[0]) if current else float
+            vals = tuple(kind(float(x)) if kind is int else float(x) for x in text.split(","))
+            if any(v < 0 for v in vals):
+                raise ScenarioError("--set %s: values must be >= 0" % key)
+            return vals
+        if isinstance(current, str):
+            return text
+        if isinstance(current, int):
+            v = int(text)
+        else:
+            v = float(text)
+    except ValueError:
+        raise ScenarioError("--set %s: '%s' is not a %s" % (
+            key, text, "comma-separated list of numbers" if isinstance(current, tuple) else "number"))
+    if v < 0:
+        raise ScenarioError("--set %s: must be >= 0" % key)
+    return v
+
+
+SCENARIOS = {s.name: s for s in (
+    Scenario("weights", "Fig. 5a: three bulk flows, weights 1:2:3, no minimum, BWSS switched on at "
+             "40 s (means from 45 s)",
+             video=0, bulk=3, weights=(1.0, 2.0, 3.0), duration=100, bwss_on_at=40, measure_from=45),
+    Scenario("capacity-drop", "Fig. 5b: weights 1:2, 320 kbit/s UDP from 40 s to 80 s",
+             video=0, bulk=2, weights=(1.0, 2.0), duration=120, cross_kbps=320, cross_start=40,
+             cross_end=80),
+    Scenario("redistribution", "Fig. 5c: video 496k (min 496k, high priority) + one bulk flow; the "
+             "video source drops to 160k from 40 s to 100 s",
+             bulk=1, weights=(1.0,), duration=130, video_low_kbps=160, video_low_from=40,
+             video_low_to=100),
+    Scenario("streaming", "Fig. 7: video 496k, two bulk flows, 320k UDP from 30 s to 60 s",
+             bulk=2, weights=(1.0, 1.0), duration=90, cross_kbps=320, cross_start=30, cross_end=60),
+    Scenario("fast", "streaming scaled to 100 Mbit/s: 25 Mbit/s video, 8 bulk flows, RTT 20-200 ms",
+             link_kbps=100000, video_kbps=25000, video_min_kbps=25000, bulk=8,
+             weights=(1.0,) * 8, rtt_video=20,
+             rtt_bulk=(20.0, 40.0, 60.0, 80.0, 100.0, 140.0, 170.0, 200.0), cross_kbps=33000,
+             cross_start=30, cross_end=60, queue_ms=50, duration=90),
+    # video_kbps: the top variant; video_min_kbps: what the player asks of
+    # bwsshttpsrc for it (the paper's 520k for 450k) and the ideal router's class
+    Scenario("adaptive", "Fig. 8: HLS (450/350/262/60k variants) played by GStreamer, two bulk "
+             "flows, 240k UDP from 60 s to 100 s",
+             adaptive=1, video_kbps=450, video_min_kbps=520, bulk=2, weights=(1.0, 1.0),
+             cross_kbps=240, cross_start=60, cross_end=100, duration=130),
+)}

@@ -1,0 +1,121 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""One run of one mode: the topology, the servers, the recorder, the clients
+at t0, the cross traffic and BWSS's switch-on at their times, then a clean
+stop.  What it leaves in out_dir: samples.txt (the recorder), cross.json
+(the UDP the link carried), delay.json (the delay stage's precision),
+video-client.log, bwss-top.json (modes bwss*), access.log, player.json
+(adaptive), run.json (when t0 was)."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+from . import clients, topology
+from .proc import die, ns, remember, spawn, stop
+from .scenario import BWSS_MODES
+from .topology import NS_C
+
+
+def run_mode(sc, mode, build_dir, out_dir):
+    """Runs scenario sc in mode; returns (t0 monotonic, seconds it took)."""
+    t_setup = time.monotonic()
+    wall_minus_mono = time.time() - time.monotonic()
+    delay_stats = os.path.join(out_dir, "delay.json")
+    if os.path.exists(delay_stats):
+        os.unlink(delay_stats)
+    delay = topology.up(sc, build_dir, stats_file=delay_stats, quiet=True)
+    if mode == "ideal":
+        topology.bottleneck_ideal(sc)
+    work = tempfile.mkdtemp(prefix="bwss-lab-")
+    os.chmod(work, 0o755)              # nginx's workers run as www-data
+    domain = "bwsslab-%d" % os.getpid()
+    env = dict(os.environ, BWSS_DOMAIN=domain,
+               GST_PLUGIN_PATH=os.path.join(build_dir, "gst-plugin"))
+    shm = "/dev/shm/" + domain
+    if os.path.exists(shm):
+        os.unlink(shm)
+    procs, running = [], []
+    try:
+        t0 = time.monotonic() + 1.0
+        procs = clients.start_servers(sc, work, t0, build_dir)
+        sampler = spawn(NS_C, [os.path.join(build_dir, "tests", "lab", "bwss-lab-sample"),
+                               "--period", "50", "--domain", domain],
+                        out=os.path.join(out_dir, "samples.txt"), env=env)
+        remember(sampler.pid)
+        procs.append(sampler)
+        cross_rx = clients.start_cross_receiver(sc, out_dir)
+        if cross_rx:
+            procs.append(cross_rx)
+        while time.monotonic() < t0:
+            time.sleep(0.01)
+        if sc.video:
+            running.append(spawn(NS_C, clients.client_cmd(sc, mode, build_dir, "video", out_dir=out_dir),
+                                 env=clients.client_env(sc, mode, env, "video"),
+                                 out=os.path.join(out_dir, "video-client.log")))
+        for i in range(sc.bulk):
+            running.append(spawn(NS_C, clients.client_cmd(sc, mode, build_dir, "bulk", i),
+                                 env=clients.client_env(sc, mode, env, "bulk"),
+                                 out=os.path.join(work, "bulk%d.out" % (i + 1))))
+        for c in running:
+            remember(c.pid)
+        bwss_top = os.path.join(build_dir, "libbwss", "tools", "bwss-top")
+        switched_on = not (mode in BWSS_MODES and sc.bwss_on_at > 0)
+        if not switched_on:
+            suspend_when_there(bwss_top, domain)
+        cross = None
+        next_progress = 10
+        while True:
+            t = time.monotonic() - t0
+            if t >= sc.duration:
+                break
+            if not switched_on and t >= sc.bwss_on_at:
+                ns(NS_C, "env", "BWSS_DOMAIN=" + domain, bwss_top, "--resume")
+                switched_on = True
+            if sc.cross_kbps and cross is None and t >= sc.cross_start:
+                cross = clients.start_cross_sender(sc, work)
+                procs.append(cross)
+            if t >= next_progress:
+                print("  [%s/%s] %3d/%d s" % (sc.name, mode, t, sc.duration), flush=True)
+                next_progress += 10
+            for c in running:
+                if c.poll() is not None and c.returncode not in (0, None):
+                    die("a client exited with status %d (%s); logs in %s"
+                        % (c.returncode, " ".join(c.args[4:]), work))
+            time.sleep(0.2)
+        if mode in BWSS_MODES:
+            top = subprocess.run(["ip", "netns", "exec", NS_C, bwss_top, "--once", "--json"],
+                                 capture_output=True, text=True, env=env)
+            with open(os.path.join(out_dir, "bwss-top.json"), "w") as f:
+                f.write(top.stdout or top.stderr)
+    finally:
+        for c in running:
+            stop(c, signal.SIGINT)
+        for pr in procs:
+            stop(pr)
+        topology.stop_delay_stage(delay)
+        if os.path.exists(os.path.join(work, "access.log")):
+            shutil.copy(os.path.join(work, "access.log"), os.path.join(out_dir, "access.log"))
+        topology.down(quiet=True)
+        if os.path.exists(shm):
+            os.unlink(shm)
+        if os.environ.get("BWSS_LAB_KEEP"):
+            print("  (kept %s)" % work)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    with open(os.path.join(out_dir, "run.json"), "w") as f:
+        json.dump({"t0_wall": t0 + wall_minus_mono, "t0_monotonic": t0}, f)
+    return t0, time.monotonic() - t_setup
+
+
+def suspend_when_there(bwss_top, domain):
+    """Sharing off until bwss_on_at: the clients create the domain as they
+    connect; suspend it as soon as it exists (the controller's release
+    phase lasts longer than this takes)."""
+    for _ in range(100):
+        if ns(NS_C, "env", "BWSS_DOMAIN=" + domain, bwss_top, "--suspend", check=False) == 0:
+            return
+        time.sleep(0.05)
+    die("could not suspend the domain (bwss-top --suspend)")

@@ -1,0 +1,159 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The emulated access link: three namespaces, the delay stage between two
+TUN devices on the router, and the bottleneck qdisc on the router's
+client-side interface.
+
+  bwsslab-c  c0 10.77.1.2 ── r-c 10.77.1.1  bwsslab-r  r-s 10.77.2.1 ── s0 10.77.2.x  bwsslab-s
+  (client: the receiver)      tbf/htb on r-c egress      (servers: video .10, bulk .11…,
+                              dly-c ⇄ bwss-delay ⇄ dly-s   cross traffic .50)
+"""
+import os
+import signal
+import subprocess
+import time
+
+from .proc import die, ns, remember, sh, spawn, STATE_DIR
+
+NS_C, NS_R, NS_S = "bwsslab-c", "bwsslab-r", "bwsslab-s"
+CLIENT_ADDR = "10.77.1.2"
+VIDEO_ADDR = "10.77.2.10"
+CROSS_ADDR = "10.77.2.50"
+VIDEO_PORT = 8000
+MAX_BULK = 16
+
+
+def bulk_addr(i):
+    return "10.77.2.%d" % (11 + i)
+
+
+def down(quiet=False):
+    """Removes everything the lab made; safe to call any time."""
+    pidfile = os.path.join(STATE_DIR, "pids")
+    if os.path.exists(pidfile):
+        for line in open(pidfile):
+            try:
+                os.killpg(int(line), signal.SIGKILL)
+            except (ProcessLookupError, ValueError, PermissionError):
+                pass
+        os.unlink(pidfile)
+    for n in (NS_C, NS_R, NS_S):
+        r = subprocess.run(["ip", "netns", "pids", n], capture_output=True, text=True)
+        for pid in r.stdout.split():
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except (ProcessLookupError, ValueError):
+                pass
+        sh("ip", "netns", "del", n, check=False)
+    if not quiet:
+        print("lab down")
+
+
+def bottleneck_tbf(sc):
+    """tbf at the link rate with a buffer of queue_ms (modes tcp, bwss*, trickle)."""
+    link = sc.link_kbps
+    burst = max(3000, int(link * 1000 / 8 / 100))       # 10 ms of the link, at least 2 MTU
+    ns(NS_R, "tc", "qdisc", "replace", "dev", "r-c", "root", "tbf", "rate", "%dkbit" % link,
+       "burst", str(burst), "latency", "%dms" % sc.queue_ms)
+
+
+def ideal_video_class_kbps(sc):
+    """The rate the ideal router guarantees the video's class, kbit/s: its
+    minimum and 10 % for TCP/IP headers, at most the link."""
+    return min(sc.video_min_kbps * 1.1, sc.link_kbps)
+
+
+def bottleneck_ideal(sc):
+    """HTB: the video's class is served first (prio 0) with its minimum
+    guaranteed; everything else shares what is left.  The router knows the
+    true capacity: the physical limit of what a receiver could hope for."""
+    link = sc.link_kbps
+    vid = ideal_video_class_kbps(sc)
+    qbytes = max(3000, int(link * 1000 / 8 * sc.queue_ms / 1000))
+    r = ["ip", "netns", "exec", NS_R, "tc"]
+    sh(*r, "qdisc", "del", "dev", "r-c", "root", check=False)
+    sh(*r, "qdisc", "add", "dev", "r-c", "root", "handle", "1:", "htb", "default", "20")
+    sh(*r, "class", "add", "dev", "r-c", "parent", "1:", "classid", "1:1", "htb",
+       "rate", "%dkbit" % link, "ceil", "%dkbit" % link)
+    sh(*r, "class", "add", "dev", "r-c", "parent", "1:1", "classid", "1:10", "htb",
+       "rate", "%dkbit" % int(vid), "ceil", "%dkbit" % link, "prio", "0")
+    sh(*r, "class", "add", "dev", "r-c", "parent", "1:1", "classid", "1:20", "htb",
+       "rate", "%dkbit" % max(8, int(link - vid)), "ceil", "%dkbit" % link, "prio", "1")
+    for c in ("10", "20"):
+        sh(*r, "qdisc", "add", "dev", "r-c", "parent", "1:" + c, "bfifo", "limit", str(qbytes))
+    sh(*r, "filter", "add", "dev", "r-c", "parent", "1:", "protocol", "ip", "prio", "1", "u32",
+       "match", "ip", "src", VIDEO_ADDR + "/32", "flowid", "1:10")
+
+
+def up(sc, build_dir, stats_file=None, quiet=False):
+    """Builds the topology for scenario sc; the delay stage writes its
+    statistics to stats_file when it stops."""
+    if os.geteuid() != 0:
+        die("needs root (network namespaces)")
+    delay = os.path.join(build_dir, "tests", "lab", "bwss-delay")
+    if not os.access(delay, os.X_OK):
+        die("%s not built (meson compile -C %s)" % (delay, build_dir))
+    if sc.bulk > MAX_BULK:
+        die("at most %d bulk flows" % MAX_BULK, 2)
+    down(quiet=True)
+    for n in (NS_C, NS_R, NS_S):
+        sh("ip", "netns", "add", n)
+        ns(n, "ip", "link", "set", "lo", "up")
+    sh("ip", "link", "add", "c0", "netns", NS_C, "type", "veth", "peer", "r-c", "netns", NS_R)
+    sh("ip", "link", "add", "s0", "netns", NS_S, "type", "veth", "peer", "r-s", "netns", NS_R)
+    ns(NS_C, "ip", "addr", "add", CLIENT_ADDR + "/24", "dev", "c0")
+    ns(NS_C, "ip", "link", "set", "c0", "up")
+    ns(NS_C, "ip", "route", "add", "default", "via", "10.77.1.1")
+    ns(NS_S, "ip", "addr", "add", "10.77.2.2/24", "dev", "s0")
+    for a in [VIDEO_ADDR, CROSS_ADDR] + [bulk_addr(i) for i in range(max(8, sc.bulk))]:
+        ns(NS_S, "ip", "addr", "add", a + "/32", "dev", "s0")
+    ns(NS_S, "ip", "link", "set", "s0", "up")
+    ns(NS_S, "ip", "route", "add", "default", "via", "10.77.2.1")
+    # the router: both veths, two TUNs, policy routing through the delay stage
+    ns(NS_R, "ip", "addr", "add", "10.77.1.1/24", "dev", "r-c")
+    ns(NS_R, "ip", "addr", "add", "10.77.2.1/24", "dev", "r-s")
+    for d in ("r-c", "r-s"):
+        ns(NS_R, "ip", "link", "set", d, "up")
+    for t in ("dly-c", "dly-s"):
+        ns(NS_R, "ip", "tuntap", "add", "dev", t, "mode", "tun", "vnet_hdr")
+        ns(NS_R, "ip", "link", "set", t, "up")
+    ns(NS_R, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+    for key in ("all", "default", "r-c", "r-s", "dly-c", "dly-s"):
+        ns(NS_R, "sysctl", "-qw", "net.ipv4.conf.%s.rp_filter=0" % key)
+    ns(NS_R, "ip", "rule", "add", "iif", "r-c", "lookup", "100")
+    ns(NS_R, "ip", "route", "add", "default", "dev", "dly-c", "table", "100")
+    ns(NS_R, "ip", "rule", "add", "iif", "r-s", "lookup", "101")
+    ns(NS_R, "ip", "route", "add", "default", "dev", "dly-s", "table", "101")
+    args = [delay, "--client-tun", "dly-c", "--server-tun", "dly-s", "--default-ms", "0",
+            "--delay", "%s=%g" % (VIDEO_ADDR, sc.rtt_video / 2.0),
+            "--delay", "%s=%g" % (CROSS_ADDR, sc.rtt_cross / 2.0)]
+    for i in range(sc.bulk):
+        args += ["--delay", "%s=%g" % (bulk_addr(i), sc.bulk_rtt(i) / 2.0)]
+    if stats_file:
+        args += ["--stats", stats_file]
+    proc = spawn(NS_R, args)
+    remember(proc.pid)
+    bottleneck_tbf(sc)
+    for _ in range(50):
+        if ns(NS_C, "ping", "-c1", "-W1", "-q", VIDEO_ADDR, check=False) == 0:
+            break
+        time.sleep(0.1)
+    else:
+        down(quiet=True)
+        die("the lab path does not answer (delay stage or routing broken)")
+    if not quiet:
+        print("CLIENT_NS=%s\nROUTER_NS=%s\nSERVER_NS=%s" % (NS_C, NS_R, NS_S))
+        print("CLIENT_ADDR=%s\nSERVER_ADDR_VIDEO=%s\nSERVER_ADDR_CROSS=%s" % (CLIENT_ADDR, VIDEO_ADDR, CROSS_ADDR))
+        for i in range(sc.bulk):
+            print("SERVER_ADDR_BULK%d=%s" % (i + 1, bulk_addr(i)))
+        print("BOTTLENECK=%s:r-c LINK_KBPS=%d QUEUE_MS=%d" % (NS_R, sc.link_kbps, sc.queue_ms))
+    return proc
+
+
+def stop_delay_stage(proc):
+    """Stops the delay stage so it writes its statistics."""
+    if proc is not None and proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=5)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            pass
