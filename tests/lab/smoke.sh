@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # CI smoke test of the lab: a shortened `streaming` (45 s, UDP cross traffic
 # from 10 s to 35 s) in modes tcp and bwss.  Asserts the lab produced its
-# files and sane rates, and that bwss needs less prebuffering than plain TCP.
+# files and sane rates, that it carried the link (valid), that bwss needs
+# less prebuffering than plain TCP, and that the link's queue under bwss is
+# shorter than under plain TCP.
 # Exit 77 (skipped) without root or /dev/net/tun.  (TAP output.)
 set -u
 build=$1
@@ -35,11 +37,17 @@ for m, x in s.items():
           "%s: summary.json has the fields" % m)
     check(set(x["late_fraction"]) == {"0.5", "1", "2", "4", "8"}, "%s: late fractions per prebuffer" % m)
     check(0.5 * 960 <= x["aggregate_kbps"] <= 960, "%s: aggregate %.0f kbit/s is plausible on 960" % (m, x["aggregate_kbps"]))
-    check(all(os.path.exists(os.path.join(root, m, f)) for f in ("series.csv", "rates.png", "samples.txt")),
-          "%s: series and plot written" % m)
+    check(all(os.path.exists(os.path.join(root, m, f))
+              for f in ("series.csv", "rates.png", "samples.txt", "delay.json")),
+          "%s: series, plot and the delay stage's statistics written" % m)
+    check(x.get("valid") is True, "%s: the lab carried the link (%s)" % (m, "; ".join(x.get("invalid_reasons", []))))
+    check(x["queue_delay_ms"].get("median") is not None, "%s: queueing delay measured (median %s ms)"
+          % (m, x["queue_delay_ms"].get("median")))
 check(os.path.exists(os.path.join(root, "comparison.md")), "comparison table written")
 t, b = s["tcp"]["required_prebuffer_s"], s["bwss"]["required_prebuffer_s"]
 check(b < t, "bwss needs less prebuffer than tcp: %.2f s vs %.2f s" % (b, t))
+qt, qb = s["tcp"]["queue_delay_ms"]["median"], s["bwss"]["queue_delay_ms"]["median"]
+check(qb < qt, "the link's queue is shorter under bwss: median %.1f ms vs %.1f ms" % (qb, qt))
 print("1..%d" % n)
 sys.exit(0 if good else 1)
 PY
