@@ -12,7 +12,6 @@
  *   /cl-negative        Content-Length: -5, 100 bytes
  *   /cl-overflow        Content-Length: 99999999999999999999999 (above 2^64)
  *   /cl-absurd          Content-Length: 9000000000000000000, 5 bytes, close
- *   /cl-double          two different Content-Length headers
  *   /headers-silence    headers, then nothing (the connection stays open)
  *   /silence            nothing at all after the request
  *   /big-headers        1 MB of header lines, then the honest body
@@ -253,10 +252,6 @@ behave (int fd, const Request *req)
                                           req->has_range ? "" : "");
     if (send_str (fd, h))
       send_all (fd, body_a, 5);
-  } else if (strcmp (p, "/cl-double") == 0) {
-    if (send_str (fd, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\nContent-Length: 99500\r\n"
-                      "Connection: close\r\n\r\n"))
-      send_all (fd, body_a, HOSTILE_BODY_SIZE);
   } else if (strcmp (p, "/headers-silence") == 0) {
     if (send_head (fd, 200, 0, HOSTILE_BODY_SIZE, HOSTILE_BODY_SIZE, NULL))
       wait_for_close (fd);
