@@ -3,6 +3,16 @@
 #include "abrrule.h"
 
 double
+abr_usable_sigma (const BwssDomainStats *ds)
+{
+  if (ds == NULL || ds->controller_pid == 0 || ds->suspended)
+    return -1.0;
+  if (ds->phase != BWSS_PHASE_REACTIVE && ds->phase != BWSS_PHASE_LINK_CONGESTED)
+    return -1.0;
+  return ds->sigma_bps;
+}
+
+double
 abr_need (guint64 bandwidth, double usage)
 {
   double f = CLAMP (usage, 0.05, 1.0);

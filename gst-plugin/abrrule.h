@@ -27,13 +27,14 @@
  * Hysteresis: moving the minimum up to a variant above the one chosen last
  * takes σ ≥ need × ABR_UP_MARGIN (1.05), so a σ hovering at one need does
  * not flip the minimum at every evaluation.
- * With no σ (no live controller) the minimum holds the current variant, or
- * the lowest when the current one is not known.
+ * With no usable σ (abr_usable_sigma) the minimum holds the current
+ * variant, or the lowest when the current one is not known.
  */
 #ifndef BWSS_SRC_ABRRULE_H
 #define BWSS_SRC_ABRRULE_H
 
 #include <glib.h>
+#include <bwss/domain.h>
 
 #define ABR_MARGIN     1.10
 #define ABR_UP_MARGIN  1.05
@@ -47,6 +48,11 @@ typedef struct {
   guint64        previous; /* the variant chosen last time, 0 = none */
 } AbrInput;
 
+/* The σ the rule may use, bit/s: the domain's σ while its controller runs
+ * the reactive rules or has found the link congested; -1 without a live
+ * controller and during its initialisation (IDLE, RELEASE, RAISE), when σ is
+ * still the usage being measured, not the link. */
+double abr_usable_sigma (const BwssDomainStats *ds);
 /* Returns need(@bandwidth) in bit/s for usage factor @usage (clamped to
  * [0.05, 1]). */
 double abr_need (guint64 bandwidth, double usage);

@@ -95,13 +95,13 @@ ensure_domain (void)
   return TRUE;
 }
 
-/* The domain's σ in bit/s, -1 without a live controller. */
+/* The σ the ABR rule may use, bit/s, or -1. */
 static double
 domain_sigma (void)
 {
   BwssDomainStats ds;
-  if (domain && bwss_domain_get_stats (domain, &ds) == 0 && ds.controller_pid)
-    return ds.sigma_bps;
+  if (domain && bwss_domain_get_stats (domain, &ds) == 0)
+    return abr_usable_sigma (&ds);
   return -1.0;
 }
 

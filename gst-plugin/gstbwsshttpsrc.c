@@ -31,6 +31,7 @@
 #include "config.h"
 #endif
 #include <string.h>
+#include "abrrule.h"
 #include "adaptivewatch.h"
 #include "gstbwsshttpsrc.h"
 #include "srclimits.h"
@@ -111,9 +112,12 @@ G_DEFINE_TYPE_WITH_CODE (GstBwssHttpSrc, gst_bwss_http_src, GST_TYPE_PUSH_SRC,
 static void
 refresh_stream (GstBwssHttpSrc *src)
 {
+  SrcFlowSnapshot snap;
+  src_flow_snapshot (&src->flow, &snap);
   BitrateInputs in = {
     .bitrate_prop = src->bitrate, .min_rate_prop = src->min_rate, .headroom = src->rate_headroom,
-    .have_size = src->have_size, .size = src->content_size, .sigma = src_flow_sigma (&src->flow),
+    .have_size = src->have_size, .size = src->content_size,
+    .sigma = snap.have_domain ? abr_usable_sigma (&snap.domain) : -1.0,
     .demuxer = src->demuxer, .meter = &src->meter,
   };
   guint64 before = src->choice.bitrate;
@@ -437,6 +441,7 @@ open_request (GstBwssHttpSrc *src)
 {
   const char *method = src->method ? src->method : "GET";
   begin_attempt (src);
+  src_flow_check (&src->flow);
   refresh_stream (src);               /* each request is a fragment for a demuxer */
   GError *err = NULL;
   HttpResult r = http_client_open (src->client, &src->http, src->location, method, src->offset,
@@ -535,9 +540,11 @@ gst_bwss_http_src_create (GstPushSrc *psrc, GstBuffer **outbuf)
     post_stats (src, g_get_monotonic_time ());
     /* finish the message now, so its keep-alive connection goes back to the
      * pool (a request still open when unlock() cancels it on the way to
-     * READY would take the connection along); the flow stays on it */
+     * READY would take the connection along); the flow stays on it, unless
+     * the connection is not going to serve another request */
+    gboolean reused = src->http.keep_alive && http_client_reusable (src->client);
     close_request (src);
-    if (!src->http.keep_alive)
+    if (!reused)
       src_flow_release (&src->flow);
     return GST_FLOW_EOS;
   }

@@ -513,6 +513,12 @@ http_client_read (HttpClient *c, guint8 *buf, gsize len, GCancellable *cancellab
   return -1;
 }
 
+gboolean
+http_client_reusable (HttpClient *c)
+{
+  return c->msg && c->body_done && c->chunked == NULL && soup_message_is_keepalive (c->msg);
+}
+
 void
 http_client_close (HttpClient *c)
 {

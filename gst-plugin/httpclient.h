@@ -101,6 +101,9 @@ SoupMessage *http_client_message (HttpClient *c);
  * HTTP_ERROR_TIMEOUT, or G_IO_ERROR_CANCELLED). */
 gssize      http_client_read (HttpClient *c, guint8 *buf, gsize len, GCancellable *cancellable,
                               GError **error);
+/* TRUE if the body was read to its end by libsoup and the connection may
+ * serve another request (keep-alive on both sides). */
+gboolean    http_client_reusable (HttpClient *c);
 /* Ends the open request; a body read to its end leaves the connection to
  * the session's pool for the next request. */
 void        http_client_close (HttpClient *c);

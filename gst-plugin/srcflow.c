@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* srcflow.c — the element's flow in the BWSS domain (see srcflow.h). */
 #include <string.h>
+#include <sys/stat.h>
 #include "srcflow.h"
 
 GST_DEBUG_CATEGORY_EXTERN (bwss_http_src_debug);
@@ -78,7 +79,9 @@ src_flow_connected (SrcFlow *f, int fd)
         GST_WARNING_OBJECT (f->owner, "cannot register the connection: %s", bwss_strerror (err));
         f->flow = NULL;
       } else {
+        struct stat st;
         f->fd = fd;
+        f->inode = fstat (fd, &st) == 0 ? (guint64) st.st_ino : 0;
         f->conn_id = 0;
         GST_INFO_OBJECT (f->owner, "flow registered: fd %d, priority %d, min %.0f bit/s, weight %g",
                          fd, f->prefs.priority, f->prefs.min_rate_bps, f->prefs.weight);
@@ -140,10 +143,14 @@ src_flow_snapshot (SrcFlow *f, SrcFlowSnapshot *out)
   g_mutex_unlock (&f->lock);
 }
 
-double
-src_flow_sigma (SrcFlow *f)
+void
+src_flow_check (SrcFlow *f)
 {
-  SrcFlowSnapshot s;
-  src_flow_snapshot (f, &s);
-  return s.have_domain && s.domain.controller_pid ? s.domain.sigma_bps : -1.0;
+  g_mutex_lock (&f->lock);
+  struct stat st;
+  if (f->flow && (fstat (f->fd, &st) != 0 || (guint64) st.st_ino != f->inode)) {
+    GST_DEBUG_OBJECT (f->owner, "the flow's socket is gone");
+    release_locked (f);
+  }
+  g_mutex_unlock (&f->lock);
 }

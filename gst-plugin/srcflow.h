@@ -25,6 +25,7 @@ typedef struct {
   gboolean    no_domain;      /* opening failed: a plain HTTP source */
   BwssFlow   *flow;
   int         fd;
+  guint64     inode;          /* of the flow's socket */
   guint64     conn_id;        /* libsoup's id of the flow's connection, 0 = not yet known */
   BwssPrefs   prefs;
 } SrcFlow;
@@ -53,7 +54,8 @@ void   src_flow_set_prefs (SrcFlow *f, const BwssPrefs *prefs);
 void   src_flow_release (SrcFlow *f);
 /* The flow's and the domain's statistics, safe from any thread. */
 void   src_flow_snapshot (SrcFlow *f, SrcFlowSnapshot *out);
-/* The domain's σ in bit/s, or -1 without a live controller or a domain. */
-double src_flow_sigma (SrcFlow *f);
+/* Unregisters the flow if its socket is gone (closed, or the fd now names
+ * another socket): a persistent connection the server closed while idle. */
+void   src_flow_check (SrcFlow *f);
 
 #endif
