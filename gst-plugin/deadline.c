@@ -102,6 +102,8 @@ deadline_arm (GCancellable *cancellable, gint64 at_us)
 void
 deadline_move (Deadline *d, gint64 at_us)
 {
+  if (d == NULL)
+    return;
   g_mutex_lock (&d->lock);
   if (at_us > d->at_us)
     d->at_us = at_us;

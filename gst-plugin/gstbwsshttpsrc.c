@@ -473,11 +473,9 @@ open_request (GstBwssHttpSrc *src)
 }
 
 static GstFlowReturn
-gst_bwss_http_src_create (GstPushSrc *psrc, GstBuffer **outbuf)
+read_buffer (GstBwssHttpSrc *src, GstBuffer **outbuf)
 {
-  GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (psrc);
-  GstBaseSrc *bsrc = GST_BASE_SRC (psrc);
-  consumption_enter (&src->meter, g_get_monotonic_time ());
+  GstBaseSrc *bsrc = GST_BASE_SRC (src);
   if (src->seek_to != G_MAXUINT64) {
     src->offset = src->seek_to;
     src->seek_to = G_MAXUINT64;
@@ -503,6 +501,13 @@ gst_bwss_http_src_create (GstPushSrc *psrc, GstBuffer **outbuf)
     GError *err = NULL;
     gssize n = http_client_read (src->client, map.data, blocksize, src->attempt_cancel, &err);
     gst_buffer_unmap (buf, &map);
+    if (n > 0 && src->have_size && src->offset + (guint64) n > src->content_size) {
+      gst_buffer_unref (buf);
+      GError *e = g_error_new (HTTP_ERROR, HTTP_ERROR_BAD_RESPONSE,
+                               "the body goes on past the resource's %" G_GUINT64_FORMAT " bytes",
+                               src->content_size);
+      return attempt_failed (src, e, FALSE);
+    }
     if (n > 0) {
       gst_buffer_set_size (buf, (gsize) n);
       GST_BUFFER_OFFSET (buf) = src->offset;
@@ -548,6 +553,17 @@ gst_bwss_http_src_create (GstPushSrc *psrc, GstBuffer **outbuf)
       src_flow_release (&src->flow);
     return GST_FLOW_EOS;
   }
+}
+
+static GstFlowReturn
+gst_bwss_http_src_create (GstPushSrc *psrc, GstBuffer **outbuf)
+{
+  GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (psrc);
+  consumption_enter (&src->meter, g_get_monotonic_time ());
+  g_mutex_lock (&src->client_lock);
+  GstFlowReturn ret = read_buffer (src, outbuf);
+  g_mutex_unlock (&src->client_lock);
+  return ret;
 }
 
 /* ---- GstBaseSrc ------------------------------------------------------------ */
@@ -648,9 +664,15 @@ gst_bwss_http_src_unlock_stop (GstBaseSrc *bsrc)
 static void
 probe_head (GstBwssHttpSrc *src)
 {
-  if (src->know_seekable || src->open || src->is_live || GST_STATE (src) < GST_STATE_PAUSED
-      || src->cancellable == NULL)
+  if (src->know_seekable || src->is_live || GST_STATE (src) < GST_STATE_PAUSED)
     return;
+  /* not while the streaming thread uses the client (its GET will tell) */
+  if (!g_mutex_trylock (&src->client_lock))
+    return;
+  if (src->open || src->cancellable == NULL) {
+    g_mutex_unlock (&src->client_lock);
+    return;
+  }
   GError *err = NULL;
   if (http_client_open (src->client, &src->http, src->location, "HEAD", 0, src->cancellable, &err) == HTTP_OK) {
     const HttpResponse *resp = http_client_response (src->client);
@@ -669,6 +691,7 @@ probe_head (GstBwssHttpSrc *src)
   }
   g_clear_error (&err);
   http_client_close (src->client);
+  g_mutex_unlock (&src->client_lock);
 }
 
 static gboolean
@@ -894,6 +917,7 @@ gst_bwss_http_src_finalize (GObject *object)
   gst_clear_object (&src->demuxer);
   src_stats_clear (&src->stats);
   src_flow_destroy (&src->flow);
+  g_mutex_clear (&src->client_lock);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -922,6 +946,7 @@ gst_bwss_http_src_init (GstBwssHttpSrc *src)
   src->stats_interval = DEFAULT_STATS_INTERVAL;
   src->seek_to = G_MAXUINT64;
   src->client = http_client_new (on_connected, src);
+  g_mutex_init (&src->client_lock);
   src_flow_init (&src->flow, GST_OBJECT (src));
   BwssPrefs p = { .priority = DEFAULT_PRIORITY, .min_rate_bps = 0, .weight = DEFAULT_WEIGHT };
   src_flow_set_prefs (&src->flow, &p);

@@ -37,6 +37,7 @@ struct _GstBwssHttpSrc {
 
   /* reading */
   HttpClient  *client;
+  GMutex       client_lock;      /* the streaming thread while in create(); a HEAD probe */
   GCancellable *cancellable;     /* cancelled by unlock() (flushing) */
   gboolean     open;             /* a response's body is being read */
   gboolean     seeking;          /* the open request is for a seek */

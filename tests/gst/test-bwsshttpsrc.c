@@ -611,6 +611,150 @@ GST_START_TEST (test_keep_alive)
 }
 GST_END_TEST;
 
+/* The flows of this process in the domain. */
+static size_t
+own_flows (BwssFlowInfo *rows, size_t max)
+{
+  BwssDomain *d = NULL;
+  fail_unless_equals_int (bwss_domain_open (NULL, BWSS_DOMAIN_NO_CONTROLLER, &d), 0);
+  size_t n = 0, mine = 0;
+  BwssFlowInfo all[32];
+  fail_unless_equals_int (bwss_domain_list_flows (d, all, G_N_ELEMENTS (all), &n), 0);
+  for (size_t i = 0; i < n; i++)
+    if (all[i].pid == getpid () && mine < max)
+      rows[mine++] = all[i];
+  bwss_domain_close (d);
+  return mine;
+}
+
+/* Between two requests (the source in READY, as a demuxer leaves it between
+ * fragments) the flow stays registered on its persistent connection, so the
+ * controller does not see a flow leave and join at every fragment; without
+ * keep-alive the connection closes and so does the flow. */
+GST_START_TEST (test_flow_kept_between_requests)
+{
+  g_autofree char *name = g_strdup_printf ("bwss-test-gst-kept-%d", (int) getpid ());
+  g_setenv ("BWSS_DOMAIN", name, TRUE);
+  for (int keep = 1; keep >= 0; keep--) {
+    GstElement *pipe = gst_pipeline_new (NULL);
+    GstElement *src = make_src ("/file");
+    GstElement *sink = gst_element_factory_make ("fakesink", NULL);
+    g_object_set (src, "keep-alive", (gboolean) keep, "bitrate", (guint64) 450000, NULL);
+    gst_bin_add_many (GST_BIN (pipe), src, sink, NULL);
+    fail_unless (gst_element_link (src, sink));
+    fetch_in_ready_cycle (pipe, src, "/file");
+    BwssFlowInfo rows[4];
+    size_t n = own_flows (rows, G_N_ELEMENTS (rows));
+    if (keep) {
+      fail_unless_equals_int (n, 1);
+      fail_unless (fabs (rows[0].stats.prefs.min_rate_bps - 520000) < 1);
+      /* and the next request on the same connection keeps that flow */
+      fetch_in_ready_cycle (pipe, src, "/file");
+      BwssFlowInfo again[4];
+      fail_unless_equals_int (own_flows (again, G_N_ELEMENTS (again)), 1);
+      fail_unless_equals_string (again[0].local, rows[0].local);
+    } else {
+      fail_unless_equals_int (n, 0);
+    }
+    gst_element_set_state (pipe, GST_STATE_NULL);
+    gst_object_unref (pipe);
+    fail_unless_equals_int (own_flows (rows, G_N_ELEMENTS (rows)), 0);
+  }
+  g_autofree char *path = g_strdup_printf ("/%s", name);
+  shm_unlink (path);
+  g_unsetenv ("BWSS_DOMAIN");
+}
+GST_END_TEST;
+
+/* The fourth bitrate source: nothing tells the bitrate, but downstream
+ * takes a 4096-byte buffer every 10 ms (identity sleep-time): once it
+ * pushes back, the rate it consumes, 3.28 Mbit/s, is the stream's, and the
+ * minimum follows.  The measured rate can only be lower than the throttle
+ * (a slow machine), never higher. */
+GST_START_TEST (test_consumption_rate)
+{
+  const double throttle = 4096 * 8 / 0.010;
+  g_autofree char *desc = g_strdup_printf (
+      "bwsshttpsrc name=s location=%s/file ! identity sleep-time=10000 ! fakesink sync=false", base_url);
+  GstElement *pipe = gst_parse_launch (desc, NULL);
+  fail_unless (pipe != NULL);
+  GstBus *bus = gst_element_get_bus (pipe);
+  gst_element_set_state (pipe, GST_STATE_PLAYING);
+  GstStructure *last = NULL;
+  for (;;) {
+    GstMessage *m = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
+        GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_ELEMENT);
+    fail_unless (m != NULL && GST_MESSAGE_TYPE (m) != GST_MESSAGE_ERROR, "no EOS");
+    const GstStructure *st = gst_message_get_structure (m);
+    if (st && gst_structure_has_name (st, "bwss-stats")) {
+      if (last)
+        gst_structure_free (last);
+      last = gst_structure_copy (st);
+    }
+    gboolean eos = GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS;
+    gst_message_unref (m);
+    if (eos)
+      break;
+  }
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (pipe);
+  fail_unless (last != NULL);
+  guint64 bitrate = 0;
+  double min = 0;
+  fail_unless_equals_string (gst_structure_get_string (last, "bitrate-source"), "consumption");
+  fail_unless (gst_structure_get_uint64 (last, "bitrate", &bitrate));
+  fail_unless (gst_structure_get_double (last, "min-rate", &min));
+  GST_INFO ("consumption %" G_GUINT64_FORMAT " bit/s (throttle %.0f), minimum %.0f", bitrate, throttle, min);
+  fail_unless (bitrate >= 0.5 * throttle && bitrate <= 1.05 * throttle, "consumption %" G_GUINT64_FORMAT, bitrate);
+  fail_unless (fabs (min - bitrate * 520.0 / 450.0) < 1);
+  gst_structure_free (last);
+}
+GST_END_TEST;
+
+/* The stats property read from another thread while the streaming thread
+ * registers and unregisters flows (a new connection per request, no stats
+ * message before EOS, so every read builds from the live flow). */
+static gpointer
+read_stats (gpointer data)
+{
+  GstElement *src = data;
+  guint reads = 0;
+  while (!g_object_get_data (G_OBJECT (src), "stop")) {
+    GstStructure *s = NULL;
+    g_object_get (src, "stats", &s, NULL);
+    fail_unless (s && gst_structure_has_field (s, "bytes"));
+    gst_structure_free (s);
+    reads++;
+  }
+  return GUINT_TO_POINTER (reads);
+}
+
+GST_START_TEST (test_stats_from_another_thread)
+{
+  g_autofree char *name = g_strdup_printf ("bwss-test-gst-stats-%d", (int) getpid ());
+  g_setenv ("BWSS_DOMAIN", name, TRUE);
+  GstElement *pipe = gst_pipeline_new (NULL);
+  GstElement *src = make_src ("/file");
+  GstElement *sink = gst_element_factory_make ("fakesink", NULL);
+  g_object_set (src, "keep-alive", FALSE, "stats-interval", (guint64) 0, "bitrate", (guint64) 450000, NULL);
+  gst_bin_add_many (GST_BIN (pipe), src, sink, NULL);
+  fail_unless (gst_element_link (src, sink));
+  GThread *t = g_thread_new ("stats", read_stats, src);
+  for (int i = 0; i < 15; i++)
+    fetch_in_ready_cycle (pipe, src, "/file");
+  g_object_set_data (G_OBJECT (src), "stop", GINT_TO_POINTER (1));
+  guint reads = GPOINTER_TO_UINT (g_thread_join (t));
+  GST_INFO ("%u reads", reads);
+  fail_unless (reads > 0);
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (pipe);
+  g_autofree char *path = g_strdup_printf ("/%s", name);
+  shm_unlink (path);
+  g_unsetenv ("BWSS_DOMAIN");
+}
+GST_END_TEST;
+
 /* 200 kB at 400 kbit/s is 4 s of media in 200 packets; 100 kB arrive at
  * once, the rest 3 s later: packets 100..199 (media 2..3.98 s) arrive at
  * ~3 s.  Late with 0.5 s of prebuffer: packets whose media time is below
@@ -792,6 +936,9 @@ bwsshttpsrc_suite (void)
   tcase_add_test (tc, test_size_and_live);
   tcase_add_test (tc, test_registration);
   tcase_add_test (tc, test_keep_alive);
+  tcase_add_test (tc, test_flow_kept_between_requests);
+  tcase_add_test (tc, test_consumption_rate);
+  tcase_add_test (tc, test_stats_from_another_thread);
   tcase_add_test (tc, test_late_metric);
   tcase_add_test (tc, test_icy);
   tcase_add_test (tc, test_https);
