@@ -339,12 +339,13 @@ may_retry (GstBwssHttpSrc *src)
   return src->retries < 0 || src->attempts <= src->retries;
 }
 
-/* Bytes arrived: the position moved, its count and deadline start over. */
+/* Bytes arrived: the position moved; the request that brought them is its
+ * first attempt, and its deadline starts over. */
 static void
 progress (GstBwssHttpSrc *src)
 {
   src->position = src->offset;
-  src->attempts = 0;
+  src->attempts = 1;
   if (src->position_deadline) {
     src->position_deadline = g_get_monotonic_time ()
                              + (gint64) src->http.timeout * (src->retries + 1) * G_USEC_PER_SEC;

@@ -112,7 +112,7 @@ check (const char *path, guint timeout, gint retries, Want want, gdouble bound_s
   fail_unless (o.eos || o.error, "%s: neither EOS nor an error within 90 s", path);
   fail_unless (o.secs <= bound_s, "%s: ended after %.2f s, bound %.2f s", path, o.secs, bound_s);
   fail_unless (o.data->len <= HOSTILE_BODY_SIZE
-               && memcmp (o.data->data, hostile_body (), o.data->len) == 0,
+               && (o.data->len == 0 || memcmp (o.data->data, hostile_body (), o.data->len) == 0),
                "%s: delivered %u bytes that are not a prefix of the body", path, o.data->len);
   if (want == WANT_BYTES) {
     fail_unless (o.error == NULL, "%s: error %s (%s)", path, o.error ? o.error->message : "",
@@ -233,19 +233,20 @@ GST_END_TEST;
  * another start, another total, or a 200 from the start. */
 GST_START_TEST (test_resume_other_bytes)
 {
-  check ("/resume-other", 0, 3, WANT_ERROR, 10, 5);
-  check ("/resume-modified", 0, 3, WANT_ERROR, 10, 5);
-  check ("/resume-shifted", 0, 3, WANT_ERROR, 10, 5);
-  check ("/resume-total", 0, 3, WANT_ERROR, 10, 5);
-  check ("/resume-200", 0, 3, WANT_ERROR, 10, 5);
+  check ("/resume-other", 0, 3, WANT_ERROR, 10, 4);
+  check ("/resume-modified", 0, 3, WANT_ERROR, 10, 4);
+  check ("/resume-shifted", 0, 3, WANT_ERROR, 10, 4);
+  check ("/resume-total", 0, 3, WANT_ERROR, 10, 4);
+  check ("/resume-200", 0, 3, WANT_ERROR, 10, 4);
 }
 GST_END_TEST;
 
 /* A resume answered with 206 headers and no body: the attempts of that
- * position run out (1 + 3 retries after the first response). */
+ * position run out: the request that brought the first half is its first
+ * attempt, then 3 retries. */
 GST_START_TEST (test_resume_no_body)
 {
-  check ("/resume-nobody", 0, 3, WANT_ERROR, 10, 5);
+  check ("/resume-nobody", 0, 3, WANT_ERROR, 10, 4);
 }
 GST_END_TEST;
 
