@@ -747,9 +747,8 @@ GST_START_TEST (test_consumption_rate)
 GST_END_TEST;
 
 /* The stats property read from another thread while the streaming thread
- * registers and unregisters flows (a new connection per request, no stats
- * message before EOS, so every read builds from the live flow).  The race
- * of today's main (the getter reads a flow the streaming thread has just
+ * unregisters the flow (an error, before any stats message exists, so
+ * every read builds from the live flow).  The race of today's main (the getter reads a flow the streaming thread has just
  * freed, between bwss_flow_unregister() and forgetting its pointer) is two
  * statements wide; this test widens it: its own bwss_flow_unregister()
  * (the executable's symbol comes first) calls libbwss's and then waits
