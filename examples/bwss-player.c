@@ -25,8 +25,9 @@ static void
 print_stats (const GstStructure *s)
 {
   guint64 bytes = 0, bitrate = 0, rtt = 0;
-  double rate = 0, target = -1, sigma = -1, need = -1, late1 = -1;
+  double rate = 0, target = -1, sigma = -1, need = -1, late1 = -1, min = 0;
   guint window = 0;
+  const gchar *from = gst_structure_get_string (s, "bitrate-source");
   gst_structure_get_uint64 (s, "bytes", &bytes);
   gst_structure_get_double (s, "current-rate", &rate);
   gst_structure_get_double (s, "target-rate", &target);
@@ -36,10 +37,11 @@ print_stats (const GstStructure *s)
   gst_structure_get_uint (s, "window", &window);
   gst_structure_get_double (s, "late-1", &late1);
   gst_structure_get_double (s, "required-prebuffer", &need);
-  printf ("%8.1f kB  rate %6.0f kbit/s  target %6.0f  sigma %6.0f  bitrate %6.0f  rtt %5.1f ms  "
-          "window %6u B  late@1s %5.3f  prebuffer %.2f s\n",
-          bytes / 1e3, rate / 1e3, target / 1e3, sigma / 1e3, bitrate / 1e3, rtt / 1e6, window,
-          late1, need);
+  gst_structure_get_double (s, "min-rate", &min);
+  printf ("%8.1f kB  rate %6.0f kbit/s  target %6.0f  min %6.0f  sigma %6.0f  bitrate %6.0f (%s)  "
+          "rtt %5.1f ms  window %6u B  late@1s %5.3f  prebuffer %.2f s\n",
+          bytes / 1e3, rate / 1e3, target / 1e3, min / 1e3, sigma / 1e3, bitrate / 1e3,
+          from ? from : "none", rtt / 1e6, window, late1, need);
   fflush (stdout);
 }
 

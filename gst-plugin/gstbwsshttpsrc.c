@@ -4,9 +4,9 @@
  *
  * An HTTP(S) source that behaves like souphttpsrc and, in addition, puts its
  * TCP flow first in the user's BWSS domain: high priority, with a minimum
- * rate of the stream's bitrate times a headroom, so the video keeps playing
- * while other programs of the user download (run them with bwss-run).  It
- * reports late packets and the prebuffer the stream needed on the bus.
+ * rate from the stream's bitrate, so the video keeps playing while other
+ * programs of the user download (run them with bwss-run).  It reports late
+ * packets and the prebuffer the stream needed on the bus.
  *
  * With no domain available it is a plain HTTP source, and says so once in
  * the debug log.
@@ -16,19 +16,27 @@
  * gst-launch-1.0 -m bwsshttpsrc location=http://example.org/live.ts ! filesink location=out.ts
  * ]|
  *
- * Requests are synchronous in the streaming thread (soup_session_send), one
- * request per range: a seek or a retry after a broken connection is a new
- * request with a Range header from the current offset.
+ * This file is the element: its properties and the base-class methods.
+ * Requests and responses are httpclient.c, the BWSS flow srcflow.c, the
+ * bitrate bitrate.c, the statistics srcstats.c.
+ *
+ * Reading: one request per range, synchronous in the streaming thread; a
+ * seek or a retry is a new request from the current offset.  The retry
+ * policy (may_retry) bounds one read position: at most retries + 1 requests
+ * (a response that brings no byte does not reset the count; a byte does),
+ * and, with a timeout, at most timeout × (retries + 1) seconds without a
+ * byte, enforced by a deadline over every operation of the position.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
-#include <math.h>
 #include <string.h>
-#include <gio/gio.h>
+#include "abrrule.h"
+#include "adaptivewatch.h"
 #include "gstbwsshttpsrc.h"
+#include "srclimits.h"
 
-GST_DEBUG_CATEGORY_STATIC (bwss_http_src_debug);
+GST_DEBUG_CATEGORY (bwss_http_src_debug);
 #define GST_CAT_DEFAULT bwss_http_src_debug
 
 enum {
@@ -88,8 +96,6 @@ enum {
 #define DEFAULT_RATE_HEADROOM          (520.0 / 450.0)  /* the paper's 520k for a 450k stream */
 #define DEFAULT_BITRATE                0
 #define DEFAULT_STATS_INTERVAL         GST_SECOND
-/* The late-packet metric cuts the stream in the paper's 1000-byte packets. */
-#define LATE_PACKET_BYTES              1000
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
@@ -100,369 +106,63 @@ static void gst_bwss_http_src_uri_handler_init (gpointer g_iface, gpointer iface
 G_DEFINE_TYPE_WITH_CODE (GstBwssHttpSrc, gst_bwss_http_src, GST_TYPE_PUSH_SRC,
     G_IMPLEMENT_INTERFACE (GST_TYPE_URI_HANDLER, gst_bwss_http_src_uri_handler_init));
 
-/* ---- BWSS ---------------------------------------------------------------- */
+/* ---- the stream's bitrate and the flow's preferences ------------------------ */
 
-/* Returns the minimum rate to register, bit/s. */
-static double
-bwss_min_rate (GstBwssHttpSrc *src)
+/* Asks the bitrate sources again and gives the flow its preferences. */
+static void
+refresh_stream (GstBwssHttpSrc *src)
 {
-  if (src->min_rate)
-    return (double) src->min_rate;
-  return (double) src->bitrate_in_use * src->rate_headroom;
+  SrcFlowSnapshot snap;
+  src_flow_snapshot (&src->flow, &snap);
+  BitrateInputs in = {
+    .bitrate_prop = src->bitrate, .min_rate_prop = src->min_rate, .headroom = src->rate_headroom,
+    .have_size = src->have_size, .size = src->content_size,
+    .sigma = snap.have_domain ? abr_usable_sigma (&snap.domain) : -1.0,
+    .demuxer = src->demuxer, .meter = &src->meter,
+  };
+  guint64 before = src->choice.bitrate;
+  bitrate_choose (GST_ELEMENT (src), &in, &src->choice);
+  if (src->choice.bitrate != before)
+    GST_INFO_OBJECT (src, "stream bitrate %" G_GUINT64_FORMAT " bit/s (from %s), minimum %.0f bit/s",
+                     src->choice.bitrate, bitrate_source_name (src->choice.source), src->choice.min_rate);
+  BwssPrefs p = { .priority = src->priority, .min_rate_bps = src->choice.min_rate, .weight = src->weight };
+  src_flow_set_prefs (&src->flow, &p);
+  src_stats_set_stream (&src->stats, src->choice.bitrate, bitrate_source_name (src->choice.source),
+                        src->choice.min_rate);
 }
 
+/* A property changed the preferences while playing. */
 static void
-bwss_update_prefs (GstBwssHttpSrc *src)
+prefs_changed (GstBwssHttpSrc *src)
 {
-  if (src->flow == NULL)
-    return;
-  BwssPrefs p = { .priority = src->priority, .min_rate_bps = bwss_min_rate (src),
-                  .weight = src->weight };
-  int err = bwss_flow_set_prefs (src->flow, &p);
-  if (err)
-    GST_WARNING_OBJECT (src, "cannot update the flow's preferences: %s", bwss_strerror (err));
-}
-
-/* Picks the stream bitrate, in order: the property, a downstream bitrate
- * query, Content-Length over the duration.  Re-registers the minimum when it
- * changes. */
-static void
-bwss_refresh_bitrate (GstBwssHttpSrc *src)
-{
-  guint64 rate = 0;
-  const gchar *from = NULL;
   if (src->bitrate) {
-    rate = src->bitrate;
-    from = "property";
+    src->choice.bitrate = src->bitrate;
+    src->choice.source = BITRATE_PROPERTY;
   }
-  if (!rate) {
-    GstQuery *q = gst_query_new_bitrate ();
-    guint nominal = 0;
-    if (gst_pad_peer_query (GST_BASE_SRC_PAD (src), q)) {
-      gst_query_parse_bitrate (q, &nominal);
-      if (nominal) {
-        rate = nominal;
-        from = "bitrate-query";
-      }
-    }
-    gst_query_unref (q);
-  }
-  if (!rate && src->have_size && src->content_size) {
-    gint64 dur = 0;
-    if (gst_pad_peer_query_duration (GST_BASE_SRC_PAD (src), GST_FORMAT_TIME, &dur) && dur > 0) {
-      rate = gst_util_uint64_scale (src->content_size * 8, GST_SECOND, (guint64) dur);
-      from = "content-length/duration";
-    }
-  }
-  if (rate && rate != src->bitrate_in_use) {
-    GST_INFO_OBJECT (src, "stream bitrate %" G_GUINT64_FORMAT " bit/s (from %s)", rate, from);
-    src->bitrate_in_use = rate;
-    src->bitrate_source = from;
-    if (!src->late_on && bwss_late_init (&src->late, (double) rate, LATE_PACKET_BYTES, NULL, 0) == 0)
-      src->late_on = TRUE;
-    bwss_update_prefs (src);
-  }
-}
-
-/* Unregisters the flow (its socket gets the kernel's window back).  With
- * keep-alive its connection may serve the next request: remember which. */
-static void
-bwss_unregister (GstBwssHttpSrc *src)
-{
-  if (src->flow) {
-    GST_DEBUG_OBJECT (src, "unregistering fd %d", src->flow_fd);
-    bwss_flow_unregister (src->flow);
-    src->flow = NULL;
-    src->idle_fd = src->flow_conn_id ? src->flow_fd : -1;
-    src->idle_conn_id = src->flow_conn_id;
-    src->flow_fd = -1;
-    src->flow_conn_id = 0;
-  }
-}
-
-static void
-bwss_register (GstBwssHttpSrc *src, int fd)
-{
-  if (src->flow && src->flow_fd == fd)
-    return;
-  bwss_unregister (src);
-  if (src->domain == NULL) {
-    int err = bwss_domain_open (NULL, BWSS_DOMAIN_THREAD, &src->domain);
-    if (err) {
-      if (!src->no_domain_logged)
-        GST_INFO_OBJECT (src, "no BWSS domain (%s): behaving as a plain HTTP source",
-                         bwss_strerror (err));
-      src->no_domain_logged = TRUE;
-      src->domain = NULL;
-      return;
-    }
-  }
-  BwssPrefs p = { .priority = src->priority, .min_rate_bps = bwss_min_rate (src),
-                  .weight = src->weight };
-  int err = bwss_flow_register (src->domain, fd, &p, &src->flow);
-  if (err) {
-    GST_WARNING_OBJECT (src, "cannot register the connection: %s", bwss_strerror (err));
-    src->flow = NULL;
-    return;
-  }
-  src->flow_fd = fd;
-  src->flow_conn_id = 0;
-  GST_INFO_OBJECT (src, "flow registered: fd %d, priority %d, min %.0f bit/s, weight %g",
-                   fd, p.priority, p.min_rate_bps, p.weight);
-}
-
-/* libsoup tells when the TCP connection is up: register its socket. */
-static void
-on_network_event (SoupMessage *msg, GSocketClientEvent event, GIOStream *conn, gpointer data)
-{
-  GstBwssHttpSrc *src = data;
-  if (event != G_SOCKET_CLIENT_CONNECTED || !G_IS_SOCKET_CONNECTION (conn))
-    return;
-  GSocket *sock = g_socket_connection_get_socket (G_SOCKET_CONNECTION (conn));
-  if (sock)
-    bwss_register (src, g_socket_get_fd (sock));
-}
-
-/* After the response headers: a new connection was registered by
- * on_network_event; a persistent one taken from the session's pool fires no
- * network event, so if it is the connection of the last flow, register its
- * socket again (libsoup's connection ids are never reused, so a matching id
- * is the same live socket). */
-static void
-bwss_track_connection (GstBwssHttpSrc *src)
-{
-  guint64 cid = soup_message_get_connection_id (src->msg);
-  if (cid == 0)
-    return;
-  if (src->flow && src->flow_conn_id == 0) {
-    src->flow_conn_id = cid;
-    return;
-  }
-  if ((src->flow == NULL || src->flow_conn_id != cid) && cid == src->idle_conn_id
-      && src->idle_fd >= 0) {
-    int fd = src->idle_fd;
-    GST_DEBUG_OBJECT (src, "persistent connection %" G_GUINT64_FORMAT " reused", cid);
-    bwss_register (src, fd);
-    if (src->flow)
-      src->flow_conn_id = cid;
-  }
-}
-
-static void
-drop_session (GstBwssHttpSrc *src)
-{
-  bwss_unregister (src);
-  src->idle_fd = -1;
-  src->idle_conn_id = 0;
-  g_clear_object (&src->session);
-}
-
-/* Back to NULL (or finalized without it): the session and the domain go. */
-static void
-release_all (GstBwssHttpSrc *src)
-{
-  drop_session (src);
-  if (src->domain) {
-    bwss_domain_close (src->domain);
-    src->domain = NULL;
-  }
-}
-
-/* ---- stats --------------------------------------------------------------- */
-
-static GstStructure *
-build_stats (GstBwssHttpSrc *src, gint64 now)
-{
-  BwssFlowStats fs = { 0 };
-  BwssDomainStats ds = { 0 };
-  gboolean have_flow = src->flow && bwss_flow_get_stats (src->flow, &fs) == 0;
-  if (src->domain)
-    bwss_domain_get_stats (src->domain, &ds);
-  double secs = src->start_time ? (now - src->start_time) / 1e6 : 0;
-  GstStructure *s = gst_structure_new ("bwss-stats",
-      "bytes", G_TYPE_UINT64, src->bytes,
-      "mean-rate", G_TYPE_DOUBLE, secs > 0 ? src->bytes * 8.0 / secs : 0.0,
-      "current-rate", G_TYPE_DOUBLE, src->current_rate,
-      "target-rate", G_TYPE_DOUBLE, have_flow && fs.controlled ? fs.target_bps : -1.0,
-      "min-rate", G_TYPE_DOUBLE, bwss_min_rate (src),
-      "bitrate", G_TYPE_UINT64, src->bitrate_in_use,
-      "bitrate-source", G_TYPE_STRING, src->bitrate_source ? src->bitrate_source : "none",
-      "sigma", G_TYPE_DOUBLE, ds.controller_pid ? ds.sigma_bps : -1.0,
-      "rtt", G_TYPE_UINT64, (guint64) (have_flow ? fs.rtt_us : 0) * GST_USECOND,
-      "window", G_TYPE_UINT, have_flow ? fs.window_bytes : 0,
-      "registered", G_TYPE_BOOLEAN, have_flow,
-      "controlled", G_TYPE_BOOLEAN, have_flow && fs.controlled, NULL);
-  if (src->late_on) {
-    uint64_t t = src->start_time ? (uint64_t) (now - src->start_time) : 0;
-    static const char *names[] = { "late-0.5", "late-1", "late-2", "late-4", "late-8" };
-    for (size_t i = 0; i < src->late.n_thresholds && i < G_N_ELEMENTS (names); i++)
-      gst_structure_set (s, names[i], G_TYPE_DOUBLE, bwss_late_fraction (&src->late, i, t), NULL);
-    gst_structure_set (s, "required-prebuffer", G_TYPE_DOUBLE,
-                       bwss_late_required_prebuffer (&src->late, t), NULL);
-  }
-  return s;
+  double min = src->min_rate ? (double) src->min_rate
+             : src->choice.source == BITRATE_VARIANT || src->choice.source == BITRATE_FRAGMENT
+             ? src->choice.min_rate : (double) src->choice.bitrate * src->rate_headroom;
+  src->choice.min_rate = min;
+  BwssPrefs p = { .priority = src->priority, .min_rate_bps = min, .weight = src->weight };
+  src_flow_set_prefs (&src->flow, &p);
+  src_stats_set_stream (&src->stats, src->choice.bitrate, bitrate_source_name (src->choice.source), min);
 }
 
 static void
 post_stats (GstBwssHttpSrc *src, gint64 now)
 {
-  GstStructure *s = build_stats (src, now);
-  g_mutex_lock (&src->stats_lock);
-  if (src->stats)
-    gst_structure_free (src->stats);
-  src->stats = gst_structure_copy (s);
-  g_mutex_unlock (&src->stats_lock);
+  GstStructure *s = src_stats_publish (&src->stats, now, &src->flow);
   gst_element_post_message (GST_ELEMENT (src), gst_message_new_element (GST_OBJECT (src), s));
 }
 
-static void
-account (GstBwssHttpSrc *src, gsize n)
-{
-  gint64 now = g_get_monotonic_time ();
-  if (src->start_time == 0) {
-    src->start_time = now;
-    src->last_stats_time = now;
-    src->next_stats = now + (gint64) (src->stats_interval / GST_USECOND);
-  }
-  src->bytes += n;
-  if (src->late_on)
-    bwss_late_add (&src->late, (uint64_t) (now - src->start_time), src->bytes);
-  if (src->stats_interval && now >= src->next_stats) {
-    double dt = (now - src->last_stats_time) / 1e6;
-    src->current_rate = dt > 0 ? (src->bytes - src->last_stats_bytes) * 8.0 / dt : 0;
-    src->last_stats_time = now;
-    src->last_stats_bytes = src->bytes;
-    src->next_stats = now + (gint64) (src->stats_interval / GST_USECOND);
-    if (src->min_rate == 0)
-      bwss_refresh_bitrate (src);
-    post_stats (src, now);
-  }
-}
-
-/* ---- requests ------------------------------------------------------------ */
-
-/* The size is known from the response: the byte duration follows it (the
- * size was not known when GstBaseSrc asked at start, see probe_head). */
-static void
-announce_size (GstBwssHttpSrc *src, guint64 size)
-{
-  gboolean changed = !src->have_size || src->content_size != size;
-  src->content_size = size;
-  src->have_size = TRUE;
-  GstBaseSrc *bsrc = GST_BASE_SRC (src);
-  GST_OBJECT_LOCK (src);
-  bsrc->segment.duration = (gint64) size;
-  GST_OBJECT_UNLOCK (src);
-  if (changed)
-    gst_element_post_message (GST_ELEMENT (src), gst_message_new_duration_changed (GST_OBJECT (src)));
-}
-
-static void
-close_request (GstBwssHttpSrc *src)
-{
-  if (src->input) {
-    g_input_stream_close (src->input, NULL, NULL);
-    g_clear_object (&src->input);
-  }
-  if (src->msg) {
-    g_signal_handlers_disconnect_by_data (src->msg, src);
-    g_clear_object (&src->msg);
-  }
-}
-
-static gboolean
-accept_certificate (SoupMessage *msg, GTlsCertificate *cert, GTlsCertificateFlags errors,
-                    gpointer data)
-{
-  GstBwssHttpSrc *src = data;
-  return !src->ssl_strict;
-}
-
-static gboolean
-on_authenticate (SoupMessage *msg, SoupAuth *auth, gboolean retrying, gpointer data)
-{
-  GstBwssHttpSrc *src = data;
-  if (retrying)
-    return FALSE;
-  if (soup_auth_is_for_proxy (auth) && src->proxy_id && src->proxy_pw) {
-    soup_auth_authenticate (auth, src->proxy_id, src->proxy_pw);
-    return TRUE;
-  }
-  if (!soup_auth_is_for_proxy (auth) && src->user_id && src->user_pw) {
-    soup_auth_authenticate (auth, src->user_id, src->user_pw);
-    return TRUE;
-  }
-  return FALSE;
-}
-
-static gboolean
-ensure_session (GstBwssHttpSrc *src)
-{
-  if (src->session)
-    return TRUE;
-  src->session = soup_session_new_with_options ("user-agent", src->user_agent,
-      "timeout", src->timeout, "idle-timeout", 0, NULL);
-  if (src->proxy && *src->proxy) {
-    g_autofree char *uri = strstr (src->proxy, "://") ? g_strdup (src->proxy)
-                                                      : g_strdup_printf ("http://%s", src->proxy);
-    GProxyResolver *r = g_simple_proxy_resolver_new (uri, NULL);
-    soup_session_set_proxy_resolver (src->session, r);
-    g_object_unref (r);
-  }
-  if (!src->compress)
-    soup_session_remove_feature_by_type (src->session, SOUP_TYPE_CONTENT_DECODER);
-  if (src->tls_database) {
-    soup_session_set_tls_database (src->session, src->tls_database);
-  } else if (src->ssl_ca_file) {
-    g_autoptr (GError) err = NULL;
-    GTlsDatabase *db = g_tls_file_database_new (src->ssl_ca_file, &err);
-    if (db == NULL) {
-      GST_ELEMENT_ERROR (src, RESOURCE, OPEN_READ, ("Could not load the CA file."),
-                         ("%s: %s", src->ssl_ca_file, err->message));
-      return FALSE;
-    }
-    soup_session_set_tls_database (src->session, db);
-    g_object_unref (db);
-  }
-  if (src->tls_interaction)
-    soup_session_set_tls_interaction (src->session, src->tls_interaction);
-  if (gst_debug_category_get_threshold (GST_CAT_DEFAULT) >= GST_LEVEL_TRACE) {
-    SoupLogger *logger = soup_logger_new (src->log_level);
-    soup_session_add_feature (src->session, SOUP_SESSION_FEATURE (logger));
-    g_object_unref (logger);
-  }
-  return TRUE;
-}
-
-static gboolean
-add_extra_header (GQuark field, const GValue *value, gpointer data)
-{
-  SoupMessageHeaders *h = data;
-  const char *name = g_quark_to_string (field);
-  if (G_VALUE_HOLDS_STRING (value)) {
-    soup_message_headers_append (h, name, g_value_get_string (value));
-  } else if (GST_VALUE_HOLDS_ARRAY (value) || GST_VALUE_HOLDS_LIST (value)) {
-    guint n = GST_VALUE_HOLDS_ARRAY (value) ? gst_value_array_get_size (value)
-                                            : gst_value_list_get_size (value);
-    for (guint i = 0; i < n; i++) {
-      const GValue *v = GST_VALUE_HOLDS_ARRAY (value) ? gst_value_array_get_value (value, i)
-                                                     : gst_value_list_get_value (value, i);
-      g_autofree char *s = G_VALUE_HOLDS_STRING (v) ? g_value_dup_string (v) : gst_value_serialize (v);
-      if (s)
-        soup_message_headers_append (h, name, s);
-    }
-  } else {
-    g_autofree char *s = gst_value_serialize (value);
-    if (s)
-      soup_message_headers_append (h, name, s);
-  }
-  return TRUE;
-}
+/* ---- messages ------------------------------------------------------------------ */
 
 static void
 headers_to_structure (const char *name, const char *value, gpointer data)
 {
   GstStructure *s = data;
+  if (!g_utf8_validate (name, -1, NULL) || !g_utf8_validate (value, -1, NULL))
+    return;                             /* a hostile server gets no field, no crash */
   const GValue *old = gst_structure_get_value (s, name);
   if (old == NULL) {
     gst_structure_set (s, name, G_TYPE_STRING, value, NULL);
@@ -470,11 +170,10 @@ headers_to_structure (const char *name, const char *value, gpointer data)
     /* repeated header: an array of strings, like souphttpsrc */
     GValue arr = G_VALUE_INIT, v = G_VALUE_INIT;
     g_value_init (&arr, GST_TYPE_ARRAY);
-    if (G_VALUE_HOLDS_STRING (old)) {
+    if (G_VALUE_HOLDS_STRING (old))
       gst_value_array_append_value (&arr, old);
-    } else {
+    else
       g_value_copy (old, &arr);
-    }
     g_value_init (&v, G_TYPE_STRING);
     g_value_set_string (&v, value);
     gst_value_array_append_and_take_value (&arr, &v);
@@ -484,15 +183,15 @@ headers_to_structure (const char *name, const char *value, gpointer data)
 
 /* Posts the http-headers message and pushes the sticky event. */
 static void
-announce_headers (GstBwssHttpSrc *src)
+announce_headers (GstBwssHttpSrc *src, SoupMessage *msg)
 {
   GstStructure *req = gst_structure_new_empty ("request-headers");
   GstStructure *resp = gst_structure_new_empty ("response-headers");
-  soup_message_headers_foreach (soup_message_get_request_headers (src->msg), headers_to_structure, req);
-  soup_message_headers_foreach (soup_message_get_response_headers (src->msg), headers_to_structure, resp);
+  soup_message_headers_foreach (soup_message_get_request_headers (msg), headers_to_structure, req);
+  soup_message_headers_foreach (soup_message_get_response_headers (msg), headers_to_structure, resp);
   GstStructure *s = gst_structure_new ("http-headers",
       "uri", G_TYPE_STRING, src->location,
-      "http-status-code", G_TYPE_UINT, soup_message_get_status (src->msg),
+      "http-status-code", G_TYPE_UINT, soup_message_get_status (msg),
       "request-headers", GST_TYPE_STRUCTURE, req,
       "response-headers", GST_TYPE_STRUCTURE, resp, NULL);
   if (src->redirection_uri)
@@ -511,7 +210,7 @@ announce_headers (GstBwssHttpSrc *src)
 static void
 announce_icy (GstBwssHttpSrc *src, SoupMessageHeaders *rh)
 {
-  if (!src->iradio_mode)
+  if (!src->http.iradio_mode)
     return;
   const char *metaint = soup_message_headers_get_one (rh, "icy-metaint");
   gint64 interval = metaint ? g_ascii_strtoll (metaint, NULL, 10) : 0;
@@ -529,7 +228,7 @@ announce_icy (GstBwssHttpSrc *src, SoupMessageHeaders *rh)
   for (gsize i = 0; i < G_N_ELEMENTS (map); i++) {
     const char *v = soup_message_headers_get_one (rh, map[i].header);
     if (v == NULL || !*v || !g_utf8_validate (v, -1, NULL))
-      continue;                         /* a hostile server gets no tag, no crash */
+      continue;
     if (tags == NULL)
       tags = gst_tag_list_new_empty ();
     gst_tag_list_add (tags, GST_TAG_MERGE_REPLACE, map[i].tag, v, NULL);
@@ -538,145 +237,261 @@ announce_icy (GstBwssHttpSrc *src, SoupMessageHeaders *rh)
     gst_pad_push_event (GST_BASE_SRC_PAD (src), gst_event_new_tag (tags));
 }
 
-/* Posts the error matching an HTTP status, like souphttpsrc. */
+/* The size is known from a response: the byte duration follows it. */
 static void
-status_error (GstBwssHttpSrc *src, guint status, const char *reason)
+announce_size (GstBwssHttpSrc *src, guint64 size)
 {
-  GstStructure *details = gst_structure_new ("details", "http-status-code", G_TYPE_UINT, status, NULL);
-  if (SOUP_STATUS_IS_REDIRECTION (status)) {
-    const char *loc = soup_message_headers_get_one (soup_message_get_response_headers (src->msg), "Location");
-    if (loc)
-      gst_structure_set (details, "http-redirect-uri", G_TYPE_STRING, loc, NULL);
-  }
-  GQuark domain = GST_RESOURCE_ERROR;
-  gint code = GST_RESOURCE_ERROR_OPEN_READ;
-  if (status == SOUP_STATUS_NOT_FOUND)
-    code = GST_RESOURCE_ERROR_NOT_FOUND;
-  else if (status == SOUP_STATUS_UNAUTHORIZED || status == SOUP_STATUS_PAYMENT_REQUIRED
-           || status == SOUP_STATUS_FORBIDDEN || status == SOUP_STATUS_PROXY_AUTHENTICATION_REQUIRED)
-    code = GST_RESOURCE_ERROR_NOT_AUTHORIZED;
-  gchar *text = g_strdup_printf ("%s", reason ? reason : soup_status_get_phrase (status));
-  gchar *debug = g_strdup_printf ("%s (%u), URL: %s, Redirect to: %s", text, status, src->location,
-                                  src->redirection_uri ? src->redirection_uri : "(NULL)");
-  gst_element_message_full_with_details (GST_ELEMENT (src), GST_MESSAGE_ERROR, domain, code, text,
-                                         debug, __FILE__, GST_FUNCTION, __LINE__, details);
+  gboolean changed = !src->have_size || src->content_size != size;
+  src->content_size = size;
+  src->have_size = TRUE;
+  GstBaseSrc *bsrc = GST_BASE_SRC (src);
+  GST_OBJECT_LOCK (src);
+  bsrc->segment.duration = (gint64) size;
+  GST_OBJECT_UNLOCK (src);
+  if (changed)
+    gst_element_post_message (GST_ELEMENT (src), gst_message_new_duration_changed (GST_OBJECT (src)));
 }
 
-/* Sends the request for the bytes from src->offset.  Returns GST_FLOW_OK,
- * GST_FLOW_FLUSHING when cancelled, GST_FLOW_ERROR (error posted), or
- * GST_FLOW_CUSTOM_ERROR for a transport failure worth a retry. */
-static GstFlowReturn
-open_request (GstBwssHttpSrc *src, const char *method, gboolean probe)
+/* Posts the error for @err (HTTP_ERROR domain), like souphttpsrc: 404 →
+ * RESOURCE/NOT_FOUND, 401/402/403/407 → NOT_AUTHORIZED, a seek the server
+ * cannot do → SEEK, a failure while reading → READ, else OPEN_READ; HTTP
+ * statuses carry http-status-code (and http-redirect-uri) details. */
+static void
+post_http_error (GstBwssHttpSrc *src, const GError *err)
 {
-  if (!ensure_session (src))
-    return GST_FLOW_ERROR;
-  close_request (src);
-  src->msg = soup_message_new (method, src->location);
-  if (src->msg == NULL) {
-    GST_ELEMENT_ERROR (src, RESOURCE, OPEN_READ, ("Error parsing URL."), ("URL: %s", src->location));
-    return GST_FLOW_ERROR;
+  SoupMessage *msg = http_client_message (src->client);
+  guint status = msg ? soup_message_get_status (msg) : 0;
+  gint code = GST_RESOURCE_ERROR_OPEN_READ;
+  const char *text = "Could not establish connection to server.";
+  GstStructure *details = NULL;
+  switch (err->code) {
+    case HTTP_ERROR_NOT_FOUND:
+    case HTTP_ERROR_NOT_AUTHORIZED:
+    case HTTP_ERROR_STATUS:
+      code = err->code == HTTP_ERROR_NOT_FOUND ? GST_RESOURCE_ERROR_NOT_FOUND
+           : err->code == HTTP_ERROR_NOT_AUTHORIZED ? GST_RESOURCE_ERROR_NOT_AUTHORIZED
+           : GST_RESOURCE_ERROR_OPEN_READ;
+      text = err->message;
+      details = gst_structure_new ("details", "http-status-code", G_TYPE_UINT, status, NULL);
+      if (SOUP_STATUS_IS_REDIRECTION (status)) {
+        const char *loc = soup_message_headers_get_one (soup_message_get_response_headers (msg), "Location");
+        if (loc)
+          gst_structure_set (details, "http-redirect-uri", G_TYPE_STRING, loc, NULL);
+      }
+      break;
+    case HTTP_ERROR_NO_RANGES:
+      if (src->seeking) {
+        code = GST_RESOURCE_ERROR_SEEK;
+        text = "Server does not accept Range HTTP header.";
+      } else {
+        code = GST_RESOURCE_ERROR_READ;
+        text = "The server cannot resume the download.";
+      }
+      break;
+    case HTTP_ERROR_WRONG_RANGE:
+    case HTTP_ERROR_CHANGED:
+      code = src->offset > 0 ? GST_RESOURCE_ERROR_READ : GST_RESOURCE_ERROR_OPEN_READ;
+      text = "The server sent other data than was asked for.";
+      break;
+    case HTTP_ERROR_BAD_RESPONSE:
+    case HTTP_ERROR_BAD_FRAMING:
+      code = src->offset > 0 ? GST_RESOURCE_ERROR_READ : GST_RESOURCE_ERROR_OPEN_READ;
+      text = "Server sent bad data.";
+      break;
+    case HTTP_ERROR_TOO_MANY_REDIRECTS:
+      text = "Too many redirects.";
+      break;
+    case HTTP_ERROR_TLS:
+      text = "Secure connection setup failed.";
+      break;
+    case HTTP_ERROR_TIMEOUT:
+      code = src->offset > 0 ? GST_RESOURCE_ERROR_READ : GST_RESOURCE_ERROR_OPEN_READ;
+      text = "The server stopped sending.";
+      break;
+    case HTTP_ERROR_TRUNCATED:
+    case HTTP_ERROR_READ:
+      code = GST_RESOURCE_ERROR_READ;
+      text = "A network error occurred, or the server closed the connection unexpectedly.";
+      break;
+    case HTTP_ERROR_BAD_URI:
+      text = "Error parsing URL.";
+      break;
+    default:
+      break;
   }
-  SoupMessageHeaders *h = soup_message_get_request_headers (src->msg);
-  if (!src->automatic_redirect)
-    soup_message_add_flags (src->msg, SOUP_MESSAGE_NO_REDIRECT);
-  if (!src->keep_alive)
-    soup_message_headers_replace (h, "Connection", "close");
-  if (src->iradio_mode)
-    soup_message_headers_replace (h, "icy-metadata", "1");
-  if (!src->compress)
-    soup_message_headers_replace (h, "Accept-Encoding", "identity");
-  if (src->cookies)
-    for (gchar **c = src->cookies; *c; c++)
-      soup_message_headers_append (h, "Cookie", *c);
-  if (src->extra_headers)
-    gst_structure_foreach (src->extra_headers, add_extra_header, h);
-  if (src->offset > 0 && strcmp (method, "HEAD") != 0)
-    soup_message_headers_set_range (h, (goffset) src->offset, -1);
-  src->request_start = src->offset;
-  g_signal_connect (src->msg, "network-event", G_CALLBACK (on_network_event), src);
-  g_signal_connect (src->msg, "accept-certificate", G_CALLBACK (accept_certificate), src);
-  g_signal_connect (src->msg, "authenticate", G_CALLBACK (on_authenticate), src);
+  gchar *debug = g_strdup_printf ("%s (at byte %" G_GUINT64_FORMAT ", attempt %d), URL: %s, Redirect to: %s",
+                                  err->message, src->offset, src->attempts, src->location,
+                                  src->redirection_uri ? src->redirection_uri : "(NULL)");
+  gst_element_message_full_with_details (GST_ELEMENT (src), GST_MESSAGE_ERROR, GST_RESOURCE_ERROR, code,
+                                         g_strdup (text), debug, __FILE__, GST_FUNCTION, __LINE__, details);
+}
 
-  g_autoptr (GError) err = NULL;
-  src->input = soup_session_send (src->session, src->msg, src->cancellable, &err);
-  if (src->input == NULL) {
-    if (g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-      return GST_FLOW_FLUSHING;
-    GST_WARNING_OBJECT (src, "request failed: %s", err->message);
-    if (probe)
-      return GST_FLOW_ERROR;
-    if (src->retries < 0 || src->retry_count < src->retries)
-      return GST_FLOW_CUSTOM_ERROR;
-    GST_ELEMENT_ERROR (src, RESOURCE, OPEN_READ, ("Could not establish connection to server."),
-                       ("%s, URL: %s", err->message, src->location));
-    return GST_FLOW_ERROR;
+/* ---- attempts at one read position ------------------------------------------- */
+
+/* Returns TRUE if the current read position may have another attempt:
+ * fewer than retries + 1 made (retries -1: no limit) and its deadline not
+ * passed.  The one retry condition of the element. */
+static gboolean
+may_retry (GstBwssHttpSrc *src)
+{
+  if (src->position_deadline && g_get_monotonic_time () >= src->position_deadline)
+    return FALSE;
+  return src->retries < 0 || src->attempts <= src->retries;
+}
+
+/* Bytes arrived: the position moved; the request that brought them is its
+ * first attempt, and its deadline starts over. */
+static void
+progress (GstBwssHttpSrc *src)
+{
+  src->position = src->offset;
+  src->attempts = 1;
+  if (src->position_deadline) {
+    src->position_deadline = g_get_monotonic_time ()
+                             + (gint64) src->http.timeout * (src->retries + 1) * G_USEC_PER_SEC;
+    deadline_move (src->deadline, src->position_deadline);
   }
-  bwss_track_connection (src);
-  guint status = soup_message_get_status (src->msg);
-  GUri *final = soup_message_get_uri (src->msg);
-  g_autofree char *final_s = g_uri_to_string (final);
-  if (g_strcmp0 (final_s, src->location) != 0) {
-    g_free (src->redirection_uri);
-    src->redirection_uri = g_strdup (final_s);
+}
+
+/* Ends the open request (and its attempt's cancellable and deadline). */
+static void
+close_request (GstBwssHttpSrc *src)
+{
+  http_client_close (src->client);
+  src->open = FALSE;
+  deadline_disarm (src->deadline);
+  src->deadline = NULL;
+  if (src->attempt_cancel) {
+    g_cancellable_disconnect (src->cancellable, src->attempt_link);
+    src->attempt_link = 0;
+    g_clear_object (&src->attempt_cancel);
   }
-  /* a HEAD probe (size, seekability) is silent: the GET that follows
-   * reports, and some servers refuse HEAD */
-  if (probe)
-    return SOUP_STATUS_IS_SUCCESSFUL (status) ? GST_FLOW_OK : GST_FLOW_ERROR;
-  if (!src->got_headers || status != SOUP_STATUS_PARTIAL_CONTENT) {
-    src->got_headers = TRUE;
-    announce_headers (src);
+}
+
+static void
+cancel_attempt (GCancellable *flushing, gpointer data)
+{
+  g_cancellable_cancel (G_CANCELLABLE (data));
+}
+
+/* Counts an attempt at the current position and makes its cancellable:
+ * cancelled by a flush or by the position's deadline. */
+static void
+begin_attempt (GstBwssHttpSrc *src)
+{
+  close_request (src);
+  gint64 now = g_get_monotonic_time ();
+  if (src->attempts == 0 || src->position != src->offset) {
+    src->position = src->offset;
+    src->attempts = 0;
+    src->position_deadline = src->http.timeout && src->retries >= 0
+        ? now + (gint64) src->http.timeout * (src->retries + 1) * G_USEC_PER_SEC : 0;
   }
-  if (!SOUP_STATUS_IS_SUCCESSFUL (status)) {
-    status_error (src, status, soup_message_get_reason_phrase (src->msg));
-    return GST_FLOW_ERROR;
-  }
-  SoupMessageHeaders *rh = soup_message_get_response_headers (src->msg);
-  goffset len = soup_message_headers_get_content_length (rh);
-  const char *ranges = soup_message_headers_get_one (rh, "Accept-Ranges");
-  if (status == SOUP_STATUS_PARTIAL_CONTENT) {
-    goffset start, end, total;
-    if (soup_message_headers_get_content_range (rh, &start, &end, &total) && total > 0)
-      announce_size (src, (guint64) total);
-    src->seekable = TRUE;
-  } else {
-    if (src->offset > 0 && strcmp (method, "HEAD") != 0) {
-      GST_ELEMENT_ERROR (src, RESOURCE, SEEK, ("Server does not accept Range HTTP header, URL: %s",
-                         src->location), (NULL));
-      return GST_FLOW_ERROR;
+  src->attempts++;
+  src->attempt_cancel = g_cancellable_new ();
+  src->attempt_link = g_cancellable_connect (src->cancellable, G_CALLBACK (cancel_attempt),
+                                             g_object_ref (src->attempt_cancel), g_object_unref);
+  if (src->position_deadline)
+    src->deadline = deadline_arm (src->attempt_cancel, src->position_deadline);
+}
+
+/* A failure of the current attempt: another attempt (GST_FLOW_CUSTOM_ERROR)
+ * if @retryable and allowed, else the error is posted (GST_FLOW_ERROR);
+ * GST_FLOW_FLUSHING when cancelled by a flush. */
+static GstFlowReturn
+attempt_failed (GstBwssHttpSrc *src, GError *err, gboolean retryable)
+{
+  GstFlowReturn ret;
+  if (g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CANCELLED) && !deadline_fired (src->deadline)) {
+    ret = GST_FLOW_FLUSHING;
+  } else if (g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CANCELLED) || !may_retry (src) || !retryable) {
+    if (err->domain != HTTP_ERROR) {
+      GError *e = g_error_new (HTTP_ERROR, HTTP_ERROR_TIMEOUT,
+                               "no data for %u s × (%d retries + 1)", src->http.timeout, src->retries);
+      post_http_error (src, e);
+      g_error_free (e);
+    } else {
+      post_http_error (src, err);
     }
-    if (len > 0)
-      announce_size (src, (guint64) len);
-    src->seekable = len > 0 && !(ranges && g_ascii_strcasecmp (ranges, "none") == 0);
+    src_flow_release (&src->flow);
+    ret = GST_FLOW_ERROR;
+  } else {
+    GST_WARNING_OBJECT (src, "attempt %d at byte %" G_GUINT64_FORMAT " failed: %s; trying again",
+                        src->attempts, src->offset, err->message);
+    ret = GST_FLOW_CUSTOM_ERROR;
   }
+  close_request (src);
+  g_error_free (err);
+  return ret;
+}
+
+/* ---- requests ---------------------------------------------------------------- */
+
+static void
+on_connected (int fd, gpointer data)
+{
+  GstBwssHttpSrc *src = data;
+  src_flow_connected (&src->flow, fd);
+}
+
+/* Sends the request for the bytes from src->offset.  Returns GST_FLOW_OK
+ * (the body can be read), GST_FLOW_CUSTOM_ERROR (try again),
+ * GST_FLOW_FLUSHING or GST_FLOW_ERROR (posted). */
+static GstFlowReturn
+open_request (GstBwssHttpSrc *src)
+{
+  const char *method = src->method ? src->method : "GET";
+  begin_attempt (src);
+  src_flow_check (&src->flow);
+  refresh_stream (src);               /* each request is a fragment for a demuxer */
+  GError *err = NULL;
+  HttpResult r = http_client_open (src->client, &src->http, src->location, method, src->offset,
+                                   src->attempt_cancel, &err);
+  /* http-headers for the first response and every one that is not a 206
+   * (a failed one too: it comes before the error, as with souphttpsrc) */
+  SoupMessage *msg = http_client_message (src->client);
+  guint status = msg ? soup_message_get_status (msg) : 0;
+  if (status && (!src->got_headers || status != SOUP_STATUS_PARTIAL_CONTENT)) {
+    src->got_headers = TRUE;
+    announce_headers (src, msg);
+  }
+  if (r != HTTP_OK)
+    return attempt_failed (src, err, r == HTTP_RETRY);
+  const HttpResponse *resp = http_client_response (src->client);
+  src_flow_response (&src->flow, resp->connection_id);
+  if (g_strcmp0 (resp->final_uri, src->location) != 0) {
+    g_free (src->redirection_uri);
+    src->redirection_uri = g_strdup (resp->final_uri);
+  }
+  if (resp->have_size)
+    announce_size (src, resp->size);
+  src->seekable = resp->seekable;
   src->know_seekable = TRUE;
-  src->retry_count = 0;
-  announce_icy (src, rh);
+  src->seeking = FALSE;
+  announce_icy (src, soup_message_get_response_headers (msg));
+  src->open = TRUE;
   return GST_FLOW_OK;
 }
 
 static GstFlowReturn
-gst_bwss_http_src_create (GstPushSrc *psrc, GstBuffer **outbuf)
+read_buffer (GstBwssHttpSrc *src, GstBuffer **outbuf)
 {
-  GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (psrc);
-  GstBaseSrc *bsrc = GST_BASE_SRC (psrc);
+  GstBaseSrc *bsrc = GST_BASE_SRC (src);
   if (src->seek_to != G_MAXUINT64) {
     src->offset = src->seek_to;
     src->seek_to = G_MAXUINT64;
+    src->seeking = src->offset > 0;
     close_request (src);
   }
   for (;;) {
-    if (src->input == NULL) {
-      GstFlowReturn r = open_request (src, src->method ? src->method : "GET", FALSE);
-      if (r == GST_FLOW_CUSTOM_ERROR) {
-        src->retry_count++;
-        close_request (src);
+    if (!src->open) {
+      GstFlowReturn r = open_request (src);
+      if (r == GST_FLOW_CUSTOM_ERROR)
         continue;
-      }
       if (r != GST_FLOW_OK)
         return r;
       if (src->method && strcmp (src->method, "HEAD") == 0) {
-        bwss_unregister (src);
+        close_request (src);
         return GST_FLOW_EOS;
       }
     }
@@ -684,59 +499,72 @@ gst_bwss_http_src_create (GstPushSrc *psrc, GstBuffer **outbuf)
     GstBuffer *buf = gst_buffer_new_allocate (NULL, blocksize, NULL);
     GstMapInfo map;
     gst_buffer_map (buf, &map, GST_MAP_WRITE);
-    g_autoptr (GError) err = NULL;
-    gssize n = g_input_stream_read (src->input, map.data, blocksize, src->cancellable, &err);
+    GError *err = NULL;
+    gssize n = http_client_read (src->client, map.data, blocksize, src->attempt_cancel, &err);
     gst_buffer_unmap (buf, &map);
+    if (n > 0 && src->have_size && src->offset + (guint64) n > src->content_size) {
+      gst_buffer_unref (buf);
+      GError *e = g_error_new (HTTP_ERROR, HTTP_ERROR_BAD_RESPONSE,
+                               "the body goes on past the resource's %" G_GUINT64_FORMAT " bytes",
+                               src->content_size);
+      return attempt_failed (src, e, FALSE);
+    }
     if (n > 0) {
       gst_buffer_set_size (buf, (gsize) n);
       GST_BUFFER_OFFSET (buf) = src->offset;
       src->offset += (guint64) n;
       GST_BUFFER_OFFSET_END (buf) = src->offset;
-      account (src, (gsize) n);
+      progress (src);
+      gint64 now = g_get_monotonic_time ();
+      consumption_leave (&src->meter, now, (gsize) n);
+      if (src_stats_add (&src->stats, (gsize) n, now, src->stats_interval)) {
+        refresh_stream (src);
+        post_stats (src, now);
+      }
       *outbuf = buf;
       return GST_FLOW_OK;
     }
     gst_buffer_unref (buf);
-    if (n == 0) {
-      /* the body ended; short of Content-Length means the connection broke */
-      if (src->have_size && src->offset < src->content_size
-          && (src->retries < 0 || src->retry_count < src->retries)) {
-        GST_WARNING_OBJECT (src, "connection closed at %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
-                            ", resuming", src->offset, src->content_size);
-        src->retry_count++;
-        close_request (src);
+    if (n < 0) {
+      gboolean retryable = !g_error_matches (err, HTTP_ERROR, HTTP_ERROR_BAD_FRAMING);
+      GstFlowReturn r = attempt_failed (src, err, retryable);
+      if (r == GST_FLOW_CUSTOM_ERROR)
         continue;
-      }
-      if (src->have_size && src->offset < src->content_size) {
-        GST_ELEMENT_ERROR (src, RESOURCE, READ, ("Server closed the connection early."),
-                           ("got %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " bytes",
-                            src->offset, src->content_size));
-        bwss_unregister (src);
-        return GST_FLOW_ERROR;
-      }
-      if (src->late_on)
-        bwss_late_finish (&src->late);
-      post_stats (src, g_get_monotonic_time ());
-      bwss_unregister (src);
-      /* finish the message now: a request still open when unlock() cancels
-       * it on the way to READY would take its keep-alive connection along */
-      close_request (src);
-      return GST_FLOW_EOS;
+      return r;
     }
-    if (g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-      return GST_FLOW_FLUSHING;
-    if (src->retries < 0 || src->retry_count < src->retries) {
-      GST_WARNING_OBJECT (src, "read error at %" G_GUINT64_FORMAT ": %s, resuming", src->offset,
-                          err->message);
-      src->retry_count++;
-      close_request (src);
-      continue;
+    /* the body ended; short of the size means the connection broke */
+    if (src->have_size && src->offset < src->content_size) {
+      GError *e = g_error_new (HTTP_ERROR, HTTP_ERROR_TRUNCATED,
+                               "the body ended at byte %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT,
+                               src->offset, src->content_size);
+      GstFlowReturn r = attempt_failed (src, e, TRUE);
+      if (r == GST_FLOW_CUSTOM_ERROR)
+        continue;
+      return r;
     }
-    GST_ELEMENT_ERROR (src, RESOURCE, READ, ("Could not read from resource."),
-                       ("%s, URL: %s", err->message, src->location));
-    bwss_unregister (src);
-    return GST_FLOW_ERROR;
+    src_stats_finish (&src->stats);
+    post_stats (src, g_get_monotonic_time ());
+    /* finish the message now, so its keep-alive connection goes back to the
+     * pool (a request still open when unlock() cancels it on the way to
+     * READY would take the connection along); the flow stays on it, unless
+     * the connection is not going to serve another request */
+    gboolean reused = src->http.keep_alive && http_client_reusable (src->client);
+    close_request (src);
+    if (!reused)
+      src_flow_release (&src->flow);
+    return GST_FLOW_EOS;
   }
+}
+
+static GstFlowReturn
+gst_bwss_http_src_create (GstPushSrc *psrc, GstBuffer **outbuf)
+{
+  GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (psrc);
+  consumption_enter (&src->meter, g_get_monotonic_time ());
+  g_mutex_lock (&src->client_lock);
+  GstFlowReturn ret = read_buffer (src, outbuf);
+  g_mutex_unlock (&src->client_lock);
+  return ret;
 }
 
 /* ---- GstBaseSrc ------------------------------------------------------------ */
@@ -752,15 +580,20 @@ gst_bwss_http_src_start (GstBaseSrc *bsrc)
   src->cancellable = g_cancellable_new ();
   src->offset = 0;
   src->seek_to = G_MAXUINT64;
-  src->retry_count = 0;
-  src->bytes = 0;
-  src->start_time = 0;
-  src->late_on = FALSE;
-  src->bitrate_in_use = 0;
-  src->bitrate_source = NULL;
+  src->seeking = FALSE;
+  src->attempts = 0;
+  src->position_deadline = 0;
   src->got_headers = FALSE;
-  if (src->bitrate || src->min_rate)
-    bwss_refresh_bitrate (src);
+  src->have_size = FALSE;
+  src->know_seekable = FALSE;
+  http_client_forget_resource (src->client);
+  src_stats_reset (&src->stats);
+  consumption_reset (&src->meter);
+  memset (&src->choice, 0, sizeof src->choice);
+  gst_clear_object (&src->demuxer);
+  src->demuxer = adaptive_demuxer_of_source (GST_ELEMENT (src));
+  if (src->demuxer)
+    GST_DEBUG_OBJECT (src, "fetching fragments for %" GST_PTR_FORMAT, src->demuxer);
   return TRUE;
 }
 
@@ -769,16 +602,27 @@ gst_bwss_http_src_stop (GstBaseSrc *bsrc)
 {
   GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (bsrc);
   close_request (src);
-  bwss_unregister (src);
   /* keep-alive (adaptive demuxers set it and go through READY between
-   * fragments): the session and its idle connection stay until NULL, so the
-   * next request skips the handshake and slow start, as with souphttpsrc */
-  if (!src->keep_alive)
-    drop_session (src);
+   * fragments): the session, its idle connection and the flow on it stay
+   * until NULL, so the next request skips the handshake and slow start and
+   * the controller keeps one flow, as with souphttpsrc's session */
+  if (!src->http.keep_alive) {
+    src_flow_release (&src->flow);
+    http_client_drop_session (src->client);
+  }
   g_clear_object (&src->cancellable);
-  src->have_size = FALSE;
-  src->know_seekable = FALSE;
+  gst_clear_object (&src->demuxer);
   return TRUE;
+}
+
+/* Back to NULL (or finalized without it): the session, the flow and the
+ * domain go. */
+static void
+release_all (GstBwssHttpSrc *src)
+{
+  close_request (src);
+  http_client_drop_session (src->client);
+  src_flow_clear (&src->flow);
 }
 
 static GstStateChangeReturn
@@ -817,28 +661,38 @@ gst_bwss_http_src_unlock_stop (GstBaseSrc *bsrc)
  * asked before the GET has answered.  Not while starting (READY→PAUSED):
  * the GET that follows tells the same, and a HEAD before every request is
  * one round trip more per fragment for an adaptive demuxer (souphttpsrc
- * does the same). */
+ * does the same).  Silent: some servers refuse HEAD. */
 static void
 probe_head (GstBwssHttpSrc *src)
 {
-  if (src->know_seekable || src->input || src->is_live || GST_STATE (src) < GST_STATE_PAUSED)
+  if (src->know_seekable || src->is_live || GST_STATE (src) < GST_STATE_PAUSED)
     return;
-  if (open_request (src, "HEAD", TRUE) == GST_FLOW_OK) {
-    SoupMessageHeaders *rh = soup_message_get_response_headers (src->msg);
-    goffset len = soup_message_headers_get_content_length (rh);
-    const char *ranges = soup_message_headers_get_one (rh, "Accept-Ranges");
-    if (len > 0) {
-      src->content_size = (guint64) len;
+  /* not while the streaming thread uses the client (its GET will tell) */
+  if (!g_mutex_trylock (&src->client_lock))
+    return;
+  if (src->open || src->cancellable == NULL) {
+    g_mutex_unlock (&src->client_lock);
+    return;
+  }
+  GError *err = NULL;
+  if (http_client_open (src->client, &src->http, src->location, "HEAD", 0, src->cancellable, &err) == HTTP_OK) {
+    const HttpResponse *resp = http_client_response (src->client);
+    if (resp->have_size) {
+      src->content_size = resp->size;
       src->have_size = TRUE;
     }
-    src->seekable = len > 0 && ranges && g_ascii_strcasecmp (ranges, "bytes") == 0;
+    src->seekable = resp->seekable;
     src->know_seekable = TRUE;
     /* read the (empty) body to its end: libsoup returns a connection to
      * the pool only for a message read to the end */
     guint8 byte;
-    g_input_stream_read (src->input, &byte, 1, src->cancellable, NULL);
+    http_client_read (src->client, &byte, 1, src->cancellable, NULL);
+  } else {
+    GST_DEBUG_OBJECT (src, "HEAD refused: %s", err ? err->message : "");
   }
-  close_request (src);
+  g_clear_error (&err);
+  http_client_close (src->client);
+  g_mutex_unlock (&src->client_lock);
 }
 
 static gboolean
@@ -867,13 +721,13 @@ gst_bwss_http_src_do_seek (GstBaseSrc *bsrc, GstSegment *segment)
   if (segment->format != GST_FORMAT_BYTES)
     return FALSE;
   guint64 pos = segment->start;
-  if (pos == src->offset && (src->input || pos == 0))
+  if (pos == src->offset && (src->open || pos == 0))
     return TRUE;
   if (src->know_seekable && !src->seekable && pos != 0) {
     GST_WARNING_OBJECT (src, "the server cannot seek");
     return FALSE;
   }
-  /* a seek reconnects: the flow is registered again with the new connection */
+  /* a seek reconnects: the flow follows the new connection */
   src->seek_to = pos;
   return TRUE;
 }
@@ -933,9 +787,17 @@ set_location (GstBwssHttpSrc *src, const gchar *uri, GError **error)
 }
 
 static void
+replace_string (gchar **field, const GValue *value)
+{
+  g_free (*field);
+  *field = g_value_dup_string (value);
+}
+
+static void
 gst_bwss_http_src_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
 {
   GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (object);
+  HttpConfig *h = &src->http;
   switch (prop_id) {
     case PROP_LOCATION: {
       g_autoptr (GError) err = NULL;
@@ -943,68 +805,52 @@ gst_bwss_http_src_set_property (GObject *object, guint prop_id, const GValue *va
         GST_WARNING_OBJECT (src, "%s", err->message);
       break;
     }
-    case PROP_USER_AGENT:
-      g_free (src->user_agent);
-      src->user_agent = g_value_dup_string (value);
-      break;
-    case PROP_AUTOMATIC_REDIRECT: src->automatic_redirect = g_value_get_boolean (value); break;
-    case PROP_PROXY:
-      g_free (src->proxy);
-      src->proxy = g_value_dup_string (value);
-      break;
-    case PROP_USER_ID: g_free (src->user_id); src->user_id = g_value_dup_string (value); break;
-    case PROP_USER_PW: g_free (src->user_pw); src->user_pw = g_value_dup_string (value); break;
-    case PROP_PROXY_ID: g_free (src->proxy_id); src->proxy_id = g_value_dup_string (value); break;
-    case PROP_PROXY_PW: g_free (src->proxy_pw); src->proxy_pw = g_value_dup_string (value); break;
+    case PROP_USER_AGENT: replace_string (&h->user_agent, value); break;
+    case PROP_AUTOMATIC_REDIRECT: h->automatic_redirect = g_value_get_boolean (value); break;
+    case PROP_PROXY: replace_string (&h->proxy, value); break;
+    case PROP_USER_ID: replace_string (&h->user_id, value); break;
+    case PROP_USER_PW: replace_string (&h->user_pw, value); break;
+    case PROP_PROXY_ID: replace_string (&h->proxy_id, value); break;
+    case PROP_PROXY_PW: replace_string (&h->proxy_pw, value); break;
     case PROP_COOKIES:
-      g_strfreev (src->cookies);
-      src->cookies = g_strdupv (g_value_get_boxed (value));
+      g_strfreev (h->cookies);
+      h->cookies = g_strdupv (g_value_get_boxed (value));
       break;
     case PROP_IS_LIVE:
       src->is_live = g_value_get_boolean (value);
       gst_base_src_set_live (GST_BASE_SRC (src), src->is_live);
       break;
-    case PROP_TIMEOUT: src->timeout = g_value_get_uint (value); break;
+    case PROP_TIMEOUT: h->timeout = g_value_get_uint (value); break;
     case PROP_EXTRA_HEADERS: {
       const GstStructure *s = gst_value_get_structure (value);
-      if (src->extra_headers)
-        gst_structure_free (src->extra_headers);
-      src->extra_headers = s ? gst_structure_copy (s) : NULL;
+      if (h->extra_headers)
+        gst_structure_free (h->extra_headers);
+      h->extra_headers = s ? gst_structure_copy (s) : NULL;
       break;
     }
-    case PROP_IRADIO_MODE: src->iradio_mode = g_value_get_boolean (value); break;
-    case PROP_HTTP_LOG_LEVEL: src->log_level = g_value_get_enum (value); break;
-    case PROP_COMPRESS: src->compress = g_value_get_boolean (value); break;
-    case PROP_KEEP_ALIVE: src->keep_alive = g_value_get_boolean (value); break;
-    case PROP_SSL_STRICT: src->ssl_strict = g_value_get_boolean (value); break;
-    case PROP_SSL_CA_FILE: g_free (src->ssl_ca_file); src->ssl_ca_file = g_value_dup_string (value); break;
-    case PROP_SSL_USE_SYSTEM_CA_FILE: src->ssl_use_system_ca_file = g_value_get_boolean (value); break;
+    case PROP_IRADIO_MODE: h->iradio_mode = g_value_get_boolean (value); break;
+    case PROP_HTTP_LOG_LEVEL: h->log_level = g_value_get_enum (value); break;
+    case PROP_COMPRESS: h->compress = g_value_get_boolean (value); break;
+    case PROP_KEEP_ALIVE: h->keep_alive = g_value_get_boolean (value); break;
+    case PROP_SSL_STRICT: h->ssl_strict = g_value_get_boolean (value); break;
+    case PROP_SSL_CA_FILE: replace_string (&h->ssl_ca_file, value); break;
+    case PROP_SSL_USE_SYSTEM_CA_FILE: h->ssl_use_system_ca_file = g_value_get_boolean (value); break;
     case PROP_TLS_DATABASE:
-      g_clear_object (&src->tls_database);
-      src->tls_database = g_value_dup_object (value);
+      g_clear_object (&h->tls_database);
+      h->tls_database = g_value_dup_object (value);
       break;
     case PROP_TLS_INTERACTION:
-      g_clear_object (&src->tls_interaction);
-      src->tls_interaction = g_value_dup_object (value);
+      g_clear_object (&h->tls_interaction);
+      h->tls_interaction = g_value_dup_object (value);
       break;
     case PROP_RETRIES: src->retries = g_value_get_int (value); break;
-    case PROP_METHOD: g_free (src->method); src->method = g_value_dup_string (value); break;
+    case PROP_METHOD: replace_string (&src->method, value); break;
     case PROP_TYPEFIND: src->typefind = g_value_get_boolean (value); break;
-    case PROP_PRIORITY: src->priority = g_value_get_int (value); bwss_update_prefs (src); break;
-    case PROP_WEIGHT: src->weight = g_value_get_double (value); bwss_update_prefs (src); break;
-    case PROP_MIN_RATE: src->min_rate = g_value_get_uint64 (value); bwss_update_prefs (src); break;
-    case PROP_RATE_HEADROOM:
-      src->rate_headroom = g_value_get_double (value);
-      bwss_update_prefs (src);
-      break;
-    case PROP_BITRATE:
-      src->bitrate = g_value_get_uint64 (value);
-      if (src->bitrate) {
-        src->bitrate_in_use = src->bitrate;
-        src->bitrate_source = "property";
-        bwss_update_prefs (src);
-      }
-      break;
+    case PROP_PRIORITY: src->priority = g_value_get_int (value); prefs_changed (src); break;
+    case PROP_WEIGHT: src->weight = g_value_get_double (value); prefs_changed (src); break;
+    case PROP_MIN_RATE: src->min_rate = g_value_get_uint64 (value); prefs_changed (src); break;
+    case PROP_RATE_HEADROOM: src->rate_headroom = g_value_get_double (value); prefs_changed (src); break;
+    case PROP_BITRATE: src->bitrate = g_value_get_uint64 (value); prefs_changed (src); break;
     case PROP_STATS_INTERVAL: src->stats_interval = g_value_get_uint64 (value); break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1016,28 +862,29 @@ static void
 gst_bwss_http_src_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
 {
   GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (object);
+  const HttpConfig *h = &src->http;
   switch (prop_id) {
     case PROP_LOCATION: g_value_set_string (value, src->location); break;
-    case PROP_USER_AGENT: g_value_set_string (value, src->user_agent); break;
-    case PROP_AUTOMATIC_REDIRECT: g_value_set_boolean (value, src->automatic_redirect); break;
-    case PROP_PROXY: g_value_set_string (value, src->proxy); break;
-    case PROP_USER_ID: g_value_set_string (value, src->user_id); break;
-    case PROP_USER_PW: g_value_set_string (value, src->user_pw); break;
-    case PROP_PROXY_ID: g_value_set_string (value, src->proxy_id); break;
-    case PROP_PROXY_PW: g_value_set_string (value, src->proxy_pw); break;
-    case PROP_COOKIES: g_value_set_boxed (value, src->cookies); break;
+    case PROP_USER_AGENT: g_value_set_string (value, h->user_agent); break;
+    case PROP_AUTOMATIC_REDIRECT: g_value_set_boolean (value, h->automatic_redirect); break;
+    case PROP_PROXY: g_value_set_string (value, h->proxy); break;
+    case PROP_USER_ID: g_value_set_string (value, h->user_id); break;
+    case PROP_USER_PW: g_value_set_string (value, h->user_pw); break;
+    case PROP_PROXY_ID: g_value_set_string (value, h->proxy_id); break;
+    case PROP_PROXY_PW: g_value_set_string (value, h->proxy_pw); break;
+    case PROP_COOKIES: g_value_set_boxed (value, h->cookies); break;
     case PROP_IS_LIVE: g_value_set_boolean (value, src->is_live); break;
-    case PROP_TIMEOUT: g_value_set_uint (value, src->timeout); break;
-    case PROP_EXTRA_HEADERS: gst_value_set_structure (value, src->extra_headers); break;
-    case PROP_IRADIO_MODE: g_value_set_boolean (value, src->iradio_mode); break;
-    case PROP_HTTP_LOG_LEVEL: g_value_set_enum (value, src->log_level); break;
-    case PROP_COMPRESS: g_value_set_boolean (value, src->compress); break;
-    case PROP_KEEP_ALIVE: g_value_set_boolean (value, src->keep_alive); break;
-    case PROP_SSL_STRICT: g_value_set_boolean (value, src->ssl_strict); break;
-    case PROP_SSL_CA_FILE: g_value_set_string (value, src->ssl_ca_file); break;
-    case PROP_SSL_USE_SYSTEM_CA_FILE: g_value_set_boolean (value, src->ssl_use_system_ca_file); break;
-    case PROP_TLS_DATABASE: g_value_set_object (value, src->tls_database); break;
-    case PROP_TLS_INTERACTION: g_value_set_object (value, src->tls_interaction); break;
+    case PROP_TIMEOUT: g_value_set_uint (value, h->timeout); break;
+    case PROP_EXTRA_HEADERS: gst_value_set_structure (value, h->extra_headers); break;
+    case PROP_IRADIO_MODE: g_value_set_boolean (value, h->iradio_mode); break;
+    case PROP_HTTP_LOG_LEVEL: g_value_set_enum (value, h->log_level); break;
+    case PROP_COMPRESS: g_value_set_boolean (value, h->compress); break;
+    case PROP_KEEP_ALIVE: g_value_set_boolean (value, h->keep_alive); break;
+    case PROP_SSL_STRICT: g_value_set_boolean (value, h->ssl_strict); break;
+    case PROP_SSL_CA_FILE: g_value_set_string (value, h->ssl_ca_file); break;
+    case PROP_SSL_USE_SYSTEM_CA_FILE: g_value_set_boolean (value, h->ssl_use_system_ca_file); break;
+    case PROP_TLS_DATABASE: g_value_set_object (value, h->tls_database); break;
+    case PROP_TLS_INTERACTION: g_value_set_object (value, h->tls_interaction); break;
     case PROP_RETRIES: g_value_set_int (value, src->retries); break;
     case PROP_METHOD: g_value_set_string (value, src->method); break;
     case PROP_TYPEFIND: g_value_set_boolean (value, src->typefind); break;
@@ -1048,12 +895,8 @@ gst_bwss_http_src_get_property (GObject *object, guint prop_id, GValue *value, G
     case PROP_BITRATE: g_value_set_uint64 (value, src->bitrate); break;
     case PROP_STATS_INTERVAL: g_value_set_uint64 (value, src->stats_interval); break;
     case PROP_STATS:
-      g_mutex_lock (&src->stats_lock);
-      if (src->stats)
-        gst_value_set_structure (value, src->stats);
-      else
-        g_value_take_boxed (value, build_stats (src, g_get_monotonic_time ()));
-      g_mutex_unlock (&src->stats_lock);
+      /* any thread: a copy, built under the statistics' and the flow's locks */
+      g_value_take_boxed (value, src_stats_get (&src->stats, &src->flow));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1066,41 +909,35 @@ gst_bwss_http_src_finalize (GObject *object)
 {
   GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (object);
   release_all (src);                    /* if never set back to NULL */
+  http_client_free (src->client);
+  http_config_clear (&src->http);
   g_free (src->location);
   g_free (src->redirection_uri);
-  g_free (src->user_agent);
-  g_free (src->proxy);
-  g_free (src->user_id);
-  g_free (src->user_pw);
-  g_free (src->proxy_id);
-  g_free (src->proxy_pw);
-  g_strfreev (src->cookies);
-  if (src->extra_headers)
-    gst_structure_free (src->extra_headers);
-  g_free (src->ssl_ca_file);
-  g_clear_object (&src->tls_database);
-  g_clear_object (&src->tls_interaction);
   g_free (src->method);
-  if (src->stats)
-    gst_structure_free (src->stats);
-  g_mutex_clear (&src->stats_lock);
+  g_clear_object (&src->cancellable);
+  gst_clear_object (&src->demuxer);
+  src_stats_clear (&src->stats);
+  src_flow_destroy (&src->flow);
+  g_mutex_clear (&src->client_lock);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
 static void
 gst_bwss_http_src_init (GstBwssHttpSrc *src)
 {
-  src->user_agent = g_strdup (DEFAULT_USER_AGENT);
-  src->automatic_redirect = DEFAULT_AUTOMATIC_REDIRECT;
-  src->proxy = g_strdup (DEFAULT_PROXY);
+  HttpConfig *h = &src->http;
+  h->user_agent = g_strdup (DEFAULT_USER_AGENT);
+  h->automatic_redirect = DEFAULT_AUTOMATIC_REDIRECT;
+  h->proxy = g_strdup (DEFAULT_PROXY);
+  h->timeout = DEFAULT_TIMEOUT;
+  h->iradio_mode = DEFAULT_IRADIO_MODE;
+  h->log_level = DEFAULT_HTTP_LOG_LEVEL;
+  h->log = gst_debug_category_get_threshold (GST_CAT_DEFAULT) >= GST_LEVEL_TRACE;
+  h->compress = DEFAULT_COMPRESS;
+  h->keep_alive = DEFAULT_KEEP_ALIVE;
+  h->ssl_strict = DEFAULT_SSL_STRICT;
+  h->ssl_use_system_ca_file = DEFAULT_SSL_USE_SYSTEM_CA_FILE;
   src->is_live = DEFAULT_IS_LIVE;
-  src->timeout = DEFAULT_TIMEOUT;
-  src->iradio_mode = DEFAULT_IRADIO_MODE;
-  src->log_level = DEFAULT_HTTP_LOG_LEVEL;
-  src->compress = DEFAULT_COMPRESS;
-  src->keep_alive = DEFAULT_KEEP_ALIVE;
-  src->ssl_strict = DEFAULT_SSL_STRICT;
-  src->ssl_use_system_ca_file = DEFAULT_SSL_USE_SYSTEM_CA_FILE;
   src->retries = DEFAULT_RETRIES;
   src->priority = DEFAULT_PRIORITY;
   src->weight = DEFAULT_WEIGHT;
@@ -1108,10 +945,13 @@ gst_bwss_http_src_init (GstBwssHttpSrc *src)
   src->rate_headroom = DEFAULT_RATE_HEADROOM;
   src->bitrate = DEFAULT_BITRATE;
   src->stats_interval = DEFAULT_STATS_INTERVAL;
-  src->flow_fd = -1;
-  src->idle_fd = -1;
   src->seek_to = G_MAXUINT64;
-  g_mutex_init (&src->stats_lock);
+  src->client = http_client_new (on_connected, src);
+  g_mutex_init (&src->client_lock);
+  src_flow_init (&src->flow, GST_OBJECT (src));
+  BwssPrefs p = { .priority = DEFAULT_PRIORITY, .min_rate_bps = 0, .weight = DEFAULT_WEIGHT };
+  src_flow_set_prefs (&src->flow, &p);
+  src_stats_init (&src->stats);
   gst_base_src_set_automatic_eos (GST_BASE_SRC (src), FALSE);
   gst_base_src_set_blocksize (GST_BASE_SRC (src), DEFAULT_BLOCKSIZE);
 }
@@ -1198,27 +1038,27 @@ gst_bwss_http_src_class_init (GstBwssHttpSrcClass *klass)
       g_param_spec_boolean ("typefind", "Typefind", "Run typefind before negotiating (deprecated, non-functional)",
           FALSE, rw | G_PARAM_DEPRECATED));
 
-  /* BWSS */
+  /* BWSS (ranges: srclimits.h) */
   g_object_class_install_property (gobject_class, PROP_PRIORITY,
       g_param_spec_int ("priority", "BWSS priority",
           "Priority of this flow in the BWSS domain: minimum rates are served from the highest priority down",
-          G_MININT32, G_MAXINT32, DEFAULT_PRIORITY, rw | GST_PARAM_MUTABLE_PLAYING));
+          SRC_PRIORITY_MIN, SRC_PRIORITY_MAX, DEFAULT_PRIORITY, rw | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_WEIGHT,
       g_param_spec_double ("weight", "BWSS weight",
           "Share of the link left after the minimum rates, relative to the other flows' weights",
-          0, 1e9, DEFAULT_WEIGHT, rw | GST_PARAM_MUTABLE_PLAYING));
+          SRC_WEIGHT_MIN, SRC_WEIGHT_MAX, DEFAULT_WEIGHT, rw | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_MIN_RATE,
       g_param_spec_uint64 ("min-rate", "BWSS minimum rate",
-          "Minimum rate in bit/s (0 = automatic: stream bitrate x rate-headroom)",
-          0, G_MAXUINT64, DEFAULT_MIN_RATE, rw | GST_PARAM_MUTABLE_PLAYING));
+          "Minimum rate in bit/s (0 = automatic: from the variant played, or stream bitrate x rate-headroom)",
+          0, SRC_RATE_MAX, DEFAULT_MIN_RATE, rw | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_RATE_HEADROOM,
       g_param_spec_double ("rate-headroom", "Rate headroom",
-          "Automatic minimum rate = stream bitrate x this (the paper used 520k for a 450k stream)",
-          1.0, 10.0, DEFAULT_RATE_HEADROOM, rw | GST_PARAM_MUTABLE_PLAYING));
+          "Automatic minimum rate of a progressive stream = its bitrate x this (the paper used 520k for a 450k stream)",
+          SRC_HEADROOM_MIN, SRC_HEADROOM_MAX, DEFAULT_RATE_HEADROOM, rw | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_BITRATE,
       g_param_spec_uint64 ("bitrate", "Bitrate hint",
-          "Stream bitrate in bit/s if known (0 = ask downstream, then Content-Length / duration)",
-          0, G_MAXUINT64, DEFAULT_BITRATE, rw | GST_PARAM_MUTABLE_PLAYING));
+          "Stream bitrate in bit/s if known (0 = learn it: adaptive variant, bitrate query, Content-Length / duration, consumption)",
+          0, SRC_RATE_MAX, DEFAULT_BITRATE, rw | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_STATS_INTERVAL,
       g_param_spec_uint64 ("stats-interval", "Stats interval",
           "Interval between bwss-stats element messages, ns (0 = only at EOS)",
@@ -1245,8 +1085,6 @@ gst_bwss_http_src_class_init (GstBwssHttpSrcClass *klass)
   base_class->do_seek = GST_DEBUG_FUNCPTR (gst_bwss_http_src_do_seek);
   base_class->query = GST_DEBUG_FUNCPTR (gst_bwss_http_src_query);
   push_class->create = GST_DEBUG_FUNCPTR (gst_bwss_http_src_create);
-
-  GST_DEBUG_CATEGORY_INIT (bwss_http_src_debug, "bwsshttpsrc", 0, "BWSS HTTP source");
 }
 
 /* ---- URI handler ---------------------------------------------------------------- */
@@ -1286,17 +1124,3 @@ gst_bwss_http_src_uri_handler_init (gpointer g_iface, gpointer iface_data)
   iface->get_uri = uri_get_uri;
   iface->set_uri = uri_set_uri;
 }
-
-/* ---- plugin ---------------------------------------------------------------------- */
-
-static gboolean
-plugin_init (GstPlugin *plugin)
-{
-  /* above souphttpsrc (PRIMARY) so playbin, uridecodebin and the adaptive
-   * demuxers pick it; GST_PLUGIN_FEATURE_RANK=bwsshttpsrc:NONE demotes it */
-  return gst_element_register (plugin, "bwsshttpsrc", GST_RANK_PRIMARY + 1, GST_TYPE_BWSS_HTTP_SRC);
-}
-
-GST_PLUGIN_DEFINE (GST_VERSION_MAJOR, GST_VERSION_MINOR, bwss,
-    "Receiver-driven bandwidth sharing: an HTTP source that puts the video first",
-    plugin_init, PACKAGE_VERSION, "LGPL", "bwss", "bwss")

@@ -6,6 +6,7 @@
  * authentication, HEAD/size, is-live, registration in a BWSS domain, and
  * the late-packet metric of a stream with a known stall.
  */
+#include <dlfcn.h>
 #include <math.h>
 #include <string.h>
 #include <glib/gstdio.h>
@@ -23,7 +24,7 @@ static GMainContext *server_ctx;
 static GMainLoop *server_loop;
 static GThread *server_thread;
 static gchar *base_url;
-static gint drops_left;          /* /drop: connections still to cut mid-body */
+static GHashTable *dropped;      /* /drop/TOKEN → requests seen (the first GET is cut) */
 static GMutex conns_lock;
 static guint n_conns;            /* connections the server has seen (X-Conn) */
 
@@ -86,12 +87,18 @@ handler (SoupServer *srv, SoupServerMessage *msg, const char *path, GHashTable *
     soup_message_headers_replace (h, "Accept-Ranges", "none");
     soup_server_message_set_response (msg, "application/octet-stream", SOUP_MEMORY_STATIC,
                                       (const char *) body, BODY_SIZE);
-  } else if (strcmp (path, "/drop") == 0) {
-    if (strcmp (method, "GET") == 0 && g_atomic_int_get (&drops_left) > 0
-        && !soup_message_headers_get_one (soup_server_message_get_request_headers (msg), "Range")) {
+  } else if (g_str_has_prefix (path, "/drop/")) {
+    /* the server runs in the parent of the forked tests: a test names its
+     * own token, whose first GET is cut */
+    g_mutex_lock (&conns_lock);
+    guint seen = GPOINTER_TO_UINT (g_hash_table_lookup (dropped, path));
+    gboolean first = strcmp (method, "GET") == 0 && seen == 0
+        && !soup_message_headers_get_one (soup_server_message_get_request_headers (msg), "Range");
+    g_hash_table_replace (dropped, g_strdup (path), GUINT_TO_POINTER (seen + 1));
+    g_mutex_unlock (&conns_lock);
+    if (first) {
       /* announce the whole body, send half, close: the client must resume
        * with a Range from where it stopped */
-      g_atomic_int_add (&drops_left, -1);
       soup_server_message_set_status (msg, SOUP_STATUS_OK, NULL);
       soup_message_headers_replace (h, "Accept-Ranges", "bytes");
       soup_message_headers_replace (h, "Connection", "close");
@@ -102,6 +109,14 @@ handler (SoupServer *srv, SoupServerMessage *msg, const char *path, GHashTable *
     } else {
       serve_body (msg, body, BODY_SIZE);
     }
+  } else if (g_str_has_prefix (path, "/count/")) {
+    /* how many requests /drop/TOKEN got, for the forked test to ask */
+    g_autofree char *key = g_strdup_printf ("/drop/%s", path + strlen ("/count/"));
+    g_mutex_lock (&conns_lock);
+    g_autofree char *n = g_strdup_printf ("%u", GPOINTER_TO_UINT (g_hash_table_lookup (dropped, key)));
+    g_mutex_unlock (&conns_lock);
+    soup_server_message_set_status (msg, SOUP_STATUS_OK, NULL);
+    soup_server_message_set_response (msg, "text/plain", SOUP_MEMORY_COPY, n, strlen (n));
   } else if (g_str_has_prefix (path, "/redirect/")) {
     guint status = (guint) atoi (path + strlen ("/redirect/"));
     soup_server_message_set_redirect (msg, status, "/file");
@@ -153,6 +168,7 @@ static void
 start_server (void)
 {
   body = g_malloc (BODY_SIZE);
+  dropped = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   for (gsize i = 0; i < BODY_SIZE; i++)
     body[i] = (guint8) (i * 2654435761u >> 13);
   server_ctx = g_main_context_new ();
@@ -271,6 +287,22 @@ digest_of (const guint8 *data, gsize len)
   return g_compute_checksum_for_data (G_CHECKSUM_SHA256, data, len);
 }
 
+/* Requests the server saw for /drop/@token. */
+static guint
+drop_requests (const char *token)
+{
+  SoupSession *s = soup_session_new ();
+  g_autofree char *url = g_strdup_printf ("%s/count/%s", base_url, token);
+  SoupMessage *m = soup_message_new ("GET", url);
+  GBytes *b = soup_session_send_and_read (s, m, NULL, NULL);
+  fail_unless (b != NULL);
+  g_autofree char *text = g_strndup (g_bytes_get_data (b, NULL), g_bytes_get_size (b));
+  g_bytes_unref (b);
+  g_object_unref (m);
+  g_object_unref (s);
+  return (guint) atoi (text);
+}
+
 /* ---- tests ---- */
 
 GST_START_TEST (test_property_parity)
@@ -366,10 +398,12 @@ GST_END_TEST;
 GST_START_TEST (test_resume_after_drop)
 {
   Result r;
-  g_atomic_int_set (&drops_left, 1);
-  GstElement *src = make_src ("/drop");
+  g_autofree char *token = g_strdup_printf ("resume-%d", (int) getpid ());
+  g_autofree char *path = g_strdup_printf ("/drop/%s", token);
+  GstElement *src = make_src (path);
   run (src, 0, &r);
   fail_unless (r.error == NULL, "a dropped connection was not resumed");
+  fail_unless (drop_requests (token) >= 2, "the connection was never cut: nothing was resumed");
   fail_unless_equals_uint64 (r.bytes, BODY_SIZE);
   g_autofree char *want = digest_of (body, BODY_SIZE);
   fail_unless_equals_string (g_checksum_get_string (r.sum), want);
@@ -611,6 +645,170 @@ GST_START_TEST (test_keep_alive)
 }
 GST_END_TEST;
 
+/* The flows of this process in the domain. */
+static size_t
+own_flows (BwssFlowInfo *rows, size_t max)
+{
+  BwssDomain *d = NULL;
+  fail_unless_equals_int (bwss_domain_open (NULL, BWSS_DOMAIN_NO_CONTROLLER, &d), 0);
+  size_t n = 0, mine = 0;
+  BwssFlowInfo all[32];
+  fail_unless_equals_int (bwss_domain_list_flows (d, all, G_N_ELEMENTS (all), &n), 0);
+  for (size_t i = 0; i < n; i++)
+    if (all[i].pid == getpid () && mine < max)
+      rows[mine++] = all[i];
+  bwss_domain_close (d);
+  return mine;
+}
+
+/* Between two requests (the source in READY, as a demuxer leaves it between
+ * fragments) the flow stays registered on its persistent connection, so the
+ * controller does not see a flow leave and join at every fragment; without
+ * keep-alive the connection closes and so does the flow. */
+GST_START_TEST (test_flow_kept_between_requests)
+{
+  g_autofree char *name = g_strdup_printf ("bwss-test-gst-kept-%d", (int) getpid ());
+  g_setenv ("BWSS_DOMAIN", name, TRUE);
+  for (int keep = 1; keep >= 0; keep--) {
+    GstElement *pipe = gst_pipeline_new (NULL);
+    GstElement *src = make_src ("/file");
+    GstElement *sink = gst_element_factory_make ("fakesink", NULL);
+    g_object_set (src, "keep-alive", (gboolean) keep, "bitrate", (guint64) 450000, NULL);
+    gst_bin_add_many (GST_BIN (pipe), src, sink, NULL);
+    fail_unless (gst_element_link (src, sink));
+    fetch_in_ready_cycle (pipe, src, "/file");
+    BwssFlowInfo rows[4];
+    size_t n = own_flows (rows, G_N_ELEMENTS (rows));
+    if (keep) {
+      fail_unless_equals_int (n, 1);
+      fail_unless (fabs (rows[0].stats.prefs.min_rate_bps - 520000) < 1);
+      /* and the next request on the same connection keeps that flow */
+      fetch_in_ready_cycle (pipe, src, "/file");
+      BwssFlowInfo again[4];
+      fail_unless_equals_int (own_flows (again, G_N_ELEMENTS (again)), 1);
+      fail_unless_equals_string (again[0].local, rows[0].local);
+    } else {
+      fail_unless_equals_int (n, 0);
+    }
+    gst_element_set_state (pipe, GST_STATE_NULL);
+    gst_object_unref (pipe);
+    fail_unless_equals_int (own_flows (rows, G_N_ELEMENTS (rows)), 0);
+  }
+  g_autofree char *path = g_strdup_printf ("/%s", name);
+  shm_unlink (path);
+  g_unsetenv ("BWSS_DOMAIN");
+}
+GST_END_TEST;
+
+/* The fourth bitrate source: nothing tells the bitrate, but downstream
+ * takes a 4096-byte buffer every 10 ms (identity sleep-time): once it
+ * pushes back, the rate it consumes, 3.28 Mbit/s, is the stream's, and the
+ * minimum follows.  The measured rate can only be lower than the throttle
+ * (a slow machine), never higher. */
+GST_START_TEST (test_consumption_rate)
+{
+  const double throttle = 4096 * 8 / 0.010;
+  g_autofree char *desc = g_strdup_printf (
+      "bwsshttpsrc name=s location=%s/file ! identity sleep-time=10000 ! fakesink sync=false", base_url);
+  GstElement *pipe = gst_parse_launch (desc, NULL);
+  fail_unless (pipe != NULL);
+  GstBus *bus = gst_element_get_bus (pipe);
+  gst_element_set_state (pipe, GST_STATE_PLAYING);
+  GstStructure *last = NULL;
+  for (;;) {
+    GstMessage *m = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
+        GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_ELEMENT);
+    fail_unless (m != NULL && GST_MESSAGE_TYPE (m) != GST_MESSAGE_ERROR, "no EOS");
+    const GstStructure *st = gst_message_get_structure (m);
+    if (st && gst_structure_has_name (st, "bwss-stats")) {
+      if (last)
+        gst_structure_free (last);
+      last = gst_structure_copy (st);
+    }
+    gboolean eos = GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS;
+    gst_message_unref (m);
+    if (eos)
+      break;
+  }
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (pipe);
+  fail_unless (last != NULL);
+  guint64 bitrate = 0;
+  double min = 0;
+  fail_unless_equals_string (gst_structure_get_string (last, "bitrate-source"), "consumption");
+  fail_unless (gst_structure_get_uint64 (last, "bitrate", &bitrate));
+  fail_unless (gst_structure_get_double (last, "min-rate", &min));
+  GST_INFO ("consumption %" G_GUINT64_FORMAT " bit/s (throttle %.0f), minimum %.0f", bitrate, throttle, min);
+  fail_unless (bitrate >= 0.5 * throttle && bitrate <= 1.05 * throttle, "consumption %" G_GUINT64_FORMAT, bitrate);
+  fail_unless (fabs (min - bitrate * 520.0 / 450.0) < 1);
+  gst_structure_free (last);
+}
+GST_END_TEST;
+
+/* The stats property read from another thread while the streaming thread
+ * unregisters the flow (an error, before any stats message exists, so
+ * every read builds from the live flow).  The race of today's main (the getter reads a flow the streaming thread has just
+ * freed, between bwss_flow_unregister() and forgetting its pointer) is two
+ * statements wide; this test widens it: its own bwss_flow_unregister()
+ * (the executable's symbol comes first) calls libbwss's and then waits
+ * 20 ms before returning to the element. */
+static gint widen_unregister;
+
+void
+bwss_flow_unregister (BwssFlow *f)
+{
+  static void (*real) (BwssFlow *);
+  if (real == NULL)
+    real = (void (*) (BwssFlow *)) dlsym (RTLD_NEXT, "bwss_flow_unregister");
+  real (f);
+  if (g_atomic_int_get (&widen_unregister))
+    g_usleep (20000);
+}
+
+static gpointer
+read_stats (gpointer data)
+{
+  GstElement *src = data;
+  guint reads = 0;
+  while (!g_object_get_data (G_OBJECT (src), "stop")) {
+    GstStructure *s = NULL;
+    g_object_get (src, "stats", &s, NULL);
+    fail_unless (s && gst_structure_has_field (s, "bytes"));
+    gst_structure_free (s);
+    reads++;
+  }
+  return GUINT_TO_POINTER (reads);
+}
+
+GST_START_TEST (test_stats_from_another_thread)
+{
+  g_autofree char *name = g_strdup_printf ("bwss-test-gst-stats-%d", (int) getpid ());
+  g_setenv ("BWSS_DOMAIN", name, TRUE);
+  g_atomic_int_set (&widen_unregister, 1);
+  /* a connection cut mid-body with no retry: the error unregisters the flow
+   * while no stats message exists yet, so every read builds from the flow */
+  for (int i = 0; i < 5; i++) {
+    g_autofree char *path = g_strdup_printf ("/drop/stats-%d-%d", (int) getpid (), i);
+    GstElement *src = gst_object_ref (make_src (path));
+    g_object_set (src, "retries", 0, "stats-interval", (guint64) 0, "bitrate", (guint64) 450000, NULL);
+    GThread *t = g_thread_new ("stats", read_stats, src);
+    Result r;
+    run (src, 0, &r);
+    g_object_set_data (G_OBJECT (src), "stop", GINT_TO_POINTER (1));
+    guint reads = GPOINTER_TO_UINT (g_thread_join (t));
+    GST_INFO ("%u reads", reads);
+    fail_unless (r.error != NULL, "the cut connection was not an error with retries=0");
+    fail_unless (reads > 0);
+    result_clear (&r);
+    gst_object_unref (src);
+  }
+  g_autofree char *shm = g_strdup_printf ("/%s", name);
+  shm_unlink (shm);
+  g_unsetenv ("BWSS_DOMAIN");
+}
+GST_END_TEST;
+
 /* 200 kB at 400 kbit/s is 4 s of media in 200 packets; 100 kB arrive at
  * once, the rest 3 s later: packets 100..199 (media 2..3.98 s) arrive at
  * ~3 s.  Late with 0.5 s of prebuffer: packets whose media time is below
@@ -792,6 +990,9 @@ bwsshttpsrc_suite (void)
   tcase_add_test (tc, test_size_and_live);
   tcase_add_test (tc, test_registration);
   tcase_add_test (tc, test_keep_alive);
+  tcase_add_test (tc, test_flow_kept_between_requests);
+  tcase_add_test (tc, test_consumption_rate);
+  tcase_add_test (tc, test_stats_from_another_thread);
   tcase_add_test (tc, test_late_metric);
   tcase_add_test (tc, test_icy);
   tcase_add_test (tc, test_https);

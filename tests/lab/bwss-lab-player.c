@@ -4,27 +4,38 @@
  * master playlist) in real time the way a player application does, and
  * writes what the viewer saw as JSON.
  *
- *   bwss-lab-player --duration S --json FILE [--min-rate BPS] [--priority N]
- *                   [--weight W] URI
+ *   bwss-lab-player --duration S --json FILE [--pipeline P] [--min-rate BPS]
+ *                   [--priority N] [--weight W] URI
  *
- * uridecodebin picks the HTTP source by rank (bwsshttpsrc when it is on
- * GST_PLUGIN_PATH, souphttpsrc otherwise) and the adaptive demuxer; the
- * stream is taken as parsed H.264 (no decoder needed) into a fakesink that
- * syncs to the clock, so media is consumed at playback speed.  Buffering is
- * handled as players do: PAUSED below 100 %, PLAYING at 100 %.  A stall is a
- * buffering pause after playback began.
+ * --pipeline says how the application is written:
+ *   playbin        GStreamer's legacy player (decodebin2: hlsdemux, dashdemux)
+ *   playbin3       the newer one (decodebin3: hlsdemux2, dashdemux2, which
+ *                  download with their own libsoup session)
+ *   uridecodebin   (the default) / uridecodebin3: the same stacks, the
+ *                  stream taken as parsed H.264 / MPEG audio, so no decoder
+ *                  runs (less CPU on a machine that also forwards packets)
+ * The HTTP source is picked by rank (bwsshttpsrc when it is on
+ * GST_PLUGIN_PATH, souphttpsrc otherwise); fakesinks sync to the clock, so
+ * media is consumed at playback speed.  Buffering is handled as players do:
+ * PAUSED below 100 %, PLAYING at 100 %.  A stall is a buffering pause after
+ * playback began.
  *
- * --min-rate, --priority and --weight are set on every bwsshttpsrc the
- * pipeline creates (the demuxer makes its own), as an application would.
+ * Nothing needs setting for bwss: bwsshttpsrc and the bwss tracer learn the
+ * variant's minimum themselves.  --min-rate, --priority and --weight, if
+ * given, are set on every bwsshttpsrc the pipeline creates (the legacy
+ * demuxer makes its own), as an application could.
  *
  * JSON: startup_s (start to first PLAYING), stalls, stall_s (time in
  * buffering pauses after the start), played_s (media position at the end),
  * lag_s (wall time since the start minus media played: every kind of
  * interruption), and fragments: one {t, uri, stream_bytes, download_s} per
  * adaptive-streaming-statistics message (stream_bytes is the demuxer's
- * running total for the stream, not the fragment's size).
+ * running total for the stream, not the fragment's size; adaptivedemux2
+ * posts none in 1.22), and switches: one {t, uri, bitrate} per variant
+ * switch an HLS demuxer of either stack announced.
  */
 #include <stdio.h>
+#include <string.h>
 #include <glib-unix.h>
 #include <gst/gst.h>
 #include <json-glib/json-glib.h>
@@ -34,6 +45,7 @@ static gchar *opt_json;
 static gint64 opt_min_rate = -1;
 static gint opt_priority = G_MININT;
 static gdouble opt_weight = -1.0;
+static gchar *opt_pipeline;
 
 static GOptionEntry entries[] = {
   { "duration", 0, 0, G_OPTION_ARG_DOUBLE, &opt_duration, "Stop after this many seconds (default 60)", "S" },
@@ -41,6 +53,8 @@ static GOptionEntry entries[] = {
   { "min-rate", 0, 0, G_OPTION_ARG_INT64, &opt_min_rate, "min-rate of every bwsshttpsrc (bit/s)", "BPS" },
   { "priority", 0, 0, G_OPTION_ARG_INT, &opt_priority, "priority of every bwsshttpsrc", "N" },
   { "weight", 0, 0, G_OPTION_ARG_DOUBLE, &opt_weight, "weight of every bwsshttpsrc", "W" },
+  { "pipeline", 0, 0, G_OPTION_ARG_STRING, &opt_pipeline,
+    "playbin, playbin3, uridecodebin (default) or uridecodebin3", "P" },
   { NULL }
 };
 
@@ -55,6 +69,7 @@ typedef struct {
   gboolean    buffering;
   gboolean    error;
   JsonBuilder *fragments;
+  JsonBuilder *switches;
 } Player;
 
 static double
@@ -118,6 +133,18 @@ on_fragment (Player *pl, const GstStructure *s)
 {
   const gchar *uri = gst_structure_get_string (s, "uri");
   guint64 size = 0, dl = 0;
+  gint bitrate = 0;
+  if (uri && gst_structure_get_int (s, "bitrate", &bitrate)) {
+    json_builder_begin_object (pl->switches);
+    json_builder_set_member_name (pl->switches, "t");
+    json_builder_add_double_value (pl->switches, since_start (pl, g_get_monotonic_time ()));
+    json_builder_set_member_name (pl->switches, "uri");
+    json_builder_add_string_value (pl->switches, uri);
+    json_builder_set_member_name (pl->switches, "bitrate");
+    json_builder_add_int_value (pl->switches, bitrate);
+    json_builder_end_object (pl->switches);
+    return;
+  }
   if (uri == NULL || !gst_structure_get_uint64 (s, "fragment-size", &size))
     return;
   gst_structure_get_uint64 (s, "fragment-download-time", &dl);
@@ -211,6 +238,9 @@ write_results (Player *pl, GError **error)
   json_builder_set_member_name (b, "fragments");
   json_builder_end_array (pl->fragments);
   json_builder_add_value (b, json_builder_get_root (pl->fragments));
+  json_builder_set_member_name (b, "switches");
+  json_builder_end_array (pl->switches);
+  json_builder_add_value (b, json_builder_get_root (pl->switches));
   json_builder_end_object (b);
   g_autoptr (JsonGenerator) g = json_generator_new ();
   g_autoptr (JsonNode) root = json_builder_get_root (b);
@@ -243,21 +273,39 @@ main (int argc, char **argv)
     g_printerr ("bwss-lab-player: --duration must be in (0, 1e6) seconds\n");
     return 2;
   }
+  const char *kind = opt_pipeline ? opt_pipeline : "uridecodebin";
+  gboolean player = strcmp (kind, "playbin") == 0 || strcmp (kind, "playbin3") == 0;
+  if (!player && strcmp (kind, "uridecodebin") != 0 && strcmp (kind, "uridecodebin3") != 0) {
+    g_printerr ("bwss-lab-player: --pipeline: playbin, playbin3, uridecodebin or uridecodebin3\n");
+    return 2;
+  }
   Player pl = { 0 };
   pl.loop = g_main_loop_new (NULL, FALSE);
   pl.fragments = json_builder_new ();
   json_builder_begin_array (pl.fragments);
-  pl.pipeline = gst_pipeline_new ("player");
-  GstElement *dec = gst_element_factory_make ("uridecodebin", NULL);
+  pl.switches = json_builder_new ();
+  json_builder_begin_array (pl.switches);
+  GstElement *dec = gst_element_factory_make (kind, NULL);
   if (dec == NULL) {
-    g_printerr ("bwss-lab-player: uridecodebin is missing (gstreamer1.0-plugins-base)\n");
+    g_printerr ("bwss-lab-player: %s is missing (gstreamer1.0-plugins-base)\n", kind);
     return 1;
   }
-  GstCaps *caps = gst_caps_from_string ("video/x-h264; audio/mpeg");
-  g_object_set (dec, "uri", argv[1], "caps", caps, NULL);
-  gst_caps_unref (caps);
-  gst_bin_add (GST_BIN (pl.pipeline), dec);
-  g_signal_connect (dec, "pad-added", G_CALLBACK (on_pad_added), &pl);
+  if (player) {
+    /* the application as written: a player with its sinks */
+    GstElement *vsink = gst_element_factory_make ("fakesink", NULL);
+    GstElement *asink = gst_element_factory_make ("fakesink", NULL);
+    g_object_set (vsink, "sync", TRUE, NULL);
+    g_object_set (asink, "sync", TRUE, NULL);
+    g_object_set (dec, "uri", argv[1], "video-sink", vsink, "audio-sink", asink, NULL);
+    pl.pipeline = dec;
+  } else {
+    pl.pipeline = gst_pipeline_new ("player");
+    GstCaps *caps = gst_caps_from_string ("video/x-h264; audio/mpeg");
+    g_object_set (dec, "uri", argv[1], "caps", caps, NULL);
+    gst_caps_unref (caps);
+    gst_bin_add (GST_BIN (pl.pipeline), dec);
+    g_signal_connect (dec, "pad-added", G_CALLBACK (on_pad_added), &pl);
+  }
   g_signal_connect (pl.pipeline, "deep-element-added", G_CALLBACK (on_deep_element_added), &pl);
   GstBus *bus = gst_element_get_bus (pl.pipeline);
   gst_bus_add_watch (bus, on_message, &pl);
@@ -279,6 +327,7 @@ main (int argc, char **argv)
   gst_element_set_state (pl.pipeline, GST_STATE_NULL);
   gst_object_unref (pl.pipeline);
   g_object_unref (pl.fragments);
+  g_object_unref (pl.switches);
   g_main_loop_unref (pl.loop);
   return rc;
 }

@@ -16,7 +16,7 @@ for t in nginx iperf3 curl ip tc; do
 done
 out=$(mktemp -d)
 trap 'rm -rf "$out"; "$lab" down >/dev/null 2>&1' EXIT
-"$lab" run streaming --mode tcp --mode bwss --build-dir "$build" --out "$out" \
+"$lab" run streaming --label streaming --mode tcp --mode bwss --build-dir "$build" --out "$out" \
   --set duration=45 --set cross_start=10 --set cross_end=35 >"$out/log" 2>&1
 rc=$?
 sed 's/^/# /' "$out/log"

@@ -15,7 +15,7 @@ for t in nginx curl ip tc; do
 done
 out=$(mktemp -d)
 trap 'rm -rf "$out"; "$lab" down >/dev/null 2>&1' EXIT
-"$lab" run weights --mode bwss --build-dir "$build" --out "$out" \
+"$lab" run weights --label weights --mode bwss --build-dir "$build" --out "$out" \
   --set bulk=2 --set weights=1,2 --set link_kbps=8000 --set rtt_bulk=40 --set duration=40 \
   --set bwss_on_at=0 --set measure_from=5 \
   >"$out/log" 2>&1 || { cat "$out/log"; echo "not ok 1 - lab run failed"; echo "1..1"; exit 1; }

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* abrrule.c — the ABR-aware minimum rate (the rule is in abrrule.h). */
+#include "abrrule.h"
+
+double
+abr_usable_sigma (const BwssDomainStats *ds)
+{
+  if (ds == NULL || ds->controller_pid == 0 || ds->suspended)
+    return -1.0;
+  switch (ds->phase) {
+    case BWSS_PHASE_REACTIVE:          /* paper loop, past its raise */
+    case BWSS_PHASE_LINK_CONGESTED:
+    case BWSS_PHASE_TRACK:             /* delay loop, past its start */
+      return ds->sigma_bps;
+    default:                           /* idle, start, release, raise */
+      return -1.0;
+  }
+}
+
+double
+abr_need (guint64 bandwidth, double usage)
+{
+  double f = CLAMP (usage, 0.05, 1.0);
+  if (!(usage == usage))               /* NaN: the demuxer's default */
+    f = 0.8;
+  return (double) bandwidth / f * ABR_MARGIN;
+}
+
+double
+abr_min_rate (const AbrInput *in, guint64 *chosen)
+{
+  guint64 pick = 0;
+  if (in->n == 0) {
+    *chosen = 0;
+    return 0.0;
+  }
+  if (!(in->sigma >= 0.0)) {
+    pick = in->ladder[0];
+    for (guint i = 0; i < in->n; i++)
+      if (in->ladder[i] == in->current)
+        pick = in->current;
+  } else {
+    pick = in->ladder[0];
+    for (guint i = 0; i < in->n; i++) {
+      double need = abr_need (in->ladder[i], in->usage);
+      if (in->ladder[i] > in->previous)
+        need *= ABR_UP_MARGIN;
+      if (need <= in->sigma)
+        pick = in->ladder[i];
+    }
+  }
+  *chosen = pick;
+  return abr_need (pick, in->usage);
+}

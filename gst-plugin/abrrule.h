@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * abrrule.h — the minimum rate of an adaptive stream's flow (pure).
+ *
+ * GStreamer's adaptive demuxers (hlsdemux/dashdemux, and hlsdemux2/
+ * dashdemux2 alike, 1.22) pick, after each fragment, the highest variant
+ * whose declared bandwidth B is at most f × R, where R is the lower of the
+ * last fragment's download rate and the mean of the last three, and f the
+ * demuxer's bandwidth-usage factor (bitrate-limit / bandwidth-usage /
+ * bandwidth-target-ratio, 0.8 by default).  There is no hysteresis: to stay
+ * on a variant the download must run at B / f just as to step up to it.
+ *
+ * So the need of variant v is  need(v) = B_v / f × ABR_MARGIN,  the rate a
+ * fragment download must reach as the demuxer measures it (from the request
+ * to the last byte, while the flow dithers around its target); ABR_MARGIN
+ * is 1.10.  (The paper's 520 kbit/s for 450 kbit/s, a factor 1.156, is below
+ * 1 / 0.8 = 1.25: it can hold no variant with this player rule.)
+ *
+ * The rule: the minimum is the need of the highest variant the link can
+ * carry, i.e. whose need is at most σ, the domain's estimate of the link:
+ *   - holding the variant in use takes need(current) ≤ σ;
+ *   - when σ also covers the next variant up, its need is the minimum, so
+ *     the player's own rule steps up (the demuxer measures B_next / f);
+ *   - falling back: when σ does not even cover the current variant, the
+ *     minimum is the need of the highest one it covers (the player then
+ *     steps down by its rule), and the lowest variant's when none fits.
+ * Hysteresis: moving the minimum up to a variant above the one chosen last
+ * takes σ ≥ need × ABR_UP_MARGIN (1.05), so a σ hovering at one need does
+ * not flip the minimum at every evaluation.
+ * With no usable σ (abr_usable_sigma) the minimum holds the current
+ * variant, or the lowest when the current one is not known.
+ */
+#ifndef BWSS_SRC_ABRRULE_H
+#define BWSS_SRC_ABRRULE_H
+
+#include <glib.h>
+#include <bwss/domain.h>
+
+#define ABR_MARGIN     1.10
+#define ABR_UP_MARGIN  1.05
+
+typedef struct {
+  const guint64 *ladder;   /* declared bandwidths, bit/s, ascending, no zero */
+  guint          n;
+  guint64        current;  /* the variant in use (one of the ladder), 0 = unknown */
+  double         usage;    /* the demuxer's bandwidth-usage factor, in (0, 1] */
+  double         sigma;    /* bit/s; negative = unknown */
+  guint64        previous; /* the variant chosen last time, 0 = none */
+} AbrInput;
+
+/* The σ the rule may use, bit/s: the domain's σ while its controller tracks
+ * the link (delay loop: TRACK; paper loop: REACTIVE, LINK_CONGESTED); -1
+ * without a live controller and during its initialisation (IDLE, START,
+ * RELEASE, RAISE), when σ is still the minima or the usage being measured,
+ * not the link. */
+double abr_usable_sigma (const BwssDomainStats *ds);
+/* Returns need(@bandwidth) in bit/s for usage factor @usage (clamped to
+ * [0.05, 1]). */
+double abr_need (guint64 bandwidth, double usage);
+/* Applies the rule: returns the minimum in bit/s (0 if the ladder is
+ * empty) and the variant it is the need of in *chosen. */
+double abr_min_rate (const AbrInput *in, guint64 *chosen);
+
+#endif

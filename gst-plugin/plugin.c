@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * plugin.c — the "bwss" plugin: the bwsshttpsrc element and the bwss
+ * tracer.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include "gstbwsshttpsrc.h"
+#include "gstbwsstracer.h"
+
+GST_DEBUG_CATEGORY_EXTERN (bwss_http_src_debug);
+GST_DEBUG_CATEGORY_EXTERN (bwss_watch_debug);
+
+static gboolean
+plugin_init (GstPlugin *plugin)
+{
+  GST_DEBUG_CATEGORY_INIT (bwss_http_src_debug, "bwsshttpsrc", 0, "BWSS HTTP source");
+  GST_DEBUG_CATEGORY_INIT (bwss_watch_debug, "bwsswatch", 0, "bwss: adaptive demuxers and their flows");
+  /* above souphttpsrc (PRIMARY) so playbin, uridecodebin and the adaptive
+   * demuxers pick it; GST_PLUGIN_FEATURE_RANK=bwsshttpsrc:NONE demotes it */
+  if (!gst_element_register (plugin, "bwsshttpsrc", GST_RANK_PRIMARY + 1, GST_TYPE_BWSS_HTTP_SRC))
+    return FALSE;
+  if (!gst_tracer_register (plugin, "bwss", GST_TYPE_BWSS_TRACER))
+    return FALSE;
+  /* Loaded: follow the adaptive demuxers from now on, unless asked not to
+   * (BWSS_ADAPTIVE=0).  The scanner that builds the registry loads every
+   * plugin too; a tracer there watches nothing. */
+  if (g_strcmp0 (g_getenv ("BWSS_ADAPTIVE"), "0") != 0)
+    gst_bwss_tracer_ensure ();
+  return TRUE;
+}
+
+GST_PLUGIN_DEFINE (GST_VERSION_MAJOR, GST_VERSION_MINOR, bwss,
+    "Receiver-driven bandwidth sharing: an HTTP source that puts the video first",
+    plugin_init, PACKAGE_VERSION, "LGPL", "bwss", "bwss")

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* srcflow.c — the element's flow in the BWSS domain (see srcflow.h). */
+#include <string.h>
+#include <sys/stat.h>
+#include "srcflow.h"
+
+GST_DEBUG_CATEGORY_EXTERN (bwss_http_src_debug);
+#define GST_CAT_DEFAULT bwss_http_src_debug
+
+void
+src_flow_init (SrcFlow *f, GstObject *owner)
+{
+  memset (f, 0, sizeof *f);
+  g_mutex_init (&f->lock);
+  f->owner = owner;
+  f->fd = -1;
+}
+
+/* Unregisters the flow.  Lock held. */
+static void
+release_locked (SrcFlow *f)
+{
+  if (f->flow == NULL)
+    return;
+  GST_DEBUG_OBJECT (f->owner, "unregistering fd %d", f->fd);
+  bwss_flow_unregister (f->flow);
+  f->flow = NULL;
+  f->fd = -1;
+  f->conn_id = 0;
+}
+
+void
+src_flow_clear (SrcFlow *f)
+{
+  g_mutex_lock (&f->lock);
+  release_locked (f);
+  if (f->domain) {
+    bwss_domain_close (f->domain);
+    f->domain = NULL;
+  }
+  g_mutex_unlock (&f->lock);
+}
+
+void
+src_flow_destroy (SrcFlow *f)
+{
+  src_flow_clear (f);
+  g_mutex_clear (&f->lock);
+}
+
+/* Opens the domain once; FALSE if there is none (logged once).  Lock held. */
+static gboolean
+ensure_domain (SrcFlow *f)
+{
+  if (f->domain)
+    return TRUE;
+  if (f->no_domain)
+    return FALSE;
+  int err = bwss_domain_open (NULL, BWSS_DOMAIN_THREAD, &f->domain);
+  if (err) {
+    GST_INFO_OBJECT (f->owner, "no BWSS domain (%s): behaving as a plain HTTP source",
+                     bwss_strerror (err));
+    f->domain = NULL;
+    f->no_domain = TRUE;
+    return FALSE;
+  }
+  return TRUE;
+}
+
+void
+src_flow_connected (SrcFlow *f, int fd)
+{
+  g_mutex_lock (&f->lock);
+  if (!(f->flow && f->fd == fd)) {
+    release_locked (f);
+    if (ensure_domain (f)) {
+      int err = bwss_flow_register (f->domain, fd, &f->prefs, &f->flow);
+      if (err) {
+        GST_WARNING_OBJECT (f->owner, "cannot register the connection: %s", bwss_strerror (err));
+        f->flow = NULL;
+      } else {
+        struct stat st;
+        f->fd = fd;
+        f->inode = fstat (fd, &st) == 0 ? (guint64) st.st_ino : 0;
+        f->conn_id = 0;
+        GST_INFO_OBJECT (f->owner, "flow registered: fd %d, priority %d, min %.0f bit/s, weight %g",
+                         fd, f->prefs.priority, f->prefs.min_rate_bps, f->prefs.weight);
+      }
+    }
+  }
+  g_mutex_unlock (&f->lock);
+}
+
+void
+src_flow_response (SrcFlow *f, guint64 conn_id)
+{
+  if (conn_id == 0)
+    return;
+  g_mutex_lock (&f->lock);
+  if (f->flow && f->conn_id == 0) {
+    f->conn_id = conn_id;
+  } else if (f->flow && f->conn_id != conn_id) {
+    /* libsoup took another pooled connection whose socket we never saw */
+    GST_DEBUG_OBJECT (f->owner, "request on connection %" G_GUINT64_FORMAT ", not the flow's", conn_id);
+    release_locked (f);
+  }
+  g_mutex_unlock (&f->lock);
+}
+
+void
+src_flow_set_prefs (SrcFlow *f, const BwssPrefs *prefs)
+{
+  g_mutex_lock (&f->lock);
+  gboolean changed = f->prefs.priority != prefs->priority || f->prefs.weight != prefs->weight
+                     || f->prefs.min_rate_bps != prefs->min_rate_bps;
+  f->prefs = *prefs;
+  if (f->flow && changed) {
+    int err = bwss_flow_set_prefs (f->flow, prefs);
+    if (err)
+      GST_WARNING_OBJECT (f->owner, "cannot update the flow's preferences: %s", bwss_strerror (err));
+    else
+      GST_DEBUG_OBJECT (f->owner, "preferences: priority %d, min %.0f bit/s, weight %g",
+                        prefs->priority, prefs->min_rate_bps, prefs->weight);
+  }
+  g_mutex_unlock (&f->lock);
+}
+
+void
+src_flow_release (SrcFlow *f)
+{
+  g_mutex_lock (&f->lock);
+  release_locked (f);
+  g_mutex_unlock (&f->lock);
+}
+
+void
+src_flow_snapshot (SrcFlow *f, SrcFlowSnapshot *out)
+{
+  memset (out, 0, sizeof *out);
+  g_mutex_lock (&f->lock);
+  out->registered = f->flow && bwss_flow_get_stats (f->flow, &out->flow) == 0;
+  out->have_domain = f->domain && bwss_domain_get_stats (f->domain, &out->domain) == 0;
+  g_mutex_unlock (&f->lock);
+}
+
+void
+src_flow_check (SrcFlow *f)
+{
+  g_mutex_lock (&f->lock);
+  struct stat st;
+  if (f->flow && (fstat (f->fd, &st) != 0 || (guint64) st.st_ino != f->inode)) {
+    GST_DEBUG_OBJECT (f->owner, "the flow's socket is gone");
+    release_locked (f);
+  }
+  g_mutex_unlock (&f->lock);
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * srcflow.h — the element's TCP flow in the user's BWSS domain.
+ *
+ * The flow follows the connection, not the request: it is registered when
+ * libsoup opens a connection and stays registered while later requests run
+ * on the same persistent connection (keep-alive, which adaptive demuxers
+ * set), so the controller sees one video flow across fragments instead of
+ * a flow joining and leaving at every fragment.  It goes when another
+ * connection replaces it, on error, and when the element releases it.
+ *
+ * Every function takes the flow's lock: the streaming thread registers and
+ * unregisters while the application reads statistics (src_flow_snapshot).
+ */
+#ifndef BWSS_SRC_FLOW_H
+#define BWSS_SRC_FLOW_H
+
+#include <gst/gst.h>
+#include <bwss/domain.h>
+
+typedef struct {
+  GMutex      lock;
+  GstObject  *owner;          /* for the debug log */
+  BwssDomain *domain;
+  gboolean    no_domain;      /* opening failed: a plain HTTP source */
+  BwssFlow   *flow;
+  int         fd;
+  guint64     inode;          /* of the flow's socket */
+  guint64     conn_id;        /* libsoup's id of the flow's connection, 0 = not yet known */
+  BwssPrefs   prefs;
+} SrcFlow;
+
+typedef struct {
+  gboolean         registered;
+  BwssFlowStats    flow;
+  gboolean         have_domain;
+  BwssDomainStats  domain;
+} SrcFlowSnapshot;
+
+void   src_flow_init (SrcFlow *f, GstObject *owner);
+/* Unregisters and closes the domain. */
+void   src_flow_clear (SrcFlow *f);
+/* src_flow_clear(), and the lock goes: for finalize. */
+void   src_flow_destroy (SrcFlow *f);
+/* A new TCP connection @fd: it becomes the flow (the previous one goes). */
+void   src_flow_connected (SrcFlow *f, int fd);
+/* A response arrived on libsoup's connection @conn_id: the first one names
+ * the flow's connection; one on another connection ends the flow (its
+ * socket is not in use). */
+void   src_flow_response (SrcFlow *f, guint64 conn_id);
+/* Stores the preferences and applies them to the flow if there is one. */
+void   src_flow_set_prefs (SrcFlow *f, const BwssPrefs *prefs);
+/* Unregisters now (the socket gets the kernel's window back). */
+void   src_flow_release (SrcFlow *f);
+/* The flow's and the domain's statistics, safe from any thread. */
+void   src_flow_snapshot (SrcFlow *f, SrcFlowSnapshot *out);
+/* Unregisters the flow if its socket is gone (closed, or the fd now names
+ * another socket): a persistent connection the server closed while idle. */
+void   src_flow_check (SrcFlow *f);
+
+#endif
