@@ -11,8 +11,12 @@ src_stats_rate_bps (guint64 bytes, gint64 span_us)
 void
 src_stats_init (SrcStats *s)
 {
+  BwssParams defaults;
   memset (s, 0, sizeof *s);
   g_mutex_init (&s->lock);
+  bwss_params_init (&defaults);
+  s->meter_step_us = defaults.meter_step_us;
+  bwss_estimator_init (&s->meter);
 }
 
 void
@@ -28,8 +32,8 @@ src_stats_reset (SrcStats *s)
 {
   g_mutex_lock (&s->lock);
   s->bytes = 0;
-  s->start_us = s->next_us = s->mark_us = 0;
-  s->mark_bytes = 0;
+  s->start_us = s->next_us = 0;
+  bwss_estimator_init (&s->meter);
   s->current_bps = 0;
   s->late_on = FALSE;
   s->bitrate = 0;
@@ -45,16 +49,17 @@ src_stats_add (SrcStats *s, gsize n, gint64 now, guint64 interval_ns)
   gint64 interval_us = (gint64) MIN (interval_ns / 1000, (guint64) G_MAXINT64 / 2);
   g_mutex_lock (&s->lock);
   if (s->start_us == 0) {
-    s->start_us = s->mark_us = now;
+    s->start_us = now;
     s->next_us = now + interval_us;
+    bwss_estimator_sample (&s->meter, (uint64_t) now, 0, 0, 0.0, s->meter_step_us);
   }
   s->bytes += n;
+  /* φ = 0: only the meter, the element has no use for the FCS's R */
+  bwss_estimator_sample (&s->meter, (uint64_t) now, s->bytes, 0, 0.0, s->meter_step_us);
   if (s->late_on)
     bwss_late_add (&s->late, (uint64_t) (now - s->start_us), s->bytes);
   if (interval_us && now >= s->next_us) {
-    s->current_bps = src_stats_rate_bps (s->bytes - s->mark_bytes, now - s->mark_us);
-    s->mark_us = now;
-    s->mark_bytes = s->bytes;
+    s->current_bps = MAX (bwss_estimator_mean (&s->meter, (uint64_t) interval_us), 0.0);
     s->next_us = now + interval_us;
     due = TRUE;
   }

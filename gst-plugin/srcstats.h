@@ -11,6 +11,7 @@
 #define BWSS_SRC_STATS_H
 
 #include <gst/gst.h>
+#include <bwss/control.h>
 #include <bwss/late.h>
 #include "srcflow.h"
 
@@ -22,9 +23,10 @@ typedef struct {
   guint64       bytes;
   gint64        start_us;      /* first byte, monotonic µs; 0 = none yet */
   gint64        next_us;       /* next message due */
-  gint64        mark_us;       /* start of the current interval */
-  guint64       mark_bytes;
-  double        current_bps;
+  BwssEstimator meter;         /* libbwss's rate meter, fed the byte count */
+  guint64       meter_step_us; /* its history step (the library's default) */
+  double        current_bps;   /* mean over the last interval (at most the
+                                * meter's history, 3.2 s), bit/s */
   BwssLate      late;
   gboolean      late_on;
   guint64       bitrate;       /* the stream bitrate in use, bit/s */
@@ -33,8 +35,9 @@ typedef struct {
   GstStructure *last;          /* the last message's structure */
 } SrcStats;
 
-/* The one rate computation of the element: bytes over a time span, in
- * bit/s (0 for an empty span). */
+/* Bytes over a time span in bit/s (0 for an empty span): the lifetime mean
+ * and the consumption meter's window; rates over recent windows come from
+ * libbwss's estimator. */
 double        src_stats_rate_bps (guint64 bytes, gint64 span_us);
 
 void          src_stats_init (SrcStats *s);

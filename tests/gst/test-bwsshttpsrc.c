@@ -704,7 +704,7 @@ GST_END_TEST;
  * takes a 4096-byte buffer every 10 ms (identity sleep-time): once it
  * pushes back, the rate it consumes, 3.28 Mbit/s, is the stream's, and the
  * minimum follows.  The measured rate can only be lower than the throttle
- * (a slow machine), never higher. */
+ * (a slow machine), never higher; so can every message's current-rate. */
 GST_START_TEST (test_consumption_rate)
 {
   const double throttle = 4096 * 8 / 0.010;
@@ -715,12 +715,19 @@ GST_START_TEST (test_consumption_rate)
   GstBus *bus = gst_element_get_bus (pipe);
   gst_element_set_state (pipe, GST_STATE_PLAYING);
   GstStructure *last = NULL;
+  guint periodic = 0;
   for (;;) {
     GstMessage *m = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
         GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_ELEMENT);
     fail_unless (m != NULL && GST_MESSAGE_TYPE (m) != GST_MESSAGE_ERROR, "no EOS");
     const GstStructure *st = gst_message_get_structure (m);
     if (st && gst_structure_has_name (st, "bwss-stats")) {
+      double current = -1;
+      fail_unless (gst_structure_get_double (st, "current-rate", &current));
+      /* every periodic message: the rate of its interval, the throttle's */
+      GST_INFO ("current-rate %.0f bit/s", current);
+      fail_unless (current >= 0.5 * throttle && current <= 1.05 * throttle, "current-rate %.0f", current);
+      periodic++;
       if (last)
         gst_structure_free (last);
       last = gst_structure_copy (st);
@@ -734,6 +741,7 @@ GST_START_TEST (test_consumption_rate)
   gst_object_unref (bus);
   gst_object_unref (pipe);
   fail_unless (last != NULL);
+  fail_unless (periodic >= 2, "%u stats messages over ~3.7 s", periodic);
   guint64 bitrate = 0;
   double min = 0;
   fail_unless_equals_string (gst_structure_get_string (last, "bitrate-source"), "consumption");
