@@ -69,7 +69,9 @@ def run_once(sc, label, modes, build_dir, out_root):
     return results, table
 
 
-def cmd_run(args):
+def prepare_run(args):
+    """Checks run's arguments; returns (scenario, modes, label) or raises
+    LabError with code 2.  Runs before anything needs root."""
     if args.scenario not in SCENARIOS:
         raise LabError("unknown scenario '%s' (bwss-lab list)" % args.scenario, 2)
     modes = args.mode or list(MODES)
@@ -78,7 +80,7 @@ def cmd_run(args):
             raise LabError("unknown mode '%s' (one of %s)" % (m, ", ".join(MODES)), 2)
     sets = list(args.set or [])
     if args.duration is not None:
-        if args.duration <= 0:
+        if not args.duration > 0:
             raise LabError("--duration must be > 0", 2)
         sets.append("duration=%g" % args.duration)
     if args.repeat < 1 or args.repeat > 100:
@@ -88,6 +90,12 @@ def cmd_run(args):
     except ScenarioError as e:
         raise LabError(str(e), 2)
     label = args.label or " ".join([args.scenario] + [s for s in (args.set or [])])
+    if not slug(label):
+        raise LabError("--label must contain a letter or digit", 2)
+    return sc, modes, label
+
+
+def cmd_run(args, sc, modes, label):
     build_dir = os.path.abspath(args.build_dir)
     check_tools(sc, modes, build_dir)
     base = os.path.join(os.path.abspath(args.out), slug(label))
@@ -120,6 +128,8 @@ def cmd_run(args):
 
 
 def cmd_report(args):
+    if not report.collect(args.dirs):
+        raise LabError("no run (summary.json) under %s" % ", ".join(args.dirs))
     path = report.write_results(args.dirs, args.out, args.command or [])
     print("wrote %s" % path)
     return 0
@@ -154,6 +164,8 @@ def main(argv=None):
             return 0
         if args.cmd == "report":
             return cmd_report(args)
+        if args.cmd == "run":
+            prepared = prepare_run(args)
         if os.geteuid() != 0:
             raise LabError("needs root (network namespaces, tc)")
         if args.cmd == "down":
@@ -166,7 +178,7 @@ def main(argv=None):
                 raise LabError(str(e), 2)
             topology.up(sc, os.path.abspath(args.build_dir))
             return 0
-        return cmd_run(args)
+        return cmd_run(args, *prepared)
     except LabError as e:
         topology.down(quiet=True) if os.geteuid() == 0 and args.cmd == "run" else None
         print("bwss-lab: %s" % e, file=sys.stderr)

@@ -38,8 +38,9 @@ http {
 """ % {"w": work, "www": www})
     if sc.adaptive:
         # the HLS content is made once per parameter set and kept in the build dir
-        cache = os.path.join(build_dir, "tests", "lab", "hls-content")
         length = int(sc.duration) + 60                    # the player buffers ahead
+        cache = os.path.join(build_dir, "tests", "lab", "hls-content", "%s-s%g-l%d" % (
+            "-".join(str(v) for v in sc.hls_variants), sc.hls_segment, length))
         r = subprocess.run(["/usr/bin/python3", os.path.join(HERE, "make-hls"), "--variants",
                             ",".join(str(v) for v in sc.hls_variants), "--length", str(length),
                             "--segment", str(int(sc.hls_segment)), cache],
@@ -89,18 +90,16 @@ def start_cross_sender(sc, work):
 
 def client_env(sc, mode, base_env, kind):
     """The environment of a client: the domain and plug-in path; in mode
-    bwss-paper the paper's loop; for the adaptive player, the legacy
-    hlsdemux (hlsdemux2 has its own HTTP client and would bypass the
-    source element) and bwsshttpsrc only where BWSS runs."""
+    bwss-paper the paper's loop.  The adaptive player finds bwsshttpsrc (and
+    with it the bwss tracer) only where BWSS runs; elsewhere it plays with
+    souphttpsrc, as without bwss installed."""
     env = dict(base_env)
     if mode == "bwss-paper":
         env["BWSS_LOOP"] = "paper"
     else:
         env.pop("BWSS_LOOP", None)
-    if kind == "video" and sc.adaptive:
-        if mode not in BWSS_MODES:
-            env.pop("GST_PLUGIN_PATH", None)
-        env["GST_PLUGIN_FEATURE_RANK"] = "hlsdemux2:NONE"
+    if kind == "video" and sc.adaptive and mode not in BWSS_MODES:
+        env.pop("GST_PLUGIN_PATH", None)
     return env
 
 
@@ -108,11 +107,10 @@ def client_cmd(sc, mode, build_dir, kind, i=0, out_dir=None):
     """The command line of one client (kind "video" or "bulk", bulk index i)."""
     bwss = mode in BWSS_MODES
     if kind == "video" and sc.adaptive:
-        cmd = [os.path.join(build_dir, "tests", "lab", "bwss-lab-player"),
-               "--duration", str(sc.duration), "--json", os.path.join(out_dir, "player.json")]
-        if bwss:
-            cmd += ["--min-rate", str(int(sc.video_min_kbps * 1000)), "--weight", "%g" % sc.video_weight]
-        return cmd + ["http://%s/hls/master.m3u8" % VIDEO_ADDR]
+        # nothing set for bwss: the player as an application is written
+        return [os.path.join(build_dir, "tests", "lab", "bwss-lab-player"), "--pipeline", sc.player,
+                "--duration", str(sc.duration), "--json", os.path.join(out_dir, "player.json"),
+                "http://%s/hls/master.m3u8" % VIDEO_ADDR]
     if kind == "video":
         url = "http://%s:%d/video" % (VIDEO_ADDR, VIDEO_PORT)
     else:

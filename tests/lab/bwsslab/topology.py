@@ -108,6 +108,11 @@ def up(sc, build_dir, stats_file=None, quiet=False):
         ns(NS_S, "ip", "addr", "add", a + "/32", "dev", "s0")
     ns(NS_S, "ip", "link", "set", "s0", "up")
     ns(NS_S, "ip", "route", "add", "default", "via", "10.77.2.1")
+    # the senders' congestion control (a new namespace inherits the host's)
+    if ns(NS_S, "sysctl", "-qw", "net.ipv4.tcp_congestion_control=" + sc.sender_cc, check=False) != 0:
+        down(quiet=True)
+        die("the kernel has no congestion control '%s' (/proc/sys/net/ipv4/"
+            "tcp_available_congestion_control)" % sc.sender_cc, 2)
     # the router: both veths, two TUNs, policy routing through the delay stage
     ns(NS_R, "ip", "addr", "add", "10.77.1.1/24", "dev", "r-c")
     ns(NS_R, "ip", "addr", "add", "10.77.2.1/24", "dev", "r-s")

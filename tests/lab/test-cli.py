@@ -1,0 +1,97 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The lab's command line and tables, without a network: bad input exits 2
+with a message naming it before anything is set up (no namespace appears),
+and `report` turns run summaries into tables whose medians leave out the runs
+in which the lab did not carry its link.  (TAP output.)"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LAB = os.path.join(HERE, "bwss-lab")
+n = 0
+good = True
+
+
+def check(cond, msg):
+    global n, good
+    n += 1
+    good &= bool(cond)
+    print(("ok %d - " if cond else "not ok %d - ") % n + msg)
+
+
+def namespaces():
+    r = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
+    return sorted(l.split()[0] for l in r.stdout.splitlines() if l.startswith("bwsslab"))
+
+
+def lab(*args):
+    return subprocess.run([sys.executable, LAB] + list(args), capture_output=True, text=True)
+
+
+before = namespaces()
+BAD = [
+    (["run", "nosuch"], "unknown scenario"),
+    (["run", "streaming", "--mode", "fastest"], "unknown mode"),
+    (["run", "streaming", "--set", "link_kbps=fast"], "link_kbps"),
+    (["run", "streaming", "--set", "link_kbps=-3"], "link_kbps"),
+    (["run", "streaming", "--set", "link_kbps=nan"], "link_kbps"),
+    (["run", "streaming", "--set", "rtt_bulk=20,inf"], "rtt_bulk"),
+    (["run", "streaming", "--set", "nosuch=1"], "unknown parameter"),
+    (["run", "streaming", "--set", "weights"], "KEY=VALUE"),
+    (["run", "streaming", "--set", "weights=1,x"], "weights"),
+    (["run", "streaming", "--set", "video_client=vlc"], "video_client"),
+    (["run", "adaptive", "--set", "player=vlc"], "player"),
+    (["run", "streaming", "--set", "sender_cc=cu bic"], "sender_cc"),
+    (["run", "streaming", "--set", "bwss_on_at=100"], "bwss_on_at"),
+    (["run", "streaming", "--set", "measure_from=90"], "measure_from"),
+    (["run", "streaming", "--duration", "0"], "--duration"),
+    (["run", "streaming", "--duration", "nan"], "--duration"),
+    (["run", "streaming", "--repeat", "0"], "--repeat"),
+    (["run", "streaming", "--label", "///"], "--label"),
+]
+for args, word in BAD:
+    r = lab(*args)
+    msg = (r.stderr.strip().splitlines() or [""])[-1]
+    check(r.returncode == 2 and word in msg, "%s -> exit %d: %s" % (" ".join(args), r.returncode, msg))
+check(namespaces() == before, "bad input set nothing up (namespaces %s)" % namespaces())
+r = lab("list")
+check(r.returncode == 0 and all(s in r.stdout for s in ("streaming", "adaptive3", "adaptive-hd")),
+      "list names the scenarios")
+
+
+def summary(mode, valid, agg, prebuffer, reason=None):
+    return {"scenario": "streaming", "label": "streaming", "mode": mode, "doc": "d", "duration_s": 90,
+            "link_kbps": 960, "aggregate_kbps": agg,
+            "flows": [{"name": "bulk1", "mean_kbps": agg / 2}, {"name": "video", "mean_kbps": agg / 2}],
+            "queue_delay_ms": {"median": 10.0, "p95": 20.0}, "video_at_min": 0.99,
+            "required_prebuffer_s": prebuffer, "late_fraction": {k: 0.0 for k in ("0.5", "1", "2", "4", "8")},
+            "valid": valid, "invalid_reasons": [] if valid else [reason]}
+
+
+with tempfile.TemporaryDirectory() as d:
+    runs = [("tcp", True, 900, 10.0), ("tcp", True, 910, 12.0), ("tcp", False, 5, 99.0),
+            ("ideal", False, 100, 50.0)]
+    for k, (mode, valid, agg, pre) in enumerate(runs):
+        os.makedirs(os.path.join(d, "run%d" % k, mode))
+        with open(os.path.join(d, "run%d" % k, mode, "summary.json"), "w") as f:
+            json.dump(summary(mode, valid, agg, pre, "delay stage p99 lateness 9000 us"), f)
+    out = os.path.join(d, "results.md")
+    r = lab("report", d, "--out", out, "--command", "bwss-lab run streaming --repeat 3")
+    text = open(out).read() if r.returncode == 0 else ""
+    rows = {l.split("|")[1].strip(): l for l in text.splitlines() if l.startswith("| tcp") or l.startswith("| ideal")}
+    check(r.returncode == 0 and "bwss-lab run streaming --repeat 3" in text, "report writes the command")
+    check("| 2/3 | 905 |" in rows.get("tcp", ""), "medians over the valid runs only: %s" % rows.get("tcp"))
+    check("11.00" in rows.get("tcp", "") and "99.00" not in text,
+          "the invalid run's prebuffer is left out")
+    check("0/1" not in rows.get("ideal", "") and "invalid" in rows.get("ideal", "") and "100" not in rows.get("ideal", ""),
+          "a mode without a valid run reports no figure: %s" % rows.get("ideal"))
+    check("delay stage p99 lateness 9000 us" in text, "the reason is named")
+    r = lab("report", os.path.join(d, "nosuch"), "--out", os.path.join(d, "x.md"))
+    check(r.returncode != 0 and not os.path.exists(os.path.join(d, "x.md")),
+          "report of a directory without runs fails and writes nothing (exit %d)" % r.returncode)
+print("1..%d" % n)
+sys.exit(0 if good else 1)
