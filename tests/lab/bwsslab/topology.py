@@ -84,6 +84,28 @@ def bottleneck_ideal(sc):
        "match", "ip", "src", VIDEO_ADDR + "/32", "flowid", "1:10")
 
 
+CC_AVAILABLE = "/proc/sys/net/ipv4/tcp_available_congestion_control"
+CC_ALLOWED = "/proc/sys/net/ipv4/tcp_allowed_congestion_control"
+
+
+def set_sender_cc(cc):
+    """Sets the servers' congestion control.  A namespace other than the
+    host's may only pick one of the host's allowed list, so cc is added to
+    that list first if it is missing (a host setting, left in place: it only
+    permits a choice)."""
+    try:
+        available = open(CC_AVAILABLE).read().split()
+        allowed = open(CC_ALLOWED).read().split()
+    except OSError as e:
+        die("cannot read the congestion controls: %s" % e)
+    if cc not in available:
+        down(quiet=True)
+        die("the kernel has no congestion control '%s' (it has: %s)" % (cc, " ".join(available)), 2)
+    if cc not in allowed:
+        sh("sysctl", "-qw", "net.ipv4.tcp_allowed_congestion_control=" + " ".join(allowed + [cc]))
+    ns(NS_S, "sysctl", "-qw", "net.ipv4.tcp_congestion_control=" + cc)
+
+
 def up(sc, build_dir, stats_file=None, quiet=False):
     """Builds the topology for scenario sc; the delay stage writes its
     statistics to stats_file when it stops."""
@@ -108,11 +130,7 @@ def up(sc, build_dir, stats_file=None, quiet=False):
         ns(NS_S, "ip", "addr", "add", a + "/32", "dev", "s0")
     ns(NS_S, "ip", "link", "set", "s0", "up")
     ns(NS_S, "ip", "route", "add", "default", "via", "10.77.2.1")
-    # the senders' congestion control (a new namespace inherits the host's)
-    if ns(NS_S, "sysctl", "-qw", "net.ipv4.tcp_congestion_control=" + sc.sender_cc, check=False) != 0:
-        down(quiet=True)
-        die("the kernel has no congestion control '%s' (/proc/sys/net/ipv4/"
-            "tcp_available_congestion_control)" % sc.sender_cc, 2)
+    set_sender_cc(sc.sender_cc)
     # the router: both veths, two TUNs, policy routing through the delay stage
     ns(NS_R, "ip", "addr", "add", "10.77.1.1/24", "dev", "r-c")
     ns(NS_R, "ip", "addr", "add", "10.77.2.1/24", "dev", "r-s")
