@@ -20,6 +20,18 @@
  *   - Overflow: any finite doubles are accepted.  Sums of minima or weights
  *     can exceed DBL_MAX, so they are taken after dividing by the largest
  *     element (then each term is <= 1 and a sum of n terms is <= n).
+ *
+ * Demand caps (bwss_allocate_capped, the delay loop): a flow that something
+ * else than its target limits (its source, another path) takes no more than
+ * its cap, and what it leaves goes to the others by eq. (6) — water-filling
+ * at a common excess per unit of weight λ:
+ *
+ *   T_i = min(m_i + w_i·λ, c_i),  Σ T_i = σ                          (eq. 6')
+ *
+ * the paper's rule (a) ("tracked" flows, Sec. V-C) as an allocation: σ
+ * stays at the link's rate instead of growing by every share a flow leaves
+ * unused.  Caps never go below a minimum; if every flow is capped, what is
+ * left is split by eq. (6) over all (no flow wants it; Σ T = σ holds).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -161,4 +173,103 @@ bwss_allocate (double sigma, const BwssPrefs *prefs, size_t n, double *targets)
     return BWSS_OK;
   }
   return allocate_by_priority (sigma, prefs, n, targets);
+}
+
+/* Fills @targets by eq. (6') for σ >= Σm, all in units of @scale (so the
+ * sums stay finite); @caps < 0 is none.  @frozen is scratch of n bools. */
+static void
+fill_water (double sigma, const BwssPrefs *prefs, const double *caps, size_t n,
+            double scale, double wscale, bool *frozen, double *targets)
+{
+  for (size_t i = 0; i < n; i++)
+    frozen[i] = false;
+  for (;;) {
+    double left = sigma / scale, wsum = 0.0;
+    size_t free_n = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (frozen[i]) {
+        left -= caps[i] / scale;
+      } else {
+        left -= prefs[i].min_rate_bps / scale;
+        wsum += prefs[i].weight / wscale;
+        free_n++;
+      }
+    }
+    if (free_n == 0) {
+      /* every flow capped: the rest by eq. (6) over all, on top */
+      double w_all = wscale > 0.0 ? scaled_sum (prefs, n, true, wscale) : 0.0;
+      for (size_t i = 0; i < n; i++) {
+        double share = w_all > 0.0 ? (prefs[i].weight / wscale) / w_all : 1.0 / (double) n;
+        targets[i] = caps[i] + (left > 0.0 ? left * share * scale : 0.0);
+      }
+      return;
+    }
+    bool equal = !(wsum > 0.0);        /* Σw = 0: every weight counts as 1 */
+    double lambda = left / (equal ? (double) free_n : wsum);  /* excess per unit of weight */
+    bool froze = false;
+    for (size_t i = 0; i < n; i++) {
+      if (frozen[i] || caps[i] < 0.0)
+        continue;
+      double w = equal ? 1.0 : prefs[i].weight / wscale;
+      if (prefs[i].min_rate_bps / scale + w * lambda > caps[i] / scale) {
+        frozen[i] = true;
+        froze = true;
+      }
+    }
+    if (!froze) {
+      for (size_t i = 0; i < n; i++) {
+        double w = equal ? 1.0 : prefs[i].weight / wscale;
+        targets[i] = frozen[i] ? caps[i] : (prefs[i].min_rate_bps / scale + w * lambda) * scale;
+      }
+      return;
+    }
+  }
+}
+
+int
+bwss_allocate_capped (double sigma, const BwssPrefs *prefs, const double *caps, size_t n,
+                      double *targets)
+{
+  if (caps == NULL)
+    return bwss_allocate (sigma, prefs, n, targets);
+  for (size_t i = 0; i < n; i++)
+    if (isnan (caps[i]))
+      return BWSS_EINVAL;
+  int err = bwss_allocate (sigma, prefs, n, targets);   /* validates the rest */
+  if (err != BWSS_OK || n == 0)
+    return err;
+  /* eq. (7) already serves less than the minima: caps (>= minima) cannot bind */
+  double min_scale = max_of (prefs, n, false);
+  if (min_scale > 0.0 && sigma / min_scale < scaled_sum (prefs, n, false, min_scale))
+    return BWSS_OK;
+  double *c = malloc (n * sizeof *c);
+  bool *frozen = malloc (n * sizeof *frozen);
+  double *out = malloc (n * sizeof *out);
+  if (c == NULL || frozen == NULL || out == NULL) {
+    free (c);
+    free (frozen);
+    free (out);
+    return BWSS_ENOMEM;
+  }
+  double scale = sigma > min_scale ? sigma : min_scale;
+  bool any = false;
+  for (size_t i = 0; i < n; i++) {
+    c[i] = caps[i] < 0.0 || isinf (caps[i]) ? -1.0 : caps[i];
+    if (c[i] >= 0.0 && c[i] < prefs[i].min_rate_bps)
+      c[i] = prefs[i].min_rate_bps;    /* a cap never cuts a minimum */
+    if (c[i] >= 0.0) {
+      any = true;
+      if (c[i] > scale)
+        scale = c[i];
+    }
+  }
+  if (any && scale > 0.0) {
+    fill_water (sigma, prefs, c, n, scale, max_of (prefs, n, true), frozen, out);
+    for (size_t i = 0; i < n; i++)
+      targets[i] = out[i];
+  }
+  free (c);
+  free (frozen);
+  free (out);
+  return BWSS_OK;
 }

@@ -58,22 +58,39 @@
  *
  * Decisions (every bwss_capacity_interval(): a few RTTs, enough segments for
  * the kernel's RTT average to move; at once when the queue reaches twice its
- * target and band: cross traffic must not fill the buffer before the cut).  One pass counts; the first rule whose
- * predicate holds acts:
+ * target and band: cross traffic must not fill the buffer before the cut).
+ * One pass counts; the first rule whose predicate holds acts:
  *
  * | rule      | origin                       | condition                                   | action                                      |
  * |-----------|------------------------------|---------------------------------------------|---------------------------------------------|
  * | start     | paper V-C initialisation     | START (σ = Σm) for release_us               | σ ← max(U, Σm); TRACK                       |
- * | cut       | C1; paper rule (c)           | q > q_t + band, and the queue is not        | σ ← U' − U·min(max_cut, (q−q_t)/(H·(b̄+q_t))),|
- * |           |                              | already falling at that pace                | U' = Σ max(R_i, m_i); not below Σm; if < σ  |
+ * | probed    | BBR's bandwidth probe        | a probe beyond the link seen busy running,  | σ ← (1−α)·σ before the probe; no probe for  |
+ * |           |                              | and a queue (above the band)                | probe_wait (a probe with no queue and U     |
+ * |           |                              |                                             | above that link: a faster link)             |
+ * | cut       | C1; paper rule (c)           | q > q_t + band, and the queue is not        | drain: σ ← U' − U·min(max_cut,              |
+ * |           |                              | already falling at that pace                | (q−q_t)/(H·(b̄+q_t))) for H·(b̄+q_t), then   |
+ * |           |                              |                                             | cruise: σ ← (1−α)·U + unused targets;       |
+ * |           |                              |                                             | U' = Σ max(R_i, m_i); not below Σm, never   |
+ * |           |                              |                                             | above the σ before                          |
  * | loss      | paper rules (c), (d); AQMs   | a queue but not over target, flows short of | σ ← (1−α)·U', not below Σm; raises bounded  |
- * |           |                              | target and not held by their window carry   | by loss_raise for loss_memory_us, or until  |
- * |           |                              | >= U/2, U < (1−α)·σ, loss_decisions in a row| q reaches q_t                               |
- * | raise     | C1; LEDBAT's ramp            | q < q_t − band, and a flow held by its      | σ ← σ·(1 + min(max_raise,                   |
- * |           |                              | window uses all its target (or any, with    |   boost·gain·(q_t−q)/(b̄+q_t))), at most     |
- * |           |                              | the queue empty)                            | (U' + unused targets)·(1 + max_raise)       |
+ * |           |                              | target and held neither by their window nor | by loss_raise for loss_memory_us, or until  |
+ * |           |                              | at their minimum carry >= U/2, U < (1−α)·σ, | q reaches q_t                               |
+ * |           |                              | loss_decisions in a row                     |                                             |
+ * | raise     | C1; LEDBAT's ramp            | q < q_t − band, and a flow held by its      | σ ← σ·(1 + min(max_raise, boost·α,          |
+ * |           |                              | window uses all its target (or any, with    |   gain·(q_t−q)/(b̄+q_t))), at most           |
+ * |           |                              | the queue empty)                            | (U' + unused targets)·(1 + max_raise); the  |
+ * |           |                              |                                             | ramp stops at the link seen busy + idle,    |
+ * |           |                              |                                             | beyond it α, probe_wait after a cut         |
  * |           |                              |                                             | doubles while the queue stays empty         |
  * | hold      |                              | otherwise                                   | —                                           |
+ *
+ * A cut is a drain, then a cruise (as BBR drains its queue): while the
+ * queue is above its target U' is what the link delivers to us, so σ = U'
+ * holds the queue where it is (C1) and σ below it drains the excess.  The
+ * drain takes the excess out over H RTTs; then σ goes back to U' at once —
+ * a σ left at the drain's level would idle the link until the raise rule
+ * climbed back, and with flows that follow their targets within an RTT
+ * (paced reads, fcs.c) that swing was ±50 % in the model.
  *
  * Never a spiral: σ is cut only while the queue is above its target, i.e.
  * while the link is busy and U is what it delivers; a cut is relative to
@@ -109,10 +126,12 @@
  * four decisions. */
 #define LINK_DECAY 0.1
 
-enum { RULE_NONE = 0, RULE_START, RULE_CUT, RULE_LOSS, RULE_RAISE, RULE_HOLD, RULE_IDLE };
+enum { RULE_NONE = 0, RULE_START, RULE_PROBED, RULE_CUT, RULE_LOSS, RULE_RAISE, RULE_HOLD,
+       RULE_IDLE };
 
 static const char *const rule_names[] = {
-  [RULE_NONE] = "none", [RULE_START] = "start", [RULE_CUT] = "cut", [RULE_LOSS] = "loss",
+  [RULE_NONE] = "none", [RULE_START] = "start", [RULE_PROBED] = "probed", [RULE_CUT] = "cut",
+  [RULE_LOSS] = "loss",
   [RULE_RAISE] = "raise", [RULE_HOLD] = "hold", [RULE_IDLE] = "idle",
 };
 
@@ -132,6 +151,7 @@ bwss_capacity_init (BwssCapacity *c)
   c->queue_target_us = 0.0;
   c->last_band_us = 0.0;
   c->link_bps = 0.0;
+  c->busy_link_bps = 0.0;
   c->last_rtt_us = 0.0;
   c->phase_since_us = 0;
   c->next_decision_us = 0;
@@ -140,6 +160,10 @@ bwss_capacity_init (BwssCapacity *c)
   c->raise_boost = 1.0;
   c->last_loss_us = 0;
   c->loss_votes = 0;
+  c->cruise_bps = 0.0;
+  c->drain_until_us = 0;
+  c->last_cut_us = 0;
+  c->probe_from_bps = 0.0;
   c->changes = 0;
   c->last_rule = RULE_NONE;
 }
@@ -244,8 +268,11 @@ typedef struct {
   size_t hungry;       /* flows using all their target, held by their window */
   size_t held;         /* flows held by their window */
   double u_kept;       /* Σ max(R_i, m_i): U with every minimum kept, bit/s */
-  double u_lost;       /* Σ R_i of the flows short of target, not held by their window */
+  double u_lost;       /* Σ R_i of the flows short of target, held neither by their
+                        * window nor at their minimum */
   double unused;       /* Σ T_i − max(R_i, m_i) of the flows not held by their window */
+  double idle;         /* Σ T_i − R_i of the flows not held by their window: σ that
+                        * is not on the link, unused minima included */
   double band;         /* half the dead zone around q_t, µs */
   double link;         /* the link's rate for C2 and the band, bit/s */
 } Counts;
@@ -277,11 +304,17 @@ count (const BwssCapacity *c, const BwssParams *p, double u, const BwssCapacityF
     const BwssCapacityFlow *f = &flows[i];
     k.minima += f->min_rate_bps;
     k.u_kept += f->rate_bps > f->min_rate_bps ? f->rate_bps : f->min_rate_bps;
-    if (!f->window_limited && f->rate_bps >= 0.0 && f->rate_bps < (1.0 - p->alpha) * f->target_bps)
+    /* short of its target, and neither its window nor its minimum says why
+     * (a video its source paces at its minimum is no verdict on the link) */
+    bool at_min = f->min_rate_bps > 0.0 && f->rate_bps >= (1.0 - p->alpha) * f->min_rate_bps;
+    if (!f->window_limited && !at_min && f->rate_bps >= 0.0
+        && f->rate_bps < (1.0 - p->alpha) * f->target_bps)
       k.u_lost += f->rate_bps;
     double kept = f->rate_bps > f->min_rate_bps ? f->rate_bps : f->min_rate_bps;
     if (!f->window_limited && f->target_bps > kept)
       k.unused += f->target_bps - kept;
+    if (!f->window_limited && f->rate_bps >= 0.0 && f->target_bps > f->rate_bps)
+      k.idle += f->target_bps - f->rate_bps;
     if (f->window_limited)
       k.held++;
     if (f->window_limited && f->rate_bps >= (1.0 - p->alpha) * f->target_bps)
@@ -317,12 +350,19 @@ rule_start (const BwssCapacity *c, const BwssParams *p, uint64_t now)
   return c->phase == BWSS_PHASE_START && now - c->phase_since_us >= p->release_us;
 }
 
-/* Returns the σ the cut rule asks for (bit/s), or a negative value if the
- * queue is already falling fast enough to reach q_t within the horizon. */
+/* Returns the drain's length, µs: H RTTs of the reference RTT. */
 static double
-cut_sigma (const BwssCapacity *c, const BwssParams *p, const Counts *k, double interval_us)
+drain_us (const BwssParams *p, const Counts *k)
 {
-  double horizon = p->drain_horizon_rtts * k->rtt_ref;
+  return p->drain_horizon_rtts * k->rtt_ref;
+}
+
+/* Returns the σ the drain asks for (bit/s), or a negative value if the
+ * queue is already falling fast enough to reach q_t within the drain. */
+static double
+drain_sigma (const BwssCapacity *c, const BwssParams *p, const Counts *k, double interval_us)
+{
+  double horizon = drain_us (p, k);
   double excess = k->q - k->qt;
   if (c->prev_queue_us >= 0.0 && interval_us > 0.0) {
     double fall = (c->prev_queue_us - k->q) / interval_us;   /* µs of queue per µs */
@@ -337,6 +377,24 @@ cut_sigma (const BwssCapacity *c, const BwssParams *p, const Counts *k, double i
    * reserve, and the rate to shed falls on the flows that can shed it */
   double sigma = k->u_kept - cut * k->u;                      /* C1 */
   return sigma > k->minima ? sigma : k->minima;
+}
+
+/* Returns the σ after the drain, bit/s: (1 − α)·U, just below what the
+ * link delivers to us (C1: at U the queue would stay where the drain left
+ * it, and windows in whole segments round up, so a little below lets it
+ * settle at q_t; the raise rule finds the rest), plus what the flows
+ * something else holds leave unused of their targets above their minima (σ
+ * that goes to them is not on the link; a flow below its minimum with a
+ * queue standing may be the queue's victim, not its source's), at least
+ * the minima (the TRAS serves them first),
+ * never above @before, the σ the queue grew under. */
+static double
+cruise_sigma (const BwssParams *p, const Counts *k, double before)
+{
+  double s = (1.0 - p->alpha) * k->u + k->unused;
+  if (s < k->minima)
+    s = k->minima;
+  return s < before ? s : before;
 }
 
 /* Returns true if this decision finds σ above what the link gives: the link
@@ -398,17 +456,35 @@ set_sigma (BwssCapacity *c, double sigma)
   c->sigma_bps = sigma;
 }
 
-/* Returns the raise factor for this decision (σ ← σ·(1 + it)): C1's step
- * times the boost, bounded by max_raise — and by loss_raise for a while
- * after rule "loss" (the queue does not measure that link). */
+/* Returns the raise factor for this decision (σ ← σ·(1 + it)): C1's step,
+ * at most the ramp α·boost, bounded by max_raise — and by loss_raise for a
+ * while after rule "loss" (the queue does not measure that link). */
 static double
 raise_by (const BwssCapacity *c, const BwssParams *p, uint64_t now, const Counts *k)
 {
-  double step = c->raise_boost * p->raise_gain * (k->qt - k->q) / k->rtt_ref;   /* C1 */
+  /* C1's step, from α (the cruise after a drain is (1 − α)·U': one step
+   * back) doubling while the queue stays empty.  C1 alone assumes windows
+   * that hold the queue; flows whose reads are paced (fcs.c) hold none,
+   * the queue integrates σ − C, and C1's step from a cruise overshot by
+   * 10-20 % in the model */
+  double step = p->raise_gain * (k->qt - k->q) / k->rtt_ref;   /* C1 */
+  double ramp = c->raise_boost * p->alpha;
+  if (step > ramp)
+    step = ramp;
   double most = p->max_raise;
   if (c->last_loss_us && now - c->last_loss_us < p->loss_memory_us)
     most = p->loss_raise;
   return step < most ? step : most;
+}
+
+/* Returns the link this loop has seen busy, as σ, bit/s: that U plus what
+ * the flows something else holds leave idle of their targets (σ that goes
+ * to them is not on the link: a video below its minimum leaves it to the
+ * others, Fig. 5c); infinite before the link was busy. */
+static double
+known_link (const BwssCapacity *c, const Counts *k)
+{
+  return c->busy_link_bps > 0.0 ? c->busy_link_bps + k->idle : INFINITY;
 }
 
 /* The TRACK rules, in the order of the table; returns the rule taken. */
@@ -418,15 +494,34 @@ decide (BwssCapacity *c, const BwssParams *p, uint64_t now, const Counts *k, dou
   c->loss_votes = above_link (c, p, k) ? c->loss_votes + 1 : 0;
   if (k->q >= k->qt)
     c->last_loss_us = 0;   /* the queue reaches its target: no AQM holds it below */
+  double known = known_link (c, k);
+  if (c->probe_from_bps > 0.0 && !queue_empty (k)) {
+    /* a probe beyond the link seen busy that a queue answers: back below
+     * where it started, at once, before the queue grows (the flows that
+     * fell behind catch up meanwhile) */
+    set_sigma (c, (1.0 - p->alpha) * c->probe_from_bps);
+    c->probe_from_bps = 0.0;
+    c->last_cut_us = now;
+    c->drain_until_us = 0;
+    return RULE_PROBED;
+  }
+  if (c->probe_from_bps > 0.0 && k->u > c->busy_link_bps)
+    c->busy_link_bps = k->u;           /* the probe found room: a faster link */
   if (over_target (k)) {
-    double s = cut_sigma (c, p, k, interval_us);
+    double s = drain_sigma (c, p, k, interval_us);
     if (s >= 0.0 && s < c->sigma_bps) {
+      c->cruise_bps = cruise_sigma (p, k, c->drain_until_us ? c->cruise_bps : c->sigma_bps);
+      c->last_cut_us = now;
+      c->probe_from_bps = 0.0;
+      c->drain_until_us = now + (uint64_t) drain_us (p, k);
       set_sigma (c, s);
       return RULE_CUT;
     }
     return RULE_HOLD;
   }
+  c->drain_until_us = 0;   /* any other verdict ends a drain */
   if (rule_loss (c, p)) {
+    c->probe_from_bps = 0.0;
     double s = (1.0 - p->alpha) * k->u_kept;   /* just below: the windows bind */
     set_sigma (c, s > k->minima ? s : k->minima);
     c->last_loss_us = now;
@@ -437,8 +532,26 @@ decide (BwssCapacity *c, const BwssParams *p, uint64_t now, const Counts *k, dou
     /* ... up to max_raise above what the flows use (their minima kept) and
      * what those that something else holds leave unused (room for the
      * others: Fig. 5c): more is a raise the queue has not shown yet — the
-     * kernel's RTT average lags half a second at 960 kbit/s */
-    double s = c->sigma_bps * (1.0 + raise_by (c, p, now, k));
+     * kernel's RTT average lags half a second at 960 kbit/s.  And the ramp
+     * stops at the link this loop has seen busy (plus the unused targets):
+     * beyond it σ grows by α a decision at most (a faster link is found,
+     * just not at the ramp's pace: flows that follow σ within an RTT fill
+     * the queue faster than its average shows) */
+    double step = raise_by (c, p, now, k);
+    if (c->sigma_bps >= known) {
+      /* beyond the link seen busy: a probe of α, probe_wait_us after the
+       * last cut at the earliest (each probe that finds no more room costs
+       * a queue and a cut) */
+      if (c->last_cut_us && now - c->last_cut_us < p->probe_wait_us)
+        return RULE_HOLD;
+      if (step > p->alpha)
+        step = p->alpha;
+      if (c->probe_from_bps <= 0.0)
+        c->probe_from_bps = c->sigma_bps;
+    }
+    double s = c->sigma_bps * (1.0 + step);
+    if (c->sigma_bps < known && s > known)
+      s = known;
     double most = (k->u_kept + k->unused) * (1.0 + p->max_raise);
     if (s > most)
       s = most > c->sigma_bps ? most : c->sigma_bps;
@@ -488,12 +601,17 @@ bwss_capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
     c->next_decision_us = now + p->release_us;
     return true;
   }
+  double sigma_before = c->sigma_bps;
+  if (c->drain_until_us && now >= c->drain_until_us) {
+    c->drain_until_us = 0;               /* the drain is over: cruise */
+    if (c->cruise_bps > c->sigma_bps)
+      set_sigma (c, c->cruise_bps);
+  }
   if (now < c->next_decision_us && !urgent (c, now, flows, n))
-    return false;
+    return c->sigma_bps != sigma_before;
 
   Counts k = count (c, p, u, flows, n);
   BwssPhase phase_before = c->phase;
-  double sigma_before = c->sigma_bps;
   uint64_t interval = bwss_capacity_interval (p, flows, n, k.qt);
   double since_last = c->last_decision_us ? (double) (now - c->last_decision_us) : 0.0;
   int rule;
@@ -516,14 +634,18 @@ bwss_capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
     c->raise_boost = 1.0;
   c->last_rule = (uint32_t) rule;
 #ifdef CAPACITY_DEBUG
-  fprintf (stderr, "%8.3f %-9s %-9s σ %7.0f→%7.0f U %7.0f q %6.1f qt %6.1f hungry %zu\n",
+  fprintf (stderr, "%8.3f %-9s %-9s σ %7.0f→%7.0f U %7.0f kept %7.0f unused %5.0f q %6.1f qt %6.1f hungry %zu\n",
            now / 1e6, bwss_phase_name (c->phase), rule_names[rule], sigma_before / 1e3,
-           c->sigma_bps / 1e3, u / 1e3, k.q / 1e3, k.qt / 1e3, k.hungry);
+           c->sigma_bps / 1e3, u / 1e3, k.u_kept / 1e3, k.unused / 1e3, k.q / 1e3, k.qt / 1e3, k.hungry);
 #endif
   c->queue_us = k.q;
   c->queue_target_us = k.qt;
   c->last_band_us = k.band;
   c->link_bps = k.link;
+  /* U while a queue stands: the link's own rate (what the raise ramps to,
+   * and what read pacing may rely on, controller.c) */
+  if (k.q >= 0.0 && !queue_empty (&k) && u > c->busy_link_bps)
+    c->busy_link_bps = u;
   c->last_rtt_us = k.rtt_ref;
   c->prev_queue_us = k.q;
   c->last_decision_us = now;

@@ -39,6 +39,9 @@ typedef struct {
   double      target_bps;
   uint64_t    target_moved_us;  /* last time the target moved by more than α */
   uint32_t    window_low;       /* delay loop: smallest window since its last decision */
+  bool        can_pace;         /* the receiver can pace its reads (last sample) */
+  double      demand_cap;       /* delay loop: the most it takes (eq. 6'), -1 = none */
+  double      pace_bps;         /* read it at this rate, bit/s; 0 = freely */
   bool        tracked;          /* paper loop: congested on its own path */
   double      tracked_target;
   uint64_t    last_bytes;       /* cumulative count at the last sample */
@@ -52,6 +55,7 @@ struct BwssController {
   BwssSigmaFlow    *sigma_view;  /* scratch for the paper's loop, cap entries */
   BwssCapacityFlow *cap_view;    /* scratch for the delay loop */
   BwssPrefs        *prefs;       /* scratch for the TRAS */
+  double           *caps;
   double           *targets;
   BwssSigma         sigma;       /* the paper's loop */
   BwssCapacity      capacity;    /* the delay loop */
@@ -93,6 +97,7 @@ bwss_controller_free (BwssController *c)
   free (c->sigma_view);
   free (c->cap_view);
   free (c->prefs);
+  free (c->caps);
   free (c->targets);
   free (c);
 }
@@ -139,6 +144,7 @@ grow (BwssController *c)
       || !grow_array ((void **) &c->sigma_view, cap, sizeof *c->sigma_view)
       || !grow_array ((void **) &c->cap_view, cap, sizeof *c->cap_view)
       || !grow_array ((void **) &c->prefs, cap, sizeof *c->prefs)
+      || !grow_array ((void **) &c->caps, cap, sizeof *c->caps)
       || !grow_array ((void **) &c->targets, cap, sizeof *c->targets))
     return BWSS_ENOMEM;
   c->cap = cap;
@@ -163,6 +169,7 @@ bwss_controller_add_flow (BwssController *c, uint64_t id, const BwssPrefs *prefs
   bwss_fcs_init (&f->fcs);
   bwss_base_rtt_init (&f->base);
   f->target_moved_us = now_us;
+  f->demand_cap = -1.0;
   c->reallocate = true;
   /* Flow start: the paper's loop looks for the new optimum from the current
    * σ (Sec. V-C); the delay loop just re-splits (the queue tells the rest). */
@@ -247,6 +254,7 @@ bwss_controller_observe (BwssController *c, uint64_t id, const BwssSample *s)
     f->rtt_us = s->rtt_us;
   if (s->mss)
     f->mss = s->mss;
+  f->can_pace = s->can_pace;
   /* a newcomer behind a queue the others measure: that queue is not its path */
   uint32_t first = s->min_rtt_us ? s->min_rtt_us : s->rtt_us;
   if (first && bwss_base_rtt_get (&f->base) == 0 && c->capacity.queue_us > 0.0)
@@ -261,10 +269,14 @@ bwss_controller_observe (BwssController *c, uint64_t id, const BwssSample *s)
 static void
 reallocate (BwssController *c, double sigma, uint64_t now_us)
 {
-  for (size_t i = 0; i < c->n; i++)
+  for (size_t i = 0; i < c->n; i++) {
     c->prefs[i] = c->flows[i].prefs;
-  if (bwss_allocate (sigma, c->prefs, c->n, c->targets) != BWSS_OK)
-    return;                             /* prefs were validated on entry */
+    c->caps[i] = c->flows[i].demand_cap;
+  }
+  if (bwss_allocate_capped (sigma, c->prefs, paper_loop (c) ? NULL : c->caps, c->n,
+                            c->targets) != BWSS_OK)
+    return;                             /* prefs were validated on entry; out of memory:
+                                         * the targets stay, the next decision retries */
   for (size_t i = 0; i < c->n; i++) {
     Flow *f = &c->flows[i];
     double old = f->target_bps, t = c->targets[i];
@@ -288,6 +300,15 @@ fcs_target (const BwssController *c, const Flow *f)
   if (!paper_loop (c) && m > 0.0 && t >= (1.0 - c->p.alpha) * m && t < (1.0 + c->p.alpha) * m)
     t = (1.0 + c->p.alpha) * m;
   return t;
+}
+
+/* Returns true if the delay loop may pace reads: the link was seen busy,
+ * and at no more than pace_max_link_bps. */
+static bool
+may_pace (const BwssController *c)
+{
+  double link = c->capacity.busy_link_bps;
+  return !paper_loop (c) && c->p.pace_reads && link > 0.0 && link <= c->p.pace_max_link_bps;
 }
 
 /* ---- the paper's loop ---- */
@@ -362,7 +383,46 @@ capacity_view (BwssController *c, uint64_t window_us)
       w = c->p.min_window_bytes * c->p.sub_window_yield;
     v->window_limited = w > 0.0 && f->rtt_us > 0 && v->rate_bps > 0.0
         && v->rate_bps >= c->p.window_limited_fraction * (8.0 * w) / ((double) f->rtt_us / 1e6);
+    /* read at its pace: held by the receiver as much as by a window (reads
+     * are exact: within α of the pace, or its source holds it below) */
+    if (f->pace_bps > 0.0)
+      v->window_limited = v->rate_bps >= (1.0 - c->p.alpha) * f->pace_bps;
   }
+}
+
+/* Returns flow @i's demand cap from the delay loop's view of the decision
+ * just taken, bit/s: a flow short of its target that neither its window nor
+ * its reads hold (its source, another path) takes at most demand_headroom
+ * above what it used, and at least (1 + α)·m_i; -1 (none) otherwise.  A
+ * capped flow that uses its cap is held by its target again: uncapped at
+ * the next decision. */
+static double
+demand_cap (const BwssController *c, size_t i)
+{
+  const Flow *f = &c->flows[i];
+  const BwssCapacityFlow *v = &c->cap_view[i];
+  if (v->window_limited || !(v->rate_bps >= 0.0) || !(f->target_bps > 0.0)
+      || v->rate_bps >= (1.0 - c->p.alpha) * f->target_bps)
+    return -1.0;
+  double cap = (1.0 + c->p.demand_headroom) * v->rate_bps;
+  double floor = (1.0 + c->p.alpha) * f->prefs.min_rate_bps;
+  return cap > floor ? cap : floor;
+}
+
+/* Updates every flow's demand cap; returns true if one moved by more than
+ * α (or appeared, or went): the TRAS must re-split. */
+static bool
+update_caps (BwssController *c)
+{
+  bool moved = false;
+  for (size_t i = 0; i < c->n; i++) {
+    Flow *f = &c->flows[i];
+    double cap = demand_cap (c, i), old = f->demand_cap;
+    if ((cap < 0.0) != (old < 0.0) || fabs (cap - old) > c->p.alpha * old)
+      moved = true;
+    f->demand_cap = cap;
+  }
+  return moved;
 }
 
 /* Runs the delay loop; returns true if the TRAS must re-split. */
@@ -380,7 +440,10 @@ tick_delay (BwssController *c, uint64_t now_us)
   capacity_view (c, window);
   for (size_t i = 0; i < c->n; i++)
     c->flows[i].window_low = c->flows[i].fcs.window;   /* a new interval */
-  return bwss_capacity_step (cap, &c->p, now_us, c->aggregate_bps, c->cap_view, c->n);
+  bool changed = bwss_capacity_step (cap, &c->p, now_us, c->aggregate_bps, c->cap_view, c->n);
+  if (cap->last_decision_us == now_us && update_caps (c))
+    changed = true;
+  return changed;
 }
 
 void
@@ -398,14 +461,18 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
 
   bool released = phase == BWSS_PHASE_RELEASE || phase == BWSS_PHASE_IDLE;   /* (the
                                                  * delay loop's start constrains) */
+  bool pace = may_pace (c);
   for (size_t i = 0; i < c->n; i++) {
     Flow *f = &c->flows[i];
+    double target = fcs_target (c, f);
+    bwss_fcs_set_paced (&f->fcs, &c->p, pace && f->can_pace);
     if (released)
       bwss_fcs_release (&f->fcs);
     else
-      bwss_fcs_step (&f->fcs, &c->p, now_us, fcs_target (c, f), model_rtt (c, f), f->mss);
+      bwss_fcs_step (&f->fcs, &c->p, now_us, target, model_rtt (c, f), f->mss);
     if (f->fcs.window < f->window_low || f->window_low == 0)
       f->window_low = f->fcs.window;
+    f->pace_bps = bwss_fcs_pace_bps (&f->fcs, &c->p, target);
   }
 }
 
@@ -424,6 +491,7 @@ bwss_controller_flow_state (const BwssController *c, uint64_t id, BwssFlowState 
   out->window_segments = f->fcs.window;
   /* window ≤ 2^30 / mss segments (fcs.c), so the product fits 32 bits. */
   out->window_bytes = bwss_fcs_window_bytes (&f->fcs, &c->p, mss);
+  out->read_rate_bps = f->pace_bps;
   out->rtt_us = f->rtt_us;
   out->base_rtt_us = bwss_base_rtt_get (&f->base);
   out->mss = mss;

@@ -47,8 +47,15 @@
  *   - below the smallest whole window, one window smaller than a segment
  *     (min_window_bytes, the delay loop): the law takes it as one more
  *     level down (eq. 3 from one segment, eq. 1 or a rescale to less than
- *     half a segment); the kernel then makes the sender send sub-MSS
- *     segments, about 0.4 segment per RTT (measured; see params.c).
+ *     half a segment); what the sender then moves depends on it (0.4 to 1.4
+ *     segments per RTT, measured; see params.c), hence:
+ *   - read pacing: where the receiver controls the flow's reads (and the
+ *     caller allows it: a slow link, controller.c), the reads carry T
+ *     instead (open loop, exact: the receive buffer is the window, so the
+ *     sender sends what is read), under a window one segment above what T
+ *     needs per RTT (at least pace_window_segments).  No whole-segment
+ *     quantum then: at 960 kbit/s and 30 ms a segment per RTT is 40 % of
+ *     the link.
  */
 #include <math.h>
 #include <bwss/control.h>
@@ -64,6 +71,8 @@ bwss_fcs_init (BwssFcs *f)
   f->state = BWSS_FCS_RELEASED;
   f->window = 0;
   f->sub = false;
+  f->paced = false;
+  f->pacing = false;
   f->hold_until_us = 0;
   f->changed_us = 0;
   f->periods_at_change = 0;
@@ -77,7 +86,24 @@ bwss_fcs_release (BwssFcs *f)
   f->state = BWSS_FCS_RELEASED;
   f->window = 0;
   f->sub = false;
+  f->pacing = false;
   f->hold_until_us = 0;
+}
+
+void
+bwss_fcs_set_paced (BwssFcs *f, const BwssParams *params, bool paced)
+{
+  f->paced = paced && params->pace_reads;
+}
+
+double
+bwss_fcs_pace_bps (const BwssFcs *f, const BwssParams *params, double target_bps)
+{
+  if (!f->pacing || f->state == BWSS_FCS_RELEASED)
+    return 0.0;
+  if (!(target_bps > params->pace_min_bps))   /* also catches NaN */
+    return params->pace_min_bps;
+  return target_bps;
 }
 
 /* Returns φ in µs: phi_rtts·RTT, at least min_phi_us. */
@@ -218,6 +244,30 @@ bwss_fcs_step (BwssFcs *f, const BwssParams *params, uint64_t now_us,
     mss = params->default_mss;
   if (!isfinite (target_bps) || target_bps < 0.0)
     target_bps = 0.0;
+
+  if (f->paced && rtt_us != 0 && f->state != BWSS_FCS_RELEASED) {
+    /* the reads carry T exactly; the window is only a ceiling above them:
+     * one segment more than T needs per RTT, resized when that is more, or
+     * two segments less (the receive buffer follows the window) */
+    double need = ceil (segments_for_rate (target_bps, rtt_us, mss)) + 1.0;
+    if (need < (double) params->pace_window_segments)
+      need = params->pace_window_segments;
+    uint32_t cap = window_cap (params, target_bps, rtt_us, mss);
+    if (need > (double) cap && cap >= params->pace_window_segments)
+      need = cap;
+    f->target_bps = target_bps;
+    f->debt_bits = 0.0;
+    if (!f->pacing || f->sub || need > (double) f->window || need + 2.0 <= (double) f->window) {
+      f->pacing = true;
+      set_window (f, params, (uint32_t) need, false, now_us, rtt_us);
+      f->state = BWSS_FCS_HOLD;
+    } else if (now_us >= f->hold_until_us) {
+      f->state = BWSS_FCS_STEADY;
+    }
+    return f->window;
+  }
+  if (f->pacing)
+    bwss_fcs_release (f);               /* the window takes over, from eq. (1) */
 
   bool restart = f->state != BWSS_FCS_RELEASED && rtt_us != 0
       && target_bps < params->restart_fraction * f->target_bps;

@@ -49,6 +49,32 @@
                                         * within RTTs; smaller moves are the closed
                                         * loop's (eq. 3/4), which knows the flow */
 
+/* Read pacing (delay loop, slow links).  A window is whole segments, and
+ * the smallest one the kernel offers carries 0.4-1.4 segments per RTT
+ * depending on the sender (tests/socket/measure-knobs --fractions, 960
+ * kbit/s, 30 ms: a 1158-byte clamp moved 162 kbit/s from a BBR sender, 546
+ * from CUBIC): at 1 Mbit/s a segment per RTT is 40 % of the link, and two
+ * bulk flows at their floors leave a video no room once cross traffic
+ * comes.  There the receiver reads at the target with a receive buffer the
+ * size of the window: the window closes when the buffer is full, and each
+ * read reopens it by what it took (measured: 40 kbit/s paced reads moved
+ * 38.8 kbit/s over the link, the buffer at 4096). */
+#define DELAY_PACE_MIN_BPS       8000.0 /* a segment every 1.4 s: the connection stays
+                                         * alive under servers' idle timeouts */
+#define DELAY_PACE_MAX_LINK_BPS  10e6   /* SO_RCVBUF ends receive-buffer autotuning for
+                                         * good; restored, the buffer is at most
+                                         * net.core.rmem_max (208 KiB on Debian, a
+                                         * window for 10 Mbit/s at 150 ms).  Above
+                                         * 10 Mbit/s a segment per RTT is a few % of the
+                                         * link and the floor does no harm */
+#define DELAY_PACE_RCVBUF_BYTES  4096   /* at least: the kernel doubles it, ~2-3
+                                         * segments of window before the reads bind */
+#define DELAY_PACE_BURST_SEGMENTS 2.0   /* one read may take two segments, so the
+                                         * window reopens by at least one */
+#define DELAY_PACE_WINDOW_SEGMENTS 2    /* over paced reads: a window that carries more
+                                         * than one segment per RTT (delayed ACKs: 80 %
+                                         * of the model at 2 MSS) */
+
 /* Rate meter */
 #define DEFAULT_METER_STEP_US    25000 /* 25 ms: 128 entries cover 3.2 s, half the
                                         * paper loop's longest settle interval; the
@@ -116,6 +142,13 @@
                                         * queue's ramp: the windows bind most of the
                                         * time, so the weights hold */
 #define DEFAULT_LOSS_MEMORY_US   (10ull * 1000000ull)
+#define DEFAULT_PROBE_WAIT_US    (4ull * 1000000ull) /* a probe beyond the link costs a
+                                        * queue of α·C for a second or so and a cut;
+                                        * a faster link is found within seconds */
+#define DEFAULT_DEMAND_HEADROOM  0.25  /* a flow its source holds (a video at its
+                                        * bitrate) gets a quarter more than it used:
+                                        * room to catch up after a stall, which it
+                                        * shows by using it (then it is uncapped) */
 
 const char *
 bwss_loop_name (BwssLoop loop)
@@ -159,6 +192,11 @@ bwss_params_init_for (BwssParams *p, BwssLoop loop)
   p->max_window_factor = DEFAULT_MAX_WINDOW_FACTOR;
   p->default_mss = DEFAULT_MSS;
   p->meter_step_us = DEFAULT_METER_STEP_US;
+  p->pace_min_bps = DELAY_PACE_MIN_BPS;
+  p->pace_max_link_bps = DELAY_PACE_MAX_LINK_BPS;
+  p->pace_rcvbuf_bytes = DELAY_PACE_RCVBUF_BYTES;
+  p->pace_burst_segments = DELAY_PACE_BURST_SEGMENTS;
+  p->pace_window_segments = DELAY_PACE_WINDOW_SEGMENTS;
   p->gamma = DEFAULT_GAMMA;
   p->raise_step = DEFAULT_RAISE_STEP;
   p->raise_floor_bps = DEFAULT_RAISE_FLOOR_BPS;
@@ -184,17 +222,21 @@ bwss_params_init_for (BwssParams *p, BwssLoop loop)
   p->window_limited_fraction = DEFAULT_WINDOW_LIMITED;
   p->loss_raise = DEFAULT_LOSS_RAISE;
   p->loss_memory_us = DEFAULT_LOSS_MEMORY_US;
+  p->demand_headroom = DEFAULT_DEMAND_HEADROOM;
+  p->probe_wait_us = DEFAULT_PROBE_WAIT_US;
   if (loop == BWSS_LOOP_PAPER) {
     p->release_us = PAPER_RELEASE_US;
     p->reinit_period_us = DEFAULT_REINIT_PERIOD_US;
     p->restart_fraction = PAPER_RESTART_FRACTION;
     p->rescale_threshold = 0.0;
+    p->pace_reads = false;
     p->dither = false;
   } else {
     p->release_us = DELAY_RELEASE_US;
     p->reinit_period_us = 0;            /* the loop follows the link all the time */
     p->restart_fraction = 0.0;
     p->rescale_threshold = DELAY_RESCALE_THRESHOLD;
+    p->pace_reads = true;
     p->dither = true;                   /* see fcs.c: a short queue leaves windows of a
                                          * few segments, a segment is 20-50 % of a share */
   }
@@ -243,6 +285,12 @@ bwss_params_validate (const BwssParams *p, const char **field)
   CHECK (isfinite (p->rescale_threshold) && p->rescale_threshold >= 0.0
          && p->rescale_threshold < 1.0, "rescale_threshold");
   CHECK (p->meter_step_us >= 1000 && p->meter_step_us <= 10000000, "meter_step_us");
+  CHECK (isfinite (p->pace_min_bps) && p->pace_min_bps > 0.0, "pace_min_bps");
+  CHECK (isfinite (p->pace_max_link_bps) && p->pace_max_link_bps >= 0.0, "pace_max_link_bps");
+  CHECK (p->pace_rcvbuf_bytes >= 1024 && p->pace_rcvbuf_bytes <= (1u << 24), "pace_rcvbuf_bytes");
+  CHECK (isfinite (p->pace_burst_segments) && p->pace_burst_segments >= 1.0
+         && p->pace_burst_segments <= 1000.0, "pace_burst_segments");
+  CHECK (p->pace_window_segments >= 1 && p->pace_window_segments <= 64, "pace_window_segments");
   CHECK (in_open_range (p->gamma, 0.0, 1.0), "gamma");
   CHECK (isfinite (p->raise_step) && p->raise_step > 0.0 && p->raise_step <= 10.0, "raise_step");
   CHECK (isfinite (p->raise_floor_bps) && p->raise_floor_bps >= 0.0, "raise_floor_bps");
@@ -280,5 +328,8 @@ bwss_params_validate (const BwssParams *p, const char **field)
          && p->window_limited_fraction <= 1.0, "window_limited_fraction");
   CHECK (isfinite (p->loss_raise) && p->loss_raise > 0.0 && p->loss_raise <= 1.0, "loss_raise");
   CHECK (p->loss_memory_us <= MAX_US, "loss_memory_us");
+  CHECK (p->probe_wait_us <= MAX_US, "probe_wait_us");
+  CHECK (isfinite (p->demand_headroom) && p->demand_headroom >= 0.0 && p->demand_headroom <= 100.0,
+         "demand_headroom");
   return BWSS_OK;
 }

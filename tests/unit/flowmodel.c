@@ -17,6 +17,7 @@ model_init (Model *m, double capacity_bps, double max_queue_s, double dt_s)
   m->max_queue_s = max_queue_s;
   m->dt_s = dt_s;
   m->aqm_interval_s = DEFAULT_AQM_INTERVAL;
+  m->sub_mss_yield = SUB_MSS_YIELD;
   m->above_since_s = -1.0;
 }
 
@@ -54,12 +55,12 @@ path_binds (const ModelFlow *f, double rate)
 /* Returns the rate flow @f sends at now, bit/s, and whether its congestion
  * window is what limits it (in *cwnd_limited). */
 static double
-sending_rate (const ModelFlow *f, double q, bool *cwnd_limited)
+sending_rate (const Model *m, const ModelFlow *f, double q, bool *cwnd_limited)
 {
   double rtt = f->base_rtt_s + q;
   double adv = f->window_bytes ? (double) f->window_bytes : INFINITY;
   if (adv < MODEL_MSS)
-    adv *= SUB_MSS_YIELD;
+    adv *= m->sub_mss_yield;
   double w = f->cwnd_bytes < adv ? f->cwnd_bytes : adv;
   double rate = w * 8.0 / rtt;
   double other = INFINITY;
@@ -67,6 +68,8 @@ sending_rate (const ModelFlow *f, double q, bool *cwnd_limited)
     other = f->source_bps;
   if (f->path_limit_bps > 0 && f->path_limit_bps < other)
     other = f->path_limit_bps;
+  if (f->read_bps > 0 && f->read_bps < other)
+    other = f->read_bps;              /* the window opens by what is read */
   *cwnd_limited = f->cwnd_bytes < adv && rate <= other;
   if (path_binds (f, rate)) {
     /* the queue elsewhere stretches the RTT the window is spread over */
@@ -137,7 +140,7 @@ model_step (Model *m)
   /* 1. senders: what leaves them now, what reaches the bottleneck now */
   for (size_t i = 0; i < m->n; i++) {
     ModelFlow *f = &m->f[i];
-    f->send_bps = f->active ? sending_rate (f, q, &cwnd_limited[i]) : 0.0;
+    f->send_bps = f->active ? sending_rate (m, f, q, &cwnd_limited[i]) : 0.0;
     f->pipe[slot] = f->send_bps;
     size_t lag = (size_t) llround (f->base_rtt_s / 2.0 / dt);
     if (lag >= MODEL_PIPE_STEPS)

@@ -21,8 +21,12 @@
  *   - base RTT b_i; its data spends b_i/2 between the server and the
  *     bottleneck, so what it sends at t arrives there at t + b_i/2;
  *   - the receiver's advertised window adv_i (bytes; 0 = unlimited); a
- *     window below one MSS moves half of itself per RTT (the sender's
- *     sub-MSS segments; measured on the lab's kernel, see params.c);
+ *     window below one MSS moves sub_mss_yield of itself per RTT (0.5 by
+ *     default: a BBR sender's sub-MSS segments; a CUBIC sender on a host
+ *     whose window scale rounds the window up to 2048 bytes moves 1.4
+ *     segments, ~1.8 of a 1152-byte clamp; measured, see params.c);
+ *   - the receiver's reads: at most read_bps (0 = freely) with a receive
+ *     buffer of a few segments, so the sender can send no faster;
  *   - the sender's congestion window cwnd_i: slow start (doubling per RTT)
  *     until the first loss, then +1 MSS per RTT; halved on a loss, at most
  *     once per RTT.  It grows only while it limits the flow (Linux's
@@ -31,7 +35,7 @@
  *   - optionally a source rate (an application that sends no faster, e.g. a
  *     paced video) and a limit elsewhere on its path (path_limit_bps, with
  *     path_delay_s of queue there while the limit binds, Fig. 5c).
- *   Sending rate: s_i = min(min(adv_i, cwnd_i)·8 / RTT_i, source_i, path_i),
+ *   Sending rate: s_i = min(min(adv_i, cwnd_i)·8 / RTT_i, source_i, path_i, read_i),
  *   RTT_i = b_i + q + (path queue): the usual fluid form of a
  *   window-limited sender.
  *
@@ -59,6 +63,7 @@ typedef struct {
   double   base_rtt_s;
   uint32_t window_bytes;    /* advertised window; 0 = unlimited */
   double   source_bps;      /* 0 = sends as fast as allowed */
+  double   read_bps;        /* the receiver reads no faster; 0 = freely */
   double   path_limit_bps;  /* 0 = none */
   double   path_delay_s;    /* queueing delay elsewhere while path_limit binds */
   /* sender state */
@@ -87,6 +92,7 @@ typedef struct {
   double    max_queue_s;
   double    aqm_target_s;   /* 0 = drop-tail only */
   double    aqm_interval_s;
+  double    sub_mss_yield;  /* what a window below one MSS moves per RTT, of itself */
   size_t    n;
   ModelFlow f[MODEL_MAX_FLOWS];
   /* state */

@@ -23,11 +23,19 @@ sim_add (Sim *s, double rtt, int32_t prio, double min, double weight, bool contr
 {
   size_t i = model_add (&s->m, rtt);
   s->controlled[i] = controlled;
+  s->pacable[i] = controlled;
   if (controlled) {
     BwssPrefs p = { .priority = prio, .min_rate_bps = min, .weight = weight };
     g_assert_cmpint (bwss_controller_add_flow (s->c, i, &p, s->now_us), ==, 0);
   }
   return i;
+}
+
+void
+sim_no_pacing (Sim *s, size_t i)
+{
+  s->pacable[i] = false;
+  s->m.f[i].read_bps = 0.0;
 }
 
 void
@@ -48,14 +56,17 @@ tick (Sim *s)
       continue;
     const ModelFlow *f = &s->m.f[i];
     BwssSample smp = { .now_us = s->now_us, .bytes_received = f->bytes,
-                       .rtt_us = f->rcv_rtt_us, .min_rtt_us = f->min_rtt_us, .mss = MODEL_MSS };
+                       .rtt_us = f->rcv_rtt_us, .min_rtt_us = f->min_rtt_us, .mss = MODEL_MSS,
+                       .can_pace = s->pacable[i] };
     g_assert_cmpint (bwss_controller_observe (s->c, i, &smp), ==, 0);
   }
   bwss_controller_tick (s->c, s->now_us);
   for (size_t i = 0; i < s->m.n; i++) {
     BwssFlowState st;
-    if (s->controlled[i] && bwss_controller_flow_state (s->c, i, &st) == 0)
+    if (s->controlled[i] && bwss_controller_flow_state (s->c, i, &st) == 0) {
       s->m.f[i].window_bytes = st.window_bytes;
+      s->m.f[i].read_bps = s->pacable[i] ? st.read_rate_bps : 0.0;
+    }
   }
 }
 
@@ -87,6 +98,7 @@ sim_run (Sim *s, unsigned seconds)
         bwss_controller_flow_state (s->c, i, &st);
       s->target[sec][i] = st.target_bps;
       s->window[sec][i] = st.window_segments;
+      s->pace[sec][i] = st.read_rate_bps;
     }
     bwss_controller_stats (s->c, &s->stats[sec]);
   }
@@ -154,9 +166,12 @@ sim_log (const Sim *s, unsigned every)
                             bwss_phase_name (s->stats[t].phase), s->stats[t].sigma_bps / 1e3,
                             s->stats[t].aggregate_bps / 1e3, s->queue_ms[t],
                             s->stats[t].queue_target_us / 1e3);
-    for (size_t i = 0; i < s->m.n; i++)
+    for (size_t i = 0; i < s->m.n; i++) {
       g_string_append_printf (line, " %5.0f/%5.0f w%-3u", s->rate[t][i] / 1e3,
                               s->target[t][i] / 1e3, s->window[t][i]);
+      if (s->pace[t][i] > 0.0)
+        g_string_append_printf (line, "p%.0f", s->pace[t][i] / 1e3);
+    }
     g_test_message ("%s", line->str);
     g_string_free (line, TRUE);
   }

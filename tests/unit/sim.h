@@ -23,11 +23,13 @@ struct Sim {
   Model           m;
   BwssController *c;
   bool            controlled[MODEL_MAX_FLOWS];
+  bool            pacable[MODEL_MAX_FLOWS];  /* the receiver can pace its reads */
   uint64_t        now_us;
   /* per second */
   double          rate[SIM_MAX_SECONDS][MODEL_MAX_FLOWS];    /* bit/s */
   double          target[SIM_MAX_SECONDS][MODEL_MAX_FLOWS];  /* bit/s, end of the second */
   uint32_t        window[SIM_MAX_SECONDS][MODEL_MAX_FLOWS];  /* segments */
+  double          pace[SIM_MAX_SECONDS][MODEL_MAX_FLOWS];    /* read rate, bit/s; 0 = free */
   double          queue_ms[SIM_MAX_SECONDS];                 /* mean queueing delay */
   double          cross[SIM_MAX_SECONDS];                    /* cross traffic delivered */
   BwssControllerStats stats[SIM_MAX_SECONDS];
@@ -39,9 +41,12 @@ struct Sim {
  * controlled with @params (NULL: the defaults: the delay loop). */
 void   sim_init (Sim *s, double capacity, const BwssParams *params, SimEvent event);
 /* Adds a flow of base RTT @rtt (s), registered with the controller if
- * @controlled. */
+ * @controlled; its reads can be paced (a program under the shim) unless
+ * sim_no_pacing() says otherwise. */
 size_t sim_add (Sim *s, double rtt, int32_t prio, double min, double weight, bool controlled);
 void   sim_stop_flow (Sim *s, size_t i);
+/* Flow @i's reads cannot be paced (an application reading by itself). */
+void   sim_no_pacing (Sim *s, size_t i);
 /* Runs until @seconds from the start (the records are indexed by second). */
 void   sim_run (Sim *s, unsigned seconds);
 void   sim_free (Sim *s);

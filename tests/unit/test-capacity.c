@@ -117,23 +117,31 @@ test_rule_cut (void)
   /* 8 Mbit/s, 40 ms: q_t = 10 ms, b̄ + q_t = 50 ms, horizon 100 ms */
   BwssCapacityFlow f[2] = { flow (4e6, 4e6, 50000, 40000), flow (4e6, 4e6, 50000, 40000) };
   uint64_t t = to_track (&c, f, 2, 8e6);
-  /* 20 ms of queue (10 over): σ ← U·(1 − 10/100) */
+  /* 20 ms of queue (10 over): the drain, σ ← U·(1 − 10/100) ... */
   f[0].rtt_us = f[1].rtt_us = 60000;
   g_assert_true (bwss_capacity_step (&c, &p, t, 8e6, f, 2));
   g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "cut");
   g_assert_cmpfloat_with_epsilon (c.sigma_bps, 8e6 * 0.9, 1.0);
-  /* the queue falls fast enough on its own (20 → 12 ms in one interval,
-   * the excess of 2 ms gone within the horizon): no further cut */
+  /* ... for the horizon (two RTTs of 50 ms, also the decision interval),
+   * then the cruise: (1 − α)·U; the queue falls fast enough on its own
+   * (20 → 12 ms in one interval, the excess of 2 ms gone within the
+   * horizon): no further cut */
+  g_assert_false (bwss_capacity_step (&c, &p, t + 99999, 8e6, f, 2));
+  g_assert_cmpfloat_with_epsilon (c.sigma_bps, 8e6 * 0.9, 1.0);
+  g_assert_cmpuint (c.next_decision_us, ==, t + 100000);
   t = c.next_decision_us;
   f[0].rtt_us = f[1].rtt_us = 52000;
-  g_assert_false (bwss_capacity_step (&c, &p, t, 7.2e6, f, 2));
+  g_assert_true (bwss_capacity_step (&c, &p, t, 7.2e6, f, 2));
   g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "hold");
-  /* 140 ms of cross traffic's queue: at most max_cut of U */
+  g_assert_cmpfloat_with_epsilon (c.sigma_bps, 8e6 * (1.0 - p.alpha), 1.0);
+  /* 140 ms of cross traffic's queue: a drain of at most max_cut of U, and
+   * a cruise at (1 − α)·U, never above the σ before */
   t = c.next_decision_us;
   f[0].rtt_us = f[1].rtt_us = 180000;
   f[0].rate_bps = f[1].rate_bps = 3e6;
   g_assert_true (bwss_capacity_step (&c, &p, t, 6e6, f, 2));
   g_assert_cmpfloat_with_epsilon (c.sigma_bps, 6e6 * (1.0 - p.max_cut), 1.0);
+  g_assert_cmpfloat_with_epsilon (c.cruise_bps, 6e6 * (1.0 - p.alpha), 1.0);
 }
 
 /* A cut sheds cut·U from U' = Σ max(R_i, m_i): the video's unused minimum
@@ -165,23 +173,25 @@ test_rule_raise (void)
   BwssCapacity c;
   BwssCapacityFlow f[1] = { flow (4e6, 4e6, 40000, 40000) };
   uint64_t t = to_track (&c, f, 1, 4e6);
-  /* an empty queue, the flow uses all its target: σ·(1 + gain·q_t/(b̄+q_t)) */
+  /* an empty queue, the flow uses all its target: σ·(1 + α), C1's step
+   * (gain·q_t/(b̄+q_t) = 10 %) bounded by the ramp */
   g_assert_true (bwss_capacity_step (&c, &p, t, 4e6, f, 1));
   g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "raise");
-  double step = p.raise_gain * 10000.0 / 50000.0;
-  g_assert_cmpfloat_with_epsilon (c.sigma_bps, 4e6 * (1.0 + step), 1.0);
-  /* still empty, the flow follows: the boost doubles the step (bounded by
-   * max_raise) */
+  g_assert_cmpfloat_with_epsilon (c.sigma_bps, 4e6 * (1.0 + p.alpha), 1.0);
+  /* still empty, the flow follows: the ramp doubles, up to C1's step */
   t = c.next_decision_us;
   double before = c.sigma_bps;
-  f[0].rate_bps = f[0].target_bps = 4.4e6;
-  g_assert_true (bwss_capacity_step (&c, &p, t, 4.4e6, f, 1));
-  g_assert_cmpfloat_with_epsilon (c.sigma_bps, before * (1.0 + MIN (2 * step, p.max_raise)), 1.0);
-  /* ... but never more than max_raise above what the flows use: the flow
-   * stays at 4.4 Mbit/s, σ stops at 5.5 */
-  t = c.next_decision_us;
-  g_assert_true (bwss_capacity_step (&c, &p, t, 4.4e6, f, 1));
-  g_assert_cmpfloat_with_epsilon (c.sigma_bps, 4.4e6 * (1.0 + p.max_raise), 1.0);
+  f[0].rate_bps = f[0].target_bps = 4.2e6;
+  g_assert_true (bwss_capacity_step (&c, &p, t, 4.2e6, f, 1));
+  double c1 = p.raise_gain * 10000.0 / 50000.0;
+  g_assert_cmpfloat_with_epsilon (c.sigma_bps, before * (1.0 + MIN (2 * p.alpha, c1)), 1.0);
+  /* ... never more than max_raise above what the flows use: the flow stays
+   * at 4.2 Mbit/s for four decisions */
+  for (int i = 0; i < 4; i++) {
+    t = c.next_decision_us;
+    bwss_capacity_step (&c, &p, t, 4.2e6, f, 1);
+  }
+  g_assert_cmpfloat_with_epsilon (c.sigma_bps, 4.2e6 * (1.0 + p.max_raise), 1.0);
   /* a short queue (an AQM's), no window holds the flow (losses do): no
    * raise, and σ comes down to U (rule "loss") */
   t = c.next_decision_us;
@@ -215,6 +225,54 @@ test_rule_raise (void)
   f[0] = flow (3e6, 3e6, 50000, 40000);
   g_assert_false (bwss_capacity_step (&c, &p, t, 3e6, f, 1));
   g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "hold");
+}
+
+/* The link seen busy: the ramp stops there (plus what the flows something
+ * else holds leave idle), a probe beyond it waits probe_wait after a cut,
+ * goes up by α, and a queue answering it sends σ back below where it
+ * started. */
+static void
+test_rule_probe (void)
+{
+  BwssCapacity c;
+  /* 8 Mbit/s, 40 ms: a video its source holds at 1 Mbit/s (target 1.5), a
+   * bulk flow at its target */
+  BwssCapacityFlow f[2] = { flow (1e6, 1.5e6, 60000, 40000), flow (7e6, 7e6, 60000, 40000) };
+  f[0].window_limited = false;
+  uint64_t t = to_track (&c, f, 2, 8e6);
+  /* 20 ms of queue: the link is busy at 8 Mbit/s; a cut */
+  g_assert_true (bwss_capacity_step (&c, &p, t, 8e6, f, 2));
+  g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "cut");
+  g_assert_cmpfloat (c.busy_link_bps, ==, 8e6);
+  /* the queue empty, the bulk flow at its target: the ramp, up to the link
+   * seen busy and the video's idle 0.5 Mbit/s */
+  f[0].rtt_us = f[1].rtt_us = 40000;
+  for (int i = 0; i < 10; i++) {
+    t = c.next_decision_us > t ? c.next_decision_us : t + 100000;
+    f[1].target_bps = f[1].rate_bps = c.sigma_bps - 1.5e6;
+    bwss_capacity_step (&c, &p, t, 1e6 + f[1].rate_bps, f, 2);
+    g_assert_cmpfloat (c.sigma_bps, <=, 8.5e6 + 1.0);
+  }
+  g_assert_cmpfloat_with_epsilon (c.sigma_bps, 8.5e6, 1.0);
+  /* no probe beyond it before probe_wait after the cut ... */
+  uint64_t cut = c.last_cut_us;
+  t = cut + p.probe_wait_us - 1;
+  f[1].target_bps = f[1].rate_bps = 7e6;
+  bwss_capacity_step (&c, &p, t, 8e6, f, 2);
+  g_assert_cmpfloat_with_epsilon (c.sigma_bps, 8.5e6, 1.0);
+  /* ... then α (at the next decision) */
+  t = c.next_decision_us;
+  g_assert_cmpuint (t, >=, cut + p.probe_wait_us);
+  g_assert_true (bwss_capacity_step (&c, &p, t, 8e6, f, 2));
+  g_assert_cmpfloat_with_epsilon (c.sigma_bps, 8.5e6 * (1.0 + p.alpha), 1.0);
+  g_assert_cmpfloat_with_epsilon (c.probe_from_bps, 8.5e6, 1.0);
+  /* a queue answers: back below where it started, at once */
+  t = c.next_decision_us;
+  f[0].rtt_us = f[1].rtt_us = 45000;
+  g_assert_true (bwss_capacity_step (&c, &p, t, 8e6, f, 2));
+  g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "probed");
+  g_assert_cmpfloat_with_epsilon (c.sigma_bps, 8.5e6 * (1.0 - p.alpha), 1.0);
+  g_assert_cmpfloat (c.probe_from_bps, ==, 0.0);
 }
 
 /* Rule "loss" keeps the minima: a paced video below its minimum alone. */
@@ -301,10 +359,10 @@ test_trace_weights_8m (void)
   sim_free (&s);
 }
 
-/* Fig. 5a at 960 kbit/s and 30 ms, with the queue the allocation needs
- * (windows of 1, 2 and 3 segments: about 42 ms).  A segment per RTT is a
- * sixth of the link here: the shares are held within 0.03 of the link (the
- * paper loop's bound in test-controller.c), not within 5 % of the share. */
+/* Fig. 5a at 960 kbit/s and 30 ms.  A segment per RTT is 40 % of the link
+ * here, so windows alone cannot split it 1:2:3; paced reads carry the
+ * targets (fcs.c): each share within 5 % of itself (the issue's target),
+ * the link used, no standing queue. */
 static void
 test_trace_weights_960k (void)
 {
@@ -318,11 +376,47 @@ test_trace_weights_960k (void)
   for (size_t i = 0; i < 3; i++) {
     double want = (i + 1) / 6.0, got = share (&s, i, 20, 60);
     g_test_message ("flow %zu share %.3f (want %.3f)", i, got, want);
-    g_assert_cmpfloat (fabs (got - want), <=, 0.03);
+    g_assert_cmpfloat (fabs (got - want), <=, 0.05 * want);
   }
   g_test_message ("aggregate %.0f, median queue %.1f ms", agg, q);
   g_assert_cmpfloat (agg, >=, 0.95 * 960e3);
-  g_assert_cmpfloat (q, <=, 50.0);
+  g_assert_cmpfloat (q, <=, 25.0);
+  sim_free (&s);
+}
+
+/* Reads are paced only on a link seen busy at no more than
+ * pace_max_link_bps, and only where the receiver can pace them: at 50
+ * Mbit/s never (a paced socket keeps a fixed receive buffer), at 960
+ * kbit/s the bulk flows are, the element's video is not. */
+static void
+test_trace_pacing_where (void)
+{
+  Sim s;
+  sim_init (&s, 50e6, &delay, NULL);
+  sim_add (&s, 0.030, 0, 0, 1, true);
+  sim_add (&s, 0.030, 0, 0, 2, true);
+  sim_run (&s, 20);
+  g_test_message ("50 Mbit/s: sigma %.1f Mbit/s on a %.1f Mbit/s link", s.stats[19].sigma_bps / 1e6,
+                  s.m.capacity_bps / 1e6);
+  for (unsigned t = 0; t < 20; t++)
+    for (size_t i = 0; i < 2; i++)
+      g_assert_cmpfloat (s.pace[t][i], ==, 0.0);
+  g_assert_cmpfloat (sim_mean_aggregate (&s, 10, 20), >=, 0.9 * 50e6);
+  sim_free (&s);
+
+  sim_init (&s, 960e3, &delay, NULL);
+  size_t v = sim_add (&s, 0.030, 10, 300e3, 1, true);
+  s.m.f[v].source_bps = 300e3;
+  sim_no_pacing (&s, v);
+  sim_add (&s, 0.030, 0, 0, 1, true);
+  sim_run (&s, 20);
+  unsigned paced = 0;
+  for (unsigned t = 5; t < 20; t++) {
+    g_assert_cmpfloat (s.pace[t][v], ==, 0.0);
+    paced += s.pace[t][1] > 0.0;
+  }
+  g_test_message ("960 kbit/s: the bulk flow paced in %u of 15 s", paced);
+  g_assert_cmpuint (paced, ==, 15);
   sim_free (&s);
 }
 
@@ -396,10 +490,9 @@ test_trace_redistribution (void)
   sim_log (&s, 2);
   double bulk = sim_mean (&s, 1, 45, 100);
   g_test_message ("bulk while the video sends 160k: %.0f of %.0f", bulk, 960e3 - 160e3);
-  /* 800 kbit/s at 30 ms is 2.07 segments per RTT: the bulk flow's window
-   * alternates 2 and 3 while the loop finds the link; the issue's 90 % is a
-   * lab target, the model's quantised windows give more than 80 % */
-  g_assert_cmpfloat (bulk, >=, 0.80 * (960e3 - 160e3));
+  /* the issue's target: the bulk flow takes 90 % of what the video leaves
+   * (the video's idle target goes to it, capacity.c's known link) */
+  g_assert_cmpfloat (bulk, >=, 0.90 * (960e3 - 160e3));
   g_assert_cmpfloat (sim_mean (&s, 0, 10, 40), >=, 0.97 * 496e3);
   g_assert_cmpfloat (sim_mean (&s, 0, 103, 130), >=, 0.97 * 496e3);
   g_assert_cmpuint (sim_seconds_below (&s, 0, 0.9 * 496e3, 102, 130), <=, 1);
@@ -415,20 +508,30 @@ udp_30_60 (Sim *s, unsigned sec)
 }
 
 static void
-streaming (double rtt_video, double rtt_bulk, bool controlled, unsigned *below, double *queue)
+streaming_with (double rtt_video, double rtt_bulk, bool controlled, bool video_paced,
+                unsigned *below, double *queue)
 {
   Sim s;
   sim_init (&s, 960e3, &delay, udp_30_60);
   size_t v = sim_add (&s, rtt_video, 10, 496e3, 1, controlled);
   s.m.f[v].source_bps = 496e3;
+  if (!video_paced)
+    sim_no_pacing (&s, v);
   sim_add (&s, rtt_bulk, 0, 0, 1, controlled);
   sim_add (&s, rtt_bulk, 0, 0, 1, controlled);
   sim_run (&s, 90);
   if (controlled)
-    sim_log (&s, 2);
+    sim_log (&s, 1);
   *below = sim_seconds_below (&s, v, 0.9 * 496e3, 5, 90);
   *queue = sim_median_queue_ms (&s, 5, 30);
   sim_free (&s);
+}
+
+/* The video under bwss-run (its reads paced, like the bulk flows'). */
+static void
+streaming (double rtt_video, double rtt_bulk, bool controlled, unsigned *below, double *queue)
+{
+  streaming_with (rtt_video, rtt_bulk, controlled, true, below, queue);
 }
 
 static void
@@ -453,6 +556,14 @@ test_trace_streaming (void)
   streaming (0.180, 0.020, true, &bwss, &qbwss);
   g_test_message ("rtt 180/20: tcp %u, bwss %u", tcp, bwss);
   g_assert_cmpuint (tcp, >=, 20);
+  /* the video from bwsshttpsrc: the element reads by itself, only its
+   * window holds it (the bulk flows' reads are still paced) */
+  unsigned element;
+  double qelement;
+  streaming_with (0.030, 0.030, true, false, &element, &qelement);
+  g_test_message ("video through the element: bwss %u, median queue %.1f ms", element, qelement);
+  g_assert_cmpuint (element, <=, 2);
+  g_assert_cmpfloat (qelement, <=, 25.0);
   /* the onset of the UDP costs the 180-ms video a few seconds: its window
    * is sized for 20 ms of queue, the FCS needs RTT + 3φ (1.4 s here) to
    * widen it for the 130 ms the one-segment floors then hold */
@@ -622,11 +733,13 @@ main (int argc, char **argv)
   g_test_add_func ("/capacity/rule/cut", test_rule_cut);
   g_test_add_func ("/capacity/rule/cut-keeps-minima", test_rule_cut_keeps_minima);
   g_test_add_func ("/capacity/rule/raise-loss-hold", test_rule_raise);
+  g_test_add_func ("/capacity/rule/probe", test_rule_probe);
   g_test_add_func ("/capacity/rule/loss-keeps-minima", test_rule_loss_keeps_minima);
   g_test_add_func ("/capacity/rule/cuts-stop-at-minima", test_rule_cuts_stop_at_minima);
   g_test_add_func ("/capacity/rule/idle", test_idle);
   g_test_add_func ("/capacity/trace/weights-8M-1-2", test_trace_weights_8m);
   g_test_add_func ("/capacity/trace/weights-960k-1-2-3", test_trace_weights_960k);
+  g_test_add_func ("/capacity/trace/pacing-where", test_trace_pacing_where);
   g_test_add_func ("/capacity/trace/rtt-unfairness", test_trace_rtt_unfairness);
   g_test_add_func ("/capacity/trace/capacity-drop", test_trace_capacity_drop);
   g_test_add_func ("/capacity/trace/redistribution", test_trace_redistribution);

@@ -250,6 +250,49 @@ test_fcs_sub_segment_window (void)
   g_assert_cmpuint (bwss_fcs_window_bytes (&h, &params, 1448), ==, 1448);
 }
 
+/* Paced reads (the delay loop on a slow link): the reads carry the target
+ * under a window one segment above what it needs per RTT, at least
+ * pace_window_segments; without pacing the window takes over from eq. (1). */
+static void
+test_fcs_paced_reads (void)
+{
+  BwssFcs f;
+  bwss_fcs_init (&f);
+  /* released: no pacing before eq. (1) */
+  bwss_fcs_set_paced (&f, &delay_params, true);
+  g_assert_cmpfloat (bwss_fcs_pace_bps (&f, &delay_params, 100e3), ==, 0.0);
+  /* 100 kbit/s at 30 ms (0.26 segment): eq. (1), then paced at T */
+  bwss_fcs_step (&f, &delay_params, 0, 100e3, 30 * MS, 1448);
+  g_assert_cmpuint (bwss_fcs_step (&f, &delay_params, 10 * MS, 100e3, 30 * MS, 1448), ==,
+                    delay_params.pace_window_segments);
+  g_assert_true (f.pacing);
+  g_assert_false (f.sub);
+  g_assert_cmpfloat (bwss_fcs_pace_bps (&f, &delay_params, 100e3), ==, 100e3);
+  /* below the slowest pace: pace_min_bps */
+  g_assert_cmpuint (bwss_fcs_step (&f, &delay_params, 20 * MS, 0.0, 30 * MS, 1448), ==, 2);
+  g_assert_cmpfloat (bwss_fcs_pace_bps (&f, &delay_params, 0.0), ==, delay_params.pace_min_bps);
+  /* 1 Mbit/s at 30 ms needs 2.6 segments: ceil + 1 = 4, at once (no hold) */
+  g_assert_cmpuint (bwss_fcs_step (&f, &delay_params, 30 * MS, 1e6, 30 * MS, 1448), ==, 4);
+  g_assert_cmpfloat (bwss_fcs_pace_bps (&f, &delay_params, 1e6), ==, 1e6);
+  /* back down to 0.5 Mbit/s (ceil 2 + 1 = 3): one segment less is no resize,
+   * two are */
+  g_assert_cmpuint (bwss_fcs_step (&f, &delay_params, 40 * MS, 5e5, 30 * MS, 1448), ==, 4);
+  g_assert_cmpuint (bwss_fcs_step (&f, &delay_params, 50 * MS, 1e5, 30 * MS, 1448), ==, 2);
+  /* the receiver can no longer pace: released, then eq. (1) for the target */
+  bwss_fcs_set_paced (&f, &delay_params, false);
+  g_assert_cmpuint (bwss_fcs_step (&f, &delay_params, 60 * MS, 1e6, 30 * MS, 1448), ==, 3);
+  g_assert_false (f.pacing);
+  g_assert_cmpfloat (bwss_fcs_pace_bps (&f, &delay_params, 1e6), ==, 0.0);
+  /* the paper's FCS never paces */
+  BwssFcs g;
+  bwss_fcs_init (&g);
+  bwss_fcs_set_paced (&g, &params, true);
+  bwss_fcs_step (&g, &params, 0, 100e3, 30 * MS, 1448);
+  bwss_fcs_step (&g, &params, 10 * MS, 100e3, 30 * MS, 1448);
+  g_assert_false (g.pacing);
+  g_assert_cmpfloat (bwss_fcs_pace_bps (&g, &params, 100e3), ==, 0.0);
+}
+
 static void
 test_fcs_in_interval_consumes_estimate (void)
 {
@@ -422,6 +465,7 @@ main (int argc, char **argv)
   g_test_add_func ("/fcs/restart-on-target-cut", test_fcs_restart_on_target_cut);
   g_test_add_func ("/fcs/rescale-on-retarget", test_fcs_rescale_on_retarget);
   g_test_add_func ("/fcs/sub-segment-window", test_fcs_sub_segment_window);
+  g_test_add_func ("/fcs/paced-reads", test_fcs_paced_reads);
   g_test_add_func ("/fcs/model/converges", test_fcs_converges);
   g_test_add_func ("/fcs/model/rtt-change", test_fcs_follows_rtt_change);
   g_test_add_func ("/fcs/model/target-change", test_fcs_follows_target_change);

@@ -65,6 +65,16 @@ typedef struct {
                                  * the mean rate meets T (the rate debt decides) */
   double   rescale_threshold;   /* a target moved by more than this fraction rescales
                                  * the window at once, w·T'/T; [0, 1), 0 = never */
+  /* read pacing: below the sub-segment window, the receiver's reads */
+  bool     pace_reads;          /* a flow held at the window floor whose reads the
+                                 * receiver controls is read at its target */
+  double   pace_min_bps;        /* slowest pace, bit/s; > 0 */
+  double   pace_max_link_bps;   /* only on a link seen busy at no more than this,
+                                 * bit/s: a paced socket keeps a fixed receive buffer */
+  uint32_t pace_rcvbuf_bytes;   /* SO_RCVBUF of a paced socket: its window, at least
+                                 * this, bytes */
+  uint32_t pace_window_segments;/* smallest window over paced reads, segments; >= 1 */
+  double   pace_burst_segments; /* read-pacing token bucket depth, segments; >= 1 */
   /* rate meter (windowed means, estimator.c) */
   uint64_t meter_step_us;       /* one history entry per this, µs */
   /* σ loop of the paper, Sec. V-C (sigma.c) */
@@ -101,6 +111,10 @@ typedef struct {
   double   loss_raise;          /* after rule "loss", σ grows by at most this
                                  * fraction per decision ... ; (0, 1] */
   uint64_t loss_memory_us;      /* ... for this long, µs */
+  uint64_t probe_wait_us;       /* σ grows beyond the link seen busy no sooner than
+                                 * this after a cut, µs */
+  double   demand_headroom;     /* a flow limited elsewhere is allocated at most this
+                                 * fraction above what it used (eq. 6'); >= 0 */
 } BwssParams;
 
 /* Fills @p with the defaults of the delay loop.  Never fails. */
@@ -142,6 +156,16 @@ BWSS_API int bwss_prefs_validate (const BwssPrefs *prefs);
  * if any prefs is invalid, or if a pointer is NULL while n > 0. */
 BWSS_API int bwss_allocate (double sigma, const BwssPrefs *prefs, size_t n,
                             double *targets);
+
+/* The TRAS with demand caps (allocation.c, eq. 6'): flow i takes at most
+ * @caps[i] bit/s (negative or infinite: no cap; a cap below m_i counts as
+ * m_i), and what the capped flows leave goes to the others by eq. (6);
+ * if every flow is capped the rest is split by eq. (6) over all, so Σ T =
+ * σ still holds.  Below Σm eq. (7) as bwss_allocate.  @caps NULL is
+ * bwss_allocate.  Returns 0, BWSS_EINVAL (as bwss_allocate, or a NaN cap;
+ * @targets untouched) or BWSS_ENOMEM. */
+BWSS_API int bwss_allocate_capped (double sigma, const BwssPrefs *prefs, const double *caps,
+                                   size_t n, double *targets);
 
 /* ---- rate estimator (Sec. IV-B) and rate meter ---------------------------- */
 
@@ -213,6 +237,8 @@ typedef struct {
   BwssFcsState  state;
   uint32_t      window;        /* w in segments; 0 while released */
   bool          sub;           /* the window is min_window_bytes, below a segment */
+  bool          paced;         /* the receiver can pace its reads (bwss_fcs_set_paced) */
+  bool          pacing;        /* ... and does: the reads carry T, not the window */
   uint64_t      hold_until_us; /* no adjustment before this time */
   uint64_t      changed_us;    /* time of the last window change */
   uint32_t      periods_at_change; /* estimator periods needed before deciding */
@@ -252,6 +278,19 @@ BWSS_API bool bwss_fcs_observe (BwssFcs *f, const BwssParams *params,
  * min_window_bytes below a segment. */
 BWSS_API uint32_t bwss_fcs_window_bytes (const BwssFcs *f, const BwssParams *params,
                                          uint32_t mss);
+
+/* Says whether the receiver can pace the flow's reads (params->pace_reads
+ * and the caller's own conditions).  While it can, the reads carry the
+ * target (open loop: they are exact) under a window one segment above what
+ * the target needs per RTT, at least pace_window_segments; when it no
+ * longer can, the window takes over again from eq. (1). */
+BWSS_API void bwss_fcs_set_paced (BwssFcs *f, const BwssParams *params, bool paced);
+
+/* Returns the rate at which the receiver should read the flow, bit/s:
+ * @target_bps (at least pace_min_bps) while the reads carry it; 0 (read
+ * freely) otherwise. */
+BWSS_API double bwss_fcs_pace_bps (const BwssFcs *f, const BwssParams *params,
+                                   double target_bps);
 
 /* Returns the estimation period φ for @rtt_us, µs (φ = phi_rtts·RTT, at
  * least min_phi_us). */
@@ -366,6 +405,12 @@ typedef struct {
   double    queue_target_us;  /* q_t, last decision */
   double    last_band_us;     /* its dead zone's half width, last decision */
   double    link_bps;         /* the link's rate C2 saw, last decision */
+  double    busy_link_bps;    /* the largest U at a decision that found a queue
+                               * (the link busy), 0 = never */
+  double    cruise_bps;       /* σ after the running drain (rule "cut") */
+  uint64_t  last_cut_us;      /* the last rule "cut" or "probed", 0 = never */
+  double    probe_from_bps;   /* σ before the running probe beyond the link, 0 = none */
+  uint64_t  drain_until_us;   /* end of the running drain, 0 = none */
   double    last_rtt_us;      /* b̄ + q_t, last decision */
   uint64_t  phase_since_us;
   uint64_t  next_decision_us;
@@ -422,6 +467,7 @@ typedef struct {
   uint32_t mss;            /* receive MSS in bytes, 0 = unknown */
   uint32_t min_rtt_us;     /* the smallest RTT the connection has seen, its handshake
                             * included (tcpi_min_rtt), 0 = unknown */
+  bool     can_pace;       /* the receiver can pace this flow's reads */
 } BwssSample;
 
 /* What the controller decided for one flow. */
@@ -430,6 +476,7 @@ typedef struct {
   double       target_bps;     /* T_i; meaningless while released */
   double       rate_bps;       /* R_i estimate, negative if none yet */
   uint32_t     window_bytes;   /* apply this; 0 = unconstrained (kernel default) */
+  double       read_rate_bps;  /* read the flow at this rate, bit/s; 0 = freely */
   uint32_t     window_segments;
   uint32_t     rtt_us;         /* the receiver RTT measured */
   uint32_t     base_rtt_us;    /* its base RTT (delay loop), 0 unknown */
