@@ -235,10 +235,10 @@ serve 4000000; big=$(cat "$tmp/port.4000000")
 "$holder" "$BWSS_DOMAIN" >"$tmp/holder" &
 hpid=$!
 for _ in $(seq 50); do grep -q locked "$tmp/holder" && break; sleep 0.1; done
-timeout 30 "$top" --once 2>"$tmp/err" >/dev/null; rc=$?
+timeout -k 5 30 "$top" --once 2>"$tmp/err" >/dev/null; rc=$?
 [ $rc -eq 3 ] && grep -q busy "$tmp/err" && ok "stopped lock holder: bwss-top --once -> 3 (busy)" \
   || not_ok "stopped lock holder: bwss-top rc=$rc $(cat "$tmp/err")"
-timeout 30 "$run" -- /usr/bin/python3 -c "$client_py" "$big" 0 4000000 >"$tmp/count" 2>"$tmp/err"; rc=$?
+timeout -k 5 30 "$run" -- /usr/bin/python3 -c "$client_py" "$big" 0 4000000 >"$tmp/count" 2>"$tmp/err"; rc=$?
 [ $rc -eq 0 ] && [ "$(cat "$tmp/count")" = 4000000 ] && ok "stopped lock holder: a new bwss-run download gets its 4 MB" \
   || not_ok "stopped lock holder: download rc=$rc count=$(cat "$tmp/count") $(cat "$tmp/err")"
 kill -CONT $hpid 2>/dev/null; wait $hpid 2>/dev/null
