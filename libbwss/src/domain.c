@@ -32,8 +32,9 @@
  *
  * Recovery.  If the lock stays taken (its holder stopped or hung inside it)
  * or the controller role stays held by a controller that no longer beats,
- * for RECOVER_US, a candidate that may create the domain moves it: it unlinks
- * the segment's name (segment_unlink_if_current()) and creates a fresh one.
+ * for RECOVER_US, a candidate that may create the domain moves it: it puts a
+ * fresh segment in place of the stuck one under the same name, atomically
+ * (segment_replace_if_current()).
  * Every process checks at each dispatch that the name still names the
  * segment it maps and otherwise follows: it maps the new one and registers
  * its flows again (the old one is left to the stuck process, which follows
@@ -309,9 +310,29 @@ seg_reset_control (Seg *g)
   memset (g->gone, 0, sizeof g->gone);
 }
 
+/* Maps @nf in place of @g's segment and makes every flow pending again (to
+ * be registered in @nf).  g->local held. */
+static void
+seg_switch (Seg *g, const SegFile *nf)
+{
+  SegFile cur = seg_file (g);
+  segment_close (&cur);                  /* drops the controller role of the old one */
+  g->fd = nf->fd;
+  g->s = nf->s;
+  g->dev = nf->dev;
+  g->ino = nf->ino;
+  seg_reset_control (g);
+  g->lock_stuck_since = 0;
+  g->role_stuck_since = 0;
+  for (BwssFlow *f = g->flows; f; f = f->next) {
+    f->slot = NO_SLOT;
+    f->prefs_dirty = false;
+  }
+}
+
 /* If the domain's name no longer names the segment @g maps (moved by a
- * recovery, or deleted), maps the one it names now (creating it if @g may)
- * and makes every flow pending again.  g->local held. */
+ * recovery, or deleted), maps the one it names now (creating it if @g may).
+ * g->local held. */
 static void
 seg_follow (Seg *g, uint64_t now)
 {
@@ -327,18 +348,7 @@ seg_follow (Seg *g, uint64_t now)
   }
   if (g->debug)
     fprintf (stderr, "bwss[%d]: the domain moved to a new segment; following\n", (int) getpid ());
-  segment_close (&cur);                  /* drops the controller role of the old one */
-  g->fd = nf.fd;
-  g->s = nf.s;
-  g->dev = nf.dev;
-  g->ino = nf.ino;
-  seg_reset_control (g);
-  g->lock_stuck_since = 0;
-  g->role_stuck_since = 0;
-  for (BwssFlow *f = g->flows; f; f = f->next) {
-    f->slot = NO_SLOT;
-    f->prefs_dirty = false;
-  }
+  seg_switch (g, &nf);
 }
 
 /* Returns how long the domain has been stuck as seen from @g, µs. */
@@ -354,14 +364,15 @@ stuck_for (const Seg *g, uint64_t now)
 static void
 seg_recover (Seg *g, uint64_t now)
 {
-  SegFile cur = seg_file (g);
-  if (segment_unlink_if_current (&cur, g->path) != 0)
-    return;                              /* another process is moving it */
+  SegFile cur = seg_file (g), nf;
+  if (segment_replace_if_current (&cur, g->path, &nf) != 0) {
+    seg_follow (g, now);                 /* another process moved it: follow */
+    return;
+  }
   if (g->debug)
-    fprintf (stderr, "bwss[%d]: the domain's lock or role has been stuck for %.1f s; moving it\n",
+    fprintf (stderr, "bwss[%d]: the domain's lock or role has been stuck for %.1f s; moved it\n",
              (int) getpid (), (double) stuck_for (g, now) / 1e6);
-  g->next_follow_us = 0;
-  seg_follow (g, now);
+  seg_switch (g, &nf);
 }
 
 /* ---- process-local state ---- */

@@ -15,10 +15,14 @@
  *
  * Replacing a name.  Whoever replaces a file (an unfinished one here, a
  * segment whose lock is stuck in domain.c) first takes an open-file-
- * description lock on the file's second byte and unlinks the name only if
- * it still names that file; every process doing so locks the same file, so
- * one that comes second never removes the replacement.  Byte 0 carries the
- * controller's record lock (domain.c).
+ * description lock on the file's second byte and replaces it only if the
+ * name still names that file; every process doing so locks the same file,
+ * so one that comes second never replaces the replacement.  The new segment
+ * is made complete, linked under a temporary name (starting with '.', which
+ * no domain name may) and renamed over the old one: rename() replaces
+ * atomically, so a process opening the domain meanwhile finds the old
+ * segment or the new one, never none.  Byte 0 carries the controller's
+ * record lock (domain.c).
  *
  * The lock.  A robust process-shared mutex: a holder that dies is detected
  * by the kernel (EOWNERDEAD at the next locker, who sweeps the table).  It
@@ -218,10 +222,10 @@ fill_file (SegFile *out, int fd, Segment *s, const struct stat *st)
   out->ino = st->st_ino;
 }
 
-/* Creates a complete segment and links it at @path.  Returns 0, -EEXIST if
- * the name was taken meanwhile, or a BWSS_E code. */
+/* Makes a complete segment in an unnamed file of the segment directory.
+ * Returns 0 with *out filled, or a BWSS_E code. */
 static int
-create_file (const char *path, const Segment *carry, SegFile *out)
+make_unnamed (const Segment *carry, SegFile *out)
 {
   int fd = open (SHM_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
   if (fd < 0)
@@ -233,21 +237,68 @@ create_file (const char *path, const Segment *carry, SegFile *out)
     err = errno_to_bwss (errno);
   else if ((s = mmap (NULL, sizeof (Segment), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED)
     err = BWSS_ENOMEM;
-  if (err == 0) {
-    init_segment (s, carry);
-    char self[64];
-    snprintf (self, sizeof self, "/proc/self/fd/%d", fd);
-    if (linkat (AT_FDCWD, self, AT_FDCWD, path, AT_SYMLINK_FOLLOW) != 0)
-      err = errno == EEXIST ? -EEXIST : errno_to_bwss (errno);
-  }
   if (err) {
-    if (s != MAP_FAILED)
-      munmap (s, sizeof (Segment));
     close (fd);
     return err;
   }
+  init_segment (s, carry);
   fill_file (out, fd, s, &st);
   return 0;
+}
+
+/* Gives the unnamed segment @f the name @path (failing with -EEXIST if it is
+ * taken).  Returns 0, -EEXIST or a BWSS_E code. */
+static int
+link_name (const SegFile *f, const char *path)
+{
+  char self[64];
+  snprintf (self, sizeof self, "/proc/self/fd/%d", f->fd);
+  if (linkat (AT_FDCWD, self, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0)
+    return 0;
+  return errno == EEXIST ? -EEXIST : errno_to_bwss (errno);
+}
+
+/* Creates a complete segment and links it at @path.  Returns 0, -EEXIST if
+ * the name was taken meanwhile, or a BWSS_E code. */
+static int
+create_file (const char *path, const Segment *carry, SegFile *out)
+{
+  int err = make_unnamed (carry, out);
+  if (err == 0 && (err = link_name (out, path)) != 0)
+    segment_close (out);
+  return err;
+}
+
+/* Puts a new complete segment at @path in place of the file @dev:@ino, if
+ * @path still names it, under the replace lock on @fd (see the header).
+ * Returns 0 with *out the new segment, -ESTALE if @path names something else
+ * now (someone replaced or removed it: open it again), or a BWSS_E code
+ * (BWSS_EBUSY: another process is replacing it). */
+static int
+replace_file (int fd, dev_t dev, ino_t ino, const char *path, const Segment *carry, SegFile *out)
+{
+  struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 1, .l_len = 1 };
+  if (fcntl (fd, F_OFD_SETLK, &fl) != 0)
+    return BWSS_EBUSY;
+  struct stat st;
+  int err = -ESTALE;
+  if (lstat (path, &st) == 0 && st.st_dev == dev && st.st_ino == ino) {
+    static unsigned counter;
+    char tmp[160];
+    const char *base = strrchr (path, '/');
+    snprintf (tmp, sizeof tmp, SHM_DIR "/.%s.new.%d.%u", base ? base + 1 : path, (int) getpid (),
+              __atomic_add_fetch (&counter, 1, __ATOMIC_RELAXED));
+    err = make_unnamed (carry, out);
+    if (err == 0 && (err = link_name (out, tmp)) == 0 && rename (tmp, path) != 0) {
+      err = errno_to_bwss (errno);
+      unlink (tmp);
+    }
+    if (err)
+      segment_close (out);
+  }
+  fl.l_type = F_UNLCK;
+  fcntl (fd, F_OFD_SETLK, &fl);
+  return err;
 }
 
 /* ---- opening ---- */
@@ -297,22 +348,6 @@ old_file (const struct stat *st)
   return age_us > (int64_t) UNFINISHED_US;
 }
 
-/* Unlinks @path if it still names the file @dev:@ino, under the replace
- * lock on @fd (see the header).  Returns 0 or BWSS_EBUSY. */
-static int
-unlink_if_same (int fd, dev_t dev, ino_t ino, const char *path)
-{
-  struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 1, .l_len = 1 };
-  if (fcntl (fd, F_OFD_SETLK, &fl) != 0)
-    return BWSS_EBUSY;
-  struct stat st;
-  if (lstat (path, &st) == 0 && st.st_dev == dev && st.st_ino == ino)
-    unlink (path);
-  fl.l_type = F_UNLCK;
-  fcntl (fd, F_OFD_SETLK, &fl);
-  return 0;
-}
-
 int
 segment_open (const char *path, bool create, uint64_t wait_us, const Segment *carry, SegFile *out)
 {
@@ -349,8 +384,10 @@ segment_open (const char *path, bool create, uint64_t wait_us, const Segment *ca
       close (fd);
       return BWSS_ENOENT;                 /* no domain: an unfinished file is left */
     }
-    unlink_if_same (fd, st.st_dev, st.st_ino, path);
+    err = replace_file (fd, st.st_dev, st.st_ino, path, carry, out);
     close (fd);
+    if (err == 0 || (err != -ESTALE && err != BWSS_EBUSY))
+      return err;
     rounds++;
   }
   return BWSS_EBUSY;
@@ -375,9 +412,10 @@ segment_is_current (const SegFile *f, const char *path)
 }
 
 int
-segment_unlink_if_current (const SegFile *f, const char *path)
+segment_replace_if_current (const SegFile *f, const char *path, SegFile *out)
 {
-  return unlink_if_same (f->fd, f->dev, f->ino, path);
+  int err = replace_file (f->fd, f->dev, f->ino, path, f->s, out);
+  return err == -ESTALE ? BWSS_EBUSY : err;
 }
 
 /* ---- the lock ---- */

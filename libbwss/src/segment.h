@@ -105,10 +105,12 @@ void segment_close (SegFile *f);
  * replaced). */
 bool segment_is_current (const SegFile *f, const char *path);
 
-/* Unlinks @path if it still names @f's file, under a lock that serialises
- * every process doing so (so a replacement made meanwhile is never
- * removed).  Returns 0 or BWSS_EBUSY (another process is at it). */
-int  segment_unlink_if_current (const SegFile *f, const char *path);
+/* Puts a fresh segment at @path in place of @f's file (copying its
+ * `suspended` flag), atomically and only if @path still names @f's file,
+ * under a lock that serialises every process doing so.  Returns 0 with
+ * *out the new segment, BWSS_EBUSY if another process replaced it or is at
+ * it, or another BWSS_E code. */
+int  segment_replace_if_current (const SegFile *f, const char *path, SegFile *out);
 
 /* Checks every field a reader relies on, the lock's type included; a slot
  * that changes while it is being checked is someone's write in progress,
