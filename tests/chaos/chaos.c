@@ -381,21 +381,71 @@ wait_state (pid_t pid, char want, uint64_t limit_us)
   return false;
 }
 
-/* Returns the TID holding the lock of the segment the domain's name names
- * now, 0 if free or unknown. */
-static pid_t
-lock_holder (void)
+/* What the segment the domain's name names now says, read without its lock
+ * (the monitor must see the controller even while the lock is busy). */
+typedef struct {
+  pid_t    lock_tid;         /* holder of the lock, 0 if free */
+  pid_t    controller;       /* 0 if none */
+  uint64_t start;            /* its start time as published */
+  uint64_t heartbeat_us;
+} SegView;
+
+static bool
+seg_view (SegView *v)
 {
   int fd = open (C.seg_path, O_RDONLY);
   if (fd < 0)
-    return 0;
+    return false;
   Segment *s = mmap (NULL, sizeof (Segment), PROT_READ, MAP_SHARED, fd, 0);
   close (fd);
   if (s == MAP_FAILED)
-    return 0;
+    return false;
   unsigned w = __atomic_load_n ((unsigned *) &s->lock.__data.__lock, __ATOMIC_ACQUIRE);
+  v->lock_tid = (pid_t) (w & 0x3fffffff);
+  v->controller = s->controller_pid;
+  v->start = s->controller_start;
+  v->heartbeat_us = s->heartbeat_us;
   munmap (s, sizeof (Segment));
-  return (pid_t) (w & 0x3fffffff);
+  return true;
+}
+
+static pid_t
+lock_holder (void)
+{
+  SegView v;
+  return seg_view (&v) ? v.lock_tid : 0;
+}
+
+static uint64_t
+starttime_of (pid_t pid)
+{
+  char path[64], buf[1024];
+  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+  FILE *f = fopen (path, "r");
+  if (f == NULL)
+    return 0;
+  size_t n = fread (buf, 1, sizeof buf - 1, f);
+  fclose (f);
+  buf[n] = '\0';
+  char *q = strrchr (buf, ')');
+  unsigned long long st = 0;
+  if (q == NULL || sscanf (q + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                           &st) != 1)
+    return 0;
+  return st;
+}
+
+/* The oracle of "a controller is alive", the rule of docs/sockets.md: a
+ * heartbeat younger than 1 s and not in the future, from a live pid with
+ * the start time it published.  Read straight from the segment. */
+static bool
+controller_alive_now (uint64_t now, SegView *v)
+{
+  if (!seg_view (v) || v->controller <= 0 || v->heartbeat_us > now + 100000
+      || now > v->heartbeat_us + 1000000)
+    return false;
+  return kill (v->controller, 0) == 0 && state_of (v->controller) != 'Z'
+         && starttime_of (v->controller) == v->start;
 }
 
 /* ---- the monitor: downloads and throttling, every 20 ms ---- */
@@ -414,10 +464,10 @@ static void *
 monitor_thread (void *data)
 {
   while (!__atomic_load_n (&C.stop_threads, __ATOMIC_ACQUIRE)) {
-    BwssDomainStats ds;
-    bool live = bwss_domain_get_stats (C.observer, &ds) == 0 && ds.controller_pid > 0;
-    struct stat st;
     uint64_t now = mono_us ();
+    SegView view;
+    bool live = controller_alive_now (now, &view);
+    struct stat st;
     pthread_mutex_lock (&C.lock);
     if (stat (C.seg_path, &st) == 0 && st.st_ino != C.seg_ino) {
       if (C.seg_ino)
@@ -443,6 +493,14 @@ monitor_thread (void *data)
       bool throttled = clamped (s);
       if (throttled && live)
         C.clamped_samples++;
+      if (throttled && !live && p->throttled_since && now - p->throttled_since > 1000000
+          && g_getenv ("CHAOS_VERBOSE") && (now / 20000) % 10 == 0)
+        printf ("# %.3f participant %zu pid %d clamped at %u for %.2f s; controller %d (state %c), heartbeat "
+                "%.2f s old, lock held by %d (state %c); the participant is in state %c\n", now / 1e6, i,
+                (int) socket_owner (p), s->clamp, (now - p->throttled_since) / 1e6, (int) view.controller,
+                view.controller > 0 ? state_of (view.controller) : '-',
+                ((double) now - (double) view.heartbeat_us) / 1e6, (int) view.lock_tid,
+                view.lock_tid > 0 ? state_of (view.lock_tid) : '-', state_of (socket_owner (p)));
       if (!throttled || live) {
         p->throttled_since = 0;
       } else if (p->throttled_since == 0) {
