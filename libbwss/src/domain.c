@@ -697,22 +697,43 @@ bwss_flow_get_stats (BwssFlow *f, BwssFlowStats *out)
   return 0;
 }
 
+/* For the domain-wide readers: takes g->local, follows a moved domain,
+ * takes the segment lock (LOCK_WAIT_US at most) and frees the slots of dead
+ * and released flows, so what is read counts live flows only.  Returns 0
+ * with both locks held and *now set, or BWSS_EBUSY with neither. */
+static int
+seg_read_lock (Seg *g, uint64_t *now)
+{
+  pthread_mutex_lock (&g->local);
+  *now = bwss_clock_now_us ();
+  seg_follow (g, *now);
+  int err = seg_lock (g, LOCK_WAIT_US);
+  if (err) {
+    pthread_mutex_unlock (&g->local);
+    return err;
+  }
+  segment_sweep (g->s);
+  return 0;
+}
+
+static void
+seg_read_unlock (Seg *g)
+{
+  seg_unlock (g->s);
+  pthread_mutex_unlock (&g->local);
+}
+
 int
 bwss_domain_get_stats (BwssDomain *d, BwssDomainStats *out)
 {
   if (d == NULL || out == NULL)
     return BWSS_EINVAL;
   Seg *g = d->seg;
-  pthread_mutex_lock (&g->local);
-  uint64_t now = bwss_clock_now_us ();
-  seg_follow (g, now);
-  Segment *s = g->s;
-  int err = seg_lock (g, LOCK_WAIT_US);
-  if (err) {
-    pthread_mutex_unlock (&g->local);
+  uint64_t now;
+  int err = seg_read_lock (g, &now);
+  if (err)
     return err;
-  }
-  segment_sweep (s);
+  const Segment *s = g->s;
   bool alive = controller_alive (s, now);
   out->controller_pid = alive ? s->controller_pid : 0;
   out->phase = alive ? (BwssPhase) s->phase : BWSS_PHASE_IDLE;
@@ -720,8 +741,7 @@ bwss_domain_get_stats (BwssDomain *d, BwssDomainStats *out)
   out->aggregate_bps = alive ? s->aggregate_bps : 0.0;
   out->n_flows = s->n_flows;
   out->suspended = s->suspended != 0;
-  seg_unlock (s);
-  pthread_mutex_unlock (&g->local);
+  seg_read_unlock (g);
   return 0;
 }
 
@@ -745,16 +765,11 @@ bwss_domain_list_flows (BwssDomain *d, BwssFlowInfo *out, size_t max, size_t *n_
   if (d == NULL || n_out == NULL || (out == NULL && max > 0))
     return BWSS_EINVAL;
   Seg *g = d->seg;
-  pthread_mutex_lock (&g->local);
-  uint64_t now = bwss_clock_now_us ();
-  seg_follow (g, now);
-  Segment *s = g->s;
-  int err = seg_lock (g, LOCK_WAIT_US);
-  if (err) {
-    pthread_mutex_unlock (&g->local);
+  uint64_t now;
+  int err = seg_read_lock (g, &now);
+  if (err)
     return err;
-  }
-  segment_sweep (s);
+  const Segment *s = g->s;
   bool alive = controller_alive (s, now);
   size_t n = 0;
   for (uint32_t i = 0; i < SEG_MAX_FLOWS && n < max; i++) {
@@ -776,8 +791,7 @@ bwss_domain_list_flows (BwssDomain *d, BwssFlowInfo *out, size_t max, size_t *n_
     fi->stats.rtt_us = sl->rtt_us;
     fi->stats.mss = sl->mss;
   }
-  seg_unlock (s);
-  pthread_mutex_unlock (&g->local);
+  seg_read_unlock (g);
   *n_out = n;
   return 0;
 }

@@ -183,8 +183,8 @@ segment_validate (const Segment *s)
 
 /* ---- creation ---- */
 
-static void
-init_segment (Segment *s, const Segment *carry)
+void
+segment_init (Segment *s, const Segment *carry)
 {
   memset (s, 0, sizeof *s);
   pthread_mutexattr_t a;
@@ -241,7 +241,7 @@ make_unnamed (const Segment *carry, SegFile *out)
     close (fd);
     return err;
   }
-  init_segment (s, carry);
+  segment_init (s, carry);
   fill_file (out, fd, s, &st);
   return 0;
 }

@@ -112,6 +112,10 @@ bool segment_is_current (const SegFile *f, const char *path);
  * it, or another BWSS_E code. */
 int  segment_replace_if_current (const SegFile *f, const char *path, SegFile *out);
 
+/* Fills @s as a new, empty, valid segment (its robust process-shared lock
+ * initialised; `suspended` copied from @carry if not NULL), magic last. */
+void segment_init (Segment *s, const Segment *carry);
+
 /* Checks every field a reader relies on, the lock's type included; a slot
  * that changes while it is being checked is someone's write in progress,
  * not corruption.  Returns 0 or a BWSS_E code. */

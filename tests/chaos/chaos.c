@@ -66,9 +66,7 @@
 static uint64_t
 mono_us (void)
 {
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000000ull + (uint64_t) ts.tv_nsec / 1000;
+  return chaos_now_us ();
 }
 
 static void
@@ -77,15 +75,6 @@ sleep_us (uint64_t us)
   struct timespec ts = { .tv_sec = (time_t) (us / 1000000), .tv_nsec = (long) (us % 1000000) * 1000 };
   while (nanosleep (&ts, &ts) != 0 && errno == EINTR)
     ;
-}
-
-static uint32_t
-clamp_of (int fd)
-{
-  int v = 0;
-  socklen_t len = sizeof v;
-  getsockopt (fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, &v, &len);
-  return (uint32_t) v;
 }
 
 static ChaosStatus *
@@ -112,25 +101,14 @@ loop_main (const char *domain, int port, const char *status, int index)
     _exit (1);
   ChaosStatus *me = &all[index];
   __atomic_store_n (&me->pid, getpid (), __ATOMIC_RELEASE);
-  struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons ((uint16_t) port),
-                           .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
   static char buf[65536];
   uint64_t next_dispatch = 0;
   for (;;) {
-    int fd = socket (AF_INET, SOCK_STREAM, 0);
-    int mss = CHAOS_MSS;
-    setsockopt (fd, IPPROTO_TCP, TCP_MAXSEG, &mss, sizeof mss);
-    if (connect (fd, (struct sockaddr *) &a, sizeof a) != 0) {
-      close (fd);
+    int fd = chaos_connect (port, me);
+    if (fd < 0) {
       sleep_us (10000);
       continue;
     }
-    struct sockaddr_in l;
-    socklen_t ll = sizeof l;
-    getsockname (fd, (struct sockaddr *) &l, &ll);
-    __atomic_store_n (&me->orig_clamp, clamp_of (fd), __ATOMIC_RELAXED);
-    __atomic_store_n (&me->clamp, clamp_of (fd), __ATOMIC_RELAXED);
-    __atomic_store_n (&me->port, ntohs (l.sin_port), __ATOMIC_RELEASE);
     BwssFlow *f = NULL;
     BwssPrefs p = { .priority = index, .weight = 1 + index };
     bwss_flow_register (d, fd, &p, &f);          /* never waits; may be deferred */
@@ -144,14 +122,11 @@ loop_main (const char *domain, int port, const char *status, int index)
       ssize_t n = recv (fd, buf, sizeof buf, 0);
       if (n <= 0)
         break;
-      __atomic_add_fetch (&me->bytes, (uint64_t) n, __ATOMIC_RELAXED);
-      __atomic_store_n (&me->clamp, clamp_of (fd), __ATOMIC_RELAXED);
-      __atomic_store_n (&me->last_read_us, mono_us (), __ATOMIC_RELEASE);
+      chaos_note_read (me, fd, (size_t) n);
     }
     bwss_flow_unregister (f);
     close (fd);
-    __atomic_store_n (&me->port, 0, __ATOMIC_RELEASE);
-    __atomic_add_fetch (&me->downloads, 1, __ATOMIC_RELAXED);
+    chaos_note_closed (me);
   }
 }
 
@@ -354,19 +329,34 @@ socket_owner (const Participant *p)
   return p->index >= 0 ? __atomic_load_n (&C.status[p->index].pid, __ATOMIC_ACQUIRE) : 0;
 }
 
-static char
-state_of (pid_t pid)
+/* Reads the state letter and start time of @pid from /proc/<pid>/stat.
+ * Returns false if there is no such process. */
+static bool
+proc_stat_of (pid_t pid, char *state, uint64_t *start)
 {
-  char path[64], buf[512];
+  char path[64], buf[1024];
   snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
   FILE *f = fopen (path, "r");
   if (f == NULL)
-    return 0;
+    return false;
   size_t n = fread (buf, 1, sizeof buf - 1, f);
   fclose (f);
   buf[n] = '\0';
   char *q = strrchr (buf, ')');
-  return q && q[1] && q[2] ? q[2] : 0;
+  unsigned long long st = 0;
+  if (q == NULL || sscanf (q + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                           state, &st) != 2)
+    return false;
+  *start = st;
+  return true;
+}
+
+static char
+state_of (pid_t pid)
+{
+  char state;
+  uint64_t start;
+  return proc_stat_of (pid, &state, &start) ? state : 0;
 }
 
 static bool
@@ -416,25 +406,6 @@ lock_holder (void)
   return seg_view (&v) ? v.lock_tid : 0;
 }
 
-static uint64_t
-starttime_of (pid_t pid)
-{
-  char path[64], buf[1024];
-  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
-  FILE *f = fopen (path, "r");
-  if (f == NULL)
-    return 0;
-  size_t n = fread (buf, 1, sizeof buf - 1, f);
-  fclose (f);
-  buf[n] = '\0';
-  char *q = strrchr (buf, ')');
-  unsigned long long st = 0;
-  if (q == NULL || sscanf (q + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-                           &st) != 1)
-    return 0;
-  return st;
-}
-
 /* The oracle of "a controller is alive", the rule of docs/sockets.md: a
  * heartbeat younger than 1 s and not in the future, from a live pid with
  * the start time it published.  Read straight from the segment. */
@@ -444,8 +415,10 @@ controller_alive_now (uint64_t now, SegView *v)
   if (!seg_view (v) || v->controller <= 0 || v->heartbeat_us > now + 100000
       || now > v->heartbeat_us + 1000000)
     return false;
-  return kill (v->controller, 0) == 0 && state_of (v->controller) != 'Z'
-         && starttime_of (v->controller) == v->start;
+  char state;
+  uint64_t start;
+  return kill (v->controller, 0) == 0 && proc_stat_of (v->controller, &state, &start) && state != 'Z'
+         && start == v->start;
 }
 
 /* ---- the monitor: downloads and throttling, every 20 ms ---- */

@@ -25,19 +25,7 @@ static Segment bases[3];
 static void
 init_base (Segment *s, int with_flows)
 {
-  memset (s, 0, sizeof *s);
-  s->magic = SEG_MAGIC;
-  s->version = SEG_VERSION;
-  s->header_size = offsetof (Segment, slots);
-  s->slot_size = sizeof (SegSlot);
-  s->max_flows = SEG_MAX_FLOWS;
-  s->owner_uid = geteuid ();
-  pthread_mutexattr_t a;
-  pthread_mutexattr_init (&a);
-  pthread_mutexattr_setpshared (&a, PTHREAD_PROCESS_SHARED);
-  pthread_mutexattr_setrobust (&a, PTHREAD_MUTEX_ROBUST);
-  pthread_mutex_init (&s->lock, &a);
-  pthread_mutexattr_destroy (&a);
+  segment_init (s, NULL);
   if (!with_flows)
     return;
   s->controller_pid = 4321;

@@ -289,6 +289,42 @@ test_register_rules (void)
 
 /* ---- processes dying ---- */
 
+/* Forks a participant that registers @sock in domain @name (never as a
+ * controller), named @comm if not NULL; once registered it dispatches every
+ * 10 ms if @dispatch (what the shim does from its hooks), else just waits.
+ * Returns its pid once it is registered.  A forked child shares its
+ * parent's handles, controller candidacy included: fork it before opening a
+ * handle that may control if it must not. */
+static pid_t
+spawn_participant (const char *name, int sock, gboolean dispatch, const char *comm)
+{
+  int ready[2];
+  g_assert_cmpint (pipe (ready), ==, 0);
+  pid_t pid = fork ();
+  if (pid == 0) {
+    prctl (PR_SET_PDEATHSIG, SIGKILL);
+    if (comm)
+      prctl (PR_SET_NAME, comm, 0, 0, 0);
+    BwssDomain *cd = NULL;
+    BwssFlow *f = NULL;
+    BwssPrefs p = { .priority = 2, .weight = 1 };
+    if (bwss_domain_open (name, BWSS_DOMAIN_NO_CONTROLLER, &cd)
+        || bwss_flow_register (cd, sock, &p, &f) || write (ready[1], "r", 1) != 1)
+      _exit (1);
+    for (;;) {
+      if (dispatch)
+        bwss_domain_dispatch (cd, mono_us ());
+      g_usleep (10000);
+    }
+  }
+  char b;
+  g_assert_cmpint (read (ready[0], &b, 1), ==, 1);
+  close (ready[0]);
+  close (ready[1]);
+  return pid;
+}
+
+
 /* A participant killed with its flow registered is reclaimed. */
 static void
 test_killed_participant (void)
@@ -298,22 +334,7 @@ test_killed_participant (void)
   g_assert_cmpint (bwss_domain_open (name, BWSS_DOMAIN_NO_CONTROLLER, &d), ==, 0);
   int c, s;
   tcp_pair (&c, &s);
-  int ready[2];
-  g_assert_cmpint (pipe (ready), ==, 0);
-  pid_t child = fork ();
-  if (child == 0) {
-    BwssDomain *cd = NULL;
-    BwssFlow *f = NULL;
-    BwssPrefs p = { .weight = 1 };
-    if (bwss_domain_open (name, BWSS_DOMAIN_NO_CONTROLLER, &cd) || bwss_flow_register (cd, c, &p, &f))
-      _exit (1);
-    if (write (ready[1], "r", 1) != 1)
-      _exit (1);
-    pause ();
-    _exit (0);
-  }
-  char b;
-  g_assert_cmpint (read (ready[0], &b, 1), ==, 1);
+  pid_t child = spawn_participant (name, c, FALSE, NULL);
   BwssFlowInfo rows[8];
   size_t n = 0;
   g_assert_cmpint (bwss_domain_list_flows (d, rows, 8, &n), ==, 0);
@@ -323,7 +344,7 @@ test_killed_participant (void)
   waitpid (child, NULL, 0);
   g_assert_cmpint (bwss_domain_list_flows (d, rows, 8, &n), ==, 0);
   g_assert_cmpuint (n, ==, 0);
-  close (c); close (s); close (ready[0]); close (ready[1]);
+  close (c); close (s);
   bwss_domain_close (d);
   unlink_domain (name);
 }
@@ -475,43 +496,6 @@ test_suspend_resume (void)
   unlink_domain (name);
 }
 
-/* A process killed while holding the segment lock does not lock the domain. */
-static void
-test_lock_holder_killed (void)
-{
-  g_autofree char *name = domain_name ("lock");
-  BwssDomain *d = NULL;
-  g_assert_cmpint (bwss_domain_open (name, BWSS_DOMAIN_NO_CONTROLLER, &d), ==, 0);
-  int ready[2];
-  g_assert_cmpint (pipe (ready), ==, 0);
-  pid_t child = fork ();
-  if (child == 0) {
-    g_autofree char *path = g_strdup_printf ("/%s", name);
-    int fd = shm_open (path, O_RDWR, 0);
-    Segment *s = mmap (NULL, sizeof (Segment), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (s == MAP_FAILED || pthread_mutex_lock (&s->lock) != 0)
-      _exit (1);
-    if (write (ready[1], "l", 1) != 1)
-      _exit (1);
-    pause ();                                     /* dies holding the lock */
-    _exit (0);
-  }
-  char b;
-  g_assert_cmpint (read (ready[0], &b, 1), ==, 1);
-  kill (child, SIGKILL);
-  waitpid (child, NULL, 0);
-  BwssDomainStats ds;
-  g_assert_cmpint (bwss_domain_get_stats (d, &ds), ==, 0);   /* would hang if not robust */
-  BwssFlowInfo rows[2];
-  size_t n;
-  g_assert_cmpint (bwss_domain_list_flows (d, rows, 2, &n), ==, 0);
-  close (ready[0]); close (ready[1]);
-  bwss_domain_close (d);
-  unlink_domain (name);
-}
-
-/* ---- a participant stopped inside the lock (issue 11) ---- */
-
 /* Maps the segment of domain @name. */
 static Segment *
 map_raw (const char *name)
@@ -556,6 +540,27 @@ continue_and_reap (pid_t pid)
   int status;
   g_assert_cmpint (waitpid (pid, &status, 0), ==, pid);
 }
+
+/* A process killed while holding the segment lock does not lock the domain. */
+static void
+test_lock_holder_killed (void)
+{
+  g_autofree char *name = domain_name ("lock");
+  BwssDomain *d = NULL;
+  g_assert_cmpint (bwss_domain_open (name, BWSS_DOMAIN_NO_CONTROLLER, &d), ==, 0);
+  pid_t child = hold_lock_stopped (name);
+  kill (child, SIGKILL);                          /* dies holding the lock */
+  waitpid (child, NULL, 0);
+  BwssDomainStats ds;
+  g_assert_cmpint (bwss_domain_get_stats (d, &ds), ==, 0);   /* would hang if not robust */
+  BwssFlowInfo rows[2];
+  size_t n;
+  g_assert_cmpint (bwss_domain_list_flows (d, rows, 2, &n), ==, 0);
+  bwss_domain_close (d);
+  unlink_domain (name);
+}
+
+/* ---- a participant stopped inside the lock (issue 11) ---- */
 
 static size_t
 count_flows (BwssDomain *d)
@@ -620,32 +625,6 @@ test_stopped_holder_defers (void)
   unlink_domain (name);
 }
 
-/* A participant that keeps dispatching with a registered flow (what the
- * shim does from its hooks) and never controls; reports on @ready once
- * registered.  Fork it before opening the domain here: a forked child
- * shares its parent's handles, controller candidacy included. */
-static pid_t
-spawn_participant (const char *name, int sock, const int ready[2])
-{
-  pid_t pid = fork ();
-  if (pid == 0) {
-    prctl (PR_SET_PDEATHSIG, SIGKILL);
-    BwssDomain *cd = NULL;
-    BwssFlow *f = NULL;
-    BwssPrefs p = { .priority = 2, .weight = 1 };
-    if (bwss_domain_open (name, BWSS_DOMAIN_NO_CONTROLLER, &cd)
-        || bwss_flow_register (cd, sock, &p, &f) || write (ready[1], "r", 1) != 1)
-      _exit (1);
-    for (;;) {
-      bwss_domain_dispatch (cd, mono_us ());
-      g_usleep (10000);
-    }
-  }
-  char b;
-  g_assert_cmpint (read (ready[0], &b, 1), ==, 1);
-  return pid;
-}
-
 static ino_t
 segment_inode (const char *name)
 {
@@ -666,9 +645,7 @@ test_stopped_holder_recovery (void)
   int c1, s1, c2, s2;
   tcp_pair_with_data (&c1, &s1);
   tcp_pair_with_data (&c2, &s2);
-  int ready[2];
-  g_assert_cmpint (pipe (ready), ==, 0);
-  pid_t part = spawn_participant (name, c2, ready);
+  pid_t part = spawn_participant (name, c2, TRUE, NULL);
   BwssDomain *d = NULL;
   g_assert_cmpint (bwss_domain_open (name, 0, &d), ==, 0);
   ino_t before = segment_inode (name);
@@ -702,7 +679,7 @@ test_stopped_holder_recovery (void)
   g_assert_cmpuint (count_flows (d), ==, 1);
   bwss_flow_unregister (f);
   g_assert_cmpuint (count_flows (d), ==, 0);
-  close (c1); close (s1); close (c2); close (s2); close (ready[0]); close (ready[1]);
+  close (c1); close (s1); close (c2); close (s2);
   bwss_domain_close (d);
   unlink_domain (name);
 }
@@ -942,23 +919,7 @@ test_top_output (void)
   g_assert_cmpint (bwss_domain_open (name, BWSS_DOMAIN_NO_CONTROLLER, &d), ==, 0);
   int c, s;
   tcp_pair (&c, &s);
-  int ready[2];
-  g_assert_cmpint (pipe (ready), ==, 0);
-  pid_t child = fork ();
-  if (child == 0) {
-    BwssDomain *cd = NULL;
-    BwssFlow *f = NULL;
-    BwssPrefs p = { .weight = 1 };
-    prctl (PR_SET_PDEATHSIG, SIGKILL);
-    prctl (PR_SET_NAME, "\xff\"\\\x01z", 0, 0, 0);
-    if (bwss_domain_open (name, BWSS_DOMAIN_NO_CONTROLLER, &cd) || bwss_flow_register (cd, c, &p, &f)
-        || write (ready[1], "r", 1) != 1)
-      _exit (1);
-    pause ();
-    _exit (0);
-  }
-  char b;
-  g_assert_cmpint (read (ready[0], &b, 1), ==, 1);
+  pid_t child = spawn_participant (name, c, FALSE, "\xff\"\\\x01z");
   Segment *seg = map_raw (name);
   for (uint32_t i = 0; i < SEG_MAX_FLOWS; i++)
     if (seg->slots[i].state == SLOT_ACTIVE) {
@@ -988,7 +949,7 @@ test_top_output (void)
   g_assert_nonnull (strstr (table, "flows 0\n"));                   /* "flows 1" before */
 
   munmap (seg, sizeof (Segment));
-  close (c); close (s); close (ready[0]); close (ready[1]);
+  close (c); close (s);
   bwss_domain_close (d);
   unlink_domain (name);
 }
