@@ -10,10 +10,11 @@
 # $3 is tests/socket/lock-holder.)
 set -u
 run=$1 top=$2 holder=$3
-export BWSS_DOMAIN="bwss-test-tools-$$"
+main_domain="bwss-test-tools-$$"
+export BWSS_DOMAIN=$main_domain
 tmp=$(mktemp -d)
 servers=
-trap 'kill $servers 2>/dev/null; rm -rf "$tmp"; rm -f "/dev/shm/$BWSS_DOMAIN" /dev/shm/bwss-test-tools-*-$$' EXIT
+trap 'kill $servers 2>/dev/null; rm -rf "$tmp"; rm -f "/dev/shm/$main_domain" /dev/shm/bwss-test-tools-*-$$' EXIT
 trap 'exit 143' TERM
 n=0 failed=0
 ok () { n=$((n + 1)); echo "ok $n - $1"; }
