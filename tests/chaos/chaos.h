@@ -17,11 +17,9 @@
 #include <unistd.h>
 
 #define CHAOS_MAX_PARTICIPANTS 16
-/* Segment size of the test's connections, both ways: Ethernet's.  Loopback's
- * own (its MTU is 64 KiB) makes the kernel report a receive MSS below the
- * segments the sender really uses, and a window of "one segment" then
- * stalls the sender in zero-window probing for seconds (see
- * docs/hardening.md): a knob matter, not what this suite is about. */
+/* Segment size of the test's connections, both ways: Ethernet's, so that
+ * windows of a few segments mean what they mean on a real link (loopback's
+ * own MTU is 64 KiB). */
 #define CHAOS_MSS 1448
 
 typedef struct {
