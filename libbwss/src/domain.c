@@ -1,25 +1,48 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * domain.c — the per-user domain: shared state, flows, controller election,
- * fail-open.  The laws are controller.c; the kernel is knobs.c; this file is
- * the plumbing between processes.
+ * fail-open, recovery.  The laws are controller.c; the kernel is knobs.c; the
+ * segment as a file and its lock are segment.c; this file is the plumbing
+ * between processes.
  *
  * Roles.  Every process that registers sockets is a participant: it owns the
  * fds, so it applies the windows of its own sockets.  One process at a time
  * is the controller: it holds a POSIX record lock on the segment (the kernel
  * drops it when the process dies, so another candidate takes over at its next
  * dispatch), measures every flow with sock_diag, runs the laws and publishes a
- * window per slot with a heartbeat.
+ * window per slot with a heartbeat and its pid's start time.
  *
  * Fail-open.  A participant applies a published window only while the
- * heartbeat is fresh (FAILOPEN_US) and the controller's pid lives; otherwise
- * it puts the clamp of each of its sockets back to the value the kernel had
- * before we touched it.  A crashed controller never leaves a flow throttled
- * for more than FAILOPEN_US plus one dispatch of the participant.
+ * heartbeat is fresh (FAILOPEN_US), not in the future, and the controller's
+ * pid lives with the start time it published; otherwise it puts the clamp of
+ * each of its sockets back to the value the kernel had before we touched it.
+ * A crashed or stopped controller never leaves a flow throttled for more than
+ * FAILOPEN_US plus one dispatch of the participant.
+ *
+ * Never waiting on another process.  The segment lock is taken within a
+ * bound (segment_lock()): not at all from a data path (register, set_prefs,
+ * and the dispatch of a handle that may not control, which is what the
+ * preload shim calls from inside read() and poll()), LOCK_WAIT_US from the
+ * controller's round and from readers.  A registration or a preference
+ * change that finds the lock taken is kept in the BwssFlow (slot NO_SLOT,
+ * prefs_dirty) and written at a later dispatch; an unregistration needs no
+ * lock at all (the slot is marked RELEASED by compare-and-swap and freed by
+ * the next lock holder).  No thread of this process holds the segment lock
+ * without holding g->local, which segment.c relies on.
+ *
+ * Recovery.  If the lock stays taken (its holder stopped or hung inside it)
+ * or the controller role stays held by a controller that no longer beats,
+ * for RECOVER_US, a candidate that may create the domain moves it: it puts a
+ * fresh segment in place of the stuck one under the same name, atomically
+ * (segment_replace_if_current()).
+ * Every process checks at each dispatch that the name still names the
+ * segment it maps and otherwise follows: it maps the new one and registers
+ * its flows again (the old one is left to the stuck process, which follows
+ * when it runs again).  Nobody is ever robbed of a lock it holds.
  *
  * Reclaim.  Whoever takes the lock frees the slots of dead processes (pid
- * gone, or reused: start time differs); the controller also frees slots whose
- * socket no longer exists in the namespace.
+ * gone, or reused: start time differs) and released slots; the controller
+ * also frees slots whose socket no longer exists in the namespace.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,52 +60,81 @@
 #include <bwss/domain.h>
 #include "clock.h"
 #include "knobs.h"
+#include "proc.h"
 #include "segment.h"
 
 /* A controller silent for this long is dead: its windows are released.
  * 100 dispatch periods; a controller process that is merely busy for a
  * second loses nothing but a second of control. */
 #define FAILOPEN_US       1000000ull
+/* A heartbeat further in the future than this is forged or on another
+ * clock (a reader's clock sample may predate the writer's by a round). */
+#define FUTURE_SLACK_US   100000ull
 /* Dispatch period: the FCS needs samples well inside φ = 2·RTT (>= 10 ms). */
 #define DISPATCH_US       10000ull
 /* Slots whose socket sock_diag no longer lists, this many dumps in a row,
  * are freed (a dump can race a connection that is just being set up). */
 #define GONE_DUMPS        3
-/* Wait for a segment another process is initialising. */
+/* Wait for a segment an older creator is still initialising, at open. */
 #define INIT_WAIT_US      500000ull
+/* Longest wait for the segment lock from a controller round or a reader:
+ * a round holds it for well under a millisecond. */
+#define LOCK_WAIT_US      2000ull
+/* Look at a busy lock's holder in /proc at most this often. */
+#define JUDGE_EVERY_US    100000ull
+/* A lock (or controller role) held this long by a process that does not
+ * make progress gets the domain moved to a fresh segment. */
+#define RECOVER_US        2000000ull
+/* After a failed attempt to follow a moved domain, wait this long. */
+#define FOLLOW_RETRY_US   100000ull
+
+#define NO_SLOT UINT32_MAX
 
 typedef struct Seg Seg;
 
 struct BwssFlow {
-  Seg      *seg;
+  Seg        *seg;
   BwssDomain *owner;
-  int       fd;
-  uint32_t  slot;
-  uint32_t  gen;
-  uint64_t  inode;         /* of the socket: an fd number can be reused */
-  uint32_t  orig_clamp;    /* the kernel's clamp before we touched it */
-  uint32_t  applied;       /* window we set; 0 = the original clamp is in place */
-  BwssFlow *next;
+  int         fd;
+  uint64_t    inode;         /* of the socket: an fd number can be reused */
+  uint32_t    orig_clamp;    /* the kernel's clamp before we touched it */
+  uint32_t    applied;       /* window we set; 0 = the original clamp is in place */
+  uint32_t    slot;          /* NO_SLOT: not written into the segment yet */
+  uint32_t    gen;
+  BwssPrefs   prefs;         /* what this process wants; the slot follows */
+  bool        prefs_dirty;   /* prefs not written into the slot yet */
+  char        comm[16];
+  char        local[64];
+  char        remote[64];
+  BwssFlow   *next;
 };
 
 /* One mapping per process and domain name, shared by its handles: POSIX
  * record locks belong to the process, so a second fd on the same file would
  * drop the controller lock when closed. */
 struct Seg {
-  char            name[72];
-  int             fd;
+  char            path[80];       /* /dev/shm/<name> */
+  int             fd;             /* of the segment mapped now */
   Segment        *s;
+  dev_t           dev;
+  ino_t           ino;
   unsigned        refs;
   pid_t           pid;            /* the process that opened it (fork check) */
-  pthread_mutex_t local;          /* guards flows and the controller state */
+  uint64_t        starttime;      /* of pid: published with the heartbeat */
+  pthread_mutex_t local;          /* guards everything here, g->s included */
   BwssFlow       *flows;
   bool            may_control;
+  bool            may_create;
   bool            controller;
   BwssController *ctl;
   KnobDump        dump;
   uint32_t        ctl_gen[SEG_MAX_FLOWS];    /* gen the controller knows per slot */
   uint32_t        ctl_serial[SEG_MAX_FLOWS]; /* prefs serial it knows */
   uint8_t         gone[SEG_MAX_FLOWS];
+  uint64_t        lock_stuck_since;  /* first of the lock attempts failing since, 0 = none */
+  uint64_t        role_stuck_since;  /* since when the role's holder does not beat */
+  uint64_t        next_judge_us;
+  uint64_t        next_follow_us;
   pthread_t       thread;
   bool            thread_on;
   atomic_bool     thread_stop;
@@ -98,255 +150,232 @@ struct BwssDomain {
 static pthread_mutex_t segs_lock = PTHREAD_MUTEX_INITIALIZER;
 static Seg *segs;
 
-/* Returns the start time of @pid (clock ticks since boot), 0 if unknown. */
-static uint64_t
-pid_starttime (pid_t pid)
+/* ---- the segment lock, within a bound ---- */
+
+static SegFile
+seg_file (const Seg *g)
 {
-  char path[64], buf[1024];
-  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
-  FILE *f = fopen (path, "re");
-  if (f == NULL)
-    return 0;
-  size_t n = fread (buf, 1, sizeof buf - 1, f);
-  fclose (f);
-  buf[n] = '\0';
-  /* comm may hold spaces and parentheses: fields restart after the last ')' */
-  char *p = strrchr (buf, ')');
-  if (p == NULL)
-    return 0;
-  unsigned long long st = 0;
-  /* after ") " come fields 3..: state(3) … starttime(22) */
-  if (sscanf (p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-              &st) != 1)
-    return 0;
-  return st;
+  SegFile f = { .fd = g->fd, .s = g->s, .dev = g->dev, .ino = g->ino };
+  return f;
 }
 
-static bool
-pid_alive (pid_t pid, uint64_t starttime)
-{
-  if (pid <= 0)
-    return false;
-  if (kill (pid, 0) != 0 && errno == ESRCH)
-    return false;
-  return starttime == 0 || pid_starttime (pid) == starttime;
-}
-
-/* ---- the segment: name, validation, creation ---- */
-
+/* Takes the segment lock, waiting at most @wait_us.  Returns 0 (held) or
+ * BWSS_EBUSY; keeps count of how long attempts have been failing.
+ * g->local held. */
 static int
-domain_name (const char *name, char *out, size_t len)
+seg_lock (Seg *g, uint64_t wait_us)
 {
-  if (name == NULL)
-    name = getenv ("BWSS_DOMAIN");
-  if (name == NULL || *name == '\0') {
-    snprintf (out, len, "/bwss-%u", (unsigned) geteuid ());
+  uint64_t now = bwss_clock_now_us ();
+  bool judge = now >= g->next_judge_us;
+  SegFile f = seg_file (g);
+  SegHolder holder;
+  int err = segment_lock (&f, wait_us, judge, &holder);
+  if (err == 0) {
+    g->lock_stuck_since = 0;
     return 0;
   }
-  size_t n = strlen (name);
-  if (n > 64)
-    return BWSS_EINVAL;
-  for (size_t i = 0; i < n; i++) {
-    char c = name[i];
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-          || c == '-' || c == '_' || c == '.'))
-      return BWSS_EINVAL;
-  }
-  snprintf (out, len, "/%s", name);
-  return 0;
-}
-
-/* Checks every field a reader relies on; returns 0 or a BWSS_E code. */
-static int
-validate (const Segment *s)
-{
-  if (s->magic != SEG_MAGIC)
-    return BWSS_EPROTO;
-  if (s->version != SEG_VERSION)
-    return BWSS_EVERSION;
-  if (s->header_size != offsetof (Segment, slots) || s->slot_size != sizeof (SegSlot)
-      || s->max_flows != SEG_MAX_FLOWS)
-    return BWSS_EPROTO;
-  if (s->owner_uid != geteuid ())
-    return BWSS_EPERM;
-  if (s->n_flows > SEG_MAX_FLOWS || s->phase > BWSS_PHASE_LAST || bwss_loop_name (s->loop) == NULL)
-    return BWSS_EPROTO;
-  for (uint32_t i = 0; i < SEG_MAX_FLOWS; i++) {
-    const SegSlot *sl = &s->slots[i];
-    if (sl->state != SLOT_FREE && sl->state != SLOT_ACTIVE)
-      return BWSS_EPROTO;
-    if (sl->state == SLOT_FREE)
-      continue;
-    if (memchr (sl->comm, 0, sizeof sl->comm) == NULL || memchr (sl->local, 0, sizeof sl->local) == NULL
-        || memchr (sl->remote, 0, sizeof sl->remote) == NULL)
-      return BWSS_EPROTO;
-    if (bwss_prefs_validate (&sl->prefs) != BWSS_OK || sl->pid <= 0 || sl->fd < 0)
-      return BWSS_EPROTO;
-  }
-  return 0;
-}
-
-static int
-init_segment (Segment *s)
-{
-  memset (s, 0, sizeof *s);
-  pthread_mutexattr_t a;
-  pthread_mutexattr_init (&a);
-  pthread_mutexattr_setpshared (&a, PTHREAD_PROCESS_SHARED);
-  pthread_mutexattr_setrobust (&a, PTHREAD_MUTEX_ROBUST);
-  int r = pthread_mutex_init (&s->lock, &a);
-  pthread_mutexattr_destroy (&a);
-  if (r)
-    return BWSS_ENOMEM;
-  s->version = SEG_VERSION;
-  s->header_size = offsetof (Segment, slots);
-  s->slot_size = sizeof (SegSlot);
-  s->max_flows = SEG_MAX_FLOWS;
-  s->owner_uid = geteuid ();
-  /* publish: readers check the magic first */
-  atomic_thread_fence (memory_order_release);
-  s->magic = SEG_MAGIC;
-  return 0;
-}
-
-/* Opens or creates the segment @name; on error nothing is changed. */
-static int
-map_segment (const char *name, bool create, int *fd_out, Segment **out)
-{
-  int fd = -1;
-  bool created = false;
-  if (create) {
-    fd = shm_open (name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd >= 0) {
-      created = true;
-      if (fchmod (fd, 0600) != 0 || ftruncate (fd, sizeof (Segment)) != 0) {
-        int e = errno;
-        close (fd);
-        shm_unlink (name);
-        return e == ENOSPC ? BWSS_ENOSPC : BWSS_ENOMEM;
-      }
-    } else if (errno != EEXIST) {
-      return errno == EACCES ? BWSS_EPERM : BWSS_ENOENT;
-    }
-  }
-  if (fd < 0) {
-    fd = shm_open (name, O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0);
-    if (fd < 0)
-      return errno == EACCES ? BWSS_EPERM : BWSS_ENOENT;
-  }
-  struct stat st;
-  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode)) {
-    close (fd);
-    return BWSS_EPROTO;
-  }
-  /* a segment another process has just created may not have its size yet */
-  for (uint64_t waited = 0; !created && st.st_size == 0 && waited < INIT_WAIT_US; waited += 10000) {
-    usleep (10000);
-    if (fstat (fd, &st) != 0) {
-      close (fd);
-      return BWSS_EPROTO;
-    }
-  }
-  if (st.st_uid != geteuid () || (st.st_mode & 0777) != 0600) {
-    close (fd);
-    return BWSS_EPERM;
-  }
-  if ((size_t) st.st_size != sizeof (Segment)) {
-    /* another layout?  Peek at the header if there is one. */
-    int err = BWSS_EPROTO;
-    if ((size_t) st.st_size >= 12) {
-      uint32_t head[3];
-      if (pread (fd, head, sizeof head, 0) == (ssize_t) sizeof head
-          && ((uint64_t) head[1] << 32 | head[0]) == SEG_MAGIC && head[2] != SEG_VERSION)
-        err = BWSS_EVERSION;
-    }
-    close (fd);
-    return err;
-  }
-  Segment *s = mmap (NULL, sizeof (Segment), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (s == MAP_FAILED) {
-    close (fd);
-    return BWSS_ENOMEM;
-  }
-  int err = 0;
-  if (created) {
-    err = init_segment (s);
-  } else {
-    /* a segment another process is creating has no magic yet */
-    for (uint64_t waited = 0; s->magic == 0 && waited < INIT_WAIT_US; waited += 10000)
-      usleep (10000);
-    atomic_thread_fence (memory_order_acquire);
-    err = validate (s);
-  }
-  if (err) {
-    munmap (s, sizeof (Segment));
-    close (fd);
-    if (created)
-      shm_unlink (name);
-    return err;
-  }
-  *fd_out = fd;
-  *out = s;
-  return 0;
-}
-
-/* ---- locking and reclaim ---- */
-
-static void sweep (Segment *s);
-
-/* Takes the segment lock; repairs the table if the last holder died.
- * Returns 0 or BWSS_EPROTO (lock unrecoverable). */
-static int
-seg_lock (Segment *s)
-{
-  int r = pthread_mutex_lock (&s->lock);
-  if (r == EOWNERDEAD) {
-    pthread_mutex_consistent (&s->lock);
-    sweep (s);
-    return 0;
-  }
-  return r == 0 ? 0 : BWSS_EPROTO;
+  if (judge)
+    g->next_judge_us = now + JUDGE_EVERY_US;
+  if (err == BWSS_EPROTO)
+    g->lock_stuck_since = 1;             /* the lock is unusable: move at once */
+  else if (g->lock_stuck_since == 0)
+    g->lock_stuck_since = now;
+  if (g->debug && judge)
+    fprintf (stderr, "bwss[%d]: segment lock busy (holder %d, state %c)\n", (int) getpid (),
+             (int) holder.tid, holder.state ? holder.state : '?');
+  return BWSS_EBUSY;
 }
 
 static void
 seg_unlock (Segment *s)
 {
-  pthread_mutex_unlock (&s->lock);
+  segment_unlock (s);
 }
 
-static void
-free_slot (Segment *s, uint32_t i)
+/* Returns true if the controller @s names is alive at @now: a heartbeat
+ * neither stale nor in the future, and its pid living with the start time
+ * it published. */
+static bool
+controller_alive (const Segment *s, uint64_t now)
 {
+  pid_t pid = s->controller_pid;
+  uint64_t hb = s->heartbeat_us;
+  if (pid <= 0 || hb > now + FUTURE_SLACK_US || now > hb + FAILOPEN_US)
+    return false;
+  return proc_alive (pid, s->controller_start);
+}
+
+/* The controller's mark of life.  s locked. */
+static void
+heartbeat (Seg *g, Segment *s, uint64_t now)
+{
+  s->controller_pid = getpid ();
+  s->controller_start = g->starttime;
+  s->heartbeat_us = now;
+}
+
+/* ---- slots of this process's flows ---- */
+
+static bool
+slot_is_ours (const Segment *s, const BwssFlow *f)
+{
+  return f->slot != NO_SLOT && s->slots[f->slot].state == SLOT_ACTIVE
+         && s->slots[f->slot].gen == f->gen;
+}
+
+/* Writes @f into a free slot.  Returns 0, BWSS_ENOSPC (table full) or
+ * BWSS_EBADF (the fd is no longer the socket).  s locked. */
+static int
+claim_slot (Seg *g, BwssFlow *f)
+{
+  Segment *s = g->s;
+  struct stat st;
+  if (fstat (f->fd, &st) != 0 || st.st_ino != f->inode)
+    return BWSS_EBADF;
+  uint32_t i;
+  for (i = 0; i < SEG_MAX_FLOWS && s->slots[i].state != SLOT_FREE; i++)
+    ;
+  if (i == SEG_MAX_FLOWS) {
+    segment_sweep (s);
+    for (i = 0; i < SEG_MAX_FLOWS && s->slots[i].state != SLOT_FREE; i++)
+      ;
+  }
+  if (i == SEG_MAX_FLOWS)
+    return BWSS_ENOSPC;
   SegSlot *sl = &s->slots[i];
-  if (sl->state == SLOT_ACTIVE && s->n_flows > 0)
-    s->n_flows--;
   uint32_t gen = sl->gen + 1;
-  memset (sl, 0, sizeof *sl);
-  sl->gen = gen;
+  sl->pid = g->pid;
+  sl->fd = f->fd;
+  sl->starttime = g->starttime;
+  sl->inode = f->inode;
+  memcpy (sl->comm, f->comm, sizeof sl->comm);
+  memcpy (sl->local, f->local, sizeof sl->local);
+  memcpy (sl->remote, f->remote, sizeof sl->remote);
+  sl->prefs = f->prefs;
+  sl->prefs_serial = 1;
+  sl->controlled = 0;
+  sl->window_bytes = 0;
+  sl->rtt_us = 0;
+  sl->mss = 0;
+  sl->target_bps = -1.0;
+  sl->rate_bps = -1.0;
+  sl->bytes_received = 0;
+  segment_activate_slot (s, i, gen);
+  f->slot = i;
+  f->gen = gen;
+  f->prefs_dirty = false;
+  return 0;
 }
 
-/* Frees the slots of dead processes.  Lock held. */
-static void
-sweep (Segment *s)
+/* Returns true if some flow of @g waits to be written into the segment. */
+static bool
+seg_pending (const Seg *g)
 {
-  for (uint32_t i = 0; i < SEG_MAX_FLOWS; i++)
-    if (s->slots[i].state == SLOT_ACTIVE
-        && !pid_alive (s->slots[i].pid, s->slots[i].starttime))
-      free_slot (s, i);
+  for (const BwssFlow *f = g->flows; f; f = f->next)
+    if (f->slot == NO_SLOT || f->prefs_dirty)
+      return true;
+  return false;
+}
+
+/* Writes what registrations and preference changes could not write
+ * before.  s locked. */
+static void
+seg_publish (Seg *g)
+{
+  Segment *s = g->s;
+  for (BwssFlow *f = g->flows; f; f = f->next) {
+    if (f->slot == NO_SLOT) {
+      claim_slot (g, f);                 /* if the table is full: at a later dispatch */
+    } else if (f->prefs_dirty) {
+      if (slot_is_ours (s, f)) {
+        s->slots[f->slot].prefs = f->prefs;
+        s->slots[f->slot].prefs_serial++;
+      }
+      f->prefs_dirty = false;
+    }
+  }
+}
+
+/* ---- following the domain to a fresh segment ---- */
+
+/* Forgets the controller state (a new segment, or the role lost). */
+static void
+seg_reset_control (Seg *g)
+{
+  g->controller = false;
+  bwss_controller_free (g->ctl);
+  g->ctl = NULL;
+  memset (g->ctl_gen, 0, sizeof g->ctl_gen);
+  memset (g->ctl_serial, 0, sizeof g->ctl_serial);
+  memset (g->gone, 0, sizeof g->gone);
+}
+
+/* Maps @nf in place of @g's segment and makes every flow pending again (to
+ * be registered in @nf).  g->local held. */
+static void
+seg_switch (Seg *g, const SegFile *nf)
+{
+  SegFile cur = seg_file (g);
+  segment_close (&cur);                  /* drops the controller role of the old one */
+  g->fd = nf->fd;
+  g->s = nf->s;
+  g->dev = nf->dev;
+  g->ino = nf->ino;
+  seg_reset_control (g);
+  g->lock_stuck_since = 0;
+  g->role_stuck_since = 0;
+  for (BwssFlow *f = g->flows; f; f = f->next) {
+    f->slot = NO_SLOT;
+    f->prefs_dirty = false;
+  }
+}
+
+/* If the domain's name no longer names the segment @g maps (moved by a
+ * recovery, or deleted), maps the one it names now (creating it if @g may).
+ * g->local held. */
+static void
+seg_follow (Seg *g, uint64_t now)
+{
+  if (now < g->next_follow_us)
+    return;
+  SegFile cur = seg_file (g);
+  if (segment_is_current (&cur, g->path))
+    return;
+  SegFile nf;
+  if (segment_open (g->path, g->may_create, 0, g->s, &nf) != 0) {
+    g->next_follow_us = now + FOLLOW_RETRY_US;
+    return;
+  }
+  if (g->debug)
+    fprintf (stderr, "bwss[%d]: the domain moved to a new segment; following\n", (int) getpid ());
+  seg_switch (g, &nf);
+}
+
+/* Returns how long the domain has been stuck as seen from @g, µs. */
+static uint64_t
+stuck_for (const Seg *g, uint64_t now)
+{
+  uint64_t a = g->lock_stuck_since && now > g->lock_stuck_since ? now - g->lock_stuck_since : 0;
+  uint64_t b = g->role_stuck_since && now > g->role_stuck_since ? now - g->role_stuck_since : 0;
+  return a > b ? a : b;
+}
+
+/* Moves a stuck domain to a fresh segment.  g->local held. */
+static void
+seg_recover (Seg *g, uint64_t now)
+{
+  SegFile cur = seg_file (g), nf;
+  if (segment_replace_if_current (&cur, g->path, &nf) != 0) {
+    seg_follow (g, now);                 /* another process moved it: follow */
+    return;
+  }
+  if (g->debug)
+    fprintf (stderr, "bwss[%d]: the domain's lock or role has been stuck for %.1f s; moved it\n",
+             (int) getpid (), (double) stuck_for (g, now) / 1e6);
+  seg_switch (g, &nf);
 }
 
 /* ---- process-local state ---- */
-
-static void
-seg_release_all_windows (Seg *g)
-{
-  for (BwssFlow *f = g->flows; f; f = f->next) {
-    struct stat st;
-    if (f->applied && fstat (f->fd, &st) == 0 && st.st_ino == f->inode)
-      knob_set_clamp (f->fd, f->orig_clamp);
-    f->applied = 0;
-  }
-}
 
 static void *dispatch_thread (void *data);
 
@@ -360,30 +389,39 @@ seg_stop_thread (Seg *g)
   g->thread_on = false;
 }
 
+/* Restores @f's clamp, gives its slot up and frees it.  g->local held; @f
+ * unlinked.  Needs no segment lock. */
+static void
+flow_release (Seg *g, BwssFlow *f)
+{
+  struct stat st;
+  if (f->applied && fstat (f->fd, &st) == 0 && st.st_ino == f->inode)
+    knob_set_clamp (f->fd, f->orig_clamp);
+  if (f->slot != NO_SLOT)
+    segment_release_slot (g->s, f->slot, f->gen);
+  free (f);
+}
+
 static void
 seg_free (Seg *g)
 {
   seg_stop_thread (g);
   pthread_mutex_lock (&g->local);
-  seg_release_all_windows (g);
-  if (seg_lock (g->s) == 0) {
-    for (BwssFlow *f = g->flows; f; f = f->next)
-      if (g->s->slots[f->slot].gen == f->gen && g->s->slots[f->slot].pid == getpid ())
-        free_slot (g->s, f->slot);
-    if (g->controller && g->s->controller_pid == getpid ())
-      g->s->controller_pid = 0;
-    seg_unlock (g->s);
-  }
   while (g->flows) {
     BwssFlow *f = g->flows;
     g->flows = f->next;
-    free (f);
+    flow_release (g, f);
+  }
+  if (g->controller) {                   /* no controller from now on: no need to wait a second */
+    int32_t me = (int32_t) getpid ();
+    __atomic_compare_exchange_n (&g->s->controller_pid, &me, 0, false, __ATOMIC_ACQ_REL,
+                                 __ATOMIC_ACQUIRE);
   }
   pthread_mutex_unlock (&g->local);
   bwss_controller_free (g->ctl);
   knob_dump_clear (&g->dump);
-  munmap (g->s, sizeof (Segment));
-  close (g->fd);                       /* drops the controller lock, if held */
+  SegFile f = seg_file (g);
+  segment_close (&f);                    /* drops the controller lock, if held */
   pthread_mutex_destroy (&g->local);
   free (g);
 }
@@ -399,11 +437,12 @@ after_fork_child (void)
       g->flows = f->next;
       f->seg = NULL;                   /* handles still point at it: inert */
     }
-    g->controller = false;
-    bwss_controller_free (g->ctl);
-    g->ctl = NULL;
+    seg_reset_control (g);
     g->thread_on = false;
     g->pid = getpid ();
+    g->starttime = proc_starttime (g->pid);
+    g->lock_stuck_since = 0;
+    g->role_stuck_since = 0;
   }
   pthread_mutex_init (&segs_lock, NULL);
 }
@@ -411,10 +450,10 @@ after_fork_child (void)
 int
 bwss_domain_open (const char *name, unsigned flags, BwssDomain **out)
 {
-  char full[72];
+  char path[80];
   if (out == NULL || (flags & ~(BWSS_DOMAIN_NO_CREATE | BWSS_DOMAIN_NO_CONTROLLER | BWSS_DOMAIN_THREAD)))
     return BWSS_EINVAL;
-  int err = domain_name (name, full, sizeof full);
+  int err = segment_path (name, path, sizeof path);
   if (err)
     return err;
   BwssDomain *d = calloc (1, sizeof *d);
@@ -429,7 +468,7 @@ bwss_domain_open (const char *name, unsigned flags, BwssDomain **out)
   }
   Seg *g;
   for (g = segs; g; g = g->next)
-    if (strcmp (g->name, full) == 0)
+    if (strcmp (g->path, path) == 0)
       break;
   if (g == NULL) {
     g = calloc (1, sizeof *g);
@@ -437,21 +476,31 @@ bwss_domain_open (const char *name, unsigned flags, BwssDomain **out)
       err = BWSS_ENOMEM;
       goto fail;
     }
-    err = map_segment (full, !(flags & BWSS_DOMAIN_NO_CREATE), &g->fd, &g->s);
+    SegFile f;
+    err = segment_open (path, !(flags & BWSS_DOMAIN_NO_CREATE), INIT_WAIT_US, NULL, &f);
     if (err) {
       free (g);
       goto fail;
     }
-    snprintf (g->name, sizeof g->name, "%s", full);
+    snprintf (g->path, sizeof g->path, "%s", path);
+    g->fd = f.fd;
+    g->s = f.s;
+    g->dev = f.dev;
+    g->ino = f.ino;
     pthread_mutex_init (&g->local, NULL);
     g->pid = getpid ();
+    g->starttime = proc_starttime (g->pid);
     g->debug = getenv ("BWSS_DEBUG") != NULL;
     g->next = segs;
     segs = g;
   }
   g->refs++;
+  pthread_mutex_lock (&g->local);
   if (!(flags & BWSS_DOMAIN_NO_CONTROLLER))
     g->may_control = true;
+  if (!(flags & BWSS_DOMAIN_NO_CREATE))
+    g->may_create = true;
+  pthread_mutex_unlock (&g->local);
   if ((flags & BWSS_DOMAIN_THREAD) && !g->thread_on) {
     atomic_store (&g->thread_stop, false);
     if (pthread_create (&g->thread, NULL, dispatch_thread, g) == 0)
@@ -465,22 +514,6 @@ fail:
   pthread_mutex_unlock (&segs_lock);
   free (d);
   return err;
-}
-
-/* Restores @f's clamp and frees its slot.  g->local held; @f unlinked. */
-static void
-flow_release (Seg *g, BwssFlow *f)
-{
-  struct stat st;
-  if (f->applied && fstat (f->fd, &st) == 0 && st.st_ino == f->inode)
-    knob_set_clamp (f->fd, f->orig_clamp);
-  if (seg_lock (g->s) == 0) {
-    SegSlot *sl = &g->s->slots[f->slot];
-    if (sl->state == SLOT_ACTIVE && sl->gen == f->gen)
-      free_slot (g->s, f->slot);
-    seg_unlock (g->s);
-  }
-  free (f);
 }
 
 void
@@ -532,7 +565,7 @@ read_comm (char *comm, size_t len)
 int
 bwss_flow_register (BwssDomain *d, int fd, const BwssPrefs *prefs, BwssFlow **out)
 {
-  if (d == NULL || out == NULL || bwss_prefs_validate (prefs) != BWSS_OK)
+  if (d == NULL || out == NULL || bwss_prefs_check (prefs) != BWSS_OK)
     return BWSS_EINVAL;
   if (fd < 0 || !knob_is_connected_tcp (fd))
     return BWSS_EBADF;
@@ -544,6 +577,15 @@ bwss_flow_register (BwssDomain *d, int fd, const BwssPrefs *prefs, BwssFlow **ou
   BwssFlow *f = calloc (1, sizeof *f);
   if (f == NULL)
     return BWSS_ENOMEM;
+  f->seg = g;
+  f->owner = d;
+  f->fd = fd;
+  f->inode = info.inode;
+  f->orig_clamp = clamp;
+  f->slot = NO_SLOT;
+  f->prefs = *prefs;
+  read_comm (f->comm, sizeof f->comm);
+  knob_endpoints (fd, f->local, sizeof f->local, f->remote, sizeof f->remote);
 
   pthread_mutex_lock (&g->local);
   for (BwssFlow *o = g->flows; o; o = o->next)
@@ -552,51 +594,17 @@ bwss_flow_register (BwssDomain *d, int fd, const BwssPrefs *prefs, BwssFlow **ou
       free (f);
       return BWSS_EEXIST;
     }
-  int err = seg_lock (g->s);
+  /* written now if the lock is free, else at a later dispatch */
+  int err = 0;
+  if (seg_lock (g, 0) == 0) {
+    err = claim_slot (g, f);
+    seg_unlock (g->s);
+  }
   if (err) {
     pthread_mutex_unlock (&g->local);
     free (f);
     return err;
   }
-  uint32_t i;
-  for (i = 0; i < SEG_MAX_FLOWS && g->s->slots[i].state != SLOT_FREE; i++)
-    ;
-  if (i == SEG_MAX_FLOWS) {
-    sweep (g->s);
-    for (i = 0; i < SEG_MAX_FLOWS && g->s->slots[i].state != SLOT_FREE; i++)
-      ;
-  }
-  if (i == SEG_MAX_FLOWS) {
-    seg_unlock (g->s);
-    pthread_mutex_unlock (&g->local);
-    free (f);
-    return BWSS_ENOSPC;
-  }
-  SegSlot *sl = &g->s->slots[i];
-  uint32_t gen = sl->gen + 1;
-  memset (sl, 0, sizeof *sl);
-  sl->gen = gen;
-  sl->pid = getpid ();
-  sl->fd = fd;
-  sl->starttime = pid_starttime (sl->pid);
-  sl->inode = info.inode;
-  read_comm (sl->comm, sizeof sl->comm);
-  knob_endpoints (fd, sl->local, sizeof sl->local, sl->remote, sizeof sl->remote);
-  sl->prefs = *prefs;
-  sl->prefs_serial = 1;
-  sl->target_bps = -1.0;
-  sl->rate_bps = -1.0;
-  sl->state = SLOT_ACTIVE;
-  g->s->n_flows++;
-  seg_unlock (g->s);
-
-  f->seg = g;
-  f->owner = d;
-  f->fd = fd;
-  f->slot = i;
-  f->gen = gen;
-  f->orig_clamp = clamp;
-  f->inode = info.inode;
   f->next = g->flows;
   g->flows = f;
   pthread_mutex_unlock (&g->local);
@@ -604,36 +612,24 @@ bwss_flow_register (BwssDomain *d, int fd, const BwssPrefs *prefs, BwssFlow **ou
   return 0;
 }
 
-/* Locks the segment and returns @f's slot in *out, if it is still @f's.
- * Returns 0 (lock held), BWSS_ENOENT (unlocked) or a locking error. */
-static int
-lock_slot (BwssFlow *f, SegSlot **out)
-{
-  Segment *s = f->seg->s;
-  int err = seg_lock (s);
-  if (err)
-    return err;
-  SegSlot *sl = &s->slots[f->slot];
-  if (sl->state != SLOT_ACTIVE || sl->gen != f->gen) {
-    seg_unlock (s);
-    return BWSS_ENOENT;
-  }
-  *out = sl;
-  return 0;
-}
-
 int
 bwss_flow_set_prefs (BwssFlow *f, const BwssPrefs *prefs)
 {
-  if (f == NULL || f->seg == NULL || bwss_prefs_validate (prefs) != BWSS_OK)
+  if (f == NULL || f->seg == NULL || bwss_prefs_check (prefs) != BWSS_OK)
     return BWSS_EINVAL;
-  SegSlot *sl;
-  int err = lock_slot (f, &sl);
-  if (err)
-    return err;
-  sl->prefs = *prefs;
-  sl->prefs_serial++;
-  seg_unlock (f->seg->s);
+  Seg *g = f->seg;
+  pthread_mutex_lock (&g->local);
+  if (f->slot != NO_SLOT && !slot_is_ours (g->s, f)) {
+    pthread_mutex_unlock (&g->local);
+    return BWSS_ENOENT;                  /* reclaimed: its socket was gone */
+  }
+  f->prefs = *prefs;
+  f->prefs_dirty = f->slot != NO_SLOT;
+  if (f->prefs_dirty && seg_lock (g, 0) == 0) {
+    seg_publish (g);
+    seg_unlock (g->s);
+  }
+  pthread_mutex_unlock (&g->local);
   return 0;
 }
 
@@ -657,46 +653,75 @@ bwss_flow_unregister (BwssFlow *f)
   pthread_mutex_unlock (&g->local);
 }
 
-static bool
-controller_alive (const Segment *s, uint64_t now)
-{
-  pid_t pid = s->controller_pid;
-  uint64_t hb = s->heartbeat_us;
-  if (pid <= 0 || now > hb + FAILOPEN_US)
-    return false;
-  return !(kill (pid, 0) != 0 && errno == ESRCH);
-}
-
 int
 bwss_flow_get_stats (BwssFlow *f, BwssFlowStats *out)
 {
   if (f == NULL || f->seg == NULL || out == NULL)
     return BWSS_EINVAL;
-  Segment *s = f->seg->s;
-  SegSlot *sl;
-  int err = lock_slot (f, &sl);
-  if (err)
-    return err;
-  bool alive = controller_alive (s, bwss_clock_now_us ());
-  out->prefs = sl->prefs;
-  out->bytes_received = sl->bytes_received;
-  out->rate_bps = sl->rate_bps;
-  out->target_bps = alive && sl->controlled ? sl->target_bps : -1.0;
-  out->window_bytes = f->applied;
-  out->rtt_us = sl->rtt_us;
-  out->base_rtt_us = sl->base_rtt_us;
-  out->mss = sl->mss;
-  out->controlled = alive && sl->controlled;
-  seg_unlock (s);
-  if (out->rtt_us == 0 || out->bytes_received == 0) {
+  Seg *g = f->seg;
+  pthread_mutex_lock (&g->local);
+  BwssFlowStats st = { .prefs = f->prefs, .rate_bps = -1.0, .target_bps = -1.0,
+                       .window_bytes = f->applied };
+  if (f->slot != NO_SLOT) {
+    Segment *s = g->s;
+    int err = seg_lock (g, LOCK_WAIT_US);
+    if (err) {
+      pthread_mutex_unlock (&g->local);
+      return err;
+    }
+    if (!slot_is_ours (s, f)) {
+      seg_unlock (s);
+      pthread_mutex_unlock (&g->local);
+      return BWSS_ENOENT;
+    }
+    const SegSlot *sl = &s->slots[f->slot];
+    bool alive = controller_alive (s, bwss_clock_now_us ());
+    st.bytes_received = sl->bytes_received;
+    st.rate_bps = sl->rate_bps;
+    st.target_bps = alive && sl->controlled ? sl->target_bps : -1.0;
+    st.rtt_us = sl->rtt_us;
+    st.base_rtt_us = sl->base_rtt_us;
+    st.mss = sl->mss;
+    st.controlled = alive && sl->controlled;
+    seg_unlock (s);
+  }
+  pthread_mutex_unlock (&g->local);
+  if (st.rtt_us == 0 || st.bytes_received == 0) {
     KnobInfo k;
     if (knob_read_info (f->fd, &k) == 0) {
-      out->rtt_us = k.rtt_us;
-      out->mss = k.mss;
-      out->bytes_received = k.bytes_received;
+      st.rtt_us = k.rtt_us;
+      st.mss = k.mss;
+      st.bytes_received = k.bytes_received;
     }
   }
+  *out = st;
   return 0;
+}
+
+/* For the domain-wide readers: takes g->local, follows a moved domain,
+ * takes the segment lock (LOCK_WAIT_US at most) and frees the slots of dead
+ * and released flows, so what is read counts live flows only.  Returns 0
+ * with both locks held and *now set, or BWSS_EBUSY with neither. */
+static int
+seg_read_lock (Seg *g, uint64_t *now)
+{
+  pthread_mutex_lock (&g->local);
+  *now = bwss_clock_now_us ();
+  seg_follow (g, *now);
+  int err = seg_lock (g, LOCK_WAIT_US);
+  if (err) {
+    pthread_mutex_unlock (&g->local);
+    return err;
+  }
+  segment_sweep (g->s);
+  return 0;
+}
+
+static void
+seg_read_unlock (Seg *g)
+{
+  seg_unlock (g->s);
+  pthread_mutex_unlock (&g->local);
 }
 
 int
@@ -704,11 +729,13 @@ bwss_domain_get_stats (BwssDomain *d, BwssDomainStats *out)
 {
   if (d == NULL || out == NULL)
     return BWSS_EINVAL;
-  Segment *s = d->seg->s;
-  int err = seg_lock (s);
+  Seg *g = d->seg;
+  uint64_t now;
+  int err = seg_read_lock (g, &now);
   if (err)
     return err;
-  bool alive = controller_alive (s, bwss_clock_now_us ());
+  const Segment *s = g->s;
+  bool alive = controller_alive (s, now);
   out->controller_pid = alive ? s->controller_pid : 0;
   out->phase = alive ? (BwssPhase) s->phase : BWSS_PHASE_IDLE;
   out->sigma_bps = alive ? s->sigma_bps : 0.0;
@@ -718,7 +745,7 @@ bwss_domain_get_stats (BwssDomain *d, BwssDomainStats *out)
   out->loop = s->loop == BWSS_LOOP_PAPER ? BWSS_LOOP_PAPER : BWSS_LOOP_DELAY;
   out->queue_us = alive ? s->queue_us : -1.0;
   out->queue_target_us = alive ? s->queue_target_us : 0.0;
-  seg_unlock (s);
+  seg_read_unlock (g);
   return 0;
 }
 
@@ -727,12 +754,12 @@ bwss_domain_set_suspended (BwssDomain *d, bool suspended)
 {
   if (d == NULL)
     return BWSS_EINVAL;
-  Segment *s = d->seg->s;
-  int err = seg_lock (s);
-  if (err)
-    return err;
-  s->suspended = suspended ? 1u : 0u;
-  seg_unlock (s);
+  Seg *g = d->seg;
+  pthread_mutex_lock (&g->local);
+  seg_follow (g, bwss_clock_now_us ());
+  /* one word the controller reads under the lock: no need to take it */
+  __atomic_store_n (&g->s->suspended, suspended ? 1u : 0u, __ATOMIC_RELEASE);
+  pthread_mutex_unlock (&g->local);
   return 0;
 }
 
@@ -741,12 +768,13 @@ bwss_domain_list_flows (BwssDomain *d, BwssFlowInfo *out, size_t max, size_t *n_
 {
   if (d == NULL || n_out == NULL || (out == NULL && max > 0))
     return BWSS_EINVAL;
-  Segment *s = d->seg->s;
-  int err = seg_lock (s);
+  Seg *g = d->seg;
+  uint64_t now;
+  int err = seg_read_lock (g, &now);
   if (err)
     return err;
-  sweep (s);
-  bool alive = controller_alive (s, bwss_clock_now_us ());
+  const Segment *s = g->s;
+  bool alive = controller_alive (s, now);
   size_t n = 0;
   for (uint32_t i = 0; i < SEG_MAX_FLOWS && n < max; i++) {
     const SegSlot *sl = &s->slots[i];
@@ -768,7 +796,7 @@ bwss_domain_list_flows (BwssDomain *d, BwssFlowInfo *out, size_t max, size_t *n_
     fi->stats.base_rtt_us = sl->base_rtt_us;
     fi->stats.mss = sl->mss;
   }
-  seg_unlock (s);
+  seg_read_unlock (g);
   *n_out = n;
   return 0;
 }
@@ -783,7 +811,6 @@ apply_windows (Seg *g, uint64_t now)
   Segment *s = g->s;
   bool alive = controller_alive (s, now);
   for (BwssFlow *f = g->flows; f; f = f->next) {
-    const SegSlot *sl = &s->slots[f->slot];
     uint32_t want = 0;
     struct stat st;
     if (fstat (f->fd, &st) != 0 || st.st_ino != f->inode) {
@@ -792,8 +819,8 @@ apply_windows (Seg *g, uint64_t now)
       f->applied = 0;
       continue;
     }
-    if (alive && sl->state == SLOT_ACTIVE && sl->gen == f->gen && sl->controlled)
-      want = sl->window_bytes;
+    if (alive && slot_is_ours (s, f) && s->slots[f->slot].controlled)
+      want = s->slots[f->slot].window_bytes;
     if (want == 0) {
       if (f->applied) {
         knob_set_clamp (f->fd, f->orig_clamp);
@@ -863,15 +890,14 @@ control (Seg *g, uint64_t now)
   Segment *s = g->s;
   bool have_dump = knob_dump (&g->dump) == 0;   /* sock_diag: not under the lock */
 
-  if (seg_lock (s) != 0)
+  if (seg_lock (g, LOCK_WAIT_US) != 0)
     return;
-  sweep (s);
+  segment_sweep (s);
   BwssParams params;
   controller_params (&params);
   if (s->suspended || (g->ctl == NULL && bwss_controller_new (&params, &g->ctl) != 0)) {
     suspend (g, s);
-    s->controller_pid = getpid ();
-    s->heartbeat_us = now;
+    heartbeat (g, s, now);
     seg_unlock (s);
     return;
   }
@@ -899,7 +925,7 @@ control (Seg *g, uint64_t now)
       if (++g->gone[i] >= GONE_DUMPS) {   /* the socket is closed */
         bwss_controller_remove_flow (g->ctl, flow_id (i, sl->gen), now);
         g->ctl_gen[i] = 0;
-        free_slot (s, i);
+        segment_free_slot (s, i);
       }
       continue;
     }
@@ -946,8 +972,7 @@ control (Seg *g, uint64_t now)
   s->loop = st.loop;
   s->queue_us = st.queue_us;
   s->queue_target_us = st.queue_target_us;
-  s->controller_pid = getpid ();
-  s->heartbeat_us = now;
+  heartbeat (g, s, now);
   seg_unlock (s);
 }
 
@@ -960,19 +985,41 @@ try_take_control (Seg *g)
   return fcntl (g->fd, F_SETLK, &fl) == 0;
 }
 
+/* Notes whether the controller role is held by a controller that does not
+ * beat (stopped, hung).  g->local held; @g not the controller. */
+static void
+watch_role (Seg *g, uint64_t now)
+{
+  if (controller_alive (g->s, now))
+    g->role_stuck_since = 0;
+  else if (g->role_stuck_since == 0)
+    g->role_stuck_since = now;
+}
+
 static uint64_t
 seg_dispatch (Seg *g, uint64_t now)
 {
   pthread_mutex_lock (&g->local);
-  if (g->may_control && !g->controller && try_take_control (g)) {
-    g->controller = true;
-    memset (g->ctl_gen, 0, sizeof g->ctl_gen);
-    bwss_controller_free (g->ctl);
-    g->ctl = NULL;
+  seg_follow (g, now);
+  if (g->may_control && !g->controller) {
+    if (try_take_control (g)) {
+      seg_reset_control (g);
+      g->controller = true;
+      g->role_stuck_since = 0;
+    } else {
+      watch_role (g, now);
+    }
+  }
+  /* a data path (the shim's hooks) never waits; a controller candidate may */
+  if (seg_pending (g) && seg_lock (g, g->may_control ? LOCK_WAIT_US : 0) == 0) {
+    seg_publish (g);
+    seg_unlock (g->s);
   }
   if (g->controller)
     control (g, now);
   apply_windows (g, now);
+  if (g->may_create && g->may_control && stuck_for (g, now) >= RECOVER_US)
+    seg_recover (g, now);
   pthread_mutex_unlock (&g->local);
   return DISPATCH_US;
 }

@@ -2,7 +2,9 @@
 /*
  * late.c — late packets and required prebuffer (paper Sec. VI-C, Fig. 7c).
  * The definition is in bwss/late.h.  Each completed packet is judged once,
- * against every threshold, when the sample that completes it arrives.
+ * against every threshold, when the sample that completes it arrives; a
+ * sample completing many packets costs O(thresholds · log packets), so any
+ * byte count is cheap.
  */
 #include <math.h>
 #include <string.h>
@@ -41,6 +43,25 @@ packet_s (const BwssLate *l)
   return 8.0 * (double) l->packet_bytes / l->rate_bps;
 }
 
+/* Returns how many packets k in [@lo, @hi) are late against @th, i.e. have
+ * since − k·Δ > th.  Lateness falls as k grows (also in floating point: each
+ * step of the expression is monotonic), so the late ones come first; a
+ * binary search finds the first one that is not, with the very comparison
+ * a packet-by-packet loop would make: the same count, in O(log n). */
+static uint64_t
+late_in (double since, double delta, double th, uint64_t lo, uint64_t hi)
+{
+  uint64_t a = lo, b = hi;               /* the first packet not late is in [a, b] */
+  while (a < b) {
+    uint64_t mid = a + (b - a) / 2;
+    if (since - (double) mid * delta > th)
+      a = mid + 1;
+    else
+      b = mid;
+  }
+  return a - lo;
+}
+
 void
 bwss_late_add (BwssLate *l, uint64_t now_us, uint64_t bytes)
 {
@@ -57,16 +78,15 @@ bwss_late_add (BwssLate *l, uint64_t now_us, uint64_t bytes)
   double since_t0 = now_us >= l->t0_us ? (double) (now_us - l->t0_us) / 1e6 : 0.0;
   double delta = packet_s (l);
   uint64_t complete = bytes / l->packet_bytes;
-  for (uint64_t k = l->arrived; k < complete; k++) {
-    double lateness = since_t0 - (double) k * delta;   /* arrival − t0 − kΔ */
-    if (lateness > l->max_lateness_s)
-      l->max_lateness_s = lateness;
-    for (size_t i = 0; i < l->n_thresholds; i++)
-      if (lateness > l->thresholds_s[i])
-        l->late_count[i]++;
-  }
-  if (complete > l->arrived)
-    l->arrived = complete;
+  if (complete <= l->arrived)
+    return;
+  /* packets arrived..complete-1 complete now; the first is the latest */
+  double lateness = since_t0 - (double) l->arrived * delta;   /* arrival − t0 − kΔ */
+  if (lateness > l->max_lateness_s)
+    l->max_lateness_s = lateness;
+  for (size_t i = 0; i < l->n_thresholds; i++)
+    l->late_count[i] += late_in (since_t0, delta, l->thresholds_s[i], l->arrived, complete);
+  l->arrived = complete;
 }
 
 void
@@ -85,7 +105,8 @@ due_packets (const BwssLate *l, double p, uint64_t now_us)
   if (t < 0.0)
     return 0;
   /* packet k is due when t0 + p + kΔ <= now: k <= t/Δ */
-  return (uint64_t) floor (t / packet_s (l)) + 1;
+  double k = floor (t / packet_s (l));
+  return k < 1.8e19 ? (uint64_t) k + 1 : UINT64_MAX;
 }
 
 double

@@ -13,6 +13,11 @@
  * program blocked in poll() still follows.  close() unregisters and restores
  * the kernel's window.
  *
+ * Never blocked by the domain: registering from inside a read, applying
+ * windows and unregistering in close() never wait for the domain's lock (a
+ * participant may be stopped inside it); what cannot be written at once is
+ * written at a later hook (bwss/domain.h).
+ *
  * Cost with no domain (not started by bwss-run, or the domain is missing):
  * one predictable branch per call.  The shim never creates the domain and
  * never takes the controller role: bwss-run, its parent, does that.
@@ -22,7 +27,6 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
-#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -78,37 +82,29 @@ warn (const char *fmt, ...)
   va_end (ap);
 }
 
-/* Parses the preferences from the environment; false (and a message) if one
- * is malformed. */
+/* Parses the preferences from the environment with the library's parsers
+ * (bwss/bwss.h: decimal only, within the limits every front end shares);
+ * false (and a message naming the variable) if one is malformed. */
 static bool
 prefs_from_env (BwssPrefs *p)
 {
   const char *v;
-  char *end;
   p->priority = 0;
   p->min_rate_bps = 0;
   p->weight = 1;
-  if ((v = getenv ("BWSS_PRIORITY"))) {
-    errno = 0;
-    long n = strtol (v, &end, 10);
-    if (errno || *v == '\0' || *end || n < INT32_MIN || n > INT32_MAX) {
-      warn ("BWSS_PRIORITY=%s is not an integer; not joining the domain", v);
-      return false;
-    }
-    p->priority = (int32_t) n;
-  }
-  if ((v = getenv ("BWSS_MIN_RATE")) && bwss_parse_rate (v, &p->min_rate_bps) != 0) {
-    warn ("BWSS_MIN_RATE=%s is not a rate; not joining the domain", v);
+  if ((v = getenv ("BWSS_PRIORITY")) && bwss_parse_priority (v, &p->priority) != 0) {
+    warn ("BWSS_PRIORITY=%s is not a priority (a decimal integer from %d to %d); not joining the domain",
+          v, BWSS_PRIORITY_MIN, BWSS_PRIORITY_MAX);
     return false;
   }
-  if ((v = getenv ("BWSS_WEIGHT"))) {
-    errno = 0;
-    double w = strtod (v, &end);
-    if (errno || *v == '\0' || *end || !isfinite (w) || w < 0) {
-      warn ("BWSS_WEIGHT=%s is not a weight >= 0; not joining the domain", v);
-      return false;
-    }
-    p->weight = w;
+  if ((v = getenv ("BWSS_MIN_RATE")) && bwss_parse_rate (v, &p->min_rate_bps) != 0) {
+    warn ("BWSS_MIN_RATE=%s is not a rate (decimal bit/s with k, M or G, at most 1P); not joining the domain", v);
+    return false;
+  }
+  if ((v = getenv ("BWSS_WEIGHT")) && bwss_parse_weight (v, &p->weight) != 0) {
+    warn ("BWSS_WEIGHT=%s is not a weight (a decimal number from 0 to %g); not joining the domain",
+          v, BWSS_WEIGHT_MAX);
+    return false;
   }
   return true;
 }
@@ -162,7 +158,9 @@ preload_init (void)
   BwssDomain *d = NULL;
   int err = bwss_domain_open (NULL, BWSS_DOMAIN_NO_CREATE | BWSS_DOMAIN_NO_CONTROLLER, &d);
   if (err) {
-    if (err != BWSS_ENOENT)
+    if (err == BWSS_EINVAL)
+      warn ("BWSS_DOMAIN=%s is not a domain name; not joining a domain", getenv ("BWSS_DOMAIN"));
+    else if (err != BWSS_ENOENT)
       warn ("cannot join the domain: %s", bwss_strerror (err));
     return;
   }

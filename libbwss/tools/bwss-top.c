@@ -10,6 +10,11 @@
  * It never creates the domain nor takes the controller role; --suspend
  * switches sharing off for the whole domain (every window back to the
  * kernel's, flows stay registered) and --resume switches it on again.
+ *
+ * It never waits for the domain's lock more than BUSY_WAIT_US: a domain
+ * whose lock stays taken (a participant stopped inside it) is reported as
+ * busy, exit status 3.  Exit status 1: no domain or an unreadable one; 2: a
+ * usage error (also a bad --domain or $BWSS_DOMAIN, an empty one included).
  */
 #include <math.h>
 #include <stdio.h>
@@ -18,12 +23,17 @@
 #include <glib.h>
 #include <json-glib/json-glib.h>
 #include <bwss/domain.h>
+#include "tool-domain.h"
+#include "tool-json.h"
 
 #define MAX_ROWS 256
+/* How long a snapshot may wait for a busy domain lock, µs. */
+#define BUSY_WAIT_US (1 * G_USEC_PER_SEC)
+#define EXIT_BUSY 3
 
 static gboolean opt_once;
 static gboolean opt_json;
-static gdouble opt_interval = 1.0;
+static gchar *opt_interval;
 static gchar *opt_domain;
 static gboolean opt_suspend;
 static gboolean opt_resume;
@@ -31,21 +41,33 @@ static gboolean opt_resume;
 static GOptionEntry entries[] = {
   { "once", '1', 0, G_OPTION_ARG_NONE, &opt_once, "Print one snapshot and exit", NULL },
   { "json", 'j', 0, G_OPTION_ARG_NONE, &opt_json, "Machine-readable output (one JSON object per snapshot)", NULL },
-  { "interval", 'i', 0, G_OPTION_ARG_DOUBLE, &opt_interval, "Seconds between snapshots (default 1)", "SECONDS" },
+  { "interval", 'i', 0, G_OPTION_ARG_STRING, &opt_interval, "Seconds between snapshots, 0.05 to 3600 (default 1)", "SECONDS" },
   { "domain", 0, 0, G_OPTION_ARG_STRING, &opt_domain, "Domain name (default $BWSS_DOMAIN, else per user)", "NAME" },
   { "suspend", 0, 0, G_OPTION_ARG_NONE, &opt_suspend, "Switch sharing off (windows back to the kernel's) and exit", NULL },
   { "resume", 0, 0, G_OPTION_ARG_NONE, &opt_resume, "Switch sharing on again and exit", NULL },
   { NULL }
 };
 
+/* Adds member @name: @bps, or null while unknown (negative). */
 static void
 add_rate (JsonBuilder *b, const char *name, double bps)
 {
   json_builder_set_member_name (b, name);
-  if (bps < 0 || !isfinite (bps))
-    json_builder_add_null_value (b);
-  else
-    json_builder_add_double_value (b, bps);
+  tool_json_add_number (b, bps < 0 ? NAN : bps);
+}
+
+static void
+add_number (JsonBuilder *b, const char *name, double v)
+{
+  json_builder_set_member_name (b, name);
+  tool_json_add_number (b, v);
+}
+
+static void
+add_string (JsonBuilder *b, const char *name, const char *s, size_t max)
+{
+  json_builder_set_member_name (b, name);
+  tool_json_add_string (b, s, max);
 }
 
 static void
@@ -53,23 +75,15 @@ print_json (const BwssDomainStats *ds, const BwssFlowInfo *rows, size_t n)
 {
   g_autoptr (JsonBuilder) b = json_builder_new ();
   json_builder_begin_object (b);
-  json_builder_set_member_name (b, "controller_pid");
-  json_builder_add_int_value (b, ds->controller_pid);
+  add_number (b, "controller_pid", ds->controller_pid);
   json_builder_set_member_name (b, "phase");
   json_builder_add_string_value (b, ds->controller_pid ? bwss_phase_name (ds->phase) : "none");
   add_rate (b, "sigma_bps", ds->controller_pid ? ds->sigma_bps : -1);
   json_builder_set_member_name (b, "loop");
   json_builder_add_string_value (b, bwss_loop_name (ds->loop));
-  json_builder_set_member_name (b, "queue_delay_us");
-  if (ds->controller_pid && ds->queue_us >= 0)
-    json_builder_add_double_value (b, ds->queue_us);
-  else
-    json_builder_add_null_value (b);
-  json_builder_set_member_name (b, "queue_target_us");
-  if (ds->controller_pid && ds->loop == BWSS_LOOP_DELAY)
-    json_builder_add_double_value (b, ds->queue_target_us);
-  else
-    json_builder_add_null_value (b);
+  add_number (b, "queue_delay_us", ds->controller_pid && ds->queue_us >= 0 ? ds->queue_us : NAN);
+  add_number (b, "queue_target_us",
+              ds->controller_pid && ds->loop == BWSS_LOOP_DELAY ? ds->queue_target_us : NAN);
   add_rate (b, "aggregate_bps", ds->controller_pid ? ds->aggregate_bps : -1);
   json_builder_set_member_name (b, "suspended");
   json_builder_add_boolean_value (b, ds->suspended);
@@ -78,41 +92,40 @@ print_json (const BwssDomainStats *ds, const BwssFlowInfo *rows, size_t n)
   for (size_t i = 0; i < n; i++) {
     const BwssFlowInfo *f = &rows[i];
     json_builder_begin_object (b);
-    json_builder_set_member_name (b, "pid");
-    json_builder_add_int_value (b, f->pid);
-    json_builder_set_member_name (b, "command");
-    json_builder_add_string_value (b, f->comm);
-    json_builder_set_member_name (b, "local");
-    json_builder_add_string_value (b, f->local);
-    json_builder_set_member_name (b, "remote");
-    json_builder_add_string_value (b, f->remote);
-    json_builder_set_member_name (b, "priority");
-    json_builder_add_int_value (b, f->stats.prefs.priority);
-    json_builder_set_member_name (b, "min_rate_bps");
-    json_builder_add_double_value (b, f->stats.prefs.min_rate_bps);
-    json_builder_set_member_name (b, "weight");
-    json_builder_add_double_value (b, f->stats.prefs.weight);
+    add_number (b, "pid", f->pid);
+    add_string (b, "command", f->comm, sizeof f->comm);
+    add_string (b, "local", f->local, sizeof f->local);
+    add_string (b, "remote", f->remote, sizeof f->remote);
+    add_number (b, "priority", f->stats.prefs.priority);
+    add_number (b, "min_rate_bps", f->stats.prefs.min_rate_bps);
+    add_number (b, "weight", f->stats.prefs.weight);
     add_rate (b, "target_bps", f->stats.target_bps);
     add_rate (b, "rate_bps", f->stats.rate_bps);
-    json_builder_set_member_name (b, "rtt_us");
-    json_builder_add_int_value (b, f->stats.rtt_us);
-    json_builder_set_member_name (b, "base_rtt_us");
-    json_builder_add_int_value (b, f->stats.base_rtt_us);
-    json_builder_set_member_name (b, "window_bytes");
-    json_builder_add_int_value (b, f->stats.window_bytes);
-    json_builder_set_member_name (b, "bytes_received");
-    json_builder_add_int_value (b, (gint64) f->stats.bytes_received);
+    add_number (b, "rtt_us", f->stats.rtt_us);
+    add_number (b, "base_rtt_us", f->stats.base_rtt_us);
+    add_number (b, "window_bytes", f->stats.window_bytes);
+    add_number (b, "bytes_received", (double) f->stats.bytes_received);
     json_builder_set_member_name (b, "controlled");
     json_builder_add_boolean_value (b, f->stats.controlled);
     json_builder_end_object (b);
   }
   json_builder_end_array (b);
   json_builder_end_object (b);
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autoptr (JsonNode) root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  g_autofree char *text = json_generator_to_data (gen, NULL);
+  g_autofree char *text = tool_json_to_string (b);
   printf ("%s\n", text);
+  fflush (stdout);
+}
+
+/* Copies at most @max bytes of @s into @out (@len bytes), every byte that
+ * is not printable ASCII shown as '?' (a command name may hold anything,
+ * terminal escapes included). */
+static void
+printable (char *out, size_t len, const char *s, size_t max)
+{
+  size_t n = 0;
+  for (; n + 1 < len && n < max && s[n]; n++)
+    out[n] = s[n] >= 0x20 && s[n] < 0x7f ? s[n] : '?';
+  out[n] = '\0';
 }
 
 static void
@@ -132,22 +145,27 @@ print_table (const BwssDomainStats *ds, const BwssFlowInfo *rows, size_t n)
   char sigma[32], agg[32];
   fmt_rate (sigma, sizeof sigma, ds->controller_pid ? ds->sigma_bps : -1);
   fmt_rate (agg, sizeof agg, ds->controller_pid ? ds->aggregate_bps : -1);
+  /* the count is that of the rows below: taken after the sweep, in the same
+   * snapshot */
   if (ds->suspended)
-    printf ("sharing suspended (bwss-top --resume)  flows %u\n", ds->n_flows);
+    printf ("sharing suspended (bwss-top --resume)  flows %zu\n", n);
   else if (ds->controller_pid && ds->loop == BWSS_LOOP_DELAY && ds->queue_us >= 0)
-    printf ("controller %d  loop delay  phase %s  sigma %s  aggregate %s  queue %.1f/%.1fms  flows %u\n",
+    printf ("controller %d  loop delay  phase %s  sigma %s  aggregate %s  queue %.1f/%.1fms  flows %zu\n",
             ds->controller_pid, bwss_phase_name (ds->phase), sigma, agg, ds->queue_us / 1000.0,
-            ds->queue_target_us / 1000.0, ds->n_flows);
+            ds->queue_target_us / 1000.0, n);
   else if (ds->controller_pid)
-    printf ("controller %d  loop %s  phase %s  sigma %s  aggregate %s  flows %u\n", ds->controller_pid,
-            bwss_loop_name (ds->loop), bwss_phase_name (ds->phase), sigma, agg, ds->n_flows);
+    printf ("controller %d  loop %s  phase %s  sigma %s  aggregate %s  flows %zu\n", ds->controller_pid,
+            bwss_loop_name (ds->loop), bwss_phase_name (ds->phase), sigma, agg, n);
   else
-    printf ("no controller (windows are the kernel's)  flows %u\n", ds->n_flows);
+    printf ("no controller (windows are the kernel's)  flows %zu\n", n);
   printf ("%7s %-12s %-22s %-22s %4s %8s %6s %8s %8s %7s %7s %8s\n", "PID", "COMMAND", "LOCAL",
           "REMOTE", "PRIO", "MIN", "WEIGHT", "TARGET", "RATE", "RTT", "BASE", "WINDOW");
   for (size_t i = 0; i < n; i++) {
     const BwssFlowInfo *f = &rows[i];
-    char min[32], target[32], rate[32], win[32];
+    char min[32], target[32], rate[32], win[32], comm[17], local[65], remote[65];
+    printable (comm, sizeof comm, f->comm, sizeof f->comm);
+    printable (local, sizeof local, f->local, sizeof f->local);
+    printable (remote, sizeof remote, f->remote, sizeof f->remote);
     fmt_rate (min, sizeof min, f->stats.prefs.min_rate_bps);
     fmt_rate (target, sizeof target, f->stats.target_bps);
     fmt_rate (rate, sizeof rate, f->stats.rate_bps);
@@ -156,10 +174,26 @@ print_table (const BwssDomainStats *ds, const BwssFlowInfo *rows, size_t n)
     else
       g_snprintf (win, sizeof win, "kernel");
     printf ("%7d %-12.12s %-22.22s %-22.22s %4d %8s %6.3g %8s %8s %5.1fms %5.1fms %8s\n", f->pid,
-            f->comm, f->local, f->remote, f->stats.prefs.priority, min, f->stats.prefs.weight, target,
-            rate, f->stats.rtt_us / 1000.0, f->stats.base_rtt_us / 1000.0, win);
+            comm, local, remote, f->stats.prefs.priority, min, f->stats.prefs.weight, target, rate,
+            f->stats.rtt_us / 1000.0, f->stats.base_rtt_us / 1000.0, win);
   }
   fflush (stdout);
+}
+
+/* Takes one snapshot of the domain, retrying while its lock is busy for at
+ * most BUSY_WAIT_US.  Returns 0, BWSS_EBUSY or another BWSS_E code. */
+static int
+snapshot (BwssDomain *d, BwssDomainStats *ds, BwssFlowInfo *rows, size_t *n)
+{
+  gint64 deadline = g_get_monotonic_time () + BUSY_WAIT_US;
+  for (;;) {
+    int err = bwss_domain_list_flows (d, rows, MAX_ROWS, n);
+    if (err == 0)
+      err = bwss_domain_get_stats (d, ds);
+    if (err != BWSS_EBUSY || g_get_monotonic_time () >= deadline)
+      return err;
+    g_usleep (10000);
+  }
 }
 
 int
@@ -168,6 +202,9 @@ main (int argc, char **argv)
   g_autoptr (GError) error = NULL;
   g_autoptr (GOptionContext) ctx = g_option_context_new (NULL);
   g_option_context_set_summary (ctx, "Show the flows of the user's BWSS domain.");
+  g_option_context_set_description (ctx,
+      "Exit status: 0; 1 if there is no domain or it cannot be read; 2 for a usage error;\n"
+      "3 if the domain stays busy (a participant holds its lock, e.g. stopped inside it).");
   g_option_context_add_main_entries (ctx, entries, NULL);
   if (!g_option_context_parse (ctx, &argc, &argv, &error)) {
     fprintf (stderr, "bwss-top: %s\n", error->message);
@@ -177,12 +214,19 @@ main (int argc, char **argv)
     fprintf (stderr, "bwss-top: unexpected argument '%s'\n", argv[1]);
     return 2;
   }
-  if (!isfinite (opt_interval) || opt_interval < 0.05 || opt_interval > 3600) {
-    fprintf (stderr, "bwss-top: --interval: must be between 0.05 and 3600 seconds\n");
+  double interval = 1.0;
+  if (opt_interval && (bwss_parse_decimal (opt_interval, 3600, &interval) != 0 || interval < 0.05)) {
+    fprintf (stderr, "bwss-top: --interval: '%s' is not a number of seconds from 0.05 to 3600\n",
+             opt_interval);
     return 2;
   }
   if (opt_suspend && opt_resume) {
     fprintf (stderr, "bwss-top: --suspend and --resume exclude each other\n");
+    return 2;
+  }
+  g_autofree char *bad_domain = tool_domain_name_problem (opt_domain);
+  if (bad_domain) {
+    fprintf (stderr, "bwss-top: %s\n", bad_domain);
     return 2;
   }
   BwssDomain *d = NULL;
@@ -193,7 +237,7 @@ main (int argc, char **argv)
   }
   if (err) {
     fprintf (stderr, "bwss-top: cannot open the domain: %s\n", bwss_strerror (err));
-    return 1;
+    return err == BWSS_EBUSY ? EXIT_BUSY : 1;
   }
   if (opt_suspend || opt_resume) {
     err = bwss_domain_set_suspended (d, opt_suspend);
@@ -206,13 +250,22 @@ main (int argc, char **argv)
     return 0;
   }
   static BwssFlowInfo rows[MAX_ROWS];
+  int status = 0;
   for (;;) {
     BwssDomainStats ds;
     size_t n = 0;
-    if (bwss_domain_get_stats (d, &ds) != 0 || bwss_domain_list_flows (d, rows, MAX_ROWS, &n) != 0) {
-      fprintf (stderr, "bwss-top: the domain segment cannot be read\n");
-      bwss_domain_close (d);
-      return 1;
+    err = snapshot (d, &ds, rows, &n);
+    if (err == BWSS_EBUSY) {
+      fprintf (stderr, "bwss-top: the domain is busy: its lock was not free for %.1f s (a participant "
+               "holds it, e.g. stopped inside it; the domain moves to a fresh segment when a "
+               "controller candidate sees it stuck)\n", BUSY_WAIT_US / 1e6);
+      status = EXIT_BUSY;
+      break;
+    }
+    if (err) {
+      fprintf (stderr, "bwss-top: the domain segment cannot be read: %s\n", bwss_strerror (err));
+      status = 1;
+      break;
     }
     if (opt_json)
       print_json (&ds, rows, n);
@@ -222,8 +275,8 @@ main (int argc, char **argv)
       break;
     if (!opt_json)
       printf ("\n");
-    g_usleep ((gulong) (opt_interval * 1e6));
+    g_usleep ((gulong) (interval * 1e6));
   }
   bwss_domain_close (d);
-  return 0;
+  return status;
 }

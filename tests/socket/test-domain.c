@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -22,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <glib.h>
+#include <json-glib/json-glib.h>
 #include <bwss/domain.h>
 #include <bwss/bwss-glib.h>
 #include "segment.h"
@@ -115,6 +117,36 @@ segment_digest (const char *name)
   return g_compute_checksum_for_data (G_CHECKSUM_SHA256, (const guchar *) data, len);
 }
 
+/* Fills @s as a valid empty segment header would be (its lock included). */
+static void
+fill_valid_header (Segment *s)
+{
+  memset (s, 0, sizeof *s);
+  s->magic = SEG_MAGIC;
+  s->version = SEG_VERSION;
+  s->header_size = offsetof (Segment, slots);
+  s->slot_size = sizeof (SegSlot);
+  s->max_flows = SEG_MAX_FLOWS;
+  s->owner_uid = geteuid ();
+  pthread_mutexattr_t a;
+  pthread_mutexattr_init (&a);
+  pthread_mutexattr_setpshared (&a, PTHREAD_PROCESS_SHARED);
+  pthread_mutexattr_setrobust (&a, PTHREAD_MUTEX_ROBUST);
+  pthread_mutex_init (&s->lock, &a);
+  pthread_mutexattr_destroy (&a);
+}
+
+/* A valid active slot @i of this process. */
+static void
+fill_valid_slot (Segment *s, uint32_t i)
+{
+  s->slots[i].state = SLOT_ACTIVE;
+  s->slots[i].gen = 1;
+  s->slots[i].pid = getpid ();
+  s->slots[i].prefs.weight = 1;
+  s->n_flows++;
+}
+
 /* ---- bad segments ---- */
 
 static void
@@ -139,23 +171,39 @@ test_corrupt_segment (void)
   memset (junk, 0x5a, sizeof junk);
   make_segment (name, sizeof (Segment), junk, sizeof junk, 0600);
   check_refused (name, BWSS_EPROTO);
-  /* right header, a slot in an impossible state */
+  /* a valid segment with one flow is accepted (the cases below each break
+   * one thing of it) */
   Segment *s = g_malloc0 (sizeof (Segment));
-  s->magic = SEG_MAGIC;
-  s->version = SEG_VERSION;
-  s->header_size = offsetof (Segment, slots);
-  s->slot_size = sizeof (SegSlot);
-  s->max_flows = SEG_MAX_FLOWS;
-  s->owner_uid = geteuid ();
+  fill_valid_header (s);
+  fill_valid_slot (s, 7);
+  make_segment (name, sizeof (Segment), s, sizeof (Segment), 0600);
+  BwssDomain *d = NULL;
+  g_assert_cmpint (bwss_domain_open (name, BWSS_DOMAIN_NO_CREATE, &d), ==, 0);
+  bwss_domain_close (d);
+  /* right header, a slot in an impossible state */
   s->slots[7].state = 42;
   make_segment (name, sizeof (Segment), s, sizeof (Segment), 0600);
   check_refused (name, BWSS_EPROTO);
   /* a slot with a NaN weight */
   s->slots[7].state = SLOT_ACTIVE;
-  s->slots[7].pid = getpid ();
   s->slots[7].prefs.weight = NAN;
   make_segment (name, sizeof (Segment), s, sizeof (Segment), 0600);
   check_refused (name, BWSS_EPROTO);
+  /* preferences beyond the limits every front end shares */
+  s->slots[7].prefs.weight = 1e308;
+  make_segment (name, sizeof (Segment), s, sizeof (Segment), 0600);
+  check_refused (name, BWSS_EPROTO);
+  s->slots[7].prefs.weight = 1;
+  s->slots[7].prefs.priority = BWSS_PRIORITY_MAX + 1;
+  make_segment (name, sizeof (Segment), s, sizeof (Segment), 0600);
+  check_refused (name, BWSS_EPROTO);
+  s->slots[7].prefs.priority = 0;
+  /* a lock that is not a robust process-shared mutex */
+  Segment *t = g_memdup2 (s, sizeof (Segment));
+  pthread_mutex_init (&t->lock, NULL);
+  make_segment (name, sizeof (Segment), t, sizeof (Segment), 0600);
+  check_refused (name, BWSS_EPROTO);
+  g_free (t);
   /* truncated */
   make_segment (name, 100, NULL, 0, 0600);
   check_refused (name, BWSS_EPROTO);
@@ -241,6 +289,42 @@ test_register_rules (void)
 
 /* ---- processes dying ---- */
 
+/* Forks a participant that registers @sock in domain @name (never as a
+ * controller), named @comm if not NULL; once registered it dispatches every
+ * 10 ms if @dispatch (what the shim does from its hooks), else just waits.
+ * Returns its pid once it is registered.  A forked child shares its
+ * parent's handles, controller candidacy included: fork it before opening a
+ * handle that may control if it must not. */
+static pid_t
+spawn_participant (const char *name, int sock, gboolean dispatch, const char *comm)
+{
+  int ready[2];
+  g_assert_cmpint (pipe (ready), ==, 0);
+  pid_t pid = fork ();
+  if (pid == 0) {
+    prctl (PR_SET_PDEATHSIG, SIGKILL);
+    if (comm)
+      prctl (PR_SET_NAME, comm, 0, 0, 0);
+    BwssDomain *cd = NULL;
+    BwssFlow *f = NULL;
+    BwssPrefs p = { .priority = 2, .weight = 1 };
+    if (bwss_domain_open (name, BWSS_DOMAIN_NO_CONTROLLER, &cd)
+        || bwss_flow_register (cd, sock, &p, &f) || write (ready[1], "r", 1) != 1)
+      _exit (1);
+    for (;;) {
+      if (dispatch)
+        bwss_domain_dispatch (cd, mono_us ());
+      g_usleep (10000);
+    }
+  }
+  char b;
+  g_assert_cmpint (read (ready[0], &b, 1), ==, 1);
+  close (ready[0]);
+  close (ready[1]);
+  return pid;
+}
+
+
 /* A participant killed with its flow registered is reclaimed. */
 static void
 test_killed_participant (void)
@@ -250,22 +334,7 @@ test_killed_participant (void)
   g_assert_cmpint (bwss_domain_open (name, BWSS_DOMAIN_NO_CONTROLLER, &d), ==, 0);
   int c, s;
   tcp_pair (&c, &s);
-  int ready[2];
-  g_assert_cmpint (pipe (ready), ==, 0);
-  pid_t child = fork ();
-  if (child == 0) {
-    BwssDomain *cd = NULL;
-    BwssFlow *f = NULL;
-    BwssPrefs p = { .weight = 1 };
-    if (bwss_domain_open (name, BWSS_DOMAIN_NO_CONTROLLER, &cd) || bwss_flow_register (cd, c, &p, &f))
-      _exit (1);
-    if (write (ready[1], "r", 1) != 1)
-      _exit (1);
-    pause ();
-    _exit (0);
-  }
-  char b;
-  g_assert_cmpint (read (ready[0], &b, 1), ==, 1);
+  pid_t child = spawn_participant (name, c, FALSE, NULL);
   BwssFlowInfo rows[8];
   size_t n = 0;
   g_assert_cmpint (bwss_domain_list_flows (d, rows, 8, &n), ==, 0);
@@ -275,7 +344,7 @@ test_killed_participant (void)
   waitpid (child, NULL, 0);
   g_assert_cmpint (bwss_domain_list_flows (d, rows, 8, &n), ==, 0);
   g_assert_cmpuint (n, ==, 0);
-  close (c); close (s); close (ready[0]); close (ready[1]);
+  close (c); close (s);
   bwss_domain_close (d);
   unlink_domain (name);
 }
@@ -435,6 +504,51 @@ test_suspend_resume (void)
   unlink_domain (name);
 }
 
+/* Maps the segment of domain @name. */
+static Segment *
+map_raw (const char *name)
+{
+  g_autofree char *path = g_strdup_printf ("/%s", name);
+  int fd = shm_open (path, O_RDWR, 0);
+  g_assert_cmpint (fd, >=, 0);
+  Segment *s = mmap (NULL, sizeof (Segment), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  g_assert_true (s != MAP_FAILED);
+  close (fd);
+  return s;
+}
+
+/* Forks a process that takes the segment lock of @name and stops itself
+ * holding it (as SIGSTOP or Ctrl-Z can catch any participant); once
+ * continued it unlocks and exits.  Returns its pid, stopped. */
+static pid_t
+hold_lock_stopped (const char *name)
+{
+  pid_t pid = fork ();
+  if (pid == 0) {
+    prctl (PR_SET_PDEATHSIG, SIGKILL);
+    g_autofree char *path = g_strdup_printf ("/%s", name);
+    int fd = shm_open (path, O_RDWR, 0);
+    Segment *s = mmap (NULL, sizeof (Segment), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (s == MAP_FAILED || pthread_mutex_lock (&s->lock) != 0)
+      _exit (1);
+    raise (SIGSTOP);
+    pthread_mutex_unlock (&s->lock);
+    _exit (0);
+  }
+  int status;
+  g_assert_cmpint (waitpid (pid, &status, WUNTRACED), ==, pid);
+  g_assert_true (WIFSTOPPED (status));
+  return pid;
+}
+
+static void
+continue_and_reap (pid_t pid)
+{
+  kill (pid, SIGCONT);
+  int status;
+  g_assert_cmpint (waitpid (pid, &status, 0), ==, pid);
+}
+
 /* A process killed while holding the segment lock does not lock the domain. */
 static void
 test_lock_holder_killed (void)
@@ -442,30 +556,408 @@ test_lock_holder_killed (void)
   g_autofree char *name = domain_name ("lock");
   BwssDomain *d = NULL;
   g_assert_cmpint (bwss_domain_open (name, BWSS_DOMAIN_NO_CONTROLLER, &d), ==, 0);
-  int ready[2];
-  g_assert_cmpint (pipe (ready), ==, 0);
-  pid_t child = fork ();
-  if (child == 0) {
-    g_autofree char *path = g_strdup_printf ("/%s", name);
-    int fd = shm_open (path, O_RDWR, 0);
-    Segment *s = mmap (NULL, sizeof (Segment), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (s == MAP_FAILED || pthread_mutex_lock (&s->lock) != 0)
-      _exit (1);
-    if (write (ready[1], "l", 1) != 1)
-      _exit (1);
-    pause ();                                     /* dies holding the lock */
-    _exit (0);
-  }
-  char b;
-  g_assert_cmpint (read (ready[0], &b, 1), ==, 1);
-  kill (child, SIGKILL);
+  pid_t child = hold_lock_stopped (name);
+  kill (child, SIGKILL);                          /* dies holding the lock */
   waitpid (child, NULL, 0);
   BwssDomainStats ds;
   g_assert_cmpint (bwss_domain_get_stats (d, &ds), ==, 0);   /* would hang if not robust */
   BwssFlowInfo rows[2];
   size_t n;
   g_assert_cmpint (bwss_domain_list_flows (d, rows, 2, &n), ==, 0);
-  close (ready[0]); close (ready[1]);
+  bwss_domain_close (d);
+  unlink_domain (name);
+}
+
+/* ---- a participant stopped inside the lock (issue 11) ---- */
+
+static size_t
+count_flows (BwssDomain *d)
+{
+  BwssFlowInfo rows[SEG_MAX_FLOWS];
+  size_t n = 0;
+  g_assert_cmpint (bwss_domain_list_flows (d, rows, SEG_MAX_FLOWS, &n), ==, 0);
+  return n;
+}
+
+/* Registering, changing preferences and unregistering from a data path
+ * (a handle that may not control: the preload shim's) never wait for a
+ * lock held by a stopped process; readers get BWSS_EBUSY instead of
+ * hanging; what was deferred is written once the holder continues. */
+static void
+test_stopped_holder_defers (void)
+{
+  g_autofree char *name = domain_name ("stopped");
+  BwssDomain *d = NULL;
+  g_assert_cmpint (bwss_domain_open (name, BWSS_DOMAIN_NO_CONTROLLER, &d), ==, 0);
+  int c1, s1, c2, s2;
+  tcp_pair_with_data (&c1, &s1);
+  tcp_pair_with_data (&c2, &s2);
+  BwssPrefs p = { .priority = 1, .min_rate_bps = 0, .weight = 1 };
+  BwssFlow *gone = NULL, *f = NULL;
+  g_assert_cmpint (bwss_flow_register (d, c2, &p, &gone), ==, 0);   /* lock free: written now */
+  g_assert_cmpuint (count_flows (d), ==, 1);
+
+  pid_t holder = hold_lock_stopped (name);
+  g_assert_cmpint (bwss_flow_register (d, c1, &p, &f), ==, 0);      /* hung forever before */
+  BwssPrefs q = { .priority = 7, .min_rate_bps = 250e3, .weight = 3 };
+  g_assert_cmpint (bwss_flow_set_prefs (f, &q), ==, 0);
+  BwssFlowStats st;
+  g_assert_cmpint (bwss_flow_get_stats (f, &st), ==, 0);            /* not in the segment yet */
+  g_assert_false (st.controlled);
+  g_assert_cmpint (st.prefs.priority, ==, 7);
+  bwss_flow_unregister (gone);                                      /* needs no lock */
+  bwss_domain_dispatch (d, mono_us ());
+  BwssDomainStats ds;
+  BwssFlowInfo rows[4];
+  size_t n;
+  g_assert_cmpint (bwss_domain_get_stats (d, &ds), ==, BWSS_EBUSY);
+  g_assert_cmpint (bwss_domain_list_flows (d, rows, 4, &n), ==, BWSS_EBUSY);
+  /* the data path still moves data */
+  char buf[65536];
+  memset (buf, 2, sizeof buf);
+  g_assert_cmpint (write (s1, buf, sizeof buf), ==, (ssize_t) sizeof buf);
+  g_assert_cmpint (read (c1, buf, sizeof buf), >, 0);
+
+  continue_and_reap (holder);
+  bwss_domain_dispatch (d, mono_us ());                             /* writes what waited */
+  g_assert_cmpint (bwss_domain_list_flows (d, rows, 4, &n), ==, 0);
+  g_assert_cmpuint (n, ==, 1);                                      /* f; the released one is gone */
+  g_assert_cmpint (rows[0].stats.prefs.priority, ==, 7);
+  g_assert_cmpfloat (rows[0].stats.prefs.weight, ==, 3);
+  g_assert_cmpint (bwss_domain_get_stats (d, &ds), ==, 0);
+  g_assert_cmpuint (ds.n_flows, ==, 1);
+  bwss_flow_unregister (f);
+  g_assert_cmpuint (count_flows (d), ==, 0);
+  close (c1); close (s1); close (c2); close (s2);
+  bwss_domain_close (d);
+  unlink_domain (name);
+}
+
+static ino_t
+segment_inode (const char *name)
+{
+  g_autofree char *path = g_strdup_printf ("/dev/shm/%s", name);
+  struct stat st;
+  g_assert_cmpint (stat (path, &st), ==, 0);
+  return st.st_ino;
+}
+
+/* A lock holder stopped for good: a controller candidate moves the domain
+ * to a fresh segment after a couple of seconds, becomes its controller, and
+ * every participant follows with its flows; the stopped one is left the
+ * old segment. */
+static void
+test_stopped_holder_recovery (void)
+{
+  g_autofree char *name = domain_name ("recover");
+  int c1, s1, c2, s2;
+  tcp_pair_with_data (&c1, &s1);
+  tcp_pair_with_data (&c2, &s2);
+  pid_t part = spawn_participant (name, c2, TRUE, NULL);
+  BwssDomain *d = NULL;
+  g_assert_cmpint (bwss_domain_open (name, 0, &d), ==, 0);
+  ino_t before = segment_inode (name);
+
+  pid_t holder = hold_lock_stopped (name);
+  BwssFlow *f = NULL;
+  BwssPrefs p = { .priority = 1, .weight = 2 };
+  g_assert_cmpint (bwss_flow_register (d, c1, &p, &f), ==, 0);
+  uint64_t deadline = mono_us () + WAIT_LIMIT_US;
+  BwssDomainStats ds = { 0 };
+  size_t n = 0;
+  while (mono_us () < deadline) {
+    bwss_domain_dispatch (d, mono_us ());                          /* hung forever before */
+    BwssFlowInfo rows[4];
+    if (bwss_domain_get_stats (d, &ds) == 0 && bwss_domain_list_flows (d, rows, 4, &n) == 0
+        && ds.controller_pid == getpid () && n == 2)
+      break;
+    g_usleep (10000);
+  }
+  g_test_message ("moved: inode %lu -> %lu, %zu flows, controller %d", (unsigned long) before,
+                  (unsigned long) segment_inode (name), n, (int) ds.controller_pid);
+  g_assert_cmpuint (segment_inode (name), !=, before);
+  g_assert_cmpint (ds.controller_pid, ==, getpid ());
+  g_assert_cmpuint (n, ==, 2);                                      /* ours and the follower's */
+
+  /* the stopped one continues in the old segment and harms nobody */
+  continue_and_reap (holder);
+  kill (part, SIGKILL);
+  waitpid (part, NULL, 0);
+  bwss_domain_dispatch (d, mono_us ());
+  g_assert_cmpuint (count_flows (d), ==, 1);
+  bwss_flow_unregister (f);
+  g_assert_cmpuint (count_flows (d), ==, 0);
+  close (c1); close (s1); close (c2); close (s2);
+  bwss_domain_close (d);
+  unlink_domain (name);
+}
+
+/* Lock words no live participant can have written: the lock is marked
+ * owner-died, as the kernel marks a dead holder's, and the table repaired
+ * at once.  Where /proc cannot tell (pid 1's maps may be unreadable even to
+ * root in a container), the holder is given the benefit of the doubt and a
+ * controller candidate moves the domain to a fresh segment instead: either
+ * way the domain is usable again, and nothing ever hangs. */
+static void
+test_forged_lock_words (void)
+{
+  g_autofree char *name = domain_name ("lockword");
+  BwssDomain *d = NULL;
+  g_assert_cmpint (bwss_domain_open (name, 0, &d), ==, 0);
+  Segment *s = map_raw (name);
+  pid_t dead = fork ();
+  if (dead == 0)
+    _exit (0);
+  waitpid (dead, NULL, 0);
+  GPid sleeper;
+  const char *argv[] = { "sleep", "60", NULL };
+  g_assert_true (g_spawn_async (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
+                                &sleeper, NULL));
+  struct { const char *what; unsigned word; } cases[] = {
+    { "a dead task", (unsigned) dead },
+    { "a live task that does not map the segment", (unsigned) sleeper },
+    { "a thread of this process", (unsigned) gettid () },
+    { "nobody, with waiters", 0x80000000u },
+  };
+  BwssDomainStats ds;
+  for (size_t i = 0; i < G_N_ELEMENTS (cases); i++) {
+    __atomic_store_n ((unsigned *) &s->lock.__data.__lock, cases[i].word, __ATOMIC_RELEASE);
+    g_test_message ("lock word %#x (%s)", cases[i].word, cases[i].what);
+    g_assert_cmpint (bwss_domain_get_stats (d, &ds), ==, 0);         /* hung forever before */
+    g_assert_cmpuint (__atomic_load_n ((unsigned *) &s->lock.__data.__lock, __ATOMIC_ACQUIRE), ==, 0);
+  }
+  kill (sleeper, SIGKILL);
+  waitpid (sleeper, NULL, 0);
+
+  /* pid 1: repaired at once, or the domain moved by this candidate */
+  __atomic_store_n ((unsigned *) &s->lock.__data.__lock, 1u, __ATOMIC_RELEASE);
+  uint64_t deadline = mono_us () + WAIT_LIMIT_US;
+  int err;
+  while ((err = bwss_domain_get_stats (d, &ds)) != 0 && mono_us () < deadline) {
+    bwss_domain_dispatch (d, mono_us ());
+    g_usleep (10000);
+  }
+  g_assert_cmpint (err, ==, 0);
+  munmap (s, sizeof (Segment));
+  s = map_raw (name);
+  g_test_message ("lock word 0x1 (pid 1): %s", s->lock.__data.__lock == 1 ? "?" : "usable");
+  g_assert_cmpint (bwss_domain_get_stats (d, &ds), ==, 0);
+  munmap (s, sizeof (Segment));
+  bwss_domain_close (d);
+  unlink_domain (name);
+}
+
+/* ---- half-made segments (issue 11) ---- */
+
+/* What a creator of an older version left when killed between creating the
+ * file and finishing it: an empty file, or a full-size one without magic.
+ * Without NO_CREATE it is replaced by a valid segment; with it, there is no
+ * domain. */
+static void
+test_unfinished_segment_replaced (void)
+{
+  g_autofree char *name = domain_name ("unfinished");
+  for (int full = 0; full < 2; full++) {
+    make_segment (name, full ? sizeof (Segment) : 0, NULL, 0, 0600);
+    BwssDomain *d = NULL;
+    g_assert_cmpint (bwss_domain_open (name, BWSS_DOMAIN_NO_CREATE, &d), ==, BWSS_ENOENT);
+    g_assert_cmpint (bwss_domain_open (name, 0, &d), ==, 0);         /* EPROTO forever before */
+    BwssDomainStats ds;
+    g_assert_cmpint (bwss_domain_get_stats (d, &ds), ==, 0);
+    g_assert_cmpuint (ds.n_flows, ==, 0);
+    bwss_domain_close (d);
+    g_autofree char *path = g_strdup_printf ("/dev/shm/%s", name);
+    struct stat st;
+    g_assert_cmpint (stat (path, &st), ==, 0);
+    g_assert_cmpuint (st.st_size, ==, sizeof (Segment));
+    unlink_domain (name);
+  }
+}
+
+/* ---- the controller's heartbeat (issue 11) ---- */
+
+/* Waits until @f is constrained by a live controller and its clamp applied. */
+static void
+wait_window_applied (BwssDomain *d, BwssFlow *f, int c, uint64_t deadline)
+{
+  BwssFlowStats st = { 0 };
+  while (mono_us () < deadline) {
+    bwss_domain_dispatch (d, mono_us ());
+    g_assert_cmpint (bwss_flow_get_stats (f, &st), ==, 0);
+    if (st.controlled && st.window_bytes)
+      break;
+    g_usleep (10000);
+  }
+  g_assert_true (st.controlled);
+  g_assert_cmpuint (clamp_of (c), ==, st.window_bytes);
+}
+
+/* A heartbeat in the future, or a controller pid that is alive but not the
+ * process that published (its start time differs), is no controller: the
+ * window goes back to the kernel's. */
+static void
+test_forged_heartbeat (void)
+{
+  g_autofree char *name = domain_name ("heartbeat");
+  BwssDomain *d = NULL;
+  g_assert_cmpint (bwss_domain_open (name, BWSS_DOMAIN_NO_CONTROLLER, &d), ==, 0);
+  int c, s;
+  tcp_pair_with_data (&c, &s);
+  uint32_t original = clamp_of (c);
+  BwssFlow *f = NULL;
+  BwssPrefs p = { .weight = 1 };
+  g_assert_cmpint (bwss_flow_register (d, c, &p, &f), ==, 0);
+  pid_t ctl = spawn_controller (name);
+  uint64_t deadline = mono_us () + WAIT_LIMIT_US;
+  wait_window_applied (d, f, c, deadline);
+  kill (ctl, SIGKILL);
+  waitpid (ctl, NULL, 0);
+  Segment *seg = map_raw (name);
+
+  /* a live pid with a fresh heartbeat but another start time */
+  seg->controller_pid = getpid ();
+  seg->controller_start = 12345;
+  seg->heartbeat_us = mono_us ();
+  BwssFlowStats st;
+  g_assert_cmpint (bwss_flow_get_stats (f, &st), ==, 0);
+  g_assert_false (st.controlled);                                   /* true before */
+
+  /* pid 1 (alive, never ours) beating an hour ahead */
+  seg->controller_pid = 1;
+  seg->controller_start = 0;
+  seg->heartbeat_us = mono_us () + 3600ull * G_USEC_PER_SEC;
+  while (mono_us () < deadline && clamp_of (c) != original) {
+    bwss_domain_dispatch (d, mono_us ());
+    g_usleep (10000);
+  }
+  g_assert_cmpuint (clamp_of (c), ==, original);                    /* clamped forever before */
+  g_assert_cmpint (bwss_flow_get_stats (f, &st), ==, 0);
+  g_assert_false (st.controlled);
+  munmap (seg, sizeof (Segment));
+  bwss_flow_unregister (f);
+  close (c); close (s);
+  bwss_domain_close (d);
+  unlink_domain (name);
+}
+
+/* ---- names and preferences (issue 11) ---- */
+
+static void
+test_names_and_limits (void)
+{
+  const char *bad[] = { "", ".", "..", ".hidden", "a/b", "/x", "bad name", "tab\t",
+                        "0123456789012345678901234567890123456789012345678901234567890123x" };
+  for (size_t i = 0; i < G_N_ELEMENTS (bad); i++) {
+    BwssDomain *d = NULL;
+    g_assert_cmpint (bwss_domain_check_name (bad[i]), ==, BWSS_EINVAL);
+    g_assert_cmpint (bwss_domain_open (bad[i], BWSS_DOMAIN_NO_CREATE, &d), ==, BWSS_EINVAL);
+  }
+  g_assert_cmpint (bwss_domain_check_name (NULL), ==, BWSS_EINVAL);
+  g_assert_cmpint (bwss_domain_check_name ("0123456789012345678901234567890123456789012345678901234567890123"),
+                   ==, 0);
+  /* an empty $BWSS_DOMAIN is an error, never the user's own domain */
+  g_autofree char *saved = g_strdup (g_getenv ("BWSS_DOMAIN"));
+  g_setenv ("BWSS_DOMAIN", "", TRUE);
+  BwssDomain *d = NULL;
+  g_assert_cmpint (bwss_domain_open (NULL, BWSS_DOMAIN_NO_CREATE, &d), ==, BWSS_EINVAL);
+  if (saved)
+    g_setenv ("BWSS_DOMAIN", saved, TRUE);
+  else
+    g_unsetenv ("BWSS_DOMAIN");
+
+  /* preferences beyond the shared limits are refused and change nothing */
+  g_autofree char *name = domain_name ("limits");
+  g_assert_cmpint (bwss_domain_open (name, BWSS_DOMAIN_NO_CONTROLLER, &d), ==, 0);
+  int c, s;
+  tcp_pair (&c, &s);
+  BwssFlow *f = NULL;
+  BwssPrefs over[] = { { .priority = BWSS_PRIORITY_MAX + 1, .weight = 1 },
+                       { .priority = BWSS_PRIORITY_MIN - 1, .weight = 1 },
+                       { .weight = 2e9 }, { .weight = 1, .min_rate_bps = 2e15 } };
+  for (size_t i = 0; i < G_N_ELEMENTS (over); i++)
+    g_assert_cmpint (bwss_flow_register (d, c, &over[i], &f), ==, BWSS_EINVAL);
+  BwssPrefs ok = { .priority = BWSS_PRIORITY_MAX, .weight = BWSS_WEIGHT_MAX, .min_rate_bps = BWSS_RATE_MAX_BPS };
+  g_assert_cmpint (bwss_flow_register (d, c, &ok, &f), ==, 0);
+  for (size_t i = 0; i < G_N_ELEMENTS (over); i++)
+    g_assert_cmpint (bwss_flow_set_prefs (f, &over[i]), ==, BWSS_EINVAL);
+  BwssFlowInfo rows[2];
+  size_t n;
+  g_assert_cmpint (bwss_domain_list_flows (d, rows, 2, &n), ==, 0);
+  g_assert_cmpuint (n, ==, 1);
+  g_assert_cmpfloat (rows[0].stats.prefs.weight, ==, BWSS_WEIGHT_MAX);
+  bwss_flow_unregister (f);
+  close (c); close (s);
+  bwss_domain_close (d);
+  unlink_domain (name);
+}
+
+/* ---- bwss-top over what the segment may hold (issue 11) ---- */
+
+/* Runs bwss-top with @args on domain @name; returns its exit status. */
+static int
+run_top (const char *name, const char *const *args, char **out)
+{
+  const char *top = g_getenv ("BWSS_TOP");
+  g_assert_nonnull (top);
+  GPtrArray *argv = g_ptr_array_new ();
+  g_ptr_array_add (argv, (gpointer) top);
+  g_ptr_array_add (argv, (gpointer) "--domain");
+  g_ptr_array_add (argv, (gpointer) name);
+  for (const char *const *a = args; *a; a++)
+    g_ptr_array_add (argv, (gpointer) *a);
+  g_ptr_array_add (argv, NULL);
+  int status = -1;
+  g_autofree char *err = NULL;
+  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, out,
+                               &err, &status, NULL));
+  g_ptr_array_free (argv, TRUE);
+  if (err && *err)
+    g_test_message ("bwss-top: %s", err);
+  return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+}
+
+/* Its JSON is valid whatever the segment holds (a command name that is not
+ * UTF-8 and has quotes and control bytes, a rate json-glib would write as
+ * "1e+22.0"), and its header counts the flows after the sweep. */
+static void
+test_top_output (void)
+{
+  g_autofree char *name = domain_name ("topjson");
+  BwssDomain *d = NULL;
+  g_assert_cmpint (bwss_domain_open (name, BWSS_DOMAIN_NO_CONTROLLER, &d), ==, 0);
+  int c, s;
+  tcp_pair (&c, &s);
+  pid_t child = spawn_participant (name, c, FALSE, "\xff\"\\\x01z");
+  Segment *seg = map_raw (name);
+  for (uint32_t i = 0; i < SEG_MAX_FLOWS; i++)
+    if (seg->slots[i].state == SLOT_ACTIVE) {
+      seg->slots[i].rate_bps = 1e22;
+      seg->slots[i].bytes_received = UINT64_MAX;
+    }
+  g_autofree char *out = NULL;
+  const char *json_args[] = { "--once", "--json", NULL };
+  g_assert_cmpint (run_top (name, json_args, &out), ==, 0);
+  g_test_message ("%s", out);
+  g_assert_true (g_utf8_validate (out, -1, NULL));
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_assert_true (json_parser_load_from_data (parser, out, -1, NULL));
+  JsonArray *flows = json_object_get_array_member (json_node_get_object (json_parser_get_root (parser)), "flows");
+  g_assert_cmpuint (json_array_get_length (flows), ==, 1);
+  JsonObject *flow = json_array_get_object_element (flows, 0);
+  g_assert_cmpfloat (json_object_get_double_member (flow, "rate_bps") / 1e22, >, 0.999999);
+  g_assert_true (g_str_has_suffix (json_object_get_string_member (flow, "command"), "\"\\\x01z"));
+
+  /* the participant dies: the header counts what the sweep left, 0 */
+  kill (child, SIGKILL);
+  waitpid (child, NULL, 0);
+  g_autofree char *table = NULL;
+  const char *table_args[] = { "--once", NULL };
+  g_assert_cmpint (run_top (name, table_args, &table), ==, 0);
+  g_test_message ("%s", table);
+  g_assert_nonnull (strstr (table, "flows 0\n"));                   /* "flows 1" before */
+
+  munmap (seg, sizeof (Segment));
+  close (c); close (s);
   bwss_domain_close (d);
   unlink_domain (name);
 }
@@ -524,5 +1016,12 @@ main (int argc, char **argv)
   g_test_add_func ("/domain/lock-holder-killed", test_lock_holder_killed);
   g_test_add_func ("/domain/suspend-resume", test_suspend_resume);
   g_test_add_func ("/domain/glib-source", test_glib_source);
+  g_test_add_func ("/domain/stopped-holder/defers", test_stopped_holder_defers);
+  g_test_add_func ("/domain/stopped-holder/recovery", test_stopped_holder_recovery);
+  g_test_add_func ("/domain/lock/forged-words", test_forged_lock_words);
+  g_test_add_func ("/domain/segment/unfinished-replaced", test_unfinished_segment_replaced);
+  g_test_add_func ("/domain/heartbeat/forged", test_forged_heartbeat);
+  g_test_add_func ("/domain/names-and-limits", test_names_and_limits);
+  g_test_add_func ("/domain/top/output", test_top_output);
   return g_test_run ();
 }

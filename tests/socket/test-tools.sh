@@ -2,12 +2,20 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # bwss-run and bwss-top on the command line: bad options give one line naming
 # the option, exit status 2 and start nothing; good ones run the command and
-# pass its status through; a run shows up in bwss-top --json.  (TAP output.)
+# pass its status through; a run shows up in bwss-top --json.  And the cases
+# of issue 11: decimal bounded numbers (also in the shim's environment), bad
+# or empty domain names, commands that cannot run touch no domain, a
+# participant stopped inside the lock blocks neither a download nor
+# bwss-top, a creator killed half-way, Ctrl-Z on bwss-run.  (TAP output;
+# $3 is tests/socket/lock-holder.)
 set -u
-run=$1 top=$2
-export BWSS_DOMAIN="bwss-test-tools-$$"
+run=$1 top=$2 holder=$3
+main_domain="bwss-test-tools-$$"
+export BWSS_DOMAIN=$main_domain
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"; rm -f "/dev/shm/$BWSS_DOMAIN"' EXIT
+servers=
+trap 'kill $servers 2>/dev/null; rm -rf "$tmp"; rm -f "/dev/shm/$main_domain" /dev/shm/bwss-test-tools-*-$$' EXIT
+trap 'exit 143' TERM
 n=0 failed=0
 ok () { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok () { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
@@ -33,6 +41,49 @@ bad_option "--weight" --weight nan
 bad_option "--weight" --weight 2x
 bad_option "--priority" --priority high
 bad_option "--bogus" --bogus 1
+# numbers are decimal only and within the limits every front end shares
+bad_option "--priority" --priority 0x10
+bad_option "--priority" --priority 1e3
+bad_option "--priority" --priority 1001
+bad_option "--priority" --priority " 5"
+bad_option "--weight" --weight 1e3
+bad_option "--weight" --weight 0x10
+bad_option "--weight" --weight 2000000000
+bad_option "--min-rate" --min-rate 1e6
+# the capacity loop: delay (the default) or the paper's
+bad_option "--loop" --loop fast
+bad_option "--loop" --loop ""
+# a bad domain name exits 2 naming the option and touches no domain
+bad_option "--domain" --domain a/b
+bad_option "--domain" --domain /x
+bad_option "--domain" --domain "bad name"
+bad_option "--domain" --domain "$(printf 'x%.0s' $(seq 65))"
+bad_option "--domain" --domain .
+bad_option "--domain" --domain ..
+bad_option "--domain" --domain ""
+BWSS_DOMAIN= bad_option "BWSS_DOMAIN" 
+BWSS_DOMAIN=a/b bad_option "BWSS_DOMAIN"
+for args in "--domain ''" "--domain .." ; do
+  eval "\"\$top\" --once $args" 2>"$tmp/err"; rc=$?
+  [ $rc -eq 2 ] && grep -q -- "--domain" "$tmp/err" && ok "bwss-top $args -> 2" || not_ok "bwss-top $args: rc=$rc $(cat "$tmp/err")"
+done
+BWSS_DOMAIN= "$top" --suspend 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "BWSS_DOMAIN" "$tmp/err" && ok "BWSS_DOMAIN= bwss-top --suspend -> 2 (never the user's domain)" \
+  || not_ok "BWSS_DOMAIN= bwss-top --suspend: rc=$rc $(cat "$tmp/err")"
+
+# a command that cannot run: 127/126 as a shell, and no domain created
+fresh="bwss-test-tools-cmd-$$"
+mkdir "$tmp/dir"; printf '#!/bin/sh\n' >"$tmp/noexec"; chmod 644 "$tmp/noexec"
+for c in "/nonexistent/program:127" ":127" "no-such-command-bwss:127" "$tmp/dir:126" "$tmp/noexec:126"; do
+  cmd=${c%:*} want=${c##*:}
+  BWSS_DOMAIN=$fresh "$run" -- "$cmd" 2>"$tmp/err"; rc=$?
+  if [ $rc -eq "$want" ] && [ ! -e "/dev/shm/$fresh" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ]; then
+    ok "bwss-run -- '$cmd' -> $rc, no domain created"
+  else
+    not_ok "bwss-run -- '$cmd': rc=$rc (want $want) domain=$([ -e "/dev/shm/$fresh" ] && echo created || echo none) $(cat "$tmp/err")"
+  fi
+  rm -f "/dev/shm/$fresh"
+done
 
 "$run" 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "COMMAND" "$tmp/err" && ok "no command -> exit 2" || not_ok "no command: rc=$rc"
@@ -46,10 +97,11 @@ bad_option "--bogus" --bogus 1
 "$run" -- sh -c 'kill -TERM $$'; rc=$?
 [ $rc -eq 143 ] && ok "killed command -> 128+15" || not_ok "killed command: $rc"
 
-# the environment reaches the command; the preload shim is in front
+# the environment reaches the command as given (the shim parses it with the
+# same parsers); the preload shim is in front
 "$run" --weight 2 --min-rate 500k --priority 4 -- sh -c 'echo "$BWSS_PRIORITY $BWSS_MIN_RATE $BWSS_WEIGHT $LD_PRELOAD"' >"$tmp/env"
 read -r pr mr w pre <"$tmp/env"
-[ "$pr" = 4 ] && [ "$mr" = 500000 ] && [ "$w" = 2 ] && [[ "$pre" == *libbwss-preload.so* ]] \
+[ "$pr" = 4 ] && [ "$mr" = 500k ] && [ "$w" = 2 ] && [[ "$pre" == *libbwss-preload.so* ]] \
   && ok "preferences and shim in the environment" || not_ok "environment: $(cat "$tmp/env")"
 
 # many participants creating the same fresh domain at once: all get in
@@ -92,11 +144,28 @@ for _ in $(seq 15); do
 import json, sys
 d = json.load(open(sys.argv[1]))
 f = [x for x in d["flows"] if x["weight"] == 2.0 and x["min_rate_bps"] == 300000.0]
-sys.exit(0 if f and d["controller_pid"] > 0 else 1)' "$tmp/top.json"; then found=yes; break; fi
+sys.exit(0 if f and d["controller_pid"] > 0 and d["loop"] == "delay" and "queue_delay_us" in d
+         and "queue_target_us" in d and "base_rtt_us" in f[0] else 1)' "$tmp/top.json"; then found=yes; break; fi
 done
-[ $found = yes ] && ok "bwss-top --json shows the flow with its weight and min rate, and a controller" \
+[ $found = yes ] && ok "bwss-top --json shows the flow with its weight and min rate, and a controller running the delay loop" \
   || not_ok "bwss-top --json: $(cat "$tmp/top.json")"
 wait $client; kill $srv 2>/dev/null; wait $srv 2>/dev/null
+
+# bwss-run --loop paper: the controller it starts runs the paper's loop
+paper="bwss-test-tools-paper-$$"
+BWSS_DOMAIN=$paper "$run" --loop paper -- /usr/bin/python3 -c "import time; time.sleep(1.5)" &
+client=$!
+found=no
+for _ in $(seq 12); do
+  sleep 0.1
+  BWSS_DOMAIN=$paper "$top" --once --json >"$tmp/paper.json" 2>/dev/null || continue
+  /usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+sys.exit(0 if d["controller_pid"] > 0 and d["loop"] == "paper" and d["queue_delay_us"] is None else 1)' \
+    "$tmp/paper.json" && { found=yes; break; }
+done
+[ $found = yes ] && ok "bwss-run --loop paper: bwss-top shows the paper's loop" \
+  || not_ok "--loop paper: $(cat "$tmp/paper.json")"
+wait $client; rm -f "/dev/shm/$paper"
 
 # --suspend / --resume switch the domain's flag, bwss-top shows it
 "$top" --suspend --resume 2>"$tmp/err"; rc=$?
@@ -109,5 +178,140 @@ import json, sys
 sys.exit(0 if json.load(open(sys.argv[1]))["suspended"] and not json.load(open(sys.argv[2]))["suspended"] else 1)' "$tmp/s.json" "$tmp/r.json" \
   && ok "bwss-top --suspend / --resume flip the domain's flag" || not_ok "suspend/resume: $(cat "$tmp/s.json" "$tmp/r.json")"
 
+# ---- the preferences a flow really gets, and the shim's own checks ----
+# a server that sends $1 bytes to every connection, then waits for the close;
+# its port goes to $tmp/port.$1 (call it in this shell, not in $(...), so
+# that the server can be stopped at the end)
+serve () {
+  /usr/bin/python3 -c '
+import socket, sys, threading
+n = int(sys.argv[1])
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64)
+print(s.getsockname()[1], flush=True)
+def one(c):
+    try:
+        c.sendall(b"x" * n); c.recv(1)
+    except OSError:
+        pass
+    c.close()
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=one, args=(c,), daemon=True).start()
+' "$1" >"$tmp/port.$1" &
+  servers="${servers:-} $!"
+  for _ in $(seq 50); do [ -s "$tmp/port.$1" ] && break; sleep 0.1; done
+}
+# a client reading everything from port $1, then sleeping $2 s; prints the count
+client_py='
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+n = 0
+while True:
+    b = s.recv(65536)
+    if not b:
+        break
+    n += len(b)
+    if n >= int(sys.argv[3]):
+        break
+print(n, flush=True)
+time.sleep(float(sys.argv[2]))
+'
+serve 100000; port=$(cat "$tmp/port.100000")
+# flows: does bwss-top show one with priority $1 / weight $2?
+flow_shown () {
+  for _ in $(seq 20); do
+    sleep 0.1
+    "$top" --once --json >"$tmp/top.json" 2>/dev/null || continue
+    /usr/bin/python3 -c '
+import json, sys
+d = json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))
+sys.exit(0 if [f for f in d["flows"] if f["priority"] == int(sys.argv[2]) and f["weight"] == float(sys.argv[3])] else 1)' \
+      "$tmp/top.json" "$1" "$2" && return 0
+  done
+  return 1
+}
+"$run" --priority 010 --weight 0.5 -- /usr/bin/python3 -c "$client_py" "$port" 1.5 100000 >/dev/null &
+client=$!
+flow_shown 10 0.5 && ok "--priority 010 is priority 10 (decimal), --weight 0.5" \
+  || not_ok "--priority 010: $(cat "$tmp/top.json")"
+wait $client
+# the shim refuses what bwss-run would refuse, naming the variable
+for bad in "BWSS_WEIGHT=1e308" "BWSS_PRIORITY=0x10" "BWSS_MIN_RATE=-5"; do
+  "$run" -- env "$bad" /usr/bin/python3 -c "$client_py" "$port" 1.5 100000 >"$tmp/count" 2>"$tmp/err" &
+  client=$!
+  flow_shown 0 1 && joined=yes || joined=no
+  [ "$bad" = BWSS_WEIGHT=1e308 ] && { flow_shown 0 1e308 && joined=yes; }
+  wait $client; rc=$?
+  if [ $rc -eq 0 ] && [ "$(cat "$tmp/count")" = 100000 ] && grep -q "${bad%%=*}=${bad#*=}" "$tmp/err" && [ $joined = no ]; then
+    ok "shim with $bad: one message, not joining, data moves"
+  else
+    not_ok "shim with $bad: rc=$rc joined=$joined count=$(cat "$tmp/count") err=$(cat "$tmp/err")"
+  fi
+done
+
+# ---- a participant stopped inside the domain's lock ----
+# bwss-top reports the domain busy (exit 3) instead of hanging, and a new
+# download under bwss-run still moves all its data
+serve 4000000; big=$(cat "$tmp/port.4000000")
+"$holder" "$BWSS_DOMAIN" >"$tmp/holder" &
+hpid=$!
+for _ in $(seq 50); do grep -q locked "$tmp/holder" && break; sleep 0.1; done
+timeout -k 5 30 "$top" --once 2>"$tmp/err" >/dev/null; rc=$?
+[ $rc -eq 3 ] && grep -q busy "$tmp/err" && ok "stopped lock holder: bwss-top --once -> 3 (busy)" \
+  || not_ok "stopped lock holder: bwss-top rc=$rc $(cat "$tmp/err")"
+timeout -k 5 30 "$run" -- /usr/bin/python3 -c "$client_py" "$big" 0 4000000 >"$tmp/count" 2>"$tmp/err"; rc=$?
+[ $rc -eq 0 ] && [ "$(cat "$tmp/count")" = 4000000 ] && ok "stopped lock holder: a new bwss-run download gets its 4 MB" \
+  || not_ok "stopped lock holder: download rc=$rc count=$(cat "$tmp/count") $(cat "$tmp/err")"
+kill -CONT $hpid 2>/dev/null; wait $hpid 2>/dev/null
+
+# ---- a creator killed half-way leaves nothing that blocks the next ----
+if command -v strace >/dev/null && strace -f -o /dev/null true 2>/dev/null; then
+  for call in ftruncate fchmod; do
+    fresh="bwss-test-tools-killed-$$"
+    BWSS_DOMAIN=$fresh strace -f -o /dev/null -e inject=$call:signal=SIGKILL "$run" -- true 2>/dev/null
+    BWSS_DOMAIN=$fresh "$run" -- true 2>"$tmp/err"; rc=$?
+    BWSS_DOMAIN=$fresh "$top" --once >/dev/null 2>>"$tmp/err"; rc2=$?
+    [ $rc -eq 0 ] && [ $rc2 -eq 0 ] && ok "creator killed at $call: the next bwss-run and bwss-top work" \
+      || not_ok "creator killed at $call: bwss-run rc=$rc bwss-top rc=$rc2 $(cat "$tmp/err")"
+    rm -f "/dev/shm/$fresh"
+  done
+else
+  ok "# SKIP strace cannot trace here: creator killed half-way"
+fi
+
+# ---- Ctrl-Z on bwss-run: it hands the controller role over and stops its command ----
+set -m
+fresh="bwss-test-tools-tstp-$$"
+export BWSS_DOMAIN=$fresh
+"$run" -- sleep 30 &
+a=$!
+controller_is () {
+  for _ in $(seq 50); do
+    "$top" --once --json >"$tmp/c.json" 2>/dev/null \
+      && /usr/bin/python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["controller_pid"] == int(sys.argv[2]) else 1)' "$tmp/c.json" "$1" \
+      && return 0
+    sleep 0.1
+  done
+  return 1
+}
+state_of () { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1; }
+controller_is $a || not_ok "bwss-run never became the controller"
+ino=$(stat -c %i "/dev/shm/$fresh")
+kill -TSTP $a
+for _ in $(seq 50); do [ "$(state_of $a)" = T ] && break; sleep 0.1; done
+sleeper=$(pgrep -P $a sleep)
+"$run" -- sleep 30 &
+b=$!
+if controller_is $b && [ "$(state_of $a)" = T ] && [ "$(state_of "$sleeper")" = T ] \
+   && [ "$(stat -c %i "/dev/shm/$fresh")" = "$ino" ]; then
+  ok "SIGTSTP: bwss-run stops with its command and hands the controller role over at once"
+else
+  not_ok "SIGTSTP: bwss-run state=$(state_of $a) command=$(state_of "$sleeper") controller=$(cat "$tmp/c.json") inode $ino -> $(stat -c %i "/dev/shm/$fresh")"
+fi
+kill -CONT -$a 2>/dev/null
+kill -TERM $a $b 2>/dev/null; wait $a $b 2>/dev/null
+set +m
+
+kill $servers 2>/dev/null; wait $servers 2>/dev/null
 echo "1..$n"
 [ $failed -eq 0 ]

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* test-late-cli.c — the bwss-late tool: JSON output and its errors. */
+#include <math.h>
 #include <glib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -79,6 +80,99 @@ test_errors (void)
   g_unlink (path);
 }
 
+/* Counts no trace can have (negative, 2^64, a total beyond 2^53) are errors
+ * at their line: before, the first two looped for ages (%llu wrapped them
+ * and every packet was judged one by one). */
+static void
+test_bad_counts (void)
+{
+  struct { const char *trace; const char *needle; } cases[] = {
+    { "0 1\n1 -5\n", ":2:" },
+    { "0 1\n1 18446744073709551616\n", ":2:" },
+    { "0 1\n1 9007199254740992\n", ":2: the byte total exceeds 2^53" },
+    { "0 1\n0x10 5\n", ":2:" },
+    { "0 1\n1e3 5\n", ":2:" },
+    { "0 1\ninf 5\n", ":2:" },
+    { "0 1\n2 5 6\n", ":2:" },
+    { "0 1\n2 5\n1 5\n", ":3: time goes backwards" },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS (cases); i++) {
+    g_autofree char *path = write_trace (cases[i].trace);
+    g_autofree char *out = NULL, *err = NULL;
+    const char *args[] = { "--rate", "8k", path, NULL };
+    g_assert_cmpint (run (args, &out, &err), ==, 1);
+    g_test_message ("%s", err);
+    g_assert_nonnull (strstr (err, cases[i].needle));
+    g_assert_cmpstr (out, ==, "");
+    g_unlink (path);
+  }
+}
+
+/* Options are decimal and bounded: --end inf / 1e300 printed "inf.0" or a
+ * prebuffer of 9.2e12 s with exit status 0 before. */
+static void
+test_bad_options (void)
+{
+  g_autofree char *path = write_trace ("0 1\n1 1000\n");
+  const char *bad[][2] = { { "--end", "inf" }, { "--end", "1e300" }, { "--end", "0x10" },
+                           { "--end", "-1" }, { "--packet-bytes", "010x" }, { "--packet-bytes", "0" },
+                           { "--prebuffer", "1e3" }, { "--prebuffer", "nan" } };
+  for (size_t i = 0; i < G_N_ELEMENTS (bad); i++) {
+    g_autofree char *out = NULL, *err = NULL;
+    const char *args[] = { "--rate", "8k", bad[i][0], bad[i][1], path, NULL };
+    g_assert_cmpint (run (args, &out, &err), ==, 2);
+    g_assert_nonnull (strstr (err, bad[i][0]));
+    g_assert_cmpstr (out, ==, "");
+  }
+  g_unlink (path);
+}
+
+/* Lines are numbered as in the file however long they are (a 600-byte
+ * comment counted as three lines before), and a long valid line is read. */
+static void
+test_long_lines (void)
+{
+  g_autofree char *comment = g_strnfill (600, 'x');
+  g_autofree char *spaces = g_strnfill (300, ' ');
+  g_autofree char *text = g_strdup_printf ("0 1\n#%s\n1%s1000\n2 oops\n", comment, spaces);
+  g_autofree char *path = write_trace (text);
+  g_autofree char *out = NULL, *err = NULL;
+  const char *args[] = { "--rate", "8k", path, NULL };
+  g_assert_cmpint (run (args, &out, &err), ==, 1);
+  g_test_message ("%s", err);
+  g_autofree char *where = g_strdup_printf ("%s:4:", path);
+  g_assert_nonnull (strstr (err, where));
+  g_unlink (path);
+}
+
+/* The output is valid JSON at the extremes the bounds allow. */
+static void
+test_json_extremes (void)
+{
+  g_autofree char *path = write_trace ("0 1\n0.000001 9007199254740991\n");
+  const char *cases[][8] = {
+    { "--rate", "1", "--end", "1000000000000", "--prebuffer", "0,0.00001,1000000000000", NULL },
+    { "--rate", "1000000000000000", "--packet-bytes", "1", "--eos", NULL },
+    { "--rate", "0.000001", "--packet-bytes", "4294967295", NULL },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS (cases); i++) {
+    const char *args[10];
+    size_t n = 0;
+    for (; cases[i][n]; n++)
+      args[n] = cases[i][n];
+    args[n++] = path;
+    args[n] = NULL;
+    g_autofree char *out = NULL, *err = NULL;
+    g_assert_cmpint (run (args, &out, &err), ==, 0);
+    g_test_message ("%s", out);
+    g_autoptr (JsonParser) parser = json_parser_new ();
+    g_assert_true (json_parser_load_from_data (parser, out, -1, NULL));
+    JsonObject *o = json_node_get_object (json_parser_get_root (parser));
+    g_assert_true (isfinite (json_object_get_double_member (o, "required_prebuffer_s")));
+  }
+  g_unlink (path);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -87,5 +181,9 @@ main (int argc, char **argv)
   g_assert_nonnull (tool);
   g_test_add_func ("/late-cli/json", test_json);
   g_test_add_func ("/late-cli/errors", test_errors);
+  g_test_add_func ("/late-cli/bad-counts", test_bad_counts);
+  g_test_add_func ("/late-cli/bad-options", test_bad_options);
+  g_test_add_func ("/late-cli/long-lines", test_long_lines);
+  g_test_add_func ("/late-cli/json-extremes", test_json_extremes);
   return g_test_run ();
 }

@@ -123,6 +123,89 @@ test_counter_backwards_ignored (void)
   g_assert_cmpuint (l.bytes, ==, 3000);
 }
 
+/* A sample that completes 2^50 / 1000 packets at once (a corrupt or hostile
+ * counter) costs no more than one that completes ten: each threshold counts
+ * its late packets by bisection, not one by one (this hung before). */
+static void
+test_huge_jump (void)
+{
+  BwssLate l;
+  init_slow (&l);
+  bwss_late_add (&l, 0, 1);
+  bwss_late_add (&l, 10 * S, UINT64_C (1) << 50);
+  g_assert_cmpuint (l.arrived, ==, (UINT64_C (1) << 50) / 1000);
+  /* packet k arrives at 10 s: lateness 10 − k; late for P while k < 10 − P */
+  const uint64_t want[5] = { 10, 9, 8, 6, 2 };                     /* P = 0.5 1 2 4 8 */
+  for (size_t i = 0; i < 5; i++)
+    g_assert_cmpuint (l.late_count[i], ==, want[i]);
+  g_assert_cmpfloat (l.max_lateness_s, ==, 10.0);
+  bwss_late_add (&l, 20 * S, UINT64_MAX);                          /* and the largest count */
+  g_assert_cmpuint (l.arrived, ==, UINT64_MAX / 1000);
+  g_assert_cmpfloat (bwss_late_required_prebuffer (&l, 20 * S), ==, 10.0);
+  g_assert_cmpfloat (bwss_late_fraction (&l, 0, UINT64_MAX), <=, 1.0);
+}
+
+/* The reference: every completed packet judged one by one, as the metric is
+ * defined in bwss/late.h (what bwss_late_add did before). */
+typedef struct {
+  uint64_t arrived, bytes, t0_us, late[BWSS_LATE_MAX_THRESHOLDS];
+  bool started;
+  double max_lateness_s;
+} RefLate;
+
+static void
+ref_add (RefLate *r, const BwssLate *l, uint64_t now_us, uint64_t bytes)
+{
+  if (bytes <= r->bytes)
+    return;
+  if (!r->started) {
+    r->started = true;
+    r->t0_us = now_us;
+  }
+  r->bytes = bytes;
+  double since = (double) (now_us - r->t0_us) / 1e6;
+  double delta = 8.0 * l->packet_bytes / l->rate_bps;
+  uint64_t complete = bytes / l->packet_bytes;
+  for (uint64_t k = r->arrived; k < complete; k++) {
+    double lateness = since - (double) k * delta;
+    if (lateness > r->max_lateness_s)
+      r->max_lateness_s = lateness;
+    for (size_t i = 0; i < l->n_thresholds; i++)
+      if (lateness > l->thresholds_s[i])
+        r->late[i]++;
+  }
+  if (complete > r->arrived)
+    r->arrived = complete;
+}
+
+/* On 2000 random traces the bisection gives exactly the reference's counts
+ * (rates, sizes and thresholds chosen to put lateness on the thresholds). */
+static void
+test_matches_reference (void)
+{
+  GRand *rand = g_rand_new_with_seed (11);
+  for (int trace = 0; trace < 2000; trace++) {
+    double th[3] = { 0, g_rand_int_range (rand, 0, 4) * 0.5, g_rand_double_range (rand, 0, 3) };
+    BwssLate l;
+    uint32_t packet = (uint32_t) g_rand_int_range (rand, 1, 1500);
+    double rate = packet * 8.0 / (g_rand_int_range (rand, 1, 5) * 0.25);   /* Δ = 0.25..1 s */
+    g_assert_cmpint (bwss_late_init (&l, rate, packet, th, 3), ==, 0);
+    RefLate r = { 0 };
+    uint64_t now = 0, bytes = 0;
+    for (int step = 0; step < 40; step++) {
+      now += (uint64_t) g_rand_int_range (rand, 0, 3) * S / 4;
+      bytes += (uint64_t) g_rand_int_range (rand, 0, 6 * packet);
+      bwss_late_add (&l, now, bytes);
+      ref_add (&r, &l, now, bytes);
+    }
+    g_assert_cmpuint (l.arrived, ==, r.arrived);
+    g_assert_cmpfloat (l.max_lateness_s, ==, r.max_lateness_s);
+    for (size_t i = 0; i < 3; i++)
+      g_assert_cmpuint (l.late_count[i], ==, r.late[i]);
+  }
+  g_rand_free (rand);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -133,5 +216,7 @@ main (int argc, char **argv)
   g_test_add_func ("/late/paper-rate", test_paper_rate);
   g_test_add_func ("/late/invalid", test_invalid);
   g_test_add_func ("/late/counter-backwards-ignored", test_counter_backwards_ignored);
+  g_test_add_func ("/late/huge-jump", test_huge_jump);
+  g_test_add_func ("/late/matches-reference", test_matches_reference);
   return g_test_run ();
 }

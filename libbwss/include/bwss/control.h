@@ -141,6 +141,13 @@ typedef struct {
  * BWSS_EINVAL otherwise. */
 BWSS_API int bwss_prefs_validate (const BwssPrefs *prefs);
 
+/* Returns 0 if @prefs lies within the limits of bwss/bwss.h (priority in
+ * [BWSS_PRIORITY_MIN, BWSS_PRIORITY_MAX], min_rate_bps in
+ * [0, BWSS_RATE_MAX_BPS], weight in [0, BWSS_WEIGHT_MAX]), BWSS_EINVAL
+ * otherwise.  The laws accept any finite non-negative input; a domain and
+ * every front end accept only this. */
+BWSS_API int bwss_prefs_check (const BwssPrefs *prefs);
+
 /* The TRAS: splits @sigma (bit/s) among @n flows into @targets (bit/s) so
  * that Σ targets = sigma (eq. 5):
  *   σ >= Σm: eq. (6), T_i = m_i + w_i·(σ − Σm)/Σw;

@@ -18,6 +18,16 @@
  * itself: call bwss_domain_dispatch() periodically, attach it to a GLib main
  * context (bwss/bwss-glib.h), or let it run its own thread
  * (BWSS_DOMAIN_THREAD).
+ *
+ * Never blocked by another process: the domain's lock is shared by every
+ * participant, and one of them may be stopped (SIGSTOP, Ctrl-Z) or hung
+ * while holding it.  So registering, changing preferences and unregistering
+ * never wait for it: what cannot be written at once is kept in this process
+ * and written at a later dispatch (a flow is unconstrained meanwhile).
+ * Reading (statistics, the flow list) waits a few milliseconds at most and
+ * then fails with BWSS_EBUSY.  A domain whose lock stays held for seconds is
+ * moved to a fresh segment by the next controller candidate that may create
+ * it; every participant follows at its next dispatch (docs/sockets.md).
  */
 #ifndef BWSS_DOMAIN_H
 #define BWSS_DOMAIN_H
@@ -41,19 +51,35 @@ enum {
   BWSS_DOMAIN_THREAD        = 1u << 2, /* dispatch from an internal thread */
 };
 
+/* Longest domain name. */
+#define BWSS_DOMAIN_NAME_MAX 64
+
+/* Returns 0 if @name is a valid domain name: 1 to BWSS_DOMAIN_NAME_MAX
+ * ASCII letters, digits, '.', '_' or '-', not starting with '.'; else
+ * BWSS_EINVAL (also for NULL and ""). */
+BWSS_API int  bwss_domain_check_name (const char *name);
+
 /* Opens the domain @name (NULL: $BWSS_DOMAIN, else "bwss-<uid>"), creating it
- * unless BWSS_DOMAIN_NO_CREATE.  A segment that is corrupt, of another
+ * unless BWSS_DOMAIN_NO_CREATE.  An invalid name, also an empty one or an
+ * empty $BWSS_DOMAIN, is BWSS_EINVAL.  A segment that is corrupt, of another
  * version or not owned by this user with mode 0600 is refused (BWSS_EPROTO,
- * BWSS_EVERSION, BWSS_EPERM) and left untouched. */
+ * BWSS_EVERSION, BWSS_EPERM) and left untouched; one left unfinished by a
+ * creator that died is replaced (or, with BWSS_DOMAIN_NO_CREATE, reported
+ * as BWSS_ENOENT). */
 BWSS_API int  bwss_domain_open (const char *name, unsigned flags, BwssDomain **out);
 /* Unregisters this handle's flows (restoring their windows) and closes. */
 BWSS_API void bwss_domain_close (BwssDomain *d);
 
-/* Registers the connected TCP socket @fd of this process. */
+/* Registers the connected TCP socket @fd of this process with @prefs (within
+ * the limits of bwss_prefs_check(), else BWSS_EINVAL).  Returns 0 and sets
+ * *out; BWSS_EBADF, BWSS_EEXIST, or BWSS_ENOSPC if the table is full.  Never
+ * waits for the domain's lock: if it is taken, the flow is written into the
+ * domain at a later dispatch (and stays unconstrained until then). */
 BWSS_API int  bwss_flow_register (BwssDomain *d, int fd, const BwssPrefs *prefs,
                                   BwssFlow **out);
+/* Changes @f's preferences (checked as above); never waits either. */
 BWSS_API int  bwss_flow_set_prefs (BwssFlow *f, const BwssPrefs *prefs);
-/* Restores the kernel's window on the socket and frees @f. */
+/* Restores the kernel's window on the socket and frees @f; never waits. */
 BWSS_API void bwss_flow_unregister (BwssFlow *f);
 
 typedef struct {
@@ -68,6 +94,8 @@ typedef struct {
   bool      controlled;     /* a live controller decides this flow's window */
 } BwssFlowStats;
 
+/* Returns 0, or BWSS_EBUSY if the domain's lock was not free within a few
+ * milliseconds (then try again later). */
 BWSS_API int bwss_flow_get_stats (BwssFlow *f, BwssFlowStats *out);
 
 typedef struct {
@@ -82,6 +110,8 @@ typedef struct {
   double    queue_target_us;/* delay loop: its target */
 } BwssDomainStats;
 
+/* Returns 0 or BWSS_EBUSY (as bwss_flow_get_stats()).  n_flows counts the
+ * flows of live processes only. */
 BWSS_API int bwss_domain_get_stats (BwssDomain *d, BwssDomainStats *out);
 
 /* Switches sharing off (@suspended true) or on again for the whole domain.
@@ -99,15 +129,21 @@ typedef struct {
   BwssFlowStats stats;
 } BwssFlowInfo;
 
-/* Copies up to @max flows of the domain into @out; *n_out = number copied. */
+/* Copies up to @max flows of the domain (of live processes) into @out;
+ * *n_out = number copied.  Returns 0 or BWSS_EBUSY. */
 BWSS_API int bwss_domain_list_flows (BwssDomain *d, BwssFlowInfo *out, size_t max,
                                      size_t *n_out);
 
 /* Does this process's share of the work at @now_us (CLOCK_MONOTONIC µs):
  * applies published windows to its own sockets, restores them if the
  * controller is gone, takes the controller role if free and allowed, and if
- * controller, measures and runs the laws.  Returns the µs until it wants to
- * run again. */
+ * controller, measures and runs the laws; writes what registrations and
+ * preference changes could not write before; follows the domain to a fresh
+ * segment if it moved (and moves it, if its lock is stuck and this handle
+ * may create it).  @now_us must be CLOCK_MONOTONIC (0: read it): heartbeats
+ * on another clock look dead or forged to the other processes.  Waits for
+ * the lock a few milliseconds at most, and only if this handle may control.
+ * Returns the µs until it wants to run again. */
 BWSS_API uint64_t bwss_domain_dispatch (BwssDomain *d, uint64_t now_us);
 
 #ifdef __cplusplus

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* tool-domain.c — see tool-domain.h. */
+#include <glib.h>
+#include <bwss/domain.h>
+#include "tool-domain.h"
+
+char *
+tool_domain_name_problem (const char *opt)
+{
+  const char *what = opt ? "--domain" : "BWSS_DOMAIN";
+  const char *name = opt ? opt : g_getenv ("BWSS_DOMAIN");
+  if (name == NULL || bwss_domain_check_name (name) == BWSS_OK)
+    return NULL;
+  return g_strdup_printf ("%s: '%s' is not a domain name (1 to %d letters, digits, '.', '_' or '-', "
+                          "not starting with '.')", what, name, BWSS_DOMAIN_NAME_MAX);
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * tool-json.h — JSON values for the tools' output that json-glib's writer
+ * turns into valid JSON whatever the input.
+ */
+#ifndef BWSS_TOOL_JSON_H
+#define BWSS_TOOL_JSON_H
+
+#include <stddef.h>
+#include <json-glib/json-glib.h>
+
+/* Adds @v: null if not finite, an integer if it is one (below 2^53), else a
+ * double json-glib writes as a valid JSON number. */
+void tool_json_add_number (JsonBuilder *b, double v);
+
+/* Adds the text of @s (up to a NUL or @max bytes), with invalid UTF-8
+ * replaced by U+FFFD. */
+void tool_json_add_string (JsonBuilder *b, const char *s, size_t max);
+
+/* Returns the builder's root as one line of JSON (free it with g_free()). */
+char *tool_json_to_string (JsonBuilder *b);
+
+#endif
