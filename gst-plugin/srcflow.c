@@ -27,6 +27,7 @@ release_locked (SrcFlow *f)
   f->flow = NULL;
   f->fd = -1;
   f->conn_id = 0;
+  f->have_last_flow = FALSE;           /* a new flow starts afresh */
 }
 
 void
@@ -138,8 +139,24 @@ src_flow_snapshot (SrcFlow *f, SrcFlowSnapshot *out)
 {
   memset (out, 0, sizeof *out);
   g_mutex_lock (&f->lock);
-  out->registered = f->flow && bwss_flow_get_stats (f->flow, &out->flow) == 0;
-  out->have_domain = f->domain && bwss_domain_get_stats (f->domain, &out->domain) == 0;
+  int err = f->flow ? bwss_flow_get_stats (f->flow, &out->flow) : BWSS_ENOENT;
+  if (err == 0) {
+    f->last_flow = out->flow;
+    f->have_last_flow = TRUE;
+  } else if (err == BWSS_EBUSY && f->have_last_flow) {
+    out->flow = f->last_flow;            /* the domain is busy: its last word */
+    err = 0;
+  }
+  out->registered = err == 0;
+  err = f->domain ? bwss_domain_get_stats (f->domain, &out->domain) : BWSS_ENOENT;
+  if (err == 0) {
+    f->last_domain = out->domain;
+    f->have_last_domain = TRUE;
+  } else if (err == BWSS_EBUSY && f->have_last_domain) {
+    out->domain = f->last_domain;
+    err = 0;
+  }
+  out->have_domain = err == 0;
   g_mutex_unlock (&f->lock);
 }
 

@@ -28,6 +28,10 @@ typedef struct {
   guint64     inode;          /* of the flow's socket */
   guint64     conn_id;        /* libsoup's id of the flow's connection, 0 = not yet known */
   BwssPrefs   prefs;
+  BwssFlowStats   last_flow;    /* the last statistics read (the domain was busy) */
+  gboolean        have_last_flow;
+  BwssDomainStats last_domain;
+  gboolean        have_last_domain;
 } SrcFlow;
 
 typedef struct {
@@ -53,6 +57,8 @@ void   src_flow_set_prefs (SrcFlow *f, const BwssPrefs *prefs);
 /* Unregisters now (the socket gets the kernel's window back). */
 void   src_flow_release (SrcFlow *f);
 /* The flow's and the domain's statistics, safe from any thread. */
+/* The flow's and the domain's statistics now; while the domain's lock is
+ * busy (BWSS_EBUSY) the last ones read. */
 void   src_flow_snapshot (SrcFlow *f, SrcFlowSnapshot *out);
 /* Unregisters the flow if its socket is gone (closed, or the fd now names
  * another socket): a persistent connection the server closed while idle. */
