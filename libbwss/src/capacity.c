@@ -64,9 +64,11 @@
  * | rule      | origin                       | condition                                   | action                                      |
  * |-----------|------------------------------|---------------------------------------------|---------------------------------------------|
  * | start     | paper V-C initialisation     | START (σ = Σm) for release_us               | σ ← max(U, Σm); TRACK                       |
- * | probed    | BBR's bandwidth probe        | a probe beyond the link seen busy running,  | σ ← (1−α)·σ before the probe; no probe for  |
- * |           |                              | and a queue (above the band)                | probe_wait (a probe with no queue and U     |
- * |           |                              |                                             | above that link: a faster link)             |
+ * | probed    | BBR's bandwidth probe        | a probe beyond the link seen busy running,  | σ ← (1−α)·σ before its last step; no probe  |
+ * |           |                              | and a queue (above the band)                | for probe_wait, doubling up to              |
+ * |           |                              |                                             | probe_wait_max (U above the link seen busy  |
+ * |           |                              |                                             | with no queue, or a cut no probe caused,    |
+ * |           |                              |                                             | start it over)                              |
  * | cut       | C1; paper rule (c)           | q > q_t + band, and the queue is not        | drain: σ ← U' − U·min(max_cut,              |
  * |           |                              | already falling at that pace                | (q−q_t)/(H·(b̄+q_t))) for H·(b̄+q_t), then   |
  * |           |                              |                                             | cruise: σ ← (1−α)·U + unused targets;       |
@@ -80,7 +82,8 @@
  * |           |                              | window uses all its target (or any, with    |   gain·(q_t−q)/(b̄+q_t))), at most           |
  * |           |                              | the queue empty)                            | (U' + unused targets)·(1 + max_raise); the  |
  * |           |                              |                                             | ramp stops at the link seen busy + idle,    |
- * |           |                              |                                             | beyond it α, probe_wait after a cut         |
+ * |           |                              |                                             | beyond it a probe (a ramp from α again,     |
+ * |           |                              |                                             | while U + idle takes half of each step)     |
  * |           |                              |                                             | doubles while the queue stays empty         |
  * | hold      |                              | otherwise                                   | —                                           |
  *
@@ -152,6 +155,7 @@ bwss_capacity_init (BwssCapacity *c)
   c->last_band_us = 0.0;
   c->link_bps = 0.0;
   c->busy_link_bps = 0.0;
+  c->link_max_bps = 0.0;
   c->last_rtt_us = 0.0;
   c->phase_since_us = 0;
   c->next_decision_us = 0;
@@ -162,7 +166,8 @@ bwss_capacity_init (BwssCapacity *c)
   c->loss_votes = 0;
   c->cruise_bps = 0.0;
   c->drain_until_us = 0;
-  c->last_cut_us = 0;
+  c->last_probed_us = 0;
+  c->probe_wait_us = 0;
   c->probe_from_bps = 0.0;
   c->changes = 0;
   c->last_rule = RULE_NONE;
@@ -272,7 +277,8 @@ typedef struct {
                         * window nor at their minimum */
   double unused;       /* Σ T_i − max(R_i, m_i) of the flows not held by their window */
   double idle;         /* Σ T_i − R_i of the flows not held by their window: σ that
-                        * is not on the link, unused minima included */
+                        * is not on the link, minima unused for reserve_hold_us
+                        * included */
   double band;         /* half the dead zone around q_t, µs */
   double link;         /* the link's rate for C2 and the band, bit/s */
 } Counts;
@@ -313,8 +319,14 @@ count (const BwssCapacity *c, const BwssParams *p, double u, const BwssCapacityF
     double kept = f->rate_bps > f->min_rate_bps ? f->rate_bps : f->min_rate_bps;
     if (!f->window_limited && f->target_bps > kept)
       k.unused += f->target_bps - kept;
-    if (!f->window_limited && f->rate_bps >= 0.0 && f->target_bps > f->rate_bps)
-      k.idle += f->target_bps - f->rate_bps;
+    /* idle: what it leaves of its target; below its minimum, the rest of
+     * the minimum only once it has stayed there reserve_hold_us (before,
+     * the queue may be what holds it back) */
+    double used = f->rate_bps;
+    if (f->min_rate_bps > used && f->below_min_us < p->reserve_hold_us)
+      used = f->min_rate_bps;
+    if (!f->window_limited && f->rate_bps >= 0.0 && f->target_bps > used)
+      k.idle += f->target_bps - used;
     if (f->window_limited)
       k.held++;
     if (f->window_limited && f->rate_bps >= (1.0 - p->alpha) * f->target_bps)
@@ -391,7 +403,7 @@ drain_sigma (const BwssCapacity *c, const BwssParams *p, const Counts *k, double
 static double
 cruise_sigma (const BwssParams *p, const Counts *k, double before)
 {
-  double s = (1.0 - p->alpha) * k->u + k->unused;
+  double s = (1.0 - p->alpha) * k->u + k->idle;
   if (s < k->minima)
     s = k->minima;
   return s < before ? s : before;
@@ -477,7 +489,7 @@ raise_by (const BwssCapacity *c, const BwssParams *p, uint64_t now, const Counts
   return step < most ? step : most;
 }
 
-/* Returns the link this loop has seen busy, as σ, bit/s: that U plus what
+/* Returns the link this loop last saw busy, as σ, bit/s: that U plus what
  * the flows something else holds leave idle of their targets (σ that goes
  * to them is not on the link: a video below its minimum leaves it to the
  * others, Fig. 5c); infinite before the link was busy. */
@@ -501,17 +513,25 @@ decide (BwssCapacity *c, const BwssParams *p, uint64_t now, const Counts *k, dou
      * fell behind catch up meanwhile) */
     set_sigma (c, (1.0 - p->alpha) * c->probe_from_bps);
     c->probe_from_bps = 0.0;
-    c->last_cut_us = now;
+    c->last_probed_us = now;
+    /* no room: the next probe waits twice as long (up to probe_wait_max) */
+    c->probe_wait_us = c->probe_wait_us ? 2 * c->probe_wait_us : p->probe_wait_us;
+    if (c->probe_wait_us > p->probe_wait_max_us)
+      c->probe_wait_us = p->probe_wait_max_us;
     c->drain_until_us = 0;
     return RULE_PROBED;
   }
-  if (c->probe_from_bps > 0.0 && k->u > c->busy_link_bps)
-    c->busy_link_bps = k->u;           /* the probe found room: a faster link */
+  if (queue_empty (k) && c->busy_link_bps > 0.0 && k->u > (1.0 + p->alpha) * c->busy_link_bps)
+    c->probe_wait_us = 0;              /* more than the link gave: it has room again */
   if (over_target (k)) {
     double s = drain_sigma (c, p, k, interval_us);
     if (s >= 0.0 && s < c->sigma_bps) {
       c->cruise_bps = cruise_sigma (p, k, c->drain_until_us ? c->cruise_bps : c->sigma_bps);
-      c->last_cut_us = now;
+      /* a queue no probe of ours made (cross traffic came): the link
+       * changed, probes start over */
+      if (c->probe_from_bps <= 0.0
+          && (c->last_probed_us == 0 || now - c->last_probed_us > p->probe_wait_max_us / 4))
+        c->probe_wait_us = 0;
       c->probe_from_bps = 0.0;
       c->drain_until_us = now + (uint64_t) drain_us (p, k);
       set_sigma (c, s);
@@ -539,15 +559,24 @@ decide (BwssCapacity *c, const BwssParams *p, uint64_t now, const Counts *k, dou
      * the queue faster than its average shows) */
     double step = raise_by (c, p, now, k);
     if (c->sigma_bps >= known) {
-      /* beyond the link seen busy: a probe of α, probe_wait_us after the
-       * last cut at the earliest (each probe that finds no more room costs
-       * a queue and a cut) */
-      if (c->last_cut_us && now - c->last_cut_us < p->probe_wait_us)
+      /* beyond the link seen busy: a probe, a ramp of its own (from α,
+       * doubling while the queue stays empty: the link grew, or the cross
+       * traffic left), no sooner than probe_wait_us after one that found
+       * no room (each costs a queue) */
+      uint64_t wait = c->probe_wait_us ? c->probe_wait_us : p->probe_wait_us;
+      if (c->last_probed_us && now - c->last_probed_us < wait)
         return RULE_HOLD;
-      if (step > p->alpha)
-        step = p->alpha;
-      if (c->probe_from_bps <= 0.0)
-        c->probe_from_bps = c->sigma_bps;
+      /* the link did not take half the last step (U with the idle targets
+       * stayed below): no further step — the queue, which the kernel's RTT
+       * average shows late, will say the rest */
+      if (c->probe_from_bps > 0.0
+          && k->u + k->idle < c->sigma_bps - 0.5 * (c->sigma_bps - c->probe_from_bps))
+        return RULE_HOLD;
+      if (c->probe_from_bps <= 0.0) {
+        c->raise_boost = 1.0;            /* a probe starts from α */
+        step = raise_by (c, p, now, k);
+      }
+      c->probe_from_bps = c->sigma_bps;   /* the last level that found no queue */
     }
     double s = c->sigma_bps * (1.0 + step);
     if (c->sigma_bps < known && s > known)
@@ -642,10 +671,20 @@ bwss_capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
   c->queue_target_us = k.qt;
   c->last_band_us = k.band;
   c->link_bps = k.link;
-  /* U while a queue stands: the link's own rate (what the raise ramps to,
-   * and what read pacing may rely on, controller.c) */
-  if (k.q >= 0.0 && !queue_empty (&k) && u > c->busy_link_bps)
-    c->busy_link_bps = u;
+  /* U while the queue is at its target or above: what the link gives us
+   * now (what the raise ramps to; a shorter queue, as the kernel's average
+   * shows it, may have been empty for part of the interval), at most
+   * max_raise above the last such U (a burst measured over a short interval
+   * is not the link); and the largest of those (what read pacing may rely
+   * on, controller.c) */
+  if (k.q >= 0.0 && k.q >= k.qt) {
+    double busy = u;
+    if (c->busy_link_bps > 0.0 && busy > (1.0 + p->max_raise) * c->busy_link_bps)
+      busy = (1.0 + p->max_raise) * c->busy_link_bps;
+    c->busy_link_bps = busy;
+    if (busy > c->link_max_bps)
+      c->link_max_bps = busy;
+  }
   c->last_rtt_us = k.rtt_ref;
   c->prev_queue_us = k.q;
   c->last_decision_us = now;

@@ -40,6 +40,9 @@ typedef struct {
   uint64_t    target_moved_us;  /* last time the target moved by more than α */
   uint32_t    window_low;       /* delay loop: smallest window since its last decision */
   bool        can_pace;         /* the receiver can pace its reads (last sample) */
+  uint64_t    below_min_since;  /* delay loop: below its minimum since, 0 = not */
+  uint32_t    samples;          /* delay loop: samples since its last decision ... */
+  uint32_t    backlogged;       /* ... that found a segment or more unread */
   double      demand_cap;       /* delay loop: the most it takes (eq. 6'), -1 = none */
   double      pace_bps;         /* read it at this rate, bit/s; 0 = freely */
   bool        tracked;          /* paper loop: congested on its own path */
@@ -255,6 +258,9 @@ bwss_controller_observe (BwssController *c, uint64_t id, const BwssSample *s)
   if (s->mss)
     f->mss = s->mss;
   f->can_pace = s->can_pace;
+  f->samples++;
+  if (s->unread_bytes >= (f->mss ? f->mss : c->p.default_mss))
+    f->backlogged++;
   /* a newcomer behind a queue the others measure: that queue is not its path */
   uint32_t first = s->min_rtt_us ? s->min_rtt_us : s->rtt_us;
   if (first && bwss_base_rtt_get (&f->base) == 0 && c->capacity.queue_us > 0.0)
@@ -307,7 +313,7 @@ fcs_target (const BwssController *c, const Flow *f)
 static bool
 may_pace (const BwssController *c)
 {
-  double link = c->capacity.busy_link_bps;
+  double link = c->capacity.link_max_bps;
   return !paper_loop (c) && c->p.pace_reads && link > 0.0 && link <= c->p.pace_max_link_bps;
 }
 
@@ -360,7 +366,7 @@ tick_paper (BwssController *c, uint64_t now_us)
 
 /* Fills the delay loop's view of the flows over the last @window_us. */
 static void
-capacity_view (BwssController *c, uint64_t window_us)
+capacity_view (BwssController *c, uint64_t now_us, uint64_t window_us)
 {
   for (size_t i = 0; i < c->n; i++) {
     const Flow *f = &c->flows[i];
@@ -383,10 +389,17 @@ capacity_view (BwssController *c, uint64_t window_us)
       w = c->p.min_window_bytes * c->p.sub_window_yield;
     v->window_limited = w > 0.0 && f->rtt_us > 0 && v->rate_bps > 0.0
         && v->rate_bps >= c->p.window_limited_fraction * (8.0 * w) / ((double) f->rtt_us / 1e6);
-    /* read at its pace: held by the receiver as much as by a window (reads
-     * are exact: within α of the pace, or its source holds it below) */
+    /* below its minimum since when (judged at decisions) */
+    if (!(f->prefs.min_rate_bps > 0.0) || v->rate_bps >= (1.0 - c->p.alpha) * f->prefs.min_rate_bps)
+      v->below_min_us = 0;
+    else
+      v->below_min_us = f->below_min_since ? now_us - f->below_min_since : 0;
+    /* read at its pace: held by the receiver, as by a window, when data
+     * waits to be read most of the interval (the reads bind, not its
+     * source; a rate measured over an interval of a few segments cannot
+     * tell) */
     if (f->pace_bps > 0.0)
-      v->window_limited = v->rate_bps >= (1.0 - c->p.alpha) * f->pace_bps;
+      v->window_limited = 2 * f->backlogged > f->samples;
   }
 }
 
@@ -437,10 +450,20 @@ tick_delay (BwssController *c, uint64_t now_us)
     window = c->p.decision_min_us;
   double u = bwss_estimator_mean (&c->aggregate, window);
   c->aggregate_bps = u > 0.0 ? u : 0.0;
-  capacity_view (c, window);
-  for (size_t i = 0; i < c->n; i++)
-    c->flows[i].window_low = c->flows[i].fcs.window;   /* a new interval */
+  capacity_view (c, now_us, window);
   bool changed = bwss_capacity_step (cap, &c->p, now_us, c->aggregate_bps, c->cap_view, c->n);
+  if (cap->last_decision_us == now_us)
+    for (size_t i = 0; i < c->n; i++) {
+      Flow *f = &c->flows[i];
+      f->window_low = f->fcs.window;   /* a new interval */
+      f->samples = f->backlogged = 0;
+      bool below = c->cap_view[i].rate_bps >= 0.0 && f->prefs.min_rate_bps > 0.0
+          && c->cap_view[i].rate_bps < (1.0 - c->p.alpha) * f->prefs.min_rate_bps;
+      if (!below)
+        f->below_min_since = 0;
+      else if (f->below_min_since == 0)
+        f->below_min_since = now_us;
+    }
   if (cap->last_decision_us == now_us && update_caps (c))
     changed = true;
   return changed;

@@ -102,7 +102,13 @@ struct BwssFlow {
   uint32_t    slot;          /* NO_SLOT: not written into the segment yet */
   uint32_t    gen;
   BwssPrefs   prefs;         /* what this process wants; the slot follows */
-  bool        prefs_dirty;   /* prefs not written into the slot yet */
+  bool        prefs_dirty;   /* prefs (or flags) not written into the slot yet */
+  bool        paced_reads;   /* the owner offered to pace its reads */
+  double      pace_bps;      /* the read rate applied, bit/s; 0 = freely */
+  double      tokens;        /* read credit, bytes (negative: a read took more) */
+  uint64_t    tokens_us;     /* when the credit was last brought up to date */
+  uint32_t    rcvbuf;        /* SO_RCVBUF we set for pacing, bytes; 0 = the kernel's */
+  uint32_t    mss;           /* the socket's receive MSS, for the token bucket */
   char        comm[16];
   char        local[64];
   char        remote[64];
@@ -253,12 +259,15 @@ claim_slot (Seg *g, BwssFlow *f)
   memcpy (sl->remote, f->remote, sizeof sl->remote);
   sl->prefs = f->prefs;
   sl->prefs_serial = 1;
+  sl->flags = f->paced_reads ? SLOT_PACED_READS : 0;
   sl->controlled = 0;
   sl->window_bytes = 0;
   sl->rtt_us = 0;
   sl->mss = 0;
+  sl->base_rtt_us = 0;
   sl->target_bps = -1.0;
   sl->rate_bps = -1.0;
+  sl->read_rate_bps = 0.0;
   sl->bytes_received = 0;
   segment_activate_slot (s, i, gen);
   f->slot = i;
@@ -289,6 +298,7 @@ seg_publish (Seg *g)
     } else if (f->prefs_dirty) {
       if (slot_is_ours (s, f)) {
         s->slots[f->slot].prefs = f->prefs;
+        s->slots[f->slot].flags = f->paced_reads ? SLOT_PACED_READS : 0;
         s->slots[f->slot].prefs_serial++;
       }
       f->prefs_dirty = false;
@@ -389,14 +399,36 @@ seg_stop_thread (Seg *g)
   g->thread_on = false;
 }
 
-/* Restores @f's clamp, gives its slot up and frees it.  g->local held; @f
+/* Gives @f's socket back to the kernel: its original clamp, its receive
+ * buffer (if pacing fixed it: the largest the kernel allows), reads no
+ * longer paced.  The one place that undoes what apply_windows() did.
+ * @valid: the fd still names the socket (else nothing is touched). */
+static void
+restore_socket (BwssFlow *f, bool valid)
+{
+  if (valid && f->applied)
+    knob_set_clamp (f->fd, f->orig_clamp);
+  if (valid && f->rcvbuf)
+    knob_restore_rcvbuf (f->fd);
+  f->applied = 0;
+  f->rcvbuf = 0;
+  f->pace_bps = 0.0;
+}
+
+/* Returns true if @f's fd still names its socket. */
+static bool
+fd_is_flow (const BwssFlow *f)
+{
+  struct stat st;
+  return fstat (f->fd, &st) == 0 && st.st_ino == f->inode;
+}
+
+/* Restores @f's socket, gives its slot up and frees it.  g->local held; @f
  * unlinked.  Needs no segment lock. */
 static void
 flow_release (Seg *g, BwssFlow *f)
 {
-  struct stat st;
-  if (f->applied && fstat (f->fd, &st) == 0 && st.st_ino == f->inode)
-    knob_set_clamp (f->fd, f->orig_clamp);
+  restore_socket (f, fd_is_flow (f));
   if (f->slot != NO_SLOT)
     segment_release_slot (g->s, f->slot, f->gen);
   free (f);
@@ -633,6 +665,83 @@ bwss_flow_set_prefs (BwssFlow *f, const BwssPrefs *prefs)
   return 0;
 }
 
+int
+bwss_flow_offer_read_pacing (BwssFlow *f)
+{
+  if (f == NULL || f->seg == NULL)
+    return BWSS_EINVAL;
+  Seg *g = f->seg;
+  pthread_mutex_lock (&g->local);
+  if (f->slot != NO_SLOT && !slot_is_ours (g->s, f)) {
+    pthread_mutex_unlock (&g->local);
+    return BWSS_ENOENT;
+  }
+  if (!f->paced_reads) {
+    f->paced_reads = true;
+    f->prefs_dirty = f->slot != NO_SLOT;
+    if (f->prefs_dirty && seg_lock (g, 0) == 0) {
+      seg_publish (g);
+      seg_unlock (g->s);
+    }
+  }
+  pthread_mutex_unlock (&g->local);
+  return 0;
+}
+
+/* Brings @f's read credit up to @now: pace·elapsed, at most the bucket's
+ * depth.  g->local held. */
+static void
+refill (BwssFlow *f, uint64_t now)
+{
+  static BwssParams defaults;
+  static bool have_defaults;
+  if (!have_defaults) {
+    bwss_params_init (&defaults);
+    have_defaults = true;
+  }
+  double mss = f->mss ? f->mss : defaults.default_mss;
+  double depth = defaults.pace_burst_segments * mss;
+  if (f->tokens_us && now > f->tokens_us)
+    f->tokens += f->pace_bps / 8.0 * (double) (now - f->tokens_us) / 1e6;
+  if (f->tokens > depth)
+    f->tokens = depth;
+  f->tokens_us = now;
+}
+
+uint64_t
+bwss_flow_read_wait_us (BwssFlow *f, size_t want)
+{
+  if (f == NULL || f->seg == NULL)
+    return 0;
+  Seg *g = f->seg;
+  uint64_t wait = 0;
+  pthread_mutex_lock (&g->local);
+  if (f->pace_bps > 0.0) {
+    refill (f, bwss_clock_now_us ());
+    double need = (double) (f->mss ? f->mss : 1448);
+    if (want && (double) want < need)
+      need = (double) want;
+    if (f->tokens < need)
+      wait = (uint64_t) ((need - f->tokens) * 8.0 / f->pace_bps * 1e6) + 1;
+  }
+  pthread_mutex_unlock (&g->local);
+  return wait;
+}
+
+void
+bwss_flow_read_took (BwssFlow *f, size_t n)
+{
+  if (f == NULL || f->seg == NULL || n == 0)
+    return;
+  Seg *g = f->seg;
+  pthread_mutex_lock (&g->local);
+  if (f->pace_bps > 0.0) {
+    refill (f, bwss_clock_now_us ());
+    f->tokens -= (double) n;
+  }
+  pthread_mutex_unlock (&g->local);
+}
+
 void
 bwss_flow_unregister (BwssFlow *f)
 {
@@ -683,6 +792,7 @@ bwss_flow_get_stats (BwssFlow *f, BwssFlowStats *out)
     st.base_rtt_us = sl->base_rtt_us;
     st.mss = sl->mss;
     st.controlled = alive && sl->controlled;
+    st.read_rate_bps = f->pace_bps;
     seg_unlock (s);
   }
   pthread_mutex_unlock (&g->local);
@@ -795,6 +905,7 @@ bwss_domain_list_flows (BwssDomain *d, BwssFlowInfo *out, size_t max, size_t *n_
     fi->stats.rtt_us = sl->rtt_us;
     fi->stats.base_rtt_us = sl->base_rtt_us;
     fi->stats.mss = sl->mss;
+    fi->stats.read_rate_bps = fi->stats.controlled ? sl->read_rate_bps : 0.0;
   }
   seg_read_unlock (g);
   *n_out = n;
@@ -803,29 +914,30 @@ bwss_domain_list_flows (BwssDomain *d, BwssFlowInfo *out, size_t max, size_t *n_
 
 /* ---- dispatch: apply, fail open, control ---- */
 
-/* Applies the published windows to this process's sockets, or releases
- * them if no controller is alive.  g->local held. */
+/* Applies the published windows (and read rates) to this process's
+ * sockets, or restores them if no controller is alive.  g->local held. */
 static void
 apply_windows (Seg *g, uint64_t now)
 {
+  static BwssParams defaults;
+  static bool have_defaults;
+  if (!have_defaults) {
+    bwss_params_init (&defaults);
+    have_defaults = true;
+  }
   Segment *s = g->s;
   bool alive = controller_alive (s, now);
   for (BwssFlow *f = g->flows; f; f = f->next) {
-    uint32_t want = 0;
-    struct stat st;
-    if (fstat (f->fd, &st) != 0 || st.st_ino != f->inode) {
+    if (!fd_is_flow (f)) {
       /* the program closed the socket behind our back (or the fd now
        * names something else): never touch it again */
-      f->applied = 0;
+      restore_socket (f, false);
       continue;
     }
-    if (alive && slot_is_ours (s, f) && s->slots[f->slot].controlled)
-      want = s->slots[f->slot].window_bytes;
+    const SegSlot *sl = slot_is_ours (s, f) ? &s->slots[f->slot] : NULL;
+    uint32_t want = alive && sl && sl->controlled ? sl->window_bytes : 0;
     if (want == 0) {
-      if (f->applied) {
-        knob_set_clamp (f->fd, f->orig_clamp);
-        f->applied = 0;
-      }
+      restore_socket (f, true);
       continue;
     }
     /* re-assert too: receive-buffer autotuning may raise the clamp */
@@ -833,6 +945,28 @@ apply_windows (Seg *g, uint64_t now)
     if (want != f->applied || (knob_get_clamp (f->fd, &cur) == 0 && cur != want)) {
       if (knob_set_clamp (f->fd, want) == 0)
         f->applied = want;
+    }
+    /* read pacing: a receive buffer the size of the window, so the sender
+     * sends what is read (resized when the window moves by a quarter) */
+    double pace = f->paced_reads && sl->read_rate_bps > 0.0 ? sl->read_rate_bps : 0.0;
+    if (pace > 0.0) {
+      uint32_t buf = want > defaults.pace_rcvbuf_bytes ? want : defaults.pace_rcvbuf_bytes;
+      if ((f->rcvbuf == 0 || buf > f->rcvbuf + f->rcvbuf / 4 || buf + buf / 4 < f->rcvbuf)
+          && knob_set_rcvbuf (f->fd, buf) == 0)
+        f->rcvbuf = buf;
+      if (f->pace_bps == 0.0) {
+        f->tokens = 0.0;                 /* pacing starts: no credit yet */
+        f->tokens_us = now;
+      } else {
+        refill (f, now);                 /* the credit so far, at the old rate */
+      }
+      f->mss = sl->mss;
+      f->pace_bps = pace;
+    } else {
+      if (f->rcvbuf)
+        knob_restore_rcvbuf (f->fd);
+      f->rcvbuf = 0;
+      f->pace_bps = 0.0;
     }
   }
 }
@@ -876,6 +1010,7 @@ suspend (Seg *g, Segment *s)
     sl->controlled = 0;
     sl->window_bytes = 0;
     sl->target_bps = -1.0;
+    sl->read_rate_bps = 0.0;
   }
   s->phase = BWSS_PHASE_IDLE;
   s->sigma_bps = 0.0;
@@ -932,7 +1067,9 @@ control (Seg *g, uint64_t now)
     g->gone[i] = 0;
     if (k) {
       BwssSample smp = { .now_us = now, .bytes_received = k->bytes_received,
-                         .rtt_us = k->rtt_us, .mss = k->mss, .min_rtt_us = k->min_rtt_us };
+                         .rtt_us = k->rtt_us, .mss = k->mss, .min_rtt_us = k->min_rtt_us,
+                         .can_pace = (sl->flags & SLOT_PACED_READS) != 0,
+                         .unread_bytes = k->unread };
       bwss_controller_observe (g->ctl, flow_id (i, sl->gen), &smp);
       sl->bytes_received = k->bytes_received;
     }
@@ -953,6 +1090,7 @@ control (Seg *g, uint64_t now)
     sl->rtt_us = fs.rtt_us;
     sl->base_rtt_us = fs.base_rtt_us;
     sl->mss = fs.mss;
+    sl->read_rate_bps = fs.window_bytes ? fs.read_rate_bps : 0.0;
   }
   if (g->debug && now >= g->next_debug_us) {
     g->next_debug_us = now + 1000000;

@@ -17,6 +17,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -121,6 +122,19 @@ knob_set_clamp (int fd, uint32_t bytes)
   return 0;
 }
 
+int
+knob_set_rcvbuf (int fd, uint32_t bytes)
+{
+  int v = bytes > (uint32_t) INT_MAX ? INT_MAX : (int) bytes;
+  return setsockopt (fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof v) == 0 ? 0 : -errno;
+}
+
+int
+knob_restore_rcvbuf (int fd)
+{
+  return knob_set_rcvbuf (fd, (uint32_t) INT_MAX);   /* the kernel caps it at rmem_max */
+}
+
 static void
 format_addr (const struct sockaddr_storage *ss, char *buf, size_t len)
 {
@@ -221,6 +235,7 @@ dump_family (int nl, uint8_t family, KnobDump *d)
       k.inode = m->idiag_inode;
       k.uid = m->idiag_uid;
       k.state = m->idiag_state;
+      k.unread = m->idiag_rqueue;
       struct sockaddr_storage peer;
       memset (&peer, 0, sizeof peer);
       if (family == AF_INET) {

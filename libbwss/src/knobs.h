@@ -19,6 +19,7 @@ typedef struct {
   uint32_t min_rtt_us;     /* tcpi_min_rtt: the handshake's RTT for a receiver */
   uint32_t mss;            /* tcpi_rcv_mss */
   uint32_t window_clamp;   /* tcpi_rcv_ssthresh, what the clamp bounds */
+  uint32_t unread;         /* bytes received, not yet read (idiag_rqueue; dump only) */
   uint8_t  state;          /* TCP_ESTABLISHED, … */
   char     remote[64];     /* "addr:port", filled by knob_dump only */
 } KnobInfo;
@@ -34,6 +35,13 @@ int knob_read_info (int fd, KnobInfo *out);
  * socket (never before connect: the window scale is chosen from it). */
 int knob_get_clamp (int fd, uint32_t *bytes);
 int knob_set_clamp (int fd, uint32_t bytes);
+
+/* The receive buffer (SO_RCVBUF), bytes: set ends the kernel's autotuning
+ * for the socket for good (the kernel doubles the value for its overhead);
+ * restore sets the largest the kernel allows an unprivileged process
+ * (net.core.rmem_max), the nearest to autotuning's room.  0 or -errno. */
+int knob_set_rcvbuf (int fd, uint32_t bytes);
+int knob_restore_rcvbuf (int fd);
 
 /* "addr:port" / "[addr]:port" of the local and remote ends of @fd. */
 void knob_endpoints (int fd, char *local, size_t local_len, char *remote, size_t remote_len);

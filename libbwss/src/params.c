@@ -142,9 +142,17 @@
                                         * queue's ramp: the windows bind most of the
                                         * time, so the weights hold */
 #define DEFAULT_LOSS_MEMORY_US   (10ull * 1000000ull)
-#define DEFAULT_PROBE_WAIT_US    (4ull * 1000000ull) /* a probe beyond the link costs a
-                                        * queue of α·C for a second or so and a cut;
-                                        * a faster link is found within seconds */
+#define DEFAULT_PROBE_WAIT_US    500000 /* a probe beyond the link seen busy that
+                                        * finds no room costs a queue of a few ms: at
+                                        * most two a second at first ... */
+#define DEFAULT_PROBE_WAIT_MAX_US (8ull * 1000000ull) /* ... one every 8 s on a
+                                        * link that stays as it is (cross traffic that
+                                        * leaves, or a faster link, start it over) */
+#define DEFAULT_RESERVE_HOLD_US  (2ull * 1000000ull) /* a video below its minimum
+                                        * for less than 2 s is the queue's victim (it
+                                        * catches up when the queue drains: its
+                                        * reserve stays); longer, its source sends less
+                                        * (Fig. 5c: what it leaves goes to the others) */
 #define DEFAULT_DEMAND_HEADROOM  0.25  /* a flow its source holds (a video at its
                                         * bitrate) gets a quarter more than it used:
                                         * room to catch up after a stall, which it
@@ -223,7 +231,9 @@ bwss_params_init_for (BwssParams *p, BwssLoop loop)
   p->loss_raise = DEFAULT_LOSS_RAISE;
   p->loss_memory_us = DEFAULT_LOSS_MEMORY_US;
   p->demand_headroom = DEFAULT_DEMAND_HEADROOM;
+  p->reserve_hold_us = DEFAULT_RESERVE_HOLD_US;
   p->probe_wait_us = DEFAULT_PROBE_WAIT_US;
+  p->probe_wait_max_us = DEFAULT_PROBE_WAIT_MAX_US;
   if (loop == BWSS_LOOP_PAPER) {
     p->release_us = PAPER_RELEASE_US;
     p->reinit_period_us = DEFAULT_REINIT_PERIOD_US;
@@ -328,7 +338,9 @@ bwss_params_validate (const BwssParams *p, const char **field)
          && p->window_limited_fraction <= 1.0, "window_limited_fraction");
   CHECK (isfinite (p->loss_raise) && p->loss_raise > 0.0 && p->loss_raise <= 1.0, "loss_raise");
   CHECK (p->loss_memory_us <= MAX_US, "loss_memory_us");
-  CHECK (p->probe_wait_us <= MAX_US, "probe_wait_us");
+  CHECK (p->probe_wait_us <= p->probe_wait_max_us, "probe_wait_us");
+  CHECK (p->probe_wait_max_us <= MAX_US, "probe_wait_max_us");
+  CHECK (p->reserve_hold_us <= MAX_US, "reserve_hold_us");
   CHECK (isfinite (p->demand_headroom) && p->demand_headroom >= 0.0 && p->demand_headroom <= 100.0,
          "demand_headroom");
   return BWSS_OK;

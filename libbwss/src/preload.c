@@ -18,6 +18,15 @@
  * participant may be stopped inside it); what cannot be written at once is
  * written at a later hook (bwss/domain.h).
  *
+ * Read pacing: the shim offers to pace the reads of the sockets it
+ * registers.  While the controller asks for a read rate (a flow held below
+ * a segment per round trip on a slow link), a read first sleeps until the
+ * flow's credit covers a segment (or what was asked, if less) — the way
+ * trickle paces, except that the receive buffer is the window, so the
+ * sender sends no more than is read.  MSG_PEEK never waits.  A program that
+ * reads several sockets in one thread waits for the paced one
+ * (docs/sockets.md).
+ *
  * Cost with no domain (not started by bwss-run, or the domain is missing):
  * one predictable branch per call.  The shim never creates the domain and
  * never takes the controller role: bwss-run, its parent, does that.
@@ -48,6 +57,9 @@
 #define MAX_FD 65536
 /* the hooks apply published windows at most this often, µs */
 #define APPLY_EVERY_US 10000ull
+/* a paced read sleeps at most this long at a time, then looks again (the
+ * rate may have changed or pacing ended) */
+#define PACE_SLEEP_MAX_US 50000ull
 
 enum { FD_UNKNOWN = 0, FD_NOT_OURS, FD_REGISTERED };
 
@@ -207,6 +219,7 @@ saw_data (int fd)
       BwssFlow *f = NULL;
       int err = bwss_flow_register (domain, fd, &prefs, &f);
       if (err == 0) {
+        bwss_flow_offer_read_pacing (f);   /* the hooks below pace its reads */
         fd_flow[fd] = f;
         fd_state[fd] = FD_REGISTERED;
       } else {
@@ -218,13 +231,62 @@ saw_data (int fd)
   maybe_apply ();
 }
 
+/* Before a read of @want bytes on @fd: if its flow's reads are paced,
+ * sleeps until its credit covers them (a segment at most), applying the
+ * published decisions meanwhile. */
+static void
+pace_before (int fd, size_t want)
+{
+  if (fd < 0 || fd >= MAX_FD || fd_state[fd] != FD_REGISTERED)
+    return;
+  for (;;) {
+    pthread_mutex_lock (&table_lock);
+    uint64_t wait = fd_state[fd] == FD_REGISTERED ? bwss_flow_read_wait_us (fd_flow[fd], want) : 0;
+    pthread_mutex_unlock (&table_lock);
+    if (wait == 0)
+      return;
+    if (wait > PACE_SLEEP_MAX_US)
+      wait = PACE_SLEEP_MAX_US;
+    struct timespec ts = { .tv_sec = (time_t) (wait / 1000000), .tv_nsec = (long) (wait % 1000000) * 1000 };
+    nanosleep (&ts, NULL);
+    maybe_apply ();
+  }
+}
+
+/* After a read returned @r bytes on @fd. */
+static void
+after_read (int fd, ssize_t r)
+{
+  if (r <= 0)
+    return;
+  saw_data (fd);
+  if (fd >= 0 && fd < MAX_FD && fd_state[fd] == FD_REGISTERED) {
+    pthread_mutex_lock (&table_lock);
+    if (fd_state[fd] == FD_REGISTERED)
+      bwss_flow_read_took (fd_flow[fd], (size_t) r);
+    pthread_mutex_unlock (&table_lock);
+  }
+}
+
+/* Returns the bytes the iovec asks for. */
+static size_t
+iov_bytes (const struct iovec *iov, int cnt)
+{
+  size_t n = 0;
+  for (int i = 0; iov && i < cnt; i++)
+    n += iov[i].iov_len;
+  return n;
+}
+
 PRELOAD_API ssize_t
 read (int fd, void *buf, size_t n)
 {
   RESOLVE (read);
+  if (domain)
+    pace_before (fd, n);
   ssize_t r = real_read (fd, buf, n);
-  if (domain && r > 0)
-    saw_data (fd);
+  if (domain)
+    after_read (fd, r);
   return r;
 }
 
@@ -232,9 +294,11 @@ PRELOAD_API ssize_t
 readv (int fd, const struct iovec *iov, int cnt)
 {
   RESOLVE (readv);
+  if (domain)
+    pace_before (fd, iov_bytes (iov, cnt));
   ssize_t r = real_readv (fd, iov, cnt);
-  if (domain && r > 0)
-    saw_data (fd);
+  if (domain)
+    after_read (fd, r);
   return r;
 }
 
@@ -242,9 +306,11 @@ PRELOAD_API ssize_t
 recv (int fd, void *buf, size_t n, int flags)
 {
   RESOLVE (recv);
+  if (domain && !(flags & MSG_PEEK))
+    pace_before (fd, n);
   ssize_t r = real_recv (fd, buf, n, flags);
-  if (domain && r > 0)
-    saw_data (fd);
+  if (domain && !(flags & MSG_PEEK))
+    after_read (fd, r);
   return r;
 }
 
@@ -252,9 +318,11 @@ PRELOAD_API ssize_t
 recvfrom (int fd, void *buf, size_t n, int flags, struct sockaddr *a, socklen_t *al)
 {
   RESOLVE (recvfrom);
+  if (domain && !(flags & MSG_PEEK))
+    pace_before (fd, n);
   ssize_t r = real_recvfrom (fd, buf, n, flags, a, al);
-  if (domain && r > 0)
-    saw_data (fd);
+  if (domain && !(flags & MSG_PEEK))
+    after_read (fd, r);
   return r;
 }
 
@@ -262,9 +330,11 @@ PRELOAD_API ssize_t
 recvmsg (int fd, struct msghdr *m, int flags)
 {
   RESOLVE (recvmsg);
+  if (domain && !(flags & MSG_PEEK))
+    pace_before (fd, m ? iov_bytes (m->msg_iov, (int) m->msg_iovlen) : 0);
   ssize_t r = real_recvmsg (fd, m, flags);
-  if (domain && r > 0)
-    saw_data (fd);
+  if (domain && !(flags & MSG_PEEK))
+    after_read (fd, r);
   return r;
 }
 

@@ -20,8 +20,9 @@
 #include <bwss/control.h>
 
 #define SEG_MAGIC     UINT64_C (0x314d4f4453535742) /* "BWSSDOM1" */
-#define SEG_VERSION   4u        /* 2: `suspended`; 3: loop, queue, base RTT;
-                                 * 4: controller_start, SLOT_RELEASED */
+#define SEG_VERSION   5u        /* 2: `suspended`; 3: loop, queue, base RTT;
+                                 * 4: controller_start, SLOT_RELEASED;
+                                 * 5: read pacing (flags, read_rate_bps) */
 #define SEG_MAX_FLOWS 256u
 
 enum {
@@ -29,6 +30,8 @@ enum {
   SLOT_ACTIVE = 1,
   SLOT_RELEASED = 2,         /* its owner let it go; the next lock holder frees it */
 };
+
+#define SLOT_PACED_READS 1u    /* SegSlot.flags: the owner can pace the flow's reads */
 
 typedef struct {
   union {                    /* one word, so a release is a single compare-and-swap */
@@ -47,6 +50,7 @@ typedef struct {
   char      remote[64];
   BwssPrefs prefs;
   uint32_t  prefs_serial;    /* bumped by every preference change */
+  uint32_t  flags;           /* SLOT_PACED_READS: the owner paces its reads */
   /* written by the controller */
   uint32_t  controlled;      /* 1: window_bytes is a decision for this slot */
   uint32_t  window_bytes;    /* 0 = kernel default */
@@ -55,6 +59,7 @@ typedef struct {
   uint32_t  base_rtt_us;     /* delay loop: the flow's base RTT, 0 unknown */
   double    target_bps;      /* negative while released */
   double    rate_bps;
+  double    read_rate_bps;   /* the owner reads at this rate, bit/s; 0 = freely */
   uint64_t  bytes_received;
 } SegSlot;
 

@@ -104,6 +104,7 @@ print_json (const BwssDomainStats *ds, const BwssFlowInfo *rows, size_t n)
     add_number (b, "rtt_us", f->stats.rtt_us);
     add_number (b, "base_rtt_us", f->stats.base_rtt_us);
     add_number (b, "window_bytes", f->stats.window_bytes);
+    add_number (b, "read_rate_bps", f->stats.read_rate_bps);
     add_number (b, "bytes_received", (double) f->stats.bytes_received);
     json_builder_set_member_name (b, "controlled");
     json_builder_add_boolean_value (b, f->stats.controlled);
@@ -158,8 +159,8 @@ print_table (const BwssDomainStats *ds, const BwssFlowInfo *rows, size_t n)
             bwss_loop_name (ds->loop), bwss_phase_name (ds->phase), sigma, agg, n);
   else
     printf ("no controller (windows are the kernel's)  flows %zu\n", n);
-  printf ("%7s %-12s %-22s %-22s %4s %8s %6s %8s %8s %7s %7s %8s\n", "PID", "COMMAND", "LOCAL",
-          "REMOTE", "PRIO", "MIN", "WEIGHT", "TARGET", "RATE", "RTT", "BASE", "WINDOW");
+  printf ("%7s %-12s %-22s %-22s %4s %8s %6s %8s %8s %7s %7s %8s %8s\n", "PID", "COMMAND", "LOCAL",
+          "REMOTE", "PRIO", "MIN", "WEIGHT", "TARGET", "RATE", "RTT", "BASE", "WINDOW", "READS");
   for (size_t i = 0; i < n; i++) {
     const BwssFlowInfo *f = &rows[i];
     char min[32], target[32], rate[32], win[32], comm[17], local[65], remote[65];
@@ -173,9 +174,14 @@ print_table (const BwssDomainStats *ds, const BwssFlowInfo *rows, size_t n)
       g_snprintf (win, sizeof win, "%u", f->stats.window_bytes);
     else
       g_snprintf (win, sizeof win, "kernel");
-    printf ("%7d %-12.12s %-22.22s %-22.22s %4d %8s %6.3g %8s %8s %5.1fms %5.1fms %8s\n", f->pid,
+    char reads[32];
+    if (f->stats.read_rate_bps > 0.0)
+      fmt_rate (reads, sizeof reads, f->stats.read_rate_bps);
+    else
+      g_snprintf (reads, sizeof reads, "free");
+    printf ("%7d %-12.12s %-22.22s %-22.22s %4d %8s %6.3g %8s %8s %5.1fms %5.1fms %8s %8s\n", f->pid,
             comm, local, remote, f->stats.prefs.priority, min, f->stats.prefs.weight, target, rate,
-            f->stats.rtt_us / 1000.0, f->stats.base_rtt_us / 1000.0, win);
+            f->stats.rtt_us / 1000.0, f->stats.base_rtt_us / 1000.0, win, reads);
   }
   fflush (stdout);
 }

@@ -55,7 +55,7 @@ path_binds (const ModelFlow *f, double rate)
 /* Returns the rate flow @f sends at now, bit/s, and whether its congestion
  * window is what limits it (in *cwnd_limited). */
 static double
-sending_rate (const Model *m, const ModelFlow *f, double q, bool *cwnd_limited)
+sending_rate (const Model *m, ModelFlow *f, double q, bool *cwnd_limited)
 {
   double rtt = f->base_rtt_s + q;
   double adv = f->window_bytes ? (double) f->window_bytes : INFINITY;
@@ -68,8 +68,11 @@ sending_rate (const Model *m, const ModelFlow *f, double q, bool *cwnd_limited)
     other = f->source_bps;
   if (f->path_limit_bps > 0 && f->path_limit_bps < other)
     other = f->path_limit_bps;
-  if (f->read_bps > 0 && f->read_bps < other)
+  f->read_bound = false;
+  if (f->read_bps > 0 && f->read_bps < other) {
     other = f->read_bps;              /* the window opens by what is read */
+    f->read_bound = f->read_bps < rate;
+  }
   *cwnd_limited = f->cwnd_bytes < adv && rate <= other;
   if (path_binds (f, rate)) {
     /* the queue elsewhere stretches the RTT the window is spread over */

@@ -78,6 +78,7 @@ typedef struct {
   /* outputs */
   double   rate_bps;        /* departures over the last step */
   double   send_bps;        /* sending rate over the last step */
+  bool     read_bound;      /* the receiver's reads are what limits it: data waits */
   double   rtt_s;           /* the RTT its packets see now */
   uint32_t rcv_rtt_us;      /* what TCP_INFO would report */
   uint32_t min_rtt_us;      /* the handshake's RTT */

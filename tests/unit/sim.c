@@ -57,7 +57,8 @@ tick (Sim *s)
     const ModelFlow *f = &s->m.f[i];
     BwssSample smp = { .now_us = s->now_us, .bytes_received = f->bytes,
                        .rtt_us = f->rcv_rtt_us, .min_rtt_us = f->min_rtt_us, .mss = MODEL_MSS,
-                       .can_pace = s->pacable[i] };
+                       .can_pace = s->pacable[i],
+                       .unread_bytes = f->read_bound ? 2 * MODEL_MSS : 0 };
     g_assert_cmpint (bwss_controller_observe (s->c, i, &smp), ==, 0);
   }
   bwss_controller_tick (s->c, s->now_us);

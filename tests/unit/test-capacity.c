@@ -228,9 +228,9 @@ test_rule_raise (void)
 }
 
 /* The link seen busy: the ramp stops there (plus what the flows something
- * else holds leave idle), a probe beyond it waits probe_wait after a cut,
- * goes up by α, and a queue answering it sends σ back below where it
- * started. */
+ * else holds leave idle); beyond it a probe of α a decision, and a queue
+ * answering it sends σ back below where it started and holds the next
+ * probe for probe_wait. */
 static void
 test_rule_probe (void)
 {
@@ -247,24 +247,21 @@ test_rule_probe (void)
   /* the queue empty, the bulk flow at its target: the ramp, up to the link
    * seen busy and the video's idle 0.5 Mbit/s */
   f[0].rtt_us = f[1].rtt_us = 40000;
-  for (int i = 0; i < 10; i++) {
+  for (int i = 0; i < 10 && c.sigma_bps < 8.5e6 - 1.0; i++) {
     t = c.next_decision_us > t ? c.next_decision_us : t + 100000;
     f[1].target_bps = f[1].rate_bps = c.sigma_bps - 1.5e6;
     bwss_capacity_step (&c, &p, t, 1e6 + f[1].rate_bps, f, 2);
     g_assert_cmpfloat (c.sigma_bps, <=, 8.5e6 + 1.0);
   }
   g_assert_cmpfloat_with_epsilon (c.sigma_bps, 8.5e6, 1.0);
-  /* no probe beyond it before probe_wait after the cut ... */
-  uint64_t cut = c.last_cut_us;
-  t = cut + p.probe_wait_us - 1;
-  f[1].target_bps = f[1].rate_bps = 7e6;
-  bwss_capacity_step (&c, &p, t, 8e6, f, 2);
-  g_assert_cmpfloat_with_epsilon (c.sigma_bps, 8.5e6, 1.0);
-  /* ... then α (at the next decision) */
+  /* beyond it: a probe, the ramp going on (it doubled while the queue
+   * stayed empty) */
   t = c.next_decision_us;
-  g_assert_cmpuint (t, >=, cut + p.probe_wait_us);
+  f[1].target_bps = f[1].rate_bps = 7e6;
   g_assert_true (bwss_capacity_step (&c, &p, t, 8e6, f, 2));
-  g_assert_cmpfloat_with_epsilon (c.sigma_bps, 8.5e6 * (1.0 + p.alpha), 1.0);
+  g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "raise");
+  g_assert_cmpfloat (c.sigma_bps, >=, 8.5e6 * (1.0 + p.alpha) - 1.0);
+  g_assert_cmpfloat (c.sigma_bps, <=, 8.5e6 * (1.0 + p.max_raise) + 1.0);
   g_assert_cmpfloat_with_epsilon (c.probe_from_bps, 8.5e6, 1.0);
   /* a queue answers: back below where it started, at once */
   t = c.next_decision_us;
@@ -273,6 +270,19 @@ test_rule_probe (void)
   g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "probed");
   g_assert_cmpfloat_with_epsilon (c.sigma_bps, 8.5e6 * (1.0 - p.alpha), 1.0);
   g_assert_cmpfloat (c.probe_from_bps, ==, 0.0);
+  /* back up to the link, then no probe before probe_wait ... */
+  f[0].rtt_us = f[1].rtt_us = 40000;
+  uint64_t probed = c.last_probed_us;
+  while (c.next_decision_us < probed + p.probe_wait_us) {
+    t = c.next_decision_us;
+    bwss_capacity_step (&c, &p, t, 8e6, f, 2);
+    g_assert_cmpfloat (c.sigma_bps, <=, 8.5e6 + 1.0);
+  }
+  /* ... then the next one */
+  t = c.next_decision_us;
+  g_assert_true (bwss_capacity_step (&c, &p, t, 8e6, f, 2));
+  g_assert_cmpfloat (c.sigma_bps, >, 8.5e6 + 1.0);
+  g_assert_cmpfloat_with_epsilon (c.probe_from_bps, 8.5e6, 1.0);
 }
 
 /* Rule "loss" keeps the minima: a paced video below its minimum alone. */
@@ -465,9 +475,15 @@ test_trace_capacity_drop (void)
   g_assert_cmpfloat (fabs (before - 2.0), <=, 0.3);
   g_assert_cmpfloat (fabs (during - 2.0), <=, 0.3);
   g_assert_cmpfloat (fabs (after - 2.0), <=, 0.3);
-  /* the link is used while the UDP runs, and again within 2 s after */
+  /* the shares within 2 s of the UDP stopping (the target) */
+  double back = sim_mean (&s, 1, 80, 82) / sim_mean (&s, 0, 80, 82);
+  g_test_message ("ratio in the 2 s after: %.2f", back);
+  g_assert_cmpfloat (fabs (back - 2.0), <=, 0.3);
+  /* the link is used while the UDP runs, and again after it: the probes
+   * beyond the link seen busy during the UDP start at α and double while
+   * the queue stays empty (two seconds and a half in this trace) */
   g_assert_cmpfloat (sim_mean_aggregate (&s, 45, 80), >=, 0.93 * 640e3);
-  g_assert_cmpfloat (sim_mean_aggregate (&s, 82, 84), >=, 0.93 * 960e3);
+  g_assert_cmpfloat (sim_mean_aggregate (&s, 84, 86), >=, 0.93 * 960e3);
   sim_free (&s);
 }
 
@@ -545,8 +561,11 @@ test_trace_streaming (void)
                   "median queue before the UDP: tcp %.1f, bwss %.1f ms", tcp, bwss, qtcp, qbwss);
   g_assert_cmpuint (tcp, >=, 20);
   /* the onset of the UDP: the buffer fills before the first cut acts, and
-   * its drops halve the video's congestion window once */
-  g_assert_cmpuint (bwss, <=, 2);
+   * its drops halve the video's congestion window once; the start (the
+   * first probe, before the link was ever busy); a probe beyond the link
+   * that finds no room now and then (each costs a queue of a few tens of
+   * ms, which a video at 99 % of the link's spare capacity feels) */
+  g_assert_cmpuint (bwss, <=, 3);
   /* two packets of the link (24 ms at 960 kbit/s): the allocation needs no
    * more here (the bulk flows' floor is a sub-segment window) */
   g_assert_cmpfloat (qbwss, <=, 25.0);
@@ -562,7 +581,7 @@ test_trace_streaming (void)
   double qelement;
   streaming_with (0.030, 0.030, true, false, &element, &qelement);
   g_test_message ("video through the element: bwss %u, median queue %.1f ms", element, qelement);
-  g_assert_cmpuint (element, <=, 2);
+  g_assert_cmpuint (element, <=, 3);
   g_assert_cmpfloat (qelement, <=, 25.0);
   /* the onset of the UDP costs the 180-ms video a few seconds: its window
    * is sized for 20 ms of queue, the FCS needs RTT + 3φ (1.4 s here) to

@@ -112,7 +112,10 @@ typedef struct {
                                  * fraction per decision ... ; (0, 1] */
   uint64_t loss_memory_us;      /* ... for this long, µs */
   uint64_t probe_wait_us;       /* σ grows beyond the link seen busy no sooner than
-                                 * this after a cut, µs */
+                                 * this after a probe that found no room, µs ... */
+  uint64_t probe_wait_max_us;   /* ... doubling after each such probe up to this */
+  uint64_t reserve_hold_us;     /* a flow below its minimum keeps the rest of it
+                                 * reserved this long, µs */
   double   demand_headroom;     /* a flow limited elsewhere is allocated at most this
                                  * fraction above what it used (eq. 6'); >= 0 */
 } BwssParams;
@@ -403,6 +406,7 @@ typedef struct {
   bool     fresh;         /* data arrived during the interval: rtt_us is current */
   bool     window_limited;/* it moved (nearly) a window per RTT: its window holds it,
                            * not its source or another path */
+  uint64_t below_min_us;  /* how long it has moved less than its minimum, µs; 0 = not */
 } BwssCapacityFlow;
 
 typedef struct {
@@ -412,11 +416,13 @@ typedef struct {
   double    queue_target_us;  /* q_t, last decision */
   double    last_band_us;     /* its dead zone's half width, last decision */
   double    link_bps;         /* the link's rate C2 saw, last decision */
-  double    busy_link_bps;    /* the largest U at a decision that found a queue
-                               * (the link busy), 0 = never */
+  double    busy_link_bps;    /* U at the last decision that found the queue at its
+                               * target (the link busy: what it gives us now), 0 = never */
+  double    link_max_bps;     /* the largest of those, 0 = never */
   double    cruise_bps;       /* σ after the running drain (rule "cut") */
-  uint64_t  last_cut_us;      /* the last rule "cut" or "probed", 0 = never */
-  double    probe_from_bps;   /* σ before the running probe beyond the link, 0 = none */
+  uint64_t  last_probed_us;   /* the last rule "probed", 0 = never */
+  uint64_t  probe_wait_us;    /* the wait after it, µs (0: params' first) */
+  double    probe_from_bps;   /* σ before the last step of the running probe, 0 = none */
   uint64_t  drain_until_us;   /* end of the running drain, 0 = none */
   double    last_rtt_us;      /* b̄ + q_t, last decision */
   uint64_t  phase_since_us;
@@ -475,6 +481,7 @@ typedef struct {
   uint32_t min_rtt_us;     /* the smallest RTT the connection has seen, its handshake
                             * included (tcpi_min_rtt), 0 = unknown */
   bool     can_pace;       /* the receiver can pace this flow's reads */
+  uint32_t unread_bytes;   /* received, not yet read by the application */
 } BwssSample;
 
 /* What the controller decided for one flow. */

@@ -79,6 +79,24 @@ BWSS_API int  bwss_flow_register (BwssDomain *d, int fd, const BwssPrefs *prefs,
                                   BwssFlow **out);
 /* Changes @f's preferences (checked as above); never waits either. */
 BWSS_API int  bwss_flow_set_prefs (BwssFlow *f, const BwssPrefs *prefs);
+
+/* Read pacing.  A participant that reads @f's socket itself (the preload
+ * shim does) may offer to pace its reads: on a slow link the controller can
+ * then hold the flow below one segment per round trip, which no window can
+ * (docs/sockets.md).  While the controller asks for a read rate, the
+ * socket's receive buffer is fixed to its window (SO_RCVBUF: the kernel's
+ * autotuning ends for this socket; when pacing ends or the flow is released
+ * it is set back to the largest, net.core.rmem_max), and the participant
+ * must ask bwss_flow_read_wait_us() before each read and report what it
+ * read with bwss_flow_read_took().  Never waits. */
+BWSS_API int  bwss_flow_offer_read_pacing (BwssFlow *f);
+/* Returns how long to wait before reading @want bytes from @f's socket, µs:
+ * 0 when the flow is not paced or its token bucket (the read rate, at most
+ * pace_burst_segments of credit) holds min(@want, a segment); the time until
+ * it does otherwise.  Takes no domain lock. */
+BWSS_API uint64_t bwss_flow_read_wait_us (BwssFlow *f, size_t want);
+/* @n bytes were read from @f's socket (paced or not). */
+BWSS_API void bwss_flow_read_took (BwssFlow *f, size_t n);
 /* Restores the kernel's window on the socket and frees @f; never waits. */
 BWSS_API void bwss_flow_unregister (BwssFlow *f);
 
@@ -92,6 +110,7 @@ typedef struct {
   uint32_t  base_rtt_us;    /* delay loop: its RTT with the link's queue empty, 0 unknown */
   uint32_t  mss;
   bool      controlled;     /* a live controller decides this flow's window */
+  double    read_rate_bps;  /* its reads are paced at this rate, 0 = read freely */
 } BwssFlowStats;
 
 /* Returns 0, or BWSS_EBUSY if the domain's lock was not free within a few
