@@ -118,6 +118,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <bwss/control.h>
 
 /* The raise boost doubles while the queue stays empty; the step is bounded
@@ -165,6 +166,9 @@ bwss_capacity_init (BwssCapacity *c)
   c->last_loss_us = 0;
   c->loss_votes = 0;
   c->cruise_bps = 0.0;
+  memset (c->u_hist, 0, sizeof c->u_hist);
+  memset (c->u_hist_us, 0, sizeof c->u_hist_us);
+  c->u_hist_head = 0;
   c->drain_until_us = 0;
   c->last_probed_us = 0;
   c->probe_wait_us = 0;
@@ -280,14 +284,41 @@ typedef struct {
                         * is not on the link, minima unused for reserve_hold_us
                         * included */
   double band;         /* half the dead zone around q_t, µs */
+  double u_link;       /* U over link_window_us at least: the link's rate for us */
   double link;         /* the link's rate for C2 and the band, bit/s */
 } Counts;
 
+/* Returns U over the last decisions covering link_window_us (this one's
+ * @u over @interval_us included), bit/s: an interval-weighted mean. */
+static double
+u_over_window (const BwssCapacity *c, const BwssParams *p, double u, double interval_us)
+{
+  double sum = u * interval_us, span = interval_us;
+  for (uint32_t k = 1; k < BWSS_CAPACITY_U_HISTORY && span < (double) p->link_window_us; k++) {
+    uint32_t i = (c->u_hist_head + BWSS_CAPACITY_U_HISTORY - k) % BWSS_CAPACITY_U_HISTORY;
+    if (c->u_hist_us[i] == 0)
+      break;
+    sum += c->u_hist[i] * (double) c->u_hist_us[i];
+    span += (double) c->u_hist_us[i];
+  }
+  return span > 0.0 ? sum / span : u;
+}
+
+/* Records this decision's U over @interval_us. */
+static void
+u_record (BwssCapacity *c, double u, double interval_us)
+{
+  c->u_hist[c->u_hist_head] = u;
+  c->u_hist_us[c->u_hist_head] = (uint64_t) interval_us;
+  c->u_hist_head = (c->u_hist_head + 1) % BWSS_CAPACITY_U_HISTORY;
+}
+
 static Counts
 count (const BwssCapacity *c, const BwssParams *p, double u, const BwssCapacityFlow *flows,
-       size_t n)
+       size_t n, double interval_us)
 {
   Counts k = { .u = u };
+  k.u_link = u_over_window (c, p, u, interval_us);
   k.q = bwss_capacity_queue (flows, n);
   /* the link: U, or what it was a decision ago less LINK_DECAY (a queue
    * target in packets must not jump with a U that dips for one interval) */
@@ -391,9 +422,9 @@ drain_sigma (const BwssCapacity *c, const BwssParams *p, const Counts *k, double
   return sigma > k->minima ? sigma : k->minima;
 }
 
-/* Returns the σ after the drain, bit/s: (1 − α)·U, just below what the
- * link delivers to us (C1: at U the queue would stay where the drain left
- * it, and windows in whole segments round up, so a little below lets it
+/* Returns the σ after the drain, bit/s: (1 − α)·U (over link_window_us),
+ * just below what the link delivers to us (C1: at U the queue would stay
+ * where the drain left it, and windows in whole segments round up, so a little below lets it
  * settle at q_t; the raise rule finds the rest), plus what the flows
  * something else holds leave unused of their targets above their minima (σ
  * that goes to them is not on the link; a flow below its minimum with a
@@ -403,7 +434,7 @@ drain_sigma (const BwssCapacity *c, const BwssParams *p, const Counts *k, double
 static double
 cruise_sigma (const BwssParams *p, const Counts *k, double before)
 {
-  double s = (1.0 - p->alpha) * k->u + k->idle;
+  double s = (1.0 - p->alpha) * k->u_link + k->idle;
   if (s < k->minima)
     s = k->minima;
   return s < before ? s : before;
@@ -639,10 +670,10 @@ bwss_capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
   if (now < c->next_decision_us && !urgent (c, now, flows, n))
     return c->sigma_bps != sigma_before;
 
-  Counts k = count (c, p, u, flows, n);
+  double since_last = c->last_decision_us ? (double) (now - c->last_decision_us) : 0.0;
+  Counts k = count (c, p, u, flows, n, since_last);
   BwssPhase phase_before = c->phase;
   uint64_t interval = bwss_capacity_interval (p, flows, n, k.qt);
-  double since_last = c->last_decision_us ? (double) (now - c->last_decision_us) : 0.0;
   int rule;
 
   if (c->phase == BWSS_PHASE_START) {
@@ -678,7 +709,7 @@ bwss_capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
    * is not the link); and the largest of those (what read pacing may rely
    * on, controller.c) */
   if (k.q >= 0.0 && k.q >= k.qt) {
-    double busy = u;
+    double busy = k.u_link;
     if (c->busy_link_bps > 0.0 && busy > (1.0 + p->max_raise) * c->busy_link_bps)
       busy = (1.0 + p->max_raise) * c->busy_link_bps;
     c->busy_link_bps = busy;
@@ -686,6 +717,7 @@ bwss_capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
       c->link_max_bps = busy;
   }
   c->last_rtt_us = k.rtt_ref;
+  u_record (c, u, since_last);
   c->prev_queue_us = k.q;
   c->last_decision_us = now;
   c->next_decision_us = now + interval;

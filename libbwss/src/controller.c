@@ -488,7 +488,9 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
   for (size_t i = 0; i < c->n; i++) {
     Flow *f = &c->flows[i];
     double target = fcs_target (c, f);
-    bwss_fcs_set_paced (&f->fcs, &c->p, pace && f->can_pace);
+    /* a flow with a minimum is not paced: its minimum is a floor, and
+     * after a stall it needs more than its target to catch up */
+    bwss_fcs_set_paced (&f->fcs, &c->p, pace && f->can_pace && !(f->prefs.min_rate_bps > 0.0));
     if (released)
       bwss_fcs_release (&f->fcs);
     else

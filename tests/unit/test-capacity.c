@@ -135,13 +135,15 @@ test_rule_cut (void)
   g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "hold");
   g_assert_cmpfloat_with_epsilon (c.sigma_bps, 8e6 * (1.0 - p.alpha), 1.0);
   /* 140 ms of cross traffic's queue: a drain of at most max_cut of U, and
-   * a cruise at (1 − α)·U, never above the σ before */
+   * a cruise at (1 − α)·U over the last half second (decisions at 8, 7.2
+   * and now 6 Mbit/s), never above the σ before */
   t = c.next_decision_us;
   f[0].rtt_us = f[1].rtt_us = 180000;
   f[0].rate_bps = f[1].rate_bps = 3e6;
   g_assert_true (bwss_capacity_step (&c, &p, t, 6e6, f, 2));
   g_assert_cmpfloat_with_epsilon (c.sigma_bps, 6e6 * (1.0 - p.max_cut), 1.0);
-  g_assert_cmpfloat_with_epsilon (c.cruise_bps, 6e6 * (1.0 - p.alpha), 1.0);
+  g_assert_cmpfloat (c.cruise_bps, >, 6e6 * (1.0 - p.alpha));
+  g_assert_cmpfloat (c.cruise_bps, <, 8e6 * (1.0 - p.alpha));
 }
 
 /* A cut sheds cut·U from U' = Σ max(R_i, m_i): the video's unused minimum
@@ -561,11 +563,11 @@ test_trace_streaming (void)
                   "median queue before the UDP: tcp %.1f, bwss %.1f ms", tcp, bwss, qtcp, qbwss);
   g_assert_cmpuint (tcp, >=, 20);
   /* the onset of the UDP: the buffer fills before the first cut acts, and
-   * its drops halve the video's congestion window once; the start (the
-   * first probe, before the link was ever busy); a probe beyond the link
-   * that finds no room now and then (each costs a queue of a few tens of
-   * ms, which a video at 99 % of the link's spare capacity feels) */
-  g_assert_cmpuint (bwss, <=, 3);
+   * its drops halve the video's congestion window once; a probe beyond the
+   * link that finds no room now and then (each costs a queue of a few tens
+   * of ms, which a video at 99 % of the link's spare capacity feels: once
+   * while the UDP runs, once as the ramp after it overshoots) */
+  g_assert_cmpuint (bwss, <=, 4);
   /* two packets of the link (24 ms at 960 kbit/s): the allocation needs no
    * more here (the bulk flows' floor is a sub-segment window) */
   g_assert_cmpfloat (qbwss, <=, 25.0);
@@ -581,7 +583,7 @@ test_trace_streaming (void)
   double qelement;
   streaming_with (0.030, 0.030, true, false, &element, &qelement);
   g_test_message ("video through the element: bwss %u, median queue %.1f ms", element, qelement);
-  g_assert_cmpuint (element, <=, 3);
+  g_assert_cmpuint (element, <=, 4);
   g_assert_cmpfloat (qelement, <=, 25.0);
   /* the onset of the UDP costs the 180-ms video a few seconds: its window
    * is sized for 20 ms of queue, the FCS needs RTT + 3φ (1.4 s here) to

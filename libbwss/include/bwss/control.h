@@ -114,6 +114,7 @@ typedef struct {
   uint64_t probe_wait_us;       /* σ grows beyond the link seen busy no sooner than
                                  * this after a probe that found no room, µs ... */
   uint64_t probe_wait_max_us;   /* ... doubling after each such probe up to this */
+  uint64_t link_window_us;      /* the link's rate is U over at least this, µs */
   uint64_t reserve_hold_us;     /* a flow below its minimum keeps the rest of it
                                  * reserved this long, µs */
   double   demand_headroom;     /* a flow limited elsewhere is allocated at most this
@@ -395,6 +396,9 @@ BWSS_API uint32_t bwss_base_rtt_get (const BwssBaseRtt *b);
 
 /* ---- the delay loop (capacity.c) ---- */
 
+/* Decisions whose U the link's rate is averaged over (link_window_us). */
+#define BWSS_CAPACITY_U_HISTORY 16
+
 /* What the delay loop sees of one flow over the last decision interval. */
 typedef struct {
   double   rate_bps;      /* mean rate over the interval, negative if unknown */
@@ -420,6 +424,9 @@ typedef struct {
                                * target (the link busy: what it gives us now), 0 = never */
   double    link_max_bps;     /* the largest of those, 0 = never */
   double    cruise_bps;       /* σ after the running drain (rule "cut") */
+  double    u_hist[BWSS_CAPACITY_U_HISTORY];   /* U of the last decisions ... */
+  uint64_t  u_hist_us[BWSS_CAPACITY_U_HISTORY];/* ... over these intervals, µs */
+  uint32_t  u_hist_head;
   uint64_t  last_probed_us;   /* the last rule "probed", 0 = never */
   uint64_t  probe_wait_us;    /* the wait after it, µs (0: params' first) */
   double    probe_from_bps;   /* σ before the last step of the running probe, 0 = none */
