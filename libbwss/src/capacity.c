@@ -67,8 +67,9 @@
  * | probed    | BBR's bandwidth probe        | a probe beyond the link seen busy running,  | σ ← (1−α)·σ before its last step; no probe  |
  * |           |                              | and a queue (above the band)                | for probe_wait, doubling up to              |
  * |           |                              |                                             | probe_wait_max (U above the link seen busy  |
- * |           |                              |                                             | with no queue, or a cut no probe caused,    |
- * |           |                              |                                             | start it over)                              |
+ * |           |                              |                                             | with no queue, a standing queue gone while  |
+ * |           |                              |                                             | σ held, or a cut no probe caused, start it  |
+ * |           |                              |                                             | over)                                       |
  * | cut       | C1; paper rule (c)           | q > q_t + band, and the queue is not        | drain: σ ← U' − U·min(max_cut,              |
  * |           |                              | already falling at that pace                | (q−q_t)/(H·(b̄+q_t))) for H·(b̄+q_t), then   |
  * |           |                              |                                             | cruise: σ ← (1−α)·U + unused targets;       |
@@ -552,8 +553,15 @@ decide (BwssCapacity *c, const BwssParams *p, uint64_t now, const Counts *k, dou
     c->drain_until_us = 0;
     return RULE_PROBED;
   }
-  if (queue_empty (k) && c->busy_link_bps > 0.0 && k->u > (1.0 + p->alpha) * c->busy_link_bps)
-    c->probe_wait_us = 0;              /* more than the link gave: it has room again */
+  /* the link has room again (probes start over): U above what it gave
+   * with a queue, or a queue that stood (at least at its target's lower
+   * edge) gone while σ held (the cross traffic left) */
+  if (queue_empty (k) && c->busy_link_bps > 0.0
+      && (k->u > (1.0 + p->alpha) * c->busy_link_bps
+          || (c->prev_queue_us >= k->qt - k->band && c->last_rule == RULE_HOLD))) {
+    c->probe_wait_us = 0;
+    c->last_probed_us = 0;
+  }
   if (over_target (k)) {
     double s = drain_sigma (c, p, k, interval_us);
     if (s >= 0.0 && s < c->sigma_bps) {

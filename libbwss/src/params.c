@@ -145,9 +145,11 @@
 #define DEFAULT_PROBE_WAIT_US    500000 /* a probe beyond the link seen busy that
                                         * finds no room costs a queue of a few ms: at
                                         * most two a second at first ... */
-#define DEFAULT_PROBE_WAIT_MAX_US (8ull * 1000000ull) /* ... one every 8 s on a
-                                        * link that stays as it is (cross traffic that
-                                        * leaves, or a faster link, start it over) */
+#define DEFAULT_PROBE_WAIT_MAX_US (2ull * 1000000ull) /* ... one every 2 s on a
+                                        * link that stays as it is: flows whose reads are
+                                        * paced keep no queue, so a probe is the only way
+                                        * to see that cross traffic left (8 s held 3 of
+                                        * 8 Mbit/s idle for that long in the model) */
 #define DEFAULT_LINK_WINDOW_US   500000 /* the rate the link gives us is U over half a
                                         * second at least: a decision 60 ms after the
                                         * last (a queue that grew fast) saw 1.1 Mbit/s
