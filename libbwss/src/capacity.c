@@ -125,11 +125,6 @@
 /* The raise boost doubles while the queue stays empty; the step is bounded
  * by max_raise anyway, this only keeps the number finite. */
 #define MAX_BOOST 1024.0
-/* The link's rate seen by C2 falls by at most this fraction a decision:
- * the sampled U of one short interval can be a burst's worth or nothing
- * (measured in the lab at 960 kbit/s); cross traffic's 33 % is taken in
- * four decisions. */
-#define LINK_DECAY 0.1
 
 enum { RULE_NONE = 0, RULE_START, RULE_PROBED, RULE_CUT, RULE_LOSS, RULE_RAISE, RULE_HOLD,
        RULE_IDLE };
@@ -321,9 +316,9 @@ count (const BwssCapacity *c, const BwssParams *p, double u, const BwssCapacityF
   Counts k = { .u = u };
   k.u_link = u_over_window (c, p, u, interval_us);
   k.q = bwss_capacity_queue (flows, n);
-  /* the link: U, or what it was a decision ago less LINK_DECAY (a queue
+  /* the link: U, or what it was a decision ago less link_decay (a queue
    * target in packets must not jump with a U that dips for one interval) */
-  double link = (1.0 - LINK_DECAY) * c->link_bps;
+  double link = (1.0 - p->link_decay) * c->link_bps;
   if (u > link)
     link = u;
   k.qt = bwss_capacity_queue_target (p, flows, n, link);

@@ -116,6 +116,10 @@
                                         * packet is 12 ms) */
 #define DEFAULT_QUEUE_BAND       0.20  /* ±20 % of q_t: the RTT's ms granularity and
                                         * a segment of dither per flow */
+#define DEFAULT_LINK_DECAY       0.1   /* C2's link rate: the U of one short interval
+                                        * can be a burst's worth or nothing (measured in
+                                        * the lab at 960 kbit/s); cross traffic's 33 %
+                                        * is taken in four decisions */
 #define DEFAULT_DRAIN_HORIZON_RTTS 2.0 /* excess queue removed over two RTTs: the
                                         * queue answers σ within about one RTT, so a
                                         * loop gain of 1/2 (stable) */
@@ -225,6 +229,7 @@ bwss_params_init_for (BwssParams *p, BwssLoop loop)
   p->queue_target_max_us = DEFAULT_QUEUE_TARGET_MAX_US;
   p->queue_target_packets = DEFAULT_QUEUE_TARGET_PACKETS;
   p->queue_band = DEFAULT_QUEUE_BAND;
+  p->link_decay = DEFAULT_LINK_DECAY;
   p->drain_horizon_rtts = DEFAULT_DRAIN_HORIZON_RTTS;
   p->max_cut = DEFAULT_MAX_CUT;
   p->raise_gain = DEFAULT_RAISE_GAIN;
@@ -329,6 +334,7 @@ bwss_params_validate (const BwssParams *p, const char **field)
   CHECK (isfinite (p->queue_target_packets) && p->queue_target_packets >= 0.0
          && p->queue_target_packets <= 1000.0, "queue_target_packets");
   CHECK (in_open_range (p->queue_band, 0.0, 1.0), "queue_band");
+  CHECK (isfinite (p->link_decay) && p->link_decay >= 0.0 && p->link_decay < 1.0, "link_decay");
   CHECK (isfinite (p->drain_horizon_rtts) && p->drain_horizon_rtts > 0.0
          && p->drain_horizon_rtts <= 1000.0, "drain_horizon_rtts");
   CHECK (in_open_range (p->max_cut, 0.0, 1.0), "max_cut");

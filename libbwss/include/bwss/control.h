@@ -96,6 +96,8 @@ typedef struct {
   uint64_t queue_target_max_us; /* longest queue target, µs (a bound for a slow link) */
   double   queue_target_packets;/* the target holds at least this many packets of U */
   double   queue_band;          /* no action while |q − q_t| <= band·q_t; (0, 1) */
+  double   link_decay;          /* the link's rate for C2 falls by at most this
+                                 * fraction a decision; [0, 1) */
   double   drain_horizon_rtts;  /* excess queue removed over this many RTTs; > 0 */
   double   max_cut;             /* largest σ cut of one decision, fraction of U; (0, 1) */
   double   raise_gain;          /* σ grows by gain·(q_t − q)/(RTT) per decision; > 0 */
