@@ -482,8 +482,12 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
   if (changed || c->reallocate)
     reallocate (c, sigma, now_us);
 
-  bool released = phase == BWSS_PHASE_RELEASE || phase == BWSS_PHASE_IDLE;   /* (the
-                                                 * delay loop's start constrains) */
+  bool released = phase == BWSS_PHASE_RELEASE || phase == BWSS_PHASE_IDLE;
+  /* the delay loop's start holds the flows without a minimum at their
+   * floor and leaves those with one to the kernel: the start protects
+   * them, and a video alone starts at the link's pace, not its minimum's
+   * (σ = Σm would clamp it to its minimum until the raise found the link) */
+  bool start = !paper_loop (c) && phase == BWSS_PHASE_START;
   bool pace = may_pace (c);
   for (size_t i = 0; i < c->n; i++) {
     Flow *f = &c->flows[i];
@@ -491,7 +495,7 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
     /* a flow with a minimum is not paced: its minimum is a floor, and
      * after a stall it needs more than its target to catch up */
     bwss_fcs_set_paced (&f->fcs, &c->p, pace && f->can_pace && !(f->prefs.min_rate_bps > 0.0));
-    if (released)
+    if (released || (start && f->prefs.min_rate_bps > 0.0))
       bwss_fcs_release (&f->fcs);
     else
       bwss_fcs_step (&f->fcs, &c->p, now_us, target, model_rtt (c, f), f->mss);

@@ -160,15 +160,30 @@ level_of (const BwssFcs *f)
   return f->sub ? (double) f->window - 1.0 : (double) f->window;
 }
 
+/* Returns true if the sub-segment window can move segments of @mss bytes:
+ * it is at least half of one.  Measured with Ethernet's 1448-byte segments
+ * (params.c); with loopback's, which the sender bounds to half the largest
+ * window seen (32 kB), a 1152-byte window waits on the sender's persist
+ * timer: ~200 ms a probe, an RTT that is no queue and ~70 kbit/s on a link
+ * of gigabits (the gst suite on loopback, 2026-11-24). */
+static bool
+sub_window_fits (const BwssParams *params, uint32_t mss)
+{
+  if (mss == 0)
+    mss = params->default_mss;
+  return params->min_window_bytes > 0 && 2.0 * params->min_window_bytes >= (double) mss;
+}
+
 /* Places level @w (segments, as a double, already rounded) within
  * [min_window, cap]: below min_window it is the sub-segment window if
- * params allow one.  Sets *sub; returns the window in segments. */
+ * params allow one and it fits segments of @mss bytes.  Sets *sub;
+ * returns the window in segments. */
 static uint32_t
-clamp_window (const BwssParams *params, double w, uint32_t cap, bool *sub)
+clamp_window (const BwssParams *params, double w, uint32_t cap, uint32_t mss, bool *sub)
 {
   *sub = false;
   if (!(w >= params->min_window_segments)) {   /* also catches NaN */
-    *sub = params->min_window_bytes > 0 && w < params->min_window_segments;
+    *sub = sub_window_fits (params, mss) && w < params->min_window_segments;
     return params->min_window_segments;
   }
   if (w > cap)
@@ -226,7 +241,7 @@ rescale (BwssFcs *f, const BwssParams *params, uint64_t now_us, double target_bp
   uint32_t cap = window_cap (params, target_bps, rtt_us, mss);
   bool sub;
   double size = f->sub ? (double) params->min_window_bytes / mss : (double) f->window;
-  uint32_t w = clamp_window (params, floor (size * target_bps / carried + 0.5), cap, &sub);
+  uint32_t w = clamp_window (params, floor (size * target_bps / carried + 0.5), cap, mss, &sub);
   f->target_bps = target_bps;
   f->debt_bits = 0.0;
   if (w != f->window || sub != f->sub) {
@@ -281,7 +296,7 @@ bwss_fcs_step (BwssFcs *f, const BwssParams *params, uint64_t now_us,
     uint32_t cap = window_cap (params, target_bps, rtt_us, mss);
     bool sub;
     uint32_t w = clamp_window (params, floor (segments_for_rate (target_bps, rtt_us, mss) + 0.5),
-                               cap, &sub);
+                               cap, mss, &sub);
     set_window (f, params, w, sub, now_us, rtt_us);
     f->target_bps = target_bps;
     f->debt_bits = 0.0;
@@ -337,7 +352,7 @@ bwss_fcs_step (BwssFcs *f, const BwssParams *params, uint64_t now_us,
   }
 
   bool sub;
-  uint32_t nw = clamp_window (params, w, cap, &sub);
+  uint32_t nw = clamp_window (params, w, cap, mss, &sub);
   if (nw != f->window || sub != f->sub) {
     set_window (f, params, nw, sub, now_us, rtt_us);
     f->target_bps = target_bps;

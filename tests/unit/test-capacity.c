@@ -352,6 +352,54 @@ share (const Sim *s, size_t i, unsigned from, unsigned to)
 }
 
 /* Today's stuck σ: two flows 1:2 on 8 Mbit/s, 40 ms (netns-weights). */
+/* The start (release_us): the flows without a minimum at their floor, a
+ * flow with one left to the kernel (a video alone starts at the link's
+ * pace); then eq. (1) for both from σ = max(U, Σm). */
+static void
+test_start_releases_minima (void)
+{
+  BwssController *c;
+  g_assert_cmpint (bwss_controller_new (&delay, &c), ==, 0);
+  BwssPrefs video = { .priority = 10, .min_rate_bps = 496e3, .weight = 1.0 };
+  BwssPrefs bulk = { .priority = 0, .min_rate_bps = 0.0, .weight = 1.0 };
+  g_assert_cmpint (bwss_controller_add_flow (c, 1, &video, 0), ==, 0);
+  g_assert_cmpint (bwss_controller_add_flow (c, 2, &bulk, 0), ==, 0);
+  uint64_t bytes = 0, t;
+  BwssFlowState v, b;
+  BwssControllerStats st;
+  for (t = 0; t < delay.release_us / 2; t += 10 * MS) {
+    bytes += 1000;
+    BwssSample smp = { .now_us = t, .bytes_received = bytes, .rtt_us = 30000, .mss = 1448,
+                       .min_rtt_us = 30000 };
+    bwss_controller_observe (c, 1, &smp);
+    bwss_controller_observe (c, 2, &smp);
+    bwss_controller_tick (c, t);
+  }
+  bwss_controller_stats (c, &st);
+  g_assert_cmpint (st.phase, ==, BWSS_PHASE_START);
+  g_assert_cmpint (bwss_controller_flow_state (c, 1, &v), ==, 0);
+  g_assert_cmpint (bwss_controller_flow_state (c, 2, &b), ==, 0);
+  g_assert_cmpint (v.fcs_state, ==, BWSS_FCS_RELEASED);
+  g_assert_cmpuint (v.window_bytes, ==, 0);
+  g_assert_cmpint (b.fcs_state, !=, BWSS_FCS_RELEASED);
+  g_assert_cmpuint (b.window_bytes, >, 0);
+  g_assert_cmpuint (b.window_bytes, <=, 1448);
+  for (; t < 2 * delay.release_us; t += 10 * MS) {
+    bytes += 2000;
+    BwssSample smp = { .now_us = t, .bytes_received = bytes, .rtt_us = 30000, .mss = 1448,
+                       .min_rtt_us = 30000 };
+    bwss_controller_observe (c, 1, &smp);
+    bwss_controller_observe (c, 2, &smp);
+    bwss_controller_tick (c, t);
+  }
+  bwss_controller_stats (c, &st);
+  g_assert_cmpint (st.phase, ==, BWSS_PHASE_TRACK);
+  g_assert_cmpint (bwss_controller_flow_state (c, 1, &v), ==, 0);
+  g_assert_cmpint (v.fcs_state, !=, BWSS_FCS_RELEASED);
+  g_assert_cmpuint (v.window_bytes, >, 0);
+  bwss_controller_free (c);
+}
+
 static void
 test_trace_weights_8m (void)
 {
@@ -757,6 +805,7 @@ main (int argc, char **argv)
   g_test_add_func ("/capacity/rule/loss-keeps-minima", test_rule_loss_keeps_minima);
   g_test_add_func ("/capacity/rule/cuts-stop-at-minima", test_rule_cuts_stop_at_minima);
   g_test_add_func ("/capacity/rule/idle", test_idle);
+  g_test_add_func ("/capacity/start/minima-released", test_start_releases_minima);
   g_test_add_func ("/capacity/trace/weights-8M-1-2", test_trace_weights_8m);
   g_test_add_func ("/capacity/trace/weights-960k-1-2-3", test_trace_weights_960k);
   g_test_add_func ("/capacity/trace/pacing-where", test_trace_pacing_where);

@@ -248,6 +248,23 @@ test_fcs_sub_segment_window (void)
   g_assert_cmpuint (bwss_fcs_step (&h, &params, 0, 100e3, 30 * MS, 1448), ==, 1);
   g_assert_false (h.sub);
   g_assert_cmpuint (bwss_fcs_window_bytes (&h, &params, 1448), ==, 1448);
+  /* nor do segments more than twice its size (loopback's 32 kB: the sender
+   * would wait on its persist timer): one whole segment is the floor, at
+   * eq. (1) and after eq. (3) */
+  BwssFcs l;
+  bwss_fcs_init (&l);
+  g_assert_cmpuint (bwss_fcs_step (&l, &delay_params, 0, 100e3, 30 * MS, 32768), ==, 1);
+  g_assert_false (l.sub);
+  g_assert_cmpuint (bwss_fcs_window_bytes (&l, &delay_params, 32768), ==, 32768);
+  t = 10 * MS;
+  bytes = 0;
+  for (int i = 0; i < 200; i++, t += 10 * MS) {
+    bytes += 8738000 / 8 / 100;                 /* one segment per 30 ms */
+    bwss_fcs_observe (&l, &delay_params, t, bytes, 30 * MS);
+    bwss_fcs_step (&l, &delay_params, t, 100e3, 30 * MS, 32768);
+    g_assert_false (l.sub);
+    g_assert_cmpuint (l.window, ==, 1);
+  }
 }
 
 /* Paced reads (the delay loop on a slow link): the reads carry the target
