@@ -93,5 +93,20 @@ with tempfile.TemporaryDirectory() as d:
     r = lab("report", os.path.join(d, "nosuch"), "--out", os.path.join(d, "x.md"))
     check(r.returncode != 0 and not os.path.exists(os.path.join(d, "x.md")),
           "report of a directory without runs fails and writes nothing (exit %d)" % r.returncode)
+# the bulk flows' shares against their weights (capacity-drop: 1:2, cross
+# traffic 40-80 s): exact before, 1:1 during, back to 1:2 three seconds
+# after it stopped
+sys.path.insert(0, HERE)
+from bwsslab.analysis import share_summary  # noqa: E402
+params = {"weights": [1.0, 2.0], "measure_from": 5, "cross_kbps": 320, "cross_start": 40, "cross_end": 80}
+b1 = [100.0] * 40 + [150.0] * 40 + [150.0] * 3 + [100.0] * 37
+b2 = [200.0] * 40 + [150.0] * 40 + [150.0] * 3 + [200.0] * 37
+sh = share_summary(params, [b1, b2])
+check(sh["error_before"] == 0.0 and abs(sh["error_during"] - 0.5) < 1e-9 and sh["shares_back_s"] == 3,
+      "shares: errors per phase and the time back within 10 %%: %s" % sh)
+check(share_summary(params, [b1, b1]) is not None and share_summary(params, [b1, b1])["shares_back_s"] is None,
+      "shares that never come back are said so")
+check(share_summary(dict(params, weights=[1.0, 1.0]), [b1, b2]) is None,
+      "equal weights: no share figure")
 print("1..%d" % n)
 sys.exit(0 if good else 1)

@@ -226,6 +226,73 @@ def adaptive_summary(sc, out_dir, t0_wall):
     return out
 
 
+SHARE_BAND = 0.10                     # shares_back_s: each bulk flow within 10 % of its weight share
+SHARE_SMOOTH_S = 2                    # ... over 2-s means
+SHARE_HOLD_S = 5                      # ... for 5 s in a row
+
+
+def share_summary(params, bulk_kbps):
+    """How the bulk flows split what they got against their weights, when
+    the weights differ: the largest relative error of any flow's share over
+    the phases before, during and after the cross traffic (from
+    measure_from), and shares_back_s, the seconds after the cross traffic
+    stopped until every flow's share (2-s means) is within SHARE_BAND of its
+    weight's and stays there SHARE_HOLD_S s (None if it never is).
+    bulk_kbps: one per-second list per bulk flow, in order.  None if the
+    weights are equal or there are fewer than two bulk flows."""
+    weights = list(params.get("weights") or [])[:len(bulk_kbps)]
+    if len(bulk_kbps) < 2 or len(weights) < len(bulk_kbps) or len(set(weights)) < 2 or sum(weights) <= 0:
+        return None
+    want = [w / sum(weights) for w in weights]
+    dur = min(len(b) for b in bulk_kbps)
+
+    def error(lo, hi):
+        lo, hi = max(0, int(lo)), min(dur, int(hi))
+        if hi <= lo:
+            return None
+        tot = [sum(b[lo:hi]) for b in bulk_kbps]
+        if sum(tot) <= 0:
+            return None
+        return max(abs(t / sum(tot) / w - 1.0) for t, w in zip(tot, want))
+
+    start = params.get("measure_from") or 0
+    out = {}
+    if params.get("cross_kbps") and params.get("cross_end", 0) > params.get("cross_start", 0):
+        cs, ce = params["cross_start"], params["cross_end"]
+        out["error_before"] = error(start, cs)
+        out["error_during"] = error(max(start, cs), ce)
+        out["error_after"] = error(ce, dur)
+        back = None
+        for t in range(int(ce), dur - SHARE_HOLD_S - SHARE_SMOOTH_S + 1):
+            errs = [error(u, u + SHARE_SMOOTH_S) for u in range(t, t + SHARE_HOLD_S)]
+            if all(e is not None and e <= SHARE_BAND for e in errs):
+                back = t - ce
+                break
+        out["shares_back_s"] = back
+    else:
+        out["error"] = error(start, dur)
+    return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in out.items()}
+
+
+def shares_from_series(summary, series_csv):
+    """share_summary() for a run recorded before summaries carried it: from
+    its series.csv and the summary's parameters (None if unreadable)."""
+    try:
+        with open(series_csv) as f:
+            head = f.readline().strip().split(",")
+            rows = [line.strip().split(",") for line in f if line.strip()]
+    except OSError:
+        return None
+    cols = sorted((c for c in head if c.startswith("bulk") and c.endswith("_kbps")),
+                  key=lambda c: int(c[4:-5]))
+    idx = [head.index(c) for c in cols]
+    try:
+        bulk = [[float(r[i]) for r in rows] for i in idx]
+    except (ValueError, IndexError):
+        return None
+    return share_summary(summary.get("parameters") or {}, bulk)
+
+
 def analyse(sc, mode, out_dir, build_dir):
     """Analyses the run in out_dir; writes series.csv and summary.json."""
     run = json.load(open(os.path.join(out_dir, "run.json")))
@@ -278,6 +345,9 @@ def analyse(sc, mode, out_dir, build_dir):
     elif video is not None:
         summary["video_at_min"] = video_at_min(sc, video, skip)
         summary.update(late_metric(sc, out_dir, video_trace, build_dir))
+    shares = share_summary(sc.parameters(), [rate["bulk%d" % (i + 1)] for i in range(sc.bulk)])
+    if shares is not None:
+        summary["shares"] = shares
     if any(v is not None for v in sigma):
         vals = [v for v in sigma[skip:] if v is not None]
         summary["sigma_median_kbps"] = round(statistics.median(vals), 1) if vals else None

@@ -8,7 +8,7 @@ import os
 import platform
 import statistics
 
-from .analysis import PREBUFFERS
+from .analysis import PREBUFFERS, shares_from_series
 from .scenario import MODES
 
 
@@ -53,6 +53,9 @@ def median_summary(runs):
            "late_fraction": {k: _median([_get(r, "late_fraction", k) for r in runs]) for k in PREBUFFERS}}
     if not runs:
         return out
+    if any("shares" in r for r in runs):
+        keys = sorted({k for r in runs for k in r.get("shares") or {}})
+        out["shares"] = {k: _median([_get(r, "shares", k) for r in runs]) for k in keys}
     if "adaptive" in first:
         a0 = first["adaptive"]
         out["adaptive"] = {
@@ -110,6 +113,24 @@ def table(results):
                 + [_fmt(a["time_on_variant_s"].get(v)) for v in var]
                 + [_fmt(a.get("switches")), _fmt(a.get("stalls")), _fmt(a.get("stall_s"), "%.1f"),
                    _fmt(a.get("startup_s"), "%.2f")]) + " |")
+    shared = [s for s in results if s.get("shares") and s.get("valid_runs", 1 if s.get("valid", True) else 0)]
+    if shared:
+        lines.append("")
+        lines.append("Bulk flows' shares against their weights (largest relative error of any flow; "
+                     "back: seconds after the cross traffic stopped until every share is within 10 % "
+                     "(2-s means) for 5 s):")
+        lines.append("")
+        for s in shared:
+            sh = s["shares"]
+            if "error" in sh:
+                text = "error %s" % _fmt(None if sh["error"] is None else 100 * sh["error"], "%.1f %%")
+            else:
+                back = sh.get("shares_back_s")
+                text = "error before %s, during %s, after %s; %s" % tuple(
+                    [_fmt(None if sh.get(k) is None else 100 * sh[k], "%.1f %%")
+                     for k in ("error_before", "error_during", "error_after")]
+                    + ["back within %.0f s" % back if back is not None else "not back"])
+            lines.append("- %s: %s" % (s["mode"], text))
     invalid = [s for s in results if s.get("invalid_reasons")]
     for s in invalid:
         lines.append("")
@@ -126,6 +147,10 @@ def collect(dirs):
         for root, _, files in os.walk(d):
             if "summary.json" in files:
                 s = json.load(open(os.path.join(root, "summary.json")))
+                if "shares" not in s:
+                    shares = shares_from_series(s, os.path.join(root, "series.csv"))
+                    if shares is not None:
+                        s["shares"] = shares
                 groups.setdefault(s.get("label", s["scenario"]), {}).setdefault(s["mode"], []).append(s)
     return groups
 
