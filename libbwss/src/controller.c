@@ -253,6 +253,7 @@ bwss_controller_observe (BwssController *c, uint64_t id, const BwssSample *s)
     c->aggregate_bytes += s->bytes_received - f->last_bytes;
   f->last_bytes = s->bytes_received;
   f->have_bytes = true;
+  bool first_rtt = s->rtt_us && f->rtt_us == 0;
   if (s->rtt_us)
     f->rtt_us = s->rtt_us;
   if (s->mss)
@@ -261,10 +262,16 @@ bwss_controller_observe (BwssController *c, uint64_t id, const BwssSample *s)
   f->samples++;
   if (s->unread_bytes >= (f->mss ? f->mss : c->p.default_mss))
     f->backlogged++;
-  /* a newcomer behind a queue the others measure: that queue is not its path */
-  uint32_t first = s->min_rtt_us ? s->min_rtt_us : s->rtt_us;
-  if (first && bwss_base_rtt_get (&f->base) == 0 && c->capacity.queue_us > 0.0)
-    bwss_base_rtt_seed (&f->base, first, c->capacity.queue_us);
+  /* a newcomer behind a queue the others measure: that queue is not its
+   * path.  Its first RTT of data less the queue now: two measures of one
+   * moment.  Not its handshake's RTT (tcpi_min_rtt), which may be from
+   * before that queue: flows that start together — a video and the bulk
+   * flows whose first windows fill the buffer while its request is on the
+   * way — would get a base a whole queue too short, and that excess, read as
+   * the link's queue, held σ at the minima for good (lab, RTT 180/20 ms,
+   * 2026-11-24) */
+  if (first_rtt && c->capacity.queue_us > 0.0)
+    bwss_base_rtt_seed (&f->base, s->rtt_us, c->capacity.queue_us);
   bwss_base_rtt_sample (&f->base, s->rtt_us);
   bwss_base_rtt_sample (&f->base, s->min_rtt_us);
   bwss_fcs_observe (&f->fcs, &c->p, s->now_us, s->bytes_received, model_rtt (c, f));

@@ -400,6 +400,54 @@ test_start_releases_minima (void)
   bwss_controller_free (c);
 }
 
+/* The base of a flow that starts while the others' first windows fill the
+ * queue: its handshake (tcpi_min_rtt) crossed an empty link, its first RTT
+ * of data the queue the others measure.  The seed pairs that RTT with that
+ * queue; the handshake's RTT less the later queue would make a base a whole
+ * queue too short (180 ms path: 125 ms), and its excess would read as the
+ * link's queue for good. */
+static void
+test_seed_is_one_moment (void)
+{
+  BwssController *c;
+  g_assert_cmpint (bwss_controller_new (&delay, &c), ==, 0);
+  BwssPrefs bulk = { .priority = 0, .min_rate_bps = 0.0, .weight = 1.0 };
+  BwssPrefs video = { .priority = 10, .min_rate_bps = 496e3, .weight = 1.0 };
+  g_assert_cmpint (bwss_controller_add_flow (c, 1, &bulk, 0), ==, 0);
+  uint64_t t, b1 = 0, b2 = 0;
+  BwssControllerStats st;
+  /* the bulk flow on a 20 ms path, its queue growing to 55 ms */
+  for (t = 0; t < 2 * S; t += 10 * MS) {
+    b1 += 1200;
+    uint32_t rtt = t < 300 * MS ? 20000 : 75000;
+    BwssSample smp = { .now_us = t, .bytes_received = b1, .rtt_us = rtt, .mss = 1448,
+                       .min_rtt_us = 20000 };
+    bwss_controller_observe (c, 1, &smp);
+    bwss_controller_tick (c, t);
+  }
+  bwss_controller_stats (c, &st);
+  g_assert_cmpfloat (st.queue_us, >, 50000.0);
+  /* the video: its handshake at 180 ms, its first RTT of data 235 ms */
+  g_assert_cmpint (bwss_controller_add_flow (c, 2, &video, t), ==, 0);
+  BwssSample hs = { .now_us = t, .bytes_received = 0, .rtt_us = 0, .mss = 1448, .min_rtt_us = 180000 };
+  bwss_controller_observe (c, 2, &hs);
+  for (uint64_t end = t + S; t < end; t += 10 * MS) {
+    b1 += 600;
+    b2 += 600;
+    BwssSample s1 = { .now_us = t, .bytes_received = b1, .rtt_us = 75000, .mss = 1448, .min_rtt_us = 20000 };
+    BwssSample s2 = { .now_us = t, .bytes_received = b2, .rtt_us = 235000, .mss = 1448, .min_rtt_us = 180000 };
+    bwss_controller_observe (c, 1, &s1);
+    bwss_controller_observe (c, 2, &s2);
+    bwss_controller_tick (c, t);
+  }
+  BwssFlowState v;
+  g_assert_cmpint (bwss_controller_flow_state (c, 2, &v), ==, 0);
+  g_test_message ("video's base %u µs (path 180000)", v.base_rtt_us);
+  g_assert_cmpuint (v.base_rtt_us, >=, 175000);
+  g_assert_cmpuint (v.base_rtt_us, <=, 180000);
+  bwss_controller_free (c);
+}
+
 static void
 test_trace_weights_8m (void)
 {
@@ -806,6 +854,7 @@ main (int argc, char **argv)
   g_test_add_func ("/capacity/rule/cuts-stop-at-minima", test_rule_cuts_stop_at_minima);
   g_test_add_func ("/capacity/rule/idle", test_idle);
   g_test_add_func ("/capacity/start/minima-released", test_start_releases_minima);
+  g_test_add_func ("/capacity/base/seed-is-one-moment", test_seed_is_one_moment);
   g_test_add_func ("/capacity/trace/weights-8M-1-2", test_trace_weights_8m);
   g_test_add_func ("/capacity/trace/weights-960k-1-2-3", test_trace_weights_960k);
   g_test_add_func ("/capacity/trace/pacing-where", test_trace_pacing_where);
