@@ -212,6 +212,14 @@ bwss_controller_remove_flow (BwssController *c, uint64_t id, uint64_t now_us)
   return BWSS_OK;
 }
 
+/* Returns true if flow @f has a minimum rate (m_i > 0): a floor the loops
+ * keep, never paced, left to the kernel at the delay loop's start. */
+static bool
+has_minimum (const Flow *f)
+{
+  return f->prefs.min_rate_bps > 0.0;
+}
+
 /* Returns the RTT flow @f's window is sized for, µs: its measured RTT in
  * the paper's loop.  In the delay loop, its measured RTT with the link's
  * queue replaced by the queue it should hold: RTT − q + q', q' the queue
@@ -227,7 +235,7 @@ static uint32_t
 model_rtt (const BwssController *c, const Flow *f)
 {
   double now = c->capacity.queue_us;
-  if (paper_loop (c) || now < 0.0 || f->rtt_us == 0 || f->prefs.min_rate_bps > 0.0)
+  if (paper_loop (c) || now < 0.0 || f->rtt_us == 0 || has_minimum (f))
     return f->rtt_us;
   double q = c->capacity.queue_target_us;
   if (now < q)
@@ -397,7 +405,7 @@ capacity_view (BwssController *c, uint64_t now_us, uint64_t window_us)
     v->window_limited = w > 0.0 && f->rtt_us > 0 && v->rate_bps > 0.0
         && v->rate_bps >= c->p.window_limited_fraction * (8.0 * w) / ((double) f->rtt_us / 1e6);
     /* below its minimum since when (judged at decisions) */
-    if (!(f->prefs.min_rate_bps > 0.0) || v->rate_bps >= (1.0 - c->p.alpha) * f->prefs.min_rate_bps)
+    if (!has_minimum (f) || v->rate_bps >= (1.0 - c->p.alpha) * f->prefs.min_rate_bps)
       v->below_min_us = 0;
     else
       v->below_min_us = f->below_min_since ? now_us - f->below_min_since : 0;
@@ -464,7 +472,7 @@ tick_delay (BwssController *c, uint64_t now_us)
       Flow *f = &c->flows[i];
       f->window_low = f->fcs.window;   /* a new interval */
       f->samples = f->backlogged = 0;
-      bool below = c->cap_view[i].rate_bps >= 0.0 && f->prefs.min_rate_bps > 0.0
+      bool below = c->cap_view[i].rate_bps >= 0.0 && has_minimum (f)
           && c->cap_view[i].rate_bps < (1.0 - c->p.alpha) * f->prefs.min_rate_bps;
       if (!below)
         f->below_min_since = 0;
@@ -501,8 +509,8 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
     double target = fcs_target (c, f);
     /* a flow with a minimum is not paced: its minimum is a floor, and
      * after a stall it needs more than its target to catch up */
-    bwss_fcs_set_paced (&f->fcs, &c->p, pace && f->can_pace && !(f->prefs.min_rate_bps > 0.0));
-    if (released || (start && f->prefs.min_rate_bps > 0.0))
+    bwss_fcs_set_paced (&f->fcs, &c->p, pace && f->can_pace && !has_minimum (f));
+    if (released || (start && has_minimum (f)))
       bwss_fcs_release (&f->fcs);
     else
       bwss_fcs_step (&f->fcs, &c->p, now_us, target, model_rtt (c, f), f->mss);

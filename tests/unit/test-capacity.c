@@ -351,6 +351,20 @@ share (const Sim *s, size_t i, unsigned from, unsigned to)
   return sim_mean (s, i, from, to) / sim_mean_aggregate (s, from, to);
 }
 
+/* The streaming scenario's preferences: the video, a bulk download. */
+static const BwssPrefs VIDEO = { .priority = 10, .min_rate_bps = 496e3, .weight = 1.0 };
+static const BwssPrefs BULK = { .priority = 0, .min_rate_bps = 0.0, .weight = 1.0 };
+
+/* Feeds flow @id one sample at @t: @bytes received in all, receiver RTT
+ * @rtt (0 = none yet) and handshake RTT @min_rtt, µs; Ethernet MSS. */
+static void
+observe (BwssController *c, uint64_t id, uint64_t t, uint64_t bytes, uint32_t rtt, uint32_t min_rtt)
+{
+  BwssSample smp = { .now_us = t, .bytes_received = bytes, .rtt_us = rtt, .mss = 1448,
+                     .min_rtt_us = min_rtt };
+  g_assert_cmpint (bwss_controller_observe (c, id, &smp), ==, 0);
+}
+
 /* Feeds flows 1 and 2 the same samples (30 ms, @add bytes each 10 ms) and
  * ticks, from @from to @to µs; returns the time reached. */
 static uint64_t
@@ -359,10 +373,8 @@ feed_both (BwssController *c, uint64_t from, uint64_t to, uint64_t add, uint64_t
   uint64_t t;
   for (t = from; t < to; t += 10 * MS) {
     *bytes += add;
-    BwssSample smp = { .now_us = t, .bytes_received = *bytes, .rtt_us = 30000, .mss = 1448,
-                       .min_rtt_us = 30000 };
-    bwss_controller_observe (c, 1, &smp);
-    bwss_controller_observe (c, 2, &smp);
+    observe (c, 1, t, *bytes, 30000, 30000);
+    observe (c, 2, t, *bytes, 30000, 30000);
     bwss_controller_tick (c, t);
   }
   return t;
@@ -376,10 +388,8 @@ test_start_releases_minima (void)
 {
   BwssController *c;
   g_assert_cmpint (bwss_controller_new (&delay, &c), ==, 0);
-  BwssPrefs video = { .priority = 10, .min_rate_bps = 496e3, .weight = 1.0 };
-  BwssPrefs bulk = { .priority = 0, .min_rate_bps = 0.0, .weight = 1.0 };
-  g_assert_cmpint (bwss_controller_add_flow (c, 1, &video, 0), ==, 0);
-  g_assert_cmpint (bwss_controller_add_flow (c, 2, &bulk, 0), ==, 0);
+  g_assert_cmpint (bwss_controller_add_flow (c, 1, &VIDEO, 0), ==, 0);
+  g_assert_cmpint (bwss_controller_add_flow (c, 2, &BULK, 0), ==, 0);
   uint64_t bytes = 0, t = feed_both (c, 0, delay.release_us / 2, 1000, &bytes);
   BwssFlowState v, b;
   BwssControllerStats st;
@@ -412,33 +422,25 @@ test_seed_is_one_moment (void)
 {
   BwssController *c;
   g_assert_cmpint (bwss_controller_new (&delay, &c), ==, 0);
-  BwssPrefs bulk = { .priority = 0, .min_rate_bps = 0.0, .weight = 1.0 };
-  BwssPrefs video = { .priority = 10, .min_rate_bps = 496e3, .weight = 1.0 };
-  g_assert_cmpint (bwss_controller_add_flow (c, 1, &bulk, 0), ==, 0);
+  g_assert_cmpint (bwss_controller_add_flow (c, 1, &BULK, 0), ==, 0);
   uint64_t t, b1 = 0, b2 = 0;
   BwssControllerStats st;
   /* the bulk flow on a 20 ms path, its queue growing to 55 ms */
   for (t = 0; t < 2 * S; t += 10 * MS) {
     b1 += 1200;
-    uint32_t rtt = t < 300 * MS ? 20000 : 75000;
-    BwssSample smp = { .now_us = t, .bytes_received = b1, .rtt_us = rtt, .mss = 1448,
-                       .min_rtt_us = 20000 };
-    bwss_controller_observe (c, 1, &smp);
+    observe (c, 1, t, b1, t < 300 * MS ? 20000 : 75000, 20000);
     bwss_controller_tick (c, t);
   }
   bwss_controller_stats (c, &st);
   g_assert_cmpfloat (st.queue_us, >, 50000.0);
   /* the video: its handshake at 180 ms, its first RTT of data 235 ms */
-  g_assert_cmpint (bwss_controller_add_flow (c, 2, &video, t), ==, 0);
-  BwssSample hs = { .now_us = t, .bytes_received = 0, .rtt_us = 0, .mss = 1448, .min_rtt_us = 180000 };
-  bwss_controller_observe (c, 2, &hs);
+  g_assert_cmpint (bwss_controller_add_flow (c, 2, &VIDEO, t), ==, 0);
+  observe (c, 2, t, 0, 0, 180000);
   for (uint64_t end = t + S; t < end; t += 10 * MS) {
     b1 += 600;
     b2 += 600;
-    BwssSample s1 = { .now_us = t, .bytes_received = b1, .rtt_us = 75000, .mss = 1448, .min_rtt_us = 20000 };
-    BwssSample s2 = { .now_us = t, .bytes_received = b2, .rtt_us = 235000, .mss = 1448, .min_rtt_us = 180000 };
-    bwss_controller_observe (c, 1, &s1);
-    bwss_controller_observe (c, 2, &s2);
+    observe (c, 1, t, b1, 75000, 20000);
+    observe (c, 2, t, b2, 235000, 180000);
     bwss_controller_tick (c, t);
   }
   BwssFlowState v;
