@@ -130,7 +130,7 @@ update_flows (GArray *socks, double min_rate)
       t->inode = s->inode;
       t->last_bytes = s->bytes_received;
       BwssPrefs p = { .priority = DEMUX2_PRIORITY, .min_rate_bps = 0, .weight = DEMUX2_WEIGHT };
-      int err = bwss_flow_register (domain, s->fd, &p, &t->flow);
+      int err = bwss_flow_register_as (domain, s->fd, &p, "bwsshttpsrc demux2", 0, &t->flow);
       if (err) {
         t->flow = NULL;
         if (err != BWSS_EEXIST)

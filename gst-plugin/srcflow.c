@@ -75,7 +75,7 @@ src_flow_connected (SrcFlow *f, int fd)
   if (!(f->flow && f->fd == fd)) {
     release_locked (f);
     if (ensure_domain (f)) {
-      int err = bwss_flow_register (f->domain, fd, &f->prefs, &f->flow);
+      int err = bwss_flow_register_as (f->domain, fd, &f->prefs, "bwsshttpsrc", 0, &f->flow);
       if (err) {
         GST_WARNING_OBJECT (f->owner, "cannot register the connection: %s", bwss_strerror (err));
         f->flow = NULL;

@@ -109,9 +109,11 @@ struct BwssFlow {
   uint64_t    tokens_us;     /* when the credit was last brought up to date */
   uint32_t    rcvbuf;        /* SO_RCVBUF we set for pacing, bytes; 0 = the kernel's */
   uint32_t    mss;           /* the socket's receive MSS, for the token bucket */
-  char        comm[16];
+  char        comm[16];      /* of the socket's owner */
   char        local[64];
   char        remote[64];
+  char        origin[BWSS_ORIGIN_MAX];
+  pid_t       owner_pid;     /* 0: this process's own socket */
   BwssFlow   *next;
 };
 
@@ -257,6 +259,8 @@ claim_slot (Seg *g, BwssFlow *f)
   memcpy (sl->comm, f->comm, sizeof sl->comm);
   memcpy (sl->local, f->local, sizeof sl->local);
   memcpy (sl->remote, f->remote, sizeof sl->remote);
+  memcpy (sl->origin, f->origin, sizeof sl->origin);
+  sl->owner_pid = f->owner_pid;
   sl->prefs = f->prefs;
   sl->prefs_serial = 1;
   sl->flags = f->paced_reads ? SLOT_PACED_READS : 0;
@@ -582,10 +586,16 @@ bwss_domain_close (BwssDomain *d)
 
 /* ---- flows ---- */
 
+/* Writes the name of process @pid (0: this one) to @comm. */
 static void
-read_comm (char *comm, size_t len)
+read_comm (pid_t pid, char *comm, size_t len)
 {
-  FILE *f = fopen ("/proc/self/comm", "re");
+  char path[32];
+  if (pid)
+    snprintf (path, sizeof path, "/proc/%d/comm", (int) pid);
+  else
+    snprintf (path, sizeof path, "/proc/self/comm");
+  FILE *f = fopen (path, "re");
   comm[0] = '\0';
   if (f) {
     if (fgets (comm, (int) len, f))
@@ -594,10 +604,34 @@ read_comm (char *comm, size_t len)
   }
 }
 
+/* Returns true if @origin is 1 to BWSS_ORIGIN_MAX - 1 printable ASCII
+ * characters. */
+static bool
+origin_is_valid (const char *origin)
+{
+  size_t n = strnlen (origin, BWSS_ORIGIN_MAX);
+  if (n == 0 || n == BWSS_ORIGIN_MAX)
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (origin[i] < 0x20 || origin[i] > 0x7e)
+      return false;
+  return true;
+}
+
 int
 bwss_flow_register (BwssDomain *d, int fd, const BwssPrefs *prefs, BwssFlow **out)
 {
-  if (d == NULL || out == NULL || bwss_prefs_check (prefs) != BWSS_OK)
+  return bwss_flow_register_as (d, fd, prefs, NULL, 0, out);
+}
+
+int
+bwss_flow_register_as (BwssDomain *d, int fd, const BwssPrefs *prefs, const char *origin,
+                       pid_t owner_pid, BwssFlow **out)
+{
+  if (origin == NULL)
+    origin = "registered";
+  if (d == NULL || out == NULL || bwss_prefs_check (prefs) != BWSS_OK
+      || !origin_is_valid (origin) || owner_pid < 0)
     return BWSS_EINVAL;
   if (fd < 0 || !knob_is_connected_tcp (fd))
     return BWSS_EBADF;
@@ -616,7 +650,9 @@ bwss_flow_register (BwssDomain *d, int fd, const BwssPrefs *prefs, BwssFlow **ou
   f->orig_clamp = clamp;
   f->slot = NO_SLOT;
   f->prefs = *prefs;
-  read_comm (f->comm, sizeof f->comm);
+  f->owner_pid = owner_pid;
+  snprintf (f->origin, sizeof f->origin, "%s", origin);
+  read_comm (owner_pid, f->comm, sizeof f->comm);
   knob_endpoints (fd, f->local, sizeof f->local, f->remote, sizeof f->remote);
 
   pthread_mutex_lock (&g->local);
@@ -892,7 +928,10 @@ bwss_domain_list_flows (BwssDomain *d, BwssFlowInfo *out, size_t max, size_t *n_
       continue;
     BwssFlowInfo *fi = &out[n++];
     memset (fi, 0, sizeof *fi);
-    fi->pid = sl->pid;
+    fi->pid = sl->owner_pid ? sl->owner_pid : sl->pid;
+    fi->participant = sl->pid;
+    fi->inode = sl->inode;
+    memcpy (fi->origin, sl->origin, sizeof fi->origin);
     memcpy (fi->comm, sl->comm, sizeof fi->comm);
     memcpy (fi->local, sl->local, sizeof fi->local);
     memcpy (fi->remote, sl->remote, sizeof fi->remote);

@@ -217,7 +217,7 @@ saw_data (int fd)
     pthread_mutex_lock (&table_lock);
     if (fd_state[fd] == FD_UNKNOWN) {
       BwssFlow *f = NULL;
-      int err = bwss_flow_register (domain, fd, &prefs, &f);
+      int err = bwss_flow_register_as (domain, fd, &prefs, "shim", 0, &f);
       if (err == 0) {
         bwss_flow_offer_read_pacing (f);   /* the hooks below pace its reads */
         fd_flow[fd] = f;

@@ -149,6 +149,7 @@ slot_is_bad (const SegSlot *sl, uint32_t state)
          || memchr (sl->comm, 0, sizeof sl->comm) == NULL
          || memchr (sl->local, 0, sizeof sl->local) == NULL
          || memchr (sl->remote, 0, sizeof sl->remote) == NULL
+         || memchr (sl->origin, 0, sizeof sl->origin) == NULL || sl->owner_pid < 0
          || bwss_prefs_check (&sl->prefs) != BWSS_OK || sl->pid <= 0 || sl->fd < 0
          || (sl->flags & ~SLOT_PACED_READS) != 0
          || !(sl->read_rate_bps >= 0.0 && sl->read_rate_bps <= BWSS_RATE_MAX_BPS);

@@ -18,11 +18,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <bwss/control.h>
+#include <bwss/domain.h>
 
 #define SEG_MAGIC     UINT64_C (0x314d4f4453535742) /* "BWSSDOM1" */
-#define SEG_VERSION   5u        /* 2: `suspended`; 3: loop, queue, base RTT;
+#define SEG_VERSION   6u        /* 2: `suspended`; 3: loop, queue, base RTT;
                                  * 4: controller_start, SLOT_RELEASED;
-                                 * 5: read pacing (flags, read_rate_bps) */
+                                 * 5: read pacing (flags, read_rate_bps);
+                                 * 6: origin, owner_pid (adopted flows) */
 #define SEG_MAX_FLOWS 256u
 
 enum {
@@ -45,9 +47,11 @@ typedef struct {
   int32_t   fd;              /* in the owner's fd table */
   uint64_t  starttime;       /* of pid (proc(5) field 22): detects pid reuse */
   uint64_t  inode;           /* of the socket: the key for sock_diag */
-  char      comm[16];
+  char      comm[16];        /* of the socket's owner (owner_pid if set) */
   char      local[64];
   char      remote[64];
+  char      origin[BWSS_ORIGIN_MAX]; /* how the flow got in: "registered", "shim", "rule NAME" */
+  int32_t   owner_pid;       /* the process whose socket pid holds a duplicate of; 0 = pid's own */
   BwssPrefs prefs;
   uint32_t  prefs_serial;    /* bumped by every preference change */
   uint32_t  flags;           /* SLOT_PACED_READS: the owner paces its reads */

@@ -17,6 +17,7 @@
  * usage error (also a bad --domain or $BWSS_DOMAIN, an empty one included).
  */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -70,6 +71,58 @@ add_string (JsonBuilder *b, const char *name, const char *s, size_t max)
   tool_json_add_string (b, s, max);
 }
 
+/* Returns the "not_adopted" array of bwssd's status @o, NULL if none. */
+static JsonArray *
+not_adopted (JsonObject *o)
+{
+  JsonNode *n = json_object_get_member (o, "not_adopted");
+  return n && JSON_NODE_HOLDS_ARRAY (n) ? json_node_get_array (n) : NULL;
+}
+
+/* Returns bwssd's status for the domain (adopter.h), or NULL if no bwssd
+ * runs for it. */
+static JsonObject *
+read_bwssd_status (void)
+{
+  g_autofree char *path = tool_domain_bwssd_status (opt_domain);
+  g_autoptr (JsonParser) p = json_parser_new ();
+  if (!json_parser_load_from_file (p, path, NULL))
+    return NULL;
+  JsonNode *root = json_parser_get_root (p);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    return NULL;
+  JsonObject *o = json_node_get_object (root);
+  gint64 pid = json_object_get_int_member_with_default (o, "pid", 0);
+  if (pid <= 0 || pid > G_MAXINT || kill ((pid_t) pid, 0) != 0)
+    return NULL;                       /* left behind by a bwssd that is gone */
+  JsonArray *a = not_adopted (o);
+  for (guint i = 0; a && i < json_array_get_length (a); i++)
+    if (!JSON_NODE_HOLDS_OBJECT (json_array_get_element (a, i)))
+      return NULL;
+  return json_object_ref (o);
+}
+
+/* Adds bwssd's pid and the flows it did not adopt (with the reason) to @b;
+ * null and an empty list without bwssd. */
+static void
+add_bwssd (JsonBuilder *b, JsonObject *st)
+{
+  add_number (b, "bwssd_pid", st ? (double) json_object_get_int_member_with_default (st, "pid", 0) : NAN);
+  json_builder_set_member_name (b, "not_adopted");
+  json_builder_begin_array (b);
+  JsonArray *a = st ? not_adopted (st) : NULL;
+  for (guint i = 0; a && i < json_array_get_length (a); i++) {
+    JsonObject *r = json_array_get_object_element (a, i);
+    json_builder_begin_object (b);
+    add_number (b, "pid", (double) json_object_get_int_member_with_default (r, "pid", 0));
+    add_string (b, "command", json_object_get_string_member_with_default (r, "command", "?"), 64);
+    add_string (b, "remote", json_object_get_string_member_with_default (r, "remote", "?"), 64);
+    add_string (b, "reason", json_object_get_string_member_with_default (r, "reason", "?"), 256);
+    json_builder_end_object (b);
+  }
+  json_builder_end_array (b);
+}
+
 static void
 print_json (const BwssDomainStats *ds, const BwssFlowInfo *rows, size_t n)
 {
@@ -87,6 +140,8 @@ print_json (const BwssDomainStats *ds, const BwssFlowInfo *rows, size_t n)
   add_rate (b, "aggregate_bps", ds->controller_pid ? ds->aggregate_bps : -1);
   json_builder_set_member_name (b, "suspended");
   json_builder_add_boolean_value (b, ds->suspended);
+  g_autoptr (JsonObject) st = read_bwssd_status ();
+  add_bwssd (b, st);
   json_builder_set_member_name (b, "flows");
   json_builder_begin_array (b);
   for (size_t i = 0; i < n; i++) {
@@ -94,6 +149,7 @@ print_json (const BwssDomainStats *ds, const BwssFlowInfo *rows, size_t n)
     json_builder_begin_object (b);
     add_number (b, "pid", f->pid);
     add_string (b, "command", f->comm, sizeof f->comm);
+    add_string (b, "origin", f->origin, sizeof f->origin);
     add_string (b, "local", f->local, sizeof f->local);
     add_string (b, "remote", f->remote, sizeof f->remote);
     add_number (b, "priority", f->stats.prefs.priority);
@@ -159,12 +215,14 @@ print_table (const BwssDomainStats *ds, const BwssFlowInfo *rows, size_t n)
             bwss_loop_name (ds->loop), bwss_phase_name (ds->phase), sigma, agg, n);
   else
     printf ("no controller (windows are the kernel's)  flows %zu\n", n);
-  printf ("%7s %-12s %-22s %-22s %4s %8s %6s %8s %8s %7s %7s %8s %8s\n", "PID", "COMMAND", "LOCAL",
-          "REMOTE", "PRIO", "MIN", "WEIGHT", "TARGET", "RATE", "RTT", "BASE", "WINDOW", "READS");
+  printf ("%7s %-12s %-14s %-22s %-22s %4s %8s %6s %8s %8s %7s %7s %8s %8s\n", "PID", "COMMAND",
+          "ORIGIN", "LOCAL", "REMOTE", "PRIO", "MIN", "WEIGHT", "TARGET", "RATE", "RTT", "BASE",
+          "WINDOW", "READS");
   for (size_t i = 0; i < n; i++) {
     const BwssFlowInfo *f = &rows[i];
-    char min[32], target[32], rate[32], win[32], comm[17], local[65], remote[65];
+    char min[32], target[32], rate[32], win[32], comm[17], origin[BWSS_ORIGIN_MAX], local[65], remote[65];
     printable (comm, sizeof comm, f->comm, sizeof f->comm);
+    printable (origin, sizeof origin, f->origin, sizeof f->origin);
     printable (local, sizeof local, f->local, sizeof f->local);
     printable (remote, sizeof remote, f->remote, sizeof f->remote);
     fmt_rate (min, sizeof min, f->stats.prefs.min_rate_bps);
@@ -179,9 +237,22 @@ print_table (const BwssDomainStats *ds, const BwssFlowInfo *rows, size_t n)
       fmt_rate (reads, sizeof reads, f->stats.read_rate_bps);
     else
       g_snprintf (reads, sizeof reads, "free");
-    printf ("%7d %-12.12s %-22.22s %-22.22s %4d %8s %6.3g %8s %8s %5.1fms %5.1fms %8s %8s\n", f->pid,
-            comm, local, remote, f->stats.prefs.priority, min, f->stats.prefs.weight, target, rate,
+    printf ("%7d %-12.12s %-14.14s %-22.22s %-22.22s %4d %8s %6.3g %8s %8s %5.1fms %5.1fms %8s %8s\n",
+            f->pid, comm, origin, local, remote, f->stats.prefs.priority, min, f->stats.prefs.weight, target, rate,
             f->stats.rtt_us / 1000.0, f->stats.base_rtt_us / 1000.0, win, reads);
+  }
+  g_autoptr (JsonObject) st = read_bwssd_status ();
+  JsonArray *a = st ? not_adopted (st) : NULL;
+  if (a && json_array_get_length (a) > 0)
+    printf ("not adopted by bwssd %" G_GINT64_FORMAT ":\n", json_object_get_int_member_with_default (st, "pid", 0));
+  for (guint i = 0; a && i < json_array_get_length (a); i++) {
+    JsonObject *r = json_array_get_object_element (a, i);
+    char comm[17], remote[65], reason[257];
+    printable (comm, sizeof comm, json_object_get_string_member_with_default (r, "command", "?"), 16);
+    printable (remote, sizeof remote, json_object_get_string_member_with_default (r, "remote", "?"), 64);
+    printable (reason, sizeof reason, json_object_get_string_member_with_default (r, "reason", "?"), 256);
+    printf ("%7" G_GINT64_FORMAT " %-12.12s %-22.22s %s\n", json_object_get_int_member_with_default (r, "pid", 0),
+            comm, remote, reason);
   }
   fflush (stdout);
 }

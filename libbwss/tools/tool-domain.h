@@ -10,4 +10,12 @@
  * it never means the default. */
 char *tool_domain_name_problem (const char *opt);
 
+/* Returns the domain name in force (@opt, else $BWSS_DOMAIN, else
+ * "bwss-<euid>"), checked by tool_domain_name_problem() first. */
+char *tool_domain_name (const char *opt);
+
+/* Returns the path of bwssd's status file for the domain in force: next to
+ * the domain's segment, "/dev/shm/<name>.bwssd" (g_free() it). */
+char *tool_domain_bwssd_status (const char *opt);
+
 #endif

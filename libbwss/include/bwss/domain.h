@@ -77,6 +77,21 @@ BWSS_API void bwss_domain_close (BwssDomain *d);
  * domain at a later dispatch (and stays unconstrained until then). */
 BWSS_API int  bwss_flow_register (BwssDomain *d, int fd, const BwssPrefs *prefs,
                                   BwssFlow **out);
+/* Longest origin of a flow, with its terminating NUL. */
+#define BWSS_ORIGIN_MAX 32
+
+/* As bwss_flow_register(), saying how the flow got in and whose socket it
+ * is.  @origin (NULL: "registered", what bwss_flow_register() records):
+ * 1 to BWSS_ORIGIN_MAX - 1 printable ASCII characters, e.g. "shim" or "rule
+ * browser"; bwss-top shows it.  @owner_pid: 0 if @fd is this process's own
+ * socket, else the process whose socket @fd duplicates (bwssd adopts other
+ * processes' flows through pidfd_getfd(2)); the domain lists the flow under
+ * that process's pid and name.  The flow lives as long as this process and
+ * @fd: the caller unregisters it when the owner closes its socket.  Returns
+ * what bwss_flow_register() does, BWSS_EINVAL for a bad @origin or a
+ * negative @owner_pid. */
+BWSS_API int  bwss_flow_register_as (BwssDomain *d, int fd, const BwssPrefs *prefs,
+                                     const char *origin, pid_t owner_pid, BwssFlow **out);
 /* Changes @f's preferences (checked as above); never waits either. */
 BWSS_API int  bwss_flow_set_prefs (BwssFlow *f, const BwssPrefs *prefs);
 
@@ -141,8 +156,11 @@ BWSS_API int bwss_domain_set_suspended (BwssDomain *d, bool suspended);
 
 /* One flow of the whole domain, for bwss-top. */
 typedef struct {
-  pid_t         pid;
-  char          comm[16];
+  pid_t         pid;         /* the socket's owner */
+  pid_t         participant; /* the process that registered it (pid, or bwssd for an adopted flow) */
+  uint64_t      inode;       /* of the socket */
+  char          origin[BWSS_ORIGIN_MAX]; /* bwss_flow_register_as() */
+  char          comm[16];    /* of pid */
   char          local[64];   /* "addr:port" / "[addr]:port" */
   char          remote[64];
   BwssFlowStats stats;

@@ -1,0 +1,382 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* adopt-rules.c — bwssd's rules file (see adopt-rules.h). */
+#include <string.h>
+#include "adopt-rules.h"
+
+#define DEFAULT_GROUP "default"
+
+static const char *const match_keys[] = { "exe", "unit", "remote-port", "remote-address", NULL };
+static const char *const action_keys[] = { "priority", "min-rate", "weight", "adopt", NULL };
+
+static void
+rule_free (gpointer data)
+{
+  AdoptRule *r = data;
+  if (r == NULL)
+    return;
+  g_free (r->name);
+  g_strfreev (r->exe);
+  g_strfreev (r->unit);
+  if (r->ports)
+    g_array_unref (r->ports);
+  if (r->masks)
+    g_ptr_array_unref (r->masks);
+  g_free (r);
+}
+
+/* Returns a rule named @name with the built-in preferences: priority 0, no
+ * minimum, weight 1 (what bwss-run gives a program without options). */
+static AdoptRule *
+rule_new (const char *name)
+{
+  AdoptRule *r = g_new0 (AdoptRule, 1);
+  r->name = g_strdup (name);
+  r->prefs = (BwssPrefs) { .priority = 0, .min_rate_bps = 0, .weight = 1 };
+  r->adopt = TRUE;
+  return r;
+}
+
+AdoptRules *
+adopt_rules_builtin (void)
+{
+  AdoptRules *r = g_new0 (AdoptRules, 1);
+  r->rules = g_ptr_array_new_with_free_func (rule_free);
+  r->fallback = rule_new (DEFAULT_GROUP);
+  return r;
+}
+
+void
+adopt_rules_free (AdoptRules *r)
+{
+  if (r == NULL)
+    return;
+  g_free (r->path);
+  g_ptr_array_unref (r->rules);
+  rule_free (r->fallback);
+  g_free (r);
+}
+
+/* Returns @line with the spaces around it cut off (in place). */
+static char *
+trim (char *line)
+{
+  return g_strstrip (line);
+}
+
+/* Returns the 1-based line of @key in [@group] of @text, or of the group's
+ * header if @key is NULL; 0 if not found. */
+static int
+line_of (const char *text, const char *group, const char *key)
+{
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  gboolean in_group = FALSE;
+  for (int i = 0; lines[i]; i++) {
+    char *l = trim (lines[i]);
+    if (l[0] == '[') {
+      char *end = strrchr (l, ']');
+      if (end) {
+        *end = '\0';
+        in_group = g_strcmp0 (l + 1, group) == 0;
+        if (in_group && key == NULL)
+          return i + 1;
+      }
+      continue;
+    }
+    char *eq = strchr (l, '=');
+    if (in_group && key && eq) {
+      *eq = '\0';
+      if (g_strcmp0 (trim (l), key) == 0)
+        return i + 1;
+    }
+  }
+  return 0;
+}
+
+/* Sets @error to "PATH:LINE: [GROUP] KEY: MESSAGE". */
+static void G_GNUC_PRINTF (6, 7)
+fail (GError **error, const char *path, const char *text, const char *group, const char *key,
+      const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  int line = line_of (text, group, key);
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "%s:%d: [%s]%s%s: %s",
+               path, line, group, key ? " " : "", key ? key : "", msg);
+}
+
+/* Returns FALSE, with @error naming the line, if a line of @text is neither
+ * blank, a comment, a group header nor "key=value" (GKeyFile's own message
+ * does not say which line). */
+static gboolean
+check_lines (const char *path, const char *text, GError **error)
+{
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  for (int i = 0; lines[i]; i++) {
+    const char *l = trim (lines[i]);
+    gboolean ok = l[0] == '\0' || l[0] == '#'
+                  || (l[0] == '[' && l[strlen (l) - 1] == ']' && strlen (l) > 2)
+                  || (strchr (l, '=') != NULL && l[0] != '=');
+    if (!ok) {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_PARSE,
+                   "%s:%d: '%s' is neither a [group], a key=value nor a # comment", path, i + 1, l);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+/* Returns the ';'-separated list of @key in @group, each item trimmed,
+ * empty items refused; NULL with @error set if one is empty. */
+static GStrv
+get_list (GKeyFile *kf, const char *path, const char *text, const char *group, const char *key,
+          GError **error)
+{
+  g_auto (GStrv) raw = g_key_file_get_string_list (kf, group, key, NULL, NULL);
+  if (raw == NULL || raw[0] == NULL) {
+    fail (error, path, text, group, key, "an empty list");
+    return NULL;
+  }
+  for (int i = 0; raw[i]; i++)
+    if (trim (raw[i])[0] == '\0') {
+      fail (error, path, text, group, key, "an empty item in the list");
+      return NULL;
+    }
+  return g_steal_pointer (&raw);
+}
+
+/* Reads the match keys of @group into @r.  Returns FALSE with @error set. */
+static gboolean
+read_matches (GKeyFile *kf, const char *path, const char *text, const char *group, AdoptRule *r,
+              GError **error)
+{
+  if (g_key_file_has_key (kf, group, "exe", NULL)
+      && (r->exe = get_list (kf, path, text, group, "exe", error)) == NULL)
+    return FALSE;
+  if (g_key_file_has_key (kf, group, "unit", NULL)
+      && (r->unit = get_list (kf, path, text, group, "unit", error)) == NULL)
+    return FALSE;
+  if (g_key_file_has_key (kf, group, "remote-port", NULL)) {
+    g_auto (GStrv) ports = get_list (kf, path, text, group, "remote-port", error);
+    if (ports == NULL)
+      return FALSE;
+    r->ports = g_array_new (FALSE, FALSE, sizeof (guint16));
+    for (int i = 0; ports[i]; i++) {
+      uint64_t port;
+      if (bwss_parse_count (ports[i], 65535, &port) != 0 || port == 0) {
+        fail (error, path, text, group, "remote-port", "'%s' is not a port (1 to 65535)", ports[i]);
+        return FALSE;
+      }
+      guint16 p = (guint16) port;
+      g_array_append_val (r->ports, p);
+    }
+  }
+  if (g_key_file_has_key (kf, group, "remote-address", NULL)) {
+    g_auto (GStrv) addrs = get_list (kf, path, text, group, "remote-address", error);
+    if (addrs == NULL)
+      return FALSE;
+    r->masks = g_ptr_array_new_with_free_func (g_object_unref);
+    for (int i = 0; addrs[i]; i++) {
+      GInetAddressMask *m = g_inet_address_mask_new_from_string (addrs[i], NULL);
+      if (m == NULL) {
+        fail (error, path, text, group, "remote-address",
+              "'%s' is not an address nor an address/length mask", addrs[i]);
+        return FALSE;
+      }
+      g_ptr_array_add (r->masks, m);
+    }
+  }
+  return TRUE;
+}
+
+/* Reads the action keys of @group into @r.  Returns FALSE with @error set. */
+static gboolean
+read_actions (GKeyFile *kf, const char *path, const char *text, const char *group, AdoptRule *r,
+              GError **error)
+{
+  g_autofree char *prio = g_key_file_get_value (kf, group, "priority", NULL);
+  g_autofree char *min = g_key_file_get_value (kf, group, "min-rate", NULL);
+  g_autofree char *weight = g_key_file_get_value (kf, group, "weight", NULL);
+  g_autofree char *adopt = g_key_file_get_value (kf, group, "adopt", NULL);
+  if (prio && bwss_parse_priority (trim (prio), &r->prefs.priority) != 0) {
+    fail (error, path, text, group, "priority", "'%s' is not a priority (an integer from %d to %d)",
+          prio, BWSS_PRIORITY_MIN, BWSS_PRIORITY_MAX);
+    return FALSE;
+  }
+  if (min && bwss_parse_rate (trim (min), &r->prefs.min_rate_bps) != 0) {
+    fail (error, path, text, group, "min-rate", "'%s' is not a rate (e.g. 500k, 2.5M, 960000)", min);
+    return FALSE;
+  }
+  if (weight && bwss_parse_weight (trim (weight), &r->prefs.weight) != 0) {
+    fail (error, path, text, group, "weight", "'%s' is not a weight (a decimal number from 0)", weight);
+    return FALSE;
+  }
+  if (adopt) {
+    const char *a = trim (adopt);
+    if (g_strcmp0 (a, "true") != 0 && g_strcmp0 (a, "false") != 0) {
+      fail (error, path, text, group, "adopt", "'%s' is neither true nor false", a);
+      return FALSE;
+    }
+    r->adopt = g_strcmp0 (a, "true") == 0;
+  }
+  return TRUE;
+}
+
+/* Returns TRUE if @key is one a group may hold. */
+static gboolean
+key_is_known (const char *key, gboolean is_default)
+{
+  if (g_strv_contains (action_keys, key))
+    return TRUE;
+  return !is_default && g_strv_contains (match_keys, key);
+}
+
+/* Returns the rule of @group, or NULL with @error set. */
+static AdoptRule *
+read_group (GKeyFile *kf, const char *path, const char *text, const char *group, GError **error)
+{
+  gboolean is_default = g_strcmp0 (group, DEFAULT_GROUP) == 0;
+  g_auto (GStrv) keys = g_key_file_get_keys (kf, group, NULL, NULL);
+  gboolean has_match = FALSE;
+  for (int i = 0; keys && keys[i]; i++) {
+    if (!key_is_known (keys[i], is_default)) {
+      fail (error, path, text, group, keys[i], is_default && g_strv_contains (match_keys, keys[i])
+            ? "[default] takes what no rule matched: it has no match keys"
+            : "unknown key (match: exe, unit, remote-port, remote-address; "
+              "action: priority, min-rate, weight, adopt)");
+      return NULL;
+    }
+    has_match |= g_strv_contains (match_keys, keys[i]);
+  }
+  if (!is_default && !has_match) {
+    fail (error, path, text, group, NULL,
+          "a rule needs a match key (exe, unit, remote-port or remote-address)");
+    return NULL;
+  }
+  AdoptRule *r = rule_new (group);
+  if (!read_matches (kf, path, text, group, r, error) || !read_actions (kf, path, text, group, r, error)) {
+    rule_free (r);
+    return NULL;
+  }
+  return r;
+}
+
+AdoptRules *
+adopt_rules_parse (const char *path, const char *text, GError **error)
+{
+  if (!check_lines (path, text, error))
+    return NULL;
+  g_autoptr (GKeyFile) kf = g_key_file_new ();
+  g_autoptr (GError) kerr = NULL;
+  if (!g_key_file_load_from_data (kf, text, (gsize) -1, G_KEY_FILE_NONE, &kerr)) {
+    g_set_error (error, G_KEY_FILE_ERROR, kerr->code, "%s: %s", path, kerr->message);
+    return NULL;
+  }
+  g_autoptr (AdoptRules) rules = adopt_rules_builtin ();
+  rules->path = g_strdup (path);
+  g_auto (GStrv) groups = g_key_file_get_groups (kf, NULL);
+  for (int i = 0; groups[i]; i++) {
+    AdoptRule *r = read_group (kf, path, text, groups[i], error);
+    if (r == NULL)
+      return NULL;
+    if (g_strcmp0 (groups[i], DEFAULT_GROUP) == 0) {
+      rule_free (rules->fallback);
+      rules->fallback = r;
+    } else {
+      g_ptr_array_add (rules->rules, r);
+    }
+  }
+  return g_steal_pointer (&rules);
+}
+
+AdoptRules *
+adopt_rules_load (const char *path, GError **error)
+{
+  g_autofree char *text = NULL;
+  g_autoptr (GError) ferr = NULL;
+  if (!g_file_get_contents (path, &text, NULL, &ferr)) {
+    g_set_error (error, G_FILE_ERROR, ferr->code, "%s", ferr->message);
+    return NULL;
+  }
+  if (!g_utf8_validate (text, -1, NULL)) {
+    g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_UNKNOWN_ENCODING, "%s: not UTF-8 text", path);
+    return NULL;
+  }
+  return adopt_rules_parse (path, text, error);
+}
+
+/* ---- matching: one predicate per match key; an unset key matches ---- */
+
+static gboolean
+exe_matches (const AdoptRule *r, const AdoptSubject *s)
+{
+  if (r->exe == NULL)
+    return TRUE;
+  g_autofree char *base = s->exe ? g_path_get_basename (s->exe) : NULL;
+  for (int i = 0; r->exe[i]; i++) {
+    const char *pat = r->exe[i];
+    if (strchr (pat, '/')) {
+      if (s->exe && g_pattern_match_simple (pat, s->exe))
+        return TRUE;
+    } else if ((base && g_pattern_match_simple (pat, base))
+               || (s->comm && g_pattern_match_simple (pat, s->comm))) {
+      return TRUE;
+    }
+  }
+  return FALSE;
+}
+
+static gboolean
+unit_matches (const AdoptRule *r, const AdoptSubject *s)
+{
+  if (r->unit == NULL)
+    return TRUE;
+  if (s->cgroup == NULL)
+    return FALSE;
+  g_auto (GStrv) parts = g_strsplit (s->cgroup, "/", -1);
+  for (int i = 0; r->unit[i]; i++)
+    for (int j = 0; parts[j]; j++)
+      if (parts[j][0] && g_pattern_match_simple (r->unit[i], parts[j]))
+        return TRUE;
+  return FALSE;
+}
+
+static gboolean
+port_matches (const AdoptRule *r, const AdoptSubject *s)
+{
+  if (r->ports == NULL)
+    return TRUE;
+  for (guint i = 0; i < r->ports->len; i++)
+    if (g_array_index (r->ports, guint16, i) == s->remote_port)
+      return TRUE;
+  return FALSE;
+}
+
+static gboolean
+address_matches (const AdoptRule *r, const AdoptSubject *s)
+{
+  if (r->masks == NULL)
+    return TRUE;
+  if (s->remote == NULL)
+    return FALSE;
+  for (guint i = 0; i < r->masks->len; i++) {
+    GInetAddressMask *m = g_ptr_array_index (r->masks, i);
+    if (g_inet_address_mask_get_family (m) == g_inet_address_get_family (s->remote)
+        && g_inet_address_mask_matches (m, s->remote))
+      return TRUE;
+  }
+  return FALSE;
+}
+
+const AdoptRule *
+adopt_rules_match (const AdoptRules *r, const AdoptSubject *subject)
+{
+  for (guint i = 0; i < r->rules->len; i++) {
+    const AdoptRule *rule = g_ptr_array_index (r->rules, i);
+    if (exe_matches (rule, subject) && unit_matches (rule, subject) && port_matches (rule, subject)
+        && address_matches (rule, subject))
+      return rule;
+  }
+  return r->fallback;
+}

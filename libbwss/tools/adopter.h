@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * adopter.h — bwssd's adoption of the user's TCP flows.
+ *
+ * Each scan (adopter_scan(), every ADOPT_SCAN_MS) reads the namespace's TCP
+ * sockets with sock_diag and:
+ *
+ *   rule | condition                                         | action
+ *   gone | an adopted socket is closed, or its owner no      | unregister it, close the
+ *        | longer holds it (its fd now names something else) | duplicate, tell the watchdog
+ *   owned| another participant registered an adopted socket  | the same: its preferences win
+ *   new  | a socket of this user, ESTABLISHED, not in the    | find its process in /proc,
+ *        | domain, that has received ADOPT_MIN_BYTES and more| match the rules, duplicate
+ *        | since the last scan                               | it (pidfd_getfd), register it
+ *   no   | the duplicate or the registration fails, or the   | list it with the reason until
+ *        | rule says adopt=false                             | it closes; never retried
+ *
+ * Adopted flows are registered with bwss_flow_register_as() under the
+ * owner's pid and origin "rule NAME" or "default"; the domain controls them
+ * like any other flow, bwssd applying their windows through its duplicates.
+ * The status (what was not adopted and why) goes to a JSON file next to the
+ * domain's segment, which bwss-top shows.
+ */
+#ifndef BWSS_ADOPTER_H
+#define BWSS_ADOPTER_H
+
+#include <glib.h>
+#include <bwss/domain.h>
+#include "adopt-rules.h"
+#include "adopt-watchdog.h"
+
+#define ADOPT_SCAN_MS 250            /* a flow is adopted within two scans */
+#define ADOPT_MIN_BYTES 32768        /* a flow that received less is not a download yet */
+
+typedef struct Adopter Adopter;
+
+/* Returns an adopter for domain @d, writing its status to @status_path (NULL:
+ * none).  Takes @rules.  @watchdog and @d must outlive it. */
+Adopter *adopter_new (BwssDomain *d, AdoptWatchdog *watchdog, AdoptRules *rules,
+                      const char *status_path, const char *capability);
+
+/* Replaces the rules (taking @rules) and applies them to the adopted flows. */
+void adopter_set_rules (Adopter *a, AdoptRules *rules);
+
+/* Returns the rules in force. */
+const AdoptRules *adopter_rules (const Adopter *a);
+
+/* One scan (the rule table above). */
+void adopter_scan (Adopter *a);
+
+/* Returns the number of flows adopted now. */
+guint adopter_count (const Adopter *a);
+
+/* Gives every adopted flow back (its clamp restored), removes the status
+ * file and frees @a. */
+void adopter_free (Adopter *a);
+
+#endif

@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * bwssd — the user's BWSS daemon: the domain's controller, and the adopter
+ * of every TCP download of the user that no participant registered (a
+ * browser, a game's updater, a torrent client started without bwss-run).
+ *
+ *   bwssd [--foreground] [--domain NAME] [--rules FILE]
+ *
+ * Rules (adopt-rules.h, docs/adopt.md) come from --rules, else
+ * $XDG_CONFIG_HOME/bwss/rules.conf, else SYSCONFDIR/bwss/rules.conf, else
+ * the built-in default (every flow at priority 0, weight 1).  They are read
+ * again when the file changes and on SIGHUP; a bad file is reported once
+ * (file:line: key) and the rules in force stay.  SIGTERM and SIGINT give
+ * every adopted flow back to the kernel and exit 0; if bwssd dies any other
+ * way, its watchdog does that (adopt-watchdog.h).  One bwssd per domain.
+ *
+ * Exit status: 0; 1 if it cannot run (another bwssd, no domain); 2 for a
+ * usage error (options, a bad --domain, a bad --rules file at start).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <unistd.h>
+#include <glib.h>
+#include <glib-unix.h>
+#include <gio/gio.h>
+#include <bwss/bwss-glib.h>
+#include <bwss/domain.h>
+#include "adopt-proc.h"
+#include "adopt-rules.h"
+#include "adopt-watchdog.h"
+#include "adopter.h"
+#include "tool-domain.h"
+
+static gboolean opt_foreground;
+static gchar *opt_domain;
+static gchar *opt_rules;
+
+static GOptionEntry entries[] = {
+  { "foreground", 'f', 0, G_OPTION_ARG_NONE, &opt_foreground, "Do not detach (for systemd and the terminal)", NULL },
+  { "domain", 0, 0, G_OPTION_ARG_STRING, &opt_domain, "Domain name (default $BWSS_DOMAIN, else per user)", "NAME" },
+  { "rules", 'r', 0, G_OPTION_ARG_FILENAME, &opt_rules, "Rules file (default $XDG_CONFIG_HOME/bwss/rules.conf)", "FILE" },
+  { NULL }
+};
+
+typedef struct {
+  GMainLoop    *loop;
+  Adopter      *adopter;
+  char         *user_rules;    /* the file watched: --rules, or the user's */
+  GFileMonitor *monitor;
+} Daemon;
+
+/* Returns the rules file in force: --rules, the user's if it exists, the
+ * system's if it exists, else NULL (built in). */
+static char *
+rules_path (void)
+{
+  if (opt_rules)
+    return g_strdup (opt_rules);
+  g_autofree char *user = g_build_filename (g_get_user_config_dir (), "bwss", "rules.conf", NULL);
+  if (g_file_test (user, G_FILE_TEST_EXISTS))
+    return g_steal_pointer (&user);
+  g_autofree char *sys = g_build_filename (BWSS_SYSCONFDIR, "bwss", "rules.conf", NULL);
+  if (g_file_test (sys, G_FILE_TEST_EXISTS))
+    return g_steal_pointer (&sys);
+  return NULL;
+}
+
+/* Returns the rules now in force on disk, or NULL with @error set. */
+static AdoptRules *
+load_rules (GError **error)
+{
+  g_autofree char *path = rules_path ();
+  return path ? adopt_rules_load (path, error) : adopt_rules_builtin ();
+}
+
+/* Reads the rules again; a bad file changes nothing. */
+static void
+reload (Daemon *dm)
+{
+  g_autoptr (GError) error = NULL;
+  AdoptRules *r = load_rules (&error);
+  if (r == NULL) {
+    g_printerr ("bwssd: %s (the rules in force stay)\n", error->message);
+    return;
+  }
+  g_printerr ("bwssd: rules from %s: %u rules and [default]\n", r->path ? r->path : "(built in)",
+              r->rules->len);
+  adopter_set_rules (dm->adopter, r);
+}
+
+static gboolean
+on_hup (gpointer data)
+{
+  reload (data);
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+on_term (gpointer data)
+{
+  Daemon *dm = data;
+  g_main_loop_quit (dm->loop);
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+on_scan (gpointer data)
+{
+  Daemon *dm = data;
+  adopter_scan (dm->adopter);
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+on_rules_changed (GFileMonitor *m, GFile *file, GFile *other, GFileMonitorEvent ev, gpointer data)
+{
+  if (ev == G_FILE_MONITOR_EVENT_CHANGES_DONE_HINT || ev == G_FILE_MONITOR_EVENT_CREATED
+      || ev == G_FILE_MONITOR_EVENT_DELETED || ev == G_FILE_MONITOR_EVENT_RENAMED
+      || ev == G_FILE_MONITOR_EVENT_MOVED_IN)
+    reload (data);
+}
+
+/* Takes the one-bwssd-per-domain lock.  Returns its fd, or -1 with a
+ * message. */
+static int
+single_instance (const char *domain)
+{
+  g_autofree char *name = tool_domain_name (domain);
+  g_autofree char *path = g_strdup_printf ("/dev/shm/%s.bwssd.lock", name);
+  int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) {
+    g_printerr ("bwssd: cannot open %s: %s\n", path, g_strerror (errno));
+    return -1;
+  }
+  if (flock (fd, LOCK_EX | LOCK_NB) != 0) {
+    g_printerr ("bwssd: another bwssd runs for domain %s\n", name);
+    close (fd);
+    return -1;
+  }
+  return fd;
+}
+
+int
+main (int argc, char **argv)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GOptionContext) ctx = g_option_context_new (NULL);
+  g_option_context_set_summary (ctx, "The user's BWSS daemon: controls the domain and adopts every "
+                                "TCP download of the user,\nwith the preferences of a rules file.");
+  g_option_context_set_description (ctx,
+      "Rules: --rules, else $XDG_CONFIG_HOME/bwss/rules.conf, else " BWSS_SYSCONFDIR "/bwss/rules.conf.\n"
+      "SIGHUP reads them again.  Exit status: 0; 1 if it cannot run; 2 for a usage error.");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  if (!g_option_context_parse (ctx, &argc, &argv, &error)) {
+    g_printerr ("bwssd: %s\n", error->message);
+    return 2;
+  }
+  if (argc > 1) {
+    g_printerr ("bwssd: unexpected argument '%s'\n", argv[1]);
+    return 2;
+  }
+  g_autofree char *bad_domain = tool_domain_name_problem (opt_domain);
+  if (bad_domain) {
+    g_printerr ("bwssd: %s\n", bad_domain);
+    return 2;
+  }
+  AdoptRules *rules = load_rules (&error);
+  if (rules == NULL && opt_rules) {
+    g_printerr ("bwssd: %s\n", error->message);
+    return 2;
+  }
+  if (rules == NULL) {
+    g_printerr ("bwssd: %s (built-in rules until it is fixed)\n", error->message);
+    g_clear_error (&error);
+    rules = adopt_rules_builtin ();
+  }
+  int lock = single_instance (opt_domain);
+  if (lock < 0) {
+    adopt_rules_free (rules);
+    return 1;
+  }
+  if (!opt_foreground && daemon (0, 1) != 0) {
+    g_printerr ("bwssd: cannot detach: %s\n", g_strerror (errno));
+    return 1;
+  }
+  /* before any thread exists (the domain's, GIO's) */
+  AdoptWatchdog watchdog;
+  int werr = adopt_watchdog_start (&watchdog);
+  if (werr)
+    g_printerr ("bwssd: no watchdog (%s): flows are given back on SIGTERM only\n", g_strerror (-werr));
+
+  gboolean can = FALSE;
+  g_autofree char *capability = adopt_proc_capability (&can);
+  g_printerr ("bwssd: %s\n", capability);
+  BwssDomain *domain = NULL;
+  int err = bwss_domain_open (opt_domain, 0, &domain);
+  if (err) {
+    g_printerr ("bwssd: cannot open the domain: %s\n", bwss_strerror (err));
+    adopt_rules_free (rules);
+    return 1;
+  }
+  g_printerr ("bwssd: rules from %s: %u rules and [default]\n",
+              rules->path ? rules->path : "(built in)", rules->rules->len);
+
+  Daemon dm = { 0 };
+  dm.loop = g_main_loop_new (NULL, FALSE);
+  g_autofree char *status = tool_domain_bwssd_status (opt_domain);
+  dm.adopter = adopter_new (domain, &watchdog, rules, status, capability);
+  guint dispatch = bwss_domain_attach (domain, NULL);
+  guint scan = can ? g_timeout_add (ADOPT_SCAN_MS, on_scan, &dm) : 0;
+  if (can)
+    on_scan (&dm);
+  dm.user_rules = opt_rules ? g_strdup (opt_rules)
+                            : g_build_filename (g_get_user_config_dir (), "bwss", "rules.conf", NULL);
+  g_autoptr (GFile) file = g_file_new_for_path (dm.user_rules);
+  dm.monitor = g_file_monitor_file (file, G_FILE_MONITOR_WATCH_MOVES, NULL, NULL);
+  if (dm.monitor)
+    g_signal_connect (dm.monitor, "changed", G_CALLBACK (on_rules_changed), &dm);
+  g_unix_signal_add (SIGHUP, on_hup, &dm);
+  g_unix_signal_add (SIGTERM, on_term, &dm);
+  g_unix_signal_add (SIGINT, on_term, &dm);
+
+  g_main_loop_run (dm.loop);
+
+  if (scan)
+    g_source_remove (scan);
+  g_source_remove (dispatch);
+  g_clear_object (&dm.monitor);
+  adopter_free (dm.adopter);           /* every adopted flow back to the kernel */
+  bwss_domain_close (domain);
+  g_main_loop_unref (dm.loop);
+  g_free (dm.user_rules);
+  close (lock);
+  return 0;
+}

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# bwssd on loopback, no privileges (issue 12), with real processes: a plain
+# curl download is adopted within 1 s and listed by bwss-top --json with its
+# rule's weight; a rules file with errors is refused naming file:line and
+# key, and the rules in force stay; a good change is picked up by the file
+# monitor; a flow registered by bwss-run keeps its own preferences; kill -9
+# of bwssd puts the socket's clamp back within 2 s (read from the socket
+# itself) and a restarted bwssd adopts it again; SIGTERM gives it back at
+# once; bad options and a second bwssd are refused.  (TAP.)
+# $1 bwssd, $2 bwss-top, $3 bwss-run, $4 sock-clamp.py
+set -u
+bwssd=$1 top=$2 run=$3 clamp=$4
+domain="bwss-test-bwssd-$$"
+export BWSS_DOMAIN=$domain
+tmp=$(mktemp -d)
+pids=
+trap 'kill -9 $pids 2>/dev/null; rm -rf "$tmp"; rm -f /dev/shm/$domain /dev/shm/$domain.*' EXIT
+trap 'exit 143' TERM
+n=0 failed=0
+ok () { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok () { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
+check () { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }
+now_ms () { date +%s%3N; }
+
+# the flow of @1 (pid) in bwss-top --json, as "origin weight window controlled", or nothing
+flow_of () {
+  "$top" --once --json 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for f in d["flows"]:
+    if f["pid"] == int(sys.argv[1]):
+        print(f["origin"].replace(" ", "_"), f["weight"], f["window_bytes"], f["controlled"])
+' "$1"
+}
+flows_of () { "$top" --once --json 2>/dev/null | python3 -c '
+import json, sys
+print(sum(1 for f in json.load(sys.stdin)["flows"] if f["pid"] == int(sys.argv[1])))' "$1"; }
+
+# wait until flow_of @1 matches the regex @2, at most @3 ms; prints the ms it took
+wait_flow () {
+  local t0 deadline
+  t0=$(now_ms); deadline=$((t0 + $3))
+  while [ "$(now_ms)" -lt $deadline ]; do
+    if flow_of "$1" | grep -Eq "$2"; then echo $(($(now_ms) - t0)); return 0; fi
+    sleep 0.05
+  done
+  return 1
+}
+
+truncate -s 4G "$tmp/big.bin"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+python3 -m http.server "$port" --bind 127.0.0.1 --directory "$tmp" >/dev/null 2>&1 &
+pids="$pids $!"
+for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
+url="http://127.0.0.1:$port/big.bin"
+
+cat >"$tmp/rules.conf" <<'RULES'
+# test rules
+[downloads]
+exe=curl
+weight=2
+
+[default]
+weight=1
+RULES
+
+start_bwssd () {
+  "$bwssd" --foreground --rules "$tmp/rules.conf" 2>>"$tmp/bwssd.log" &
+  bwssd_pid=$!
+  pids="$pids $bwssd_pid"
+  for _ in $(seq 100); do [ -e "/dev/shm/$domain.bwssd" ] && return 0; sleep 0.05; done
+  return 1
+}
+
+# ---- usage errors change nothing ----
+"$bwssd" --bogus 2>"$tmp/err"; rc=$?
+check "bwssd --bogus -> exit 2, one line" '[ $rc -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ]'
+"$bwssd" --foreground --domain "a/b" 2>"$tmp/err"; rc=$?
+check "bwssd --domain a/b -> exit 2 naming --domain" '[ $rc -eq 2 ] && grep -q -- "--domain" "$tmp/err"'
+printf '[x]\nexe=curl\nweight=heavy\n' >"$tmp/bad.conf"
+"$bwssd" --foreground --rules "$tmp/bad.conf" 2>"$tmp/err"; rc=$?
+check "bwssd --rules with a bad weight -> exit 2: $(cat "$tmp/err")" \
+  '[ $rc -eq 2 ] && grep -q "bad.conf:3: \[x\] weight:" "$tmp/err" && [ ! -e /dev/shm/$domain ]'
+
+# ---- adoption ----
+check "bwssd starts and writes its status" 'start_bwssd'
+check "bwssd says what it can adopt" 'grep -q "adopt" "$tmp/bwssd.log"'
+"$bwssd" --foreground --rules "$tmp/rules.conf" 2>"$tmp/err"; rc=$?
+check "a second bwssd for the domain -> exit 1: $(cat "$tmp/err")" '[ $rc -eq 1 ] && grep -q "another bwssd" "$tmp/err"'
+
+curl -s --limit-rate 1M -o /dev/null "$url" &
+curl_a=$!; pids="$pids $curl_a"
+ms=$(wait_flow $curl_a '^rule_downloads 2 [0-9]+ True$' 3000)
+check "plain curl adopted by rule 'downloads' (weight 2, controlled) in ${ms:-never} ms (<= 1000)" \
+  '[ -n "$ms" ] && [ "$ms" -le 1000 ]'
+
+# ---- rules: a bad file changes nothing, a good one is picked up ----
+cp "$tmp/rules.conf" "$tmp/good.conf"
+printf '# test rules\n[downloads]\nexe=curl\nweight=-3\n' >"$tmp/rules.conf.new"
+mv "$tmp/rules.conf.new" "$tmp/rules.conf"
+kill -HUP $bwssd_pid
+sleep 0.5
+check "a bad rules file is refused with file:line and key: $(grep 'rules.conf:4' "$tmp/bwssd.log" | head -1)" \
+  'grep -q "rules.conf:4: \[downloads\] weight: .* (the rules in force stay)" "$tmp/bwssd.log"'
+check "... and the rules in force stay (weight 2)" 'flow_of $curl_a | grep -Eq "^rule_downloads 2 "'
+printf '[downloads]\nexe=curl\nweight=3\n' >"$tmp/rules.conf.new"
+mv "$tmp/rules.conf.new" "$tmp/rules.conf"
+ms=$(wait_flow $curl_a '^rule_downloads 3 ' 3000)
+check "a fixed rules file is picked up without a signal (weight 3 in ${ms:-never} ms)" '[ -n "$ms" ]'
+
+# ---- a registered flow keeps its own preferences ----
+"$run" --weight 5 -- curl -s --limit-rate 1M -o /dev/null "$url" &
+runner=$!; pids="$pids $runner"
+sleep 1.5
+curl_b=$(pgrep -P $runner curl || echo $runner)
+check "curl under bwss-run --weight 5: listed once, as the shim registered it ($(flow_of $curl_b))" \
+  '[ "$(flows_of $curl_b)" = 1 ] && flow_of $curl_b | grep -Eq "^shim 5 "'
+kill $runner $curl_b 2>/dev/null
+
+# ---- fail-open: kill -9, restart, SIGTERM ----
+win=$(flow_of $curl_a | cut -d" " -f3)
+c_before=$("$clamp" $curl_a $port)
+check "the adopted socket's clamp is bwssd's window ($c_before = $win)" '[ "$c_before" = "$win" ]'
+watchdog=$(pgrep -P $bwssd_pid)
+kill -9 $bwssd_pid
+t0=$(now_ms) restored=
+while [ $(($(now_ms) - t0)) -lt 2000 ]; do
+  c=$("$clamp" $curl_a $port)
+  if [ "$c" != "$win" ]; then restored=$(($(now_ms) - t0)); break; fi
+  sleep 0.02
+done
+check "kill -9 of bwssd: clamp back to the kernel's in ${restored:-never} ms (now $c, was $win)" \
+  '[ -n "$restored" ] && [ "$c" -gt "$win" ]'
+sleep 0.3
+gone () { [ ! -e /proc/$1/stat ] || [ "$(sed 's/.*) //' /proc/$1/stat | cut -c1)" = Z ]; }
+check "... and its watchdog ($watchdog, $(cat /proc/$watchdog/comm 2>/dev/null || echo gone)) has exited" \
+  '[ -n "$watchdog" ] && gone $watchdog'
+start_bwssd
+ms=$(wait_flow $curl_a '^rule_downloads 3 [0-9]+ True$' 3000)
+check "a restarted bwssd adopts the flow again in ${ms:-never} ms" '[ -n "$ms" ] && [ "$ms" -le 1000 ]'
+sleep 0.5
+win=$(flow_of $curl_a | cut -d" " -f3)
+kill -TERM $bwssd_pid; wait $bwssd_pid; rc=$?
+c=$("$clamp" $curl_a $port)
+check "SIGTERM: exit 0, clamp back at once ($c, window was $win), status file gone" \
+  '[ $rc -eq 0 ] && [ "$c" -gt "$win" ] && [ ! -e /dev/shm/$domain.bwssd ]'
+
+kill $curl_a 2>/dev/null
+echo "1..$n"
+[ $failed -eq 0 ]
