@@ -28,6 +28,8 @@ def slug(text):
 
 
 def check_tools(sc, modes, build_dir):
+    if "bwss-adopt" in modes and not os.access(os.path.join(build_dir, "libbwss", "tools", "bwssd"), os.X_OK):
+        raise LabError("mode bwss-adopt needs bwssd: build it first (meson compile -C %s)" % build_dir)
     if any(m in BWSS_MODES for m in modes) and not os.access(
             os.path.join(build_dir, "libbwss", "tools", "bwss-run"), os.X_OK):
         raise LabError("the bwss modes need bwss-run: build it first (meson compile -C %s)" % build_dir)

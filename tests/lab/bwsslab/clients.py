@@ -124,6 +124,8 @@ def client_cmd(sc, mode, build_dir, kind, i=0, out_dir=None):
                     "bitrate=%d" % (sc.video_kbps * 1000), "min-rate=%d" % (sc.video_min_kbps * 1000),
                     "weight=%g" % sc.video_weight, "!", "fakesink", "sync=false"]
         return ["gst-launch-1.0", "-q", "souphttpsrc", "location=" + url, "!", "fakesink", "sync=false"]
+    if mode == "bwss-adopt" and kind == "bulk":
+        return base                                       # bwssd adopts it
     if bwss:
         run = os.path.join(build_dir, "libbwss", "tools", "bwss-run")
         if kind == "video":
@@ -138,3 +140,30 @@ def client_cmd(sc, mode, build_dir, kind, i=0, out_dir=None):
         share = left * sc.bulk_weight(i) / total
         return ["trickle", "-s", "-d", "%d" % max(1, int(share / 8))] + base
     return base
+
+
+def adopt_rules(sc):
+    """bwssd's rules file for mode bwss-adopt: one rule per bulk server
+    (matched by its address) with that download's weight."""
+    lines = ["# bwss-lab: mode bwss-adopt"]
+    for i in range(sc.bulk):
+        lines += ["", "[bulk%d]" % (i + 1), "remote-address=%s" % bulk_addr(i),
+                  "weight=%g" % sc.bulk_weight(i)]
+    return "\n".join(lines) + "\n"
+
+
+def start_bwssd(sc, work, build_dir, env, out_dir):
+    """Starts bwssd in the client namespace (mode bwss-adopt) and waits
+    until it has written its status; returns its process."""
+    rules = os.path.join(work, "rules.conf")
+    with open(rules, "w") as f:
+        f.write(adopt_rules(sc))
+    p = spawn(NS_C, [os.path.join(build_dir, "libbwss", "tools", "bwssd"), "--foreground",
+                     "--rules", rules], env=env, out=os.path.join(out_dir, "bwssd.log"))
+    remember(p.pid)
+    status = "/dev/shm/%s.bwssd" % env["BWSS_DOMAIN"]
+    for _ in range(100):
+        if os.path.exists(status):
+            return p
+        time.sleep(0.05)
+    die("bwssd did not start (see %s)" % os.path.join(out_dir, "bwssd.log"))

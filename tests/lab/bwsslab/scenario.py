@@ -9,8 +9,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Tuple
 
-MODES = ("tcp", "bwss", "bwss-paper", "trickle", "ideal")
-BWSS_MODES = ("bwss", "bwss-paper")       # the modes in which BWSS runs
+MODES = ("tcp", "bwss", "bwss-adopt", "bwss-paper", "trickle", "ideal")
+BWSS_MODES = ("bwss", "bwss-adopt", "bwss-paper")   # the modes in which BWSS runs
+# bwss-adopt: the bulk clients are plain curl, adopted by bwssd with a rules
+# file that gives each its weight (by the server's address); the video
+# client registers itself as in mode bwss
 VIDEO_CLIENTS = ("curl", "gst")
 # how the adaptive scenarios' player application is written (bwss-lab-player
 # --pipeline): GStreamer's legacy player (hlsdemux) or playbin3 (hlsdemux2)

@@ -49,6 +49,8 @@ def run_mode(sc, mode, build_dir, out_dir):
         cross_rx = clients.start_cross_receiver(sc, out_dir)
         if cross_rx:
             procs.append(cross_rx)
+        if mode == "bwss-adopt":
+            procs.append(clients.start_bwssd(sc, work, build_dir, env, out_dir))
         while time.monotonic() < t0:
             time.sleep(0.01)
         if sc.video:
@@ -99,8 +101,9 @@ def run_mode(sc, mode, build_dir, out_dir):
         if os.path.exists(os.path.join(work, "access.log")):
             shutil.copy(os.path.join(work, "access.log"), os.path.join(out_dir, "access.log"))
         topology.down(quiet=True)
-        if os.path.exists(shm):
-            os.unlink(shm)
+        for leftover in (shm, shm + ".bwssd", shm + ".bwssd.lock"):
+            if os.path.exists(leftover):
+                os.unlink(leftover)
         if os.environ.get("BWSS_LAB_KEEP"):
             print("  (kept %s)" % work)
         else:
