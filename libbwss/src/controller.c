@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bwss/control.h>
+#include "idmap.h"
 
 typedef struct {
   uint64_t    id;
@@ -55,6 +56,7 @@ struct BwssController {
   BwssParams        p;
   Flow             *flows;
   size_t            n, cap;
+  IdMap             index;       /* id → position in flows[] */
   BwssSigmaFlow    *sigma_view;  /* scratch for the paper's loop, cap entries */
   BwssCapacityFlow *cap_view;    /* scratch for the delay loop */
   BwssPrefs        *prefs;       /* scratch for the TRAS */
@@ -97,6 +99,7 @@ bwss_controller_free (BwssController *c)
   if (c == NULL)
     return;
   free (c->flows);
+  idmap_free (&c->index);
   free (c->sigma_view);
   free (c->cap_view);
   free (c->prefs);
@@ -117,13 +120,22 @@ paper_loop (const BwssController *c)
   return c->p.loop == BWSS_LOOP_PAPER;
 }
 
+/* Returns the flow with @id, or NULL: O(1) on average (the index). */
 static Flow *
 find (const BwssController *c, uint64_t id)
 {
+  uint32_t i;
+  return idmap_get (&c->index, id, &i) ? &c->flows[i] : NULL;
+}
+
+/* Builds the index again after flows[] moved (a removal).  Needs no
+ * memory: the map already held every one of these flows and one more. */
+static void
+reindex (BwssController *c)
+{
+  idmap_clear (&c->index);
   for (size_t i = 0; i < c->n; i++)
-    if (c->flows[i].id == id)
-      return &c->flows[i];
-  return NULL;
+    idmap_put (&c->index, c->flows[i].id, (uint32_t) i);
 }
 
 /* Grows *@ptr to @cap elements of @size; returns false on failure. */
@@ -165,6 +177,8 @@ bwss_controller_add_flow (BwssController *c, uint64_t id, const BwssPrefs *prefs
   int err = grow (c);
   if (err)
     return err;
+  if (!idmap_put (&c->index, id, (uint32_t) c->n))
+    return BWSS_ENOMEM;
   Flow *f = &c->flows[c->n++];
   memset (f, 0, sizeof *f);
   f->id = id;
@@ -206,6 +220,7 @@ bwss_controller_remove_flow (BwssController *c, uint64_t id, uint64_t now_us)
   size_t i = (size_t) (f - c->flows);
   memmove (&c->flows[i], &c->flows[i + 1], (c->n - i - 1) * sizeof *f);
   c->n--;
+  reindex (c);                 /* flows[] keeps its order: the allocation's ties follow it */
   c->reallocate = true;
   if (paper_loop (c))
     bwss_sigma_probe (&c->sigma, now_us);   /* flow stop (Sec. V-C) */

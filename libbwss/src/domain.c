@@ -139,6 +139,7 @@ struct Seg {
   uint32_t        ctl_gen[SEG_MAX_FLOWS];    /* gen the controller knows per slot */
   uint32_t        ctl_serial[SEG_MAX_FLOWS]; /* prefs serial it knows */
   uint8_t         gone[SEG_MAX_FLOWS];
+  uint32_t        ctl_hwm;                   /* ctl_gen[] is 0 from here on */
   uint64_t        lock_stuck_since;  /* first of the lock attempts failing since, 0 = none */
   uint64_t        role_stuck_since;  /* since when the role's holder does not beat */
   uint64_t        next_judge_us;
@@ -320,6 +321,7 @@ seg_reset_control (Seg *g)
   bwss_controller_free (g->ctl);
   g->ctl = NULL;
   memset (g->ctl_gen, 0, sizeof g->ctl_gen);
+  g->ctl_hwm = 0;
   memset (g->ctl_serial, 0, sizeof g->ctl_serial);
   memset (g->gone, 0, sizeof g->gone);
 }
@@ -922,7 +924,7 @@ bwss_domain_list_flows (BwssDomain *d, BwssFlowInfo *out, size_t max, size_t *n_
   const Segment *s = g->s;
   bool alive = controller_alive (s, now);
   size_t n = 0;
-  for (uint32_t i = 0; i < SEG_MAX_FLOWS && n < max; i++) {
+  for (uint32_t i = 0; i < s->slot_hwm && n < max; i++) {
     const SegSlot *sl = &s->slots[i];
     if (sl->state != SLOT_ACTIVE)
       continue;
@@ -1043,8 +1045,9 @@ suspend (Seg *g, Segment *s)
     bwss_controller_free (g->ctl);
     g->ctl = NULL;
     memset (g->ctl_gen, 0, sizeof g->ctl_gen);
+    g->ctl_hwm = 0;
   }
-  for (uint32_t i = 0; i < SEG_MAX_FLOWS; i++) {
+  for (uint32_t i = 0; i < s->slot_hwm; i++) {
     SegSlot *sl = &s->slots[i];
     sl->controlled = 0;
     sl->window_bytes = 0;
@@ -1075,7 +1078,8 @@ control (Seg *g, uint64_t now)
     seg_unlock (s);
     return;
   }
-  for (uint32_t i = 0; i < SEG_MAX_FLOWS; i++) {
+  uint32_t end = s->slot_hwm > g->ctl_hwm ? s->slot_hwm : g->ctl_hwm;
+  for (uint32_t i = 0; i < end; i++) {
     SegSlot *sl = &s->slots[i];
     bool active = sl->state == SLOT_ACTIVE;
     if (g->ctl_gen[i] && (!active || g->ctl_gen[i] != sl->gen)) {
@@ -1113,10 +1117,13 @@ control (Seg *g, uint64_t now)
       sl->bytes_received = k->bytes_received;
     }
   }
+  while (end > 0 && g->ctl_gen[end - 1] == 0)
+    end--;
+  g->ctl_hwm = end;
   bwss_controller_tick (g->ctl, now);
   BwssControllerStats st;
   bwss_controller_stats (g->ctl, &st);
-  for (uint32_t i = 0; i < SEG_MAX_FLOWS; i++) {
+  for (uint32_t i = 0; i < s->slot_hwm; i++) {
     SegSlot *sl = &s->slots[i];
     BwssFlowState fs;
     if (sl->state != SLOT_ACTIVE || g->ctl_gen[i] != sl->gen
@@ -1136,7 +1143,7 @@ control (Seg *g, uint64_t now)
     fprintf (stderr, "bwss[%d]: loop %s phase %s sigma %.0f U %.0f queue %.0f/%.0f us flows %u\n",
              (int) getpid (), bwss_loop_name (st.loop), bwss_phase_name (st.phase), st.sigma_bps,
              st.aggregate_bps, st.queue_us, st.queue_target_us, st.n_flows);
-    for (uint32_t i = 0; i < SEG_MAX_FLOWS; i++)
+    for (uint32_t i = 0; i < s->slot_hwm; i++)
       if (s->slots[i].state == SLOT_ACTIVE)
         fprintf (stderr, "bwss[%d]:   slot %u pid %d rate %.0f target %.0f window %u rtt %u mss %u bytes %llu\n",
                  (int) getpid (), i, s->slots[i].pid, s->slots[i].rate_bps, s->slots[i].target_bps,

@@ -272,6 +272,13 @@ out:
   return err;
 }
 
+static int
+by_inode (const void *a, const void *b)
+{
+  uint64_t x = ((const KnobInfo *) a)->inode, y = ((const KnobInfo *) b)->inode;
+  return x < y ? -1 : x > y;
+}
+
 int
 knob_dump (KnobDump *d)
 {
@@ -283,16 +290,16 @@ knob_dump (KnobDump *d)
   if (err == 0)
     err = dump_family (nl, AF_INET6, d);
   close (nl);
+  if (err == 0)
+    qsort (d->items, d->n, sizeof *d->items, by_inode);   /* for knob_dump_find() */
   return err;
 }
 
 const KnobInfo *
 knob_dump_find (const KnobDump *d, uint64_t inode)
 {
-  for (size_t i = 0; i < d->n; i++)
-    if (d->items[i].inode == inode)
-      return &d->items[i];
-  return NULL;
+  KnobInfo key = { .inode = inode };
+  return d->n ? bsearch (&key, d->items, d->n, sizeof *d->items, by_inode) : NULL;
 }
 
 void

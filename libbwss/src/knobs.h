@@ -52,9 +52,10 @@ typedef struct {
   size_t    n, cap;
 } KnobDump;
 
-/* Dumps the IPv4 and IPv6 TCP sockets of the namespace.  0 or -errno. */
+/* Dumps the IPv4 and IPv6 TCP sockets of the namespace, in inode order.
+ * 0 or -errno. */
 int  knob_dump (KnobDump *dump);
-/* Returns the entry with @inode, or NULL. */
+/* Returns the entry with @inode, or NULL (a binary search). */
 const KnobInfo *knob_dump_find (const KnobDump *dump, uint64_t inode);
 void knob_dump_clear (KnobDump *dump);
 

@@ -59,6 +59,9 @@
 #define UNFINISHED_US 500000ull
 /* Poll period while waiting for an unfinished segment, µs. */
 #define POLL_US       10000ull
+/* Processes a sweep remembers what /proc said of (most domains hold the
+ * flows of a handful). */
+#define SWEEP_MEMO    32
 /* Replace/create rounds before giving up (races with other creators). */
 #define MAX_ROUNDS    8
 
@@ -169,7 +172,7 @@ segment_validate (const Segment *s)
     return BWSS_EPERM;
   if (s->lock.__data.__kind != expected_kind ())
     return BWSS_EPROTO;
-  if (s->n_flows > SEG_MAX_FLOWS || s->phase > BWSS_PHASE_LAST || s->suspended > 1
+  if (s->n_flows > SEG_MAX_FLOWS || s->slot_hwm > SEG_MAX_FLOWS || s->phase > BWSS_PHASE_LAST || s->suspended > 1
       || s->controller_pid < 0 || bwss_loop_name (s->loop) == NULL)
     return BWSS_EPROTO;
   for (uint32_t i = 0; i < SEG_MAX_FLOWS; i++) {
@@ -516,15 +519,43 @@ segment_free_slot (Segment *s, uint32_t i)
   SlotWord freed = { .state = SLOT_FREE, .gen = w.gen + 1 };
   __atomic_store_n (&sl->state_gen, freed.word, __ATOMIC_RELEASE);
   memset ((char *) sl + sizeof sl->state_gen, 0, sizeof *sl - sizeof sl->state_gen);
+  while (s->slot_hwm > 0 && slot_word (&s->slots[s->slot_hwm - 1]).state == SLOT_FREE)
+    s->slot_hwm--;
+}
+
+/* What a sweep learned of the processes it asked /proc about. */
+typedef struct {
+  int32_t  pid[SWEEP_MEMO];
+  uint64_t start[SWEEP_MEMO];
+  bool     alive[SWEEP_MEMO];
+  uint32_t n;
+} SweepMemo;
+
+/* Returns proc_alive (@pid, @start), asking /proc only the first time a
+ * sweep meets the process (a domain's slots belong to a few processes). */
+static bool
+memo_alive (SweepMemo *m, int32_t pid, uint64_t start)
+{
+  for (uint32_t i = 0; i < m->n; i++)
+    if (m->pid[i] == pid && m->start[i] == start)
+      return m->alive[i];
+  bool alive = proc_alive (pid, start);
+  uint32_t i = m->n < SWEEP_MEMO ? m->n++ : (uint32_t) pid % SWEEP_MEMO;
+  m->pid[i] = pid;
+  m->start[i] = start;
+  m->alive[i] = alive;
+  return alive;
 }
 
 void
 segment_sweep (Segment *s)
 {
-  for (uint32_t i = 0; i < SEG_MAX_FLOWS; i++) {
+  SweepMemo memo = { .n = 0 };
+  for (uint32_t i = s->slot_hwm; i-- > 0;) {
     SegSlot *sl = &s->slots[i];
     uint32_t state = slot_word (sl).state;
-    if (state == SLOT_RELEASED || (state == SLOT_ACTIVE && !proc_alive (sl->pid, sl->starttime)))
+    if (state == SLOT_RELEASED
+        || (state == SLOT_ACTIVE && !memo_alive (&memo, sl->pid, sl->starttime)))
       segment_free_slot (s, i);
   }
 }
@@ -535,6 +566,8 @@ segment_activate_slot (Segment *s, uint32_t i, uint32_t gen)
   SlotWord w = { .state = SLOT_ACTIVE, .gen = gen };
   __atomic_store_n (&s->slots[i].state_gen, w.word, __ATOMIC_RELEASE);
   s->n_flows++;
+  if (i >= s->slot_hwm)
+    s->slot_hwm = i + 1;
 }
 
 bool

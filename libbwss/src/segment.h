@@ -24,8 +24,9 @@
 #define SEG_VERSION   6u        /* 2: `suspended`; 3: loop, queue, base RTT;
                                  * 4: controller_start, SLOT_RELEASED;
                                  * 5: read pacing (flags, read_rate_bps);
-                                 * 6: origin, owner_pid (adopted flows) */
-#define SEG_MAX_FLOWS 256u
+                                 * 6: origin, owner_pid (adopted flows),
+                                 *    10240 slots, slot_hwm */
+#define SEG_MAX_FLOWS ((uint32_t) BWSS_DOMAIN_MAX_FLOWS)
 
 enum {
   SLOT_FREE = 0,
@@ -74,7 +75,7 @@ typedef struct {
   uint32_t        slot_size;
   uint32_t        max_flows;
   uint32_t        owner_uid;
-  uint32_t        pad;
+  uint32_t        slot_hwm;        /* every slot from here on is FREE (loops stop here) */
   pthread_mutex_t lock;            /* robust, process-shared */
   /* written by the controller */
   int32_t         controller_pid;
@@ -152,9 +153,10 @@ typedef struct {
 int  segment_lock (const SegFile *f, uint64_t wait_us, bool judge, SegHolder *holder);
 void segment_unlock (Segment *s);
 
-/* Frees the slots of dead processes and RELEASED slots.  Lock held. */
+/* Frees the slots of dead processes and RELEASED slots.  Lock held.  Asks
+ * /proc about each process once per sweep, not once per slot. */
 void segment_sweep (Segment *s);
-/* Frees slot @i.  Lock held. */
+/* Frees slot @i (slot_hwm follows).  Lock held. */
 void segment_free_slot (Segment *s, uint32_t i);
 /* Publishes slot @i, filled by the caller, as ACTIVE with generation @gen.
  * Lock held. */

@@ -238,7 +238,7 @@ static GHashTable *
 registered_by_others (Adopter *ad)
 {
   GHashTable *set = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
-  static BwssFlowInfo rows[4096];
+  static BwssFlowInfo rows[BWSS_DOMAIN_MAX_FLOWS];
   size_t n = 0;
   if (bwss_domain_list_flows (ad->domain, rows, G_N_ELEMENTS (rows), &n) != 0)
     return set;

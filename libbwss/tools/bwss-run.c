@@ -29,9 +29,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include <glib.h>
+#include <glib-unix.h>
 #include <bwss/domain.h>
 #include "tool-domain.h"
 
@@ -59,11 +59,40 @@ static GOptionEntry entries[] = {
   { NULL }
 };
 
+/* The domain's dispatch period, ms (bwss/bwss-glib.h's). */
+#define DISPATCH_MS 10
+
 static pid_t child = -1;
 static volatile sig_atomic_t stop_requested;
 
+/* The parent's main loop: the command's exit, forwarded signals, Ctrl-Z
+ * and the domain's dispatch. */
+typedef struct {
+  GMainLoop       *loop;
+  BwssDomain      *domain;
+  int              wstatus;    /* the command's wait status */
+  struct sigaction tstp;
+} Run;
+
 static void
-forward (int sig)
+on_child_exit (GPid pid, gint wstatus, gpointer data)
+{
+  Run *run = data;
+  run->wstatus = wstatus;
+  g_spawn_close_pid (pid);
+  g_main_loop_quit (run->loop);
+}
+
+static gboolean
+on_forward (gpointer data)
+{
+  if (child > 0)
+    kill (child, GPOINTER_TO_INT (data));
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+forward_quit (int sig)
 {
   if (child > 0)
     kill (child, sig);
@@ -177,6 +206,20 @@ stop_and_continue (BwssDomain *domain, const struct sigaction *tstp)
   return d;
 }
 
+/* Dispatches the domain; a Ctrl-Z asked for since the last time is done
+ * here, between dispatches. */
+static gboolean
+on_dispatch (gpointer data)
+{
+  Run *run = data;
+  if (stop_requested) {
+    stop_requested = 0;
+    run->domain = stop_and_continue (run->domain, &run->tstp);
+  }
+  bwss_domain_dispatch (run->domain, (uint64_t) g_get_monotonic_time ());
+  return G_SOURCE_CONTINUE;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -247,35 +290,24 @@ main (int argc, char **argv)
     _exit (errno == ENOENT ? 127 : 126);
   }
   /* the parent must not run with the shim: its own reads are not flows */
-  struct sigaction sa = { .sa_handler = forward };
-  sigemptyset (&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
-  sigaction (SIGINT, &sa, NULL);
-  sigaction (SIGTERM, &sa, NULL);
-  sigaction (SIGHUP, &sa, NULL);
-  sigaction (SIGQUIT, &sa, NULL);
-  struct sigaction tstp = { .sa_handler = on_tstp };
-  sigemptyset (&tstp.sa_mask);
-  tstp.sa_flags = SA_RESTART;
-  sigaction (SIGTSTP, &tstp, NULL);
+  Run run = { .loop = g_main_loop_new (NULL, FALSE), .domain = domain, .wstatus = 1 << 8 };
+  g_child_watch_add (child, on_child_exit, &run);
+  g_unix_signal_add (SIGINT, on_forward, GINT_TO_POINTER (SIGINT));
+  g_unix_signal_add (SIGTERM, on_forward, GINT_TO_POINTER (SIGTERM));
+  g_unix_signal_add (SIGHUP, on_forward, GINT_TO_POINTER (SIGHUP));
+  /* GLib has no source for these two: plain handlers, async-signal-safe */
+  struct sigaction quit = { .sa_handler = forward_quit, .sa_flags = SA_RESTART };
+  sigemptyset (&quit.sa_mask);
+  sigaction (SIGQUIT, &quit, NULL);
+  run.tstp = (struct sigaction) { .sa_handler = on_tstp, .sa_flags = SA_RESTART };
+  sigemptyset (&run.tstp.sa_mask);
+  sigaction (SIGTSTP, &run.tstp, NULL);
+  g_timeout_add (DISPATCH_MS, on_dispatch, &run);
 
-  int wstatus = 0;
-  for (;;) {
-    pid_t r = waitpid (child, &wstatus, WNOHANG);
-    if (r == child)
-      break;
-    if (r < 0 && errno != EINTR) {
-      wstatus = 1 << 8;
-      break;
-    }
-    if (stop_requested) {
-      stop_requested = 0;
-      domain = stop_and_continue (domain, &tstp);
-    }
-    uint64_t wait = bwss_domain_dispatch (domain, 0);
-    struct timespec sl = { .tv_sec = 0, .tv_nsec = (long) wait * 1000 };
-    nanosleep (&sl, NULL);
-  }
+  g_main_loop_run (run.loop);
+  g_main_loop_unref (run.loop);
+  domain = run.domain;
+  int wstatus = run.wstatus;
   bwss_domain_close (domain);
   if (WIFSIGNALED (wstatus))
     return 128 + WTERMSIG (wstatus);

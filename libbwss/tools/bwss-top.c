@@ -27,7 +27,7 @@
 #include "tool-domain.h"
 #include "tool-json.h"
 
-#define MAX_ROWS 256
+#define MAX_ROWS BWSS_DOMAIN_MAX_FLOWS
 /* How long a snapshot may wait for a busy domain lock, µs. */
 #define BUSY_WAIT_US (1 * G_USEC_PER_SEC)
 #define EXIT_BUSY 3

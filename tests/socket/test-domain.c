@@ -573,7 +573,7 @@ test_lock_holder_killed (void)
 static size_t
 count_flows (BwssDomain *d)
 {
-  BwssFlowInfo rows[SEG_MAX_FLOWS];
+  static BwssFlowInfo rows[SEG_MAX_FLOWS];
   size_t n = 0;
   g_assert_cmpint (bwss_domain_list_flows (d, rows, SEG_MAX_FLOWS, &n), ==, 0);
   return n;

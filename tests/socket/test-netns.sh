@@ -50,10 +50,16 @@ if mode == "bwss-adopt":
     origins = sorted(f["origin"] for f in flows)
     good &= check(origins == ["rule bulk1", "rule bulk2"],
                   "both plain curl downloads adopted by their rules: %s" % origins)
+# each flow follows its target: its mean rate over the second half (the
+# kernel's byte count) against the target bwss-top shows at the end.  Not
+# the estimator's reading at that one moment: it is a 2-RTT sample and can
+# read more than the link carries (7874 kbit/s for the two flows together
+# on this 7720 kbit/s link, seen once in three runs)
+mean_kbps = {1.0: b1, 2.0: b2}
 for f in flows:
-    t, r = f["target_bps"], f["rate_bps"]
-    good &= check(t is not None and r is not None and abs(r - t) <= 0.25 * t,
-                  "weight %g: measured %s follows target %s" % (f["weight"], r, t))
+    t, r = f["target_bps"], mean_kbps.get(f["weight"])
+    good &= check(t is not None and r is not None and abs(r * 1000 - t) <= 0.25 * t,
+                  "weight %g: measured %.0f kbit/s follows target %.0f" % (f["weight"], r or 0, (t or 0) / 1000))
 print("1..%d" % n)
 sys.exit(0 if good else 1)
 PY

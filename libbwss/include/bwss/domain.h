@@ -51,6 +51,9 @@ enum {
   BWSS_DOMAIN_THREAD        = 1u << 2, /* dispatch from an internal thread */
 };
 
+/* Most flows a domain holds (all processes together). */
+#define BWSS_DOMAIN_MAX_FLOWS 10240
+
 /* Longest domain name. */
 #define BWSS_DOMAIN_NAME_MAX 64
 
