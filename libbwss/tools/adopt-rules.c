@@ -146,6 +146,26 @@ get_list (GKeyFile *kf, const char *path, const char *text, const char *group, c
   return g_steal_pointer (&raw);
 }
 
+/* Returns the mask of "ADDRESS" or "ADDRESS/LENGTH" (LENGTH up to the
+ * address's bits), or NULL.  Checks the length itself: GLib's parser warns
+ * on stderr about a length out of range before it refuses it. */
+static GInetAddressMask *
+parse_mask (const char *text)
+{
+  g_autofree char *host = g_strdup (text);
+  char *slash = strchr (host, '/');
+  if (slash)
+    *slash = '\0';
+  g_autoptr (GInetAddress) addr = g_inet_address_new_from_string (host);
+  if (addr == NULL)
+    return NULL;
+  guint bits = g_inet_address_get_native_size (addr) * 8;
+  uint64_t len = bits;
+  if (slash && bwss_parse_count (slash + 1, bits, &len) != 0)
+    return NULL;
+  return g_inet_address_mask_new (addr, (guint) len, NULL);
+}
+
 /* Reads the match keys of @group into @r.  Returns FALSE with @error set. */
 static gboolean
 read_matches (GKeyFile *kf, const char *path, const char *text, const char *group, AdoptRule *r,
@@ -178,7 +198,7 @@ read_matches (GKeyFile *kf, const char *path, const char *text, const char *grou
       return FALSE;
     r->masks = g_ptr_array_new_with_free_func (g_object_unref);
     for (int i = 0; addrs[i]; i++) {
-      GInetAddressMask *m = g_inet_address_mask_new_from_string (addrs[i], NULL);
+      GInetAddressMask *m = parse_mask (trim (addrs[i]));
       if (m == NULL) {
         fail (error, path, text, group, "remote-address",
               "'%s' is not an address nor an address/length mask", addrs[i]);

@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -1004,6 +1005,171 @@ test_glib_source (void)
   unlink_domain (name);
 }
 
+/* Raises this process's fd limit to at least @want; returns FALSE if the
+ * hard limit is lower. */
+static gboolean
+fd_limit_at_least (rlim_t want)
+{
+  struct rlimit rl;
+  g_assert_cmpint (getrlimit (RLIMIT_NOFILE, &rl), ==, 0);
+  if (rl.rlim_cur >= want)
+    return TRUE;
+  if (rl.rlim_max < want)
+    return FALSE;
+  rl.rlim_cur = want;
+  return setrlimit (RLIMIT_NOFILE, &rl) == 0;
+}
+
+/* Returns the number of flows of @d listed as controlled: the controller
+ * decided a target and a window for it (idle flows: target 0, the window
+ * the delay loop's floor). */
+static size_t
+count_controlled (BwssDomain *d, size_t *listed)
+{
+  static BwssFlowInfo rows[SEG_MAX_FLOWS];
+  size_t n = 0, controlled = 0;
+  g_assert_cmpint (bwss_domain_list_flows (d, rows, SEG_MAX_FLOWS, &n), ==, 0);
+  for (size_t i = 0; i < n; i++)
+    if (rows[i].stats.controlled && rows[i].stats.target_bps >= 0.0 && rows[i].stats.window_bytes > 0)
+      controlled++;
+  *listed = n;
+  return controlled;
+}
+
+/* Dispatches @d until every one of its @want flows is controlled; returns FALSE at the hang guard. */
+static gboolean
+wait_all_controlled (BwssDomain *d, size_t want)
+{
+  uint64_t deadline = mono_us () + WAIT_LIMIT_US;
+  size_t listed = 0;
+  while (mono_us () < deadline) {
+    bwss_domain_dispatch (d, mono_us ());
+    if (count_controlled (d, &listed) == want && listed == want)
+      return TRUE;
+    g_usleep (10000);
+  }
+  return FALSE;
+}
+
+/* Far past the 256 slots of layout 5: 1000 real flows are registered,
+ * listed and every one of them controlled; half unregistered in a stride
+ * (holes below the high-water mark), the rest stay controlled and new
+ * flows fill the holes. */
+#define MANY 1000
+static void
+test_many_flows (void)
+{
+  if (!fd_limit_at_least (4 * MANY + 64)) {
+    g_test_skip ("the fd hard limit is below 4000");
+    return;
+  }
+  g_autofree char *name = domain_name ("many");
+  BwssDomain *d = NULL;
+  g_assert_cmpint (bwss_domain_open (name, 0, &d), ==, 0);
+  static int c[MANY], s[MANY];
+  static BwssFlow *f[MANY];
+  BwssPrefs p = { .priority = 0, .min_rate_bps = 0, .weight = 1 };
+  for (int i = 0; i < MANY; i++) {
+    tcp_pair_with_data (&c[i], &s[i]);
+    p.weight = 1 + i % 3;
+    g_assert_cmpint (bwss_flow_register (d, c[i], &p, &f[i]), ==, 0);
+  }
+  g_assert_true (wait_all_controlled (d, MANY));
+  for (int i = 0; i < MANY; i += 2) {
+    bwss_flow_unregister (f[i]);
+    close (c[i]);
+    close (s[i]);
+  }
+  g_assert_true (wait_all_controlled (d, MANY / 2));
+  for (int i = 0; i < MANY; i += 2) {
+    tcp_pair_with_data (&c[i], &s[i]);
+    g_assert_cmpint (bwss_flow_register (d, c[i], &p, &f[i]), ==, 0);
+  }
+  g_assert_true (wait_all_controlled (d, MANY));
+  for (int i = 0; i < MANY; i++) {
+    bwss_flow_unregister (f[i]);
+    close (c[i]);
+    close (s[i]);
+  }
+  bwss_domain_close (d);
+  unlink_domain (name);
+}
+
+/* Registers @n loopback flows in domain @name from a child process (no
+ * controller, no data), writes one byte to @ready and waits to be killed. */
+static pid_t
+spawn_filler (const char *name, int n, int ready)
+{
+  pid_t pid = fork ();
+  g_assert_cmpint (pid, >=, 0);
+  if (pid > 0)
+    return pid;
+  BwssDomain *d = NULL;
+  if (bwss_domain_open (name, BWSS_DOMAIN_NO_CONTROLLER, &d) != 0)
+    _exit (1);
+  BwssPrefs p = { .priority = 0, .min_rate_bps = 0, .weight = 1 };
+  for (int i = 0; i < n; i++) {
+    int cl, sv;
+    BwssFlow *f;
+    tcp_pair (&cl, &sv);
+    if (bwss_flow_register (d, cl, &p, &f) != 0)
+      _exit (2);
+  }
+  char b = 1;
+  if (write (ready, &b, 1) != 1)
+    _exit (3);
+  for (;;)
+    pause ();
+}
+
+/* The table holds BWSS_DOMAIN_MAX_FLOWS flows of two processes (each
+ * within an ordinary fd limit) and refuses one more with BWSS_ENOSPC; when
+ * one process dies its flows' slots are free again. */
+static void
+test_full_table (void)
+{
+  const int half = BWSS_DOMAIN_MAX_FLOWS / 2;
+  if (!fd_limit_at_least (2 * (rlim_t) half + 64)) {
+    g_test_skip ("the fd hard limit is below 2 x BWSS_DOMAIN_MAX_FLOWS / 2");
+    return;
+  }
+  g_autofree char *name = domain_name ("full");
+  BwssDomain *d = NULL;
+  g_assert_cmpint (bwss_domain_open (name, BWSS_DOMAIN_NO_CONTROLLER, &d), ==, 0);
+  int pp[2];
+  g_assert_cmpint (pipe (pp), ==, 0);
+  pid_t child = spawn_filler (name, half, pp[1]);
+  char b;
+  g_assert_cmpint (read (pp[0], &b, 1), ==, 1);
+  BwssPrefs p = { .priority = 0, .min_rate_bps = 0, .weight = 1 };
+  int rest = BWSS_DOMAIN_MAX_FLOWS - half;
+  int *cl = g_new (int, rest + 1), *sv = g_new (int, rest + 1);
+  BwssFlow **f = g_new0 (BwssFlow *, rest + 1);
+  for (int i = 0; i < rest; i++) {
+    tcp_pair (&cl[i], &sv[i]);
+    g_assert_cmpint (bwss_flow_register (d, cl[i], &p, &f[i]), ==, 0);
+  }
+  g_assert_cmpuint (count_flows (d), ==, BWSS_DOMAIN_MAX_FLOWS);
+  tcp_pair (&cl[rest], &sv[rest]);
+  g_assert_cmpint (bwss_flow_register (d, cl[rest], &p, &f[rest]), ==, BWSS_ENOSPC);
+  kill (child, SIGKILL);
+  g_assert_cmpint (waitpid (child, NULL, 0), ==, child);
+  g_assert_cmpuint (count_flows (d), ==, (size_t) rest);   /* the reader's sweep */
+  g_assert_cmpint (bwss_flow_register (d, cl[rest], &p, &f[rest]), ==, 0);
+  for (int i = 0; i <= rest; i++) {
+    bwss_flow_unregister (f[i]);
+    close (cl[i]);
+    close (sv[i]);
+  }
+  g_free (cl);
+  g_free (sv);
+  g_free (f);
+  close (pp[0]);
+  close (pp[1]);
+  bwss_domain_close (d);
+  unlink_domain (name);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1023,5 +1189,7 @@ main (int argc, char **argv)
   g_test_add_func ("/domain/heartbeat/forged", test_forged_heartbeat);
   g_test_add_func ("/domain/names-and-limits", test_names_and_limits);
   g_test_add_func ("/domain/top/output", test_top_output);
+  g_test_add_func ("/domain/many-flows", test_many_flows);
+  g_test_add_func ("/domain/full-table", test_full_table);
   return g_test_run ();
 }

@@ -236,12 +236,72 @@ test_api_errors (void)
   bwss_controller_free (c);
 }
 
+/* ---- a domain's worth of flows: lookups by id ---- */
+/* Returns the id the socket layer gives slot @slot in generation @gen. */
+static uint64_t
+slot_id (uint32_t slot, uint32_t gen)
+{
+  return (uint64_t) gen << 32 | slot;
+}
+
+/* Returns the weight flow @slot was added with. */
+static double
+weight_of (uint32_t slot)
+{
+  return 1 + slot % 7;
+}
+
+/* 10 000 flows added, half removed in a shuffled order, the slots reused
+ * in the next generation: every id finds its own flow (its weight), a
+ * removed one is gone, and each tick still decides every flow. */
+#define MANY_FLOWS 10000
+static void
+test_many_flows (void)
+{
+  BwssController *c;
+  g_assert_cmpint (bwss_controller_new (NULL, &c), ==, 0);
+  for (uint32_t i = 0; i < MANY_FLOWS; i++) {
+    BwssPrefs p = { 0, 0, weight_of (i) };
+    g_assert_cmpint (bwss_controller_add_flow (c, slot_id (i, 1), &p, 0), ==, 0);
+  }
+  uint32_t *order = g_new (uint32_t, MANY_FLOWS);
+  for (uint32_t i = 0; i < MANY_FLOWS; i++)
+    order[i] = i;
+  GRand *r = g_rand_new_with_seed (12);
+  for (uint32_t i = MANY_FLOWS - 1; i > 0; i--) {
+    uint32_t j = (uint32_t) g_rand_int_range (r, 0, (gint32) i + 1), t = order[i];
+    order[i] = order[j];
+    order[j] = t;
+  }
+  for (uint32_t k = 0; k < MANY_FLOWS / 2; k++)
+    g_assert_cmpint (bwss_controller_remove_flow (c, slot_id (order[k], 1), 0), ==, 0);
+  for (uint32_t k = 0; k < MANY_FLOWS / 2; k++) {      /* the slots in their next generation */
+    BwssPrefs p = { 0, 0, weight_of (order[k]) };
+    g_assert_cmpint (bwss_controller_add_flow (c, slot_id (order[k], 2), &p, 0), ==, 0);
+  }
+  bwss_controller_tick (c, 10000);
+  BwssControllerStats cs;
+  bwss_controller_stats (c, &cs);
+  g_assert_cmpuint (cs.n_flows, ==, MANY_FLOWS);
+  for (uint32_t k = 0; k < MANY_FLOWS; k++) {
+    uint32_t slot = order[k], gen = k < MANY_FLOWS / 2 ? 2 : 1;
+    BwssFlowState st;
+    g_assert_cmpint (bwss_controller_flow_state (c, slot_id (slot, gen), &st), ==, 0);
+    g_assert_cmpfloat (st.prefs.weight, ==, weight_of (slot));
+    g_assert_cmpint (bwss_controller_flow_state (c, slot_id (slot, 3 - gen), &st), ==, BWSS_ENOENT);
+  }
+  g_rand_free (r);
+  g_free (order);
+  bwss_controller_free (c);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   bwss_params_init_for (&paper, BWSS_LOOP_PAPER);
   g_test_add_func ("/controller/api-errors", test_api_errors);
+  g_test_add_func ("/controller/many-flows", test_many_flows);
   g_test_add_func ("/controller/paper/weights", test_weights);
   g_test_add_func ("/controller/paper/weights-960k", test_weights_small_link);
   g_test_add_func ("/controller/paper/rtt-unfairness", test_rtt_unfairness);
