@@ -6,7 +6,8 @@
 # key, and the rules in force stay; a good change is picked up by the file
 # monitor; a flow registered by bwss-run keeps its own preferences; kill -9
 # of bwssd puts the socket's clamp back within 2 s (read from the socket
-# itself) and a restarted bwssd adopts it again; SIGTERM gives it back at
+# itself) while a flow its owner registered stays controlled, and a
+# restarted bwssd adopts it again; SIGTERM gives it back at
 # once; bad options and a second bwssd are refused.  (TAP.)
 # $1 bwssd, $2 bwss-top, $3 bwss-run, $4 sock-clamp.py
 set -u
@@ -116,7 +117,6 @@ sleep 1.5
 curl_b=$(pgrep -P $runner curl || echo $runner)
 check "curl under bwss-run --weight 5: listed once, as the shim registered it ($(flow_of $curl_b))" \
   '[ "$(flows_of $curl_b)" = 1 ] && flow_of $curl_b | grep -Eq "^shim 5 "'
-kill $runner $curl_b 2>/dev/null
 
 # ---- fail-open: kill -9, restart, SIGTERM ----
 win=$(flow_of $curl_a | cut -d" " -f3)
@@ -136,9 +136,17 @@ sleep 0.3
 gone () { [ ! -e /proc/$1/stat ] || [ "$(sed 's/.*) //' /proc/$1/stat | cut -c1)" = Z ]; }
 check "... and its watchdog ($watchdog, $(cat /proc/$watchdog/comm 2>/dev/null || echo gone)) has exited" \
   '[ -n "$watchdog" ] && gone $watchdog'
+# the flow bwss-run registered (as a video would be) stays in the domain
+# and controlled, by another participant, while bwssd is gone
+shim_looks=
+for _ in $(seq 5); do shim_looks="$shim_looks $(flow_of $curl_b | cut -d" " -f1,4)"; sleep 0.1; done
+check "... while the bwss-run flow stays in the domain, controlled:$shim_looks" \
+  '[ "$(echo $shim_looks | tr " " "\n" | sort -u | tr "\n" " ")" = "True shim " ]'
 start_bwssd
 ms=$(wait_flow $curl_a '^rule_downloads 3 [0-9]+ True$' 3000)
 check "a restarted bwssd adopts the flow again in ${ms:-never} ms" '[ -n "$ms" ] && [ "$ms" -le 1000 ]'
+check "... and leaves the bwss-run flow its own ($(flow_of $curl_b))" 'flow_of $curl_b | grep -Eq "^shim 5 [0-9]+ True$"'
+kill $runner $curl_b 2>/dev/null
 sleep 0.5
 win=$(flow_of $curl_a | cut -d" " -f3)
 kill -TERM $bwssd_pid; wait $bwssd_pid; rc=$?
