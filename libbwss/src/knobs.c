@@ -101,6 +101,13 @@ knob_read_info (int fd, KnobInfo *out)
   return 0;
 }
 
+bool
+knob_fd_is (int fd, uint64_t inode)
+{
+  struct stat st;
+  return fstat (fd, &st) == 0 && (uint64_t) st.st_ino == inode;
+}
+
 int
 knob_get_clamp (int fd, uint32_t *bytes)
 {

@@ -28,6 +28,10 @@ typedef struct {
  * IPv6; false for UDP, UNIX, listening or not-yet-connected sockets. */
 bool knob_is_connected_tcp (int fd);
 
+/* Returns true if @fd still names the socket @inode: an fd number is reused
+ * once its socket is closed. */
+bool knob_fd_is (int fd, uint64_t inode);
+
 /* Fills @out from TCP_INFO of @fd (inode from fstat).  0 or -errno. */
 int knob_read_info (int fd, KnobInfo *out);
 

@@ -3,7 +3,7 @@
  * segment.c — the domain segment as a file: its name, its atomic creation,
  * its validation, the repair of a half-made one, and its lock taken within
  * a bound.  The layout is segment.h; what the domain does with it is
- * domain.c.
+ * domain.c and the files it names.
  *
  * Creation.  A segment is made complete in an unnamed file (O_TMPFILE in
  * /dev/shm) and only then linked under its name; linkat() fails if the name
@@ -14,7 +14,7 @@
  * waited for a moment, then replaced.
  *
  * Replacing a name.  Whoever replaces a file (an unfinished one here, a
- * segment whose lock is stuck in domain.c) first takes an open-file-
+ * segment whose lock is stuck in domain-seg.c) first takes an open-file-
  * description lock on the file's second byte and replaces it only if the
  * name still names that file; every process doing so locks the same file,
  * so one that comes second never replaces the replacement.  The new segment
@@ -22,7 +22,7 @@
  * no domain name may) and renamed over the old one: rename() replaces
  * atomically, so a process opening the domain meanwhile finds the old
  * segment or the new one, never none.  Byte 0 carries the controller's
- * record lock (domain.c).
+ * record lock (leader.c).
  *
  * The lock.  A robust process-shared mutex: a holder that dies is detected
  * by the kernel (EOWNERDEAD at the next locker, who sweeps the table).  It
@@ -33,7 +33,7 @@
  * looks like: it is marked owner-died exactly as the kernel marks the lock
  * of a dying thread, so the next locker repairs the table.  A live holder is
  * never robbed: a holder that stays (stopped, hung) is dealt with by
- * domain.c, which moves the domain to a fresh segment.
+ * domain-seg.c, which moves the domain to a fresh segment.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -437,7 +437,7 @@ lock_word (Segment *s)
 static bool
 cannot_hold (const SegFile *f, pid_t tid, char state)
 {
-  if (tid == 0 || proc_is_own_thread (tid))   /* ours never hold it here: see domain.c */
+  if (tid == 0 || proc_is_own_thread (tid))   /* ours never hold it here: see domain-seg.c */
     return true;
   if (state == 0 || state == 'Z' || state == 'X')
     return true;                          /* the kernel marks the locks of a dying task */

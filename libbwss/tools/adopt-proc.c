@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "adopt-proc.h"
+#include "knobs.h"
 
 #define CAP_SYS_PTRACE_BIT 19
 
@@ -138,8 +139,7 @@ adopt_proc_take (pid_t pid, int fd, guint64 inode)
   close (pidfd);
   if (dup < 0)
     return -err;
-  struct stat st;
-  if (fstat (dup, &st) != 0 || (guint64) st.st_ino != inode) {
+  if (!knob_fd_is (dup, inode)) {
     close (dup);
     return -ESTALE;
   }
