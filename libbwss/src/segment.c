@@ -175,13 +175,17 @@ segment_validate (const Segment *s)
   if (s->n_flows > SEG_MAX_FLOWS || s->slot_hwm > SEG_MAX_FLOWS || s->phase > BWSS_PHASE_LAST || s->suspended > 1
       || s->controller_pid < 0 || bwss_loop_name (s->loop) == NULL)
     return BWSS_EPROTO;
+  uint32_t hwm = __atomic_load_n (&s->slot_hwm, __ATOMIC_ACQUIRE);
   for (uint32_t i = 0; i < SEG_MAX_FLOWS; i++) {
     const SegSlot *sl = &s->slots[i];
     SlotWord before = slot_word (sl);
-    if (before.state == SLOT_FREE || !slot_is_bad (sl, before.state))
+    /* a used slot at or above the high-water mark would be hidden from
+     * every loop (never swept, never controlled) */
+    if (before.state == SLOT_FREE || (i < hwm && !slot_is_bad (sl, before.state)))
       continue;
-    /* a slot being filled or freed right now may look torn */
-    if (slot_word (sl).word == before.word)
+    /* a slot being filled or freed right now may look torn (an activation
+     * raises the mark before it publishes the slot) */
+    if (slot_word (sl).word == before.word && __atomic_load_n (&s->slot_hwm, __ATOMIC_ACQUIRE) == hwm)
       return BWSS_EPROTO;
   }
   return BWSS_OK;
@@ -519,8 +523,10 @@ segment_free_slot (Segment *s, uint32_t i)
   SlotWord freed = { .state = SLOT_FREE, .gen = w.gen + 1 };
   __atomic_store_n (&sl->state_gen, freed.word, __ATOMIC_RELEASE);
   memset ((char *) sl + sizeof sl->state_gen, 0, sizeof *sl - sizeof sl->state_gen);
-  while (s->slot_hwm > 0 && slot_word (&s->slots[s->slot_hwm - 1]).state == SLOT_FREE)
-    s->slot_hwm--;
+  uint32_t hwm = s->slot_hwm;         /* lowered after the slot is FREE, never before */
+  while (hwm > 0 && slot_word (&s->slots[hwm - 1]).state == SLOT_FREE)
+    hwm--;
+  __atomic_store_n (&s->slot_hwm, hwm, __ATOMIC_RELEASE);
 }
 
 /* What a sweep learned of the processes it asked /proc about. */
@@ -563,11 +569,11 @@ segment_sweep (Segment *s)
 void
 segment_activate_slot (Segment *s, uint32_t i, uint32_t gen)
 {
+  if (i >= s->slot_hwm)              /* first: a reader that sees the slot sees the mark */
+    __atomic_store_n (&s->slot_hwm, i + 1, __ATOMIC_RELEASE);
   SlotWord w = { .state = SLOT_ACTIVE, .gen = gen };
   __atomic_store_n (&s->slots[i].state_gen, w.word, __ATOMIC_RELEASE);
   s->n_flows++;
-  if (i >= s->slot_hwm)
-    s->slot_hwm = i + 1;
 }
 
 bool

@@ -56,6 +56,7 @@ init_base (Segment *s, int with_flows)
     sl->rate_bps = 9e5;
     sl->base_rtt_us = 30000;
     s->n_flows++;
+    s->slot_hwm = i * 37 + 1;
   }
 }
 
@@ -84,11 +85,12 @@ check_accepted (const Segment *s, const Segment *kind)
   CHECK (s->max_flows == SEG_MAX_FLOWS && s->owner_uid == geteuid ());
   CHECK (s->lock.__data.__kind == kind->lock.__data.__kind);
   CHECK (s->n_flows <= SEG_MAX_FLOWS && s->phase <= BWSS_PHASE_LAST && bwss_loop_name (s->loop) != NULL);
-  CHECK (s->suspended <= 1 && s->controller_pid >= 0);
+  CHECK (s->suspended <= 1 && s->controller_pid >= 0 && s->slot_hwm <= SEG_MAX_FLOWS);
   for (uint32_t i = 0; i < SEG_MAX_FLOWS; i++) {
     const SegSlot *sl = &s->slots[i];
     if (sl->state == SLOT_FREE)
       continue;
+    CHECK (i < s->slot_hwm);                 /* no used slot hidden from the loops */
     CHECK (sl->state == SLOT_ACTIVE || sl->state == SLOT_RELEASED);
     CHECK (terminated (sl->comm, sizeof sl->comm) && terminated (sl->local, sizeof sl->local)
            && terminated (sl->remote, sizeof sl->remote));

@@ -146,6 +146,8 @@ fill_valid_slot (Segment *s, uint32_t i)
   s->slots[i].pid = getpid ();
   s->slots[i].prefs.weight = 1;
   s->n_flows++;
+  if (s->slot_hwm <= i)
+    s->slot_hwm = i + 1;
 }
 
 /* ---- bad segments ---- */
@@ -199,6 +201,11 @@ test_corrupt_segment (void)
   make_segment (name, sizeof (Segment), s, sizeof (Segment), 0600);
   check_refused (name, BWSS_EPROTO);
   s->slots[7].prefs.priority = 0;
+  /* a used slot above the high-water mark (hidden from every loop) */
+  s->slot_hwm = 7;
+  make_segment (name, sizeof (Segment), s, sizeof (Segment), 0600);
+  check_refused (name, BWSS_EPROTO);
+  s->slot_hwm = 8;
   /* a lock that is not a robust process-shared mutex */
   Segment *t = g_memdup2 (s, sizeof (Segment));
   pthread_mutex_init (&t->lock, NULL);
