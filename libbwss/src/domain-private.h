@@ -30,6 +30,13 @@
 /* Slots whose socket sock_diag no longer lists, this many dumps in a row,
  * are freed (a dump can race a connection that is just being set up). */
 #define GONE_DUMPS        3
+/* The controller dumps every socket of the namespace this often, and when
+ * a flow it has not seen yet appears; in between it asks the kernel about
+ * its flows' sockets one by one (knob_query()).  A dump walks the kernel's
+ * whole connection table, whatever it finds: ~2.4 ms a round for 100 flows
+ * on this 2-core machine's 256k-bucket table, a third of a core at the
+ * dispatch period with a single download (measured, 2026-11-25). */
+#define FULL_DUMP_US      1000000ull
 /* Wait for a segment an older creator is still initialising, at open. */
 #define INIT_WAIT_US      500000ull
 /* Longest wait for the segment lock from a controller round or a reader:
@@ -90,7 +97,11 @@ struct Seg {
   bool            may_create;
   bool            controller;
   BwssController *ctl;
-  KnobDump        dump;
+  KnobDump        dump;           /* the round's measurement, inode order */
+  KnobDump        known;          /* the flows' sockets, as the last full dump found them */
+  bool            dump_full;      /* dump is a full dump (else the answers to known) */
+  bool            dump_stale;     /* a flow that is not in known: dump it all next round */
+  uint64_t        next_full_dump_us;
   uint32_t        ctl_gen[SEG_MAX_FLOWS];    /* gen the controller knows per slot */
   uint32_t        ctl_serial[SEG_MAX_FLOWS]; /* prefs serial it knows */
   uint8_t         gone[SEG_MAX_FLOWS];

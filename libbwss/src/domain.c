@@ -67,6 +67,7 @@ seg_free (Seg *g)
   pthread_mutex_unlock (&g->local);
   bwss_controller_free (g->ctl);
   knob_dump_clear (&g->dump);
+  knob_dump_clear (&g->known);
   SegFile f = seg_file (g);
   segment_close (&f);                    /* drops the controller lock, if held */
   pthread_mutex_destroy (&g->local);

@@ -194,23 +194,83 @@ dump_push (KnobDump *d, const KnobInfo *k)
   return 0;
 }
 
+/* Fills @k from one sock_diag answer @m of @len bytes (the message and its
+ * attributes) for a socket of @family: its identity (inode, uid, the id an
+ * exact query needs), state, unread bytes and TCP_INFO. */
+static void
+fill_from_diag (const struct inet_diag_msg *m, int len, uint8_t family, KnobInfo *k)
+{
+  memset (k, 0, sizeof *k);
+  k->inode = m->idiag_inode;
+  k->uid = m->idiag_uid;
+  k->state = m->idiag_state;
+  k->unread = m->idiag_rqueue;
+  k->family = family;
+  k->id = m->id;
+  int alen = len - (int) NLMSG_ALIGN (sizeof *m);
+  for (const struct rtattr *a = (const void *) (m + 1); RTA_OK (a, alen); a = RTA_NEXT (a, alen)) {
+    if (a->rta_type == INET_DIAG_INFO) {
+      struct tcp_info ti;
+      size_t payload = RTA_PAYLOAD (a);
+      socklen_t tlen = (socklen_t) (payload < sizeof ti ? payload : sizeof ti);
+      memset (&ti, 0, sizeof ti);
+      memcpy (&ti, RTA_DATA (a), tlen);
+      fill_from_tcp_info (k, &ti, tlen);
+      k->state = m->idiag_state;
+    }
+  }
+}
+
+/* Writes "addr:port" of @k's remote end to k->remote. */
+static void
+format_remote (KnobInfo *k)
+{
+  struct sockaddr_storage peer;
+  memset (&peer, 0, sizeof peer);
+  if (k->family == AF_INET) {
+    struct sockaddr_in *in = (void *) &peer;
+    in->sin_family = AF_INET;
+    in->sin_port = k->id.idiag_dport;
+    memcpy (&in->sin_addr, k->id.idiag_dst, 4);
+  } else {
+    struct sockaddr_in6 *in6 = (void *) &peer;
+    in6->sin6_family = AF_INET6;
+    in6->sin6_port = k->id.idiag_dport;
+    memcpy (&in6->sin6_addr, k->id.idiag_dst, 16);
+  }
+  format_addr (&peer, k->remote, sizeof k->remote);
+}
+
+/* A sock_diag request for the TCP sockets of @family: a dump of every one
+ * in our states (@id NULL), or the one socket @id names. */
+typedef struct {
+  struct nlmsghdr         nlh;
+  struct inet_diag_req_v2 req;
+} DiagRequest;
+
+static void
+diag_request (DiagRequest *msg, uint8_t family, const struct inet_diag_sockid *id, uint32_t seq)
+{
+  memset (msg, 0, sizeof *msg);
+  msg->nlh.nlmsg_len = sizeof *msg;
+  msg->nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+  msg->nlh.nlmsg_flags = NLM_F_REQUEST | (id ? 0 : NLM_F_DUMP);
+  msg->nlh.nlmsg_seq = seq;
+  msg->req.sdiag_family = family;
+  msg->req.sdiag_protocol = IPPROTO_TCP;
+  msg->req.idiag_ext = 1 << (INET_DIAG_INFO - 1);
+  msg->req.idiag_states = id ? ~0u : (1 << ST_ESTABLISHED) | (1 << ST_CLOSE_WAIT)
+                                     | (1 << ST_FIN_WAIT1) | (1 << ST_FIN_WAIT2);
+  if (id)
+    msg->req.id = *id;
+}
+
 /* One NETLINK_SOCK_DIAG dump of the TCP sockets of @family. */
 static int
 dump_family (int nl, uint8_t family, KnobDump *d)
 {
-  struct {
-    struct nlmsghdr nlh;
-    struct inet_diag_req_v2 req;
-  } msg;
-  memset (&msg, 0, sizeof msg);
-  msg.nlh.nlmsg_len = sizeof msg;
-  msg.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-  msg.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-  msg.req.sdiag_family = family;
-  msg.req.sdiag_protocol = IPPROTO_TCP;
-  msg.req.idiag_ext = 1 << (INET_DIAG_INFO - 1);
-  msg.req.idiag_states = (1 << ST_ESTABLISHED) | (1 << ST_CLOSE_WAIT) | (1 << ST_FIN_WAIT1)
-      | (1 << ST_FIN_WAIT2);
+  DiagRequest msg;
+  diag_request (&msg, family, NULL, 0);
   if (send (nl, &msg, sizeof msg, 0) < 0)
     return -errno;
 
@@ -236,39 +296,9 @@ dump_family (int nl, uint8_t family, KnobDump *d)
       }
       if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY)
         continue;
-      struct inet_diag_msg *m = NLMSG_DATA (h);
       KnobInfo k;
-      memset (&k, 0, sizeof k);
-      k.inode = m->idiag_inode;
-      k.uid = m->idiag_uid;
-      k.state = m->idiag_state;
-      k.unread = m->idiag_rqueue;
-      struct sockaddr_storage peer;
-      memset (&peer, 0, sizeof peer);
-      if (family == AF_INET) {
-        struct sockaddr_in *in = (void *) &peer;
-        in->sin_family = AF_INET;
-        in->sin_port = m->id.idiag_dport;
-        memcpy (&in->sin_addr, m->id.idiag_dst, 4);
-      } else {
-        struct sockaddr_in6 *in6 = (void *) &peer;
-        in6->sin6_family = AF_INET6;
-        in6->sin6_port = m->id.idiag_dport;
-        memcpy (&in6->sin6_addr, m->id.idiag_dst, 16);
-      }
-      format_addr (&peer, k.remote, sizeof k.remote);
-      int alen = (int) h->nlmsg_len - NLMSG_LENGTH (sizeof *m);
-      for (struct rtattr *a = (void *) (m + 1); RTA_OK (a, alen); a = RTA_NEXT (a, alen)) {
-        if (a->rta_type == INET_DIAG_INFO) {
-          struct tcp_info ti;
-          size_t payload = RTA_PAYLOAD (a);
-          socklen_t len = (socklen_t) (payload < sizeof ti ? payload : sizeof ti);
-          memset (&ti, 0, sizeof ti);
-          memcpy (&ti, RTA_DATA (a), len);
-          fill_from_tcp_info (&k, &ti, len);
-          k.state = m->idiag_state;
-        }
-      }
+      fill_from_diag (NLMSG_DATA (h), (int) h->nlmsg_len - NLMSG_HDRLEN, family, &k);
+      format_remote (&k);
       err = dump_push (d, &k);
       if (err)
         goto out;
@@ -298,7 +328,7 @@ knob_dump (KnobDump *d)
     err = dump_family (nl, AF_INET6, d);
   close (nl);
   if (err == 0)
-    qsort (d->items, d->n, sizeof *d->items, by_inode);   /* for knob_dump_find() */
+    knob_dump_sort (d);                  /* for knob_dump_find() */
   return err;
 }
 
@@ -307,6 +337,87 @@ knob_dump_find (const KnobDump *d, uint64_t inode)
 {
   KnobInfo key = { .inode = inode };
   return d->n ? bsearch (&key, d->items, d->n, sizeof *d->items, by_inode) : NULL;
+}
+
+/* Exact queries in flight at once: their answers (~0.5-1 kB each with
+ * the kernel's overhead) stay well inside a netlink socket's default
+ * receive buffer, which would drop what does not fit. */
+#define QUERY_BATCH 64
+
+/* Sends the queries for @want[@from .. @from+@n) and reads their answers
+ * (one each: the socket, or an error for a socket that is gone) into @out.
+ * 0 or -errno. */
+static int
+query_batch (int nl, const KnobDump *want, size_t from, size_t n, KnobDump *out)
+{
+  DiagRequest msgs[QUERY_BATCH];
+  for (size_t i = 0; i < n; i++) {
+    const KnobInfo *w = &want->items[from + i];
+    diag_request (&msgs[i], w->family, &w->id, (uint32_t) (from + i + 1));
+  }
+  if (send (nl, msgs, n * sizeof msgs[0], 0) < 0)
+    return -errno;
+  enum { BUF_BYTES = 32768 };
+  static __thread char buf[BUF_BYTES] __attribute__ ((aligned (8)));
+  size_t answered = 0;
+  while (answered < n) {
+    ssize_t got = recv (nl, buf, BUF_BYTES, 0);
+    if (got < 0) {
+      if (errno == EINTR)
+        continue;
+      return -errno;
+    }
+    for (struct nlmsghdr *h = (void *) buf; NLMSG_OK (h, (size_t) got); h = NLMSG_NEXT (h, got)) {
+      uint32_t seq = h->nlmsg_seq;
+      if (seq <= from || seq > from + n)
+        continue;                        /* not an answer of this batch */
+      answered++;
+      if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY)
+        continue;                        /* NLMSG_ERROR: ENOENT, the socket is gone */
+      const KnobInfo *w = &want->items[seq - 1];
+      KnobInfo k;
+      fill_from_diag (NLMSG_DATA (h), (int) h->nlmsg_len - NLMSG_HDRLEN, w->family, &k);
+      if (k.inode != w->inode)
+        continue;                        /* the tuple now names another socket, or a TIME_WAIT */
+      memcpy (k.remote, w->remote, sizeof k.remote);
+      int err = dump_push (out, &k);
+      if (err)
+        return err;
+    }
+  }
+  return 0;
+}
+
+int
+knob_query (const KnobDump *want, KnobDump *out)
+{
+  out->n = 0;
+  if (want->n == 0)
+    return 0;
+  int nl = socket (AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+  if (nl < 0)
+    return -errno;
+  int err = 0;
+  for (size_t from = 0; from < want->n && err == 0; from += QUERY_BATCH) {
+    size_t n = want->n - from < QUERY_BATCH ? want->n - from : QUERY_BATCH;
+    err = query_batch (nl, want, from, n, out);
+  }
+  close (nl);
+  if (err == 0)
+    knob_dump_sort (out);
+  return err;
+}
+
+int
+knob_dump_push (KnobDump *d, const KnobInfo *k)
+{
+  return dump_push (d, k);
+}
+
+void
+knob_dump_sort (KnobDump *d)
+{
+  qsort (d->items, d->n, sizeof *d->items, by_inode);
 }
 
 void

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <linux/inet_diag.h>
 
 typedef struct {
   uint64_t inode;          /* socket inode: the key across processes */
@@ -21,6 +22,8 @@ typedef struct {
   uint32_t window_clamp;   /* tcpi_rcv_ssthresh, what the clamp bounds */
   uint32_t unread;         /* bytes received, not yet read (idiag_rqueue; dump only) */
   uint8_t  state;          /* TCP_ESTABLISHED, … */
+  uint8_t  family;         /* AF_INET, AF_INET6 (sock_diag only) */
+  struct inet_diag_sockid id; /* sock_diag only: what names it in an exact query */
   char     remote[64];     /* "addr:port", filled by knob_dump only */
 } KnobInfo;
 
@@ -59,6 +62,16 @@ typedef struct {
 /* Dumps the IPv4 and IPv6 TCP sockets of the namespace, in inode order.
  * 0 or -errno. */
 int  knob_dump (KnobDump *dump);
+/* Asks the kernel about each socket of @want (entries of an earlier dump)
+ * by its id, one exact lookup each instead of a walk of the whole
+ * connection table (which a dump is, however few sockets we want: ~1 ms a
+ * family on a desktop's 256k-bucket table).  @out gets the sockets still
+ * there under the same inode, in inode order, in the states a dump lists
+ * and others (check ->state).  0 or -errno. */
+int  knob_query (const KnobDump *want, KnobDump *out);
+/* Appends @k to @d (0 or -ENOMEM); puts @d in inode order again. */
+int  knob_dump_push (KnobDump *d, const KnobInfo *k);
+void knob_dump_sort (KnobDump *d);
 /* Returns the entry with @inode, or NULL (a binary search). */
 const KnobInfo *knob_dump_find (const KnobDump *dump, uint64_t inode);
 void knob_dump_clear (KnobDump *dump);

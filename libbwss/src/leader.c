@@ -151,12 +151,43 @@ suspend (Seg *g, Segment *s)
   s->queue_target_us = 0.0;
 }
 
+/* Measures the flows' sockets into g->dump: a full dump every
+ * FULL_DUMP_US and when a flow is new, else exact queries for the sockets
+ * the last full dump found.  Returns false if the kernel did not answer.
+ * Not under the segment lock. */
+static bool
+measure (Seg *g, uint64_t now)
+{
+  g->dump_full = g->dump_stale || now >= g->next_full_dump_us;
+  if (!g->dump_full)
+    return knob_query (&g->known, &g->dump) == 0;
+  g->dump_stale = false;
+  g->next_full_dump_us = now + FULL_DUMP_US;
+  g->known.n = 0;                      /* refilled from this dump by leader_round() */
+  return knob_dump (&g->dump) == 0;
+}
+
+/* Returns the measurement of slot @sl's socket in this round's dump, or
+ * NULL.  After exact queries, a socket the last full dump did not know
+ * (a new flow) is not missing: the next round dumps everything. */
+static const KnobInfo *
+measured (Seg *g, const SegSlot *sl, bool *unknown)
+{
+  const KnobInfo *k = knob_dump_find (&g->dump, sl->inode);
+  *unknown = k == NULL && !g->dump_full && knob_dump_find (&g->known, sl->inode) == NULL;
+  if (*unknown)
+    g->dump_stale = true;
+  if (k && g->dump_full)
+    knob_dump_push (&g->known, k);
+  return k;
+}
+
 /* One controller round: measure, run the laws, publish.  g->local held. */
 void
 leader_round (Seg *g, uint64_t now)
 {
   Segment *s = g->s;
-  bool have_dump = knob_dump (&g->dump) == 0;   /* sock_diag: not under the lock */
+  bool have_dump = measure (g, now);
 
   if (seg_lock (g, LOCK_WAIT_US) != 0)
     return;
@@ -189,7 +220,10 @@ leader_round (Seg *g, uint64_t now)
       bwss_controller_set_prefs (g->ctl, flow_id (i, sl->gen), &sl->prefs, now);
       g->ctl_serial[i] = sl->prefs_serial;
     }
-    const KnobInfo *k = have_dump ? knob_dump_find (&g->dump, sl->inode) : NULL;
+    bool unknown = false;
+    const KnobInfo *k = have_dump ? measured (g, sl, &unknown) : NULL;
+    if (unknown)
+      continue;
     if (have_dump && (k == NULL || k->state != 1 /* TCP_ESTABLISHED */)) {
       if (++g->gone[i] >= GONE_DUMPS) {   /* the socket is closed */
         bwss_controller_remove_flow (g->ctl, flow_id (i, sl->gen), now);
@@ -211,6 +245,8 @@ leader_round (Seg *g, uint64_t now)
   while (end > 0 && g->ctl_gen[end - 1] == 0)
     end--;
   g->ctl_hwm = end;
+  if (have_dump && g->dump_full)
+    knob_dump_sort (&g->known);
   bwss_controller_tick (g->ctl, now);
   BwssControllerStats st;
   bwss_controller_stats (g->ctl, &st);
