@@ -63,7 +63,8 @@
  *
  * | rule      | origin                       | condition                                   | action                                      |
  * |-----------|------------------------------|---------------------------------------------|---------------------------------------------|
- * | start     | paper V-C initialisation     | START (σ = Σm) for release_us               | σ ← max(U, Σm); TRACK                       |
+ * | start     | paper V-C initialisation     | START (σ = Σm) for release_us, and a first  | σ ← max(U, Σm); TRACK                       |
+ * |           |                              | U measured                                  |                                             |
  * | probed    | BBR's bandwidth probe        | a probe beyond the link seen busy running,  | σ ← (1−α)·σ before its last step; no probe  |
  * |           |                              | and a queue (above the band)                | for probe_wait, doubling up to              |
  * |           |                              |                                             | probe_wait_max (U above the link seen busy  |
@@ -81,7 +82,8 @@
  * |           |                              | loss_decisions in a row                     |                                             |
  * | raise     | C1; LEDBAT's ramp            | q < q_t − band, and a flow held by its      | σ ← σ·(1 + min(max_raise, boost·α,          |
  * |           |                              | window uses all its target (or any, with    |   gain·(q_t−q)/(b̄+q_t))), at most           |
- * |           |                              | the queue empty)                            | (U' + unused targets)·(1 + max_raise); the  |
+ * |           |                              | the queue empty)                            | (U' + unused targets)·(1 + max_raise), from |
+ * |           |                              |                                             | U' if σ is 0; the                           |
  * |           |                              |                                             | ramp stops at the link seen busy + idle,    |
  * |           |                              |                                             | beyond it a probe (a ramp from α again,     |
  * |           |                              |                                             | while U + idle takes half of each step)     |
@@ -383,10 +385,15 @@ queue_empty (const Counts *k)
   return k->q >= 0.0 && k->q <= k->band;
 }
 
+/* Returns true once the start is over: release_us at the minima, and a
+ * first U measured.  Flows adopted mid-stream behind a full queue have no
+ * rate estimate for φ = 2·RTT (400 ms at 200 ms), longer than release_us:
+ * σ ← U = 0 then, and no raise can leave 0 (the lab's capacity-drop under
+ * bwssd kept σ at 0 for 120 s, 2026-11-25). */
 static bool
-rule_start (const BwssCapacity *c, const BwssParams *p, uint64_t now)
+rule_start (const BwssCapacity *c, const BwssParams *p, uint64_t now, double u)
 {
-  return c->phase == BWSS_PHASE_START && now - c->phase_since_us >= p->release_us;
+  return c->phase == BWSS_PHASE_START && now - c->phase_since_us >= p->release_us && u > 0.0;
 }
 
 /* Returns the drain's length, µs: H RTTs of the reference RTT. */
@@ -612,7 +619,10 @@ decide (BwssCapacity *c, const BwssParams *p, uint64_t now, const Counts *k, dou
       }
       c->probe_from_bps = c->sigma_bps;   /* the last level that found no queue */
     }
-    double s = c->sigma_bps * (1.0 + step);
+    /* a ramp is relative: from σ = 0 (a cut to minima of 0) it ramps from
+     * what the flows move, or it would stay at 0 for good */
+    double from = c->sigma_bps > 0.0 ? c->sigma_bps : k->u_kept;
+    double s = from * (1.0 + step);
     if (c->sigma_bps < known && s > known)
       s = known;
     double most = (k->u_kept + k->unused) * (1.0 + p->max_raise);
@@ -680,7 +690,7 @@ bwss_capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
   int rule;
 
   if (c->phase == BWSS_PHASE_START) {
-    if (rule_start (c, p, now)) {
+    if (rule_start (c, p, now, u)) {
       set_sigma (c, u > k.minima ? u : k.minima);   /* σ ← U, the minima kept */
       enter (c, BWSS_PHASE_TRACK, now);
       rule = RULE_START;

@@ -330,6 +330,43 @@ test_rule_cuts_stop_at_minima (void)
   g_assert_cmpfloat (c.sigma_bps, <=, 1.6e6);
 }
 
+/* The start ends with a first U, not before: flows adopted mid-stream
+ * behind a full queue have no rate estimate for 2·RTT, and σ ← U = 0 left
+ * the loop at 0 for good (lab, capacity-drop under bwssd). */
+static void
+test_start_waits_for_u (void)
+{
+  BwssCapacity c;
+  BwssCapacityFlow f[2] = { flow (-1, 0, 188000, 30000), flow (-1, 0, 189000, 30000) };
+  bwss_capacity_init (&c);
+  g_assert_true (bwss_capacity_step (&c, &p, 1, 0, f, 2));
+  g_assert_cmpint (c.phase, ==, BWSS_PHASE_START);
+  bwss_capacity_step (&c, &p, 1 + p.release_us, 0, f, 2);
+  g_assert_cmpint (c.phase, ==, BWSS_PHASE_START);          /* no U yet: still the minima */
+  g_assert_cmpfloat (c.sigma_bps, ==, 0.0);
+  f[0].rate_bps = 425e3;
+  f[1].rate_bps = 440e3;
+  g_assert_true (bwss_capacity_step (&c, &p, 1 + 2 * p.release_us, 865e3, f, 2));
+  g_assert_cmpint (c.phase, ==, BWSS_PHASE_TRACK);
+  g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "start");
+  g_assert_cmpfloat (c.sigma_bps, ==, 865e3);
+}
+
+/* A σ of 0 (a cut to minima of 0) ramps from what the flows move: a ramp
+ * relative to σ alone would never leave 0. */
+static void
+test_raise_from_zero (void)
+{
+  BwssCapacity c;
+  BwssCapacityFlow f[2] = { flow (450e3, 450e3, 36000, 30000), flow (450e3, 450e3, 36000, 30000) };
+  uint64_t t = to_track (&c, f, 2, 900e3);
+  c.sigma_bps = 0.0;
+  f[0].target_bps = f[1].target_bps = 0.0;   /* held at their floors, moving 450k each */
+  g_assert_true (bwss_capacity_step (&c, &p, t, 900e3, f, 2));
+  g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "raise");
+  g_assert_cmpfloat (c.sigma_bps, >, 900e3);
+}
+
 static void
 test_idle (void)
 {
@@ -858,6 +895,8 @@ main (int argc, char **argv)
   g_test_add_func ("/capacity/rule/cuts-stop-at-minima", test_rule_cuts_stop_at_minima);
   g_test_add_func ("/capacity/rule/idle", test_idle);
   g_test_add_func ("/capacity/start/minima-released", test_start_releases_minima);
+  g_test_add_func ("/capacity/start/waits-for-u", test_start_waits_for_u);
+  g_test_add_func ("/capacity/rule/raise-from-zero", test_raise_from_zero);
   g_test_add_func ("/capacity/base/seed-is-one-moment", test_seed_is_one_moment);
   g_test_add_func ("/capacity/trace/weights-8M-1-2", test_trace_weights_8m);
   g_test_add_func ("/capacity/trace/weights-960k-1-2-3", test_trace_weights_960k);
