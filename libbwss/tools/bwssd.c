@@ -5,6 +5,7 @@
  * browser, a game's updater, a torrent client started without bwss-run).
  *
  *   bwssd [--foreground] [--domain NAME] [--rules FILE]
+ *   bwssd --check [--rules FILE]     (is the rules file in force good?)
  *
  * Rules (adopt-rules.h, docs/adopt.md) come from --rules, else
  * $XDG_CONFIG_HOME/bwss/rules.conf, else SYSCONFDIR/bwss/rules.conf, else
@@ -15,7 +16,8 @@
  * way, its watchdog does that (adopt-watchdog.h).  One bwssd per domain.
  *
  * Exit status: 0; 1 if it cannot run (another bwssd, no domain); 2 for a
- * usage error (options, a bad --domain, a bad --rules file at start).
+ * usage error (options, a bad --domain, a bad --rules file at start, or
+ * with --check a bad rules file in force).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,6 +37,7 @@
 #include "tool-domain.h"
 
 static gboolean opt_foreground;
+static gboolean opt_check;
 static gchar *opt_domain;
 static gchar *opt_rules;
 
@@ -42,6 +45,7 @@ static GOptionEntry entries[] = {
   { "foreground", 'f', 0, G_OPTION_ARG_NONE, &opt_foreground, "Do not detach (for systemd and the terminal)", NULL },
   { "domain", 0, 0, G_OPTION_ARG_STRING, &opt_domain, "Domain name (default $BWSS_DOMAIN, else per user)", "NAME" },
   { "rules", 'r', 0, G_OPTION_ARG_FILENAME, &opt_rules, "Rules file (default $XDG_CONFIG_HOME/bwss/rules.conf)", "FILE" },
+  { "check", 0, 0, G_OPTION_ARG_NONE, &opt_check, "Check the rules file in force and exit: 0 if it is good, 2 if not", NULL },
   { NULL }
 };
 
@@ -152,7 +156,8 @@ main (int argc, char **argv)
                                 "TCP download of the user,\nwith the preferences of a rules file.");
   g_option_context_set_description (ctx,
       "Rules: --rules, else $XDG_CONFIG_HOME/bwss/rules.conf, else " BWSS_SYSCONFDIR "/bwss/rules.conf.\n"
-      "SIGHUP reads them again.  Exit status: 0; 1 if it cannot run; 2 for a usage error.");
+      "SIGHUP reads them again.  Exit status: 0; 1 if it cannot run; 2 for a usage error\n"
+      "(or, with --check, a bad rules file).");
   g_option_context_add_main_entries (ctx, entries, NULL);
   if (!g_option_context_parse (ctx, &argc, &argv, &error)) {
     g_printerr ("bwssd: %s\n", error->message);
@@ -168,6 +173,16 @@ main (int argc, char **argv)
     return 2;
   }
   AdoptRules *rules = load_rules (&error);
+  if (opt_check) {
+    if (rules == NULL) {
+      g_printerr ("bwssd: %s\n", error->message);
+      return 2;
+    }
+    g_print ("%s: %u rules and [default]: good\n", rules->path ? rules->path : "(built in)",
+             rules->rules->len);
+    adopt_rules_free (rules);
+    return 0;
+  }
   if (rules == NULL && opt_rules) {
     g_printerr ("bwssd: %s\n", error->message);
     return 2;

@@ -10,16 +10,7 @@
 set -u
 bwssd=$1 top=$2 churn=$3
 seconds=${CHURN_SECONDS:-60}
-domain="bwss-test-churn-$$"
-export BWSS_DOMAIN=$domain
-tmp=$(mktemp -d)
-pids=
-trap 'kill -9 $pids 2>/dev/null; rm -rf "$tmp"; rm -f /dev/shm/$domain /dev/shm/$domain.*' EXIT
-trap 'exit 143' TERM
-n=0 failed=0
-ok () { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok () { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-check () { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }
+. "$(dirname "$0")/bwssd-common.sh" churn
 # bwssd's fds: the fewest of ten looks 50 ms apart (a scan's sock_diag socket
 # and pidfds live for a moment: a leaked fd shows in every look)
 fds () {

@@ -12,16 +12,7 @@
 # $1 bwssd, $2 bwss-top, $3 bwss-run, $4 sock-clamp.py
 set -u
 bwssd=$1 top=$2 run=$3 clamp=$4
-domain="bwss-test-bwssd-$$"
-export BWSS_DOMAIN=$domain
-tmp=$(mktemp -d)
-pids=
-trap 'kill -9 $pids 2>/dev/null; rm -rf "$tmp"; rm -f /dev/shm/$domain /dev/shm/$domain.*' EXIT
-trap 'exit 143' TERM
-n=0 failed=0
-ok () { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok () { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-check () { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }
+. "$(dirname "$0")/bwssd-common.sh" bwssd
 now_ms () { date +%s%3N; }
 
 # the flow of @1 (pid) in bwss-top --json, as "origin weight window controlled", or nothing
@@ -83,6 +74,11 @@ printf '[x]\nexe=curl\nweight=heavy\n' >"$tmp/bad.conf"
 "$bwssd" --foreground --rules "$tmp/bad.conf" 2>"$tmp/err"; rc=$?
 check "bwssd --rules with a bad weight -> exit 2: $(cat "$tmp/err")" \
   '[ $rc -eq 2 ] && grep -q "bad.conf:3: \[x\] weight:" "$tmp/err" && [ ! -e /dev/shm/$domain ]'
+
+"$bwssd" --check --rules "$tmp/bad.conf" >"$tmp/out" 2>"$tmp/err"; rc=$?
+check "bwssd --check with a bad file -> exit 2 naming file:line" '[ $rc -eq 2 ] && grep -q "bad.conf:3:" "$tmp/err"'
+"$bwssd" --check --rules "$tmp/rules.conf" >"$tmp/out" 2>"$tmp/err"; rc=$?
+check "bwssd --check with a good file -> exit 0: $(cat "$tmp/out")" '[ $rc -eq 0 ] && grep -q "1 rules and \[default\]: good" "$tmp/out"'
 
 # ---- adoption ----
 check "bwssd starts and writes its status" 'start_bwssd'
