@@ -417,7 +417,8 @@ knob_dump_push (KnobDump *d, const KnobInfo *k)
 void
 knob_dump_sort (KnobDump *d)
 {
-  qsort (d->items, d->n, sizeof *d->items, by_inode);
+  if (d->n > 1)                        /* items is NULL while nothing was ever pushed */
+    qsort (d->items, d->n, sizeof *d->items, by_inode);
 }
 
 void
