@@ -179,8 +179,8 @@ knob_endpoints (int fd, char *local, size_t local_len, char *remote, size_t remo
 
 /* ---- sock_diag ---- */
 
-static int
-dump_push (KnobDump *d, const KnobInfo *k)
+int
+knob_dump_push (KnobDump *d, const KnobInfo *k)
 {
   if (d->n == d->cap) {
     size_t cap = d->cap ? 2 * d->cap : 64;
@@ -299,7 +299,7 @@ dump_family (int nl, uint8_t family, KnobDump *d)
       KnobInfo k;
       fill_from_diag (NLMSG_DATA (h), (int) h->nlmsg_len - NLMSG_HDRLEN, family, &k);
       format_remote (&k);
-      err = dump_push (d, &k);
+      err = knob_dump_push (d, &k);
       if (err)
         goto out;
     }
@@ -380,7 +380,7 @@ query_batch (int nl, const KnobDump *want, size_t from, size_t n, KnobDump *out)
       if (k.inode != w->inode)
         continue;                        /* the tuple now names another socket, or a TIME_WAIT */
       memcpy (k.remote, w->remote, sizeof k.remote);
-      int err = dump_push (out, &k);
+      int err = knob_dump_push (out, &k);
       if (err)
         return err;
     }
@@ -406,12 +406,6 @@ knob_query (const KnobDump *want, KnobDump *out)
   if (err == 0)
     knob_dump_sort (out);
   return err;
-}
-
-int
-knob_dump_push (KnobDump *d, const KnobInfo *k)
-{
-  return dump_push (d, k);
 }
 
 void

@@ -39,15 +39,22 @@ heartbeat (Seg *g, Segment *s, uint64_t now)
   s->heartbeat_us = now;
 }
 
+/* Frees the laws' state and what they knew of the slots. */
+static void
+drop_laws (Seg *g)
+{
+  bwss_controller_free (g->ctl);
+  g->ctl = NULL;
+  memset (g->ctl_gen, 0, sizeof g->ctl_gen);
+  g->ctl_hwm = 0;
+}
+
 /* Forgets the controller state (a new segment, or the role lost). */
 void
 leader_reset (Seg *g)
 {
   g->controller = false;
-  bwss_controller_free (g->ctl);
-  g->ctl = NULL;
-  memset (g->ctl_gen, 0, sizeof g->ctl_gen);
-  g->ctl_hwm = 0;
+  drop_laws (g);
   memset (g->ctl_serial, 0, sizeof g->ctl_serial);
   memset (g->gone, 0, sizeof g->gone);
 }
@@ -132,12 +139,8 @@ controller_params (BwssParams *p)
 static void
 suspend (Seg *g, Segment *s)
 {
-  if (g->ctl) {
-    bwss_controller_free (g->ctl);
-    g->ctl = NULL;
-    memset (g->ctl_gen, 0, sizeof g->ctl_gen);
-    g->ctl_hwm = 0;
-  }
+  if (g->ctl)
+    drop_laws (g);
   for (uint32_t i = 0; i < s->slot_hwm; i++) {
     SegSlot *sl = &s->slots[i];
     sl->controlled = 0;

@@ -16,9 +16,7 @@ tmp=$(mktemp -d)
 servers=
 trap 'kill $servers 2>/dev/null; rm -rf "$tmp"; rm -f "/dev/shm/$main_domain" /dev/shm/bwss-test-tools-*-$$' EXIT
 trap 'exit 143' TERM
-n=0 failed=0
-ok () { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok () { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
+. "$(dirname "$0")/tap.sh"
 
 bad_option () {   # $1 = option text expected in the message, rest = args
   local needle=$1; shift
