@@ -117,7 +117,8 @@ die (int status, const char *fmt, ...)
 }
 
 /* Returns the path of libbwss-preload.so: $BWSS_PRELOAD, else next to this
- * executable (the build tree), else the installed one. */
+ * executable or in the build tree's shim folder beside it (libbwss/tools and
+ * libbwss/shim of a meson build), else the installed one. */
 static char *
 find_shim (void)
 {
@@ -127,10 +128,13 @@ find_shim (void)
   g_autofree char *exe = g_file_read_link ("/proc/self/exe", NULL);
   if (exe) {
     g_autofree char *dir = g_path_get_dirname (exe);
-    char *beside = g_build_filename (dir, "libbwss-preload.so", NULL);
-    if (g_file_test (beside, G_FILE_TEST_IS_REGULAR))
-      return beside;
-    g_free (beside);
+    const char *const places[] = { ".", "../shim" };
+    for (size_t i = 0; i < G_N_ELEMENTS (places); i++) {
+      char *path = g_build_filename (dir, places[i], "libbwss-preload.so", NULL);
+      if (g_file_test (path, G_FILE_TEST_IS_REGULAR))
+        return path;
+      g_free (path);
+    }
   }
   return g_strdup (BWSS_PRELOAD_INSTALLED);
 }

@@ -10,7 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <glib.h>
-#include "knobs.h"
+#include "kernel.h"
 
 #define PAIRS 3
 

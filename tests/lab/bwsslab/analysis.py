@@ -10,6 +10,7 @@ import os
 import statistics
 import subprocess
 
+from .proc import program
 from .scenario import BWSS_MODES
 from .topology import VIDEO_ADDR, bulk_addr, ideal_video_class_kbps
 
@@ -176,7 +177,7 @@ def late_metric(sc, out_dir, video_trace, build_dir):
     with open(trace, "w") as f:
         for t, d in video_trace:
             f.write("%.6f %d\n" % (t, d))
-    late_tool = os.path.join(build_dir, "libbwss", "tools", "bwss-late")
+    late_tool = program(build_dir, "bwss-late")
     r = subprocess.run([late_tool, "--rate", "%gk" % sc.video_kbps, "--end", str(int(sc.duration)), trace],
                        capture_output=True, text=True)
     if r.returncode != 0:

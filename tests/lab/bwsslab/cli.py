@@ -17,7 +17,7 @@ import signal
 import sys
 
 from . import analysis, plots, report, timeline, topology
-from .proc import LabError
+from .proc import LabError, program
 from .scenario import BWSS_MODES, MODES, SCENARIOS, ScenarioError
 
 SRC_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -28,12 +28,12 @@ def slug(text):
 
 
 def check_tools(sc, modes, build_dir):
-    if "bwss-adopt" in modes and not os.access(os.path.join(build_dir, "libbwss", "tools", "bwssd"), os.X_OK):
+    if "bwss-adopt" in modes and not os.access(program(build_dir, "bwssd"), os.X_OK):
         raise LabError("mode bwss-adopt needs bwssd: build it first (meson compile -C %s)" % build_dir)
     if any(m in BWSS_MODES for m in modes) and not os.access(
-            os.path.join(build_dir, "libbwss", "tools", "bwss-run"), os.X_OK):
+            program(build_dir, "bwss-run"), os.X_OK):
         raise LabError("the bwss modes need bwss-run: build it first (meson compile -C %s)" % build_dir)
-    if sc.adaptive and not os.access(os.path.join(build_dir, "tests", "lab", "bwss-lab-player"), os.X_OK):
+    if sc.adaptive and not os.access(program(build_dir, "bwss-lab-player"), os.X_OK):
         raise LabError("scenario adaptive needs bwss-lab-player (built with -Dgst-plugin=enabled)")
     for tool in ["nginx", "iperf3", "curl"] + (["trickle"] if "trickle" in modes else []):
         if shutil.which(tool) is None:

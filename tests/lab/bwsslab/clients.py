@@ -6,7 +6,7 @@ import shutil
 import subprocess
 import time
 
-from .proc import die, ns, remember, spawn
+from .proc import die, ns, program, remember, spawn
 from .scenario import BWSS_MODES
 from .topology import CLIENT_ADDR, CROSS_ADDR, NS_C, NS_S, VIDEO_ADDR, VIDEO_PORT, bulk_addr
 
@@ -108,7 +108,7 @@ def client_cmd(sc, mode, build_dir, kind, i=0, out_dir=None):
     bwss = mode in BWSS_MODES
     if kind == "video" and sc.adaptive:
         # nothing set for bwss: the player as an application is written
-        return [os.path.join(build_dir, "tests", "lab", "bwss-lab-player"), "--pipeline", sc.player,
+        return [program(build_dir, "bwss-lab-player"), "--pipeline", sc.player,
                 "--duration", str(sc.duration), "--json", os.path.join(out_dir, "player.json"),
                 "http://%s/hls/master.m3u8" % VIDEO_ADDR]
     if kind == "video":
@@ -127,7 +127,7 @@ def client_cmd(sc, mode, build_dir, kind, i=0, out_dir=None):
     if mode == "bwss-adopt" and kind == "bulk":
         return base                                       # bwssd adopts it
     if bwss:
-        run = os.path.join(build_dir, "libbwss", "tools", "bwss-run")
+        run = program(build_dir, "bwss-run")
         if kind == "video":
             return [run, "--priority", "10", "--min-rate", "%gk" % sc.video_min_kbps,
                     "--weight", "%g" % sc.video_weight, "--"] + base
@@ -158,7 +158,7 @@ def start_bwssd(sc, work, build_dir, env, out_dir):
     rules = os.path.join(work, "rules.conf")
     with open(rules, "w") as f:
         f.write(adopt_rules(sc))
-    p = spawn(NS_C, [os.path.join(build_dir, "libbwss", "tools", "bwssd"), "--foreground",
+    p = spawn(NS_C, [program(build_dir, "bwssd"), "--foreground",
                      "--rules", rules], env=env, out=os.path.join(out_dir, "bwssd.log"))
     remember(p.pid)
     status = "/dev/shm/%s.bwssd" % env["BWSS_DOMAIN"]

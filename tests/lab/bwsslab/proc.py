@@ -61,3 +61,20 @@ def remember(pid):
 
 def warn(msg):
     print("bwss-lab: " + msg, file=sys.stderr)
+
+
+# Where each program of the project is in a meson build tree (one place).
+_PROGRAMS = {
+    "bwss-run": ("libbwss", "tools"),
+    "bwss-top": ("libbwss", "tools"),
+    "bwss-late": ("libbwss", "tools"),
+    "bwssd": ("libbwss", "bwssd"),
+    "bwss-lab-player": ("tests", "lab"),
+    "bwss-delay": ("tests", "lab"),
+    "bwss-lab-sample": ("tests", "lab"),
+}
+
+
+def program(build_dir, name):
+    """Returns the path of the project's program @name in @build_dir."""
+    return os.path.join(build_dir, *_PROGRAMS[name], name)

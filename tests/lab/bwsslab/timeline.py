@@ -14,7 +14,7 @@ import tempfile
 import time
 
 from . import clients, topology
-from .proc import die, ns, remember, spawn, stop
+from .proc import die, ns, program, remember, spawn, stop
 from .scenario import BWSS_MODES
 from .topology import NS_C
 
@@ -41,7 +41,7 @@ def run_mode(sc, mode, build_dir, out_dir):
     try:
         t0 = time.monotonic() + 1.0
         procs = clients.start_servers(sc, work, t0, build_dir)
-        sampler = spawn(NS_C, [os.path.join(build_dir, "tests", "lab", "bwss-lab-sample"),
+        sampler = spawn(NS_C, [program(build_dir, "bwss-lab-sample"),
                                "--period", "50", "--domain", domain],
                         out=os.path.join(out_dir, "samples.txt"), env=env)
         remember(sampler.pid)
@@ -63,7 +63,7 @@ def run_mode(sc, mode, build_dir, out_dir):
                                  out=os.path.join(work, "bulk%d.out" % (i + 1))))
         for c in running:
             remember(c.pid)
-        bwss_top = os.path.join(build_dir, "libbwss", "tools", "bwss-top")
+        bwss_top = program(build_dir, "bwss-top")
         switched_on = not (mode in BWSS_MODES and sc.bwss_on_at > 0)
         if not switched_on:
             suspend_when_there(bwss_top, domain)

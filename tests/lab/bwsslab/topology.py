@@ -12,7 +12,7 @@ import signal
 import subprocess
 import time
 
-from .proc import die, ns, remember, sh, spawn, STATE_DIR
+from .proc import STATE_DIR, die, ns, program, remember, sh, spawn
 
 NS_C, NS_R, NS_S = "bwsslab-c", "bwsslab-r", "bwsslab-s"
 CLIENT_ADDR = "10.77.1.2"
@@ -111,7 +111,7 @@ def up(sc, build_dir, stats_file=None, quiet=False):
     statistics to stats_file when it stops."""
     if os.geteuid() != 0:
         die("needs root (network namespaces)")
-    delay = os.path.join(build_dir, "tests", "lab", "bwss-delay")
+    delay = program(build_dir, "bwss-delay")
     if not os.access(delay, os.X_OK):
         die("%s not built (meson compile -C %s)" % (delay, build_dir))
     if sc.bulk > MAX_BULK:

@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "clock.h"
+#include "kernel.h"
 #include "domain-private.h"
 
 /* ---- slots of this process's flows ---- */

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "domain-private.h"
-#include "proc.h"
+#include "kernel.h"
 
 /* ---- the role and its heartbeat ---- */
 

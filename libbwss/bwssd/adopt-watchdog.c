@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include "adopt-proc.h"
 #include "adopt-watchdog.h"
-#include "knobs.h"
+#include "kernel.h"
 
 enum { MSG_HOLD = 1, MSG_DROP = 2 };
 

@@ -28,7 +28,7 @@
  */
 #include <stdio.h>
 #include <unistd.h>
-#include "clock.h"
+#include "kernel.h"
 #include "domain-private.h"
 
 /* ---- the segment lock, within a bound ---- */

@@ -2,8 +2,9 @@
 /* error.c — error strings and the version string. */
 #include <bwss/bwss.h>
 
+/* BWSS_VERSION: the project version, given by libbwss/laws/meson.build */
 #ifndef BWSS_VERSION
-#define BWSS_VERSION "0.1.0"
+#error "BWSS_VERSION comes from meson.build (project version)"
 #endif
 
 const char *

@@ -49,8 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bwss/domain.h>
-#include "clock.h"
-#include "proc.h"
+#include "kernel.h"
 #include "segment.h"
 
 #define SHM_DIR "/dev/shm"

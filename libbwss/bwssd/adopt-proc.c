@@ -8,7 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "adopt-proc.h"
-#include "knobs.h"
+#include "kernel.h"
 
 #define CAP_SYS_PTRACE_BIT 19
 

@@ -29,7 +29,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "knobs.h"
+#include "kernel.h"
 
 #ifndef TCP_WINDOW_CLAMP
 #define TCP_WINDOW_CLAMP 10

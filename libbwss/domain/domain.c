@@ -32,9 +32,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "clock.h"
+#include "kernel.h"
 #include "domain-private.h"
-#include "proc.h"
 
 static pthread_mutex_t segs_lock = PTHREAD_MUTEX_INITIALIZER;
 static Seg *segs;

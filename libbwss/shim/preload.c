@@ -49,7 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bwss/domain.h>
-#include "clock.h"
+#include "kernel.h"
 
 #define PRELOAD_API __attribute__ ((visibility ("default")))
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
-#include "proc.h"
+#include "kernel.h"
 
 /* Reads proc(5) fields 3 (state) and 22 (start time) of @pid.  Returns 0,
  * or -1 if there is no such task or the file cannot be parsed. */

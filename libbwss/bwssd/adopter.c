@@ -8,7 +8,7 @@
 #include <json-glib/json-glib.h>
 #include "adopt-proc.h"
 #include "adopter.h"
-#include "knobs.h"
+#include "kernel.h"
 #include "tool-json.h"
 
 #define TCP_ESTABLISHED_STATE 1

@@ -15,7 +15,7 @@
 #include <sys/types.h>
 #include <bwss/control.h>
 #include <bwss/domain.h>
-#include "knobs.h"
+#include "kernel.h"
 #include "segment.h"
 
 /* A controller silent for this long is dead: its windows are released.

@@ -1,16 +1,41 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * knobs.h — the kernel's TCP receive-side knobs, and the kernel's view of
- * every TCP socket of the namespace (sock_diag).  Internal to libbwss.
+ * kernel.h — the kernel layer of libbwss, private to the library: everything
+ * that asks the kernel something or sets something in it, and nothing else.
+ *
+ *   the clock    CLOCK_MONOTONIC in µs: the clock bwss_domain_dispatch(), the
+ *                controller's heartbeat and the shim's read pacing use
+ *   knobs.c      a socket's TCP receive-side knobs (the window clamp, the
+ *                receive buffer, TCP_INFO) and the kernel's view of every TCP
+ *                socket of the namespace (sock_diag dumps and exact lookups)
+ *   proc.c       what /proc says about a process or a thread (alive, same
+ *                process as before, stopped, whose, maps a file)
+ *
+ * The laws (libbwss/laws/) never see this header: the build gives them no
+ * include path to it (libbwss/meson.build).
  */
-#ifndef BWSS_KNOBS_H
-#define BWSS_KNOBS_H
+#ifndef BWSS_KERNEL_H
+#define BWSS_KERNEL_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/types.h>
+#include <time.h>
 #include <linux/inet_diag.h>
+
+/* ---- the clock -------------------------------------------------------- */
+
+static inline uint64_t
+bwss_clock_now_us (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000000ull + (uint64_t) ts.tv_nsec / 1000;
+}
+
+/* ---- socket knobs and sock_diag (knobs.c) ------------------------------ */
 
 typedef struct {
   uint64_t inode;          /* socket inode: the key across processes */
@@ -76,4 +101,29 @@ void knob_dump_sort (KnobDump *d);
 const KnobInfo *knob_dump_find (const KnobDump *dump, uint64_t inode);
 void knob_dump_clear (KnobDump *dump);
 
-#endif
+/* ---- procfs (proc.c) ---------------------------------------------------- */
+
+/* Returns the start time of @pid (clock ticks since boot, proc(5) field
+ * 22), 0 if unknown. */
+uint64_t proc_starttime (pid_t pid);
+
+/* Returns the state letter of @pid (proc(5) field 3: 'R', 'S', 'D', 'T'
+ * stopped, 't' traced, 'Z' zombie, ...), or 0 if there is no such task. */
+char proc_state (pid_t pid);
+
+/* Returns true if @pid is a live (not zombie) process this user may signal
+ * and, unless @starttime is 0 (unknown), started at @starttime. */
+bool proc_alive (pid_t pid, uint64_t starttime);
+
+/* Returns 1 if task @tid belongs to another user than this process's
+ * effective user, 0 if to this user, -1 if unknown (no such task). */
+int proc_foreign (pid_t tid);
+
+/* Returns 1 if task @tid maps the file @dev:@ino, 0 if it does not, -1 if
+ * that cannot be known (no permission to read its maps). */
+int proc_maps_file (pid_t tid, dev_t dev, ino_t ino);
+
+/* Returns true if @tid is a thread of this process. */
+bool proc_is_own_thread (pid_t tid);
+
+#endif /* BWSS_KERNEL_H */
