@@ -147,8 +147,9 @@ single_instance (const char *domain)
   return fd;
 }
 
-int
-main (int argc, char **argv)
+/* Parses the command line.  Returns 0, or 2 (usage error) with a message. */
+static int
+parse_options (int *argc, char ***argv)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (GOptionContext) ctx = g_option_context_new (NULL);
@@ -159,12 +160,12 @@ main (int argc, char **argv)
       "SIGHUP reads them again.  Exit status: 0; 1 if it cannot run; 2 for a usage error\n"
       "(or, with --check, a bad rules file).");
   g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!g_option_context_parse (ctx, &argc, &argv, &error)) {
+  if (!g_option_context_parse (ctx, argc, argv, &error)) {
     g_printerr ("bwssd: %s\n", error->message);
     return 2;
   }
-  if (argc > 1) {
-    g_printerr ("bwssd: unexpected argument '%s'\n", argv[1]);
+  if (*argc > 1) {
+    g_printerr ("bwssd: unexpected argument '%s'\n", (*argv)[1]);
     return 2;
   }
   g_autofree char *bad_domain = tool_domain_name_problem (opt_domain);
@@ -172,71 +173,105 @@ main (int argc, char **argv)
     g_printerr ("bwssd: %s\n", bad_domain);
     return 2;
   }
+  return 0;
+}
+
+/* --check: is the rules file in force good?  Returns the exit status. */
+static int
+check_rules (void)
+{
+  g_autoptr (GError) error = NULL;
   AdoptRules *rules = load_rules (&error);
-  if (opt_check) {
-    if (rules == NULL) {
-      g_printerr ("bwssd: %s\n", error->message);
-      return 2;
-    }
-    g_print ("%s: %u rules and [default]: good\n", rules->path ? rules->path : "(built in)",
-             rules->rules->len);
-    adopt_rules_free (rules);
-    return 0;
-  }
-  if (rules == NULL && opt_rules) {
+  if (rules == NULL) {
     g_printerr ("bwssd: %s\n", error->message);
     return 2;
   }
-  if (rules == NULL) {
-    g_printerr ("bwssd: %s (built-in rules until it is fixed)\n", error->message);
-    g_clear_error (&error);
-    rules = adopt_rules_builtin ();
+  g_print ("%s: %u rules and [default]: good\n", rules->path ? rules->path : "(built in)",
+           rules->rules->len);
+  adopt_rules_free (rules);
+  return 0;
+}
+
+/* The rules to start with: a bad --rules file is a usage error (NULL); a
+ * bad file found in the usual places gives the built-in rules until it is
+ * fixed. */
+static AdoptRules *
+rules_at_start (void)
+{
+  g_autoptr (GError) error = NULL;
+  AdoptRules *rules = load_rules (&error);
+  if (rules)
+    return rules;
+  if (opt_rules) {
+    g_printerr ("bwssd: %s\n", error->message);
+    return NULL;
   }
-  int lock = single_instance (opt_domain);
-  if (lock < 0) {
-    adopt_rules_free (rules);
+  g_printerr ("bwssd: %s (built-in rules until it is fixed)\n", error->message);
+  return adopt_rules_builtin ();
+}
+
+/* Becomes the domain's daemon: the one-per-domain lock, detached unless
+ * --foreground, the watchdog (before any thread exists: the domain's,
+ * GIO's), the domain.  Returns 0, or 1 with a message (*lock closed). */
+static int
+become_daemon (int *lock, AdoptWatchdog *watchdog, BwssDomain **domain)
+{
+  *lock = single_instance (opt_domain);
+  if (*lock < 0)
     return 1;
-  }
   if (!opt_foreground && daemon (0, 1) != 0) {
     g_printerr ("bwssd: cannot detach: %s\n", g_strerror (errno));
+    close (*lock);
     return 1;
   }
-  /* before any thread exists (the domain's, GIO's) */
-  AdoptWatchdog watchdog;
-  int werr = adopt_watchdog_start (&watchdog);
+  int werr = adopt_watchdog_start (watchdog);
   if (werr)
     g_printerr ("bwssd: no watchdog (%s): flows are given back on SIGTERM only\n", g_strerror (-werr));
+  int err = bwss_domain_open (opt_domain, 0, domain);
+  if (err) {
+    g_printerr ("bwssd: cannot open the domain: %s\n", bwss_strerror (err));
+    close (*lock);
+    return 1;
+  }
+  return 0;
+}
 
+/* Watches the rules file in force (--rules, else the user's, which may not
+ * exist yet) and the signals. */
+static void
+watch_inputs (Daemon *dm)
+{
+  dm->user_rules = opt_rules ? g_strdup (opt_rules)
+                             : g_build_filename (g_get_user_config_dir (), "bwss", "rules.conf", NULL);
+  g_autoptr (GFile) file = g_file_new_for_path (dm->user_rules);
+  dm->monitor = g_file_monitor_file (file, G_FILE_MONITOR_WATCH_MOVES, NULL, NULL);
+  if (dm->monitor)
+    g_signal_connect (dm->monitor, "changed", G_CALLBACK (on_rules_changed), dm);
+  g_unix_signal_add (SIGHUP, on_hup, dm);
+  g_unix_signal_add (SIGTERM, on_term, dm);
+  g_unix_signal_add (SIGINT, on_term, dm);
+}
+
+/* Controls the domain and adopts until SIGTERM or SIGINT, then gives every
+ * adopted flow back to the kernel. */
+static void
+run (BwssDomain *domain, AdoptWatchdog *watchdog, AdoptRules *rules)
+{
   gboolean can = FALSE;
   g_autofree char *capability = adopt_proc_capability (&can);
   g_printerr ("bwssd: %s\n", capability);
-  BwssDomain *domain = NULL;
-  int err = bwss_domain_open (opt_domain, 0, &domain);
-  if (err) {
-    g_printerr ("bwssd: cannot open the domain: %s\n", bwss_strerror (err));
-    adopt_rules_free (rules);
-    return 1;
-  }
   g_printerr ("bwssd: rules from %s: %u rules and [default]\n",
               rules->path ? rules->path : "(built in)", rules->rules->len);
 
   Daemon dm = { 0 };
   dm.loop = g_main_loop_new (NULL, FALSE);
   g_autofree char *status = tool_domain_bwssd_status (opt_domain);
-  dm.adopter = adopter_new (domain, &watchdog, rules, status, capability);
+  dm.adopter = adopter_new (domain, watchdog, rules, status, capability);
   guint dispatch = bwss_domain_attach (domain, NULL);
   guint scan = can ? g_timeout_add (ADOPT_SCAN_MS, on_scan, &dm) : 0;
   if (can)
     on_scan (&dm);
-  dm.user_rules = opt_rules ? g_strdup (opt_rules)
-                            : g_build_filename (g_get_user_config_dir (), "bwss", "rules.conf", NULL);
-  g_autoptr (GFile) file = g_file_new_for_path (dm.user_rules);
-  dm.monitor = g_file_monitor_file (file, G_FILE_MONITOR_WATCH_MOVES, NULL, NULL);
-  if (dm.monitor)
-    g_signal_connect (dm.monitor, "changed", G_CALLBACK (on_rules_changed), &dm);
-  g_unix_signal_add (SIGHUP, on_hup, &dm);
-  g_unix_signal_add (SIGTERM, on_term, &dm);
-  g_unix_signal_add (SIGINT, on_term, &dm);
+  watch_inputs (&dm);
 
   g_main_loop_run (dm.loop);
 
@@ -245,9 +280,31 @@ main (int argc, char **argv)
   g_source_remove (dispatch);
   g_clear_object (&dm.monitor);
   adopter_free (dm.adopter);           /* every adopted flow back to the kernel */
-  bwss_domain_close (domain);
   g_main_loop_unref (dm.loop);
   g_free (dm.user_rules);
+}
+
+int
+main (int argc, char **argv)
+{
+  int status = parse_options (&argc, &argv);
+  if (status)
+    return status;
+  if (opt_check)
+    return check_rules ();
+  AdoptRules *rules = rules_at_start ();
+  if (rules == NULL)
+    return 2;
+  int lock;
+  AdoptWatchdog watchdog;
+  BwssDomain *domain = NULL;
+  status = become_daemon (&lock, &watchdog, &domain);
+  if (status) {
+    adopt_rules_free (rules);
+    return status;
+  }
+  run (domain, &watchdog, rules);      /* the adopter owns the rules */
+  bwss_domain_close (domain);
   close (lock);
   return 0;
 }

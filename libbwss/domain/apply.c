@@ -15,6 +15,39 @@
 #include <stdlib.h>
 #include "domain-private.h"
 
+/* ---- read pacing: the token bucket of a paced flow ---- */
+
+/* Returns the default parameters, for what read pacing needs of them (the
+ * bucket's depth, the receive buffer). */
+static const BwssParams *
+pacing_defaults (void)
+{
+  static BwssParams defaults;
+  static bool have_defaults;
+  if (!have_defaults) {
+    bwss_params_init (&defaults);
+    have_defaults = true;
+  }
+  return &defaults;
+}
+
+/* Brings @f's read credit up to @now: pace·elapsed, at most the bucket's
+ * depth.  g->local held. */
+static void
+pacing_refill (BwssFlow *f, uint64_t now)
+{
+  const BwssParams *defaults = pacing_defaults ();
+  double mss = f->mss ? f->mss : defaults->default_mss;
+  double depth = defaults->pace_burst_segments * mss;
+  if (f->tokens_us && now > f->tokens_us)
+    f->tokens += f->pace_bps / 8.0 * (double) (now - f->tokens_us) / 1e6;
+  if (f->tokens > depth)
+    f->tokens = depth;
+  f->tokens_us = now;
+}
+
+/* ---- applying and restoring ---- */
+
 /* Gives @f's socket back to the kernel: its original clamp, its receive
  * buffer (if pacing fixed it: the largest the kernel allows), reads no
  * longer paced.  The one place that undoes what apply_windows() did.
@@ -47,7 +80,7 @@ apply_release (Seg *g, BwssFlow *f)
 void
 apply_windows (Seg *g, uint64_t now)
 {
-  const BwssParams *defaults = flows_defaults ();
+  const BwssParams *defaults = pacing_defaults ();
   Segment *s = g->s;
   bool alive = leader_alive (s, now);
   for (BwssFlow *f = g->flows; f; f = f->next) {
@@ -57,7 +90,7 @@ apply_windows (Seg *g, uint64_t now)
       restore_socket (f, false);
       continue;
     }
-    const SegSlot *sl = flows_slot_is_ours (s, f) ? &s->slots[f->slot] : NULL;
+    const SegSlot *sl = slot_is_ours (s, f) ? &s->slots[f->slot] : NULL;
     uint32_t want = alive && sl && sl->controlled ? sl->window_bytes : 0;
     if (want == 0) {
       restore_socket (f, true);
@@ -81,7 +114,7 @@ apply_windows (Seg *g, uint64_t now)
         f->tokens = 0.0;                 /* pacing starts: no credit yet */
         f->tokens_us = now;
       } else {
-        flows_refill (f, now);           /* the credit so far, at the old rate */
+        pacing_refill (f, now);           /* the credit so far, at the old rate */
       }
       f->mss = sl->mss;
       f->pace_bps = pace;
@@ -92,4 +125,40 @@ apply_windows (Seg *g, uint64_t now)
       f->pace_bps = 0.0;
     }
   }
+}
+
+/* ---- the owner's reads, paced at the published read rate ---- */
+
+uint64_t
+bwss_flow_read_wait_us (BwssFlow *f, size_t want)
+{
+  if (f == NULL || f->seg == NULL)
+    return 0;
+  Seg *g = f->seg;
+  uint64_t wait = 0;
+  pthread_mutex_lock (&g->local);
+  if (f->pace_bps > 0.0) {
+    pacing_refill (f, bwss_clock_now_us ());
+    double need = f->mss ? (double) f->mss : pacing_defaults ()->default_mss;
+    if (want && (double) want < need)
+      need = (double) want;
+    if (f->tokens < need)
+      wait = (uint64_t) ((need - f->tokens) * 8.0 / f->pace_bps * 1e6) + 1;
+  }
+  pthread_mutex_unlock (&g->local);
+  return wait;
+}
+
+void
+bwss_flow_read_took (BwssFlow *f, size_t n)
+{
+  if (f == NULL || f->seg == NULL || n == 0)
+    return;
+  Seg *g = f->seg;
+  pthread_mutex_lock (&g->local);
+  if (f->pace_bps > 0.0) {
+    pacing_refill (f, bwss_clock_now_us ());
+    f->tokens -= (double) n;
+  }
+  pthread_mutex_unlock (&g->local);
 }

@@ -122,6 +122,15 @@ struct BwssDomain {
   Seg *seg;
 };
 
+/* Returns true if @f's slot in @s is still the one it claimed (not
+ * reclaimed, not reused). */
+static inline bool
+slot_is_ours (const Segment *s, const BwssFlow *f)
+{
+  return f->slot != NO_SLOT && s->slots[f->slot].state == SLOT_ACTIVE
+         && s->slots[f->slot].gen == f->gen;
+}
+
 /* ---- domain-seg.c: the segment lock, following, recovery ---- */
 
 /* Returns @g's segment as segment.c knows it. */
@@ -130,26 +139,24 @@ SegFile  seg_file (const Seg *g);
  * BWSS_EBUSY.  g->local held. */
 int      seg_lock (Seg *g, uint64_t wait_us);
 void     seg_unlock (Segment *s);
-/* Maps the segment the domain's name names now, if it moved.  g->local held. */
-void     seg_follow (Seg *g, uint64_t now);
+/* Maps the segment the domain's name names now, if it moved.  Returns true
+ * if @g maps another segment now: the caller forgets the controller state
+ * (domain.c; the segment layer knows nothing of the controller).  g->local
+ * held. */
+bool     seg_follow (Seg *g, uint64_t now);
 /* Returns how long the domain has been stuck as seen from @g, µs. */
 uint64_t seg_stuck_for (const Seg *g, uint64_t now);
-/* Moves a stuck domain to a fresh segment.  g->local held. */
-void     seg_recover (Seg *g, uint64_t now);
+/* Moves a stuck domain to a fresh segment (or follows whoever moved it).
+ * Returns true like seg_follow.  g->local held. */
+bool     seg_recover (Seg *g, uint64_t now);
 
 /* ---- flows.c: the flow registry ---- */
 
-/* Returns true if @f's slot in @s is still the one it claimed. */
-bool flows_slot_is_ours (const Segment *s, const BwssFlow *f);
 /* Returns true if some flow of @g waits to be written into the segment. */
 bool flows_pending (const Seg *g);
 /* Writes what registrations and preference changes could not write
  * before.  s locked. */
 void flows_publish (Seg *g);
-/* Returns the default parameters, for read pacing. */
-const BwssParams *flows_defaults (void);
-/* Brings @f's read credit up to @now.  g->local held. */
-void flows_refill (BwssFlow *f, uint64_t now);
 
 /* ---- apply.c: the participant's side ---- */
 

@@ -87,7 +87,6 @@ seg_switch (Seg *g, const SegFile *nf)
   g->s = nf->s;
   g->dev = nf->dev;
   g->ino = nf->ino;
-  leader_reset (g);
   g->lock_stuck_since = 0;
   g->role_stuck_since = 0;
   for (BwssFlow *f = g->flows; f; f = f->next) {
@@ -98,23 +97,24 @@ seg_switch (Seg *g, const SegFile *nf)
 
 /* If the domain's name no longer names the segment @g maps (moved by a
  * recovery, or deleted), maps the one it names now (creating it if @g may).
- * g->local held. */
-void
+ * Returns true if it did.  g->local held. */
+bool
 seg_follow (Seg *g, uint64_t now)
 {
   if (now < g->next_follow_us)
-    return;
+    return false;
   SegFile cur = seg_file (g);
   if (segment_is_current (&cur, g->path))
-    return;
+    return false;
   SegFile nf;
   if (segment_open (g->path, g->may_create, 0, g->s, &nf) != 0) {
     g->next_follow_us = now + FOLLOW_RETRY_US;
-    return;
+    return false;
   }
   if (g->debug)
     fprintf (stderr, "bwss[%d]: the domain moved to a new segment; following\n", (int) getpid ());
   seg_switch (g, &nf);
+  return true;
 }
 
 /* Returns how long the domain has been stuck as seen from @g, µs. */
@@ -126,17 +126,17 @@ seg_stuck_for (const Seg *g, uint64_t now)
   return a > b ? a : b;
 }
 
-/* Moves a stuck domain to a fresh segment.  g->local held. */
-void
+/* Moves a stuck domain to a fresh segment.  Returns true if @g maps
+ * another segment now.  g->local held. */
+bool
 seg_recover (Seg *g, uint64_t now)
 {
   SegFile cur = seg_file (g), nf;
-  if (segment_replace_if_current (&cur, g->path, &nf) != 0) {
-    seg_follow (g, now);                 /* another process moved it: follow */
-    return;
-  }
+  if (segment_replace_if_current (&cur, g->path, &nf) != 0)
+    return seg_follow (g, now);          /* another process moved it: follow */
   if (g->debug)
     fprintf (stderr, "bwss[%d]: the domain's lock or role has been stuck for %.1f s; moved it\n",
              (int) getpid (), (double) seg_stuck_for (g, now) / 1e6);
   seg_switch (g, &nf);
+  return true;
 }

@@ -2,21 +2,25 @@
 /*
  * domain.c — the per-user domain's handle: open and close, what a fork
  * leaves to the child, the dispatch that runs a process's roles, and the
- * domain-wide readers.  The laws are controller.c; the kernel is knobs.c;
- * the segment as a file and its lock are segment.c; the rest of the
- * plumbing between processes is
+ * domain-wide readers.  The laws are libbwss/laws/ (controller.c); the
+ * kernel is libbwss/kernel/ (kernel.h); the segment as a file and its lock
+ * are segment.c; the rest of the plumbing between processes is
  *
  *   domain-seg.c  the segment lock within a bound (never waiting on another
- *                 process); following and recovering a moved domain
- *   flows.c       the flow registry: registration, preferences, read
- *                 pacing's credit, slots (and their reclaim), statistics
+ *                 process); following and recovering a moved domain (it
+ *                 reports a move; this file then resets the controller)
+ *   flows.c       the flow registry: registration, preferences, slots (and
+ *                 their reclaim), statistics
  *   apply.c       the participant: the published windows applied to its
  *                 own sockets, and put back when no controller lives
- *                 (fail-open)
+ *                 (fail-open); the owner's paced reads
  *   leader.c      the controller: the role, its heartbeat, a round of
  *                 measurement and publication
  *
- * and domain-private.h what they share.
+ * and domain-private.h what they share.  Calls go one way: domain.c →
+ * {flows, leader, domain-seg, apply}, flows → {apply, leader, domain-seg},
+ * apply → leader (is the controller alive?), leader → domain-seg; segment.c
+ * under all of them.
  *
  * Roles.  Every process that registers sockets is a participant: it owns the
  * fds, so it applies the windows of its own sockets.  One process at a time
@@ -195,6 +199,15 @@ bwss_domain_close (BwssDomain *d)
   free (d);
 }
 
+/* Follows the domain to the segment its name names now; a new segment has
+ * a new controller election, so this process's controller state goes. */
+static void
+follow (Seg *g, uint64_t now)
+{
+  if (seg_follow (g, now))
+    leader_reset (g);
+}
+
 /* ---- the domain-wide readers ---- */
 
 /* For the domain-wide readers: takes g->local, follows a moved domain,
@@ -206,7 +219,7 @@ seg_read_lock (Seg *g, uint64_t *now)
 {
   pthread_mutex_lock (&g->local);
   *now = bwss_clock_now_us ();
-  seg_follow (g, *now);
+  follow (g, *now);
   int err = seg_lock (g, LOCK_WAIT_US);
   if (err) {
     pthread_mutex_unlock (&g->local);
@@ -255,7 +268,7 @@ bwss_domain_set_suspended (BwssDomain *d, bool suspended)
     return BWSS_EINVAL;
   Seg *g = d->seg;
   pthread_mutex_lock (&g->local);
-  seg_follow (g, bwss_clock_now_us ());
+  follow (g, bwss_clock_now_us ());
   /* one word the controller reads under the lock: no need to take it */
   __atomic_store_n (&g->s->suspended, suspended ? 1u : 0u, __ATOMIC_RELEASE);
   pthread_mutex_unlock (&g->local);
@@ -310,7 +323,7 @@ static uint64_t
 seg_dispatch (Seg *g, uint64_t now)
 {
   pthread_mutex_lock (&g->local);
-  seg_follow (g, now);
+  follow (g, now);
   leader_elect (g, now);
   /* a data path (the shim's hooks) never waits; a controller candidate may */
   if (flows_pending (g) && seg_lock (g, g->may_control ? LOCK_WAIT_US : 0) == 0) {
@@ -320,8 +333,9 @@ seg_dispatch (Seg *g, uint64_t now)
   if (g->controller)
     leader_round (g, now);
   apply_windows (g, now);
-  if (g->may_create && g->may_control && seg_stuck_for (g, now) >= RECOVER_US)
-    seg_recover (g, now);
+  if (g->may_create && g->may_control && seg_stuck_for (g, now) >= RECOVER_US
+      && seg_recover (g, now))
+    leader_reset (g);
   pthread_mutex_unlock (&g->local);
   return DISPATCH_US;
 }

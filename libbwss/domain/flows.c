@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * flows.c — the flow registry: a process's sockets registered in the
- * domain, each with its slot in the segment, its preferences, the credit of
- * its paced reads and its statistics.  What the windows do to the socket is
- * apply.c.
+ * domain, each with its slot in the segment, its preferences and its
+ * statistics.  What the windows do to the socket, and the owner's paced
+ * reads, are apply.c (this file calls it to give a socket back; apply.c
+ * never calls here).
  *
  * A registration or a preference change is written into the segment at
  * once if the lock is free, else kept in the BwssFlow and written at a
@@ -21,15 +22,6 @@
 #include "domain-private.h"
 
 /* ---- slots of this process's flows ---- */
-
-/* Returns true if @f's slot in @s is still the one it claimed (not
- * reclaimed, not reused). */
-bool
-flows_slot_is_ours (const Segment *s, const BwssFlow *f)
-{
-  return f->slot != NO_SLOT && s->slots[f->slot].state == SLOT_ACTIVE
-         && s->slots[f->slot].gen == f->gen;
-}
 
 /* Writes @f into a free slot.  Returns 0, BWSS_ENOSPC (table full) or
  * BWSS_EBADF (the fd is no longer the socket).  s locked. */
@@ -99,7 +91,7 @@ flows_publish (Seg *g)
     if (f->slot == NO_SLOT) {
       claim_slot (g, f);                 /* if the table is full: at a later dispatch */
     } else if (f->prefs_dirty) {
-      if (flows_slot_is_ours (s, f)) {
+      if (slot_is_ours (s, f)) {
         s->slots[f->slot].prefs = f->prefs;
         s->slots[f->slot].flags = f->paced_reads ? SLOT_PACED_READS : 0;
         s->slots[f->slot].prefs_serial++;
@@ -210,7 +202,7 @@ bwss_flow_register_as (BwssDomain *d, int fd, const BwssPrefs *prefs, const char
 static bool
 reclaimed (const Seg *g, const BwssFlow *f)
 {
-  return f->slot != NO_SLOT && !flows_slot_is_ours (g->s, f);
+  return f->slot != NO_SLOT && !slot_is_ours (g->s, f);
 }
 
 /* Marks @f's preferences and flags as changed, if it has a slot to write
@@ -262,69 +254,6 @@ bwss_flow_offer_read_pacing (BwssFlow *f)
   return 0;
 }
 
-/* Returns the default parameters, for what read pacing needs of them (the
- * bucket's depth, the receive buffer). */
-const BwssParams *
-flows_defaults (void)
-{
-  static BwssParams defaults;
-  static bool have_defaults;
-  if (!have_defaults) {
-    bwss_params_init (&defaults);
-    have_defaults = true;
-  }
-  return &defaults;
-}
-
-/* Brings @f's read credit up to @now: pace·elapsed, at most the bucket's
- * depth.  g->local held. */
-void
-flows_refill (BwssFlow *f, uint64_t now)
-{
-  const BwssParams *defaults = flows_defaults ();
-  double mss = f->mss ? f->mss : defaults->default_mss;
-  double depth = defaults->pace_burst_segments * mss;
-  if (f->tokens_us && now > f->tokens_us)
-    f->tokens += f->pace_bps / 8.0 * (double) (now - f->tokens_us) / 1e6;
-  if (f->tokens > depth)
-    f->tokens = depth;
-  f->tokens_us = now;
-}
-
-uint64_t
-bwss_flow_read_wait_us (BwssFlow *f, size_t want)
-{
-  if (f == NULL || f->seg == NULL)
-    return 0;
-  Seg *g = f->seg;
-  uint64_t wait = 0;
-  pthread_mutex_lock (&g->local);
-  if (f->pace_bps > 0.0) {
-    flows_refill (f, bwss_clock_now_us ());
-    double need = (double) (f->mss ? f->mss : 1448);
-    if (want && (double) want < need)
-      need = (double) want;
-    if (f->tokens < need)
-      wait = (uint64_t) ((need - f->tokens) * 8.0 / f->pace_bps * 1e6) + 1;
-  }
-  pthread_mutex_unlock (&g->local);
-  return wait;
-}
-
-void
-bwss_flow_read_took (BwssFlow *f, size_t n)
-{
-  if (f == NULL || f->seg == NULL || n == 0)
-    return;
-  Seg *g = f->seg;
-  pthread_mutex_lock (&g->local);
-  if (f->pace_bps > 0.0) {
-    flows_refill (f, bwss_clock_now_us ());
-    f->tokens -= (double) n;
-  }
-  pthread_mutex_unlock (&g->local);
-}
-
 void
 bwss_flow_unregister (BwssFlow *f)
 {
@@ -361,7 +290,7 @@ bwss_flow_get_stats (BwssFlow *f, BwssFlowStats *out)
       pthread_mutex_unlock (&g->local);
       return err;
     }
-    if (!flows_slot_is_ours (s, f)) {
+    if (!slot_is_ours (s, f)) {
       seg_unlock (s);
       pthread_mutex_unlock (&g->local);
       return BWSS_ENOENT;

@@ -185,74 +185,84 @@ measured (Seg *g, const SegSlot *sl, bool *unknown)
   return k;
 }
 
-/* One controller round: measure, run the laws, publish.  g->local held. */
-void
-leader_round (Seg *g, uint64_t now)
+/* Brings the controller's flow of slot @i in line with the slot: a flow
+ * whose slot was freed or reused is removed, a new one added, changed
+ * preferences passed on.  Returns true if slot @i holds a flow the
+ * controller knows.  s locked. */
+static bool
+sync_slot (Seg *g, SegSlot *sl, uint32_t i, uint64_t now)
 {
-  Segment *s = g->s;
-  bool have_dump = measure (g, now);
+  bool active = sl->state == SLOT_ACTIVE;
+  if (g->ctl_gen[i] && (!active || g->ctl_gen[i] != sl->gen)) {
+    bwss_controller_remove_flow (g->ctl, flow_id (i, g->ctl_gen[i]), now);
+    g->ctl_gen[i] = 0;
+  }
+  if (!active)
+    return false;
+  if (g->ctl_gen[i] == 0) {
+    if (bwss_controller_add_flow (g->ctl, flow_id (i, sl->gen), &sl->prefs, now) != 0)
+      return false;
+    g->ctl_gen[i] = sl->gen;
+    g->ctl_serial[i] = sl->prefs_serial;
+    g->gone[i] = 0;
+  } else if (g->ctl_serial[i] != sl->prefs_serial) {
+    bwss_controller_set_prefs (g->ctl, flow_id (i, sl->gen), &sl->prefs, now);
+    g->ctl_serial[i] = sl->prefs_serial;
+  }
+  return true;
+}
 
-  if (seg_lock (g, LOCK_WAIT_US) != 0)
+/* Feeds the controller this round's measurement of slot @i's socket.  A
+ * socket the kernel no longer lists as established for GONE_DUMPS rounds in
+ * a row is closed: its flow goes and its slot is freed.  s locked. */
+static void
+observe_slot (Seg *g, Segment *s, SegSlot *sl, uint32_t i, bool have_dump, uint64_t now)
+{
+  bool unknown = false;
+  const KnobInfo *k = have_dump ? measured (g, sl, &unknown) : NULL;
+  if (unknown)
     return;
-  segment_sweep (s);
-  BwssParams params;
-  controller_params (&params);
-  if (s->suspended || (g->ctl == NULL && bwss_controller_new (&params, &g->ctl) != 0)) {
-    suspend (g, s);
-    heartbeat (g, s, now);
-    seg_unlock (s);
+  if (have_dump && (k == NULL || k->state != 1 /* TCP_ESTABLISHED */)) {
+    if (++g->gone[i] >= GONE_DUMPS) {
+      bwss_controller_remove_flow (g->ctl, flow_id (i, sl->gen), now);
+      g->ctl_gen[i] = 0;
+      segment_free_slot (s, i);
+    }
     return;
   }
+  g->gone[i] = 0;
+  if (k == NULL)
+    return;
+  BwssSample smp = { .now_us = now, .bytes_received = k->bytes_received,
+                     .rtt_us = k->rtt_us, .mss = k->mss, .min_rtt_us = k->min_rtt_us,
+                     .can_pace = (sl->flags & SLOT_PACED_READS) != 0,
+                     .unread_bytes = k->unread };
+  bwss_controller_observe (g->ctl, flow_id (i, sl->gen), &smp);
+  sl->bytes_received = k->bytes_received;
+}
+
+/* Every slot: synced with the controller, then observed.  Lowers the
+ * controller's high-water mark past the slots it no longer knows.  s locked. */
+static void
+observe_slots (Seg *g, Segment *s, bool have_dump, uint64_t now)
+{
   uint32_t end = s->slot_hwm > g->ctl_hwm ? s->slot_hwm : g->ctl_hwm;
   for (uint32_t i = 0; i < end; i++) {
     SegSlot *sl = &s->slots[i];
-    bool active = sl->state == SLOT_ACTIVE;
-    if (g->ctl_gen[i] && (!active || g->ctl_gen[i] != sl->gen)) {
-      bwss_controller_remove_flow (g->ctl, flow_id (i, g->ctl_gen[i]), now);
-      g->ctl_gen[i] = 0;
-    }
-    if (!active)
-      continue;
-    if (g->ctl_gen[i] == 0) {
-      if (bwss_controller_add_flow (g->ctl, flow_id (i, sl->gen), &sl->prefs, now) != 0)
-        continue;
-      g->ctl_gen[i] = sl->gen;
-      g->ctl_serial[i] = sl->prefs_serial;
-      g->gone[i] = 0;
-    } else if (g->ctl_serial[i] != sl->prefs_serial) {
-      bwss_controller_set_prefs (g->ctl, flow_id (i, sl->gen), &sl->prefs, now);
-      g->ctl_serial[i] = sl->prefs_serial;
-    }
-    bool unknown = false;
-    const KnobInfo *k = have_dump ? measured (g, sl, &unknown) : NULL;
-    if (unknown)
-      continue;
-    if (have_dump && (k == NULL || k->state != 1 /* TCP_ESTABLISHED */)) {
-      if (++g->gone[i] >= GONE_DUMPS) {   /* the socket is closed */
-        bwss_controller_remove_flow (g->ctl, flow_id (i, sl->gen), now);
-        g->ctl_gen[i] = 0;
-        segment_free_slot (s, i);
-      }
-      continue;
-    }
-    g->gone[i] = 0;
-    if (k) {
-      BwssSample smp = { .now_us = now, .bytes_received = k->bytes_received,
-                         .rtt_us = k->rtt_us, .mss = k->mss, .min_rtt_us = k->min_rtt_us,
-                         .can_pace = (sl->flags & SLOT_PACED_READS) != 0,
-                         .unread_bytes = k->unread };
-      bwss_controller_observe (g->ctl, flow_id (i, sl->gen), &smp);
-      sl->bytes_received = k->bytes_received;
-    }
+    if (sync_slot (g, sl, i, now))
+      observe_slot (g, s, sl, i, have_dump, now);
   }
   while (end > 0 && g->ctl_gen[end - 1] == 0)
     end--;
   g->ctl_hwm = end;
   if (have_dump && g->dump_full)
     knob_dump_sort (&g->known);
-  bwss_controller_tick (g->ctl, now);
-  BwssControllerStats st;
-  bwss_controller_stats (g->ctl, &st);
+}
+
+/* Writes the controller's decision for each flow into its slot.  s locked. */
+static void
+publish_flows (Seg *g, Segment *s)
+{
   for (uint32_t i = 0; i < s->slot_hwm; i++) {
     SegSlot *sl = &s->slots[i];
     BwssFlowState fs;
@@ -268,25 +278,63 @@ leader_round (Seg *g, uint64_t now)
     sl->mss = fs.mss;
     sl->read_rate_bps = fs.window_bytes ? fs.read_rate_bps : 0.0;
   }
-  if (g->debug && now >= g->next_debug_us) {
-    g->next_debug_us = now + 1000000;
-    fprintf (stderr, "bwss[%d]: loop %s phase %s sigma %.0f U %.0f queue %.0f/%.0f us flows %u\n",
-             (int) getpid (), bwss_loop_name (st.loop), bwss_phase_name (st.phase), st.sigma_bps,
-             st.aggregate_bps, st.queue_us, st.queue_target_us, st.n_flows);
-    for (uint32_t i = 0; i < s->slot_hwm; i++)
-      if (s->slots[i].state == SLOT_ACTIVE)
-        fprintf (stderr, "bwss[%d]:   slot %u pid %d rate %.0f target %.0f window %u rtt %u mss %u bytes %llu\n",
-                 (int) getpid (), i, s->slots[i].pid, s->slots[i].rate_bps, s->slots[i].target_bps,
-                 s->slots[i].window_bytes, s->slots[i].rtt_us, s->slots[i].mss,
-                 (unsigned long long) s->slots[i].bytes_received);
+}
+
+/* Writes the domain-wide figures of @st into the segment.  s locked. */
+static void
+publish_domain (Segment *s, const BwssControllerStats *st)
+{
+  s->phase = st->phase;
+  s->sigma_bps = st->sigma_bps;
+  s->aggregate_bps = st->aggregate_bps;
+  s->loop = st->loop;
+  s->queue_us = st->queue_us;
+  s->queue_target_us = st->queue_target_us;
+}
+
+/* $BWSS_DEBUG: the loop and every flow on stderr, once a second. */
+static void
+debug_print (Seg *g, const Segment *s, const BwssControllerStats *st, uint64_t now)
+{
+  if (!g->debug || now < g->next_debug_us)
+    return;
+  g->next_debug_us = now + 1000000;
+  fprintf (stderr, "bwss[%d]: loop %s phase %s sigma %.0f U %.0f queue %.0f/%.0f us flows %u\n",
+           (int) getpid (), bwss_loop_name (st->loop), bwss_phase_name (st->phase), st->sigma_bps,
+           st->aggregate_bps, st->queue_us, st->queue_target_us, st->n_flows);
+  for (uint32_t i = 0; i < s->slot_hwm; i++)
+    if (s->slots[i].state == SLOT_ACTIVE)
+      fprintf (stderr, "bwss[%d]:   slot %u pid %d rate %.0f target %.0f window %u rtt %u mss %u bytes %llu\n",
+               (int) getpid (), i, s->slots[i].pid, s->slots[i].rate_bps, s->slots[i].target_bps,
+               s->slots[i].window_bytes, s->slots[i].rtt_us, s->slots[i].mss,
+               (unsigned long long) s->slots[i].bytes_received);
+}
+
+/* One controller round: measure the sockets (outside the lock), then under
+ * it sync and observe the slots, run the laws, publish, beat.  g->local
+ * held. */
+void
+leader_round (Seg *g, uint64_t now)
+{
+  Segment *s = g->s;
+  bool have_dump = measure (g, now);
+
+  if (seg_lock (g, LOCK_WAIT_US) != 0)
+    return;
+  segment_sweep (s);
+  BwssParams params;
+  controller_params (&params);
+  if (s->suspended || (g->ctl == NULL && bwss_controller_new (&params, &g->ctl) != 0)) {
+    suspend (g, s);
+  } else {
+    observe_slots (g, s, have_dump, now);
+    bwss_controller_tick (g->ctl, now);
+    BwssControllerStats st;
+    bwss_controller_stats (g->ctl, &st);
+    publish_flows (g, s);
+    debug_print (g, s, &st, now);
+    publish_domain (s, &st);
   }
-  s->phase = st.phase;
-  s->sigma_bps = st.sigma_bps;
-  s->aggregate_bps = st.aggregate_bps;
-  s->loop = st.loop;
-  s->queue_us = st.queue_us;
-  s->queue_target_us = st.queue_target_us;
   heartbeat (g, s, now);
   seg_unlock (s);
 }
-

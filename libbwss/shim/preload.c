@@ -33,6 +33,20 @@
  *
  * BWSS_INHERIT=0 removes the shim from LD_PRELOAD at start-up, so programs
  * this one executes run outside the domain.
+ *
+ * Self-interposition.  This object carries libbwss statically (laws, kernel
+ * layer, domain), and its hooks are the process's read(), recv(), close()
+ * ...: the library's own calls inside it go through them too.  Where that
+ * happens and why it is harmless: segment.c's close() of a segment fd and
+ * proc.c's reads reach close()/read() below with an fd the table does not
+ * know (FD_UNKNOWN, or a read that returns data: saw_data() classifies it as
+ * not a connected TCP socket, FD_NOT_OURS), so they pass straight through;
+ * knobs.c's recv()/close() on a sock_diag socket run only in a controller,
+ * and the shim never takes that role.  stdio (fopen/fgets of /proc files)
+ * does not go through these symbols.  One case is not covered: an fd number
+ * the program closed behind the hooks' back (dup2, close_range) keeps a
+ * stale state until a hook sees it again; if the segment reuses that number,
+ * its close() takes table_lock under the domain's local lock.
  */
 #include <dlfcn.h>
 #include <errno.h>
