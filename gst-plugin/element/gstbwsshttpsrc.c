@@ -22,10 +22,10 @@
  *
  * Reading: one request per range, synchronous in the streaming thread; a
  * seek or a retry is a new request from the current offset.  The retry
- * policy (may_retry) bounds one read position: at most retries + 1 requests
- * (a response that brings no byte does not reset the count; a byte does),
- * and, with a timeout, at most timeout × (retries + 1) seconds without a
- * byte, enforced by a deadline over every operation of the position.
+ * policy bounds one read position: at most retries + 1 requests, and with
+ * a timeout at most timeout × (retries + 1) seconds without a byte
+ * (srcattempt.c, which also posts the error).  What a response announces
+ * (headers, icy, size) is srcannounce.c.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -35,6 +35,7 @@
 #include "adaptivewatch.h"
 #include "gstbwsshttpsrc.h"
 #include "srcannounce.h"
+#include "srcattempt.h"
 #include "srcprops.h"
 
 GST_DEBUG_CATEGORY (bwss_http_src_debug);
@@ -81,181 +82,6 @@ post_stats (GstBwssHttpSrc *src, gint64 now)
   gst_element_post_message (GST_ELEMENT (src), gst_message_new_element (GST_OBJECT (src), s));
 }
 
-/* ---- messages ------------------------------------------------------------------ */
-
-/* Posts the error for @err (HTTP_ERROR domain), like souphttpsrc: 404 →
- * RESOURCE/NOT_FOUND, 401/402/403/407 → NOT_AUTHORIZED, a seek the server
- * cannot do → SEEK, a failure while reading → READ, else OPEN_READ; HTTP
- * statuses carry http-status-code (and http-redirect-uri) details. */
-static void
-post_http_error (GstBwssHttpSrc *src, const GError *err)
-{
-  SoupMessage *msg = http_client_message (src->client);
-  guint status = msg ? soup_message_get_status (msg) : 0;
-  gint code = GST_RESOURCE_ERROR_OPEN_READ;
-  const char *text = "Could not establish connection to server.";
-  GstStructure *details = NULL;
-  switch (err->code) {
-    case HTTP_ERROR_NOT_FOUND:
-    case HTTP_ERROR_NOT_AUTHORIZED:
-    case HTTP_ERROR_STATUS:
-      code = err->code == HTTP_ERROR_NOT_FOUND ? GST_RESOURCE_ERROR_NOT_FOUND
-           : err->code == HTTP_ERROR_NOT_AUTHORIZED ? GST_RESOURCE_ERROR_NOT_AUTHORIZED
-           : GST_RESOURCE_ERROR_OPEN_READ;
-      text = err->message;
-      details = gst_structure_new ("details", "http-status-code", G_TYPE_UINT, status, NULL);
-      if (SOUP_STATUS_IS_REDIRECTION (status)) {
-        const char *loc = soup_message_headers_get_one (soup_message_get_response_headers (msg), "Location");
-        if (loc)
-          gst_structure_set (details, "http-redirect-uri", G_TYPE_STRING, loc, NULL);
-      }
-      break;
-    case HTTP_ERROR_NO_RANGES:
-      if (src->seeking) {
-        code = GST_RESOURCE_ERROR_SEEK;
-        text = "Server does not accept Range HTTP header.";
-      } else {
-        code = GST_RESOURCE_ERROR_READ;
-        text = "The server cannot resume the download.";
-      }
-      break;
-    case HTTP_ERROR_WRONG_RANGE:
-    case HTTP_ERROR_CHANGED:
-      code = src->offset > 0 ? GST_RESOURCE_ERROR_READ : GST_RESOURCE_ERROR_OPEN_READ;
-      text = "The server sent other data than was asked for.";
-      break;
-    case HTTP_ERROR_BAD_RESPONSE:
-    case HTTP_ERROR_BAD_FRAMING:
-      code = src->offset > 0 ? GST_RESOURCE_ERROR_READ : GST_RESOURCE_ERROR_OPEN_READ;
-      text = "Server sent bad data.";
-      break;
-    case HTTP_ERROR_TOO_MANY_REDIRECTS:
-      text = "Too many redirects.";
-      break;
-    case HTTP_ERROR_TLS:
-      text = "Secure connection setup failed.";
-      break;
-    case HTTP_ERROR_TIMEOUT:
-      code = src->offset > 0 ? GST_RESOURCE_ERROR_READ : GST_RESOURCE_ERROR_OPEN_READ;
-      text = "The server stopped sending.";
-      break;
-    case HTTP_ERROR_TRUNCATED:
-    case HTTP_ERROR_READ:
-      code = GST_RESOURCE_ERROR_READ;
-      text = "A network error occurred, or the server closed the connection unexpectedly.";
-      break;
-    case HTTP_ERROR_BAD_URI:
-      text = "Error parsing URL.";
-      break;
-    default:
-      break;
-  }
-  gchar *debug = g_strdup_printf ("%s (at byte %" G_GUINT64_FORMAT ", attempt %d), URL: %s, Redirect to: %s",
-                                  err->message, src->offset, src->attempts, src->location,
-                                  src->redirection_uri ? src->redirection_uri : "(NULL)");
-  gst_element_message_full_with_details (GST_ELEMENT (src), GST_MESSAGE_ERROR, GST_RESOURCE_ERROR, code,
-                                         g_strdup (text), debug, __FILE__, GST_FUNCTION, __LINE__, details);
-}
-
-/* ---- attempts at one read position ------------------------------------------- */
-
-/* Returns TRUE if the current read position may have another attempt:
- * fewer than retries + 1 made (retries -1: no limit) and its deadline not
- * passed.  The one retry condition of the element. */
-static gboolean
-may_retry (GstBwssHttpSrc *src)
-{
-  if (src->position_deadline && g_get_monotonic_time () >= src->position_deadline)
-    return FALSE;
-  return src->retries < 0 || src->attempts <= src->retries;
-}
-
-/* Bytes arrived: the position moved; the request that brought them is its
- * first attempt, and its deadline starts over. */
-static void
-progress (GstBwssHttpSrc *src)
-{
-  src->position = src->offset;
-  src->attempts = 1;
-  if (src->position_deadline) {
-    src->position_deadline = g_get_monotonic_time ()
-                             + (gint64) src->http.timeout * (src->retries + 1) * G_USEC_PER_SEC;
-    deadline_move (src->deadline, src->position_deadline);
-  }
-}
-
-/* Ends the open request (and its attempt's cancellable and deadline). */
-static void
-close_request (GstBwssHttpSrc *src)
-{
-  http_client_close (src->client);
-  src->open = FALSE;
-  deadline_disarm (src->deadline);
-  src->deadline = NULL;
-  if (src->attempt_cancel) {
-    g_cancellable_disconnect (src->cancellable, src->attempt_link);
-    src->attempt_link = 0;
-    g_clear_object (&src->attempt_cancel);
-  }
-}
-
-static void
-cancel_attempt (GCancellable *flushing, gpointer data)
-{
-  g_cancellable_cancel (G_CANCELLABLE (data));
-}
-
-/* Counts an attempt at the current position and makes its cancellable:
- * cancelled by a flush or by the position's deadline. */
-static void
-begin_attempt (GstBwssHttpSrc *src)
-{
-  close_request (src);
-  gint64 now = g_get_monotonic_time ();
-  if (src->attempts == 0 || src->position != src->offset) {
-    src->position = src->offset;
-    src->attempts = 0;
-    src->position_deadline = src->http.timeout && src->retries >= 0
-        ? now + (gint64) src->http.timeout * (src->retries + 1) * G_USEC_PER_SEC : 0;
-  }
-  src->attempts++;
-  src->attempt_cancel = g_cancellable_new ();
-  src->attempt_link = g_cancellable_connect (src->cancellable, G_CALLBACK (cancel_attempt),
-                                             g_object_ref (src->attempt_cancel), g_object_unref);
-  if (src->position_deadline)
-    src->deadline = deadline_arm (src->attempt_cancel, src->position_deadline);
-}
-
-/* A failure of the current attempt: another attempt (GST_FLOW_CUSTOM_ERROR)
- * if @retryable and allowed, else the error is posted (GST_FLOW_ERROR);
- * GST_FLOW_FLUSHING when cancelled by a flush. */
-static GstFlowReturn
-attempt_failed (GstBwssHttpSrc *src, GError *err, gboolean retryable)
-{
-  GstFlowReturn ret;
-  if (g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CANCELLED) && !deadline_fired (src->deadline)) {
-    ret = GST_FLOW_FLUSHING;
-  } else if (g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CANCELLED) || !may_retry (src) || !retryable) {
-    if (err->domain != HTTP_ERROR) {
-      GError *e = g_error_new (HTTP_ERROR, HTTP_ERROR_TIMEOUT,
-                               "no data for %u s × (%d retries + 1)", src->http.timeout, src->retries);
-      post_http_error (src, e);
-      g_error_free (e);
-    } else {
-      post_http_error (src, err);
-    }
-    src_flow_release (&src->flow);
-    ret = GST_FLOW_ERROR;
-  } else {
-    GST_WARNING_OBJECT (src, "attempt %d at byte %" G_GUINT64_FORMAT " failed: %s; trying again",
-                        src->attempts, src->offset, err->message);
-    ret = GST_FLOW_CUSTOM_ERROR;
-  }
-  close_request (src);
-  g_error_free (err);
-  return ret;
-}
-
 /* ---- requests ---------------------------------------------------------------- */
 
 static void
@@ -272,7 +98,7 @@ static GstFlowReturn
 open_request (GstBwssHttpSrc *src)
 {
   const char *method = src->method ? src->method : "GET";
-  begin_attempt (src);
+  src_attempt_begin (src);
   src_flow_check (&src->flow);
   refresh_stream (src);               /* each request is a fragment for a demuxer */
   GError *err = NULL;
@@ -287,7 +113,7 @@ open_request (GstBwssHttpSrc *src)
     src_announce_headers (src, msg);
   }
   if (r != HTTP_OK)
-    return attempt_failed (src, err, r == HTTP_RETRY);
+    return src_attempt_failed (src, err, r == HTTP_RETRY);
   const HttpResponse *resp = http_client_response (src->client);
   src_flow_response (&src->flow, resp->connection_id);
   if (g_strcmp0 (resp->final_uri, src->location) != 0) {
@@ -312,7 +138,7 @@ read_buffer (GstBwssHttpSrc *src, GstBuffer **outbuf)
     src->offset = src->seek_to;
     src->seek_to = G_MAXUINT64;
     src->seeking = src->offset > 0;
-    close_request (src);
+    src_attempt_close (src);
   }
   for (;;) {
     if (!src->open) {
@@ -322,7 +148,7 @@ read_buffer (GstBwssHttpSrc *src, GstBuffer **outbuf)
       if (r != GST_FLOW_OK)
         return r;
       if (src->method && strcmp (src->method, "HEAD") == 0) {
-        close_request (src);
+        src_attempt_close (src);
         return GST_FLOW_EOS;
       }
     }
@@ -338,14 +164,14 @@ read_buffer (GstBwssHttpSrc *src, GstBuffer **outbuf)
       GError *e = g_error_new (HTTP_ERROR, HTTP_ERROR_BAD_RESPONSE,
                                "the body goes on past the resource's %" G_GUINT64_FORMAT " bytes",
                                src->content_size);
-      return attempt_failed (src, e, FALSE);
+      return src_attempt_failed (src, e, FALSE);
     }
     if (n > 0) {
       gst_buffer_set_size (buf, (gsize) n);
       GST_BUFFER_OFFSET (buf) = src->offset;
       src->offset += (guint64) n;
       GST_BUFFER_OFFSET_END (buf) = src->offset;
-      progress (src);
+      src_attempt_progress (src);
       gint64 now = g_get_monotonic_time ();
       consumption_leave (&src->meter, now, (gsize) n);
       if (src_stats_add (&src->stats, (gsize) n, now, src->stats_interval)) {
@@ -358,7 +184,7 @@ read_buffer (GstBwssHttpSrc *src, GstBuffer **outbuf)
     gst_buffer_unref (buf);
     if (n < 0) {
       gboolean retryable = !g_error_matches (err, HTTP_ERROR, HTTP_ERROR_BAD_FRAMING);
-      GstFlowReturn r = attempt_failed (src, err, retryable);
+      GstFlowReturn r = src_attempt_failed (src, err, retryable);
       if (r == GST_FLOW_CUSTOM_ERROR)
         continue;
       return r;
@@ -368,7 +194,7 @@ read_buffer (GstBwssHttpSrc *src, GstBuffer **outbuf)
       GError *e = g_error_new (HTTP_ERROR, HTTP_ERROR_TRUNCATED,
                                "the body ended at byte %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT,
                                src->offset, src->content_size);
-      GstFlowReturn r = attempt_failed (src, e, TRUE);
+      GstFlowReturn r = src_attempt_failed (src, e, TRUE);
       if (r == GST_FLOW_CUSTOM_ERROR)
         continue;
       return r;
@@ -380,7 +206,7 @@ read_buffer (GstBwssHttpSrc *src, GstBuffer **outbuf)
      * READY would take the connection along); the flow stays on it, unless
      * the connection is not going to serve another request */
     gboolean reused = src->http.keep_alive && http_client_reusable (src->client);
-    close_request (src);
+    src_attempt_close (src);
     if (!reused)
       src_flow_release (&src->flow);
     return GST_FLOW_EOS;
@@ -432,7 +258,7 @@ static gboolean
 gst_bwss_http_src_stop (GstBaseSrc *bsrc)
 {
   GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (bsrc);
-  close_request (src);
+  src_attempt_close (src);
   /* keep-alive (adaptive demuxers set it and go through READY between
    * fragments): the session, its idle connection and the flow on it stay
    * until NULL, so the next request skips the handshake and slow start and
@@ -451,7 +277,7 @@ gst_bwss_http_src_stop (GstBaseSrc *bsrc)
 static void
 release_all (GstBwssHttpSrc *src)
 {
-  close_request (src);
+  src_attempt_close (src);
   http_client_drop_session (src->client);
   src_flow_clear (&src->flow);
 }
@@ -481,7 +307,7 @@ gst_bwss_http_src_unlock_stop (GstBaseSrc *bsrc)
   GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (bsrc);
   if (src->cancellable && g_cancellable_is_cancelled (src->cancellable)) {
     /* a cancelled request cannot continue: start a new one */
-    close_request (src);
+    src_attempt_close (src);
     g_object_unref (src->cancellable);
     src->cancellable = g_cancellable_new ();
   }
