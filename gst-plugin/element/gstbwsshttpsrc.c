@@ -130,86 +130,132 @@ open_request (GstBwssHttpSrc *src)
   return GST_FLOW_OK;
 }
 
+/* ---- reading: read_buffer and its steps ----------------------------------------- */
+
+/* A seek do_seek asked for: the next request starts at its byte. */
+static void
+take_pending_seek (GstBwssHttpSrc *src)
+{
+  if (src->seek_to == G_MAXUINT64)
+    return;
+  src->offset = src->seek_to;
+  src->seek_to = G_MAXUINT64;
+  src->seeking = src->offset > 0;
+  src_attempt_close (src);
+}
+
+/* A request whose body can be read: the open one, or a new one
+ * (open_request's returns); GST_FLOW_EOS for a HEAD, which has no body. */
+static GstFlowReturn
+ensure_open (GstBwssHttpSrc *src)
+{
+  if (src->open)
+    return GST_FLOW_OK;
+  GstFlowReturn r = open_request (src);
+  if (r != GST_FLOW_OK)
+    return r;
+  if (src->method && strcmp (src->method, "HEAD") == 0) {
+    src_attempt_close (src);
+    return GST_FLOW_EOS;
+  }
+  return GST_FLOW_OK;
+}
+
+/* Reads up to blocksize bytes of the body into a new buffer; *n is what
+ * the client returned: the bytes read, 0 at the body's end, -1 with @err. */
+static GstBuffer *
+read_block (GstBwssHttpSrc *src, gssize *n, GError **err)
+{
+  guint blocksize = gst_base_src_get_blocksize (GST_BASE_SRC (src));
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, blocksize, NULL);
+  GstMapInfo map;
+  gst_buffer_map (buf, &map, GST_MAP_WRITE);
+  *n = http_client_read (src->client, map.data, blocksize, src->attempt_cancel, err);
+  gst_buffer_unmap (buf, &map);
+  return buf;
+}
+
+/* @n bytes arrived in @buf: it goes out with its offsets, the position
+ * moves, the consumption meter and the statistics count them.  Bytes past
+ * the resource's size are an error (not retried). */
+static GstFlowReturn
+deliver_block (GstBwssHttpSrc *src, GstBuffer *buf, gsize n, GstBuffer **outbuf)
+{
+  if (src->have_size && src->offset + (guint64) n > src->content_size) {
+    gst_buffer_unref (buf);
+    GError *e = g_error_new (HTTP_ERROR, HTTP_ERROR_BAD_RESPONSE,
+                             "the body goes on past the resource's %" G_GUINT64_FORMAT " bytes",
+                             src->content_size);
+    return src_attempt_failed (src, e, FALSE);
+  }
+  gst_buffer_set_size (buf, n);
+  GST_BUFFER_OFFSET (buf) = src->offset;
+  src->offset += (guint64) n;
+  GST_BUFFER_OFFSET_END (buf) = src->offset;
+  src_attempt_progress (src);
+  gint64 now = g_get_monotonic_time ();
+  consumption_leave (&src->meter, now, n);
+  if (src_stats_add (&src->stats, n, now, src->stats_interval)) {
+    refresh_stream (src);
+    post_stats (src, now);
+  }
+  *outbuf = buf;
+  return GST_FLOW_OK;
+}
+
+/* Reading the body failed with @err: another attempt, unless the chunked
+ * framing was broken. */
+static GstFlowReturn
+read_failed (GstBwssHttpSrc *src, GError *err)
+{
+  gboolean retryable = !g_error_matches (err, HTTP_ERROR, HTTP_ERROR_BAD_FRAMING);
+  return src_attempt_failed (src, err, retryable);
+}
+
+/* The body ended.  Short of the size, the connection broke: another
+ * attempt.  Else the last statistics, and EOS. */
+static GstFlowReturn
+body_ended (GstBwssHttpSrc *src)
+{
+  if (src->have_size && src->offset < src->content_size) {
+    GError *e = g_error_new (HTTP_ERROR, HTTP_ERROR_TRUNCATED,
+                             "the body ended at byte %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT,
+                             src->offset, src->content_size);
+    return src_attempt_failed (src, e, TRUE);
+  }
+  src_stats_finish (&src->stats);
+  post_stats (src, g_get_monotonic_time ());
+  /* finish the message now, so its keep-alive connection goes back to the
+   * pool (a request still open when unlock() cancels it on the way to
+   * READY would take the connection along); the flow stays on it, unless
+   * the connection is not going to serve another request */
+  gboolean reused = src->http.keep_alive && http_client_reusable (src->client);
+  src_attempt_close (src);
+  if (!reused)
+    src_flow_release (&src->flow);
+  return GST_FLOW_EOS;
+}
+
+/* The next buffer of the resource.  A step that returns
+ * GST_FLOW_CUSTOM_ERROR asks for another attempt: a new request from the
+ * current offset. */
 static GstFlowReturn
 read_buffer (GstBwssHttpSrc *src, GstBuffer **outbuf)
 {
-  GstBaseSrc *bsrc = GST_BASE_SRC (src);
-  if (src->seek_to != G_MAXUINT64) {
-    src->offset = src->seek_to;
-    src->seek_to = G_MAXUINT64;
-    src->seeking = src->offset > 0;
-    src_attempt_close (src);
-  }
+  take_pending_seek (src);
   for (;;) {
-    if (!src->open) {
-      GstFlowReturn r = open_request (src);
-      if (r == GST_FLOW_CUSTOM_ERROR)
-        continue;
-      if (r != GST_FLOW_OK)
-        return r;
-      if (src->method && strcmp (src->method, "HEAD") == 0) {
-        src_attempt_close (src);
-        return GST_FLOW_EOS;
-      }
-    }
-    guint blocksize = gst_base_src_get_blocksize (bsrc);
-    GstBuffer *buf = gst_buffer_new_allocate (NULL, blocksize, NULL);
-    GstMapInfo map;
-    gst_buffer_map (buf, &map, GST_MAP_WRITE);
-    GError *err = NULL;
-    gssize n = http_client_read (src->client, map.data, blocksize, src->attempt_cancel, &err);
-    gst_buffer_unmap (buf, &map);
-    if (n > 0 && src->have_size && src->offset + (guint64) n > src->content_size) {
+    GstFlowReturn r = ensure_open (src);
+    if (r == GST_FLOW_OK) {
+      GError *err = NULL;
+      gssize n;
+      GstBuffer *buf = read_block (src, &n, &err);
+      if (n > 0)
+        return deliver_block (src, buf, (gsize) n, outbuf);
       gst_buffer_unref (buf);
-      GError *e = g_error_new (HTTP_ERROR, HTTP_ERROR_BAD_RESPONSE,
-                               "the body goes on past the resource's %" G_GUINT64_FORMAT " bytes",
-                               src->content_size);
-      return src_attempt_failed (src, e, FALSE);
+      r = n < 0 ? read_failed (src, err) : body_ended (src);
     }
-    if (n > 0) {
-      gst_buffer_set_size (buf, (gsize) n);
-      GST_BUFFER_OFFSET (buf) = src->offset;
-      src->offset += (guint64) n;
-      GST_BUFFER_OFFSET_END (buf) = src->offset;
-      src_attempt_progress (src);
-      gint64 now = g_get_monotonic_time ();
-      consumption_leave (&src->meter, now, (gsize) n);
-      if (src_stats_add (&src->stats, (gsize) n, now, src->stats_interval)) {
-        refresh_stream (src);
-        post_stats (src, now);
-      }
-      *outbuf = buf;
-      return GST_FLOW_OK;
-    }
-    gst_buffer_unref (buf);
-    if (n < 0) {
-      gboolean retryable = !g_error_matches (err, HTTP_ERROR, HTTP_ERROR_BAD_FRAMING);
-      GstFlowReturn r = src_attempt_failed (src, err, retryable);
-      if (r == GST_FLOW_CUSTOM_ERROR)
-        continue;
+    if (r != GST_FLOW_CUSTOM_ERROR)
       return r;
-    }
-    /* the body ended; short of the size means the connection broke */
-    if (src->have_size && src->offset < src->content_size) {
-      GError *e = g_error_new (HTTP_ERROR, HTTP_ERROR_TRUNCATED,
-                               "the body ended at byte %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT,
-                               src->offset, src->content_size);
-      GstFlowReturn r = src_attempt_failed (src, e, TRUE);
-      if (r == GST_FLOW_CUSTOM_ERROR)
-        continue;
-      return r;
-    }
-    src_stats_finish (&src->stats);
-    post_stats (src, g_get_monotonic_time ());
-    /* finish the message now, so its keep-alive connection goes back to the
-     * pool (a request still open when unlock() cancels it on the way to
-     * READY would take the connection along); the flow stays on it, unless
-     * the connection is not going to serve another request */
-    gboolean reused = src->http.keep_alive && http_client_reusable (src->client);
-    src_attempt_close (src);
-    if (!reused)
-      src_flow_release (&src->flow);
-    return GST_FLOW_EOS;
   }
 }
 
