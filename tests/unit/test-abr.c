@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * test-abr.c — the ABR-aware minimum (gst-plugin/abrrule.c) and the ladders
- * read from manifests (gst-plugin/manifest.c), exact cases.
+ * test-abr.c — the ABR-aware minimum (gst-plugin/abr/abrrule.c) and the ladders
+ * read from manifests (gst-plugin/abr/manifest.c), exact cases.
  */
 #include <math.h>
 #include <string.h>

@@ -2,7 +2,7 @@
 /*
  * httperror.h — what can go wrong with an HTTP request, as GError codes of
  * one domain.  The element turns each into a GStreamer error message
- * (gstbwsshttpsrc.c, post_http_error); nothing here knows of GStreamer.
+ * (srcattempt.c, post_http_error); nothing here knows of GStreamer.
  */
 #ifndef BWSS_SRC_HTTPERROR_H
 #define BWSS_SRC_HTTPERROR_H

@@ -1,0 +1,569 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/**
+ * SECTION:element-bwsshttpsrc
+ *
+ * An HTTP(S) source that behaves like souphttpsrc and, in addition, puts its
+ * TCP flow first in the user's BWSS domain: high priority, with a minimum
+ * rate from the stream's bitrate, so the video keeps playing while other
+ * programs of the user download (run them with bwss-run).  It reports late
+ * packets and the prebuffer the stream needed on the bus.
+ *
+ * With no domain available it is a plain HTTP source, and says so once in
+ * the debug log.
+ *
+ * |[
+ * gst-launch-1.0 playbin uri=http://example.org/movie.mp4
+ * gst-launch-1.0 -m bwsshttpsrc location=http://example.org/live.ts ! filesink location=out.ts
+ * ]|
+ *
+ * This file is the element: the base-class methods and reading.  The
+ * properties are srcprops.c, requests and responses httpclient.c, the BWSS
+ * flow srcflow.c, the bitrate bitrate.c, the statistics srcstats.c.
+ *
+ * Reading: one request per range, synchronous in the streaming thread; a
+ * seek or a retry is a new request from the current offset.  The retry
+ * policy bounds one read position: at most retries + 1 requests, and with
+ * a timeout at most timeout × (retries + 1) seconds without a byte
+ * (srcattempt.c, which also posts the error).  What a response announces
+ * (headers, icy, size) is srcannounce.c.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include <string.h>
+#include "abrrule.h"
+#include "adaptivewatch.h"
+#include "gstbwsshttpsrc.h"
+#include "srcannounce.h"
+#include "srcattempt.h"
+#include "srcprops.h"
+
+GST_DEBUG_CATEGORY (bwss_http_src_debug);
+#define GST_CAT_DEFAULT bwss_http_src_debug
+
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
+
+static void gst_bwss_http_src_uri_handler_init (gpointer g_iface, gpointer iface_data);
+
+#define gst_bwss_http_src_parent_class parent_class
+G_DEFINE_TYPE_WITH_CODE (GstBwssHttpSrc, gst_bwss_http_src, GST_TYPE_PUSH_SRC,
+    G_IMPLEMENT_INTERFACE (GST_TYPE_URI_HANDLER, gst_bwss_http_src_uri_handler_init));
+
+/* ---- the stream's bitrate and the flow's preferences ------------------------ */
+
+/* Asks the bitrate sources again and gives the flow its preferences. */
+static void
+refresh_stream (GstBwssHttpSrc *src)
+{
+  SrcFlowSnapshot snap;
+  src_flow_snapshot (&src->flow, &snap);
+  BitrateInputs in = {
+    .bitrate_prop = src->bitrate, .min_rate_prop = src->min_rate, .headroom = src->rate_headroom,
+    .have_size = src->have_size, .size = src->content_size,
+    .sigma = snap.have_domain ? abr_usable_sigma (&snap.domain) : -1.0,
+    .demuxer = src->demuxer, .meter = &src->meter,
+  };
+  guint64 before = src->choice.bitrate;
+  bitrate_choose (GST_ELEMENT (src), &in, &src->choice);
+  if (src->choice.bitrate != before)
+    GST_INFO_OBJECT (src, "stream bitrate %" G_GUINT64_FORMAT " bit/s (from %s), minimum %.0f bit/s",
+                     src->choice.bitrate, bitrate_source_name (src->choice.source), src->choice.min_rate);
+  BwssPrefs p = { .priority = src->priority, .min_rate_bps = src->choice.min_rate, .weight = src->weight };
+  src_flow_set_prefs (&src->flow, &p);
+  src_stats_set_stream (&src->stats, src->choice.bitrate, bitrate_source_name (src->choice.source),
+                        src->choice.min_rate);
+}
+
+static void
+post_stats (GstBwssHttpSrc *src, gint64 now)
+{
+  GstStructure *s = src_stats_publish (&src->stats, now, &src->flow);
+  gst_element_post_message (GST_ELEMENT (src), gst_message_new_element (GST_OBJECT (src), s));
+}
+
+/* ---- requests ---------------------------------------------------------------- */
+
+static void
+on_connected (int fd, gpointer data)
+{
+  GstBwssHttpSrc *src = data;
+  src_flow_connected (&src->flow, fd);
+}
+
+/* Sends the request for the bytes from src->offset.  Returns GST_FLOW_OK
+ * (the body can be read), GST_FLOW_CUSTOM_ERROR (try again),
+ * GST_FLOW_FLUSHING or GST_FLOW_ERROR (posted). */
+static GstFlowReturn
+open_request (GstBwssHttpSrc *src)
+{
+  const char *method = src->method ? src->method : "GET";
+  src_attempt_begin (src);
+  src_flow_check (&src->flow);
+  refresh_stream (src);               /* each request is a fragment for a demuxer */
+  GError *err = NULL;
+  HttpResult r = http_client_open (src->client, &src->http, src->location, method, src->offset,
+                                   src->attempt_cancel, &err);
+  /* http-headers for the first response and every one that is not a 206
+   * (a failed one too: it comes before the error, as with souphttpsrc) */
+  SoupMessage *msg = http_client_message (src->client);
+  guint status = msg ? soup_message_get_status (msg) : 0;
+  if (status && (!src->got_headers || status != SOUP_STATUS_PARTIAL_CONTENT)) {
+    src->got_headers = TRUE;
+    src_announce_headers (src, msg);
+  }
+  if (r != HTTP_OK)
+    return src_attempt_failed (src, err, r == HTTP_RETRY);
+  const HttpResponse *resp = http_client_response (src->client);
+  src_flow_response (&src->flow, resp->connection_id);
+  if (g_strcmp0 (resp->final_uri, src->location) != 0) {
+    g_free (src->redirection_uri);
+    src->redirection_uri = g_strdup (resp->final_uri);
+  }
+  if (resp->have_size)
+    src_announce_size (src, resp->size);
+  src->seekable = resp->seekable;
+  src->know_seekable = TRUE;
+  src->seeking = FALSE;
+  src_announce_icy (src, soup_message_get_response_headers (msg));
+  src->open = TRUE;
+  return GST_FLOW_OK;
+}
+
+/* ---- reading: read_buffer and its steps ----------------------------------------- */
+
+/* A seek do_seek asked for: the next request starts at its byte. */
+static void
+take_pending_seek (GstBwssHttpSrc *src)
+{
+  if (src->seek_to == G_MAXUINT64)
+    return;
+  src->offset = src->seek_to;
+  src->seek_to = G_MAXUINT64;
+  src->seeking = src->offset > 0;
+  src_attempt_close (src);
+}
+
+/* A request whose body can be read: the open one, or a new one
+ * (open_request's returns); GST_FLOW_EOS for a HEAD, which has no body. */
+static GstFlowReturn
+ensure_open (GstBwssHttpSrc *src)
+{
+  if (src->open)
+    return GST_FLOW_OK;
+  GstFlowReturn r = open_request (src);
+  if (r != GST_FLOW_OK)
+    return r;
+  if (src->method && strcmp (src->method, "HEAD") == 0) {
+    src_attempt_close (src);
+    return GST_FLOW_EOS;
+  }
+  return GST_FLOW_OK;
+}
+
+/* Reads up to blocksize bytes of the body into a new buffer; *n is what
+ * the client returned: the bytes read, 0 at the body's end, -1 with @err. */
+static GstBuffer *
+read_block (GstBwssHttpSrc *src, gssize *n, GError **err)
+{
+  guint blocksize = gst_base_src_get_blocksize (GST_BASE_SRC (src));
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, blocksize, NULL);
+  GstMapInfo map;
+  gst_buffer_map (buf, &map, GST_MAP_WRITE);
+  *n = http_client_read (src->client, map.data, blocksize, src->attempt_cancel, err);
+  gst_buffer_unmap (buf, &map);
+  return buf;
+}
+
+/* @n bytes arrived in @buf: it goes out with its offsets, the position
+ * moves, the consumption meter and the statistics count them.  Bytes past
+ * the resource's size are an error (not retried). */
+static GstFlowReturn
+deliver_block (GstBwssHttpSrc *src, GstBuffer *buf, gsize n, GstBuffer **outbuf)
+{
+  if (src->have_size && src->offset + (guint64) n > src->content_size) {
+    gst_buffer_unref (buf);
+    GError *e = g_error_new (HTTP_ERROR, HTTP_ERROR_BAD_RESPONSE,
+                             "the body goes on past the resource's %" G_GUINT64_FORMAT " bytes",
+                             src->content_size);
+    return src_attempt_failed (src, e, FALSE);
+  }
+  gst_buffer_set_size (buf, n);
+  GST_BUFFER_OFFSET (buf) = src->offset;
+  src->offset += (guint64) n;
+  GST_BUFFER_OFFSET_END (buf) = src->offset;
+  src_attempt_progress (src);
+  gint64 now = g_get_monotonic_time ();
+  consumption_leave (&src->meter, now, n);
+  if (src_stats_add (&src->stats, n, now, src->stats_interval)) {
+    refresh_stream (src);
+    post_stats (src, now);
+  }
+  *outbuf = buf;
+  return GST_FLOW_OK;
+}
+
+/* Reading the body failed with @err: another attempt, unless the chunked
+ * framing was broken. */
+static GstFlowReturn
+read_failed (GstBwssHttpSrc *src, GError *err)
+{
+  gboolean retryable = !g_error_matches (err, HTTP_ERROR, HTTP_ERROR_BAD_FRAMING);
+  return src_attempt_failed (src, err, retryable);
+}
+
+/* The body ended.  Short of the size, the connection broke: another
+ * attempt.  Else the last statistics, and EOS. */
+static GstFlowReturn
+body_ended (GstBwssHttpSrc *src)
+{
+  if (src->have_size && src->offset < src->content_size) {
+    GError *e = g_error_new (HTTP_ERROR, HTTP_ERROR_TRUNCATED,
+                             "the body ended at byte %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT,
+                             src->offset, src->content_size);
+    return src_attempt_failed (src, e, TRUE);
+  }
+  src_stats_finish (&src->stats);
+  post_stats (src, g_get_monotonic_time ());
+  /* finish the message now, so its keep-alive connection goes back to the
+   * pool (a request still open when unlock() cancels it on the way to
+   * READY would take the connection along); the flow stays on it, unless
+   * the connection is not going to serve another request */
+  gboolean reused = src->http.keep_alive && http_client_reusable (src->client);
+  src_attempt_close (src);
+  if (!reused)
+    src_flow_release (&src->flow);
+  return GST_FLOW_EOS;
+}
+
+/* The next buffer of the resource.  A step that returns
+ * GST_FLOW_CUSTOM_ERROR asks for another attempt: a new request from the
+ * current offset. */
+static GstFlowReturn
+read_buffer (GstBwssHttpSrc *src, GstBuffer **outbuf)
+{
+  take_pending_seek (src);
+  for (;;) {
+    GstFlowReturn r = ensure_open (src);
+    if (r == GST_FLOW_OK) {
+      GError *err = NULL;
+      gssize n;
+      GstBuffer *buf = read_block (src, &n, &err);
+      if (n > 0)
+        return deliver_block (src, buf, (gsize) n, outbuf);
+      gst_buffer_unref (buf);
+      r = n < 0 ? read_failed (src, err) : body_ended (src);
+    }
+    if (r != GST_FLOW_CUSTOM_ERROR)
+      return r;
+  }
+}
+
+static GstFlowReturn
+gst_bwss_http_src_create (GstPushSrc *psrc, GstBuffer **outbuf)
+{
+  GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (psrc);
+  consumption_enter (&src->meter, g_get_monotonic_time ());
+  g_mutex_lock (&src->client_lock);
+  GstFlowReturn ret = read_buffer (src, outbuf);
+  g_mutex_unlock (&src->client_lock);
+  return ret;
+}
+
+/* ---- GstBaseSrc ------------------------------------------------------------ */
+
+static gboolean
+gst_bwss_http_src_start (GstBaseSrc *bsrc)
+{
+  GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (bsrc);
+  if (src->location == NULL) {
+    GST_ELEMENT_ERROR (src, RESOURCE, OPEN_READ, ("No URL set."), ("Missing location property"));
+    return FALSE;
+  }
+  src->cancellable = g_cancellable_new ();
+  src->offset = 0;
+  src->seek_to = G_MAXUINT64;
+  src->seeking = FALSE;
+  src->attempts = 0;
+  src->position_deadline = 0;
+  src->got_headers = FALSE;
+  src->have_size = FALSE;
+  src->know_seekable = FALSE;
+  http_client_forget_resource (src->client);
+  src_stats_reset (&src->stats);
+  consumption_reset (&src->meter);
+  memset (&src->choice, 0, sizeof src->choice);
+  gst_clear_object (&src->demuxer);
+  src->demuxer = adaptive_demuxer_of_source (GST_ELEMENT (src));
+  if (src->demuxer)
+    GST_DEBUG_OBJECT (src, "fetching fragments for %" GST_PTR_FORMAT, src->demuxer);
+  return TRUE;
+}
+
+static gboolean
+gst_bwss_http_src_stop (GstBaseSrc *bsrc)
+{
+  GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (bsrc);
+  src_attempt_close (src);
+  /* keep-alive (adaptive demuxers set it and go through READY between
+   * fragments): the session, its idle connection and the flow on it stay
+   * until NULL, so the next request skips the handshake and slow start and
+   * the controller keeps one flow, as with souphttpsrc's session */
+  if (!src->http.keep_alive) {
+    src_flow_release (&src->flow);
+    http_client_drop_session (src->client);
+  }
+  g_clear_object (&src->cancellable);
+  gst_clear_object (&src->demuxer);
+  return TRUE;
+}
+
+/* Back to NULL (or finalized without it): the session, the flow and the
+ * domain go. */
+static void
+release_all (GstBwssHttpSrc *src)
+{
+  src_attempt_close (src);
+  http_client_drop_session (src->client);
+  src_flow_clear (&src->flow);
+}
+
+static GstStateChangeReturn
+gst_bwss_http_src_change_state (GstElement *element, GstStateChange transition)
+{
+  GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (element);
+  GstStateChangeReturn ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
+  if (transition == GST_STATE_CHANGE_READY_TO_NULL)
+    release_all (src);
+  return ret;
+}
+
+static gboolean
+gst_bwss_http_src_unlock (GstBaseSrc *bsrc)
+{
+  GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (bsrc);
+  if (src->cancellable)
+    g_cancellable_cancel (src->cancellable);
+  return TRUE;
+}
+
+static gboolean
+gst_bwss_http_src_unlock_stop (GstBaseSrc *bsrc)
+{
+  GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (bsrc);
+  if (src->cancellable && g_cancellable_is_cancelled (src->cancellable)) {
+    /* a cancelled request cannot continue: start a new one */
+    src_attempt_close (src);
+    g_object_unref (src->cancellable);
+    src->cancellable = g_cancellable_new ();
+  }
+  return TRUE;
+}
+
+/* HEAD once to learn the size and whether the server takes ranges, when
+ * asked before the GET has answered.  Not while starting (READY→PAUSED):
+ * the GET that follows tells the same, and a HEAD before every request is
+ * one round trip more per fragment for an adaptive demuxer (souphttpsrc
+ * does the same).  Silent: some servers refuse HEAD. */
+static void
+probe_head (GstBwssHttpSrc *src)
+{
+  if (src->know_seekable || src->is_live || GST_STATE (src) < GST_STATE_PAUSED)
+    return;
+  /* not while the streaming thread uses the client (its GET will tell) */
+  if (!g_mutex_trylock (&src->client_lock))
+    return;
+  if (src->open || src->cancellable == NULL) {
+    g_mutex_unlock (&src->client_lock);
+    return;
+  }
+  GError *err = NULL;
+  if (http_client_open (src->client, &src->http, src->location, "HEAD", 0, src->cancellable, &err) == HTTP_OK) {
+    const HttpResponse *resp = http_client_response (src->client);
+    if (resp->have_size) {
+      src->content_size = resp->size;
+      src->have_size = TRUE;
+    }
+    src->seekable = resp->seekable;
+    src->know_seekable = TRUE;
+    /* read the (empty) body to its end: libsoup returns a connection to
+     * the pool only for a message read to the end */
+    guint8 byte;
+    http_client_read (src->client, &byte, 1, src->cancellable, NULL);
+  } else {
+    GST_DEBUG_OBJECT (src, "HEAD refused: %s", err ? err->message : "");
+  }
+  g_clear_error (&err);
+  http_client_close (src->client);
+  g_mutex_unlock (&src->client_lock);
+}
+
+static gboolean
+gst_bwss_http_src_get_size (GstBaseSrc *bsrc, guint64 *size)
+{
+  GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (bsrc);
+  if (src->have_size) {
+    *size = src->content_size;
+    return TRUE;
+  }
+  return FALSE;
+}
+
+static gboolean
+gst_bwss_http_src_is_seekable (GstBaseSrc *bsrc)
+{
+  GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (bsrc);
+  probe_head (src);
+  return src->seekable;
+}
+
+static gboolean
+gst_bwss_http_src_do_seek (GstBaseSrc *bsrc, GstSegment *segment)
+{
+  GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (bsrc);
+  if (segment->format != GST_FORMAT_BYTES)
+    return FALSE;
+  guint64 pos = segment->start;
+  if (pos == src->offset && (src->open || pos == 0))
+    return TRUE;
+  if (src->know_seekable && !src->seekable && pos != 0) {
+    GST_WARNING_OBJECT (src, "the server cannot seek");
+    return FALSE;
+  }
+  /* a seek reconnects: the flow follows the new connection */
+  src->seek_to = pos;
+  return TRUE;
+}
+
+static gboolean
+gst_bwss_http_src_query (GstBaseSrc *bsrc, GstQuery *query)
+{
+  GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (bsrc);
+  switch (GST_QUERY_TYPE (query)) {
+    case GST_QUERY_URI:
+      gst_query_set_uri (query, src->location);
+      if (src->redirection_uri)
+        gst_query_set_uri_redirection (query, src->redirection_uri);
+      return TRUE;
+    case GST_QUERY_SCHEDULING: {
+      gboolean ret = GST_BASE_SRC_CLASS (parent_class)->query (bsrc, query);
+      GstSchedulingFlags flags;
+      gint minsize, maxsize, align;
+      gst_query_parse_scheduling (query, &flags, &minsize, &maxsize, &align);
+      gst_query_set_scheduling (query, flags | GST_SCHEDULING_FLAG_BANDWIDTH_LIMITED,
+                                minsize, maxsize, align);
+      return ret;
+    }
+    default:
+      return GST_BASE_SRC_CLASS (parent_class)->query (bsrc, query);
+  }
+}
+
+static void
+gst_bwss_http_src_finalize (GObject *object)
+{
+  GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (object);
+  release_all (src);                    /* if never set back to NULL */
+  http_client_free (src->client);
+  http_config_clear (&src->http);
+  g_free (src->location);
+  g_free (src->redirection_uri);
+  g_free (src->method);
+  g_clear_object (&src->cancellable);
+  gst_clear_object (&src->demuxer);
+  src_stats_clear (&src->stats);
+  src_flow_destroy (&src->flow);
+  g_mutex_clear (&src->client_lock);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static void
+gst_bwss_http_src_init (GstBwssHttpSrc *src)
+{
+  src_props_init (src);
+  src->seek_to = G_MAXUINT64;
+  src->client = http_client_new (on_connected, src);
+  g_mutex_init (&src->client_lock);
+  src_flow_init (&src->flow, GST_OBJECT (src));
+  BwssPrefs p = { .priority = src->priority, .min_rate_bps = 0, .weight = src->weight };
+  src_flow_set_prefs (&src->flow, &p);
+  src_stats_init (&src->stats);
+  gst_base_src_set_automatic_eos (GST_BASE_SRC (src), FALSE);
+}
+
+static void
+gst_bwss_http_src_class_init (GstBwssHttpSrcClass *klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseSrcClass *base_class = GST_BASE_SRC_CLASS (klass);
+  GstPushSrcClass *push_class = GST_PUSH_SRC_CLASS (klass);
+
+  gobject_class->set_property = src_props_set_property;
+  gobject_class->get_property = src_props_get_property;
+  gobject_class->finalize = gst_bwss_http_src_finalize;
+  element_class->change_state = gst_bwss_http_src_change_state;
+
+  src_props_install_resource (gobject_class);
+  src_props_install_auth (gobject_class);
+  src_props_install_request (gobject_class);
+  src_props_install_tls (gobject_class);
+  src_props_install_reading (gobject_class);
+  src_props_install_bwss (gobject_class);
+  src_props_install_stats (gobject_class);
+
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_set_static_metadata (element_class, "HTTP client source with BWSS",
+      "Source/Network",
+      "Receives data as a client over the network via HTTP using SOUP, and puts its TCP flow "
+      "first in the user's receiver-driven bandwidth sharing domain",
+      "bwss developers");
+
+  base_class->start = GST_DEBUG_FUNCPTR (gst_bwss_http_src_start);
+  base_class->stop = GST_DEBUG_FUNCPTR (gst_bwss_http_src_stop);
+  base_class->unlock = GST_DEBUG_FUNCPTR (gst_bwss_http_src_unlock);
+  base_class->unlock_stop = GST_DEBUG_FUNCPTR (gst_bwss_http_src_unlock_stop);
+  base_class->get_size = GST_DEBUG_FUNCPTR (gst_bwss_http_src_get_size);
+  base_class->is_seekable = GST_DEBUG_FUNCPTR (gst_bwss_http_src_is_seekable);
+  base_class->do_seek = GST_DEBUG_FUNCPTR (gst_bwss_http_src_do_seek);
+  base_class->query = GST_DEBUG_FUNCPTR (gst_bwss_http_src_query);
+  push_class->create = GST_DEBUG_FUNCPTR (gst_bwss_http_src_create);
+}
+
+/* ---- URI handler ---------------------------------------------------------------- */
+
+static GstURIType
+uri_get_type (GType type)
+{
+  return GST_URI_SRC;
+}
+
+static const gchar *const *
+uri_get_protocols (GType type)
+{
+  static const gchar *protocols[] = { "http", "https", "icy", "icyx", NULL };
+  return protocols;
+}
+
+static gchar *
+uri_get_uri (GstURIHandler *handler)
+{
+  GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (handler);
+  return g_strdup (src->redirection_uri ? src->redirection_uri : src->location);
+}
+
+static gboolean
+uri_set_uri (GstURIHandler *handler, const gchar *uri, GError **error)
+{
+  return src_props_set_location (GST_BWSS_HTTP_SRC (handler), uri, error);
+}
+
+static void
+gst_bwss_http_src_uri_handler_init (gpointer g_iface, gpointer iface_data)
+{
+  GstURIHandlerInterface *iface = g_iface;
+  iface->get_type = uri_get_type;
+  iface->get_protocols = uri_get_protocols;
+  iface->get_uri = uri_get_uri;
+  iface->set_uri = uri_set_uri;
+}

@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* srcprops.c — bwsshttpsrc's properties (see srcprops.h). */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include "srclimits.h"
+#include "srcprops.h"
+
+GST_DEBUG_CATEGORY_EXTERN (bwss_http_src_debug);
+#define GST_CAT_DEFAULT bwss_http_src_debug
+
+enum {
+  PROP_0,
+  PROP_LOCATION,
+  PROP_USER_AGENT,
+  PROP_AUTOMATIC_REDIRECT,
+  PROP_PROXY,
+  PROP_USER_ID,
+  PROP_USER_PW,
+  PROP_PROXY_ID,
+  PROP_PROXY_PW,
+  PROP_COOKIES,
+  PROP_IS_LIVE,
+  PROP_TIMEOUT,
+  PROP_EXTRA_HEADERS,
+  PROP_IRADIO_MODE,
+  PROP_HTTP_LOG_LEVEL,
+  PROP_COMPRESS,
+  PROP_KEEP_ALIVE,
+  PROP_SSL_STRICT,
+  PROP_SSL_CA_FILE,
+  PROP_SSL_USE_SYSTEM_CA_FILE,
+  PROP_TLS_DATABASE,
+  PROP_TLS_INTERACTION,
+  PROP_RETRIES,
+  PROP_METHOD,
+  PROP_TYPEFIND,
+  /* bwss */
+  PROP_PRIORITY,
+  PROP_WEIGHT,
+  PROP_MIN_RATE,
+  PROP_RATE_HEADROOM,
+  PROP_BITRATE,
+  PROP_STATS_INTERVAL,
+  PROP_STATS,
+};
+
+/* souphttpsrc's defaults */
+#define DEFAULT_USER_AGENT             "GStreamer bwsshttpsrc " PACKAGE_VERSION " "
+#define DEFAULT_AUTOMATIC_REDIRECT     TRUE
+#define DEFAULT_PROXY                  ""
+#define DEFAULT_IS_LIVE                FALSE
+#define DEFAULT_TIMEOUT                15
+#define DEFAULT_IRADIO_MODE            TRUE
+#define DEFAULT_HTTP_LOG_LEVEL         SOUP_LOGGER_LOG_HEADERS
+#define DEFAULT_COMPRESS               FALSE
+#define DEFAULT_KEEP_ALIVE             TRUE
+#define DEFAULT_SSL_STRICT             TRUE
+#define DEFAULT_SSL_USE_SYSTEM_CA_FILE TRUE
+#define DEFAULT_RETRIES                3
+#define DEFAULT_BLOCKSIZE              4096
+/* bwss */
+#define DEFAULT_PRIORITY               10      /* above bwss-run's default 0 */
+#define DEFAULT_WEIGHT                 1.0
+#define DEFAULT_MIN_RATE               0       /* automatic */
+#define DEFAULT_RATE_HEADROOM          (520.0 / 450.0)  /* the paper's 520k for a 450k stream */
+#define DEFAULT_BITRATE                0
+#define DEFAULT_STATS_INTERVAL         GST_SECOND
+
+/* ---- defaults ------------------------------------------------------------------ */
+
+void
+src_props_init (GstBwssHttpSrc *src)
+{
+  HttpConfig *h = &src->http;
+  h->user_agent = g_strdup (DEFAULT_USER_AGENT);
+  h->automatic_redirect = DEFAULT_AUTOMATIC_REDIRECT;
+  h->proxy = g_strdup (DEFAULT_PROXY);
+  h->timeout = DEFAULT_TIMEOUT;
+  h->iradio_mode = DEFAULT_IRADIO_MODE;
+  h->log_level = DEFAULT_HTTP_LOG_LEVEL;
+  h->log = gst_debug_category_get_threshold (GST_CAT_DEFAULT) >= GST_LEVEL_TRACE;
+  h->compress = DEFAULT_COMPRESS;
+  h->keep_alive = DEFAULT_KEEP_ALIVE;
+  h->ssl_strict = DEFAULT_SSL_STRICT;
+  h->ssl_use_system_ca_file = DEFAULT_SSL_USE_SYSTEM_CA_FILE;
+  src->is_live = DEFAULT_IS_LIVE;
+  src->retries = DEFAULT_RETRIES;
+  src->priority = DEFAULT_PRIORITY;
+  src->weight = DEFAULT_WEIGHT;
+  src->min_rate = DEFAULT_MIN_RATE;
+  src->rate_headroom = DEFAULT_RATE_HEADROOM;
+  src->bitrate = DEFAULT_BITRATE;
+  src->stats_interval = DEFAULT_STATS_INTERVAL;
+  gst_base_src_set_blocksize (GST_BASE_SRC (src), DEFAULT_BLOCKSIZE);
+}
+
+/* ---- installation: class_init's steps, in the order of the ids ---------------- */
+
+/* What is fetched and how: location, user-agent, automatic-redirect. */
+void
+src_props_install_resource (GObjectClass *gobject_class)
+{
+  const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS;
+  g_object_class_install_property (gobject_class, PROP_LOCATION,
+      g_param_spec_string ("location", "Location", "Location to read from", "", rw));
+  g_object_class_install_property (gobject_class, PROP_USER_AGENT,
+      g_param_spec_string ("user-agent", "User-Agent",
+          "Value of the User-Agent HTTP request header field", DEFAULT_USER_AGENT, rw));
+  g_object_class_install_property (gobject_class, PROP_AUTOMATIC_REDIRECT,
+      g_param_spec_boolean ("automatic-redirect", "automatic-redirect",
+          "Automatically follow HTTP redirects (HTTP Status Code 3xx)", DEFAULT_AUTOMATIC_REDIRECT, rw));
+}
+
+/* The proxy and the credentials: proxy, user-id, user-pw, proxy-id,
+ * proxy-pw, cookies. */
+void
+src_props_install_auth (GObjectClass *gobject_class)
+{
+  const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS;
+  g_object_class_install_property (gobject_class, PROP_PROXY,
+      g_param_spec_string ("proxy", "Proxy", "HTTP proxy server URI", DEFAULT_PROXY, rw));
+  g_object_class_install_property (gobject_class, PROP_USER_ID,
+      g_param_spec_string ("user-id", "user-id", "HTTP location URI user id for authentication", "", rw));
+  g_object_class_install_property (gobject_class, PROP_USER_PW,
+      g_param_spec_string ("user-pw", "user-pw", "HTTP location URI user password for authentication", "", rw));
+  g_object_class_install_property (gobject_class, PROP_PROXY_ID,
+      g_param_spec_string ("proxy-id", "proxy-id", "HTTP proxy URI user id for authentication", "", rw));
+  g_object_class_install_property (gobject_class, PROP_PROXY_PW,
+      g_param_spec_string ("proxy-pw", "proxy-pw", "HTTP proxy URI user password for authentication", "", rw));
+  g_object_class_install_property (gobject_class, PROP_COOKIES,
+      g_param_spec_boxed ("cookies", "Cookies", "HTTP request cookies", G_TYPE_STRV, rw));
+}
+
+/* How the requests are made and the source behaves: is-live, timeout,
+ * extra-headers, iradio-mode, http-log-level, compress, keep-alive. */
+void
+src_props_install_request (GObjectClass *gobject_class)
+{
+  const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS;
+  g_object_class_install_property (gobject_class, PROP_IS_LIVE,
+      g_param_spec_boolean ("is-live", "is-live", "Act like a live source", DEFAULT_IS_LIVE, rw));
+  g_object_class_install_property (gobject_class, PROP_TIMEOUT,
+      g_param_spec_uint ("timeout", "timeout",
+          "Value in seconds to timeout a blocking I/O (0 = No timeout).", 0, 3600, DEFAULT_TIMEOUT, rw));
+  g_object_class_install_property (gobject_class, PROP_EXTRA_HEADERS,
+      g_param_spec_boxed ("extra-headers", "Extra Headers",
+          "Extra headers to append to the HTTP request", GST_TYPE_STRUCTURE, rw));
+  g_object_class_install_property (gobject_class, PROP_IRADIO_MODE,
+      g_param_spec_boolean ("iradio-mode", "iradio-mode",
+          "Enable internet radio mode (ask server to send shoutcast/icecast metadata interleaved with the actual stream data)",
+          DEFAULT_IRADIO_MODE, rw));
+  g_object_class_install_property (gobject_class, PROP_HTTP_LOG_LEVEL,
+      g_param_spec_enum ("http-log-level", "HTTP log level", "Set log level for soup's HTTP session log",
+          SOUP_TYPE_LOGGER_LOG_LEVEL, DEFAULT_HTTP_LOG_LEVEL, rw));
+  g_object_class_install_property (gobject_class, PROP_COMPRESS,
+      g_param_spec_boolean ("compress", "Compress", "Allow compressed content encodings",
+          DEFAULT_COMPRESS, rw));
+  g_object_class_install_property (gobject_class, PROP_KEEP_ALIVE,
+      g_param_spec_boolean ("keep-alive", "keep-alive", "Use HTTP persistent connections",
+          DEFAULT_KEEP_ALIVE, rw));
+}
+
+/* TLS: ssl-strict, ssl-ca-file, ssl-use-system-ca-file, tls-database,
+ * tls-interaction. */
+void
+src_props_install_tls (GObjectClass *gobject_class)
+{
+  const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS;
+  g_object_class_install_property (gobject_class, PROP_SSL_STRICT,
+      g_param_spec_boolean ("ssl-strict", "SSL Strict", "Strict SSL certificate checking",
+          DEFAULT_SSL_STRICT, rw));
+  g_object_class_install_property (gobject_class, PROP_SSL_CA_FILE,
+      g_param_spec_string ("ssl-ca-file", "SSL CA File", "Location of a SSL anchor CA file to use",
+          NULL, rw));
+  g_object_class_install_property (gobject_class, PROP_SSL_USE_SYSTEM_CA_FILE,
+      g_param_spec_boolean ("ssl-use-system-ca-file", "Use System CA File", "Use system CA file",
+          DEFAULT_SSL_USE_SYSTEM_CA_FILE, rw));
+  g_object_class_install_property (gobject_class, PROP_TLS_DATABASE,
+      g_param_spec_object ("tls-database", "TLS database",
+          "TLS database with anchor certificate authorities used to validate the server certificate",
+          G_TYPE_TLS_DATABASE, rw));
+  g_object_class_install_property (gobject_class, PROP_TLS_INTERACTION,
+      g_param_spec_object ("tls-interaction", "TLS interaction",
+          "A GTlsInteraction object to be used when the connection or certificate database need to interact with the user.",
+          G_TYPE_TLS_INTERACTION, rw));
+}
+
+/* Reading: retries, method, typefind (deprecated, non-functional). */
+void
+src_props_install_reading (GObjectClass *gobject_class)
+{
+  const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS;
+  g_object_class_install_property (gobject_class, PROP_RETRIES,
+      g_param_spec_int ("retries", "Retries", "Maximum number of retries until giving up (-1=infinite)",
+          -1, G_MAXINT, DEFAULT_RETRIES, rw));
+  g_object_class_install_property (gobject_class, PROP_METHOD,
+      g_param_spec_string ("method", "HTTP method", "The HTTP method to use (GET, HEAD, OPTIONS, etc)",
+          NULL, rw));
+  g_object_class_install_property (gobject_class, PROP_TYPEFIND,
+      g_param_spec_boolean ("typefind", "Typefind", "Run typefind before negotiating (deprecated, non-functional)",
+          FALSE, rw | G_PARAM_DEPRECATED));
+}
+
+/* The flow's preferences in the BWSS domain (ranges: srclimits.h):
+ * priority, weight, min-rate, rate-headroom, bitrate; settable while
+ * playing. */
+void
+src_props_install_bwss (GObjectClass *gobject_class)
+{
+  const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS;
+  g_object_class_install_property (gobject_class, PROP_PRIORITY,
+      g_param_spec_int ("priority", "BWSS priority",
+          "Priority of this flow in the BWSS domain: minimum rates are served from the highest priority down",
+          SRC_PRIORITY_MIN, SRC_PRIORITY_MAX, DEFAULT_PRIORITY, rw | GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_WEIGHT,
+      g_param_spec_double ("weight", "BWSS weight",
+          "Share of the link left after the minimum rates, relative to the other flows' weights",
+          SRC_WEIGHT_MIN, SRC_WEIGHT_MAX, DEFAULT_WEIGHT, rw | GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_MIN_RATE,
+      g_param_spec_uint64 ("min-rate", "BWSS minimum rate",
+          "Minimum rate in bit/s (0 = automatic: from the variant played, or stream bitrate x rate-headroom)",
+          0, SRC_RATE_MAX, DEFAULT_MIN_RATE, rw | GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_RATE_HEADROOM,
+      g_param_spec_double ("rate-headroom", "Rate headroom",
+          "Automatic minimum rate of a progressive stream = its bitrate x this (the paper used 520k for a 450k stream)",
+          SRC_HEADROOM_MIN, SRC_HEADROOM_MAX, DEFAULT_RATE_HEADROOM, rw | GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_BITRATE,
+      g_param_spec_uint64 ("bitrate", "Bitrate hint",
+          "Stream bitrate in bit/s if known (0 = learn it: adaptive variant, bitrate query, Content-Length / duration, consumption)",
+          0, SRC_RATE_MAX, DEFAULT_BITRATE, rw | GST_PARAM_MUTABLE_PLAYING));
+}
+
+/* The statistics: stats-interval, stats (read-only). */
+void
+src_props_install_stats (GObjectClass *gobject_class)
+{
+  const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS;
+  g_object_class_install_property (gobject_class, PROP_STATS_INTERVAL,
+      g_param_spec_uint64 ("stats-interval", "Stats interval",
+          "Interval between bwss-stats element messages, ns (0 = only at EOS)",
+          0, G_MAXUINT64, DEFAULT_STATS_INTERVAL, rw));
+  g_object_class_install_property (gobject_class, PROP_STATS,
+      g_param_spec_boxed ("stats", "Statistics",
+          "bytes, mean-rate, current-rate, target-rate, min-rate, bitrate, sigma, rtt, window, "
+          "late-0.5 … late-8, required-prebuffer (see docs/element.md)",
+          GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+}
+
+/* ---- set and get ----------------------------------------------------------------- */
+
+gboolean
+src_props_set_location (GstBwssHttpSrc *src, const gchar *uri, GError **error)
+{
+  if (GST_STATE (src) >= GST_STATE_PAUSED) {
+    g_set_error (error, GST_URI_ERROR, GST_URI_ERROR_BAD_STATE,
+                 "Changing the location on a running source is not supported");
+    return FALSE;
+  }
+  g_free (src->location);
+  g_free (src->redirection_uri);
+  src->redirection_uri = NULL;
+  src->location = NULL;
+  if (uri == NULL)
+    return TRUE;
+  if (!gst_uri_is_valid (uri)) {
+    g_set_error (error, GST_URI_ERROR, GST_URI_ERROR_BAD_URI, "Invalid URI '%s'", uri);
+    return FALSE;
+  }
+  /* icy:// and icyx:// are HTTP with another name */
+  if (g_str_has_prefix (uri, "icy://"))
+    src->location = g_strdup_printf ("http://%s", uri + 6);
+  else if (g_str_has_prefix (uri, "icyx://"))
+    src->location = g_strdup_printf ("http://%s", uri + 7);
+  else
+    src->location = g_strdup (uri);
+  return TRUE;
+}
+
+static void
+replace_string (gchar **field, const GValue *value)
+{
+  g_free (*field);
+  *field = g_value_dup_string (value);
+}
+
+/* A property changed the preferences while playing. */
+static void
+prefs_changed (GstBwssHttpSrc *src)
+{
+  if (src->bitrate) {
+    src->choice.bitrate = src->bitrate;
+    src->choice.source = BITRATE_PROPERTY;
+  }
+  double min = src->min_rate ? (double) src->min_rate
+             : src->choice.source == BITRATE_VARIANT || src->choice.source == BITRATE_FRAGMENT
+             ? src->choice.min_rate : (double) src->choice.bitrate * src->rate_headroom;
+  src->choice.min_rate = min;
+  BwssPrefs p = { .priority = src->priority, .min_rate_bps = min, .weight = src->weight };
+  src_flow_set_prefs (&src->flow, &p);
+  src_stats_set_stream (&src->stats, src->choice.bitrate, bitrate_source_name (src->choice.source), min);
+}
+
+void
+src_props_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (object);
+  HttpConfig *h = &src->http;
+  switch (prop_id) {
+    case PROP_LOCATION: {
+      g_autoptr (GError) err = NULL;
+      if (!src_props_set_location (src, g_value_get_string (value), &err))
+        GST_WARNING_OBJECT (src, "%s", err->message);
+      break;
+    }
+    case PROP_USER_AGENT: replace_string (&h->user_agent, value); break;
+    case PROP_AUTOMATIC_REDIRECT: h->automatic_redirect = g_value_get_boolean (value); break;
+    case PROP_PROXY: replace_string (&h->proxy, value); break;
+    case PROP_USER_ID: replace_string (&h->user_id, value); break;
+    case PROP_USER_PW: replace_string (&h->user_pw, value); break;
+    case PROP_PROXY_ID: replace_string (&h->proxy_id, value); break;
+    case PROP_PROXY_PW: replace_string (&h->proxy_pw, value); break;
+    case PROP_COOKIES:
+      g_strfreev (h->cookies);
+      h->cookies = g_strdupv (g_value_get_boxed (value));
+      break;
+    case PROP_IS_LIVE:
+      src->is_live = g_value_get_boolean (value);
+      gst_base_src_set_live (GST_BASE_SRC (src), src->is_live);
+      break;
+    case PROP_TIMEOUT: h->timeout = g_value_get_uint (value); break;
+    case PROP_EXTRA_HEADERS: {
+      const GstStructure *s = gst_value_get_structure (value);
+      if (h->extra_headers)
+        gst_structure_free (h->extra_headers);
+      h->extra_headers = s ? gst_structure_copy (s) : NULL;
+      break;
+    }
+    case PROP_IRADIO_MODE: h->iradio_mode = g_value_get_boolean (value); break;
+    case PROP_HTTP_LOG_LEVEL: h->log_level = g_value_get_enum (value); break;
+    case PROP_COMPRESS: h->compress = g_value_get_boolean (value); break;
+    case PROP_KEEP_ALIVE: h->keep_alive = g_value_get_boolean (value); break;
+    case PROP_SSL_STRICT: h->ssl_strict = g_value_get_boolean (value); break;
+    case PROP_SSL_CA_FILE: replace_string (&h->ssl_ca_file, value); break;
+    case PROP_SSL_USE_SYSTEM_CA_FILE: h->ssl_use_system_ca_file = g_value_get_boolean (value); break;
+    case PROP_TLS_DATABASE:
+      g_clear_object (&h->tls_database);
+      h->tls_database = g_value_dup_object (value);
+      break;
+    case PROP_TLS_INTERACTION:
+      g_clear_object (&h->tls_interaction);
+      h->tls_interaction = g_value_dup_object (value);
+      break;
+    case PROP_RETRIES: src->retries = g_value_get_int (value); break;
+    case PROP_METHOD: replace_string (&src->method, value); break;
+    case PROP_TYPEFIND: src->typefind = g_value_get_boolean (value); break;
+    case PROP_PRIORITY: src->priority = g_value_get_int (value); prefs_changed (src); break;
+    case PROP_WEIGHT: src->weight = g_value_get_double (value); prefs_changed (src); break;
+    case PROP_MIN_RATE: src->min_rate = g_value_get_uint64 (value); prefs_changed (src); break;
+    case PROP_RATE_HEADROOM: src->rate_headroom = g_value_get_double (value); prefs_changed (src); break;
+    case PROP_BITRATE: src->bitrate = g_value_get_uint64 (value); prefs_changed (src); break;
+    case PROP_STATS_INTERVAL: src->stats_interval = g_value_get_uint64 (value); break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+}
+
+void
+src_props_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (object);
+  const HttpConfig *h = &src->http;
+  switch (prop_id) {
+    case PROP_LOCATION: g_value_set_string (value, src->location); break;
+    case PROP_USER_AGENT: g_value_set_string (value, h->user_agent); break;
+    case PROP_AUTOMATIC_REDIRECT: g_value_set_boolean (value, h->automatic_redirect); break;
+    case PROP_PROXY: g_value_set_string (value, h->proxy); break;
+    case PROP_USER_ID: g_value_set_string (value, h->user_id); break;
+    case PROP_USER_PW: g_value_set_string (value, h->user_pw); break;
+    case PROP_PROXY_ID: g_value_set_string (value, h->proxy_id); break;
+    case PROP_PROXY_PW: g_value_set_string (value, h->proxy_pw); break;
+    case PROP_COOKIES: g_value_set_boxed (value, h->cookies); break;
+    case PROP_IS_LIVE: g_value_set_boolean (value, src->is_live); break;
+    case PROP_TIMEOUT: g_value_set_uint (value, h->timeout); break;
+    case PROP_EXTRA_HEADERS: gst_value_set_structure (value, h->extra_headers); break;
+    case PROP_IRADIO_MODE: g_value_set_boolean (value, h->iradio_mode); break;
+    case PROP_HTTP_LOG_LEVEL: g_value_set_enum (value, h->log_level); break;
+    case PROP_COMPRESS: g_value_set_boolean (value, h->compress); break;
+    case PROP_KEEP_ALIVE: g_value_set_boolean (value, h->keep_alive); break;
+    case PROP_SSL_STRICT: g_value_set_boolean (value, h->ssl_strict); break;
+    case PROP_SSL_CA_FILE: g_value_set_string (value, h->ssl_ca_file); break;
+    case PROP_SSL_USE_SYSTEM_CA_FILE: g_value_set_boolean (value, h->ssl_use_system_ca_file); break;
+    case PROP_TLS_DATABASE: g_value_set_object (value, h->tls_database); break;
+    case PROP_TLS_INTERACTION: g_value_set_object (value, h->tls_interaction); break;
+    case PROP_RETRIES: g_value_set_int (value, src->retries); break;
+    case PROP_METHOD: g_value_set_string (value, src->method); break;
+    case PROP_TYPEFIND: g_value_set_boolean (value, src->typefind); break;
+    case PROP_PRIORITY: g_value_set_int (value, src->priority); break;
+    case PROP_WEIGHT: g_value_set_double (value, src->weight); break;
+    case PROP_MIN_RATE: g_value_set_uint64 (value, src->min_rate); break;
+    case PROP_RATE_HEADROOM: g_value_set_double (value, src->rate_headroom); break;
+    case PROP_BITRATE: g_value_set_uint64 (value, src->bitrate); break;
+    case PROP_STATS_INTERVAL: g_value_set_uint64 (value, src->stats_interval); break;
+    case PROP_STATS:
+      /* any thread: a copy, built under the statistics' and the flow's locks */
+      g_value_take_boxed (value, src_stats_get (&src->stats, &src->flow));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+}

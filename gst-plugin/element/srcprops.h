@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * srcprops.h — bwsshttpsrc's properties: their ids, defaults, installation,
+ * set and get.
+ *
+ * Every property of souphttpsrc 1.22, with its name, type, range and
+ * default, then the BWSS ones (ranges: srclimits.h).  class_init installs
+ * them in named steps, in the order of their ids (the order gst-inspect
+ * shows): the resource, the proxy and credentials, the requests, TLS,
+ * reading, the flow's BWSS preferences, the statistics.  A BWSS preference
+ * set while playing goes to the flow at once.
+ */
+#ifndef BWSS_SRC_PROPS_H
+#define BWSS_SRC_PROPS_H
+
+#include "gstbwsshttpsrc.h"
+
+/* Gives @src every property's default (and souphttpsrc's blocksize). */
+void     src_props_init (GstBwssHttpSrc *src);
+
+/* class_init's steps, in this order */
+void     src_props_install_resource (GObjectClass *gobject_class);
+void     src_props_install_auth (GObjectClass *gobject_class);
+void     src_props_install_request (GObjectClass *gobject_class);
+void     src_props_install_tls (GObjectClass *gobject_class);
+void     src_props_install_reading (GObjectClass *gobject_class);
+void     src_props_install_bwss (GObjectClass *gobject_class);
+void     src_props_install_stats (GObjectClass *gobject_class);
+
+/* GObject's set_property and get_property. */
+void     src_props_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec);
+void     src_props_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec);
+
+/* The location, for the property and the URI handler: refused while PAUSED
+ * or PLAYING, NULL clears it, icy:// and icyx:// become http://. */
+gboolean src_props_set_location (GstBwssHttpSrc *src, const gchar *uri, GError **error);
+
+#endif
