@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
-#include <bwss/bwss.h>
+#include <bwss/base.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -147,7 +147,7 @@ typedef struct {
  * BWSS_EINVAL otherwise. */
 BWSS_API int bwss_prefs_validate (const BwssPrefs *prefs);
 
-/* Returns 0 if @prefs lies within the limits of bwss/bwss.h (priority in
+/* Returns 0 if @prefs lies within the limits of bwss/base.h (priority in
  * [BWSS_PRIORITY_MIN, BWSS_PRIORITY_MAX], min_rate_bps in
  * [0, BWSS_RATE_MAX_BPS], weight in [0, BWSS_WEIGHT_MAX]), BWSS_EINVAL
  * otherwise.  The laws accept any finite non-negative input; a domain and
