@@ -34,7 +34,7 @@
  *     the minima) until it ends — the one case the lifetime minimum gets
  *     wrong, and a route change under a lone download is rare.
  */
-#include <bwss/control.h>
+#include "laws.h"
 
 void
 bwss_base_rtt_init (BwssBaseRtt *b)

@@ -122,7 +122,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <bwss/control.h>
+#include "laws.h"
 
 /* The raise boost doubles while the queue stays empty; the step is bounded
  * by max_raise anyway, this only keeps the number finite. */

@@ -58,7 +58,7 @@
  *     the link.
  */
 #include <math.h>
-#include <bwss/control.h>
+#include "laws.h"
 
 /* Largest window we ever ask for, bytes: the largest TCP window with window
  * scale 14 (RFC 7323) is 2^30 bytes. */
