@@ -186,7 +186,7 @@ void bwss_base_rtt_seed (BwssBaseRtt *b, uint32_t rtt_us, double queue_us);
 /* Returns the base RTT, µs; 0 if none yet. */
 uint32_t bwss_base_rtt_get (const BwssBaseRtt *b);
 
-/* ---- the delay loop (capacity.c) ---- */
+/* ---- the delay loop (capacity-model.c: model, measures; capacity.c: rules) ---- */
 
 /* Decisions whose U the link's rate is averaged over (link_window_us). */
 #define BWSS_CAPACITY_U_HISTORY 16
@@ -242,7 +242,7 @@ const char *bwss_capacity_rule_name (const BwssCapacity *c);
 
 /* Returns the queue target for these flows on a link of @link_bps, µs:
  * queue_target_min_us, and at least queue_target_packets packets of the
- * link, at most queue_target_max_us (capacity.c, C2). */
+ * link, at most queue_target_max_us (capacity-model.c, C2). */
 double bwss_capacity_queue_target (const BwssParams *params,
                                    const BwssCapacityFlow *flows, size_t n,
                                    double link_bps);
