@@ -165,52 +165,31 @@ rule_start (const BwssCapacity *c, const BwssParams *p, uint64_t now, double u)
   return c->phase == BWSS_PHASE_START && now - c->phase_since_us >= p->release_us && u > 0.0;
 }
 
-/* Returns the drain's length, µs: H RTTs of the reference RTT. */
-static double
-drain_us (const BwssParams *p, const CapacityCounts *k)
+/* Rule "probed": a probe beyond the link seen busy is running, and a queue
+ * answers it. */
+static bool
+rule_probed (const BwssCapacity *c, const CapacityCounts *k)
 {
-  return p->drain_horizon_rtts * k->rtt_ref;
+  return c->probe_from_bps > 0.0 && !queue_empty (k);
 }
 
-/* Returns the σ the drain asks for (bit/s), or a negative value if the
- * queue is already falling fast enough to reach q_t within the drain. */
-static double
-drain_sigma (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k,
-             double interval_us)
+/* Returns true if the link has room again (probes start over): U above
+ * what it gave with a queue, or a queue that stood (at least at its
+ * target's lower edge) gone while σ held (the cross traffic left). */
+static bool
+room_again (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
 {
-  double horizon = drain_us (p, k);
-  double excess = k->q - k->qt;
-  if (c->prev_queue_us >= 0.0 && interval_us > 0.0) {
-    double fall = (c->prev_queue_us - k->q) / interval_us;   /* µs of queue per µs */
-    if (fall * horizon >= excess)
-      return -1.0;
-  }
-  double cut = excess / horizon;
-  if (cut > p->max_cut)
-    cut = p->max_cut;
-  /* shed cut·U of what arrives, from what the link delivers with every
-   * minimum kept: a video that sends less than its minimum keeps its
-   * reserve, and the rate to shed falls on the flows that can shed it */
-  double sigma = k->u_kept - cut * k->u;                      /* C1 */
-  return sigma > k->minima ? sigma : k->minima;
+  return queue_empty (k) && c->busy_link_bps > 0.0
+      && (k->u > (1.0 + p->alpha) * c->busy_link_bps
+          || (c->prev_queue_us >= k->qt - k->band && c->last_rule == RULE_HOLD));
 }
 
-/* Returns the σ after the drain, bit/s: (1 − α)·U (over link_window_us),
- * just below what the link delivers to us (C1: at U the queue would stay
- * where the drain left it, and windows in whole segments round up, so a little below lets it
- * settle at q_t; the raise rule finds the rest), plus what the flows
- * something else holds leave unused of their targets above their minima (σ
- * that goes to them is not on the link; a flow below its minimum with a
- * queue standing may be the queue's victim, not its source's), at least
- * the minima (the TRAS serves them first),
- * never above @before, the σ the queue grew under. */
-static double
-cruise_sigma (const BwssParams *p, const CapacityCounts *k, double before)
+/* Rule "cut": the queue above its target and band (C1: σ above the link,
+ * or cross traffic came). */
+static bool
+rule_cut (const CapacityCounts *k)
 {
-  double s = (1.0 - p->alpha) * k->u_link + k->idle;
-  if (s < k->minima)
-    s = k->minima;
-  return s < before ? s : before;
+  return over_target (k);
 }
 
 /* Returns true if this decision finds σ above what the link gives: the link
@@ -303,107 +282,223 @@ known_link (const BwssCapacity *c, const CapacityCounts *k)
   return c->busy_link_bps > 0.0 ? c->busy_link_bps + k->idle : INFINITY;
 }
 
+/* Returns the drain's length, µs: H RTTs of the reference RTT. */
+static double
+drain_us (const BwssParams *p, const CapacityCounts *k)
+{
+  return p->drain_horizon_rtts * k->rtt_ref;
+}
+
+/* Returns the σ the drain asks for (bit/s), or a negative value if the
+ * queue is already falling fast enough to reach q_t within the drain. */
+static double
+drain_sigma (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k,
+             double interval_us)
+{
+  double horizon = drain_us (p, k);
+  double excess = k->q - k->qt;
+  if (c->prev_queue_us >= 0.0 && interval_us > 0.0) {
+    double fall = (c->prev_queue_us - k->q) / interval_us;   /* µs of queue per µs */
+    if (fall * horizon >= excess)
+      return -1.0;
+  }
+  double cut = excess / horizon;
+  if (cut > p->max_cut)
+    cut = p->max_cut;
+  /* shed cut·U of what arrives, from what the link delivers with every
+   * minimum kept: a video that sends less than its minimum keeps its
+   * reserve, and the rate to shed falls on the flows that can shed it */
+  double sigma = k->u_kept - cut * k->u;                      /* C1 */
+  return sigma > k->minima ? sigma : k->minima;
+}
+
+/* Returns the σ after the drain, bit/s: (1 − α)·U (over link_window_us),
+ * just below what the link delivers to us (C1: at U the queue would stay
+ * where the drain left it, and windows in whole segments round up, so a little below lets it
+ * settle at q_t; the raise rule finds the rest), plus what the flows
+ * something else holds leave unused of their targets above their minima (σ
+ * that goes to them is not on the link; a flow below its minimum with a
+ * queue standing may be the queue's victim, not its source's), at least
+ * the minima (the TRAS serves them first),
+ * never above @before, the σ the queue grew under. */
+static double
+cruise_sigma (const BwssParams *p, const CapacityCounts *k, double before)
+{
+  double s = (1.0 - p->alpha) * k->u_link + k->idle;
+  if (s < k->minima)
+    s = k->minima;
+  return s < before ? s : before;
+}
+
+/* Rule "start": σ ← U, the minima kept; the loop tracks the link. */
+static int
+act_start (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
+{
+  set_sigma (c, k->u > k->minima ? k->u : k->minima);
+  enter (c, BWSS_PHASE_TRACK, now);
+  return RULE_START;
+}
+
+/* Rule "probed": back below where the probe started, at once, before the
+ * queue grows (the flows that fell behind catch up meanwhile); no room, so
+ * the next probe waits twice as long (up to probe_wait_max). */
+static int
+act_probed (BwssCapacity *c, const BwssParams *p, uint64_t now)
+{
+  set_sigma (c, (1.0 - p->alpha) * c->probe_from_bps);
+  c->probe_from_bps = 0.0;
+  c->last_probed_us = now;
+  c->probe_wait_us = c->probe_wait_us ? 2 * c->probe_wait_us : p->probe_wait_us;
+  if (c->probe_wait_us > p->probe_wait_max_us)
+    c->probe_wait_us = p->probe_wait_max_us;
+  c->drain_until_us = 0;
+  return RULE_PROBED;
+}
+
+/* The link has room again: the next probe need not wait. */
+static void
+forget_probes (BwssCapacity *c)
+{
+  c->probe_wait_us = 0;
+  c->last_probed_us = 0;
+}
+
+/* Rule "cut": a drain to the σ drain_sigma asks for, for H RTTs, then the
+ * cruise.  A hold if the queue already falls at the drain's pace or the
+ * drain would not lower σ. */
+static int
+act_cut (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k,
+         double interval_us)
+{
+  double s = drain_sigma (c, p, k, interval_us);
+  if (!(s >= 0.0 && s < c->sigma_bps))
+    return RULE_HOLD;
+  c->cruise_bps = cruise_sigma (p, k, c->drain_until_us ? c->cruise_bps : c->sigma_bps);
+  /* a queue no probe of ours made (cross traffic came): the link changed,
+   * probes start over */
+  if (c->probe_from_bps <= 0.0
+      && (c->last_probed_us == 0 || now - c->last_probed_us > p->probe_wait_max_us / 4))
+    c->probe_wait_us = 0;
+  c->probe_from_bps = 0.0;
+  c->drain_until_us = now + (uint64_t) drain_us (p, k);
+  set_sigma (c, s);
+  return RULE_CUT;
+}
+
+/* Rule "loss": σ just below what the flows move, their minima kept, so the
+ * windows bind again; raises bounded for a while (raise_by). */
+static int
+act_loss (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
+{
+  c->probe_from_bps = 0.0;
+  double s = (1.0 - p->alpha) * k->u_kept;
+  set_sigma (c, s > k->minima ? s : k->minima);
+  c->last_loss_us = now;
+  c->loss_votes = 0;
+  return RULE_LOSS;
+}
+
+/* Returns true if a probe beyond the link seen busy may take its next step:
+ * no sooner than probe_wait_us after one that found no room (each costs a
+ * queue), and not while the link has not taken half the last step (U with
+ * the idle targets stayed below: the queue, which the kernel's RTT average
+ * shows late, will say the rest). */
+static bool
+probe_may_step (const BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
+{
+  uint64_t wait = c->probe_wait_us ? c->probe_wait_us : p->probe_wait_us;
+  if (c->last_probed_us && now - c->last_probed_us < wait)
+    return false;
+  if (c->probe_from_bps > 0.0
+      && k->u + k->idle < c->sigma_bps - 0.5 * (c->sigma_bps - c->probe_from_bps))
+    return false;
+  return true;
+}
+
+/* Returns σ raised by @step: from σ, or from what the flows move if σ is 0
+ * (a cut to minima of 0; a ramp is relative, it would stay at 0 for good);
+ * the ramp stops at the link seen busy (@known); and never more than
+ * max_raise above what the flows use (their minima kept) and what those
+ * that something else holds leave unused (room for the others: Fig. 5c) —
+ * more is a raise the queue has not shown yet (the kernel's RTT average
+ * lags half a second at 960 kbit/s). */
+static double
+raised_sigma (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k, double step,
+              double known)
+{
+  double from = c->sigma_bps > 0.0 ? c->sigma_bps : k->u_kept;
+  double s = from * (1.0 + step);
+  if (c->sigma_bps < known && s > known)
+    s = known;
+  double most = (k->u_kept + k->unused) * (1.0 + p->max_raise);
+  if (s > most)
+    s = most > c->sigma_bps ? most : c->sigma_bps;
+  return s;
+}
+
+/* Rule "raise": σ up by C1's step.  Beyond the link seen busy the raise is
+ * a probe, a ramp of its own (from α, doubling while the queue stays empty:
+ * the link grew, or the cross traffic left) that grows σ by α a decision at
+ * most (a faster link is found, just not at the ramp's pace: flows that
+ * follow σ within an RTT fill the queue faster than its average shows). */
+static int
+act_raise (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
+{
+  double step = raise_by (c, p, now, k);
+  double known = known_link (c, k);
+  if (c->sigma_bps >= known) {
+    if (!probe_may_step (c, p, now, k))
+      return RULE_HOLD;
+    if (c->probe_from_bps <= 0.0) {
+      c->raise_boost = 1.0;            /* a probe starts from α */
+      step = raise_by (c, p, now, k);
+    }
+    c->probe_from_bps = c->sigma_bps;   /* the last level that found no queue */
+  }
+  set_sigma (c, raised_sigma (c, p, k, step, known));
+  return RULE_RAISE;
+}
+
+/* ---- the decision ---- */
+
+/* Counts this decision's vote for rule "loss"; a queue at its target says
+ * no AQM holds it below, and ends the bound on raises after a "loss". */
+static void
+vote_loss (BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
+{
+  c->loss_votes = above_link (c, p, k) ? c->loss_votes + 1 : 0;
+  if (k->q >= k->qt)
+    c->last_loss_us = 0;
+}
+
+/* The START rule: the first U, or hold. */
+static int
+decide_start (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
+{
+  return rule_start (c, p, now, k->u) ? act_start (c, now, k) : RULE_HOLD;
+}
+
 /* The TRACK rules, in the order of the table; returns the rule taken. */
 static int
 decide (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k,
         double interval_us)
 {
-  c->loss_votes = above_link (c, p, k) ? c->loss_votes + 1 : 0;
-  if (k->q >= k->qt)
-    c->last_loss_us = 0;   /* the queue reaches its target: no AQM holds it below */
-  double known = known_link (c, k);
-  if (c->probe_from_bps > 0.0 && !queue_empty (k)) {
-    /* a probe beyond the link seen busy that a queue answers: back below
-     * where it started, at once, before the queue grows (the flows that
-     * fell behind catch up meanwhile) */
-    set_sigma (c, (1.0 - p->alpha) * c->probe_from_bps);
-    c->probe_from_bps = 0.0;
-    c->last_probed_us = now;
-    /* no room: the next probe waits twice as long (up to probe_wait_max) */
-    c->probe_wait_us = c->probe_wait_us ? 2 * c->probe_wait_us : p->probe_wait_us;
-    if (c->probe_wait_us > p->probe_wait_max_us)
-      c->probe_wait_us = p->probe_wait_max_us;
-    c->drain_until_us = 0;
-    return RULE_PROBED;
-  }
-  /* the link has room again (probes start over): U above what it gave
-   * with a queue, or a queue that stood (at least at its target's lower
-   * edge) gone while σ held (the cross traffic left) */
-  if (queue_empty (k) && c->busy_link_bps > 0.0
-      && (k->u > (1.0 + p->alpha) * c->busy_link_bps
-          || (c->prev_queue_us >= k->qt - k->band && c->last_rule == RULE_HOLD))) {
-    c->probe_wait_us = 0;
-    c->last_probed_us = 0;
-  }
-  if (over_target (k)) {
-    double s = drain_sigma (c, p, k, interval_us);
-    if (s >= 0.0 && s < c->sigma_bps) {
-      c->cruise_bps = cruise_sigma (p, k, c->drain_until_us ? c->cruise_bps : c->sigma_bps);
-      /* a queue no probe of ours made (cross traffic came): the link
-       * changed, probes start over */
-      if (c->probe_from_bps <= 0.0
-          && (c->last_probed_us == 0 || now - c->last_probed_us > p->probe_wait_max_us / 4))
-        c->probe_wait_us = 0;
-      c->probe_from_bps = 0.0;
-      c->drain_until_us = now + (uint64_t) drain_us (p, k);
-      set_sigma (c, s);
-      return RULE_CUT;
-    }
-    return RULE_HOLD;
-  }
+  vote_loss (c, p, k);
+  if (rule_probed (c, k))
+    return act_probed (c, p, now);
+  if (room_again (c, p, k))
+    forget_probes (c);
+  if (rule_cut (k))
+    return act_cut (c, p, now, k, interval_us);
   c->drain_until_us = 0;   /* any other verdict ends a drain */
-  if (rule_loss (c, p)) {
-    c->probe_from_bps = 0.0;
-    double s = (1.0 - p->alpha) * k->u_kept;   /* just below: the windows bind */
-    set_sigma (c, s > k->minima ? s : k->minima);
-    c->last_loss_us = now;
-    c->loss_votes = 0;
-    return RULE_LOSS;
-  }
-  if (rule_raise (k)) {
-    /* ... up to max_raise above what the flows use (their minima kept) and
-     * what those that something else holds leave unused (room for the
-     * others: Fig. 5c): more is a raise the queue has not shown yet — the
-     * kernel's RTT average lags half a second at 960 kbit/s.  And the ramp
-     * stops at the link this loop has seen busy (plus the unused targets):
-     * beyond it σ grows by α a decision at most (a faster link is found,
-     * just not at the ramp's pace: flows that follow σ within an RTT fill
-     * the queue faster than its average shows) */
-    double step = raise_by (c, p, now, k);
-    if (c->sigma_bps >= known) {
-      /* beyond the link seen busy: a probe, a ramp of its own (from α,
-       * doubling while the queue stays empty: the link grew, or the cross
-       * traffic left), no sooner than probe_wait_us after one that found
-       * no room (each costs a queue) */
-      uint64_t wait = c->probe_wait_us ? c->probe_wait_us : p->probe_wait_us;
-      if (c->last_probed_us && now - c->last_probed_us < wait)
-        return RULE_HOLD;
-      /* the link did not take half the last step (U with the idle targets
-       * stayed below): no further step — the queue, which the kernel's RTT
-       * average shows late, will say the rest */
-      if (c->probe_from_bps > 0.0
-          && k->u + k->idle < c->sigma_bps - 0.5 * (c->sigma_bps - c->probe_from_bps))
-        return RULE_HOLD;
-      if (c->probe_from_bps <= 0.0) {
-        c->raise_boost = 1.0;            /* a probe starts from α */
-        step = raise_by (c, p, now, k);
-      }
-      c->probe_from_bps = c->sigma_bps;   /* the last level that found no queue */
-    }
-    /* a ramp is relative: from σ = 0 (a cut to minima of 0) it ramps from
-     * what the flows move, or it would stay at 0 for good */
-    double from = c->sigma_bps > 0.0 ? c->sigma_bps : k->u_kept;
-    double s = from * (1.0 + step);
-    if (c->sigma_bps < known && s > known)
-      s = known;
-    double most = (k->u_kept + k->unused) * (1.0 + p->max_raise);
-    if (s > most)
-      s = most > c->sigma_bps ? most : c->sigma_bps;
-    set_sigma (c, s);
-    return RULE_RAISE;
-  }
+  if (rule_loss (c, p))
+    return act_loss (c, p, now, k);
+  if (rule_raise (k))
+    return act_raise (c, p, now, k);
   return RULE_HOLD;
 }
+
+/* ---- each tick ---- */
 
 /* Returns true if the queue is so far above its target that the next
  * decision cannot wait: twice the last target plus its band (cross traffic
@@ -420,90 +515,131 @@ urgent (const BwssCapacity *c, uint64_t now, const BwssCapacityFlow *flows, size
   return q > 2.0 * c->queue_target_us + 2.0 * c->last_band_us;
 }
 
+/* No flows: the loop idles. */
+static bool
+go_idle (BwssCapacity *c, uint64_t now)
+{
+  if (c->phase == BWSS_PHASE_IDLE)
+    return false;
+  enter (c, BWSS_PHASE_IDLE, now);
+  c->last_rule = RULE_IDLE;
+  return true;
+}
+
+/* The first flow: the minima only, while a first U is measured — the
+ * windows hold from the first RTT, so no slow start of plain TCP fills the
+ * buffer before a video has its minimum. */
+static bool
+start_at_minima (BwssCapacity *c, const BwssParams *p, uint64_t now,
+                 const BwssCapacityFlow *flows, size_t n)
+{
+  double minima = 0.0;
+  for (size_t i = 0; i < n; i++)
+    minima += flows[i].min_rate_bps;
+  set_sigma (c, minima);
+  enter (c, BWSS_PHASE_START, now);
+  c->next_decision_us = now + p->release_us;
+  return true;
+}
+
+/* The drain is over: cruise. */
+static void
+end_drain (BwssCapacity *c, uint64_t now)
+{
+  if (!c->drain_until_us || now < c->drain_until_us)
+    return;
+  c->drain_until_us = 0;
+  if (c->cruise_bps > c->sigma_bps)
+    set_sigma (c, c->cruise_bps);
+}
+
+/* The raise boost doubles while raises find the queue empty; anything but
+ * a hold under target resets it. */
+static void
+update_boost (BwssCapacity *c, int rule, const CapacityCounts *k)
+{
+  if (rule == RULE_RAISE && queue_empty (k))
+    c->raise_boost = c->raise_boost < MAX_BOOST ? 2.0 * c->raise_boost : MAX_BOOST;
+  else if (rule != RULE_HOLD || !under_target (k))
+    c->raise_boost = 1.0;
+}
+
+/* U while the queue is at its target or above: what the link gives us now
+ * (what the raise ramps to; a shorter queue, as the kernel's average shows
+ * it, may have been empty for part of the interval), at most max_raise
+ * above the last such U (a burst measured over a short interval is not the
+ * link); and the largest of those (what read pacing may rely on,
+ * controller.c). */
+static void
+note_busy_link (BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
+{
+  if (!(k->q >= 0.0 && k->q >= k->qt))
+    return;
+  double busy = k->u_link;
+  if (c->busy_link_bps > 0.0 && busy > (1.0 + p->max_raise) * c->busy_link_bps)
+    busy = (1.0 + p->max_raise) * c->busy_link_bps;
+  c->busy_link_bps = busy;
+  if (busy > c->link_max_bps)
+    c->link_max_bps = busy;
+}
+
+/* Keeps what this decision measured, for the statistics and the next one,
+ * due @interval_us from @now. */
+static void
+record (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k,
+        uint64_t interval_us, double since_last_us)
+{
+  c->queue_us = k->q;
+  c->queue_target_us = k->qt;
+  c->last_band_us = k->band;
+  c->link_bps = k->link;
+  note_busy_link (c, p, k);
+  c->last_rtt_us = k->rtt_ref;
+  capacity_u_record (c, k->u, since_last_us);
+  c->prev_queue_us = k->q;
+  c->last_decision_us = now;
+  c->next_decision_us = now + interval_us;
+}
+
+/* With CAPACITY_DEBUG, one line per decision on stderr. */
+static void
+trace_decision (const BwssCapacity *c, uint64_t now, int rule, double sigma_before,
+                const CapacityCounts *k)
+{
+#ifdef CAPACITY_DEBUG
+  fprintf (stderr, "%8.3f %-9s %-9s σ %7.0f→%7.0f U %7.0f kept %7.0f unused %5.0f q %6.1f qt %6.1f hungry %zu\n",
+           now / 1e6, bwss_phase_name (c->phase), rule_names[rule], sigma_before / 1e3,
+           c->sigma_bps / 1e3, k->u / 1e3, k->u_kept / 1e3, k->unused / 1e3, k->q / 1e3,
+           k->qt / 1e3, k->hungry);
+#endif
+}
+
+/* Each tick: idle without flows, the minima for a first flow, the end of a
+ * drain; then, once the interval is over (or at once if urgent), one pass
+ * that counts, the rule, and the record. */
 bool
 bwss_capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
                     double u, const BwssCapacityFlow *flows, size_t n)
 {
   if (!isfinite (u) || u < 0.0)
     u = 0.0;
-  if (n == 0) {
-    if (c->phase == BWSS_PHASE_IDLE)
-      return false;
-    enter (c, BWSS_PHASE_IDLE, now);
-    c->last_rule = RULE_IDLE;
-    return true;
-  }
-  if (c->phase == BWSS_PHASE_IDLE) {
-    /* the first flow: the minima only, while a first U is measured — the
-     * windows hold from the first RTT, so no slow start of plain TCP fills
-     * the buffer before a video has its minimum */
-    double minima = 0.0;
-    for (size_t i = 0; i < n; i++)
-      minima += flows[i].min_rate_bps;
-    set_sigma (c, minima);
-    enter (c, BWSS_PHASE_START, now);
-    c->next_decision_us = now + p->release_us;
-    return true;
-  }
+  if (n == 0)
+    return go_idle (c, now);
+  if (c->phase == BWSS_PHASE_IDLE)
+    return start_at_minima (c, p, now, flows, n);
   double sigma_before = c->sigma_bps;
-  if (c->drain_until_us && now >= c->drain_until_us) {
-    c->drain_until_us = 0;               /* the drain is over: cruise */
-    if (c->cruise_bps > c->sigma_bps)
-      set_sigma (c, c->cruise_bps);
-  }
+  end_drain (c, now);
   if (now < c->next_decision_us && !urgent (c, now, flows, n))
     return c->sigma_bps != sigma_before;
 
+  BwssPhase phase_before = c->phase;
   double since_last = c->last_decision_us ? (double) (now - c->last_decision_us) : 0.0;
   CapacityCounts k = capacity_count (c, p, u, flows, n, since_last);
-  BwssPhase phase_before = c->phase;
-  uint64_t interval = bwss_capacity_interval (p, flows, n, k.qt);
-  int rule;
-
-  if (c->phase == BWSS_PHASE_START) {
-    if (rule_start (c, p, now, u)) {
-      set_sigma (c, u > k.minima ? u : k.minima);   /* σ ← U, the minima kept */
-      enter (c, BWSS_PHASE_TRACK, now);
-      rule = RULE_START;
-    } else {
-      rule = RULE_HOLD;
-    }
-  } else {
-    rule = decide (c, p, now, &k, since_last);
-  }
-
-  if (rule == RULE_RAISE && queue_empty (&k))
-    c->raise_boost = c->raise_boost < MAX_BOOST ? 2.0 * c->raise_boost : MAX_BOOST;
-  else if (rule != RULE_HOLD || !under_target (&k))
-    c->raise_boost = 1.0;
+  int rule = c->phase == BWSS_PHASE_START ? decide_start (c, p, now, &k)
+                                          : decide (c, p, now, &k, since_last);
+  update_boost (c, rule, &k);
   c->last_rule = (uint32_t) rule;
-#ifdef CAPACITY_DEBUG
-  fprintf (stderr, "%8.3f %-9s %-9s σ %7.0f→%7.0f U %7.0f kept %7.0f unused %5.0f q %6.1f qt %6.1f hungry %zu\n",
-           now / 1e6, bwss_phase_name (c->phase), rule_names[rule], sigma_before / 1e3,
-           c->sigma_bps / 1e3, u / 1e3, k.u_kept / 1e3, k.unused / 1e3, k.q / 1e3, k.qt / 1e3, k.hungry);
-#endif
-  c->queue_us = k.q;
-  c->queue_target_us = k.qt;
-  c->last_band_us = k.band;
-  c->link_bps = k.link;
-  /* U while the queue is at its target or above: what the link gives us
-   * now (what the raise ramps to; a shorter queue, as the kernel's average
-   * shows it, may have been empty for part of the interval), at most
-   * max_raise above the last such U (a burst measured over a short interval
-   * is not the link); and the largest of those (what read pacing may rely
-   * on, controller.c) */
-  if (k.q >= 0.0 && k.q >= k.qt) {
-    double busy = k.u_link;
-    if (c->busy_link_bps > 0.0 && busy > (1.0 + p->max_raise) * c->busy_link_bps)
-      busy = (1.0 + p->max_raise) * c->busy_link_bps;
-    c->busy_link_bps = busy;
-    if (busy > c->link_max_bps)
-      c->link_max_bps = busy;
-  }
-  c->last_rtt_us = k.rtt_ref;
-  capacity_u_record (c, u, since_last);
-  c->prev_queue_us = k.q;
-  c->last_decision_us = now;
-  c->next_decision_us = now + interval;
+  trace_decision (c, now, rule, sigma_before, &k);
+  record (c, p, now, &k, bwss_capacity_interval (p, flows, n, k.qt), since_last);
   return c->phase != phase_before || c->sigma_bps != sigma_before;
 }
