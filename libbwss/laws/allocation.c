@@ -35,7 +35,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
-#include <bwss/control.h>
+#include "laws.h"
 
 int
 bwss_prefs_validate (const BwssPrefs *prefs)

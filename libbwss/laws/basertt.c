@@ -27,14 +27,14 @@
  *   - a path that gets shorter is adopted at its first sample;
  *   - a path that gets longer reads, for that flow, as a queue of its own:
  *     with other flows present the link's queue is their smallest excess
- *     (capacity.c), so it does not count — like a congested path (Fig. 5c);
- *     and its window is sized for its RTT less the link's queue
+ *     (capacity-model.c), so it does not count — like a congested path
+ *     (Fig. 5c); and its window is sized for its RTT less the link's queue
  *     (controller.c), so it still reaches its target.  A lone flow takes it
  *     for the link's queue: the loop cuts it to its floor (σ never goes below
  *     the minima) until it ends — the one case the lifetime minimum gets
  *     wrong, and a route change under a lone download is rare.
  */
-#include <bwss/control.h>
+#include "laws.h"
 
 void
 bwss_base_rtt_init (BwssBaseRtt *b)

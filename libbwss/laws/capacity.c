@@ -2,52 +2,10 @@
 /*
  * capacity.c — the delay loop: σ from the access link's queueing delay.
  *
- * Model.  The flows share one access link of capacity C (less any cross
- * traffic).  Flow i's receiver RTT is b_i + q + e_i: its base RTT
- * (basertt.c), the link's queueing delay q, and any queue elsewhere on its
- * own path e_i.  Each FCS sizes its window for its base RTT plus the queue
- * target q_t:  w_i = T_i·(b_i + q_t)/p  (eq. 1 with that RTT).  While the
- * link is busy the windows fill the pipe and the queue:
- *
- *     Σ w_i = Σ R_i·b_i + C·q        and, with R_i = T_i·(b_i+q_t)/(b_i+q),
- *     σ/C − 1 ≈ (q − q_t)/(b̄ + q_t)                                  (C1)
- *
- * where b̄ is the rate-weighted mean base RTT.  So the queue measures σ
- * against the link: q = q_t when σ = C, more when σ is above the link or
- * cross traffic arrived, nothing when σ is below it.  A queue that is kept
- * at q_t makes the windows, not losses, decide the shares; and every law then
- * runs at the path's RTT, not at a full buffer's.  While the link is busy
- * (q > 0) U = Σ R_i is what it delivers to us: the measure to cut σ to.
- *
- * What the loop measures (bwss_capacity_queue): q is the smallest excess of
- * RTT over base among the flows that received data lately — the link's
- * queue delays them all; a queue on one path (Fig. 5c) delays only that
- * flow and does not count.  Bases: basertt.c.
- *
- * The queue target (bwss_capacity_queue_target):
- *     q_t = max(q_min, k·p/C)                                          (C2)
- * q_min is short (10 ms); k = 2 packets of the link keep a slow link from
- * idling (a packet is 12 ms at 960 kbit/s: one segment more or less in any
- * window moves the queue by that much, so a target of less than two packets
- * is empty half the time).  The dead zone around q_t is band·q_t and at
- * least one packet either side.  At 960 kbit/s the target is 24 ms; from
- * 8 Mbit/s up it is q_min.
- *
- * The queue the allocation itself needs.  A window is at least a floor, so
- * a flow held at its floor takes floor/RTT whatever its target; the queue
- * must grow until the floors fit.  With whole segments that floor was the
- * problem (at 960 kbit/s and 30 ms one segment per RTT is 386 kbit/s: three
- * flows cannot be shared 1:2:3 below 42 ms of queue).  The FCS's floor is
- * a window below one segment instead (min_window_bytes: the kernel's
- * smallest clamp; the sender then sends about 576 bytes per RTT, 150 kbit/s
- * at 30 ms), so the shares of the paper's DSL experiments are reachable at
- * the two-packet target (the traces of test-capacity.c).  Where floors still
- * exceed the link (many flows, or cross traffic on a slow link) the queue
- * they hold is physics: the loop cuts σ to the minima and no further, and
- * the queue settles where the floors fit — it is not a target the loop
- * chases (a target that rose with the need made the loop raise σ into it,
- * and the targets then grew the windows: tried and measured, see the note
- * of issue 10).
+ * The model (C1: the queue measures σ against the link), what the loop
+ * measures, the queue target (C2) and the one pass that counts are
+ * capacity-model.c's; this file is the loop's start, its rules and its
+ * decision.
  *
  * The start.  The paper releases every constraint for two seconds to take
  * U from plain TCP; at 960 kbit/s that fills the buffer with the bulk
@@ -122,7 +80,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <bwss/control.h>
+#include "capacity.h"
 
 /* The raise boost doubles while the queue stays empty; the step is bounded
  * by max_raise anyway, this only keeps the number finite. */
@@ -175,212 +133,23 @@ bwss_capacity_init (BwssCapacity *c)
   c->last_rule = RULE_NONE;
 }
 
-/* ---- measures ---- */
-
-double
-bwss_capacity_queue (const BwssCapacityFlow *flows, size_t n)
-{
-  double q = -1.0;
-  for (size_t i = 0; i < n; i++) {
-    const BwssCapacityFlow *f = &flows[i];
-    if (!f->fresh || f->rtt_us == 0 || f->base_rtt_us == 0)
-      continue;
-    double qi = (double) f->rtt_us - (double) f->base_rtt_us;
-    if (qi < 0.0)
-      qi = 0.0;
-    if (q < 0.0 || qi < q)
-      q = qi;
-  }
-  return q;
-}
-
-/* Returns the rate-weighted mean base RTT of the fresh flows, µs (the plain
- * mean if none has a rate; 0 if none has a base). */
-static double
-mean_base (const BwssCapacityFlow *flows, size_t n)
-{
-  double wsum = 0.0, sum = 0.0, plain = 0.0;
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++) {
-    const BwssCapacityFlow *f = &flows[i];
-    if (f->base_rtt_us == 0)
-      continue;
-    plain += f->base_rtt_us;
-    k++;
-    if (f->fresh && f->rate_bps > 0.0) {
-      wsum += f->rate_bps;
-      sum += f->rate_bps * f->base_rtt_us;
-    }
-  }
-  if (wsum > 0.0)
-    return sum / wsum;
-  return k ? plain / (double) k : 0.0;
-}
-
-double
-bwss_capacity_queue_target (const BwssParams *p, const BwssCapacityFlow *flows, size_t n,
-                            double link_bps)
-{
-  double qt = (double) p->queue_target_min_us;
-  double mss = p->default_mss;
-  for (size_t i = 0; i < n; i++)
-    if (flows[i].mss)
-      mss = flows[i].mss;
-  /* C2: k packets of the link */
-  if (link_bps > 0.0) {
-    double packets = p->queue_target_packets * 8.0 * mss / link_bps * 1e6;
-    if (packets > qt)
-      qt = packets;
-  }
-  if (qt > (double) p->queue_target_max_us)
-    qt = (double) p->queue_target_max_us;
-  return qt;
-}
-
-uint64_t
-bwss_capacity_interval (const BwssParams *p, const BwssCapacityFlow *flows, size_t n,
-                        double queue_target_us)
-{
-  double slowest = 0.0, fastest_seg_us = 0.0;
-  for (size_t i = 0; i < n; i++) {
-    const BwssCapacityFlow *f = &flows[i];
-    double rtt = f->base_rtt_us ? f->base_rtt_us + queue_target_us : f->rtt_us;
-    if (rtt > slowest)
-      slowest = rtt;
-    if (f->rate_bps > 0.0) {
-      double seg = f->mss ? f->mss : p->default_mss;
-      double seg_us = p->decision_segments * 8.0 * seg / f->rate_bps * 1e6;
-      if (fastest_seg_us == 0.0 || seg_us < fastest_seg_us)
-        fastest_seg_us = seg_us;
-    }
-  }
-  double t = p->decision_rtts * slowest;
-  if (fastest_seg_us > t)
-    t = fastest_seg_us;
-  if (t < (double) p->decision_min_us)
-    t = (double) p->decision_min_us;
-  if (t > (double) p->decision_max_us)
-    t = (double) p->decision_max_us;
-  return (uint64_t) t;
-}
-
-/* ---- one pass that counts ---- */
-
-typedef struct {
-  double u;            /* U, bit/s */
-  double q;            /* the link's queue, µs; negative if unknown */
-  double qt;           /* its target, µs */
-  double rtt_ref;      /* b̄ + q_t, µs */
-  double minima;       /* Σ m_i, bit/s */
-  size_t hungry;       /* flows using all their target, held by their window */
-  size_t held;         /* flows held by their window */
-  double u_kept;       /* Σ max(R_i, m_i): U with every minimum kept, bit/s */
-  double u_lost;       /* Σ R_i of the flows short of target, held neither by their
-                        * window nor at their minimum */
-  double unused;       /* Σ T_i − max(R_i, m_i) of the flows not held by their window */
-  double idle;         /* Σ T_i − R_i of the flows not held by their window: σ that
-                        * is not on the link, minima unused for reserve_hold_us
-                        * included */
-  double band;         /* half the dead zone around q_t, µs */
-  double u_link;       /* U over link_window_us at least: the link's rate for us */
-  double link;         /* the link's rate for C2 and the band, bit/s */
-} Counts;
-
-/* Returns U over the last decisions covering link_window_us (this one's
- * @u over @interval_us included), bit/s: an interval-weighted mean. */
-static double
-u_over_window (const BwssCapacity *c, const BwssParams *p, double u, double interval_us)
-{
-  double sum = u * interval_us, span = interval_us;
-  for (uint32_t k = 1; k < BWSS_CAPACITY_U_HISTORY && span < (double) p->link_window_us; k++) {
-    uint32_t i = (c->u_hist_head + BWSS_CAPACITY_U_HISTORY - k) % BWSS_CAPACITY_U_HISTORY;
-    if (c->u_hist_us[i] == 0)
-      break;
-    sum += c->u_hist[i] * (double) c->u_hist_us[i];
-    span += (double) c->u_hist_us[i];
-  }
-  return span > 0.0 ? sum / span : u;
-}
-
-/* Records this decision's U over @interval_us. */
-static void
-u_record (BwssCapacity *c, double u, double interval_us)
-{
-  c->u_hist[c->u_hist_head] = u;
-  c->u_hist_us[c->u_hist_head] = (uint64_t) interval_us;
-  c->u_hist_head = (c->u_hist_head + 1) % BWSS_CAPACITY_U_HISTORY;
-}
-
-static Counts
-count (const BwssCapacity *c, const BwssParams *p, double u, const BwssCapacityFlow *flows,
-       size_t n, double interval_us)
-{
-  Counts k = { .u = u };
-  k.u_link = u_over_window (c, p, u, interval_us);
-  k.q = bwss_capacity_queue (flows, n);
-  /* the link: U, or what it was a decision ago less link_decay (a queue
-   * target in packets must not jump with a U that dips for one interval) */
-  double link = (1.0 - p->link_decay) * c->link_bps;
-  if (u > link)
-    link = u;
-  k.qt = bwss_capacity_queue_target (p, flows, n, link);
-  k.link = link;
-  /* the dead zone: band·q_t, and at least one packet of U either side (one
-   * segment more or less in any window moves the queue by that much) */
-  double mss = p->default_mss;
-  for (size_t i = 0; i < n; i++)
-    if (flows[i].mss)
-      mss = flows[i].mss;
-  k.band = p->queue_band * k.qt;
-  if (link > 0.0 && 8.0 * mss / link * 1e6 > k.band)
-    k.band = 8.0 * mss / link * 1e6;
-  k.rtt_ref = mean_base (flows, n) + k.qt;
-  for (size_t i = 0; i < n; i++) {
-    const BwssCapacityFlow *f = &flows[i];
-    k.minima += f->min_rate_bps;
-    k.u_kept += f->rate_bps > f->min_rate_bps ? f->rate_bps : f->min_rate_bps;
-    /* short of its target, and neither its window nor its minimum says why
-     * (a video its source paces at its minimum is no verdict on the link) */
-    bool at_min = f->min_rate_bps > 0.0 && f->rate_bps >= (1.0 - p->alpha) * f->min_rate_bps;
-    if (!f->window_limited && !at_min && f->rate_bps >= 0.0
-        && f->rate_bps < (1.0 - p->alpha) * f->target_bps)
-      k.u_lost += f->rate_bps;
-    double kept = f->rate_bps > f->min_rate_bps ? f->rate_bps : f->min_rate_bps;
-    if (!f->window_limited && f->target_bps > kept)
-      k.unused += f->target_bps - kept;
-    /* idle: what it leaves of its target; below its minimum, the rest of
-     * the minimum only once it has stayed there reserve_hold_us (before,
-     * the queue may be what holds it back) */
-    double used = f->rate_bps;
-    if (f->min_rate_bps > used && f->below_min_us < p->reserve_hold_us)
-      used = f->min_rate_bps;
-    if (!f->window_limited && f->rate_bps >= 0.0 && f->target_bps > used)
-      k.idle += f->target_bps - used;
-    if (f->window_limited)
-      k.held++;
-    if (f->window_limited && f->rate_bps >= (1.0 - p->alpha) * f->target_bps)
-      k.hungry++;
-  }
-  return k;
-}
-
 /* ---- one predicate per rule ---- */
 
 static bool
-over_target (const Counts *k)
+over_target (const CapacityCounts *k)
 {
   return k->q >= 0.0 && k->q > k->qt + k->band;
 }
 
 static bool
-under_target (const Counts *k)
+under_target (const CapacityCounts *k)
 {
   return k->q >= 0.0 && k->q < k->qt - k->band;
 }
 
 /* The queue is "empty": within the band of nothing. */
 static bool
-queue_empty (const Counts *k)
+queue_empty (const CapacityCounts *k)
 {
   return k->q >= 0.0 && k->q <= k->band;
 }
@@ -396,51 +165,31 @@ rule_start (const BwssCapacity *c, const BwssParams *p, uint64_t now, double u)
   return c->phase == BWSS_PHASE_START && now - c->phase_since_us >= p->release_us && u > 0.0;
 }
 
-/* Returns the drain's length, µs: H RTTs of the reference RTT. */
-static double
-drain_us (const BwssParams *p, const Counts *k)
+/* Rule "probed": a probe beyond the link seen busy is running, and a queue
+ * answers it. */
+static bool
+rule_probed (const BwssCapacity *c, const CapacityCounts *k)
 {
-  return p->drain_horizon_rtts * k->rtt_ref;
+  return c->probe_from_bps > 0.0 && !queue_empty (k);
 }
 
-/* Returns the σ the drain asks for (bit/s), or a negative value if the
- * queue is already falling fast enough to reach q_t within the drain. */
-static double
-drain_sigma (const BwssCapacity *c, const BwssParams *p, const Counts *k, double interval_us)
+/* Returns true if the link has room again (probes start over): U above
+ * what it gave with a queue, or a queue that stood (at least at its
+ * target's lower edge) gone while σ held (the cross traffic left). */
+static bool
+room_again (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
 {
-  double horizon = drain_us (p, k);
-  double excess = k->q - k->qt;
-  if (c->prev_queue_us >= 0.0 && interval_us > 0.0) {
-    double fall = (c->prev_queue_us - k->q) / interval_us;   /* µs of queue per µs */
-    if (fall * horizon >= excess)
-      return -1.0;
-  }
-  double cut = excess / horizon;
-  if (cut > p->max_cut)
-    cut = p->max_cut;
-  /* shed cut·U of what arrives, from what the link delivers with every
-   * minimum kept: a video that sends less than its minimum keeps its
-   * reserve, and the rate to shed falls on the flows that can shed it */
-  double sigma = k->u_kept - cut * k->u;                      /* C1 */
-  return sigma > k->minima ? sigma : k->minima;
+  return queue_empty (k) && c->busy_link_bps > 0.0
+      && (k->u > (1.0 + p->alpha) * c->busy_link_bps
+          || (c->prev_queue_us >= k->qt - k->band && c->last_rule == RULE_HOLD));
 }
 
-/* Returns the σ after the drain, bit/s: (1 − α)·U (over link_window_us),
- * just below what the link delivers to us (C1: at U the queue would stay
- * where the drain left it, and windows in whole segments round up, so a little below lets it
- * settle at q_t; the raise rule finds the rest), plus what the flows
- * something else holds leave unused of their targets above their minima (σ
- * that goes to them is not on the link; a flow below its minimum with a
- * queue standing may be the queue's victim, not its source's), at least
- * the minima (the TRAS serves them first),
- * never above @before, the σ the queue grew under. */
-static double
-cruise_sigma (const BwssParams *p, const Counts *k, double before)
+/* Rule "cut": the queue above its target and band (C1: σ above the link,
+ * or cross traffic came). */
+static bool
+rule_cut (const CapacityCounts *k)
 {
-  double s = (1.0 - p->alpha) * k->u_link + k->idle;
-  if (s < k->minima)
-    s = k->minima;
-  return s < before ? s : before;
+  return over_target (k);
 }
 
 /* Returns true if this decision finds σ above what the link gives: the link
@@ -453,7 +202,7 @@ cruise_sigma (const BwssParams *p, const Counts *k, double before)
  * room for the others.  An empty queue says the link has room: then a flow
  * short of its target is its FCS's business (eq. 4), or its source's. */
 static bool
-above_link (const BwssCapacity *c, const BwssParams *p, const Counts *k)
+above_link (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
 {
   /* busy: a queue now or at the last decision (an AQM's queue comes and
    * goes with its drops, decision by decision) */
@@ -477,7 +226,7 @@ rule_loss (const BwssCapacity *c, const BwssParams *p)
  * carries more than its target counts too: raising σ lifts its target
  * towards what it carries.) */
 static bool
-rule_raise (const Counts *k)
+rule_raise (const CapacityCounts *k)
 {
   return under_target (k) && (k->hungry > 0 || (queue_empty (k) && k->held > 0));
 }
@@ -506,7 +255,7 @@ set_sigma (BwssCapacity *c, double sigma)
  * at most the ramp α·boost, bounded by max_raise — and by loss_raise for a
  * while after rule "loss" (the queue does not measure that link). */
 static double
-raise_by (const BwssCapacity *c, const BwssParams *p, uint64_t now, const Counts *k)
+raise_by (const BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
 {
   /* C1's step, from α (the cruise after a drain is (1 − α)·U': one step
    * back) doubling while the queue stays empty.  C1 alone assumes windows
@@ -528,111 +277,228 @@ raise_by (const BwssCapacity *c, const BwssParams *p, uint64_t now, const Counts
  * to them is not on the link: a video below its minimum leaves it to the
  * others, Fig. 5c); infinite before the link was busy. */
 static double
-known_link (const BwssCapacity *c, const Counts *k)
+known_link (const BwssCapacity *c, const CapacityCounts *k)
 {
   return c->busy_link_bps > 0.0 ? c->busy_link_bps + k->idle : INFINITY;
 }
 
-/* The TRACK rules, in the order of the table; returns the rule taken. */
+/* Returns the drain's length, µs: H RTTs of the reference RTT. */
+static double
+drain_us (const BwssParams *p, const CapacityCounts *k)
+{
+  return p->drain_horizon_rtts * k->rtt_ref;
+}
+
+/* Returns the σ the drain asks for (bit/s), or a negative value if the
+ * queue is already falling fast enough to reach q_t within the drain. */
+static double
+drain_sigma (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k,
+             double interval_us)
+{
+  double horizon = drain_us (p, k);
+  double excess = k->q - k->qt;
+  if (c->prev_queue_us >= 0.0 && interval_us > 0.0) {
+    double fall = (c->prev_queue_us - k->q) / interval_us;   /* µs of queue per µs */
+    if (fall * horizon >= excess)
+      return -1.0;
+  }
+  double cut = excess / horizon;
+  if (cut > p->max_cut)
+    cut = p->max_cut;
+  /* shed cut·U of what arrives, from what the link delivers with every
+   * minimum kept: a video that sends less than its minimum keeps its
+   * reserve, and the rate to shed falls on the flows that can shed it */
+  double sigma = k->u_kept - cut * k->u;                      /* C1 */
+  return sigma > k->minima ? sigma : k->minima;
+}
+
+/* Returns the σ after the drain, bit/s: (1 − α)·U (over link_window_us),
+ * just below what the link delivers to us (C1: at U the queue would stay
+ * where the drain left it, and windows in whole segments round up, so a little below lets it
+ * settle at q_t; the raise rule finds the rest), plus what the flows
+ * something else holds leave unused of their targets above their minima (σ
+ * that goes to them is not on the link; a flow below its minimum with a
+ * queue standing may be the queue's victim, not its source's), at least
+ * the minima (the TRAS serves them first),
+ * never above @before, the σ the queue grew under. */
+static double
+cruise_sigma (const BwssParams *p, const CapacityCounts *k, double before)
+{
+  double s = (1.0 - p->alpha) * k->u_link + k->idle;
+  if (s < k->minima)
+    s = k->minima;
+  return s < before ? s : before;
+}
+
+/* Rule "start": σ ← U, the minima kept; the loop tracks the link. */
 static int
-decide (BwssCapacity *c, const BwssParams *p, uint64_t now, const Counts *k, double interval_us)
+act_start (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
+{
+  set_sigma (c, k->u > k->minima ? k->u : k->minima);
+  enter (c, BWSS_PHASE_TRACK, now);
+  return RULE_START;
+}
+
+/* Rule "probed": back below where the probe started, at once, before the
+ * queue grows (the flows that fell behind catch up meanwhile); no room, so
+ * the next probe waits twice as long (up to probe_wait_max). */
+static int
+act_probed (BwssCapacity *c, const BwssParams *p, uint64_t now)
+{
+  set_sigma (c, (1.0 - p->alpha) * c->probe_from_bps);
+  c->probe_from_bps = 0.0;
+  c->last_probed_us = now;
+  c->probe_wait_us = c->probe_wait_us ? 2 * c->probe_wait_us : p->probe_wait_us;
+  if (c->probe_wait_us > p->probe_wait_max_us)
+    c->probe_wait_us = p->probe_wait_max_us;
+  c->drain_until_us = 0;
+  return RULE_PROBED;
+}
+
+/* The link has room again: the next probe need not wait. */
+static void
+forget_probes (BwssCapacity *c)
+{
+  c->probe_wait_us = 0;
+  c->last_probed_us = 0;
+}
+
+/* Rule "cut": a drain to the σ drain_sigma asks for, for H RTTs, then the
+ * cruise.  A hold if the queue already falls at the drain's pace or the
+ * drain would not lower σ. */
+static int
+act_cut (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k,
+         double interval_us)
+{
+  double s = drain_sigma (c, p, k, interval_us);
+  if (!(s >= 0.0 && s < c->sigma_bps))
+    return RULE_HOLD;
+  c->cruise_bps = cruise_sigma (p, k, c->drain_until_us ? c->cruise_bps : c->sigma_bps);
+  /* a queue no probe of ours made (cross traffic came): the link changed,
+   * probes start over */
+  if (c->probe_from_bps <= 0.0
+      && (c->last_probed_us == 0 || now - c->last_probed_us > p->probe_wait_max_us / 4))
+    c->probe_wait_us = 0;
+  c->probe_from_bps = 0.0;
+  c->drain_until_us = now + (uint64_t) drain_us (p, k);
+  set_sigma (c, s);
+  return RULE_CUT;
+}
+
+/* Rule "loss": σ just below what the flows move, their minima kept, so the
+ * windows bind again; raises bounded for a while (raise_by). */
+static int
+act_loss (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
+{
+  c->probe_from_bps = 0.0;
+  double s = (1.0 - p->alpha) * k->u_kept;
+  set_sigma (c, s > k->minima ? s : k->minima);
+  c->last_loss_us = now;
+  c->loss_votes = 0;
+  return RULE_LOSS;
+}
+
+/* Returns true if a probe beyond the link seen busy may take its next step:
+ * no sooner than probe_wait_us after one that found no room (each costs a
+ * queue), and not while the link has not taken half the last step (U with
+ * the idle targets stayed below: the queue, which the kernel's RTT average
+ * shows late, will say the rest). */
+static bool
+probe_may_step (const BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
+{
+  uint64_t wait = c->probe_wait_us ? c->probe_wait_us : p->probe_wait_us;
+  if (c->last_probed_us && now - c->last_probed_us < wait)
+    return false;
+  if (c->probe_from_bps > 0.0
+      && k->u + k->idle < c->sigma_bps - 0.5 * (c->sigma_bps - c->probe_from_bps))
+    return false;
+  return true;
+}
+
+/* Returns σ raised by @step: from σ, or from what the flows move if σ is 0
+ * (a cut to minima of 0; a ramp is relative, it would stay at 0 for good);
+ * the ramp stops at the link seen busy (@known); and never more than
+ * max_raise above what the flows use (their minima kept) and what those
+ * that something else holds leave unused (room for the others: Fig. 5c) —
+ * more is a raise the queue has not shown yet (the kernel's RTT average
+ * lags half a second at 960 kbit/s). */
+static double
+raised_sigma (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k, double step,
+              double known)
+{
+  double from = c->sigma_bps > 0.0 ? c->sigma_bps : k->u_kept;
+  double s = from * (1.0 + step);
+  if (c->sigma_bps < known && s > known)
+    s = known;
+  double most = (k->u_kept + k->unused) * (1.0 + p->max_raise);
+  if (s > most)
+    s = most > c->sigma_bps ? most : c->sigma_bps;
+  return s;
+}
+
+/* Rule "raise": σ up by C1's step.  Beyond the link seen busy the raise is
+ * a probe, a ramp of its own (from α, doubling while the queue stays empty:
+ * the link grew, or the cross traffic left) that grows σ by α a decision at
+ * most (a faster link is found, just not at the ramp's pace: flows that
+ * follow σ within an RTT fill the queue faster than its average shows). */
+static int
+act_raise (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
+{
+  double step = raise_by (c, p, now, k);
+  double known = known_link (c, k);
+  if (c->sigma_bps >= known) {
+    if (!probe_may_step (c, p, now, k))
+      return RULE_HOLD;
+    if (c->probe_from_bps <= 0.0) {
+      c->raise_boost = 1.0;            /* a probe starts from α */
+      step = raise_by (c, p, now, k);
+    }
+    c->probe_from_bps = c->sigma_bps;   /* the last level that found no queue */
+  }
+  set_sigma (c, raised_sigma (c, p, k, step, known));
+  return RULE_RAISE;
+}
+
+/* ---- the decision ---- */
+
+/* Counts this decision's vote for rule "loss"; a queue at its target says
+ * no AQM holds it below, and ends the bound on raises after a "loss". */
+static void
+vote_loss (BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
 {
   c->loss_votes = above_link (c, p, k) ? c->loss_votes + 1 : 0;
   if (k->q >= k->qt)
-    c->last_loss_us = 0;   /* the queue reaches its target: no AQM holds it below */
-  double known = known_link (c, k);
-  if (c->probe_from_bps > 0.0 && !queue_empty (k)) {
-    /* a probe beyond the link seen busy that a queue answers: back below
-     * where it started, at once, before the queue grows (the flows that
-     * fell behind catch up meanwhile) */
-    set_sigma (c, (1.0 - p->alpha) * c->probe_from_bps);
-    c->probe_from_bps = 0.0;
-    c->last_probed_us = now;
-    /* no room: the next probe waits twice as long (up to probe_wait_max) */
-    c->probe_wait_us = c->probe_wait_us ? 2 * c->probe_wait_us : p->probe_wait_us;
-    if (c->probe_wait_us > p->probe_wait_max_us)
-      c->probe_wait_us = p->probe_wait_max_us;
-    c->drain_until_us = 0;
-    return RULE_PROBED;
-  }
-  /* the link has room again (probes start over): U above what it gave
-   * with a queue, or a queue that stood (at least at its target's lower
-   * edge) gone while σ held (the cross traffic left) */
-  if (queue_empty (k) && c->busy_link_bps > 0.0
-      && (k->u > (1.0 + p->alpha) * c->busy_link_bps
-          || (c->prev_queue_us >= k->qt - k->band && c->last_rule == RULE_HOLD))) {
-    c->probe_wait_us = 0;
-    c->last_probed_us = 0;
-  }
-  if (over_target (k)) {
-    double s = drain_sigma (c, p, k, interval_us);
-    if (s >= 0.0 && s < c->sigma_bps) {
-      c->cruise_bps = cruise_sigma (p, k, c->drain_until_us ? c->cruise_bps : c->sigma_bps);
-      /* a queue no probe of ours made (cross traffic came): the link
-       * changed, probes start over */
-      if (c->probe_from_bps <= 0.0
-          && (c->last_probed_us == 0 || now - c->last_probed_us > p->probe_wait_max_us / 4))
-        c->probe_wait_us = 0;
-      c->probe_from_bps = 0.0;
-      c->drain_until_us = now + (uint64_t) drain_us (p, k);
-      set_sigma (c, s);
-      return RULE_CUT;
-    }
-    return RULE_HOLD;
-  }
+    c->last_loss_us = 0;
+}
+
+/* The START rule: the first U, or hold. */
+static int
+decide_start (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
+{
+  return rule_start (c, p, now, k->u) ? act_start (c, now, k) : RULE_HOLD;
+}
+
+/* The TRACK rules, in the order of the table; returns the rule taken. */
+static int
+decide (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k,
+        double interval_us)
+{
+  vote_loss (c, p, k);
+  if (rule_probed (c, k))
+    return act_probed (c, p, now);
+  if (room_again (c, p, k))
+    forget_probes (c);
+  if (rule_cut (k))
+    return act_cut (c, p, now, k, interval_us);
   c->drain_until_us = 0;   /* any other verdict ends a drain */
-  if (rule_loss (c, p)) {
-    c->probe_from_bps = 0.0;
-    double s = (1.0 - p->alpha) * k->u_kept;   /* just below: the windows bind */
-    set_sigma (c, s > k->minima ? s : k->minima);
-    c->last_loss_us = now;
-    c->loss_votes = 0;
-    return RULE_LOSS;
-  }
-  if (rule_raise (k)) {
-    /* ... up to max_raise above what the flows use (their minima kept) and
-     * what those that something else holds leave unused (room for the
-     * others: Fig. 5c): more is a raise the queue has not shown yet — the
-     * kernel's RTT average lags half a second at 960 kbit/s.  And the ramp
-     * stops at the link this loop has seen busy (plus the unused targets):
-     * beyond it σ grows by α a decision at most (a faster link is found,
-     * just not at the ramp's pace: flows that follow σ within an RTT fill
-     * the queue faster than its average shows) */
-    double step = raise_by (c, p, now, k);
-    if (c->sigma_bps >= known) {
-      /* beyond the link seen busy: a probe, a ramp of its own (from α,
-       * doubling while the queue stays empty: the link grew, or the cross
-       * traffic left), no sooner than probe_wait_us after one that found
-       * no room (each costs a queue) */
-      uint64_t wait = c->probe_wait_us ? c->probe_wait_us : p->probe_wait_us;
-      if (c->last_probed_us && now - c->last_probed_us < wait)
-        return RULE_HOLD;
-      /* the link did not take half the last step (U with the idle targets
-       * stayed below): no further step — the queue, which the kernel's RTT
-       * average shows late, will say the rest */
-      if (c->probe_from_bps > 0.0
-          && k->u + k->idle < c->sigma_bps - 0.5 * (c->sigma_bps - c->probe_from_bps))
-        return RULE_HOLD;
-      if (c->probe_from_bps <= 0.0) {
-        c->raise_boost = 1.0;            /* a probe starts from α */
-        step = raise_by (c, p, now, k);
-      }
-      c->probe_from_bps = c->sigma_bps;   /* the last level that found no queue */
-    }
-    /* a ramp is relative: from σ = 0 (a cut to minima of 0) it ramps from
-     * what the flows move, or it would stay at 0 for good */
-    double from = c->sigma_bps > 0.0 ? c->sigma_bps : k->u_kept;
-    double s = from * (1.0 + step);
-    if (c->sigma_bps < known && s > known)
-      s = known;
-    double most = (k->u_kept + k->unused) * (1.0 + p->max_raise);
-    if (s > most)
-      s = most > c->sigma_bps ? most : c->sigma_bps;
-    set_sigma (c, s);
-    return RULE_RAISE;
-  }
+  if (rule_loss (c, p))
+    return act_loss (c, p, now, k);
+  if (rule_raise (k))
+    return act_raise (c, p, now, k);
   return RULE_HOLD;
 }
+
+/* ---- each tick ---- */
 
 /* Returns true if the queue is so far above its target that the next
  * decision cannot wait: twice the last target plus its band (cross traffic
@@ -649,90 +515,131 @@ urgent (const BwssCapacity *c, uint64_t now, const BwssCapacityFlow *flows, size
   return q > 2.0 * c->queue_target_us + 2.0 * c->last_band_us;
 }
 
+/* No flows: the loop idles. */
+static bool
+go_idle (BwssCapacity *c, uint64_t now)
+{
+  if (c->phase == BWSS_PHASE_IDLE)
+    return false;
+  enter (c, BWSS_PHASE_IDLE, now);
+  c->last_rule = RULE_IDLE;
+  return true;
+}
+
+/* The first flow: the minima only, while a first U is measured — the
+ * windows hold from the first RTT, so no slow start of plain TCP fills the
+ * buffer before a video has its minimum. */
+static bool
+start_at_minima (BwssCapacity *c, const BwssParams *p, uint64_t now,
+                 const BwssCapacityFlow *flows, size_t n)
+{
+  double minima = 0.0;
+  for (size_t i = 0; i < n; i++)
+    minima += flows[i].min_rate_bps;
+  set_sigma (c, minima);
+  enter (c, BWSS_PHASE_START, now);
+  c->next_decision_us = now + p->release_us;
+  return true;
+}
+
+/* The drain is over: cruise. */
+static void
+end_drain (BwssCapacity *c, uint64_t now)
+{
+  if (!c->drain_until_us || now < c->drain_until_us)
+    return;
+  c->drain_until_us = 0;
+  if (c->cruise_bps > c->sigma_bps)
+    set_sigma (c, c->cruise_bps);
+}
+
+/* The raise boost doubles while raises find the queue empty; anything but
+ * a hold under target resets it. */
+static void
+update_boost (BwssCapacity *c, int rule, const CapacityCounts *k)
+{
+  if (rule == RULE_RAISE && queue_empty (k))
+    c->raise_boost = c->raise_boost < MAX_BOOST ? 2.0 * c->raise_boost : MAX_BOOST;
+  else if (rule != RULE_HOLD || !under_target (k))
+    c->raise_boost = 1.0;
+}
+
+/* U while the queue is at its target or above: what the link gives us now
+ * (what the raise ramps to; a shorter queue, as the kernel's average shows
+ * it, may have been empty for part of the interval), at most max_raise
+ * above the last such U (a burst measured over a short interval is not the
+ * link); and the largest of those (what read pacing may rely on,
+ * controller.c). */
+static void
+note_busy_link (BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
+{
+  if (!(k->q >= 0.0 && k->q >= k->qt))
+    return;
+  double busy = k->u_link;
+  if (c->busy_link_bps > 0.0 && busy > (1.0 + p->max_raise) * c->busy_link_bps)
+    busy = (1.0 + p->max_raise) * c->busy_link_bps;
+  c->busy_link_bps = busy;
+  if (busy > c->link_max_bps)
+    c->link_max_bps = busy;
+}
+
+/* Keeps what this decision measured, for the statistics and the next one,
+ * due @interval_us from @now. */
+static void
+record (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k,
+        uint64_t interval_us, double since_last_us)
+{
+  c->queue_us = k->q;
+  c->queue_target_us = k->qt;
+  c->last_band_us = k->band;
+  c->link_bps = k->link;
+  note_busy_link (c, p, k);
+  c->last_rtt_us = k->rtt_ref;
+  capacity_u_record (c, k->u, since_last_us);
+  c->prev_queue_us = k->q;
+  c->last_decision_us = now;
+  c->next_decision_us = now + interval_us;
+}
+
+/* With CAPACITY_DEBUG, one line per decision on stderr. */
+static void
+trace_decision (const BwssCapacity *c, uint64_t now, int rule, double sigma_before,
+                const CapacityCounts *k)
+{
+#ifdef CAPACITY_DEBUG
+  fprintf (stderr, "%8.3f %-9s %-9s σ %7.0f→%7.0f U %7.0f kept %7.0f unused %5.0f q %6.1f qt %6.1f hungry %zu\n",
+           now / 1e6, bwss_phase_name (c->phase), rule_names[rule], sigma_before / 1e3,
+           c->sigma_bps / 1e3, k->u / 1e3, k->u_kept / 1e3, k->unused / 1e3, k->q / 1e3,
+           k->qt / 1e3, k->hungry);
+#endif
+}
+
+/* Each tick: idle without flows, the minima for a first flow, the end of a
+ * drain; then, once the interval is over (or at once if urgent), one pass
+ * that counts, the rule, and the record. */
 bool
 bwss_capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
                     double u, const BwssCapacityFlow *flows, size_t n)
 {
   if (!isfinite (u) || u < 0.0)
     u = 0.0;
-  if (n == 0) {
-    if (c->phase == BWSS_PHASE_IDLE)
-      return false;
-    enter (c, BWSS_PHASE_IDLE, now);
-    c->last_rule = RULE_IDLE;
-    return true;
-  }
-  if (c->phase == BWSS_PHASE_IDLE) {
-    /* the first flow: the minima only, while a first U is measured — the
-     * windows hold from the first RTT, so no slow start of plain TCP fills
-     * the buffer before a video has its minimum */
-    double minima = 0.0;
-    for (size_t i = 0; i < n; i++)
-      minima += flows[i].min_rate_bps;
-    set_sigma (c, minima);
-    enter (c, BWSS_PHASE_START, now);
-    c->next_decision_us = now + p->release_us;
-    return true;
-  }
+  if (n == 0)
+    return go_idle (c, now);
+  if (c->phase == BWSS_PHASE_IDLE)
+    return start_at_minima (c, p, now, flows, n);
   double sigma_before = c->sigma_bps;
-  if (c->drain_until_us && now >= c->drain_until_us) {
-    c->drain_until_us = 0;               /* the drain is over: cruise */
-    if (c->cruise_bps > c->sigma_bps)
-      set_sigma (c, c->cruise_bps);
-  }
+  end_drain (c, now);
   if (now < c->next_decision_us && !urgent (c, now, flows, n))
     return c->sigma_bps != sigma_before;
 
-  double since_last = c->last_decision_us ? (double) (now - c->last_decision_us) : 0.0;
-  Counts k = count (c, p, u, flows, n, since_last);
   BwssPhase phase_before = c->phase;
-  uint64_t interval = bwss_capacity_interval (p, flows, n, k.qt);
-  int rule;
-
-  if (c->phase == BWSS_PHASE_START) {
-    if (rule_start (c, p, now, u)) {
-      set_sigma (c, u > k.minima ? u : k.minima);   /* σ ← U, the minima kept */
-      enter (c, BWSS_PHASE_TRACK, now);
-      rule = RULE_START;
-    } else {
-      rule = RULE_HOLD;
-    }
-  } else {
-    rule = decide (c, p, now, &k, since_last);
-  }
-
-  if (rule == RULE_RAISE && queue_empty (&k))
-    c->raise_boost = c->raise_boost < MAX_BOOST ? 2.0 * c->raise_boost : MAX_BOOST;
-  else if (rule != RULE_HOLD || !under_target (&k))
-    c->raise_boost = 1.0;
+  double since_last = c->last_decision_us ? (double) (now - c->last_decision_us) : 0.0;
+  CapacityCounts k = capacity_count (c, p, u, flows, n, since_last);
+  int rule = c->phase == BWSS_PHASE_START ? decide_start (c, p, now, &k)
+                                          : decide (c, p, now, &k, since_last);
+  update_boost (c, rule, &k);
   c->last_rule = (uint32_t) rule;
-#ifdef CAPACITY_DEBUG
-  fprintf (stderr, "%8.3f %-9s %-9s σ %7.0f→%7.0f U %7.0f kept %7.0f unused %5.0f q %6.1f qt %6.1f hungry %zu\n",
-           now / 1e6, bwss_phase_name (c->phase), rule_names[rule], sigma_before / 1e3,
-           c->sigma_bps / 1e3, u / 1e3, k.u_kept / 1e3, k.unused / 1e3, k.q / 1e3, k.qt / 1e3, k.hungry);
-#endif
-  c->queue_us = k.q;
-  c->queue_target_us = k.qt;
-  c->last_band_us = k.band;
-  c->link_bps = k.link;
-  /* U while the queue is at its target or above: what the link gives us
-   * now (what the raise ramps to; a shorter queue, as the kernel's average
-   * shows it, may have been empty for part of the interval), at most
-   * max_raise above the last such U (a burst measured over a short interval
-   * is not the link); and the largest of those (what read pacing may rely
-   * on, controller.c) */
-  if (k.q >= 0.0 && k.q >= k.qt) {
-    double busy = k.u_link;
-    if (c->busy_link_bps > 0.0 && busy > (1.0 + p->max_raise) * c->busy_link_bps)
-      busy = (1.0 + p->max_raise) * c->busy_link_bps;
-    c->busy_link_bps = busy;
-    if (busy > c->link_max_bps)
-      c->link_max_bps = busy;
-  }
-  c->last_rtt_us = k.rtt_ref;
-  u_record (c, u, since_last);
-  c->prev_queue_us = k.q;
-  c->last_decision_us = now;
-  c->next_decision_us = now + interval;
+  trace_decision (c, now, rule, sigma_before, &k);
+  record (c, p, now, &k, bwss_capacity_interval (p, flows, n, k.qt), since_last);
   return c->phase != phase_before || c->sigma_bps != sigma_before;
 }

@@ -27,7 +27,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <bwss/control.h>
+#include "laws.h"
 #include "idmap.h"
 
 typedef struct {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* error.c — error strings and the version string. */
-#include <bwss/bwss.h>
+#include <bwss/base.h>
 
 /* BWSS_VERSION: the project version, given by libbwss/laws/meson.build */
 #ifndef BWSS_VERSION

@@ -21,7 +21,7 @@
  * measured against the time of the sample that closes it, so a period is at
  * least φ long and its rate is exact for the bytes it saw.
  */
-#include <bwss/control.h>
+#include "laws.h"
 
 void
 bwss_estimator_init (BwssEstimator *e)

@@ -58,7 +58,7 @@
  *     the link.
  */
 #include <math.h>
-#include <bwss/control.h>
+#include "laws.h"
 
 /* Largest window we ever ask for, bytes: the largest TCP window with window
  * scale 14 (RFC 7323) is 2^30 bytes. */
@@ -216,6 +216,61 @@ set_window (BwssFcs *f, const BwssParams *params, uint32_t w, bool sub, uint64_t
   f->periods_at_change = 0;
 }
 
+/* Regime 1, the reads carry T exactly: the window is only a ceiling above
+ * them, one segment more than T needs per RTT, resized when that is more,
+ * or two segments less (the receive buffer follows the window).  Returns
+ * the window in segments. */
+static uint32_t
+step_paced (BwssFcs *f, const BwssParams *params, uint64_t now_us, double target_bps,
+            uint32_t rtt_us, uint32_t mss)
+{
+  double need = ceil (segments_for_rate (target_bps, rtt_us, mss)) + 1.0;
+  if (need < (double) params->pace_window_segments)
+    need = params->pace_window_segments;
+  uint32_t cap = window_cap (params, target_bps, rtt_us, mss);
+  if (need > (double) cap && cap >= params->pace_window_segments)
+    need = cap;
+  f->target_bps = target_bps;
+  f->debt_bits = 0.0;
+  if (!f->pacing || f->sub || need > (double) f->window || need + 2.0 <= (double) f->window) {
+    f->pacing = true;
+    set_window (f, params, (uint32_t) need, false, now_us, rtt_us);
+    f->state = BWSS_FCS_HOLD;
+  } else if (now_us >= f->hold_until_us) {
+    f->state = BWSS_FCS_STEADY;
+  }
+  return f->window;
+}
+
+/* Returns true if @target is a cut below restart_fraction of the target the
+ * window was set for: eq. (1) again, at once. */
+static bool
+cut_restarts (const BwssParams *params, const BwssFcs *f, double target, uint32_t rtt_us)
+{
+  return f->state != BWSS_FCS_RELEASED && rtt_us != 0
+      && target < params->restart_fraction * f->target_bps;
+}
+
+/* Regime 2, a window for a new target: w = T·RTT/p rounded to the nearest
+ * segment (eq. 1), after a release or a deep cut.  Returns the window in
+ * segments, 0 while the RTT is unknown. */
+static uint32_t
+start (BwssFcs *f, const BwssParams *params, uint64_t now_us, double target_bps,
+       uint32_t rtt_us, uint32_t mss)
+{
+  if (rtt_us == 0)
+    return 0;                           /* eq. (1) needs the RTT */
+  double level = floor (segments_for_rate (target_bps, rtt_us, mss) + 0.5);   /* eq. (1) */
+  uint32_t cap = window_cap (params, target_bps, rtt_us, mss);
+  bool sub;
+  uint32_t w = clamp_window (params, level, cap, mss, &sub);
+  set_window (f, params, w, sub, now_us, rtt_us);
+  f->target_bps = target_bps;
+  f->debt_bits = 0.0;
+  f->state = BWSS_FCS_HOLD;
+  return f->window;
+}
+
 /* Returns true if @target moved from the target the window was set for by
  * more than rescale_threshold. */
 static bool
@@ -226,11 +281,11 @@ retargeted (const BwssParams *params, const BwssFcs *f, double target)
   return fabs (target - f->target_bps) > params->rescale_threshold * f->target_bps;
 }
 
-/* Scales the window with the target: w ← w·T'/R, where R is the rate the
- * window carries: the fresh estimate for this window if there is one (the
- * flow's own ratio of window to rate: its RTT, its path, its ACK clock),
- * else the target it was set for.  Rounded, within the bounds.  Returns
- * the window in segments. */
+/* Regime 2 after a large move: scales the window with the target,
+ * w ← w·T'/R, where R is the rate the window carries: the fresh estimate
+ * for this window if there is one (the flow's own ratio of window to rate:
+ * its RTT, its path, its ACK clock), else the target it was set for.
+ * Rounded, within the bounds.  Returns the window in segments. */
 static uint32_t
 rescale (BwssFcs *f, const BwssParams *params, uint64_t now_us, double target_bps,
          uint32_t rtt_us, uint32_t mss)
@@ -251,106 +306,67 @@ rescale (BwssFcs *f, const BwssParams *params, uint64_t now_us, double target_bp
   return f->window;
 }
 
-uint32_t
-bwss_fcs_step (BwssFcs *f, const BwssParams *params, uint64_t now_us,
-               double target_bps, uint32_t rtt_us, uint32_t mss)
+/* Returns true if regime 3 may decide now: the RTT known, the hold after
+ * the last change over, and an estimate the law has not used yet. */
+static bool
+decision_due (const BwssFcs *f, uint64_t now_us, uint32_t rtt_us)
 {
-  if (mss == 0)
-    mss = params->default_mss;
-  if (!isfinite (target_bps) || target_bps < 0.0)
-    target_bps = 0.0;
-
-  if (f->paced && rtt_us != 0 && f->state != BWSS_FCS_RELEASED) {
-    /* the reads carry T exactly; the window is only a ceiling above them:
-     * one segment more than T needs per RTT, resized when that is more, or
-     * two segments less (the receive buffer follows the window) */
-    double need = ceil (segments_for_rate (target_bps, rtt_us, mss)) + 1.0;
-    if (need < (double) params->pace_window_segments)
-      need = params->pace_window_segments;
-    uint32_t cap = window_cap (params, target_bps, rtt_us, mss);
-    if (need > (double) cap && cap >= params->pace_window_segments)
-      need = cap;
-    f->target_bps = target_bps;
-    f->debt_bits = 0.0;
-    if (!f->pacing || f->sub || need > (double) f->window || need + 2.0 <= (double) f->window) {
-      f->pacing = true;
-      set_window (f, params, (uint32_t) need, false, now_us, rtt_us);
-      f->state = BWSS_FCS_HOLD;
-    } else if (now_us >= f->hold_until_us) {
-      f->state = BWSS_FCS_STEADY;
-    }
-    return f->window;
-  }
-  if (f->pacing)
-    bwss_fcs_release (f);               /* the window takes over, from eq. (1) */
-
-  bool restart = f->state != BWSS_FCS_RELEASED && rtt_us != 0
-      && target_bps < params->restart_fraction * f->target_bps;
-  if (f->state != BWSS_FCS_RELEASED && !restart && rtt_us != 0
-      && retargeted (params, f, target_bps))
-    return rescale (f, params, now_us, target_bps, rtt_us, mss);
-  if (f->state == BWSS_FCS_RELEASED || restart) {
-    if (rtt_us == 0)
-      return 0;                         /* eq. (1) needs the RTT */
-    /* Initialisation: w = T·RTT/p, rounded to the nearest segment. */
-    uint32_t cap = window_cap (params, target_bps, rtt_us, mss);
-    bool sub;
-    uint32_t w = clamp_window (params, floor (segments_for_rate (target_bps, rtt_us, mss) + 0.5),
-                               cap, mss, &sub);
-    set_window (f, params, w, sub, now_us, rtt_us);
-    f->target_bps = target_bps;
-    f->debt_bits = 0.0;
-    f->state = BWSS_FCS_HOLD;
-    return f->window;
-  }
-
   if (rtt_us == 0 || now_us < f->hold_until_us)
-    return f->window;
+    return false;                       /* the last change has not acted yet */
   if (f->est.periods <= f->periods_at_change || f->est.rate_bps < 0.0)
-    return f->window;                   /* no fresh estimate yet */
-  f->periods_at_change = f->est.periods;
+    return false;                       /* no fresh estimate yet */
+  return true;
+}
 
-  double r = f->est.rate_bps;
-  double lo = (1.0 - params->alpha) * target_bps;
-  double hi = (1.0 + params->alpha) * target_bps;
+/* Dither: adds this period's (T − R)·φ to the rate debt, bounded by one
+ * hold's worth of the target. */
+static void
+accrue_debt (BwssFcs *f, const BwssParams *params, double target_bps, double r,
+             uint32_t rtt_us)
+{
+  double period_s = (double) bwss_fcs_phi_us (params, rtt_us) / 1e6;
+  double bound = target_bps * (double) bwss_fcs_hold_us (params, rtt_us) / 1e6;
+  f->debt_bits += (target_bps - r) * period_s;
+  if (f->debt_bits > bound)
+    f->debt_bits = bound;
+  if (f->debt_bits < -bound)
+    f->debt_bits = -bound;
+}
+
+/* Returns the step down for a rate @r above the interval, segments;
+ * @seg_per_bps is 1 / (ΔR/Δw). */
+static double
+step_down (const BwssFcs *f, const BwssParams *params, double r, double target_bps,
+           double seg_per_bps)
+{
+  double dw = floor ((r - target_bps) * seg_per_bps + 0.5);               /* eq. (3) */
+  if (dw < 1.0 && params->dither && f->debt_bits < 0.0)
+    dw = 1.0;                           /* dither: over on balance, step down */
+  return dw;
+}
+
+/* Returns the step up for a rate @r below the interval, segments: at least
+ * one, unless the dither is still paying back an excess. */
+static double
+step_up (const BwssFcs *f, const BwssParams *params, double r, double target_bps,
+         double seg_per_bps)
+{
+  double dw = floor (params->beta * (target_bps - r) * seg_per_bps);      /* eq. (4) */
+  if (dw < 1.0 && params->dither && f->debt_bits < 0.0)
+    dw = 0.0;                           /* dither: still paying back an excess */
+  else if (dw < 1.0)
+    dw = 1.0;
+  return dw;
+}
+
+/* Moves the window to level @w, within [min_window, cap], and records
+ * @state; at a bound nothing is left to do: steady.  Returns the window in
+ * segments. */
+static uint32_t
+move_window (BwssFcs *f, const BwssParams *params, uint64_t now_us, double w,
+             BwssFcsState state, double target_bps, uint32_t rtt_us, uint32_t mss)
+{
   uint32_t cap = window_cap (params, target_bps, rtt_us, mss);
-  double seg_per_bps = segments_for_rate (1.0, rtt_us, mss);   /* 1 / (ΔR/Δw) */
-  double w = level_of (f);
-  BwssFcsState state;
-
-  if (params->dither) {
-    /* the rate debt since the target was set, bounded by one hold's worth */
-    double period_s = (double) bwss_fcs_phi_us (params, rtt_us) / 1e6;
-    double bound = target_bps * (double) bwss_fcs_hold_us (params, rtt_us) / 1e6;
-    f->debt_bits += (target_bps - r) * period_s;
-    if (f->debt_bits > bound)
-      f->debt_bits = bound;
-    if (f->debt_bits < -bound)
-      f->debt_bits = -bound;
-  }
-
-  if (r > hi) {
-    /* eq. (3): Δw' = ⌊(R − T)·RTT/p + 0.5⌋ */
-    double dw = floor ((r - target_bps) * seg_per_bps + 0.5);
-    if (dw < 1.0 && params->dither && f->debt_bits < 0.0)
-      dw = 1.0;                         /* dither: over on balance, step down */
-    w -= dw;
-    state = BWSS_FCS_DECREASED;
-  } else if (r < lo) {
-    /* eq. (4): Δw'' = ⌊β·(T − R)·RTT/p⌋, at least 1 */
-    double dw = floor (params->beta * (target_bps - r) * seg_per_bps);
-    if (dw < 1.0 && params->dither && f->debt_bits < 0.0)
-      dw = 0.0;                         /* dither: still paying back an excess */
-    else if (dw < 1.0)
-      dw = 1.0;
-    w += dw;
-    state = BWSS_FCS_INCREASED;
-  } else {
-    f->state = BWSS_FCS_STEADY;
-    f->debt_bits = 0.0;
-    return f->window;
-  }
-
   bool sub;
   uint32_t nw = clamp_window (params, w, cap, mss, &sub);
   if (nw != f->window || sub != f->sub) {
@@ -361,4 +377,54 @@ bwss_fcs_step (BwssFcs *f, const BwssParams *params, uint64_t now_us,
     f->state = BWSS_FCS_STEADY;         /* at a bound: nothing left to do */
   }
   return f->window;
+}
+
+/* Regime 3, the law: once the hold is over and a fresh estimate R exists,
+ * keep w inside [(1−α)T, (1+α)T], step down by eq. (3) above it, up by
+ * eq. (4) below it.  Returns the window in segments. */
+static uint32_t
+adjust (BwssFcs *f, const BwssParams *params, uint64_t now_us, double target_bps,
+        uint32_t rtt_us, uint32_t mss)
+{
+  if (!decision_due (f, now_us, rtt_us))
+    return f->window;
+  f->periods_at_change = f->est.periods;   /* a decision consumes its estimate */
+  double r = f->est.rate_bps;
+  if (params->dither)
+    accrue_debt (f, params, target_bps, r, rtt_us);
+  double seg_per_bps = segments_for_rate (1.0, rtt_us, mss);   /* 1 / (ΔR/Δw) */
+  double w = level_of (f);
+  if (r > (1.0 + params->alpha) * target_bps)
+    return move_window (f, params, now_us, w - step_down (f, params, r, target_bps, seg_per_bps),
+                        BWSS_FCS_DECREASED, target_bps, rtt_us, mss);
+  if (r < (1.0 - params->alpha) * target_bps)
+    return move_window (f, params, now_us, w + step_up (f, params, r, target_bps, seg_per_bps),
+                        BWSS_FCS_INCREASED, target_bps, rtt_us, mss);
+  f->state = BWSS_FCS_STEADY;
+  f->debt_bits = 0.0;
+  return f->window;
+}
+
+/* One step, in three regimes: the receiver paces the reads; a window for a
+ * new target (eq. 1 after a release or a deep cut, a rescale after a large
+ * move); the law's adjustment (eq. 3, 4). */
+uint32_t
+bwss_fcs_step (BwssFcs *f, const BwssParams *params, uint64_t now_us,
+               double target_bps, uint32_t rtt_us, uint32_t mss)
+{
+  if (mss == 0)
+    mss = params->default_mss;
+  if (!isfinite (target_bps) || target_bps < 0.0)
+    target_bps = 0.0;
+
+  if (f->paced && rtt_us != 0 && f->state != BWSS_FCS_RELEASED)
+    return step_paced (f, params, now_us, target_bps, rtt_us, mss);
+  if (f->pacing)
+    bwss_fcs_release (f);               /* the window takes over, from eq. (1) */
+
+  if (f->state == BWSS_FCS_RELEASED || cut_restarts (params, f, target_bps, rtt_us))
+    return start (f, params, now_us, target_bps, rtt_us, mss);
+  if (rtt_us != 0 && retargeted (params, f, target_bps))
+    return rescale (f, params, now_us, target_bps, rtt_us, mss);
+  return adjust (f, params, now_us, target_bps, rtt_us, mss);
 }

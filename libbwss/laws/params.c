@@ -37,7 +37,7 @@
                                         * the link a one-segment floor takes at 960 kbit/s */
 #define DEFAULT_SUB_WINDOW_YIELD 0.5   /* ... about 610 of its 1152 bytes per RTT (same
                                         * measurement): what "held by its window" and the
-                                        * allocation's need (capacity.c) expect of it */
+                                        * allocation's need (capacity-model.c) expect of it */
 #define PAPER_RESTART_FRACTION   0.5   /* paper loop: when σ falls because the link is
                                         * congested, eq. (3) steps spaced by RTT + 3φ of
                                         * a queue-inflated RTT take tens of seconds; the

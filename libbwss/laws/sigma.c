@@ -69,7 +69,7 @@
  *     that opens a connection per fragment ran σ away otherwise).
  */
 #include <math.h>
-#include <bwss/control.h>
+#include "laws.h"
 
 const char *
 bwss_phase_name (BwssPhase phase)

@@ -18,7 +18,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <bwss/bwss.h>
+#include <bwss/control.h>   /* bwss_prefs_check: BwssPrefs */
 
 static locale_t c_locale;
 static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;

@@ -3,7 +3,7 @@
 #include <float.h>
 #include <math.h>
 #include <glib.h>
-#include <bwss/control.h>
+#include "laws.h"
 
 #define P(prio, min, w) ((BwssPrefs) { .priority = (prio), .min_rate_bps = (min), .weight = (w) })
 

@@ -4,7 +4,7 @@
  * the flow's life, and the seed a newcomer takes from the others' queue.
  */
 #include <glib.h>
-#include <bwss/control.h>
+#include "laws.h"
 
 static void
 test_lifetime_minimum (void)

@@ -11,7 +11,7 @@
 #include <math.h>
 #include <string.h>
 #include <glib.h>
-#include <bwss/control.h>
+#include "laws.h"
 #include "sim.h"
 
 #define MS 1000ull

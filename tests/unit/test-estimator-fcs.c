@@ -6,7 +6,7 @@
  */
 #include <math.h>
 #include <glib.h>
-#include <bwss/control.h>
+#include "laws.h"
 #include "flowmodel.h"
 
 #define MS 1000ull

@@ -6,7 +6,7 @@
  * test-controller.c.
  */
 #include <glib.h>
-#include <bwss/control.h>
+#include "laws.h"
 
 #define S 1000000ull
 

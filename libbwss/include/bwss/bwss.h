@@ -4,104 +4,30 @@
  *
  * libbwss limits the advertised window of each TCP flow a host receives so
  * that the access link is shared the way the user wants (priority, minimum
- * rate, weight) instead of by RTT.  The library has two layers:
+ * rate, weight) instead of by RTT.  Including this header includes them all:
  *
- *   bwss/control.h  the pure control laws (FCS, target rate allocation, the
- *                   sigma loop, the controller that ties them together).  No
- *                   I/O, no clock: measurements and time are inputs.
+ *   bwss/base.h     what they share: BWSS_API, the error codes and
+ *                   bwss_strerror(), the one parser per unit and its limits,
+ *                   the version.
+ *   bwss/control.h  the controller: the control laws (FCS, target rate
+ *                   allocation, the σ loops) behind one object, its
+ *                   tunables, the preferences, the rate estimator.  No I/O,
+ *                   no clock: measurements and time are inputs.
  *   bwss/late.h     the late-packet / prebuffer metric used by the element
  *                   and the lab.
  *   bwss/domain.h   the real-socket side: a per-user domain shared by every
  *                   participating process, flow registration, statistics.
  *
- * Conventions (libuv style): functions that can fail return 0 or a negative
- * BWSS_E* code; bwss_strerror() turns a code into a sentence.  Rates are in
- * bits per second (double), times in microseconds (uint64_t, any monotonic
- * origin), windows in bytes unless a name says "segments".
+ * (bwss/bwss-glib.h, the GLib main-loop source, needs GLib: include it
+ * yourself.)  The sub-headers include bwss/base.h and each other, never
+ * this one.  Conventions: bwss/base.h.
  */
 #ifndef BWSS_BWSS_H
 #define BWSS_BWSS_H
 
-#include <stdint.h>
-#include <stdbool.h>
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-#if defined(BWSS_COMPILATION) && defined(__GNUC__)
-#define BWSS_API __attribute__((visibility("default")))
-#else
-#define BWSS_API
-#endif
-
-/* Error codes: negated errno values where one fits, so callers can also
- * hand them to strerror(-code). */
-enum {
-  BWSS_OK = 0,
-  BWSS_EINVAL = -22,       /* an argument is out of range, NaN or NULL */
-  BWSS_ENOMEM = -12,       /* allocation failed */
-  BWSS_ENOENT = -2,        /* no such flow / no domain */
-  BWSS_EEXIST = -17,       /* the flow is already registered */
-  BWSS_ENOSPC = -28,       /* the domain's flow table is full */
-  BWSS_EBADF = -9,         /* not a connected TCP socket */
-  BWSS_EPERM = -1,         /* the segment belongs to someone else / bad mode */
-  BWSS_EPROTO = -71,       /* a corrupt or foreign domain segment */
-  BWSS_EBUSY = -16,        /* the domain's lock was not free within its bound
-                            * (a participant may be stopped inside it); nothing
-                            * was changed, try again */
-  BWSS_EVERSION = -1000,   /* a domain segment of another layout version */
-};
-
-/* Returns a static, human-readable description of @code (never NULL). */
-BWSS_API const char *bwss_strerror (int code);
-
-/* ---- units and limits: one parser per unit ------------------------------
- *
- * Every preference that enters a domain (bwss-run's options, the preload
- * shim's BWSS_PRIORITY / BWSS_MIN_RATE / BWSS_WEIGHT, the element's
- * properties, a rules file) is read by these parsers and must lie within
- * these limits: bwss_flow_register() and bwss_flow_set_prefs() refuse
- * anything else (bwss_prefs_check(), BWSS_EINVAL) and a domain segment that
- * holds a preference outside them is corrupt.
- *
- * Numbers are decimal only: ASCII digits with at most one '.', at least one
- * digit, at most BWSS_NUMBER_MAX_CHARS characters ("2", "2.5", ".5", "5.").
- * No sign (a priority may start with '-'), exponent, hex, octal reading of a
- * leading 0 ("010" is ten), space, "inf" or "nan".  Each parser returns 0
- * and sets *out, or BWSS_EINVAL and leaves *out untouched. */
-#define BWSS_NUMBER_MAX_CHARS 32
-#define BWSS_PRIORITY_MIN     (-1000)   /* a larger priority is served first */
-#define BWSS_PRIORITY_MAX     1000
-#define BWSS_WEIGHT_MAX       1e9       /* weights are in [0, BWSS_WEIGHT_MAX] */
-#define BWSS_RATE_MAX_BPS     1e15      /* rates are in [0, 1 Pbit/s] */
-
-/* A decimal number in [0, @max]. */
-BWSS_API int bwss_parse_decimal (const char *text, double max, double *out);
-
-/* An integer of decimal digits only in [0, @max] (byte counts, sizes). */
-BWSS_API int bwss_parse_count (const char *text, uint64_t max, uint64_t *out);
-
-/* A rate in bit/s: a decimal number, an optional prefix k, M or G (any
- * case: 1e3, 1e6, 1e9) and an optional unit "b", "bps" or "bit/s": "500k",
- * "2.5M", "960000", "1.5Mbit/s"; at most BWSS_RATE_MAX_BPS. */
-BWSS_API int bwss_parse_rate (const char *text, double *out_bps);
-
-/* A weight: a decimal number in [0, BWSS_WEIGHT_MAX]. */
-BWSS_API int bwss_parse_weight (const char *text, double *out);
-
-/* A priority: an optional '-' and decimal digits, in
- * [BWSS_PRIORITY_MIN, BWSS_PRIORITY_MAX]. */
-BWSS_API int bwss_parse_priority (const char *text, int32_t *out);
-
-/* Returns the library version as "MAJOR.MINOR.MICRO". */
-BWSS_API const char *bwss_version_string (void);
-
-#ifdef __cplusplus
-}
-#endif
-
+#include <bwss/base.h>
 #include <bwss/control.h>
 #include <bwss/late.h>
+#include <bwss/domain.h>
 
 #endif /* BWSS_BWSS_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * bwss/control.h — the control laws of BWSS, as pure functions and objects.
+ * bwss/control.h — the controller of BWSS: the control laws behind one object.
  *
  * Block diagram (paper Fig. 1 and 2):
  *
@@ -13,6 +13,11 @@
  * clock or a file.  The socket layer (bwss/domain.h) feeds it real samples and
  * applies the windows it returns.
  *
+ * Public here: the controller, its tunables, the preferences and the TRAS as a
+ * pure function (bwss_allocate), the rate estimator, and the states and phases
+ * its statistics report.  The laws' own state (the FCS, both σ loops, the
+ * base RTT) is private to libbwss (libbwss/laws/laws.h): no ABI.
+ *
  * Units: rates in bit/s (double), times in µs (uint64_t, monotonic, any
  * origin), windows in bytes or in segments where the name says so.
  */
@@ -22,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
-#include <bwss/bwss.h>
+#include <bwss/base.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,7 +35,7 @@ extern "C" {
 
 /* ---- tunables ---------------------------------------------------------- */
 
-/* Which σ loop runs (see the σ section below). */
+/* Which σ loop runs. */
 typedef enum {
   BWSS_LOOP_DELAY = 0,  /* the default: σ held where the access link's queue
                          * stays at a short target (capacity.c) */
@@ -147,7 +152,7 @@ typedef struct {
  * BWSS_EINVAL otherwise. */
 BWSS_API int bwss_prefs_validate (const BwssPrefs *prefs);
 
-/* Returns 0 if @prefs lies within the limits of bwss/bwss.h (priority in
+/* Returns 0 if @prefs lies within the limits of bwss/base.h (priority in
  * [BWSS_PRIORITY_MIN, BWSS_PRIORITY_MAX], min_rate_bps in
  * [0, BWSS_RATE_MAX_BPS], weight in [0, BWSS_WEIGHT_MAX]), BWSS_EINVAL
  * otherwise.  The laws accept any finite non-negative input; a domain and
@@ -169,16 +174,6 @@ BWSS_API int bwss_prefs_check (const BwssPrefs *prefs);
  * if any prefs is invalid, or if a pointer is NULL while n > 0. */
 BWSS_API int bwss_allocate (double sigma, const BwssPrefs *prefs, size_t n,
                             double *targets);
-
-/* The TRAS with demand caps (allocation.c, eq. 6'): flow i takes at most
- * @caps[i] bit/s (negative or infinite: no cap; a cap below m_i counts as
- * m_i), and what the capped flows leave goes to the others by eq. (6);
- * if every flow is capped the rest is split by eq. (6) over all, so Σ T =
- * σ still holds.  Below Σm eq. (7) as bwss_allocate.  @caps NULL is
- * bwss_allocate.  Returns 0, BWSS_EINVAL (as bwss_allocate, or a NaN cap;
- * @targets untouched) or BWSS_ENOMEM. */
-BWSS_API int bwss_allocate_capped (double sigma, const BwssPrefs *prefs, const double *caps,
-                                   size_t n, double *targets);
 
 /* ---- rate estimator (Sec. IV-B) and rate meter ---------------------------- */
 
@@ -209,13 +204,6 @@ typedef struct {
 
 BWSS_API void bwss_estimator_init (BwssEstimator *e);
 
-/* Discards the running period and the average R: the next period starts at
- * @start_us (e.g. one RTT after a window change, when it takes effect) and
- * its result replaces R.  Until then samples only track the byte count.
- * The meter's history is kept (it measures what arrived, whatever the
- * window). */
-BWSS_API void bwss_estimator_restart (BwssEstimator *e, uint64_t start_us);
-
 /* Feeds the cumulative byte count at @now_us.  The meter records it if
  * @meter_step_us has passed since its last entry.  When a period of @phi_us
  * has elapsed, updates R ← ε·R + (1−ε)·R_φ (or R ← R_φ after a restart) and
@@ -231,12 +219,10 @@ BWSS_API bool bwss_estimator_sample (BwssEstimator *e, uint64_t now_us,
  * history spans no time. */
 BWSS_API double bwss_estimator_mean (const BwssEstimator *e, uint64_t window_us);
 
-/* Returns the bytes counted over the @window_us before the last sample
- * (interpolated like bwss_estimator_mean), 0 with no history. */
-BWSS_API double bwss_estimator_bytes (const BwssEstimator *e, uint64_t window_us);
-
 /* ---- flow control system (Sec. IV-A) ----------------------------------- */
 
+/* The state of a flow's FCS, as BwssFlowState reports it (the law itself,
+ * fcs.c, is the controller's). */
 typedef enum {
   BWSS_FCS_RELEASED = 0, /* no constraint: the kernel's own window */
   BWSS_FCS_HOLD,         /* a change was made; waiting RTT + 3φ */
@@ -244,73 +230,6 @@ typedef enum {
   BWSS_FCS_INCREASED,    /* last step raised w (eq. 4) */
   BWSS_FCS_DECREASED,    /* last step lowered w (eq. 3) */
 } BwssFcsState;
-
-typedef struct {
-  BwssEstimator est;
-  BwssFcsState  state;
-  uint32_t      window;        /* w in segments; 0 while released */
-  bool          sub;           /* the window is min_window_bytes, below a segment */
-  bool          paced;         /* the receiver can pace its reads (bwss_fcs_set_paced) */
-  bool          pacing;        /* ... and does: the reads carry T, not the window */
-  uint64_t      hold_until_us; /* no adjustment before this time */
-  uint64_t      changed_us;    /* time of the last window change */
-  uint32_t      periods_at_change; /* estimator periods needed before deciding */
-  double        target_bps;    /* the target the window was last set for */
-  double        debt_bits;     /* dither: ∫(T − R)dt since the target was set */
-} BwssFcs;
-
-BWSS_API void bwss_fcs_init (BwssFcs *f);
-
-/* Releases the constraint (window 0 = kernel default).  The estimator keeps
- * running. */
-BWSS_API void bwss_fcs_release (BwssFcs *f);
-
-/* One FCS step at @now_us for target @target_bps with RTT @rtt_us (the
- * RTT the window is sized for: the measured one in the paper's loop, the
- * base RTT plus the queue target in the delay loop) and segment size @mss
- * bytes (0 = params->default_mss).  The caller has fed the estimator
- * (bwss_fcs_observe) first.  If released, starts the law with w = T·RTT/p
- * (eq. 1).  A target moved by more than rescale_threshold from the one the
- * window was set for rescales it at once (w·T'/T); one cut below
- * restart_fraction of it restarts from eq. (1).  Otherwise, once the hold is
- * over and a fresh estimate exists: no change inside [(1−α)T, (1+α)T]; above
- * it w −= eq. (3); below it w += max(eq. (4), 1); w stays within
- * [min_window, cap].  Returns the window in segments (0 if released because
- * the RTT is still unknown). */
-BWSS_API uint32_t bwss_fcs_step (BwssFcs *f, const BwssParams *params,
-                                 uint64_t now_us, double target_bps,
-                                 uint32_t rtt_us, uint32_t mss);
-
-/* Feeds a cumulative byte count into the FCS's estimator, with φ derived from
- * @rtt_us.  Returns true when a new estimate was produced. */
-BWSS_API bool bwss_fcs_observe (BwssFcs *f, const BwssParams *params,
-                                uint64_t now_us, uint64_t bytes,
-                                uint32_t rtt_us);
-
-/* Returns the window to apply, bytes: w·@mss (0 = released), or
- * min_window_bytes below a segment. */
-BWSS_API uint32_t bwss_fcs_window_bytes (const BwssFcs *f, const BwssParams *params,
-                                         uint32_t mss);
-
-/* Says whether the receiver can pace the flow's reads (params->pace_reads
- * and the caller's own conditions).  While it can, the reads carry the
- * target (open loop: they are exact) under a window one segment above what
- * the target needs per RTT, at least pace_window_segments; when it no
- * longer can, the window takes over again from eq. (1). */
-BWSS_API void bwss_fcs_set_paced (BwssFcs *f, const BwssParams *params, bool paced);
-
-/* Returns the rate at which the receiver should read the flow, bit/s:
- * @target_bps (at least pace_min_bps) while the reads carry it; 0 (read
- * freely) otherwise. */
-BWSS_API double bwss_fcs_pace_bps (const BwssFcs *f, const BwssParams *params,
-                                   double target_bps);
-
-/* Returns the estimation period φ for @rtt_us, µs (φ = phi_rtts·RTT, at
- * least min_phi_us). */
-BWSS_API uint64_t bwss_fcs_phi_us (const BwssParams *params, uint32_t rtt_us);
-
-/* Returns the hold after a window change, µs: RTT + wait_phis·φ. */
-BWSS_API uint64_t bwss_fcs_hold_us (const BwssParams *params, uint32_t rtt_us);
 
 /* ---- σ calculation (Sec. V-B, V-C) -------------------------------------- */
 
@@ -328,154 +247,6 @@ typedef enum {
 #define BWSS_PHASE_LAST BWSS_PHASE_START
 
 BWSS_API const char *bwss_phase_name (BwssPhase phase);
-
-/* ---- the paper's σ loop (sigma.c) ---- */
-
-/* What the σ loop sees of one flow. */
-typedef struct {
-  double rate_bps;       /* R_i, negative if no estimate yet */
-  double target_bps;     /* T_i currently allocated */
-  bool   settled;        /* the FCS has had time to reach T_i (see controller) */
-  bool   at_floor;       /* its window is at the minimum: it cannot be slowed more */
-  bool   tracked;        /* in/out: the flow is tracked as congested */
-  double tracked_target; /* in/out: T* of a tracked flow */
-} BwssSigmaFlow;
-
-typedef struct {
-  BwssPhase phase;
-  double    sigma_bps;
-  double    u_ref_bps;     /* aggregate of reference (raise / link congestion) */
-  double    sigma_good_bps;/* last σ of the raise phase that made U rise */
-  uint64_t  phase_since_us;
-  uint64_t  next_decision_us;
-  uint64_t  next_reinit_us;
-  uint64_t  next_probe_us;    /* LINK_CONGESTED: next raise probe */
-  uint64_t  probe_backoff_us; /* ... and the wait after the one after it */
-  bool      after_congestion; /* a raise that fails returns to LINK_CONGESTED */
-  bool      excess_seen;      /* since flows went below γ·T, another was above */
-  bool      congestion_settled; /* LINK_CONGESTED: σ re-taken from a settled U */
-  bool      rebase;        /* RAISE: the flow set changed, take U of reference again */
-  uint32_t  changes;       /* count of σ changes, for statistics */
-} BwssSigma;
-
-BWSS_API void bwss_sigma_init (BwssSigma *s);
-
-/* Restarts the initialisation (release phase) at @now_us. */
-BWSS_API void bwss_sigma_reinit (BwssSigma *s, uint64_t now_us);
-
-/* A flow started or stopped at @now_us: goes to the raise phase from the
- * current σ, one settle interval later; if already raising, takes U of
- * reference again at the next decision. */
-BWSS_API void bwss_sigma_probe (BwssSigma *s, uint64_t now_us);
-
-/* One decision of the σ loop at @now_us over @n flows whose aggregate rate is
- * @aggregate_bps; @settle_us is how long the FCSs need to follow a new σ.
- * Returns true if σ or the phase changed (the caller re-runs the TRAS). */
-BWSS_API bool bwss_sigma_step (BwssSigma *s, const BwssParams *params,
-                               uint64_t now_us, double aggregate_bps,
-                               BwssSigmaFlow *flows, size_t n,
-                               uint64_t settle_us);
-
-/* ---- base RTT (basertt.c) ---- */
-
-/* A flow's base RTT: the smallest receiver RTT it has shown, or, for a flow
- * that joined behind a queue, its RTT less the queue the other flows
- * measure (basertt.c explains why it never expires). */
-typedef struct {
-  uint32_t base_us;   /* 0 = no sample yet */
-  uint32_t samples;   /* RTT samples taken */
-  bool     seeded;    /* the base came from the others' queue */
-} BwssBaseRtt;
-
-BWSS_API void bwss_base_rtt_init (BwssBaseRtt *b);
-/* Feeds a receiver RTT sample @rtt_us (0 = none). */
-BWSS_API void bwss_base_rtt_sample (BwssBaseRtt *b, uint32_t rtt_us);
-/* A flow whose RTT is @rtt_us while the link's queue is @queue_us (measured
- * on the other flows): its base is at most the difference. */
-BWSS_API void bwss_base_rtt_seed (BwssBaseRtt *b, uint32_t rtt_us, double queue_us);
-/* Returns the base RTT, µs; 0 if none yet. */
-BWSS_API uint32_t bwss_base_rtt_get (const BwssBaseRtt *b);
-
-/* ---- the delay loop (capacity.c) ---- */
-
-/* Decisions whose U the link's rate is averaged over (link_window_us). */
-#define BWSS_CAPACITY_U_HISTORY 16
-
-/* What the delay loop sees of one flow over the last decision interval. */
-typedef struct {
-  double   rate_bps;      /* mean rate over the interval, negative if unknown */
-  double   target_bps;    /* T_i allocated (0 while released) */
-  double   min_rate_bps;  /* m_i */
-  uint32_t rtt_us;        /* receiver RTT now, 0 unknown */
-  uint32_t base_rtt_us;   /* its base RTT, 0 unknown */
-  uint32_t mss;           /* bytes */
-  bool     fresh;         /* data arrived during the interval: rtt_us is current */
-  bool     window_limited;/* it moved (nearly) a window per RTT: its window holds it,
-                           * not its source or another path */
-  uint64_t below_min_us;  /* how long it has moved less than its minimum, µs; 0 = not */
-} BwssCapacityFlow;
-
-typedef struct {
-  BwssPhase phase;
-  double    sigma_bps;
-  double    queue_us;         /* the access link's queueing delay, last decision */
-  double    queue_target_us;  /* q_t, last decision */
-  double    last_band_us;     /* its dead zone's half width, last decision */
-  double    link_bps;         /* the link's rate C2 saw, last decision */
-  double    busy_link_bps;    /* U at the last decision that found the queue at its
-                               * target (the link busy: what it gives us now), 0 = never */
-  double    link_max_bps;     /* the largest of those, 0 = never */
-  double    cruise_bps;       /* σ after the running drain (rule "cut") */
-  double    u_hist[BWSS_CAPACITY_U_HISTORY];   /* U of the last decisions ... */
-  uint64_t  u_hist_us[BWSS_CAPACITY_U_HISTORY];/* ... over these intervals, µs */
-  uint32_t  u_hist_head;
-  uint64_t  last_probed_us;   /* the last rule "probed", 0 = never */
-  uint64_t  probe_wait_us;    /* the wait after it, µs (0: params' first) */
-  double    probe_from_bps;   /* σ before the last step of the running probe, 0 = none */
-  uint64_t  drain_until_us;   /* end of the running drain, 0 = none */
-  double    last_rtt_us;      /* b̄ + q_t, last decision */
-  uint64_t  phase_since_us;
-  uint64_t  next_decision_us;
-  uint64_t  last_decision_us;
-  double    prev_queue_us;    /* at the previous decision, -1 if none */
-  double    raise_boost;      /* multiplies the raise while the queue stays empty */
-  uint64_t  last_loss_us;     /* the last decision of rule "loss", 0 = never */
-  uint32_t  loss_votes;       /* decisions in a row that found σ above the link */
-  uint32_t  changes;          /* count of σ changes, for statistics */
-  uint32_t  last_rule;        /* the rule of the last decision (capacity.c) */
-} BwssCapacity;
-
-BWSS_API void bwss_capacity_init (BwssCapacity *c);
-
-/* Returns the name of the rule the last decision took ("cut", "raise", ...). */
-BWSS_API const char *bwss_capacity_rule_name (const BwssCapacity *c);
-
-/* Returns the queue target for these flows on a link of @link_bps, µs:
- * queue_target_min_us, and at least queue_target_packets packets of the
- * link, at most queue_target_max_us (capacity.c, C2). */
-BWSS_API double bwss_capacity_queue_target (const BwssParams *params,
-                                            const BwssCapacityFlow *flows, size_t n,
-                                            double link_bps);
-
-/* Returns the access link's queueing delay seen by these flows, µs: the
- * smallest excess of RTT over base among the fresh flows (the link's queue
- * delays every flow; a queue elsewhere on one path delays only that one).
- * Negative if no flow can tell. */
-BWSS_API double bwss_capacity_queue (const BwssCapacityFlow *flows, size_t n);
-
-/* Returns the decision interval for these flows, µs (decision_rtts RTTs of
- * the slowest, decision_segments segments of the fastest, within bounds). */
-BWSS_API uint64_t bwss_capacity_interval (const BwssParams *params,
-                                          const BwssCapacityFlow *flows, size_t n,
-                                          double queue_target_us);
-
-/* One step of the delay loop at @now_us over @n flows with aggregate @u_bps
- * (means since the last decision): decides if the interval is over, or at
- * once if the queue is far above target.  Call it every tick.  Returns true
- * if σ or the phase changed (the caller re-runs the TRAS). */
-BWSS_API bool bwss_capacity_step (BwssCapacity *c, const BwssParams *params,
-                                  uint64_t now_us, double u_bps,
-                                  const BwssCapacityFlow *flows, size_t n);
 
 /* ---- the controller ------------------------------------------------------ */
 

@@ -36,7 +36,8 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include <sys/types.h>
-#include <bwss/bwss.h>
+#include <bwss/base.h>
+#include <bwss/control.h>
 
 #ifdef __cplusplus
 extern "C" {

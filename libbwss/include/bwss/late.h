@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
-#include <bwss/bwss.h>
+#include <bwss/base.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * capacity.h — between the delay loop's model (capacity-model.c) and its
+ * rules (capacity.c): what one decision counts.  Internal to those two.
+ */
+#ifndef BWSS_CAPACITY_H
+#define BWSS_CAPACITY_H
+
+#include "laws.h"
+
+/* What a decision of the delay loop sees, from one pass over the flows. */
+typedef struct {
+  double u;            /* U, bit/s */
+  double q;            /* the link's queue, µs; negative if unknown */
+  double qt;           /* its target, µs */
+  double rtt_ref;      /* b̄ + q_t, µs */
+  double minima;       /* Σ m_i, bit/s */
+  size_t hungry;       /* flows using all their target, held by their window */
+  size_t held;         /* flows held by their window */
+  double u_kept;       /* Σ max(R_i, m_i): U with every minimum kept, bit/s */
+  double u_lost;       /* Σ R_i of the flows short of target, held neither by their
+                        * window nor at their minimum */
+  double unused;       /* Σ T_i − max(R_i, m_i) of the flows not held by their window */
+  double idle;         /* Σ T_i − R_i of the flows not held by their window: σ that
+                        * is not on the link, minima unused for reserve_hold_us
+                        * included */
+  double band;         /* half the dead zone around q_t, µs */
+  double u_link;       /* U over link_window_us at least: the link's rate for us */
+  double link;         /* the link's rate for C2 and the band, bit/s */
+} CapacityCounts;
+
+/* The one pass that counts, for a decision whose aggregate is @u over the
+ * @interval_us since the last one. */
+CapacityCounts capacity_count (const BwssCapacity *c, const BwssParams *p, double u,
+                               const BwssCapacityFlow *flows, size_t n, double interval_us);
+
+/* Records this decision's U over @interval_us: the link's rate is U over
+ * the last decisions. */
+void capacity_u_record (BwssCapacity *c, double u, double interval_us);
+
+#endif /* BWSS_CAPACITY_H */
