@@ -231,6 +231,10 @@ count_flow (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
     used = f->min_rate_bps;
   if (!f->window_limited && f->rate_bps >= 0.0 && f->target_bps > used)
     k->idle += f->target_bps - used;
+  /* deficit: a minimum not met lately (longer, its source sends less) */
+  if (f->min_rate_bps > 0.0 && f->rate_bps >= 0.0
+      && f->rate_bps < (1.0 - p->alpha) * f->min_rate_bps && f->below_min_us < p->reserve_hold_us)
+    k->deficit += f->min_rate_bps - f->rate_bps;
   if (f->window_limited)
     k->held++;
   if (f->window_limited && f->rate_bps >= (1.0 - p->alpha) * f->target_bps)

@@ -34,6 +34,10 @@
  * |           |                              |                                             | cruise: σ ← (1−α)·U + unused targets;       |
  * |           |                              |                                             | U' = Σ max(R_i, m_i); not below Σm, never   |
  * |           |                              |                                             | above the σ before                          |
+ * | deficit   | short buffers, AQMs          | a flow with a minimum below (1−α)·m for     | σ ← max(U, Σm); the link seen busy ← U;     |
+ * |           |                              | less than reserve_hold_us, a queue (above   | raises bounded by loss_raise for            |
+ * |           |                              | the band) now or at the last decision,      | loss_memory_us                              |
+ * |           |                              | Σm < U < σ                                  |                                             |
  * | loss      | paper rules (c), (d); AQMs   | a queue but not over target, flows short of | σ ← (1−α)·U', not below Σm; raises bounded  |
  * |           |                              | target and held neither by their window nor | by loss_raise for loss_memory_us, or until  |
  * |           |                              | at their minimum carry >= U/2, U < (1−α)·σ, | q reaches q_t                               |
@@ -70,12 +74,22 @@
  * queue, and held σ while the FCSs filled the link; issue 12's daemon puts
  * those downloads in the domain instead.)
  *
- * Where the bottleneck has an AQM (fq_codel, cake) the queue never reaches
- * the target: σ rises while flows use all their targets, and "loss" brings
- * it back to U once the AQM's drops, not the windows, hold them (a flow
- * that moves less than a window per RTT) — the paper's throughput rule, so
- * the windows bind again.  A flow its window holds below its target with
- * the queue short is its FCS's business (eq. 4), not the link's.
+ * Where the bottleneck has an AQM (CoDel, fq_codel, cake) or a short buffer
+ * (12 ms) the queue never reaches the target, so "cut" never acts.  Two
+ * rules tell that the link is full without a standing queue.  "deficit":
+ * a flow with a minimum gets less than it while a queue shows at all and σ
+ * is above what the link delivers (U) — the flows without a minimum reach
+ * their targets through the buffer's or the AQM's drops, which the video
+ * shares; σ ← U leaves them U − Σm, exactly what the minima miss less, and
+ * U is the link seen busy (the raise stops there; on a link whose rate
+ * falls this is the verdict that follows it down, at the first decision
+ * after the video falls short).  A minimum unmet for reserve_hold_us is its
+ * source's doing, not the link's: the rule no longer counts it, and the
+ * raise takes the room back.  "loss" brings σ back to U once the drops,
+ * not the windows, hold the flows (a flow that moves less than a window per
+ * RTT) — the paper's throughput rule, so the windows bind again.  A flow
+ * its window holds below its target with the queue short is its FCS's
+ * business (eq. 4), not the link's.
  */
 #include <math.h>
 #include <stdio.h>
@@ -86,12 +100,12 @@
  * by max_raise anyway, this only keeps the number finite. */
 #define MAX_BOOST 1024.0
 
-enum { RULE_NONE = 0, RULE_START, RULE_PROBED, RULE_CUT, RULE_LOSS, RULE_RAISE, RULE_HOLD,
-       RULE_IDLE };
+enum { RULE_NONE = 0, RULE_START, RULE_PROBED, RULE_CUT, RULE_DEFICIT, RULE_LOSS, RULE_RAISE,
+       RULE_HOLD, RULE_IDLE };
 
 static const char *const rule_names[] = {
   [RULE_NONE] = "none", [RULE_START] = "start", [RULE_PROBED] = "probed", [RULE_CUT] = "cut",
-  [RULE_LOSS] = "loss",
+  [RULE_DEFICIT] = "deficit", [RULE_LOSS] = "loss",
   [RULE_RAISE] = "raise", [RULE_HOLD] = "hold", [RULE_IDLE] = "idle",
 };
 
@@ -190,6 +204,20 @@ static bool
 rule_cut (const CapacityCounts *k)
 {
   return over_target (k);
+}
+
+/* Rule "deficit": a flow with a minimum gets less than it (for less than
+ * reserve_hold_us: longer, its source is what sends less), the link is busy
+ * (a queue now or at the last decision, short as a short buffer or an AQM
+ * keeps it) and σ lets the others take more than the link leaves: U is what
+ * the link delivers to us, and σ above it means targets the flows without a
+ * minimum reach only through losses — which the flow with a minimum shares
+ * (a 12-ms drop-tail buffer or CoDel drop from every flow). */
+static bool
+rule_deficit (const BwssCapacity *c, const CapacityCounts *k)
+{
+  bool busy = !queue_empty (k) || c->prev_queue_us > k->band;
+  return k->deficit > 0.0 && k->q >= 0.0 && busy && c->sigma_bps > k->u && k->u > k->minima;
 }
 
 /* Returns true if this decision finds σ above what the link gives: the link
@@ -385,6 +413,24 @@ act_cut (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCount
   return RULE_CUT;
 }
 
+/* Rule "deficit": σ ← U, so the flows without a minimum get U − Σm, less
+ * than they move now by what the minima miss (eq. 6); U is the link seen
+ * busy (the ramp stops there, as after a queue at its target: a short
+ * buffer or an AQM never lets the queue say so); raises bounded as after a
+ * loss. */
+static int
+act_deficit (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
+{
+  c->probe_from_bps = 0.0;
+  set_sigma (c, k->u > k->minima ? k->u : k->minima);
+  c->busy_link_bps = k->u;
+  if (k->u > c->link_max_bps)
+    c->link_max_bps = k->u;
+  c->last_loss_us = now;
+  c->loss_votes = 0;
+  return RULE_DEFICIT;
+}
+
 /* Rule "loss": σ just below what the flows move, their minima kept, so the
  * windows bind again; raises bounded for a while (raise_by). */
 static int
@@ -491,6 +537,8 @@ decide (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts
   if (rule_cut (k))
     return act_cut (c, p, now, k, interval_us);
   c->drain_until_us = 0;   /* any other verdict ends a drain */
+  if (rule_deficit (c, k))
+    return act_deficit (c, now, k);
   if (rule_loss (c, p))
     return act_loss (c, p, now, k);
   if (rule_raise (k))

@@ -24,6 +24,8 @@ typedef struct {
   double idle;         /* Σ T_i − R_i of the flows not held by their window: σ that
                         * is not on the link, minima unused for reserve_hold_us
                         * included */
+  double deficit;      /* Σ m_i − R_i of the flows below (1−α)·m_i for less than
+                        * reserve_hold_us: minima the link may be what denies */
   double band;         /* half the dead zone around q_t, µs */
   double u_link;       /* U over link_window_us at least: the link's rate for us */
   double link;         /* the link's rate for C2 and the band, bit/s */

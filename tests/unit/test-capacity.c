@@ -878,6 +878,107 @@ test_trace_uncontrolled_competitor (void)
   sim_free (&s);
 }
 
+/* ---- bottlenecks that hold no standing queue, and a link that moves ----
+ *
+ * A short drop-tail buffer (12 ms) or CoDel (5 ms) never lets the queue
+ * reach its target: no cut.  The flows without a minimum then reach their
+ * targets through losses, which the video shares; rule "deficit" sees the
+ * video under its minimum on a busy link and sets σ to what the link
+ * delivers (8 Mbit/s, video 3 Mbit/s with its minimum, three bulk flows,
+ * 2 Mbit/s of UDP from 30 to 60 s: the lab's short-buffer run of 2026-11-25
+ * had the video at its minimum in 83.5 % of the seconds). */
+
+static void
+udp_2m_30_60 (Sim *s, unsigned sec)
+{
+  s->m.cross_bps = (sec >= 30 && sec < 60) ? 2e6 : 0;
+}
+
+static void
+capacity_40_percent_30_60 (Sim *s, unsigned sec)
+{
+  s->m.capacity_bps = (sec >= 30 && sec < 60) ? 0.4 * 8e6 : 8e6;
+}
+
+/* Runs a video of minimum @vmin (the element: reads not paced) and three
+ * bulk flows on 8 Mbit/s with a @buffer_s drop-tail buffer and an AQM of
+ * @aqm_s (0: none); returns the seconds of [5, 90) with the video under
+ * 95 % of its minimum and the aggregate over them in *aggregate. */
+static unsigned
+no_standing_queue (SimEvent event, double buffer_s, double aqm_s, double vmin, bool controlled,
+                   double *aggregate, Sim *keep)
+{
+  Sim s;
+  sim_init (&s, 8e6, &delay, event);
+  s.m.max_queue_s = buffer_s;
+  s.m.aqm_target_s = aqm_s;
+  size_t v = sim_add (&s, 0.030, 10, vmin, 1, controlled);
+  s.m.f[v].source_bps = vmin;
+  sim_no_pacing (&s, v);
+  for (int i = 0; i < 3; i++)
+    sim_add (&s, 0.030, 0, 0, 1, controlled);
+  sim_run (&s, 90);
+  if (controlled)
+    sim_log (&s, 3);
+  unsigned below = sim_seconds_below (&s, v, 0.95 * vmin, 5, 90);
+  *aggregate = sim_mean_aggregate (&s, 5, 90);
+  if (keep)
+    *keep = s;
+  else
+    sim_free (&s);
+  return below;
+}
+
+static void
+test_trace_short_buffer (void)
+{
+  double tcp, bwss;
+  unsigned plain = no_standing_queue (udp_2m_30_60, 0.012, 0.0, 3e6, false, &tcp, NULL);
+  unsigned ours = no_standing_queue (udp_2m_30_60, 0.012, 0.0, 3e6, true, &bwss, NULL);
+  g_test_message ("12-ms buffer: seconds with the video < 95 %% of 3M: tcp %u, bwss %u (of 85); "
+                  "aggregate tcp %.0f, bwss %.0f", plain, ours, tcp, bwss);
+  g_assert_cmpuint (plain, >=, 60);
+  g_assert_cmpuint (ours, <=, 2);           /* 27 before rule "deficit" */
+  g_assert_cmpfloat (bwss, >=, 0.95 * tcp);
+}
+
+static void
+test_trace_codel (void)
+{
+  double tcp, bwss;
+  unsigned plain = no_standing_queue (udp_2m_30_60, 0.150, 0.005, 3e6, false, &tcp, NULL);
+  unsigned ours = no_standing_queue (udp_2m_30_60, 0.150, 0.005, 3e6, true, &bwss, NULL);
+  g_test_message ("CoDel: seconds with the video < 95 %% of 3M: tcp %u, bwss %u (of 85); "
+                  "aggregate tcp %.0f, bwss %.0f", plain, ours, tcp, bwss);
+  g_assert_cmpuint (plain, >=, 60);
+  g_assert_cmpuint (ours, <=, 2);
+  g_assert_cmpfloat (bwss, >=, 0.95 * tcp);
+}
+
+/* The link falls to 40 % for 30 s (Wi-Fi, a neighbour's cell), a video of
+ * 2 Mbit/s beside three bulk flows: σ follows it down at the first
+ * decision that sees the video short, and the flows take the link back
+ * within seconds when it returns — behind a short buffer and behind CoDel. */
+static void
+test_trace_capacity_step (void)
+{
+  const double buffers[] = { 0.012, 0.150 }, aqms[] = { 0.0, 0.005 };
+  for (unsigned i = 0; i < 2; i++) {
+    Sim s;
+    double agg;
+    unsigned below = no_standing_queue (capacity_40_percent_30_60, buffers[i], aqms[i], 2e6, true,
+                                        &agg, &s);
+    double back = sim_mean_aggregate (&s, 62, 67);
+    g_test_message ("%s: seconds with the video < 95 %% of 2M: %u (of 85); sigma at 31 s %.0f; "
+                    "aggregate 62-67 s %.0f", aqms[i] > 0 ? "CoDel" : "12-ms buffer", below,
+                    s.stats[31].sigma_bps, back);
+    g_assert_cmpuint (below, <=, 2);        /* 32 and 30 before rule "deficit" */
+    g_assert_cmpfloat (s.stats[31].sigma_bps, <=, 1.25 * 0.4 * 8e6);
+    g_assert_cmpfloat (back, >=, 0.90 * 8e6);
+    sim_free (&s);
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -911,5 +1012,8 @@ main (int argc, char **argv)
   g_test_add_func ("/capacity/trace/route-change", test_trace_route_change);
   g_test_add_func ("/capacity/trace/aqm", test_trace_aqm);
   g_test_add_func ("/capacity/trace/uncontrolled-competitor", test_trace_uncontrolled_competitor);
+  g_test_add_func ("/capacity/trace/short-buffer", test_trace_short_buffer);
+  g_test_add_func ("/capacity/trace/codel", test_trace_codel);
+  g_test_add_func ("/capacity/trace/capacity-step", test_trace_capacity_step);
   return g_test_run ();
 }
