@@ -45,8 +45,15 @@ enum {
   PROP_STATS,
 };
 
-/* souphttpsrc's defaults */
+/* souphttpsrc's defaults.  The user agent takes the form of the souphttpsrc
+ * built with the same GStreamer: from 1.24 "{VERSION}" stands for the
+ * version (httpclient.c replaces it in the header), before it the version
+ * is in the default itself. */
+#if GST_CHECK_VERSION(1, 24, 0)
+#define DEFAULT_USER_AGENT             "GStreamer bwsshttpsrc {VERSION} "
+#else
 #define DEFAULT_USER_AGENT             "GStreamer bwsshttpsrc " PACKAGE_VERSION " "
+#endif
 #define DEFAULT_AUTOMATIC_REDIRECT     TRUE
 #define DEFAULT_PROXY                  ""
 #define DEFAULT_IS_LIVE                FALSE

@@ -78,6 +78,9 @@ handler (SoupServer *srv, SoupServerMessage *msg, const char *path, GHashTable *
   g_autofree char *conn = g_strdup_printf ("%u", sock ? GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (sock), "conn")) : 0);
   g_mutex_unlock (&conns_lock);
   soup_message_headers_replace (h, "X-Conn", conn);
+  /* and which User-Agent it was asked with */
+  const char *ua = soup_message_headers_get_one (soup_server_message_get_request_headers (msg), "User-Agent");
+  soup_message_headers_replace (h, "X-User-Agent", ua ? ua : "(none)");
   if (g_str_has_prefix (path, "/auth/"))
     path += strlen ("/auth");
   if (strcmp (path, "/file") == 0) {
@@ -1051,6 +1054,64 @@ GST_START_TEST (test_icy)
 }
 GST_END_TEST;
 
+/* The User-Agent the server was asked with for /file, @property set on
+ * the element (NULL: left at its default). */
+static gchar *
+sent_user_agent (const char *property)
+{
+  Result r;
+  GstElement *src = make_src ("/file");
+  if (property)
+    g_object_set (src, "user-agent", property, NULL);
+  run (src, 0, &r);
+  fail_unless (r.error == NULL && r.headers != NULL);
+  GstStructure *resp = NULL;
+  fail_unless (gst_structure_get (r.headers, "response-headers", GST_TYPE_STRUCTURE, &resp, NULL));
+  gchar *ua = g_strdup (gst_structure_get_string (resp, "X-User-Agent"));
+  gst_structure_free (resp);
+  result_clear (&r);
+  return ua;
+}
+
+/* The user agent in the form of the GStreamer built against: the default
+ * names the element and its version ("{VERSION}" from 1.24, replaced when
+ * sent); libsoup's token is appended to an empty value or one ending with
+ * a space; any other value is sent as it is. */
+GST_START_TEST (test_user_agent)
+{
+  GstPlugin *plugin = gst_registry_find_plugin (gst_registry_get (), "bwss");
+  fail_unless (plugin != NULL);
+  const gchar *version = gst_plugin_get_version (plugin);
+  g_autofree char *soup = g_strdup_printf ("libsoup/%u.%u.%u", soup_get_major_version (),
+                                           soup_get_minor_version (), soup_get_micro_version ());
+  GstElement *src = gst_element_factory_make ("bwsshttpsrc", NULL);
+  g_autofree char *dflt = NULL;
+  g_object_get (src, "user-agent", &dflt, NULL);
+  gst_object_unref (src);
+#if GST_CHECK_VERSION(1, 24, 0)
+  fail_unless_equals_string (dflt, "GStreamer bwsshttpsrc {VERSION} ");
+#else
+  g_autofree char *want_default = g_strdup_printf ("GStreamer bwsshttpsrc %s ", version);
+  fail_unless_equals_string (dflt, want_default);
+#endif
+  g_autofree char *sent = sent_user_agent (NULL);
+  g_autofree char *want = g_strdup_printf ("GStreamer bwsshttpsrc %s %s", version, soup);
+  fail_unless_equals_string (sent, want);
+  g_autofree char *plain = sent_user_agent ("FooPlayer 0.99 beta");
+  fail_unless_equals_string (plain, "FooPlayer 0.99 beta");
+  g_autofree char *empty = sent_user_agent ("");
+  fail_unless_equals_string (empty, soup);
+  g_autofree char *templ = sent_user_agent ("App/{VERSION}");
+#if GST_CHECK_VERSION(1, 24, 0)
+  g_autofree char *want_templ = g_strdup_printf ("App/%s", version);
+  fail_unless_equals_string (templ, want_templ);
+#else
+  fail_unless_equals_string (templ, "App/{VERSION}");
+#endif
+  gst_object_unref (plugin);
+}
+GST_END_TEST;
+
 static gpointer
 tls_server_main (gpointer data)
 {
@@ -1154,6 +1215,7 @@ bwsshttpsrc_suite (void)
   tcase_add_test (tc, test_late_metric);
   tcase_add_test (tc, test_icy);
   tcase_add_test (tc, test_https);
+  tcase_add_test (tc, test_user_agent);
   suite_add_tcase (s, tc);
   return s;
 }
