@@ -98,7 +98,8 @@ static GstFlowReturn
 open_request (GstBwssHttpSrc *src)
 {
   const char *method = src->method ? src->method : "GET";
-  src_attempt_begin (src);
+  if (!src_attempt_begin (src))
+    return GST_FLOW_FLUSHING;         /* flushed during the retry backoff */
   src_flow_check (&src->flow);
   refresh_stream (src);               /* each request is a fragment for a demuxer */
   GError *err = NULL;
@@ -354,6 +355,7 @@ gst_bwss_http_src_unlock_stop (GstBaseSrc *bsrc)
   if (src->cancellable && g_cancellable_is_cancelled (src->cancellable)) {
     /* a cancelled request cannot continue: start a new one */
     src_attempt_close (src);
+    src_attempt_flushed (src);
     g_object_unref (src->cancellable);
     src->cancellable = g_cancellable_new ();
   }

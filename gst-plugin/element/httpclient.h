@@ -70,7 +70,9 @@ typedef enum {
   HTTP_OK,
   HTTP_CANCELLED,             /* the cancellable fired (flushing, or a deadline) */
   HTTP_RETRY,                 /* a transport failure that another attempt may cure */
-  HTTP_FAILED,                /* an error that another attempt would repeat */
+  HTTP_FAILED,                /* an error that another attempt would repeat (for a
+                               * 500 or 503, HTTP_ERROR_UNAVAILABLE, the element's
+                               * retry policy decides) */
 } HttpResult;
 
 typedef struct HttpClient HttpClient;

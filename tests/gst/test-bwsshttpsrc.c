@@ -27,6 +27,7 @@ static gchar *base_url;
 static GHashTable *dropped;      /* /drop/TOKEN → requests seen (the first GET is cut) */
 static GMutex conns_lock;
 static guint n_conns;            /* connections the server has seen (X-Conn) */
+static GHashTable *arrivals;     /* /busy/... path → GArray of arrival times (µs, monotonic) */
 
 /* ---- the server ---- */
 
@@ -120,6 +121,36 @@ handler (SoupServer *srv, SoupServerMessage *msg, const char *path, GHashTable *
     g_mutex_unlock (&conns_lock);
     soup_server_message_set_status (msg, SOUP_STATUS_OK, NULL);
     soup_server_message_set_response (msg, "text/plain", SOUP_MEMORY_COPY, n, strlen (n));
+  } else if (g_str_has_prefix (path, "/busy/")) {
+    /* /busy/STATUS/N/TOKEN: the first N requests are answered STATUS,
+     * then the body; the server notes when each arrived */
+    guint status = 0, n = 0;
+    sscanf (path, "/busy/%u/%u/", &status, &n);
+    g_mutex_lock (&conns_lock);
+    GArray *times = g_hash_table_lookup (arrivals, path);
+    if (times == NULL) {
+      times = g_array_new (FALSE, FALSE, sizeof (gint64));
+      g_hash_table_insert (arrivals, g_strdup (path), times);
+    }
+    gint64 now = g_get_monotonic_time ();
+    g_array_append_val (times, now);
+    guint seen = times->len;
+    g_mutex_unlock (&conns_lock);
+    if (seen <= n)
+      soup_server_message_set_status (msg, status, NULL);
+    else
+      serve_body (msg, body, BODY_SIZE);
+  } else if (g_str_has_prefix (path, "/times/")) {
+    /* /times/busy/...: when the requests for /busy/... arrived */
+    GString *text = g_string_new (NULL);
+    g_mutex_lock (&conns_lock);
+    GArray *times = g_hash_table_lookup (arrivals, path + strlen ("/times"));
+    for (guint i = 0; times && i < times->len; i++)
+      g_string_append_printf (text, "%" G_GINT64_FORMAT " ", g_array_index (times, gint64, i));
+    g_mutex_unlock (&conns_lock);
+    soup_server_message_set_status (msg, SOUP_STATUS_OK, NULL);
+    soup_server_message_set_response (msg, "text/plain", SOUP_MEMORY_COPY, text->str, text->len);
+    g_string_free (text, TRUE);
   } else if (g_str_has_prefix (path, "/redirect/")) {
     guint status = (guint) atoi (path + strlen ("/redirect/"));
     soup_server_message_set_redirect (msg, status, "/file");
@@ -172,6 +203,7 @@ start_server (void)
 {
   body = g_malloc (BODY_SIZE);
   dropped = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  arrivals = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_array_unref);
   for (gsize i = 0; i < BODY_SIZE; i++)
     body[i] = (guint8) (i * 2654435761u >> 13);
   server_ctx = g_main_context_new ();
@@ -290,20 +322,55 @@ digest_of (const guint8 *data, gsize len)
   return g_compute_checksum_for_data (G_CHECKSUM_SHA256, data, len);
 }
 
+/* What the server answers to GET @path (the server runs in the parent of
+ * the forked tests: they ask it). */
+static gchar *
+ask_server (const char *path)
+{
+  SoupSession *s = soup_session_new ();
+  g_autofree char *url = g_strdup_printf ("%s%s", base_url, path);
+  SoupMessage *m = soup_message_new ("GET", url);
+  GBytes *b = soup_session_send_and_read (s, m, NULL, NULL);
+  fail_unless (b != NULL);
+  gchar *text = g_strndup (g_bytes_get_data (b, NULL), g_bytes_get_size (b));
+  g_bytes_unref (b);
+  g_object_unref (m);
+  g_object_unref (s);
+  return text;
+}
+
 /* Requests the server saw for /drop/@token. */
 static guint
 drop_requests (const char *token)
 {
-  SoupSession *s = soup_session_new ();
-  g_autofree char *url = g_strdup_printf ("%s/count/%s", base_url, token);
-  SoupMessage *m = soup_message_new ("GET", url);
-  GBytes *b = soup_session_send_and_read (s, m, NULL, NULL);
-  fail_unless (b != NULL);
-  g_autofree char *text = g_strndup (g_bytes_get_data (b, NULL), g_bytes_get_size (b));
-  g_bytes_unref (b);
-  g_object_unref (m);
-  g_object_unref (s);
+  g_autofree char *path = g_strdup_printf ("/count/%s", token);
+  g_autofree char *text = ask_server (path);
   return (guint) atoi (text);
+}
+
+/* When the requests for @busy (a /busy/... path) arrived, µs (monotonic),
+ * and how many there were. */
+static GArray *
+busy_arrivals (const char *busy)
+{
+  g_autofree char *path = g_strdup_printf ("/times%s", busy);
+  g_autofree char *text = ask_server (path);
+  g_auto (GStrv) parts = g_strsplit (g_strstrip (text), " ", -1);
+  GArray *times = g_array_new (FALSE, FALSE, sizeof (gint64));
+  for (gchar **p = parts; *p; p++) {
+    if (**p) {
+      gint64 t = g_ascii_strtoll (*p, NULL, 10);
+      g_array_append_val (times, t);
+    }
+  }
+  return times;
+}
+
+/* The gap between request @i and request @i + 1, seconds. */
+static double
+gap_s (GArray *times, guint i)
+{
+  return (g_array_index (times, gint64, i + 1) - g_array_index (times, gint64, i)) / 1e6;
 }
 
 /* ---- tests ---- */
@@ -1112,6 +1179,146 @@ GST_START_TEST (test_user_agent)
 }
 GST_END_TEST;
 
+/* Plays @busy (a /busy/... path) with @retries and @factor (and @max if
+ * > 0) set; returns the arrival times of its requests, the result in @r. */
+static GArray *
+run_busy (const char *busy, gint retries, double factor, double max, Result *r)
+{
+  GstElement *src = make_src (busy);
+  g_object_set (src, "retries", retries, NULL);
+#if GST_CHECK_VERSION(1, 26, 0)
+  g_object_set (src, "retry-backoff-factor", factor, NULL);
+  if (max > 0)
+    g_object_set (src, "retry-backoff-max", max, NULL);
+#endif
+  run (src, 0, r);
+  GArray *times = busy_arrivals (busy);
+  for (guint i = 0; i + 1 < times->len; i++)
+    GST_INFO ("%s: %.3f s between requests %u and %u", busy, gap_s (times, i), i + 1, i + 2);
+  return times;
+}
+
+/* The error of @r is RESOURCE/OPEN_READ with http-status-code @status. */
+static void
+check_status_error (Result *r, guint status)
+{
+  fail_unless (r->error != NULL, "no error for status %u", status);
+  GError *err = NULL;
+  gst_message_parse_error (r->error, &err, NULL);
+  fail_unless (g_error_matches (err, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ), "%s", err->message);
+  g_error_free (err);
+  const GstStructure *d = NULL;
+  guint got = 0;
+  gst_message_parse_error_details (r->error, &d);
+  fail_unless (d && gst_structure_get_uint (d, "http-status-code", &got));
+  fail_unless_equals_int (got, status);
+}
+
+#if GST_CHECK_VERSION(1, 26, 0)
+/* Slack for a late wake-up on a loaded machine, seconds. */
+#define SLACK_S 0.5
+
+/* GStreamer 1.26: a 500 or a 503 is retried; with retry-backoff-factor f,
+ * the n-th request (n >= 2) waits min (f × 2^(n-1), retry-backoff-max)
+ * seconds (souphttpsrc 1.26's formula); without it, none. */
+GST_START_TEST (test_retry_backoff)
+{
+  g_autofree char *want = digest_of (body, BODY_SIZE);
+  int pid = (int) getpid ();
+  Result r;
+  /* two 503s, then the body: waits of 2f and 4f */
+  g_autofree char *a = g_strdup_printf ("/busy/503/2/backoff-%d", pid);
+  GArray *t = run_busy (a, 3, 0.3, 0, &r);
+  fail_unless (r.error == NULL, "503 twice, then 200: an error");
+  fail_unless_equals_string (g_checksum_get_string (r.sum), want);
+  fail_unless_equals_int (t->len, 3);
+  fail_unless (gap_s (t, 0) >= 0.6 && gap_s (t, 0) < 0.6 + SLACK_S, "first wait %.3f s, 0.6 due", gap_s (t, 0));
+  fail_unless (gap_s (t, 1) >= 1.2 && gap_s (t, 1) < 1.2 + SLACK_S, "second wait %.3f s, 1.2 due", gap_s (t, 1));
+  g_array_unref (t);
+  result_clear (&r);
+  /* 500 too, the waits capped by retry-backoff-max */
+  g_autofree char *b = g_strdup_printf ("/busy/500/2/backoff-max-%d", pid);
+  t = run_busy (b, 3, 0.3, 0.4, &r);
+  fail_unless (r.error == NULL, "500 twice, then 200: an error");
+  fail_unless_equals_int (t->len, 3);
+  for (guint i = 0; i < 2; i++)
+    fail_unless (gap_s (t, i) >= 0.4 && gap_s (t, i) < 0.4 + SLACK_S, "wait %u: %.3f s, 0.4 due", i,
+                 gap_s (t, i));
+  g_array_unref (t);
+  result_clear (&r);
+  /* no factor (the default): retried at once */
+  g_autofree char *c = g_strdup_printf ("/busy/503/2/nobackoff-%d", pid);
+  t = run_busy (c, 3, 0, 0, &r);
+  fail_unless (r.error == NULL);
+  fail_unless_equals_int (t->len, 3);
+  fail_unless (gap_s (t, 0) < SLACK_S && gap_s (t, 1) < SLACK_S, "waited without a backoff factor");
+  g_array_unref (t);
+  result_clear (&r);
+  /* a 503 that lasts: retries + 1 requests, then the error with its status */
+  g_autofree char *d = g_strdup_printf ("/busy/503/100/giveup-%d", pid);
+  t = run_busy (d, 2, 0, 0, &r);
+  check_status_error (&r, 503);
+  fail_unless_equals_int (t->len, 3);
+  g_array_unref (t);
+  result_clear (&r);
+}
+GST_END_TEST;
+
+/* A flush (here: the pipeline stopped) ends a backoff at once. */
+GST_START_TEST (test_retry_backoff_flush)
+{
+  g_autofree char *busy = g_strdup_printf ("/busy/503/100/flush-%d", (int) getpid ());
+  GstElement *pipe = gst_pipeline_new (NULL);
+  GstElement *src = make_src (busy), *sink = gst_element_factory_make ("fakesink", NULL);
+  g_object_set (src, "retries", -1, "retry-backoff-factor", 20.0, NULL);   /* 40 s before the 2nd */
+  gst_bin_add_many (GST_BIN (pipe), src, sink, NULL);
+  fail_unless (gst_element_link (src, sink));
+  gst_element_set_state (pipe, GST_STATE_PLAYING);
+  GArray *t = NULL;
+  for (int i = 0; i < 500; i++) {
+    t = busy_arrivals (busy);
+    if (t->len >= 1)
+      break;
+    g_array_unref (t);
+    t = NULL;
+    g_usleep (10000);
+  }
+  fail_unless (t != NULL, "no request");
+  g_array_unref (t);
+  g_usleep (300000);                    /* well into the wait */
+  gint64 t0 = g_get_monotonic_time ();
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  double took = (g_get_monotonic_time () - t0) / 1e6;
+  GST_INFO ("stopped during the backoff in %.3f s", took);
+  fail_unless (took < 2.0, "stopping took %.3f s: the backoff was not cut short", took);
+  t = busy_arrivals (busy);
+  fail_unless_equals_int (t->len, 1);
+  g_array_unref (t);
+  gst_object_unref (pipe);
+}
+GST_END_TEST;
+#else
+/* Before GStreamer 1.26 (as its souphttpsrc): a 503 is an error at once,
+ * and there is no backoff property. */
+GST_START_TEST (test_retry_backoff)
+{
+  GstElement *src = gst_element_factory_make ("bwsshttpsrc", NULL);
+  fail_unless (g_object_class_find_property (G_OBJECT_GET_CLASS (src), "retry-backoff-factor") == NULL);
+  fail_unless (g_object_class_find_property (G_OBJECT_GET_CLASS (src), "retry-backoff-max") == NULL);
+  gst_object_unref (src);
+  for (guint status = 500; status <= 503; status += 3) {
+    g_autofree char *busy = g_strdup_printf ("/busy/%u/1/noretry-%d", status, (int) getpid ());
+    Result r;
+    GArray *t = run_busy (busy, 3, 0, 0, &r);
+    check_status_error (&r, status);
+    fail_unless_equals_int (t->len, 1);
+    g_array_unref (t);
+    result_clear (&r);
+  }
+}
+GST_END_TEST;
+#endif
+
 static gpointer
 tls_server_main (gpointer data)
 {
@@ -1216,6 +1423,10 @@ bwsshttpsrc_suite (void)
   tcase_add_test (tc, test_icy);
   tcase_add_test (tc, test_https);
   tcase_add_test (tc, test_user_agent);
+  tcase_add_test (tc, test_retry_backoff);
+#if GST_CHECK_VERSION(1, 26, 0)
+  tcase_add_test (tc, test_retry_backoff_flush);
+#endif
   suite_add_tcase (s, tc);
   return s;
 }
