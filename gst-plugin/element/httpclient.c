@@ -23,6 +23,7 @@ struct HttpClient {
   gboolean          body_done;      /* the body was read to its end */
   HttpResponse      resp;
   HttpConnectedFunc on_connected;
+  HttpAcceptCertificateFunc accept_certificate;
   gpointer          data;
   const HttpConfig *cfg;            /* during http_client_open only */
   /* the resource seen first, for checking later responses */
@@ -58,6 +59,12 @@ http_client_new (HttpConnectedFunc on_connected, gpointer data)
   c->on_connected = on_connected;
   c->data = data;
   return c;
+}
+
+void
+http_client_set_accept_certificate (HttpClient *c, HttpAcceptCertificateFunc func)
+{
+  c->accept_certificate = func;
 }
 
 static void
@@ -156,11 +163,16 @@ on_network_event (SoupMessage *msg, GSocketClientEvent event, GIOStream *conn, g
     c->on_connected (g_socket_get_fd (sock), c->data);
 }
 
+/* libsoup asks about a certificate that failed verification. */
 static gboolean
 accept_certificate (SoupMessage *msg, GTlsCertificate *cert, GTlsCertificateFlags errors, gpointer data)
 {
   HttpClient *c = data;
-  return c->cfg && !c->cfg->ssl_strict;
+  if (c->cfg == NULL)
+    return FALSE;
+  if (!c->cfg->ssl_strict)
+    return TRUE;
+  return c->accept_certificate && c->accept_certificate (cert, errors, c->data);
 }
 
 static gboolean

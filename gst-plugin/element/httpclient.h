@@ -81,7 +81,16 @@ typedef struct HttpClient HttpClient;
  * connection the client makes. */
 typedef void (*HttpConnectedFunc) (int fd, gpointer data);
 
+/* Asked (in the requesting thread, with the data given to
+ * http_client_new) about a server certificate that failed verification
+ * while ssl-strict is set: TRUE accepts it.  Without one, it is refused;
+ * without ssl-strict, every certificate is accepted and nobody is asked
+ * (souphttpsrc's accept-certificate). */
+typedef gboolean (*HttpAcceptCertificateFunc) (GTlsCertificate *cert, GTlsCertificateFlags errors,
+                                               gpointer data);
+
 HttpClient *http_client_new (HttpConnectedFunc on_connected, gpointer data);
+void        http_client_set_accept_certificate (HttpClient *c, HttpAcceptCertificateFunc func);
 void        http_client_free (HttpClient *c);
 /* Forgets the session and its idle connections. */
 void        http_client_drop_session (HttpClient *c);

@@ -175,20 +175,26 @@ src_props_install_request (GObjectClass *gobject_class)
 }
 
 /* TLS: ssl-strict, ssl-ca-file, ssl-use-system-ca-file, tls-database,
- * tls-interaction. */
+ * tls-interaction.  From 1.24 souphttpsrc marks the two CA file properties
+ * GST_PARAM_DOC_SHOW_DEFAULT. */
 void
 src_props_install_tls (GObjectClass *gobject_class)
 {
   const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS;
+#if GST_CHECK_VERSION(1, 24, 0)
+  const GParamFlags ca = rw | GST_PARAM_DOC_SHOW_DEFAULT;
+#else
+  const GParamFlags ca = rw;
+#endif
   g_object_class_install_property (gobject_class, PROP_SSL_STRICT,
       g_param_spec_boolean ("ssl-strict", "SSL Strict", "Strict SSL certificate checking",
           DEFAULT_SSL_STRICT, rw));
   g_object_class_install_property (gobject_class, PROP_SSL_CA_FILE,
       g_param_spec_string ("ssl-ca-file", "SSL CA File", "Location of a SSL anchor CA file to use",
-          NULL, rw));
+          NULL, ca));
   g_object_class_install_property (gobject_class, PROP_SSL_USE_SYSTEM_CA_FILE,
       g_param_spec_boolean ("ssl-use-system-ca-file", "Use System CA File", "Use system CA file",
-          DEFAULT_SSL_USE_SYSTEM_CA_FILE, rw));
+          DEFAULT_SSL_USE_SYSTEM_CA_FILE, ca));
   g_object_class_install_property (gobject_class, PROP_TLS_DATABASE,
       g_param_spec_object ("tls-database", "TLS database",
           "TLS database with anchor certificate authorities used to validate the server certificate",

@@ -1329,9 +1329,55 @@ tls_server_main (gpointer data)
   return NULL;
 }
 
+#if GST_CHECK_VERSION(1, 24, 0)
+/* What accept-certificate handlers saw. */
+typedef struct {
+  gint calls;
+  gboolean answer;
+  GMutex lock;
+  GTlsCertificate *cert;
+  GTlsCertificateFlags errors;
+} CertAsked;
+
+static gboolean
+on_accept_certificate (GstElement *src, GTlsCertificate *cert, GTlsCertificateFlags errors, CertAsked *a)
+{
+  g_mutex_lock (&a->lock);
+  a->calls++;
+  g_set_object (&a->cert, cert);
+  a->errors = errors;
+  g_mutex_unlock (&a->lock);
+  return a->answer;
+}
+
+/* Plays @url with ssl-strict @strict (and @ca as ssl-ca-file) and an
+ * accept-certificate handler answering @answer; what it was asked in @a. */
+static void
+run_asking (const char *url, gboolean strict, const char *ca, gboolean answer, CertAsked *a, Result *r)
+{
+  memset (a, 0, sizeof *a);
+  g_mutex_init (&a->lock);
+  a->answer = answer;
+  GstElement *src = gst_element_factory_make ("bwsshttpsrc", NULL);
+  g_object_set (src, "location", url, "retries", 0, "ssl-strict", strict, "ssl-ca-file", ca, NULL);
+  g_signal_connect (src, "accept-certificate", G_CALLBACK (on_accept_certificate), a);
+  run (src, 0, r);
+}
+
+static void
+asked_clear (CertAsked *a)
+{
+  g_clear_object (&a->cert);
+  g_mutex_clear (&a->lock);
+}
+#endif
+
 /* HTTPS with a certificate made for the test: refused while untrusted
  * (ssl-strict, no CA), byte-exact with ssl-ca-file, accepted without
- * ssl-strict. */
+ * ssl-strict.  From GStreamer 1.24, as souphttpsrc: an untrusted
+ * certificate goes to accept-certificate (the server's, with
+ * UNKNOWN_CA), whose TRUE lets it through and FALSE refuses it; a trusted
+ * one, or ssl-strict=false, asks nobody. */
 GST_START_TEST (test_https)
 {
   g_autofree char *dir = g_dir_make_tmp ("bwss-tls-XXXXXX", NULL);
@@ -1384,6 +1430,41 @@ GST_START_TEST (test_https)
   fail_unless (r.error == NULL, "with ssl-strict=false");
   fail_unless_equals_uint64 (r.bytes, BODY_SIZE);
   result_clear (&r);
+
+#if GST_CHECK_VERSION(1, 24, 0)
+  CertAsked asked;
+  run_asking (url, TRUE, NULL, TRUE, &asked, &r);
+  fail_unless (r.error == NULL, "a handler accepting the certificate: an error");
+  fail_unless_equals_string (g_checksum_get_string (r.sum), want);
+  fail_unless (asked.calls >= 1, "accept-certificate was not emitted");
+  fail_unless (asked.cert && g_tls_certificate_is_same (asked.cert, cert), "not the server's certificate");
+  fail_unless (asked.errors & G_TLS_CERTIFICATE_UNKNOWN_CA, "errors 0x%x", asked.errors);
+  asked_clear (&asked);
+  result_clear (&r);
+
+  run_asking (url, TRUE, NULL, FALSE, &asked, &r);
+  fail_unless (r.error != NULL, "a handler refusing the certificate: no error");
+  fail_unless (asked.calls >= 1);
+  asked_clear (&asked);
+  result_clear (&r);
+
+  run_asking (url, FALSE, NULL, FALSE, &asked, &r);
+  fail_unless (r.error == NULL, "ssl-strict=false with a refusing handler: an error");
+  fail_unless_equals_int (asked.calls, 0);
+  asked_clear (&asked);
+  result_clear (&r);
+
+  run_asking (url, TRUE, crt, FALSE, &asked, &r);
+  fail_unless (r.error == NULL, "a trusted certificate with a refusing handler: an error");
+  fail_unless_equals_int (asked.calls, 0);
+  asked_clear (&asked);
+  result_clear (&r);
+#else
+  src = gst_element_factory_make ("bwsshttpsrc", NULL);
+  fail_unless (g_signal_lookup ("accept-certificate", G_OBJECT_TYPE (src)) == 0,
+               "accept-certificate before GStreamer 1.24");
+  gst_object_unref (src);
+#endif
 
   g_main_loop_quit (tls_loop);
   g_thread_join (tls_thread);
