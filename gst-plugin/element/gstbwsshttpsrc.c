@@ -41,6 +41,14 @@
 GST_DEBUG_CATEGORY (bwss_http_src_debug);
 #define GST_CAT_DEFAULT bwss_http_src_debug
 
+#if GST_CHECK_VERSION(1, 24, 0)
+enum {
+  SIGNAL_ACCEPT_CERTIFICATE,
+  LAST_SIGNAL
+};
+static guint signals[LAST_SIGNAL];
+#endif
+
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
 
@@ -91,14 +99,32 @@ on_connected (int fd, gpointer data)
   src_flow_connected (&src->flow, fd);
 }
 
-/* Sends the request for the bytes from src->offset.  Returns GST_FLOW_OK
- * (the body can be read), GST_FLOW_CUSTOM_ERROR (try again),
- * GST_FLOW_FLUSHING or GST_FLOW_ERROR (posted). */
+#if GST_CHECK_VERSION(1, 24, 0)
+/* A server certificate failed verification and ssl-strict is set: the
+ * application decides through accept-certificate (souphttpsrc 1.24's
+ * signal, emitted from the streaming thread); no handler refuses it. */
+static gboolean
+on_accept_certificate (GTlsCertificate *cert, GTlsCertificateFlags errors, gpointer data)
+{
+  GstBwssHttpSrc *src = data;
+  gboolean accept = FALSE;
+  g_signal_emit (src, signals[SIGNAL_ACCEPT_CERTIFICATE], 0, cert, errors, &accept);
+  GST_DEBUG_OBJECT (src, "certificate with errors 0x%x %s by the application", errors,
+                    accept ? "accepted" : "refused");
+  return accept;
+}
+#endif
+
+/* Sends the request for the bytes from src->offset (after the retry
+ * backoff, if any).  Returns GST_FLOW_OK (the body can be read),
+ * GST_FLOW_CUSTOM_ERROR (try again), GST_FLOW_FLUSHING or GST_FLOW_ERROR
+ * (posted). */
 static GstFlowReturn
 open_request (GstBwssHttpSrc *src)
 {
   const char *method = src->method ? src->method : "GET";
-  src_attempt_begin (src);
+  if (!src_attempt_begin (src))
+    return GST_FLOW_FLUSHING;         /* flushed during the retry backoff */
   src_flow_check (&src->flow);
   refresh_stream (src);               /* each request is a fragment for a demuxer */
   GError *err = NULL;
@@ -354,6 +380,7 @@ gst_bwss_http_src_unlock_stop (GstBaseSrc *bsrc)
   if (src->cancellable && g_cancellable_is_cancelled (src->cancellable)) {
     /* a cancelled request cannot continue: start a new one */
     src_attempt_close (src);
+    src_attempt_flushed (src);
     g_object_unref (src->cancellable);
     src->cancellable = g_cancellable_new ();
   }
@@ -483,6 +510,9 @@ gst_bwss_http_src_init (GstBwssHttpSrc *src)
   src_props_init (src);
   src->seek_to = G_MAXUINT64;
   src->client = http_client_new (on_connected, src);
+#if GST_CHECK_VERSION(1, 24, 0)
+  http_client_set_accept_certificate (src->client, on_accept_certificate);
+#endif
   g_mutex_init (&src->client_lock);
   src_flow_init (&src->flow, GST_OBJECT (src));
   BwssPrefs p = { .priority = src->priority, .min_rate_bps = 0, .weight = src->weight };
@@ -511,6 +541,24 @@ gst_bwss_http_src_class_init (GstBwssHttpSrcClass *klass)
   src_props_install_reading (gobject_class);
   src_props_install_bwss (gobject_class);
   src_props_install_stats (gobject_class);
+
+#if GST_CHECK_VERSION(1, 24, 0)
+  /**
+   * GstBwssHttpSrc::accept-certificate:
+   * @src: the element
+   * @peer_cert: the server's #GTlsCertificate
+   * @errors: what is wrong with @peer_cert
+   *
+   * souphttpsrc 1.24's signal: emitted when the server's certificate failed
+   * verification and ssl-strict is set (never without ssl-strict, which
+   * accepts every certificate).  Returns: %TRUE to accept the certificate
+   * and stop the other handlers, %FALSE to pass it on (refused if nobody
+   * accepts it).
+   */
+  signals[SIGNAL_ACCEPT_CERTIFICATE] = g_signal_new ("accept-certificate", G_TYPE_FROM_CLASS (klass),
+      G_SIGNAL_RUN_LAST, 0, g_signal_accumulator_true_handled, NULL, NULL,
+      G_TYPE_BOOLEAN, 2, G_TYPE_TLS_CERTIFICATE, G_TYPE_TLS_CERTIFICATE_FLAGS);
+#endif
 
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class, "HTTP client source with BWSS",

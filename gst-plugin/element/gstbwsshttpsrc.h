@@ -24,6 +24,8 @@ struct _GstBwssHttpSrc {
   HttpConfig   http;             /* what requests are made with */
   gboolean     is_live;
   gint         retries;
+  gdouble      retry_backoff_factor; /* s (GStreamer >= 1.26); under the object lock */
+  gdouble      retry_backoff_max;    /* s */
   gchar       *method;
   gboolean     typefind;
 
@@ -52,6 +54,7 @@ struct _GstBwssHttpSrc {
   /* one read position's attempts (the retry policy) */
   guint64      position;         /* the offset they are for */
   gint         attempts;
+  gint         since_byte;       /* requests since its last byte (or its start): the backoff's */
   gint64       position_deadline; /* µs; 0 = none */
   GCancellable *attempt_cancel;  /* this attempt's: flushing or the deadline */
   gulong       attempt_link;

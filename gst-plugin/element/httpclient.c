@@ -23,6 +23,7 @@ struct HttpClient {
   gboolean          body_done;      /* the body was read to its end */
   HttpResponse      resp;
   HttpConnectedFunc on_connected;
+  HttpAcceptCertificateFunc accept_certificate;
   gpointer          data;
   const HttpConfig *cfg;            /* during http_client_open only */
   /* the resource seen first, for checking later responses */
@@ -58,6 +59,12 @@ http_client_new (HttpConnectedFunc on_connected, gpointer data)
   c->on_connected = on_connected;
   c->data = data;
   return c;
+}
+
+void
+http_client_set_accept_certificate (HttpClient *c, HttpAcceptCertificateFunc func)
+{
+  c->accept_certificate = func;
 }
 
 static void
@@ -119,8 +126,8 @@ ensure_session (HttpClient *c, const HttpConfig *cfg, GError **error)
   }
   /* else: no anchors at all, every certificate is unknown (ssl-strict
    * decides whether that is accepted) */
-  c->session = soup_session_new_with_options ("user-agent", cfg->user_agent,
-      "timeout", cfg->timeout, "idle-timeout", 0, NULL);
+  /* no session user agent: each request carries its own (user_agent_header) */
+  c->session = soup_session_new_with_options ("timeout", cfg->timeout, "idle-timeout", 0, NULL);
   if (set_db)
     soup_session_set_tls_database (c->session, db);
   g_clear_object (&db);
@@ -156,11 +163,16 @@ on_network_event (SoupMessage *msg, GSocketClientEvent event, GIOStream *conn, g
     c->on_connected (g_socket_get_fd (sock), c->data);
 }
 
+/* libsoup asks about a certificate that failed verification. */
 static gboolean
 accept_certificate (SoupMessage *msg, GTlsCertificate *cert, GTlsCertificateFlags errors, gpointer data)
 {
   HttpClient *c = data;
-  return c->cfg && !c->cfg->ssl_strict;
+  if (c->cfg == NULL)
+    return FALSE;
+  if (!c->cfg->ssl_strict)
+    return TRUE;
+  return c->accept_certificate && c->accept_certificate (cert, errors, c->data);
 }
 
 static gboolean
@@ -205,6 +217,23 @@ add_extra_header (GQuark field, const GValue *value, gpointer data)
   return TRUE;
 }
 
+/* The User-Agent header for the user-agent property, as souphttpsrc makes
+ * it: "{VERSION}" replaced by the plugin's version (GStreamer >= 1.24, whose
+ * default carries it), and libsoup's product token appended when the value
+ * is empty or ends with a space. */
+static gchar *
+user_agent_header (const char *property)
+{
+  GString *ua = g_string_new (property);
+#if GST_CHECK_VERSION(1, 24, 0)
+  g_string_replace (ua, "{VERSION}", PACKAGE_VERSION, 0);
+#endif
+  if (ua->len == 0 || ua->str[ua->len - 1] == ' ')
+    g_string_append_printf (ua, "libsoup/%u.%u.%u", soup_get_major_version (),
+                            soup_get_minor_version (), soup_get_micro_version ());
+  return g_string_free (ua, FALSE);
+}
+
 static SoupMessage *
 build_message (HttpClient *c, const HttpConfig *cfg, const char *uri, const char *method, guint64 offset)
 {
@@ -213,6 +242,8 @@ build_message (HttpClient *c, const HttpConfig *cfg, const char *uri, const char
     return NULL;
   SoupMessageHeaders *h = soup_message_get_request_headers (msg);
   soup_message_add_flags (msg, SOUP_MESSAGE_COLLECT_METRICS);
+  g_autofree gchar *ua = user_agent_header (cfg->user_agent);
+  soup_message_headers_replace (h, "User-Agent", ua);
   if (!cfg->automatic_redirect)
     soup_message_add_flags (msg, SOUP_MESSAGE_NO_REDIRECT);
   if (!cfg->keep_alive)
@@ -333,6 +364,8 @@ status_error_code (guint status)
   if (status == SOUP_STATUS_UNAUTHORIZED || status == SOUP_STATUS_PAYMENT_REQUIRED
       || status == SOUP_STATUS_FORBIDDEN || status == SOUP_STATUS_PROXY_AUTHENTICATION_REQUIRED)
     return HTTP_ERROR_NOT_AUTHORIZED;
+  if (status == SOUP_STATUS_INTERNAL_SERVER_ERROR || status == SOUP_STATUS_SERVICE_UNAVAILABLE)
+    return HTTP_ERROR_UNAVAILABLE;
   return HTTP_ERROR_STATUS;
 }
 

@@ -70,7 +70,9 @@ typedef enum {
   HTTP_OK,
   HTTP_CANCELLED,             /* the cancellable fired (flushing, or a deadline) */
   HTTP_RETRY,                 /* a transport failure that another attempt may cure */
-  HTTP_FAILED,                /* an error that another attempt would repeat */
+  HTTP_FAILED,                /* an error that another attempt would repeat (for a
+                               * 500 or 503, HTTP_ERROR_UNAVAILABLE, the element's
+                               * retry policy decides) */
 } HttpResult;
 
 typedef struct HttpClient HttpClient;
@@ -79,7 +81,16 @@ typedef struct HttpClient HttpClient;
  * connection the client makes. */
 typedef void (*HttpConnectedFunc) (int fd, gpointer data);
 
+/* Asked (in the requesting thread, with the data given to
+ * http_client_new) about a server certificate that failed verification
+ * while ssl-strict is set: TRUE accepts it.  Without one, it is refused;
+ * without ssl-strict, every certificate is accepted and nobody is asked
+ * (souphttpsrc's accept-certificate). */
+typedef gboolean (*HttpAcceptCertificateFunc) (GTlsCertificate *cert, GTlsCertificateFlags errors,
+                                               gpointer data);
+
 HttpClient *http_client_new (HttpConnectedFunc on_connected, gpointer data);
+void        http_client_set_accept_certificate (HttpClient *c, HttpAcceptCertificateFunc func);
 void        http_client_free (HttpClient *c);
 /* Forgets the session and its idle connections. */
 void        http_client_drop_session (HttpClient *c);

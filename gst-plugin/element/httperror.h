@@ -15,6 +15,7 @@ GQuark http_error_quark (void);
 typedef enum {
   HTTP_ERROR_NOT_FOUND,        /* 404 */
   HTTP_ERROR_NOT_AUTHORIZED,   /* 401, 402, 403, 407 */
+  HTTP_ERROR_UNAVAILABLE,      /* 500, 503: a server failure that may pass */
   HTTP_ERROR_STATUS,           /* any other status that is not a success */
   HTTP_ERROR_BAD_URI,          /* the location cannot be requested */
   HTTP_ERROR_CONNECT,          /* no connection, or it broke before the headers */

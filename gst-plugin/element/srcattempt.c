@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* srcattempt.c — one read position's attempts: the retry policy, and the
  * error posted when it gives up (see srcattempt.h). */
+#include <math.h>
 #include "srcattempt.h"
 
 GST_DEBUG_CATEGORY_EXTERN (bwss_http_src_debug);
@@ -21,6 +22,7 @@ post_http_error (GstBwssHttpSrc *src, const GError *err)
   switch (err->code) {
     case HTTP_ERROR_NOT_FOUND:
     case HTTP_ERROR_NOT_AUTHORIZED:
+    case HTTP_ERROR_UNAVAILABLE:
     case HTTP_ERROR_STATUS:
       code = err->code == HTTP_ERROR_NOT_FOUND ? GST_RESOURCE_ERROR_NOT_FOUND
            : err->code == HTTP_ERROR_NOT_AUTHORIZED ? GST_RESOURCE_ERROR_NOT_AUTHORIZED
@@ -91,11 +93,79 @@ may_retry (GstBwssHttpSrc *src)
   return src->retries < 0 || src->attempts <= src->retries;
 }
 
+/* TRUE if a failure with @err is retried although the client did not say
+ * so: a 500 or a 503, when built against GStreamer 1.26 (its souphttpsrc
+ * retries them; 1.22's and 1.24's post the error at once). */
+static gboolean
+retried_status (const GError *err)
+{
+#if GST_CHECK_VERSION(1, 26, 0)
+  return g_error_matches (err, HTTP_ERROR, HTTP_ERROR_UNAVAILABLE);
+#else
+  return FALSE;
+#endif
+}
+
+/* Sleeps @secs seconds unless @cancellable fires first; returns the time
+ * slept, µs. */
+static gint64
+sleep_unless_cancelled (GCancellable *cancellable, double secs)
+{
+  gint64 start = g_get_monotonic_time ();
+  /* no overflow for an absurd wait (the range goes to G_MAXDOUBLE) */
+  double us = MIN (secs * G_USEC_PER_SEC, (double) (G_MAXINT64 / 4));
+  gint64 end = start + (gint64) us;
+  GPollFD pfd;
+  gboolean pollable = g_cancellable_make_pollfd (cancellable, &pfd);
+  for (gint64 now = start; now < end && !g_cancellable_is_cancelled (cancellable);
+       now = g_get_monotonic_time ()) {
+    gint64 ms = MIN ((end - now + 999) / 1000, (gint64) G_MAXINT);
+    if (pollable)
+      g_poll (&pfd, 1, (gint) ms);
+    else
+      g_usleep ((gulong) MIN (end - now, (gint64) 10000));
+  }
+  if (pollable)
+    g_cancellable_release_fd (cancellable);
+  return g_get_monotonic_time () - start;
+}
+
+/* souphttpsrc 1.26's retry backoff, before the request about to be made
+ * (the since_byte-th since the position's last byte): from the second on,
+ * min (factor × 2^(since_byte - 1), max) seconds, cut short by a flush.  The
+ * wait moves the position's deadline: it bounds the server's silence, not
+ * ours.  Returns FALSE if a flush came. */
+static gboolean
+wait_backoff (GstBwssHttpSrc *src)
+{
+  GST_OBJECT_LOCK (src);
+  double factor = src->retry_backoff_factor, max = src->retry_backoff_max;
+  GST_OBJECT_UNLOCK (src);
+  if (src->since_byte < 2 || !(factor > 0.0))
+    return TRUE;
+  double secs = MIN (ldexp (factor, MIN (src->since_byte - 1, 1100)), max);
+  if (!(secs > 0.0))
+    return TRUE;
+  GST_INFO_OBJECT (src, "backoff for %.2f s before request %d at byte %" G_GUINT64_FORMAT,
+                   secs, src->since_byte, src->offset);
+  gint64 slept = sleep_unless_cancelled (src->cancellable, secs);
+  if (src->position_deadline)
+    src->position_deadline += slept;
+  return !g_cancellable_is_cancelled (src->cancellable);
+}
+
+void
+src_attempt_flushed (GstBwssHttpSrc *src)
+{
+  src->since_byte = 0;
+}
+
 void
 src_attempt_progress (GstBwssHttpSrc *src)
 {
   src->position = src->offset;
   src->attempts = 1;
+  src->since_byte = 0;
   if (src->position_deadline) {
     src->position_deadline = g_get_monotonic_time ()
                              + (gint64) src->http.timeout * (src->retries + 1) * G_USEC_PER_SEC;
@@ -123,7 +193,7 @@ cancel_attempt (GCancellable *flushing, gpointer data)
   g_cancellable_cancel (G_CANCELLABLE (data));
 }
 
-void
+gboolean
 src_attempt_begin (GstBwssHttpSrc *src)
 {
   src_attempt_close (src);
@@ -131,21 +201,29 @@ src_attempt_begin (GstBwssHttpSrc *src)
   if (src->attempts == 0 || src->position != src->offset) {
     src->position = src->offset;
     src->attempts = 0;
+    src->since_byte = 0;
     src->position_deadline = src->http.timeout && src->retries >= 0
         ? now + (gint64) src->http.timeout * (src->retries + 1) * G_USEC_PER_SEC : 0;
   }
   src->attempts++;
+  src->since_byte++;
+  if (!wait_backoff (src)) {
+    src->attempts--;                  /* not made */
+    return FALSE;
+  }
   src->attempt_cancel = g_cancellable_new ();
   src->attempt_link = g_cancellable_connect (src->cancellable, G_CALLBACK (cancel_attempt),
                                              g_object_ref (src->attempt_cancel), g_object_unref);
   if (src->position_deadline)
     src->deadline = deadline_arm (src->attempt_cancel, src->position_deadline);
+  return TRUE;
 }
 
 GstFlowReturn
 src_attempt_failed (GstBwssHttpSrc *src, GError *err, gboolean retryable)
 {
   GstFlowReturn ret;
+  retryable = retryable || retried_status (err);
   if (g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CANCELLED) && !deadline_fired (src->deadline)) {
     ret = GST_FLOW_FLUSHING;
   } else if (g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CANCELLED) || !may_retry (src) || !retryable) {

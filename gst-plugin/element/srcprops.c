@@ -35,6 +35,8 @@ enum {
   PROP_RETRIES,
   PROP_METHOD,
   PROP_TYPEFIND,
+  PROP_RETRY_BACKOFF_FACTOR,   /* GStreamer >= 1.26 */
+  PROP_RETRY_BACKOFF_MAX,      /* GStreamer >= 1.26 */
   /* bwss */
   PROP_PRIORITY,
   PROP_WEIGHT,
@@ -45,8 +47,15 @@ enum {
   PROP_STATS,
 };
 
-/* souphttpsrc's defaults */
+/* souphttpsrc's defaults.  The user agent takes the form of the souphttpsrc
+ * built with the same GStreamer: from 1.24 "{VERSION}" stands for the
+ * version (httpclient.c replaces it in the header), before it the version
+ * is in the default itself. */
+#if GST_CHECK_VERSION(1, 24, 0)
+#define DEFAULT_USER_AGENT             "GStreamer bwsshttpsrc {VERSION} "
+#else
 #define DEFAULT_USER_AGENT             "GStreamer bwsshttpsrc " PACKAGE_VERSION " "
+#endif
 #define DEFAULT_AUTOMATIC_REDIRECT     TRUE
 #define DEFAULT_PROXY                  ""
 #define DEFAULT_IS_LIVE                FALSE
@@ -58,6 +67,8 @@ enum {
 #define DEFAULT_SSL_STRICT             TRUE
 #define DEFAULT_SSL_USE_SYSTEM_CA_FILE TRUE
 #define DEFAULT_RETRIES                3
+#define DEFAULT_RETRY_BACKOFF_FACTOR   0.0     /* s; 0 = retry at once */
+#define DEFAULT_RETRY_BACKOFF_MAX      60.0    /* s */
 #define DEFAULT_BLOCKSIZE              4096
 /* bwss */
 #define DEFAULT_PRIORITY               10      /* above bwss-run's default 0 */
@@ -86,6 +97,8 @@ src_props_init (GstBwssHttpSrc *src)
   h->ssl_use_system_ca_file = DEFAULT_SSL_USE_SYSTEM_CA_FILE;
   src->is_live = DEFAULT_IS_LIVE;
   src->retries = DEFAULT_RETRIES;
+  src->retry_backoff_factor = DEFAULT_RETRY_BACKOFF_FACTOR;
+  src->retry_backoff_max = DEFAULT_RETRY_BACKOFF_MAX;
   src->priority = DEFAULT_PRIORITY;
   src->weight = DEFAULT_WEIGHT;
   src->min_rate = DEFAULT_MIN_RATE;
@@ -162,20 +175,26 @@ src_props_install_request (GObjectClass *gobject_class)
 }
 
 /* TLS: ssl-strict, ssl-ca-file, ssl-use-system-ca-file, tls-database,
- * tls-interaction. */
+ * tls-interaction.  From 1.24 souphttpsrc marks the two CA file properties
+ * GST_PARAM_DOC_SHOW_DEFAULT. */
 void
 src_props_install_tls (GObjectClass *gobject_class)
 {
   const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS;
+#if GST_CHECK_VERSION(1, 24, 0)
+  const GParamFlags ca = rw | GST_PARAM_DOC_SHOW_DEFAULT;
+#else
+  const GParamFlags ca = rw;
+#endif
   g_object_class_install_property (gobject_class, PROP_SSL_STRICT,
       g_param_spec_boolean ("ssl-strict", "SSL Strict", "Strict SSL certificate checking",
           DEFAULT_SSL_STRICT, rw));
   g_object_class_install_property (gobject_class, PROP_SSL_CA_FILE,
       g_param_spec_string ("ssl-ca-file", "SSL CA File", "Location of a SSL anchor CA file to use",
-          NULL, rw));
+          NULL, ca));
   g_object_class_install_property (gobject_class, PROP_SSL_USE_SYSTEM_CA_FILE,
       g_param_spec_boolean ("ssl-use-system-ca-file", "Use System CA File", "Use system CA file",
-          DEFAULT_SSL_USE_SYSTEM_CA_FILE, rw));
+          DEFAULT_SSL_USE_SYSTEM_CA_FILE, ca));
   g_object_class_install_property (gobject_class, PROP_TLS_DATABASE,
       g_param_spec_object ("tls-database", "TLS database",
           "TLS database with anchor certificate authorities used to validate the server certificate",
@@ -186,7 +205,9 @@ src_props_install_tls (GObjectClass *gobject_class)
           G_TYPE_TLS_INTERACTION, rw));
 }
 
-/* Reading: retries, method, typefind (deprecated, non-functional). */
+/* Reading: retries, method, typefind (deprecated, non-functional), and from
+ * GStreamer 1.26 retry-backoff-factor and retry-backoff-max (the wait
+ * before a retry: srcattempt.c). */
 void
 src_props_install_reading (GObjectClass *gobject_class)
 {
@@ -200,6 +221,16 @@ src_props_install_reading (GObjectClass *gobject_class)
   g_object_class_install_property (gobject_class, PROP_TYPEFIND,
       g_param_spec_boolean ("typefind", "Typefind", "Run typefind before negotiating (deprecated, non-functional)",
           FALSE, rw | G_PARAM_DEPRECATED));
+#if GST_CHECK_VERSION(1, 26, 0)
+  g_object_class_install_property (gobject_class, PROP_RETRY_BACKOFF_FACTOR,
+      g_param_spec_double ("retry-backoff-factor", "Backoff Factor",
+          "Exponential retry backoff factor in seconds", 0.0, G_MAXDOUBLE,
+          DEFAULT_RETRY_BACKOFF_FACTOR, rw));
+  g_object_class_install_property (gobject_class, PROP_RETRY_BACKOFF_MAX,
+      g_param_spec_double ("retry-backoff-max", "Maximum retry Backoff delay",
+          "Maximum backoff delay in seconds", 0.0, G_MAXDOUBLE,
+          DEFAULT_RETRY_BACKOFF_MAX, rw));
+#endif
 }
 
 /* The flow's preferences in the BWSS domain (ranges: srclimits.h):
@@ -354,6 +385,17 @@ src_props_set_property (GObject *object, guint prop_id, const GValue *value, GPa
     case PROP_RETRIES: src->retries = g_value_get_int (value); break;
     case PROP_METHOD: replace_string (&src->method, value); break;
     case PROP_TYPEFIND: src->typefind = g_value_get_boolean (value); break;
+    case PROP_RETRY_BACKOFF_FACTOR:
+      /* read by the streaming thread before a retry */
+      GST_OBJECT_LOCK (src);
+      src->retry_backoff_factor = g_value_get_double (value);
+      GST_OBJECT_UNLOCK (src);
+      break;
+    case PROP_RETRY_BACKOFF_MAX:
+      GST_OBJECT_LOCK (src);
+      src->retry_backoff_max = g_value_get_double (value);
+      GST_OBJECT_UNLOCK (src);
+      break;
     case PROP_PRIORITY: src->priority = g_value_get_int (value); prefs_changed (src); break;
     case PROP_WEIGHT: src->weight = g_value_get_double (value); prefs_changed (src); break;
     case PROP_MIN_RATE: src->min_rate = g_value_get_uint64 (value); prefs_changed (src); break;
@@ -396,6 +438,16 @@ src_props_get_property (GObject *object, guint prop_id, GValue *value, GParamSpe
     case PROP_RETRIES: g_value_set_int (value, src->retries); break;
     case PROP_METHOD: g_value_set_string (value, src->method); break;
     case PROP_TYPEFIND: g_value_set_boolean (value, src->typefind); break;
+    case PROP_RETRY_BACKOFF_FACTOR:
+      GST_OBJECT_LOCK (src);
+      g_value_set_double (value, src->retry_backoff_factor);
+      GST_OBJECT_UNLOCK (src);
+      break;
+    case PROP_RETRY_BACKOFF_MAX:
+      GST_OBJECT_LOCK (src);
+      g_value_set_double (value, src->retry_backoff_max);
+      GST_OBJECT_UNLOCK (src);
+      break;
     case PROP_PRIORITY: g_value_set_int (value, src->priority); break;
     case PROP_WEIGHT: g_value_set_double (value, src->weight); break;
     case PROP_MIN_RATE: g_value_set_uint64 (value, src->min_rate); break;

@@ -3,7 +3,8 @@
  * srcprops.h — bwsshttpsrc's properties: their ids, defaults, installation,
  * set and get.
  *
- * Every property of souphttpsrc 1.22, with its name, type, range and
+ * Every property of the souphttpsrc of the GStreamer built against (1.22
+ * to 1.26: GST_CHECK_VERSION), with its name, type, range, flags and
  * default, then the BWSS ones (ranges: srclimits.h).  class_init installs
  * them in named steps, in the order of their ids (the order gst-inspect
  * shows): the resource, the proxy and credentials, the requests, TLS,

@@ -145,15 +145,33 @@ GST_START_TEST (test_body_stops)
 }
 GST_END_TEST;
 
-/* libsoup itself warns about "-5" (its body stream's content-length
- * property refuses it) before the element sees the response: that GLib
- * warning is libsoup's, not a failure of the element. */
+static gint libsoup_complaints;
+
+static gboolean
+count_complaint (const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data)
+{
+  GST_INFO ("libsoup's complaint (%s): %s", (level & G_LOG_LEVEL_CRITICAL) ? "CRITICAL" : "WARNING", message);
+  g_atomic_int_inc (&libsoup_complaints);
+  return TRUE;                        /* discarded */
+}
+
+/* libsoup itself complains about "-5" (its body stream's content-length
+ * property refuses it) before the element sees the response: that message
+ * is libsoup's, not a failure of the element.  GLib emits it as a WARNING
+ * before 2.76 and as a CRITICAL since ("Replace most GObject warnings with
+ * criticals"): the filter takes that one message at the level of the GLib
+ * running, and nothing else. */
 GST_START_TEST (test_content_length_negative)
 {
-  gst_check_add_log_filter ("GLib-GObject", G_LOG_LEVEL_WARNING,
-                            g_regex_new ("content-length", 0, 0, NULL), NULL, NULL, NULL);
+  GLogLevelFlags level = glib_check_version (2, 76, 0) == NULL ? G_LOG_LEVEL_CRITICAL : G_LOG_LEVEL_WARNING;
+  g_atomic_int_set (&libsoup_complaints, 0);
+  gst_check_add_log_filter ("GLib-GObject", level,
+                            g_regex_new ("^value \"-5\" of type '[a-z0-9]+' is invalid or out of range "
+                                         "for property 'content-length' of type '[a-z0-9]+'$", 0, 0, NULL),
+                            count_complaint, NULL, NULL);
   check ("/cl-negative", 0, 3, WANT_ERROR, 10, 4);
   gst_check_clear_log_filter ();
+  GST_INFO ("libsoup complained %d times", g_atomic_int_get (&libsoup_complaints));
 }
 GST_END_TEST;
 
