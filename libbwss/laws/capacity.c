@@ -383,12 +383,15 @@ act_probed (BwssCapacity *c, const BwssParams *p, uint64_t now)
   return RULE_PROBED;
 }
 
-/* The link has room again: the next probe need not wait. */
+/* The link has room again: the next probe need not wait, and what losses
+ * or a deficit said of the link is past (the raise is not held to
+ * loss_raise: a link whose rate came back is found in seconds). */
 static void
 forget_probes (BwssCapacity *c)
 {
   c->probe_wait_us = 0;
   c->last_probed_us = 0;
+  c->last_loss_us = 0;
 }
 
 /* Rule "cut": a drain to the σ drain_sigma asks for, for H RTTs, then the
@@ -422,10 +425,13 @@ static int
 act_deficit (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
 {
   c->probe_from_bps = 0.0;
-  set_sigma (c, k->u > k->minima ? k->u : k->minima);
-  c->busy_link_bps = k->u;
-  if (k->u > c->link_max_bps)
-    c->link_max_bps = k->u;
+  double s = c->sigma_bps - k->deficit;
+  if (s > k->u_link)
+    s = k->u_link;
+  set_sigma (c, s > k->minima ? s : k->minima);
+  c->busy_link_bps = k->u_link;
+  if (k->u_link > c->link_max_bps)
+    c->link_max_bps = k->u_link;
   c->last_loss_us = now;
   c->loss_votes = 0;
   return RULE_DEFICIT;
