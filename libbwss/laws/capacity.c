@@ -34,10 +34,10 @@
  * |           |                              |                                             | cruise: σ ← (1−α)·U + unused targets;       |
  * |           |                              |                                             | U' = Σ max(R_i, m_i); not below Σm, never   |
  * |           |                              |                                             | above the σ before                          |
- * | deficit   | short buffers, AQMs          | a flow with a minimum below (1−α)·m for     | σ ← max(U, Σm); the link seen busy ← U;     |
- * |           |                              | less than reserve_hold_us, a queue (above   | raises bounded by loss_raise for            |
- * |           |                              | the band) now or at the last decision,      | loss_memory_us                              |
- * |           |                              | Σm < U < σ                                  |                                             |
+ * | deficit   | short buffers, AQMs          | a flow with a minimum below (1−α)·m for     | σ ← max(Σm, min(σ − D, U_link)), D what the |
+ * |           |                              | less than reserve_hold_us, a queue (above   | minima miss; the link seen busy ← U_link;   |
+ * |           |                              | the band) now or at the last decision,      | raises bounded by loss_raise for            |
+ * |           |                              | Σm < U < σ                                  | loss_memory_us (room again ends it)         |
  * | loss      | paper rules (c), (d); AQMs   | a queue but not over target, flows short of | σ ← (1−α)·U', not below Σm; raises bounded  |
  * |           |                              | target and held neither by their window nor | by loss_raise for loss_memory_us, or until  |
  * |           |                              | at their minimum carry >= U/2, U < (1−α)·σ, | q reaches q_t                               |
@@ -80,10 +80,12 @@
  * a flow with a minimum gets less than it while a queue shows at all and σ
  * is above what the link delivers (U) — the flows without a minimum reach
  * their targets through the buffer's or the AQM's drops, which the video
- * shares; σ ← U leaves them U − Σm, exactly what the minima miss less, and
- * U is the link seen busy (the raise stops there; on a link whose rate
- * falls this is the verdict that follows it down, at the first decision
- * after the video falls short).  A minimum unmet for reserve_hold_us is its
+ * shares; σ lowered by D, what the minima miss, takes exactly that from
+ * them (eq. 6), decision after decision while the video stays short, and
+ * never below U over the link window (a momentary dip of U is not the
+ * link); that U is the link seen busy (the raise stops there; on a link
+ * whose rate falls this is the verdict that follows it down, from the first
+ * decision after the video falls short).  A minimum unmet for reserve_hold_us is its
  * source's doing, not the link's: the rule no longer counts it, and the
  * raise takes the room back.  "loss" brings σ back to U once the drops,
  * not the windows, hold the flows (a flow that moves less than a window per
@@ -416,11 +418,8 @@ act_cut (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCount
   return RULE_CUT;
 }
 
-/* Rule "deficit": σ ← U, so the flows without a minimum get U − Σm, less
- * than they move now by what the minima miss (eq. 6); U is the link seen
- * busy (the ramp stops there, as after a queue at its target: a short
- * buffer or an AQM never lets the queue say so); raises bounded as after a
- * loss. */
+/* Rule "deficit": σ lowered by what the minima miss, not below U over the
+ * link window, which is the link seen busy; raises bounded as after a loss. */
 static int
 act_deficit (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
 {
