@@ -947,8 +947,8 @@ video_against_tcp (const char *what, double buffer_s, double aqm_s)
 static void
 test_trace_short_buffer (void)
 {
-  g_assert_cmpuint (video_against_tcp ("12-ms buffer", 0.012, 0.0), <=, 2);   /* 27 before rule
-                                                                                 * "deficit" */
+  /* 27 s before rule "deficit" */
+  g_assert_cmpuint (video_against_tcp ("12-ms buffer", 0.012, 0.0), <=, 2);
 }
 
 static void
