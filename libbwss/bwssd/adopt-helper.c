@@ -22,6 +22,7 @@ adopt_helper_option (const char *name, const char *value, gpointer data, GError 
   }
   g_free (forced_path);
   forced_path = g_strdup (value);
+  g_setenv ("BWSSD_ADOPT_HELPER", value, TRUE);   /* for what bwssd execs (a watchdog) */
   return TRUE;
 }
 

@@ -27,7 +27,8 @@
 #define ADOPT_HELPER_TIMEOUT_MS 1000
 
 /* The GOptionArgFunc of bwssd's --adopt-helper PATH: forces the helper at
- * PATH. */
+ * PATH, in this process and (through $BWSSD_ADOPT_HELPER) in what it
+ * executes.  Call it before any thread exists (it sets the environment). */
 gboolean adopt_helper_option (const char *name, const char *value, gpointer data, GError **error);
 
 /* Returns the socket of the forced helper (--adopt-helper, else
