@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "adopt-helper.h"
 #include "adopt-proc.h"
 #include "kernel.h"
 
@@ -131,6 +132,8 @@ adopt_proc_cgroup (pid_t pid)
 int
 adopt_proc_take (pid_t pid, int fd, guint64 inode)
 {
+  if (adopt_helper_forced ())
+    return adopt_helper_take (pid, fd, inode, -EPERM);
   int pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
   if (pidfd < 0)
     return -errno;
@@ -138,7 +141,7 @@ adopt_proc_take (pid_t pid, int fd, guint64 inode)
   int err = errno;
   close (pidfd);
   if (dup < 0)
-    return -err;
+    return err == EPERM ? adopt_helper_take (pid, fd, inode, -EPERM) : -err;   /* Yama: bwss-sockd */
   if (!knob_fd_is (dup, inode)) {
     close (dup);
     return -ESTALE;
@@ -149,6 +152,8 @@ adopt_proc_take (pid_t pid, int fd, guint64 inode)
 const char *
 adopt_proc_why (int err)
 {
+  if (adopt_helper_why (err))
+    return adopt_helper_why (err);
   switch (err) {
   case EPERM:
     return "not permitted (Yama ptrace_scope, or the process is not dumpable)";
@@ -182,6 +187,8 @@ has_cap_sys_ptrace (void)
 char *
 adopt_proc_capability (gboolean *can)
 {
+  if (adopt_helper_forced ())
+    return adopt_helper_capability (can);
   int self = (int) syscall (SYS_pidfd_open, getpid (), 0);
   int probe = self >= 0 ? (int) syscall (SYS_pidfd_getfd, self, 0, 0) : -1;
   int err = errno;
@@ -205,6 +212,8 @@ adopt_proc_capability (gboolean *can)
   if (level == 1 && cap)
     return g_strdup ("can adopt the flows of every process of this user "
                      "(Yama ptrace_scope 1, and bwssd has CAP_SYS_PTRACE)");
+  if (level == 1 && adopt_helper_present ())
+    return adopt_helper_capability (can);
   if (level == 1)
     return g_strdup ("can adopt only the flows of its own descendants: Yama ptrace_scope is 1 and "
                      "bwssd lacks CAP_SYS_PTRACE (flows of other processes are listed as not adopted; "

@@ -30,6 +30,7 @@
 #include <gio/gio.h>
 #include <bwss/bwss-glib.h>
 #include <bwss/domain.h>
+#include "adopt-helper.h"
 #include "adopt-proc.h"
 #include "adopt-rules.h"
 #include "adopt-watchdog.h"
@@ -42,6 +43,7 @@ static gchar *opt_domain;
 static gchar *opt_rules;
 
 static GOptionEntry entries[] = {
+  { "adopt-helper", 0, G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, (gpointer) adopt_helper_option, "Take sockets only through the bwss-sockd helper at PATH, never with pidfd_getfd (default: $BWSSD_ADOPT_HELPER; else the helper at /run/bwss-sockd.sock is asked where pidfd_getfd is refused)", "PATH" },
   { "foreground", 'f', 0, G_OPTION_ARG_NONE, &opt_foreground, "Do not detach (for systemd and the terminal)", NULL },
   { "domain", 0, 0, G_OPTION_ARG_STRING, &opt_domain, "Domain name (default $BWSS_DOMAIN, else per user)", "NAME" },
   { "rules", 'r', 0, G_OPTION_ARG_FILENAME, &opt_rules, "Rules file (default $XDG_CONFIG_HOME/bwss/rules.conf)", "FILE" },
