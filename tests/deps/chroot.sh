@@ -11,6 +11,9 @@
 #       cache is rebuilt, so the packages are the release's current ones)
 #   chroot_extract TARBALL DIR   a fresh chroot in DIR
 #   chroot_run DIR COMMAND       runs the shell line COMMAND as root in DIR
+#   chroot_run_isolated DIR COMMAND   the same in new network, PID, IPC and
+#                                UTS namespaces (only a loopback, only its own
+#                                processes): for test suites
 #   chroot_remove DIR            removes DIR (only if nothing is mounted there)
 #
 # Environment: BWSS_CHROOT_CACHE (default /var/cache/bwss-chroots),
@@ -20,7 +23,11 @@
 # chroot_run mounts /proc, a read-only /sys, a devpts instance and a tmpfs on
 # /dev/shm in a private mount namespace (unshare): they exist only while the
 # command runs and vanish with it, whatever happens to the caller.  The host's
-# network is shared (apt, loopback tests).  A download cache per release
+# network is shared (apt needs it).  chroot_run_isolated gives the command its
+# own network and PID namespaces: sock_diag and /proc then show the chroot's
+# sockets and processes only, so neither a bwssd on the host adopts the
+# tests' downloads nor the tests' bwssd the host's (both run as root), and
+# every process left behind dies with the namespace's init.  A download cache per release
 # (BWSS_CHROOT_CACHE/apt-RELEASE) is bound on /var/cache/apt/archives, so a
 # package is fetched once; each chroot is still a fresh extraction.
 
@@ -96,16 +103,27 @@ chroot_extract() {
   # no daemon of a package installed later starts in the chroot
   printf '#!/bin/sh\nexit 101\n' >"$dir/usr/sbin/policy-rc.d"
   chmod 755 "$dir/usr/sbin/policy-rc.d"
+  # the tarball's /dev has the basic nodes; the lab's delay stage needs a tun
+  mkdir -p "$dir/dev/net"
+  [ -e "$dir/dev/net/tun" ] || mknod -m 666 "$dir/dev/net/tun" c 10 200
 }
 
-chroot_run() {
-  local dir=$1; shift
+chroot_run() { chroot_unshare "$1" shared -- "${@:2}"; }
+chroot_run_isolated() { chroot_unshare "$1" isolated -- "${@:2}"; }
+
+chroot_unshare() {   # chroot_unshare DIR shared|isolated -- COMMAND
+  local dir=$1 mode=$2 opts=(--mount --propagation private); shift 3
+  [ "$mode" = shared ] || opts+=(--net --pid --fork --ipc --uts)
   local release archives
   release=$(. "$dir/etc/os-release" && echo "${VERSION_CODENAME:-unknown}")
   archives=$BWSS_CHROOT_CACHE/apt-$release
   mkdir -p "$archives/partial"
-  unshare --mount --propagation private -- /bin/bash -ec '
-    d=$1 archives=$2 env=$3; shift 3
+  unshare "${opts[@]}" -- /bin/bash -ec '
+    d=$1 archives=$2 env=$3 mode=$4; shift 4
+    # a new network namespace has a loopback that is down
+    [ "$mode" = shared ] || ip link set lo up
+    # the chroot'"'"'s / a mount point of its own (ip netns exec remounts it)
+    mount --bind "$d" "$d"
     mount -t proc proc "$d/proc"
     mount -t sysfs -o ro sysfs "$d/sys" 2>/dev/null || mount --bind -o ro /sys "$d/sys"
     mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts "$d/dev/pts"
@@ -116,7 +134,7 @@ chroot_run() {
       PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
       HOME=/root LANG=C.UTF-8 TERM=dumb DEBIAN_FRONTEND=noninteractive $env \
       /bin/bash -ec "$*"
-  ' chroot-run "$dir" "$archives" "${CHROOT_ENV:-}" "$@"
+  ' chroot-run "$dir" "$archives" "${CHROOT_ENV:-}" "$mode" "$@"
 }
 
 chroot_remove() {
