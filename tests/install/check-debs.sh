@@ -24,14 +24,15 @@
 # usage: check-debs.sh [--release R]... [--debs R=DIR]... [--out DIR]
 #                      [--source DIR] [--keep] [--gate]
 #   --debs R=DIR  install the .debs of DIR for release R instead of building
-#   --out DIR     where the built packages and logs go (default ./debs)
+#   --out DIR     where the built packages and logs go (default build-debs/
+#                 in the source tree, ignored by git)
 #   --keep        keep the chroots (printed) instead of removing them
 #   --gate        skip unless BWSS_TEST_DEBS=1 (how meson runs it: suite
 #                 'debian', not part of the default run; it takes minutes)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 src=$(cd "$here/../.." && pwd)
-releases=() out=$PWD/debs keep=0 gate=0
+releases=() out= keep=0 gate=0
 declare -A given_debs=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -45,10 +46,11 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ ${#releases[@]} -gt 0 ] || releases=(bookworm trixie)
+[ -n "$out" ] || out=$src/build-debs
 
 skip_all() { echo "1..0 # SKIP $*"; exit 0; }
 [ "$gate" = 0 ] || [ "${BWSS_TEST_DEBS:-0}" = 1 ] ||
-  skip_all "set BWSS_TEST_DEBS=1 to build and install the Debian packages in bookworm and trixie chroots (root, mmdebstrap, the mirror; ~2 min with cached chroots, ~4 min without)"
+  skip_all "set BWSS_TEST_DEBS=1 to build and install the Debian packages in bookworm and trixie chroots (root, mmdebstrap, the mirror; ~2 min with cached chroots, ~4.5 min without)"
 [ "$(id -u)" = 0 ] || skip_all "needs root (chroots)"
 for tool in mmdebstrap zstd unshare; do
   command -v "$tool" >/dev/null || skip_all "no $tool (apt-get install mmdebstrap zstd)"
@@ -228,6 +230,8 @@ install_in() {   # install_in RELEASE DEBS_DIR LOGS_DIR
   timed "$release: remove and purge" "$t0"
 }
 
+mkdir -p "$out"
+[ -e "$out/.gitignore" ] || echo '*' >"$out/.gitignore"
 for release in "${releases[@]}"; do
   echo "# === $release"
   mkdir -p "$out/$release"
