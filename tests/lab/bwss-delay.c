@@ -2,11 +2,25 @@
 /*
  * bwss-delay — the lab's delay stage: forwards IP packets between two TUN
  * devices, holding each for a one-way delay chosen by the server address it
- * goes to or comes from.  This kernel has no netem; the rate limit stays in
- * the kernel (tbf/htb on the router's client-side interface).
+ * goes to or comes from.  This kernel has no netem.  The rate limit stays in
+ * the kernel (tbf/htb on the router's client-side interface) unless
+ * --bottleneck is given: then the stage is the bottleneck of the server →
+ * client direction itself (lab-link: a drop-tail, CoDel or FQ-CoDel queue in
+ * front of a serialisation at --rate-kbps or along --trace).
  *
  *   bwss-delay --client-tun NAME --server-tun NAME [--default-ms MS]
  *              [--delay ADDR=MS]… [--stats FILE]
+ *              [--bottleneck droptail|codel|fq_codel --rate-kbps KBPS
+ *               [--queue-ms MS] [--trace FILE] [--priority ADDR]] [--realtime PRIO]
+ *
+ * --queue-ms is drop-tail's buffer in ms of --rate-kbps; --trace a file of
+ * "seconds kbit/s" lines, the rate from that time on, whose clock starts at
+ * SIGUSR1 (before it: the first line's rate); --priority ADDR makes the
+ * packets from ADDR a class served strictly first (the ideal router), each
+ * class with its own queue of the kind.  --realtime runs the stage under
+ * SCHED_FIFO at PRIO (1-99) so that other work on the machine does not
+ * delay its departures (the kernel's RT throttling still leaves 5 % to the
+ * rest).
  *
  * Packets read from the client-side TUN (client → server) are delayed by the
  * entry of their destination, packets read from the server-side TUN by the
@@ -19,11 +33,15 @@
  * (up to 64 KB) whole and segments them again on the way out, so one read
  * and one write move dozens of segments — at 100 Mbit/s a few hundred
  * system calls a second instead of 17 000.  Every readable packet is read
- * per wake-up, every due packet written per timer expiry.
+ * per wake-up, every due packet written per timer expiry.  As the
+ * bottleneck the server-side TUN keeps checksum offload but not TSO: an AQM
+ * must see the packets the link carries, not 64-kB super-packets, so the
+ * kernel segments before handing them over.
  *
  * Precision.  Each packet's lateness (written − due) goes into a histogram;
  * --stats FILE gets, at exit, one JSON object: packets, bytes, drops and
- * the p50/p99/max lateness in µs — the lab checks a run against it.
+ * the p50/p99/max lateness in µs, and as the bottleneck "bottleneck" with
+ * its own (lab-link.h) — the lab checks a run against it.
  *
  * Runs until SIGTERM/SIGINT.
  */
@@ -41,9 +59,13 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sched.h>
+#include <sys/prctl.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "lab-link.h"
 
 #define VNET_HDR     ((int) sizeof (struct virtio_net_hdr))
 #define MAX_FRAME    (VNET_HDR + 65536)   /* a GSO super-packet and its header */
@@ -55,6 +77,7 @@ typedef struct {
   uint64_t due_ns;
   uint64_t seq;                 /* FIFO among equal due times */
   int      out_fd;
+  bool     to_link;             /* server → client through the bottleneck */
   uint32_t len;                 /* vnet header included */
   uint8_t *data;
 } Packet;
@@ -66,7 +89,9 @@ static uint64_t seq, queued_bytes;
 static struct { struct in_addr addr; uint64_t delay_ns; } delays[MAX_DELAYS];
 static int n_delays;
 static uint64_t default_ns;
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, start_trace;
+static Link the_link;
+static bool have_link;
 
 /* statistics */
 static uint64_t st_packets, st_bytes, st_drops, st_max_late_ns;
@@ -144,7 +169,7 @@ delay_for (struct in_addr addr)
 }
 
 static int
-tun_attach (const char *name)
+tun_attach (const char *name, bool tso)
 {
   int fd = open ("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
@@ -154,7 +179,7 @@ tun_attach (const char *name)
   ifr.ifr_flags = IFF_TUN | IFF_NO_PI | IFF_VNET_HDR;
   snprintf (ifr.ifr_name, sizeof ifr.ifr_name, "%s", name);
   int hdr = VNET_HDR;
-  unsigned offloads = TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6;
+  unsigned offloads = TUN_F_CSUM | (tso ? TUN_F_TSO4 | TUN_F_TSO6 : 0);
   if (ioctl (fd, TUNSETIFF, &ifr) < 0 || ioctl (fd, TUNSETVNETHDRSZ, &hdr) < 0
       || ioctl (fd, TUNSETOFFLOAD, offloads) < 0) {
     close (fd);
@@ -177,7 +202,7 @@ drain (int in, int out, bool from_client, uint8_t *buf)
       st_drops++;                        /* held too much: drop, like a full buffer */
       continue;
     }
-    Packet p = { .out_fd = out, .len = (uint32_t) n, .seq = seq++ };
+    Packet p = { .out_fd = out, .len = (uint32_t) n, .seq = seq++, .to_link = have_link && !from_client };
     p.data = malloc ((size_t) n);
     if (p.data == NULL) {
       st_drops++;
@@ -206,8 +231,10 @@ arm (int tfd)
 {
   struct itimerspec its;
   memset (&its, 0, sizeof its);
-  if (heap_n) {
-    uint64_t due = heap[0].due_ns;
+  uint64_t due = heap_n ? heap[0].due_ns : UINT64_MAX;
+  if (have_link && link_next_ns (&the_link) < due)
+    due = link_next_ns (&the_link);
+  if (due != UINT64_MAX) {
     its.it_value.tv_sec = (time_t) (due / 1000000000ull);
     its.it_value.tv_nsec = (long) (due % 1000000000ull);
     if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
@@ -233,17 +260,33 @@ account (uint64_t late_ns, uint32_t bytes)
 }
 
 static void
+link_write (void *ctx, const LabPkt *p)
+{
+  if (write (*(int *) ctx, p->data, p->frame_len) < 0 && errno != EAGAIN)
+    perror ("bwss-delay: write");
+}
+
+static void
 release_due (void)
 {
   uint64_t now = now_ns ();
   while (heap_n && heap[0].due_ns <= now) {
     Packet p = heap_pop ();
-    if (write (p.out_fd, p.data, p.len) < 0 && errno != EAGAIN)
-      perror ("bwss-delay: write");
     account (now - p.due_ns, p.len - VNET_HDR);
     queued_bytes -= p.len;
+    LabPkt *lp = p.to_link ? malloc (sizeof *lp) : NULL;
+    if (lp) {
+      /* on to the bottleneck, arriving when it was due */
+      *lp = (LabPkt) { .frame_len = p.len, .data = p.data };
+      link_arrive (&the_link, lp, VNET_HDR, p.due_ns);
+      continue;
+    }
+    if (write (p.out_fd, p.data, p.len) < 0 && errno != EAGAIN)
+      perror ("bwss-delay: write");
     free (p.data);
   }
+  if (have_link)
+    link_service (&the_link, now);
 }
 
 /* Returns the upper bound of the lateness bucket holding quantile @q, µs. */
@@ -270,25 +313,35 @@ write_stats (const char *path)
     return;
   }
   fprintf (f, "{\"packets\": %llu, \"bytes\": %llu, \"drops\": %llu, \"late_p50_us\": %llu, "
-              "\"late_p99_us\": %llu, \"late_max_us\": %llu}\n",
+              "\"late_p99_us\": %llu, \"late_max_us\": %llu",
            (unsigned long long) st_packets, (unsigned long long) st_bytes,
            (unsigned long long) st_drops, (unsigned long long) quantile_us (0.5),
            (unsigned long long) quantile_us (0.99), (unsigned long long) (st_max_late_ns / 1000));
+  if (have_link) {
+    fprintf (f, ", \"bottleneck\": {");
+    link_write_stats (&the_link, f);
+    fprintf (f, "}");
+  }
+  fprintf (f, "}\n");
   fclose (f);
 }
 
 static void
 on_signal (int sig)
 {
-  (void) sig;
-  stop = 1;
+  if (sig == SIGUSR1)
+    start_trace = 1;
+  else
+    stop = 1;
 }
 
 static void
 usage (void)
 {
   fprintf (stderr, "usage: bwss-delay --client-tun NAME --server-tun NAME [--default-ms MS] "
-                   "[--delay ADDR=MS]... [--stats FILE]\n");
+                   "[--delay ADDR=MS]... [--stats FILE] [--bottleneck droptail|codel|fq_codel "
+                   "--rate-kbps KBPS [--queue-ms MS] [--trace FILE] [--priority ADDR]] "
+                   "[--realtime PRIO]\n");
   exit (2);
 }
 
@@ -305,10 +358,57 @@ parse_ms (const char *s)
   return (uint64_t) (ms * 1e6);
 }
 
+static double
+parse_positive (const char *opt, const char *s)
+{
+  char *end;
+  errno = 0;
+  double v = strtod (s, &end);
+  if (errno || end == s || *end || !(v > 0) || v > 1e9) {
+    fprintf (stderr, "bwss-delay: %s '%s' is not a number > 0\n", opt, s);
+    exit (2);
+  }
+  return v;
+}
+
+/* The bottleneck from its options; exits 2 on a bad one. */
+static void
+setup_link (const char *kind, double rate_kbps, double queue_ms, const char *trace,
+            const char *prio, int *out_fd)
+{
+  int k = aqm_kind_from_name (kind);
+  if (k < 0 || !(rate_kbps > 0)) {
+    fprintf (stderr, "bwss-delay: --bottleneck droptail|codel|fq_codel needs --rate-kbps\n");
+    exit (2);
+  }
+  AqmConfig cfg = aqm_defaults ((AqmKind) k);
+  if (k == AQM_DROPTAIL)
+    cfg.limit_bytes = (uint64_t) (queue_ms / 1000.0 * rate_kbps * 1000.0 / 8.0);
+  if (cfg.limit_bytes < 3000)
+    cfg.limit_bytes = 3000;                  /* two packets, as tbf's burst */
+  LinkRatePoint *pts = NULL;
+  size_t n = 0;
+  if (trace && (pts = link_trace_load (trace, &n)) == NULL)
+    exit (2);
+  struct in_addr pa = { 0 };
+  if (prio && inet_pton (AF_INET, prio, &pa) != 1) {
+    fprintf (stderr, "bwss-delay: --priority '%s' is not an IPv4 address\n", prio);
+    exit (2);
+  }
+  if (!link_init (&the_link, &cfg, rate_kbps * 1000.0, pts, n, pa.s_addr, link_write, out_fd)) {
+    fprintf (stderr, "bwss-delay: out of memory\n");
+    exit (1);
+  }
+  have_link = true;
+}
+
 int
 main (int argc, char **argv)
 {
   const char *ctun = NULL, *stun = NULL, *stats = NULL;
+  const char *bottleneck = NULL, *trace = NULL, *prio = NULL;
+  double rate_kbps = 0, queue_ms = 150, rt_prio = 0;
+  static int client_fd = -1;
   for (int i = 1; i < argc; i++) {
     if (i + 1 >= argc)
       usage ();
@@ -320,6 +420,18 @@ main (int argc, char **argv)
       stats = argv[++i];
     } else if (strcmp (argv[i], "--default-ms") == 0) {
       default_ns = parse_ms (argv[++i]);
+    } else if (strcmp (argv[i], "--bottleneck") == 0) {
+      bottleneck = argv[++i];
+    } else if (strcmp (argv[i], "--rate-kbps") == 0) {
+      rate_kbps = parse_positive ("--rate-kbps", argv[++i]);
+    } else if (strcmp (argv[i], "--queue-ms") == 0) {
+      queue_ms = parse_positive ("--queue-ms", argv[++i]);
+    } else if (strcmp (argv[i], "--trace") == 0) {
+      trace = argv[++i];
+    } else if (strcmp (argv[i], "--priority") == 0) {
+      prio = argv[++i];
+    } else if (strcmp (argv[i], "--realtime") == 0) {
+      rt_prio = parse_positive ("--realtime", argv[++i]);
     } else if (strcmp (argv[i], "--delay") == 0) {
       char *spec = argv[++i], *eq = strchr (spec, '=');
       if (eq == NULL || n_delays == MAX_DELAYS)
@@ -336,13 +448,24 @@ main (int argc, char **argv)
   }
   if (ctun == NULL || stun == NULL)
     usage ();
+  if (bottleneck)
+    setup_link (bottleneck, rate_kbps, queue_ms, trace, prio, &client_fd);
+  else if (trace || prio || rate_kbps > 0)
+    usage ();
+  prctl (PR_SET_TIMERSLACK, 1ul);            /* departures to the µs, not 50 µs late */
+  if (rt_prio > 0) {
+    struct sched_param sp = { .sched_priority = rt_prio > 99 ? 99 : (int) rt_prio };
+    if (sched_setscheduler (0, SCHED_FIFO, &sp) < 0)
+      perror ("bwss-delay: --realtime (left at normal priority)");
+  }
 
   uint8_t *buf = malloc (MAX_FRAME);
   if (buf == NULL) {
     fprintf (stderr, "bwss-delay: out of memory\n");
     return 1;
   }
-  int cfd = tun_attach (ctun), sfd = tun_attach (stun);
+  int cfd = tun_attach (ctun, true), sfd = tun_attach (stun, !have_link);
+  client_fd = cfd;
   if (cfd < 0 || sfd < 0) {
     fprintf (stderr, "bwss-delay: cannot attach to %s / %s: %s\n", ctun, stun, strerror (errno));
     return 1;
@@ -359,8 +482,11 @@ main (int argc, char **argv)
   struct sigaction sa = { .sa_handler = on_signal };
   sigaction (SIGTERM, &sa, NULL);
   sigaction (SIGINT, &sa, NULL);
+  sigaction (SIGUSR1, &sa, NULL);
 
   while (!stop) {
+    if (start_trace && have_link && the_link.t0_ns == 0)
+      link_start (&the_link, now_ns ());
     struct epoll_event evs[8];
     int n = epoll_wait (ep, evs, 8, 1000);
     for (int i = 0; i < n; i++) {
@@ -378,5 +504,7 @@ main (int argc, char **argv)
     arm (tfd);
   }
   write_stats (stats);
+  if (have_link)
+    link_free (&the_link);
   return 0;
 }

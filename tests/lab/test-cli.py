@@ -33,7 +33,19 @@ def lab(*args):
 
 
 before = namespaces()
+BAD_TRACE = tempfile.NamedTemporaryFile("w", suffix=".trace", delete=False)
+BAD_TRACE.write("# a trace\n0 960\n10 480\n5 960\n")
+BAD_TRACE.close()
+WORD_TRACE = tempfile.NamedTemporaryFile("w", suffix=".trace", delete=False)
+WORD_TRACE.write("0 960\n10 fast\n")
+WORD_TRACE.close()
 BAD = [
+    (["run", "streaming", "--set", "bottleneck=red"], "bottleneck"),
+    (["run", "streaming", "--set", "link_trace=nosuch"], "not a built-in trace"),
+    (["run", "streaming", "--set", "link_trace=" + BAD_TRACE.name], BAD_TRACE.name + ":4"),
+    (["run", "streaming", "--set", "link_trace=" + WORD_TRACE.name], WORD_TRACE.name + ":2"),
+    (["run", "streaming", "--set", "stage_realtime=200"], "stage_realtime"),
+    (["run", "streaming", "--set", "queue_ms=0"], "queue_ms"),
     (["run", "nosuch"], "unknown scenario"),
     (["run", "streaming", "--mode", "fastest"], "unknown mode"),
     (["run", "streaming", "--set", "link_kbps=fast"], "link_kbps"),
@@ -108,5 +120,34 @@ check(share_summary(params, [b1, b1]) is not None and share_summary(params, [b1,
       "shares that never come back are said so")
 check(share_summary(dict(params, weights=[1.0, 1.0]), [b1, b2]) is None,
       "equal weights: no share figure")
+# the link traces: built-in ones seeded and reproducible, within their
+# bounds; a file's points; the capacity per second; the figures over it
+from bwsslab import linkstats, linktrace  # noqa: E402
+from bwsslab.scenario import SCENARIOS  # noqa: E402
+sc = SCENARIOS["streaming"].with_sets(["link_trace=wifi"])
+w1, w2 = linktrace.points(sc), linktrace.points(sc)
+w3 = linktrace.points(SCENARIOS["streaming"].with_sets(["link_trace=wifi", "trace_seed=2"]))
+gaps = [b[0] - a[0] for a, b in zip(w1, w1[1:])]
+check(w1 == w2 and w1 != w3, "wifi: the same seed gives the same trace, another seed another")
+check(all(480 <= k <= 1440 for _, k in w1) and min(gaps) >= 0.099 and max(gaps) <= 0.501
+      and w1[-1][0] >= sc.duration, "wifi: rates within ±50 %% of 960, a change every 0.1-0.5 s (%d points)" % len(w1))
+lte = linktrace.points(SCENARIOS["streaming"].with_sets(["link_trace=lte"]))
+fade = linktrace.per_second(lte, 90, 960)
+check(min(k for _, k in lte) == 0.2 * 960 and sum(1 for c in fade if c <= 0.2 * 960 + 1e-6) >= 3,
+      "lte: whole seconds at 20 %% (%d of 90)" % sum(1 for c in fade if c <= 192.001))
+st = linktrace.per_second(linktrace.points(SCENARIOS["streaming"].with_sets(["link_trace=step"])), 90, 960)
+check(st[29] == 960 and st[30] == 384 and st[59] == 384 and st[60] == 960, "step: full, 40 %, full")
+check(linktrace.per_second([(0, 1000), (0.25, 2000)], 2, 1) == [1750.0, 2000.0],
+      "capacity per second integrates the steps")
+check(linktrace.per_second(None, 3, 960) == [960.0] * 3, "no trace: the link rate")
+fig = linkstats.use_of_capacity(SCENARIOS["streaming"].with_sets(["duration=10", "measure_from=0"]),
+                                [1000.0] * 5 + [500.0] * 5,
+                                {"video": [496.0] * 5 + [400.0] * 5, "bulk1": [200.0] * 10,
+                                 "bulk2": [200.0] * 10}, [0.0] * 10, 0, 1.0, 1.0, 0.9)
+check(fig["capable_seconds"] == 5 and fig["video_at_min_capable"] == 1.0
+      and abs(fig["bulk_use_of_left"] - 4000 / (5 * 504 + 5 * 100)) < 1e-3,
+      "capable seconds, video at min over them, bulk use of what is left: %s" % fig)
+os.unlink(BAD_TRACE.name)
+os.unlink(WORD_TRACE.name)
 print("1..%d" % n)
 sys.exit(0 if good else 1)

@@ -10,6 +10,7 @@ import os
 import statistics
 import subprocess
 
+from . import linkstats
 from .proc import program
 from .scenario import BWSS_MODES
 from .topology import VIDEO_ADDR, bulk_addr, ideal_video_class_kbps
@@ -142,11 +143,13 @@ def queue_summary(qdelay, skip):
     return out
 
 
-def validity(sc, mode, out_dir, agg_by_sec, cross, video_series, skip):
+def validity(sc, mode, out_dir, agg_by_sec, cross, video_series, skip, cap):
     """Whether the lab carried the link in this run: the delay stage kept its
-    delays (p99 lateness, no drops), plain TCP filled what cross traffic
-    left, the ideal router gave the video its stream.  Returns (valid,
-    reasons)."""
+    delays (p99 lateness, no drops); as the bottleneck it carried the rate
+    (linkstats.stage_validity); plain TCP filled what cross traffic left
+    (on a fixed rate: on a moving one filling it is TCP's business); the
+    ideal router gave the video its stream.  cap: the link's rate per
+    second.  Returns (valid, reasons)."""
     reasons = []
     try:
         d = json.load(open(os.path.join(out_dir, "delay.json")))
@@ -156,15 +159,24 @@ def validity(sc, mode, out_dir, agg_by_sec, cross, video_series, skip):
             reasons.append("delay stage dropped %d packets" % d["drops"])
     except (OSError, ValueError):
         reasons.append("no delay stage statistics")
+    if sc.stage_bottleneck():
+        reasons += linkstats.stage_validity(linkstats.load_stage(out_dir), out_dir)
     secs = range(skip, int(sc.duration))
-    if mode == "tcp":
-        left = [max(0.0, sc.link_kbps * PAYLOAD_SHARE - cross[s] * UDP_WIRE) for s in secs]
+    moving = sc.link_trace not in ("", "flat")
+    if mode == "tcp" and not moving:
+        left = [max(0.0, cap[s] * PAYLOAD_SHARE - cross[s] * UDP_WIRE) for s in secs]
         want = sum(left) / len(left)
         got = sum(agg_by_sec[s] for s in secs) / len(left)
         if got < TCP_FILL * want:
             reasons.append("tcp filled %.0f of %.0f kbit/s" % (got, want))
     if mode == "ideal" and sc.video and not sc.adaptive:
-        want = sum(min(video_source_kbps(sc, s), ideal_video_class_kbps(sc) / 1.1) for s in secs) / len(secs)
+        # HTB guarantees the video's class; the stage's strict priority gives
+        # it all it sends, up to what the link carries
+        if sc.stage_bottleneck():
+            want = sum(min(video_source_kbps(sc, s), cap[s] * PAYLOAD_SHARE) for s in secs) / len(secs)
+        else:
+            want = sum(min(video_source_kbps(sc, s), ideal_video_class_kbps(sc) / 1.1)
+                       for s in secs) / len(secs)
         got = sum(video_series[s] for s in secs) / len(secs)
         if got < IDEAL_VIDEO * want:
             reasons.append("ideal gave the video %.0f of %.0f kbit/s" % (got, want))
@@ -303,6 +315,9 @@ def analyse(sc, mode, out_dir, build_dir):
     skip = min(int(sc.measure_from), dur - 1)
     names = sorted(rate)
     agg_by_sec = [sum(rate[n][s] for n in names) for s in range(dur)]
+    cap = linkstats.capacity(sc)
+    stage = linkstats.load_stage(out_dir) if sc.stage_bottleneck() else None
+    st = linkstats.stage_series(stage, dur)
     qsec = {n: [None] * dur for n in names}
     for n in names:
         buckets = {}
@@ -313,13 +328,17 @@ def analyse(sc, mode, out_dir, build_dir):
                 qsec[n][s] = statistics.mean(vals)
     with open(os.path.join(out_dir, "series.csv"), "w") as f:
         f.write("t," + ",".join(n + "_kbps" for n in names) + ",aggregate_kbps,cross_kbps,sigma_kbps,"
-                + ",".join(n + "_queue_ms" for n in names) + ",controller_queue_ms\n")
+                + ",".join(n + "_queue_ms" for n in names) + ",controller_queue_ms,capacity_kbps,"
+                "stage_kbps,stage_sojourn_ms,stage_drops\n")
         for s in range(dur):
             cells = ["%d" % s] + ["%.1f" % rate[n][s] for n in names]
             cells += ["%.1f" % agg_by_sec[s], "%.1f" % cross[s],
                       "%.1f" % sigma[s] if sigma[s] is not None else ""]
             cells += ["%.1f" % qsec[n][s] if qsec[n][s] is not None else "" for n in names]
             cells.append("%.1f" % ctl_queue[s] if ctl_queue[s] is not None else "")
+            cells.append("%.1f" % cap[s])
+            cells += ["" if st[k][s] is None else fmt % st[k][s]
+                      for k, fmt in (("kbps", "%.1f"), ("sojourn_ms", "%.2f"), ("drops", "%d"))]
             f.write(",".join(cells) + "\n")
     flows = []
     for name in names:
@@ -349,12 +368,19 @@ def analyse(sc, mode, out_dir, build_dir):
     shares = share_summary(sc.parameters(), [rate["bulk%d" % (i + 1)] for i in range(sc.bulk)])
     if shares is not None:
         summary["shares"] = shares
+    summary["link"] = {"bottleneck": sc.bottleneck, "trace": sc.link_trace or None,
+                       "user_space": sc.stage_bottleneck()}
+    summary["link"].update(linkstats.use_of_capacity(sc, cap, rate, cross, skip, PAYLOAD_SHARE,
+                                                     UDP_WIRE, AT_MIN))
+    if stage is not None:
+        summary["link"]["stage"] = linkstats.stage_summary(stage)
     if any(v is not None for v in sigma):
         vals = [v for v in sigma[skip:] if v is not None]
         summary["sigma_median_kbps"] = round(statistics.median(vals), 1) if vals else None
     summary["valid"], summary["invalid_reasons"] = validity(
-        sc, mode, out_dir, agg_by_sec, cross, video or [0.0] * dur, skip)
+        sc, mode, out_dir, agg_by_sec, cross, video or [0.0] * dur, skip, cap)
     with open(os.path.join(out_dir, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2)
     return summary, {"rate": rate, "queue": qsec, "cross": cross, "sigma": sigma,
-                     "ctl_queue": ctl_queue, "aggregate": agg_by_sec}
+                     "ctl_queue": ctl_queue, "aggregate": agg_by_sec, "capacity": cap,
+                     "stage_sojourn": st["sojourn_ms"]}

@@ -2,7 +2,7 @@
 """The bwss-lab command.
 
   bwss-lab list
-  bwss-lab up [--set KEY=VALUE]...       bring the topology up, print its addresses
+  bwss-lab up [--set KEY=VALUE]... [--stats FILE]   bring the topology up, print its addresses
   bwss-lab down                          remove everything the lab made
   bwss-lab run SCENARIO [--mode MODE]... [--repeat N] [--duration S] [--set KEY=VALUE]...
                [--label TEXT] [--out DIR] [--build-dir DIR]
@@ -16,8 +16,8 @@ import shutil
 import signal
 import sys
 
-from . import analysis, plots, report, timeline, topology
-from .proc import LabError, program
+from . import analysis, linktrace, plots, report, timeline, topology
+from .proc import STATE_DIR, LabError, program
 from .scenario import BWSS_MODES, MODES, SCENARIOS, ScenarioError
 
 SRC_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -144,6 +144,7 @@ def main(argv=None):
     u = sub.add_parser("up")
     u.add_argument("--set", action="append")
     u.add_argument("--build-dir", default=os.path.join(SRC_ROOT, "build"))
+    u.add_argument("--stats", help="the delay stage writes its statistics (JSON) here when it stops")
     sub.add_parser("down")
     r = sub.add_parser("run")
     r.add_argument("scenario")
@@ -178,7 +179,15 @@ def main(argv=None):
                 sc = SCENARIOS["streaming"].with_sets(args.set)
             except ScenarioError as e:
                 raise LabError(str(e), 2)
-            topology.up(sc, os.path.abspath(args.build_dir))
+            trace = None
+            pts = linktrace.points(sc)
+            if pts:
+                os.makedirs(STATE_DIR, exist_ok=True)
+                trace = os.path.join(STATE_DIR, "link-trace.txt")
+                linktrace.write(pts, trace)
+            proc = topology.up(sc, os.path.abspath(args.build_dir), trace_file=trace,
+                               stats_file=os.path.abspath(args.stats) if args.stats else None)
+            topology.start_trace(proc)
             return 0
         return cmd_run(args, *prepared)
     except LabError as e:

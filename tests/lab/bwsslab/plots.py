@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The figures: per run, the rates (every flow, the aggregate, the cross
-traffic, σ, the link, the video's minimum) over the queueing delay every
-flow saw; per scenario, the late-packet curve of every mode (Fig. 7c)."""
+traffic, σ, the link's capacity — a step line when it follows a trace —, the
+video's minimum) over the queueing delay every flow saw (and the user-space
+bottleneck's own sojourn time); per scenario, the late-packet curve of every mode (Fig. 7c)."""
 import os
 
 from .analysis import PREBUFFERS
@@ -33,13 +34,20 @@ def plot_run(sc, summary, series, out_dir):
     sig = [v if v is not None else float("nan") for v in series["sigma"]]
     if any(v is not None for v in series["sigma"]):
         ax.plot(xs, sig, color="purple", linewidth=0.8, alpha=0.7, label="σ")
-    ax.axhline(sc.link_kbps, color="black", linewidth=0.5, alpha=0.5)
+    cap = series.get("capacity")
+    if cap and sc.link_trace:
+        ax.step(xs, cap, where="post", color="black", linewidth=0.9, alpha=0.7,
+                label="capacity (%s)" % os.path.basename(sc.link_trace))
+    else:
+        ax.axhline(sc.link_kbps, color="black", linewidth=0.5, alpha=0.5)
     if sc.video:
         ax.axhline(sc.video_min_kbps, color="red", linewidth=0.5, linestyle="-.", label="video minimum")
-    top = max([sc.link_kbps * 1.3] + [v for v in series["aggregate"]])
+    top = max([sc.link_kbps * 1.3] + [v for v in series["aggregate"]] + [v * 1.05 for v in cap or []])
     ax.set_ylim(0, top)
     ax.set_ylabel("kbit/s")
     title = "%s — %s" % (summary["scenario"], summary["mode"])
+    if sc.stage_bottleneck():
+        title += " [%s%s]" % (sc.bottleneck, ", " + os.path.basename(sc.link_trace) if sc.link_trace else "")
     if not summary.get("valid", True):
         title += " (INVALID: %s)" % "; ".join(summary["invalid_reasons"])
     ax.set_title(title, fontsize=10)
@@ -51,7 +59,14 @@ def plot_run(sc, summary, series, out_dir):
     cq = [v if v is not None else float("nan") for v in series["ctl_queue"]]
     if any(v is not None for v in series["ctl_queue"]):
         aq.plot(xs, cq, color="purple", linewidth=0.8, alpha=0.7, label="controller's estimate")
-    aq.axhline(sc.queue_ms, color="black", linewidth=0.5, alpha=0.5)
+    soj = series.get("stage_sojourn") or []
+    if any(v is not None for v in soj):
+        aq.plot(xs, [v if v is not None else float("nan") for v in soj], color="black", linewidth=0.8,
+                linestyle=":", label="%s sojourn (stage)" % sc.bottleneck)
+    if sc.bottleneck == "droptail":
+        aq.axhline(sc.queue_ms, color="black", linewidth=0.5, alpha=0.5)
+    else:
+        aq.axhline(5.0, color="black", linewidth=0.5, alpha=0.5)      # CoDel's target
     aq.set_xlabel("time (s)")
     aq.set_ylabel("queueing delay (ms)")
     aq.legend(loc="upper right", fontsize=7, ncol=2)

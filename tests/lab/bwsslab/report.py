@@ -53,6 +53,8 @@ def median_summary(runs):
            "late_fraction": {k: _median([_get(r, "late_fraction", k) for r in runs]) for k in PREBUFFERS}}
     if not runs:
         return out
+    if any("link" in r for r in runs):
+        out["link"] = median_link([r["link"] for r in runs if "link" in r])
     if any("shares" in r for r in runs):
         keys = sorted({k for r in runs for k in r.get("shares") or {}})
         out["shares"] = {k: _median([_get(r, "shares", k) for r in runs]) for k in keys}
@@ -68,6 +70,45 @@ def median_summary(runs):
             "stall_s": _median([_get(r, "adaptive", "stall_s") for r in runs]),
             "startup_s": _median([_get(r, "adaptive", "startup_s") for r in runs])}
     return out
+
+
+def median_link(links):
+    """The medians of the numeric link figures of several runs (the first
+    run's names)."""
+    out = dict(links[0])
+    for k, v in links[0].items():
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            out[k] = _median([x.get(k) for x in links])
+    if "stage" in links[0]:
+        out["stage"] = median_link([x["stage"] for x in links if "stage" in x])
+    return out
+
+
+def link_line(s):
+    """One line on the run's link: the user-space bottleneck's own figures,
+    the trace's; None for the kernel's tbf at a fixed rate."""
+    ln = s.get("link")
+    if not ln or not (ln.get("user_space") or ln.get("trace")):
+        return None
+    parts = []
+    st = ln.get("stage")
+    if st:
+        parts.append("%s in the stage (departures late p99 %s µs, carried %s of the rate in %s busy s, "
+                     "AQM drops %s, tail drops %s, sojourn median %s / p95 %s ms)" % (
+                         ln["bottleneck"], _fmt(st.get("late_p99_us")),
+                         _fmt(None if st.get("carried") is None else 100 * st["carried"], "%.1f %%"),
+                         _fmt(st.get("busy_seconds")), _fmt(st.get("drops_aqm")), _fmt(st.get("drops_limit")),
+                         _fmt(st.get("sojourn_p50_ms"), "%.1f"), _fmt(st.get("sojourn_p95_ms"), "%.1f")))
+    if ln.get("trace"):
+        t = "trace %s: capacity %s kbit/s mean" % (os.path.basename(ln["trace"]), _fmt(ln.get("capacity_mean_kbps")))
+        if ln.get("capable_seconds") is not None:
+            vm = ln.get("video_at_min_capable")
+            t += ", video at min in %s of %s capable s" % (
+                _fmt(None if vm is None else 100 * vm, "%.1f %%"), _fmt(ln["capable_seconds"]))
+        parts.append(t)
+    if ln.get("bulk_use_of_left") is not None:
+        parts.append("bulk flows used %.1f %% of what was left" % (100 * ln["bulk_use_of_left"]))
+    return "- %s: %s" % (s["mode"], "; ".join(parts))
 
 
 def table(results):
@@ -131,6 +172,9 @@ def table(results):
                      for k in ("error_before", "error_during", "error_after")]
                     + ["back within %.0f s" % back if back is not None else "not back"])
             lines.append("- %s: %s" % (s["mode"], text))
+    links = [link_line(s) for s in results if s.get("valid_runs", 1 if s.get("valid", True) else 0)]
+    if any(links):
+        lines += ["", "The link:", ""] + [x for x in links if x]
     invalid = [s for s in results if s.get("invalid_reasons")]
     for s in invalid:
         lines.append("")

@@ -18,6 +18,9 @@ VIDEO_CLIENTS = ("curl", "gst")
 # how the adaptive scenarios' player application is written (bwss-lab-player
 # --pipeline): GStreamer's legacy player (hlsdemux) or playbin3 (hlsdemux2)
 PLAYERS = ("playbin", "playbin3", "uridecodebin", "uridecodebin3")
+# the queue in front of the link (docs/lab.md): drop-tail with a buffer of
+# queue_ms, or an AQM of the user-space bottleneck
+BOTTLENECKS = ("droptail", "codel", "fq_codel")
 
 
 class ScenarioError(ValueError):
@@ -48,6 +51,10 @@ class Scenario:
     rtt_bulk: Tuple[float, ...] = (30.0,)
     rtt_cross: float = 30.0
     sender_cc: str = "cubic"      # the servers' TCP congestion control
+    bottleneck: str = "droptail"  # the link's queue: droptail, codel, fq_codel
+    link_trace: str = ""          # the link's rate over time (linktrace.py): none, a name or a file
+    trace_seed: int = 1
+    stage_realtime: int = 10      # SCHED_FIFO priority of the stage as the bottleneck (0: normal)
     adaptive: int = 0
     player: str = "playbin"
     hls_variants: Tuple[int, ...] = (450, 350, 262, 60)
@@ -63,6 +70,11 @@ class Scenario:
     def bulk_rtt(self, i):
         """Added RTT of bulk flow i, ms (the last value repeats)."""
         return self.rtt_bulk[min(i, len(self.rtt_bulk) - 1)]
+
+    def stage_bottleneck(self):
+        """Whether the user-space stage is the bottleneck (an AQM or a moving
+        rate); drop-tail at a fixed rate stays the kernel's tbf."""
+        return self.bottleneck != "droptail" or bool(self.link_trace)
 
     def cross_at(self, t):
         """Cross traffic scheduled at run time t, kbit/s."""
@@ -111,6 +123,18 @@ class Scenario:
             raise ScenarioError("--set: weights, rtt_bulk and hls_variants need one value at least")
         if self.measure_from >= self.duration:
             raise ScenarioError("measure_from must be below the duration")
+        if self.bottleneck not in BOTTLENECKS:
+            raise ScenarioError("--set bottleneck: one of %s" % ", ".join(BOTTLENECKS))
+        if self.stage_realtime > 99:
+            raise ScenarioError("--set stage_realtime: 0 (normal scheduling) or a priority 1-99")
+        if self.queue_ms <= 0:
+            raise ScenarioError("--set queue_ms: must be > 0")
+        if self.link_trace:
+            from . import linktrace
+            try:
+                linktrace.points(self)
+            except linktrace.TraceError as e:
+                raise ScenarioError("--set " + str(e))
 
 
 def _parse(key, text, current):

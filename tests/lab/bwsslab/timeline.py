@@ -2,7 +2,9 @@
 """One run of one mode: the topology, the servers, the recorder, the clients
 at t0, the cross traffic and BWSS's switch-on at their times, then a clean
 stop.  What it leaves in out_dir: samples.txt (the recorder), cross.json
-(the UDP the link carried), delay.json (the delay stage's precision),
+(the UDP the link carried), delay.json (the delay stage's precision, and
+as the bottleneck its own), link-trace.txt (with a link trace), tun.json
+(what the kernel dropped on the way into the stage),
 video-client.log, bwss-top.json (modes bwss*), access.log, player.json
 (adaptive), run.json (when t0 was)."""
 import json
@@ -13,7 +15,7 @@ import subprocess
 import tempfile
 import time
 
-from . import clients, topology
+from . import clients, linktrace, topology
 from .proc import die, ns, program, remember, spawn, stop
 from .scenario import BWSS_MODES
 from .topology import NS_C
@@ -26,8 +28,14 @@ def run_mode(sc, mode, build_dir, out_dir):
     delay_stats = os.path.join(out_dir, "delay.json")
     if os.path.exists(delay_stats):
         os.unlink(delay_stats)
-    delay = topology.up(sc, build_dir, stats_file=delay_stats, quiet=True)
-    if mode == "ideal":
+    trace_file = None
+    pts = linktrace.points(sc)
+    if pts:
+        trace_file = os.path.join(out_dir, "link-trace.txt")
+        linktrace.write(pts, trace_file)
+    delay = topology.up(sc, build_dir, stats_file=delay_stats, quiet=True, mode=mode,
+                        trace_file=trace_file)
+    if mode == "ideal" and not sc.stage_bottleneck():
         topology.bottleneck_ideal(sc)
     work = tempfile.mkdtemp(prefix="bwss-lab-")
     os.chmod(work, 0o755)              # nginx's workers run as www-data
@@ -52,7 +60,8 @@ def run_mode(sc, mode, build_dir, out_dir):
         if mode == "bwss-adopt":
             procs.append(clients.start_bwssd(sc, work, build_dir, env, out_dir))
         while time.monotonic() < t0:
-            time.sleep(0.01)
+            time.sleep(min(0.01, max(0.0, t0 - time.monotonic())))
+        topology.start_trace(delay)                     # the stage's clock: t0
         if sc.video:
             running.append(spawn(NS_C, clients.client_cmd(sc, mode, build_dir, "video", out_dir=out_dir),
                                  env=clients.client_env(sc, mode, env, "video"),
@@ -97,6 +106,8 @@ def run_mode(sc, mode, build_dir, out_dir):
             stop(c, signal.SIGINT)
         for pr in procs:
             stop(pr)
+        with open(os.path.join(out_dir, "tun.json"), "w") as f:
+            json.dump(topology.tun_drops(), f)
         topology.stop_delay_stage(delay)
         if os.path.exists(os.path.join(work, "access.log")):
             shutil.copy(os.path.join(work, "access.log"), os.path.join(out_dir, "access.log"))

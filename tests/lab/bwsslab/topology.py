@@ -1,12 +1,15 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The emulated access link: three namespaces, the delay stage between two
-TUN devices on the router, and the bottleneck qdisc on the router's
-client-side interface.
+TUN devices on the router, and the bottleneck: the tbf/htb qdisc on the
+router's client-side interface, or, with an AQM or a link trace
+(Scenario.stage_bottleneck), the delay stage itself in the server → client
+direction.
 
   bwsslab-c  c0 10.77.1.2 ── r-c 10.77.1.1  bwsslab-r  r-s 10.77.2.1 ── s0 10.77.2.x  bwsslab-s
   (client: the receiver)      tbf/htb on r-c egress      (servers: video .10, bulk .11…,
                               dly-c ⇄ bwss-delay ⇄ dly-s   cross traffic .50)
 """
+import json
 import os
 import signal
 import subprocess
@@ -20,6 +23,7 @@ VIDEO_ADDR = "10.77.2.10"
 CROSS_ADDR = "10.77.2.50"
 VIDEO_PORT = 8000
 MAX_BULK = 16
+TUN_RING = 20000               # packets the kernel may hand the stage at once
 
 
 def bulk_addr(i):
@@ -106,9 +110,51 @@ def set_sender_cc(cc):
     ns(NS_S, "sysctl", "-qw", "net.ipv4.tcp_congestion_control=" + cc)
 
 
-def up(sc, build_dir, stats_file=None, quiet=False):
-    """Builds the topology for scenario sc; the delay stage writes its
-    statistics to stats_file when it stops."""
+def stage_args(sc, mode, trace_file):
+    """The delay stage's options that make it the bottleneck (none when the
+    kernel's tbf/htb is)."""
+    if not sc.stage_bottleneck():
+        return []
+    args = ["--bottleneck", sc.bottleneck, "--rate-kbps", "%g" % sc.link_kbps,
+            "--queue-ms", "%g" % sc.queue_ms]
+    if trace_file:
+        args += ["--trace", trace_file]
+    if sc.stage_realtime:
+        args += ["--realtime", str(sc.stage_realtime)]
+    if mode == "ideal" and sc.video:
+        args += ["--priority", VIDEO_ADDR]        # strict priority, the same queue in each class
+    return args
+
+
+def start_trace(proc):
+    """Starts the stage's trace clock (SIGUSR1): the run's t0."""
+    if proc is not None and proc.poll() is None:
+        os.kill(proc.pid, signal.SIGUSR1)
+
+
+def tun_drops():
+    """Packets the kernel dropped on the way into the stage (the TUN devices'
+    tx_dropped and their qdiscs' drops): the stage did not read fast enough."""
+    out = {}
+    for dev in ("dly-c", "dly-s"):
+        n = 0
+        r = subprocess.run(["ip", "-n", NS_R, "-s", "-j", "link", "show", dev],
+                           capture_output=True, text=True)
+        q = subprocess.run(["tc", "-n", NS_R, "-s", "-j", "qdisc", "show", "dev", dev],
+                           capture_output=True, text=True)
+        try:
+            n += json.loads(r.stdout)[0]["stats64"]["tx"]["dropped"]
+            n += sum(x.get("drops", 0) for x in json.loads(q.stdout))
+        except (ValueError, LookupError, TypeError):
+            n = None
+        out[dev] = n
+    return out
+
+
+def up(sc, build_dir, stats_file=None, quiet=False, mode=None, trace_file=None):
+    """Builds the topology for scenario sc in mode; the delay stage writes
+    its statistics to stats_file when it stops and follows trace_file (a
+    link trace written by linktrace.write) once start_trace() is called."""
     if os.geteuid() != 0:
         die("needs root (network namespaces)")
     delay = program(build_dir, "bwss-delay")
@@ -139,6 +185,10 @@ def up(sc, build_dir, stats_file=None, quiet=False):
     for t in ("dly-c", "dly-s"):
         ns(NS_R, "ip", "tuntap", "add", "dev", t, "mode", "tun", "vnet_hdr")
         ns(NS_R, "ip", "link", "set", t, "up")
+        if sc.stage_bottleneck():
+            # MTU packets, not super-packets, as the bottleneck: a sender's
+            # burst must fit the TUN's ring until the stage reads it
+            ns(NS_R, "ip", "link", "set", t, "txqueuelen", str(TUN_RING))
     ns(NS_R, "sysctl", "-qw", "net.ipv4.ip_forward=1")
     for key in ("all", "default", "r-c", "r-s", "dly-c", "dly-s"):
         ns(NS_R, "sysctl", "-qw", "net.ipv4.conf.%s.rp_filter=0" % key)
@@ -153,22 +203,31 @@ def up(sc, build_dir, stats_file=None, quiet=False):
         args += ["--delay", "%s=%g" % (bulk_addr(i), sc.bulk_rtt(i) / 2.0)]
     if stats_file:
         args += ["--stats", stats_file]
-    proc = spawn(NS_R, args)
+    args += stage_args(sc, mode, trace_file)
+    os.makedirs(STATE_DIR, exist_ok=True)
+    proc = spawn(NS_R, args, out=os.path.join(STATE_DIR, "bwss-delay.log"))
     remember(proc.pid)
-    bottleneck_tbf(sc)
+    if not sc.stage_bottleneck():
+        bottleneck_tbf(sc)
     for _ in range(50):
         if ns(NS_C, "ping", "-c1", "-W1", "-q", VIDEO_ADDR, check=False) == 0:
             break
         time.sleep(0.1)
     else:
+        log = open(os.path.join(STATE_DIR, "bwss-delay.log")).read().strip()
         down(quiet=True)
-        die("the lab path does not answer (delay stage or routing broken)")
+        die("the lab path does not answer (delay stage or routing broken)%s" % (": " + log if log else ""))
     if not quiet:
         print("CLIENT_NS=%s\nROUTER_NS=%s\nSERVER_NS=%s" % (NS_C, NS_R, NS_S))
         print("CLIENT_ADDR=%s\nSERVER_ADDR_VIDEO=%s\nSERVER_ADDR_CROSS=%s" % (CLIENT_ADDR, VIDEO_ADDR, CROSS_ADDR))
         for i in range(sc.bulk):
             print("SERVER_ADDR_BULK%d=%s" % (i + 1, bulk_addr(i)))
-        print("BOTTLENECK=%s:r-c LINK_KBPS=%d QUEUE_MS=%d" % (NS_R, sc.link_kbps, sc.queue_ms))
+        if sc.stage_bottleneck():
+            print("BOTTLENECK=%s:bwss-delay(%s%s) LINK_KBPS=%d QUEUE_MS=%d" % (
+                NS_R, sc.bottleneck, ", trace " + sc.link_trace if sc.link_trace else "",
+                sc.link_kbps, sc.queue_ms))
+        else:
+            print("BOTTLENECK=%s:r-c LINK_KBPS=%d QUEUE_MS=%d" % (NS_R, sc.link_kbps, sc.queue_ms))
     return proc
 
 
