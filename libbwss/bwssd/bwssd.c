@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <glib.h>
 #include <glib-unix.h>
@@ -127,19 +128,32 @@ on_rules_changed (GFileMonitor *m, GFile *file, GFile *other, GFileMonitorEvent 
     reload (data);
 }
 
-/* Takes the one-bwssd-per-domain lock.  Returns its fd, or -1 with a
- * message. */
+/* Takes the one-bwssd-per-domain lock: a file in the user's runtime
+ * directory (no other user can hold it), opened without following a link
+ * or waiting, and only if it is this user's regular file.  Returns its fd,
+ * or -1 with a message. */
 static int
 single_instance (const char *domain)
 {
-  g_autofree char *name = tool_domain_name (domain);
-  g_autofree char *path = g_strdup_printf ("/dev/shm/%s.bwssd.lock", name);
-  int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  g_autofree char *problem = tool_domain_runtime_problem ();
+  g_autofree char *path = tool_domain_path (domain, ".bwssd.lock");
+  if (problem || path == NULL) {
+    g_printerr ("bwssd: %s\n", problem ? problem : "no runtime directory");
+    return -1;
+  }
+  int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
   if (fd < 0) {
     g_printerr ("bwssd: cannot open %s: %s\n", path, g_strerror (errno));
     return -1;
   }
+  struct stat st;
+  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode) || st.st_uid != geteuid ()) {
+    g_printerr ("bwssd: %s is not a regular file of this user: remove it\n", path);
+    close (fd);
+    return -1;
+  }
   if (flock (fd, LOCK_EX | LOCK_NB) != 0) {
+    g_autofree char *name = tool_domain_name (domain);
     g_printerr ("bwssd: another bwssd runs for domain %s\n", name);
     close (fd);
     return -1;
