@@ -99,18 +99,6 @@ parse_remote (const char *text, GInetAddress **addr, guint16 *port)
   *addr = g_inet_address_new_from_string (h);
 }
 
-/* Returns the origin recorded for rule @rule: "default" or "rule NAME". */
-static char *
-origin_of (const AdoptRule *rule, const AdoptRules *rules)
-{
-  if (rule == rules->fallback)
-    return g_strdup ("default");
-  g_autofree char *o = g_strdup_printf ("rule %s", rule->name);
-  if (strlen (o) >= BWSS_ORIGIN_MAX)
-    o[BWSS_ORIGIN_MAX - 1] = '\0';
-  return g_steal_pointer (&o);
-}
-
 static AdoptSubject
 subject_of (const Adopted *a)
 {
@@ -160,7 +148,7 @@ give_back (Adopter *ad, Adopted *a)
 static int
 register_with (Adopter *ad, Adopted *a, const AdoptRule *rule)
 {
-  g_autofree char *origin = origin_of (rule, ad->rules);
+  g_autofree char *origin = adopt_rule_origin (ad->rules, rule);
   int err = bwss_flow_register_as (ad->domain, a->fd, &rule->prefs, origin, a->pid, &a->flow);
   if (err == 0) {
     g_free (a->rule);

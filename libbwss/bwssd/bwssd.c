@@ -10,8 +10,10 @@
  * Rules (adopt-rules.h, docs/adopt.md) come from --rules, else
  * $XDG_CONFIG_HOME/bwss/rules.conf, else SYSCONFDIR/bwss/rules.conf, else
  * the built-in default (every flow at priority 0, weight 1).  They are read
- * again when the file changes and on SIGHUP; a bad file is reported once
- * (file:line: key) and the rules in force stay.  SIGTERM and SIGINT give
+ * again when the file changes and on SIGHUP, in a worker thread (the main
+ * loop never waits for a file: a FIFO is refused at once, a hung network
+ * home holds up only that thread); a bad file is reported once (file:line:
+ * key) and the rules in force stay.  SIGTERM and SIGINT give
  * every adopted flow back to the kernel and exit 0; if bwssd dies any other
  * way, its watchdog does that (adopt-watchdog.h).  One bwssd per domain.
  *
@@ -55,6 +57,8 @@ typedef struct {
   Adopter      *adopter;
   char         *user_rules;    /* the file watched: --rules, or the user's */
   GFileMonitor *monitor;
+  gboolean      loading;       /* a reload runs in a worker thread */
+  gboolean      load_again;    /* ... and another was asked for meanwhile */
 } Daemon;
 
 /* Returns the rules file in force: --rules, the user's if it exists, the
@@ -81,19 +85,55 @@ load_rules (GError **error)
   return path ? adopt_rules_load (path, error) : adopt_rules_builtin ();
 }
 
-/* Reads the rules again; a bad file changes nothing. */
+static void reload (Daemon *dm);
+
+/* A worker thread's reading of the rules in force (the file may sit on a
+ * hung network file system: the main loop never waits for it). */
+static void
+load_in_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancel)
+{
+  GError *error = NULL;
+  AdoptRules *r = load_rules (&error);
+  if (r)
+    g_task_return_pointer (task, r, (GDestroyNotify) adopt_rules_free);
+  else
+    g_task_return_error (task, error);
+}
+
+/* Back in the main loop: the rules read, or why not; a bad file changes
+ * nothing. */
+static void
+loaded (GObject *source, GAsyncResult *result, gpointer data)
+{
+  Daemon *dm = data;
+  g_autoptr (GError) error = NULL;
+  AdoptRules *r = g_task_propagate_pointer (G_TASK (result), &error);
+  dm->loading = FALSE;
+  if (r == NULL) {
+    g_printerr ("bwssd: %s (the rules in force stay)\n", error->message);
+  } else {
+    g_printerr ("bwssd: rules from %s: %u rules and [default]\n", r->path ? r->path : "(built in)",
+                r->rules->len);
+    adopter_set_rules (dm->adopter, r);
+  }
+  if (dm->load_again) {
+    dm->load_again = FALSE;
+    reload (dm);
+  }
+}
+
+/* Reads the rules again, in a worker thread (one at a time: a change
+ * meanwhile is read once the running read ends). */
 static void
 reload (Daemon *dm)
 {
-  g_autoptr (GError) error = NULL;
-  AdoptRules *r = load_rules (&error);
-  if (r == NULL) {
-    g_printerr ("bwssd: %s (the rules in force stay)\n", error->message);
+  if (dm->loading) {
+    dm->load_again = TRUE;
     return;
   }
-  g_printerr ("bwssd: rules from %s: %u rules and [default]\n", r->path ? r->path : "(built in)",
-              r->rules->len);
-  adopter_set_rules (dm->adopter, r);
+  dm->loading = TRUE;
+  g_autoptr (GTask) task = g_task_new (NULL, NULL, loaded, dm);
+  g_task_run_in_thread (task, load_in_thread);
 }
 
 static gboolean
