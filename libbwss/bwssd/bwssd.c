@@ -6,6 +6,7 @@
  *
  *   bwssd [--foreground] [--domain NAME] [--rules FILE]
  *   bwssd --check [--rules FILE]     (is the rules file in force good?)
+ *   bwssd --restore                  (give back what a dead bwssd left adopted)
  *
  * Rules (adopt-rules.h, docs/adopt.md) come from --rules, else
  * $XDG_CONFIG_HOME/bwss/rules.conf, else SYSCONFDIR/bwss/rules.conf, else
@@ -15,9 +16,12 @@
  * home holds up only that thread); a bad file is reported once (file:line:
  * key) and the rules in force stay.  SIGTERM and SIGINT give
  * every adopted flow back to the kernel and exit 0; if bwssd dies any other
- * way, its watchdog does that (adopt-watchdog.h).  One bwssd per domain.
+ * way, its watchdog does that, and if both die, the next bwssd of any domain
+ * or `bwssd --restore` (adopt-watchdog.h, adopt-ledger.h).  One bwssd per
+ * domain; one bwssd per socket.
  *
- * Exit status: 0; 1 if it cannot run (another bwssd, no domain); 2 for a
+ * Exit status: 0; 1 if it cannot run (another bwssd, no domain, no
+ * runtime directory, a watchdog that cannot be kept alive); 2 for a
  * usage error (options, a bad --domain, a bad --rules file at start, or
  * with --check a bad rules file in force).
  */
@@ -41,19 +45,28 @@
 
 static gboolean opt_foreground;
 static gboolean opt_check;
+static gboolean opt_restore;
 static gchar *opt_domain;
 static gchar *opt_rules;
+static gint opt_watchdog_for;
+static gchar *opt_ledger;
 
 static GOptionEntry entries[] = {
   { "foreground", 'f', 0, G_OPTION_ARG_NONE, &opt_foreground, "Do not detach (for systemd and the terminal)", NULL },
   { "domain", 0, 0, G_OPTION_ARG_STRING, &opt_domain, "Domain name (default $BWSS_DOMAIN, else per user)", "NAME" },
   { "rules", 'r', 0, G_OPTION_ARG_FILENAME, &opt_rules, "Rules file (default $XDG_CONFIG_HOME/bwss/rules.conf)", "FILE" },
   { "check", 0, 0, G_OPTION_ARG_NONE, &opt_check, "Check the rules file in force and exit: 0 if it is good, 2 if not", NULL },
+  { "restore", 0, 0, G_OPTION_ARG_NONE, &opt_restore, "Give back every socket a dead bwssd (any domain) left adopted, and exit", NULL },
+  /* the watchdog: bwssd starts it (adopt-watchdog.h) */
+  { "watchdog-for", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_INT, &opt_watchdog_for, NULL, "PID" },
+  { "ledger", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &opt_ledger, NULL, "DIR" },
   { NULL }
 };
 
 typedef struct {
   GMainLoop    *loop;
+  int           status;        /* the exit status */
+  AdoptWatchdog watchdog;
   Adopter      *adopter;
   char         *user_rules;    /* the file watched: --rules, or the user's */
   GFileMonitor *monitor;
@@ -264,11 +277,41 @@ rules_at_start (void)
   return adopt_rules_builtin ();
 }
 
-/* Becomes the domain's daemon: the one-per-domain lock, detached unless
- * --foreground, the watchdog (before any thread exists: the domain's,
- * GIO's), the domain.  Returns 0, or 1 with a message (*lock closed). */
+/* Gives back every socket whose record in @l names a dead daemon, trying
+ * records another process holds for up to 2 s.  Returns how many. */
+static guint
+restore_dead (AdoptLedger *l)
+{
+  gint64 deadline = g_get_monotonic_time () + 2 * G_USEC_PER_SEC;
+  guint n = 0, busy = 0;
+  while ((n += adopt_ledger_restore_dead (l, &busy), busy > 0) && g_get_monotonic_time () < deadline)
+    g_usleep (20000);
+  return n;
+}
+
+/* --restore (the unit's ExecStopPost): what a dead bwssd left adopted, any
+ * domain.  Returns the exit status. */
 static int
-become_daemon (int *lock, AdoptWatchdog *watchdog, BwssDomain **domain)
+restore_left (void)
+{
+  g_autoptr (GError) error = NULL;
+  AdoptLedger *l = adopt_ledger_open (NULL, NULL, &error);
+  if (l == NULL) {
+    g_printerr ("bwssd: %s\n", error->message);
+    return 1;
+  }
+  guint n = restore_dead (l);
+  g_print ("bwssd: %u socket%s left adopted by a dead bwssd given back\n", n, n == 1 ? "" : "s");
+  adopt_ledger_free (l);
+  return 0;
+}
+
+/* Becomes the domain's daemon: the one-per-domain lock, detached unless
+ * --foreground, the ledger of adopted sockets (what a dead bwssd left in it
+ * given back at once), the domain.  Returns 0, or 1 with a message (*lock
+ * closed). */
+static int
+become_daemon (int *lock, AdoptLedger **ledger, BwssDomain **domain)
 {
   *lock = single_instance (opt_domain);
   if (*lock < 0)
@@ -278,12 +321,21 @@ become_daemon (int *lock, AdoptWatchdog *watchdog, BwssDomain **domain)
     close (*lock);
     return 1;
   }
-  int werr = adopt_watchdog_start (watchdog);
-  if (werr)
-    g_printerr ("bwssd: no watchdog (%s): flows are given back on SIGTERM only\n", g_strerror (-werr));
+  g_autoptr (GError) error = NULL;
+  g_autofree char *name = tool_domain_name (opt_domain);
+  *ledger = adopt_ledger_open (NULL, name, &error);   /* after daemon(): it records our pid */
+  if (*ledger == NULL) {
+    g_printerr ("bwssd: no ledger of adopted sockets: %s\n", error->message);
+    close (*lock);
+    return 1;
+  }
+  guint n = restore_dead (*ledger);
+  if (n)
+    g_printerr ("bwssd: %u socket%s left adopted by a dead bwssd given back\n", n, n == 1 ? "" : "s");
   int err = bwss_domain_open (opt_domain, 0, domain);
   if (err) {
     g_printerr ("bwssd: cannot open the domain: %s\n", bwss_strerror (err));
+    g_clear_pointer (ledger, adopt_ledger_free);
     close (*lock);
     return 1;
   }
@@ -306,10 +358,20 @@ watch_inputs (Daemon *dm)
   g_unix_signal_add (SIGINT, on_term, dm);
 }
 
-/* Controls the domain and adopts until SIGTERM or SIGINT, then gives every
- * adopted flow back to the kernel. */
+/* The watchdog keeps dying: every flow back, exit 1. */
 static void
-run (BwssDomain *domain, AdoptWatchdog *watchdog, AdoptRules *rules)
+give_up (gpointer data)
+{
+  Daemon *dm = data;
+  dm->status = 1;
+  g_main_loop_quit (dm->loop);
+}
+
+/* Controls the domain and adopts until SIGTERM or SIGINT (or until its
+ * watchdog cannot be kept alive), then gives every adopted flow back to the
+ * kernel.  Returns the exit status. */
+static int
+run (BwssDomain *domain, AdoptLedger *ledger, AdoptRules *rules)
 {
   gboolean can = FALSE;
   g_autofree char *capability = adopt_proc_capability (&can);
@@ -319,8 +381,15 @@ run (BwssDomain *domain, AdoptWatchdog *watchdog, AdoptRules *rules)
 
   Daemon dm = { 0 };
   dm.loop = g_main_loop_new (NULL, FALSE);
+  int werr = adopt_watchdog_start (&dm.watchdog, adopt_ledger_dir (ledger), give_up, &dm);
+  if (werr) {
+    g_printerr ("bwssd: cannot start its watchdog: %s\n", g_strerror (-werr));
+    g_main_loop_unref (dm.loop);
+    adopt_rules_free (rules);
+    return 1;
+  }
   g_autofree char *status = tool_domain_bwssd_status (opt_domain);
-  dm.adopter = adopter_new (domain, watchdog, rules, status, capability);
+  dm.adopter = adopter_new (domain, &dm.watchdog, ledger, rules, status, capability);
   guint dispatch = bwss_domain_attach (domain, NULL);
   guint scan = can ? g_timeout_add (ADOPT_SCAN_MS, on_scan, &dm) : 0;
   if (can)
@@ -334,8 +403,10 @@ run (BwssDomain *domain, AdoptWatchdog *watchdog, AdoptRules *rules)
   g_source_remove (dispatch);
   g_clear_object (&dm.monitor);
   adopter_free (dm.adopter);           /* every adopted flow back to the kernel */
+  adopt_watchdog_forget (&dm.watchdog);
   g_main_loop_unref (dm.loop);
   g_free (dm.user_rules);
+  return dm.status;
 }
 
 int
@@ -344,21 +415,26 @@ main (int argc, char **argv)
   int status = parse_options (&argc, &argv);
   if (status)
     return status;
+  if (opt_watchdog_for > 0 && opt_ledger)
+    return adopt_watchdog_main (opt_watchdog_for, opt_ledger);
   if (opt_check)
     return check_rules ();
+  if (opt_restore)
+    return restore_left ();
   AdoptRules *rules = rules_at_start ();
   if (rules == NULL)
     return 2;
   int lock;
-  AdoptWatchdog watchdog;
+  AdoptLedger *ledger = NULL;
   BwssDomain *domain = NULL;
-  status = become_daemon (&lock, &watchdog, &domain);
+  status = become_daemon (&lock, &ledger, &domain);
   if (status) {
     adopt_rules_free (rules);
     return status;
   }
-  run (domain, &watchdog, rules);      /* the adopter owns the rules */
+  status = run (domain, ledger, rules);   /* the adopter owns the rules */
   bwss_domain_close (domain);
+  adopt_ledger_free (ledger);
   close (lock);
-  return 0;
+  return status;
 }
