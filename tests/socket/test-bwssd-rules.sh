@@ -18,11 +18,12 @@ bwssd=$1 top=$2
 . "$(dirname "$0")/bwssd-common.sh" rules
 now_ms () { date +%s%3N; }
 
-# runs bwssd --check --rules $1 with a bound on time and memory; sets rc, ms
+# runs bwssd --check --rules $1 with a bound on time and memory (but under
+# AddressSanitizer, which reserves terabytes of address space); sets rc, ms
 check_file () {
   local t0
   t0=$(now_ms)
-  ( ulimit -v 1000000; timeout 10 "$bwssd" --check --rules "$1" ) >"$tmp/out" 2>"$tmp/err"
+  ( [ -n "${ASAN_OPTIONS:-}" ] || ulimit -v 1000000; timeout 10 "$bwssd" --check --rules "$1" ) >"$tmp/out" 2>"$tmp/err"
   rc=$?
   ms=$(($(now_ms) - t0))
 }
@@ -66,7 +67,7 @@ kill -9 $d 2>/dev/null; wait $d 2>/dev/null
 # ---- links, size, long lines, NUL ----
 ln -s /dev/zero "$tmp/zero.conf"
 check_file "$tmp/zero.conf"
-check "--check on a link to /dev/zero (1 GB of memory at most) -> exit 2 in $ms ms: $(said)" \
+check "--check on a link to /dev/zero -> exit 2 in $ms ms: $(said)" \
   '[ $rc -eq 2 ] && grep -q "zero.conf: a symbolic link (not followed)" "$tmp/err"'
 { printf '[x]\nexe=curl\n'; head -c 2000000 /dev/zero | tr '\0' '#'; echo; } >"$tmp/big.conf"
 check_file "$tmp/big.conf"
