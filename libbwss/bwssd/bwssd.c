@@ -231,6 +231,8 @@ parse_options (int *argc, char ***argv)
     g_printerr ("bwssd: %s\n", error->message);
     return 2;
   }
+  if (opt_watchdog_for > 0)
+    return 0;                          /* the watchdog: nothing else is its business */
   if (*argc > 1) {
     g_printerr ("bwssd: unexpected argument '%s'\n", (*argv)[1]);
     return 2;
