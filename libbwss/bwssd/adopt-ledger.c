@@ -250,12 +250,21 @@ int
 adopt_ledger_claim (AdoptLedger *l, guint64 inode, int fd, pid_t owner, int owner_fd, guint32 *clamp,
                     char **holder)
 {
+  char path[PATH_MAX];
+  record_path (l, inode, path, sizeof path);
   guint32 original = 0;
-  gboolean known = FALSE;              /* a dead daemon's record gave it */
+  gboolean known = FALSE;              /* a record gave it */
   for (int round = 0; round < 4; round++) {
-    if (!known && knob_get_clamp (fd, &original) != 0)
-      return -EBADF;
-    int err = write_record (l, inode, original, owner, owner_fd);
+    /* a record first, the socket's clamp only if there is none: a daemon
+     * clamps a socket only after its record exists, and a restorer removes
+     * a record only after it put the clamp back */
+    struct stat st;
+    int err = -EEXIST;
+    if (known || lstat (path, &st) != 0) {
+      if (!known && knob_get_clamp (fd, &original) != 0)
+        return -EBADF;
+      err = write_record (l, inode, original, owner, owner_fd);
+    }
     if (err == 0) {
       *clamp = original;
       return 0;
@@ -269,13 +278,14 @@ adopt_ledger_claim (AdoptLedger *l, guint64 inode, int fd, pid_t owner, int owne
       continue;                        /* removed meanwhile: claim again */
     if (err == -EBUSY)
       return -EBUSY;                   /* being restored: later */
-    if (err == 0 && (is_self (l, &r) || is_alive (&r))) {
+    if (err == 0 && !is_self (l, &r) && is_alive (&r)) {
       *holder = describe (&r);
       close (rfd);
       return -EALREADY;
     }
     if (err == 0) {
-      /* a dead daemon's: its clamp is the socket's own; put it back */
+      /* a dead daemon's (or one this process left): its clamp is the
+       * socket's own; put it back */
       knob_set_clamp (fd, r.clamp);
       original = r.clamp;
       known = TRUE;
