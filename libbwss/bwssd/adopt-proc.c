@@ -24,32 +24,38 @@ socket_inode (const char *target)
   return 0;
 }
 
-/* Returns TRUE if /proc/@name is a process of this user. */
+/* Returns TRUE if /proc/@name is a process of this user (its effective
+ * uid; /proc/PID itself is root's when the process is not dumpable). */
 static gboolean
 is_users_process (const char *name, pid_t *pid)
 {
   char *end;
   long v = strtol (name, &end, 10);
-  if (*end != '\0' || v <= 0)
+  if (*end != '\0' || v <= 0 || v > G_MAXINT)
     return FALSE;
   char path[64];
   struct stat st;
   g_snprintf (path, sizeof path, "/proc/%ld", v);
-  if (stat (path, &st) != 0 || st.st_uid != geteuid ())
+  if (stat (path, &st) != 0)
+    return FALSE;
+  if (st.st_uid != 0 ? st.st_uid != geteuid () : proc_foreign ((pid_t) v) != 0)
     return FALSE;
   *pid = (pid_t) v;
   return TRUE;
 }
 
-/* Adds the sockets of @wanted that @pid holds to @found. */
-static void
+/* Adds the sockets of @wanted that @pid holds to @found.  Returns FALSE if
+ * its fds may not be read (it is not dumpable). */
+static gboolean
 scan_fds (pid_t pid, GHashTable *wanted, GHashTable *found)
 {
   char dir[64];
   g_snprintf (dir, sizeof dir, "/proc/%d/fd", (int) pid);
-  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GDir) d = g_dir_open (dir, 0, &error);
   if (d == NULL)
-    return;
+    return !g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_ACCES)
+           && !g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_PERM);
   const char *name;
   while ((name = g_dir_read_name (d))) {
     char link[64], target[64];
@@ -68,10 +74,12 @@ scan_fds (pid_t pid, GHashTable *wanted, GHashTable *found)
     *key = ino;
     g_hash_table_insert (found, key, h);
   }
+  return TRUE;
 }
 
 void
-adopt_proc_find_holders (GHashTable *wanted, GHashTable *found, pid_t skip_a, pid_t skip_b)
+adopt_proc_find_holders (GHashTable *wanted, GHashTable *found, pid_t skip_a, pid_t skip_b,
+                         GArray *hidden)
 {
   g_autoptr (GDir) d = g_dir_open ("/proc", 0, NULL);
   if (d == NULL)
@@ -79,8 +87,9 @@ adopt_proc_find_holders (GHashTable *wanted, GHashTable *found, pid_t skip_a, pi
   const char *name;
   pid_t pid;
   while ((name = g_dir_read_name (d)))
-    if (is_users_process (name, &pid) && pid != skip_a && pid != skip_b)
-      scan_fds (pid, wanted, found);
+    if (is_users_process (name, &pid) && pid != skip_a && pid != skip_b
+        && !scan_fds (pid, wanted, found) && hidden)
+      g_array_append_val (hidden, pid);
 }
 
 gboolean
@@ -156,7 +165,8 @@ adopt_proc_why (int err)
     return adopt_helper_why (err);
   switch (err) {
   case EPERM:
-    return "not permitted (Yama ptrace_scope, or the process is not dumpable)";
+    return "not permitted (Yama ptrace_scope, or the process is not dumpable: "
+           "either needs CAP_SYS_PTRACE)";
   case ESRCH:
     return "the process is gone";
   case ENOSYS:

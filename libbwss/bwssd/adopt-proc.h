@@ -19,8 +19,12 @@ typedef struct {
 /* For every socket inode in @wanted (a set of guint64 *), finds a process of
  * this user (not @skip_a nor @skip_b) holding it, and inserts inode →
  * AdoptHolder (g_free) into @found.  Reads /proc/PID/fd of this user's
- * processes only. */
-void adopt_proc_find_holders (GHashTable *wanted, GHashTable *found, pid_t skip_a, pid_t skip_b);
+ * processes only (its effective uid).  @hidden, if not NULL, gets the pids
+ * (pid_t) of this user's processes whose fds may not be read: a process
+ * that is not dumpable (prctl(PR_SET_DUMPABLE, 0), some sandboxes) has its
+ * /proc files owned by root, and only CAP_SYS_PTRACE reads them. */
+void adopt_proc_find_holders (GHashTable *wanted, GHashTable *found, pid_t skip_a, pid_t skip_b,
+                              GArray *hidden);
 
 /* Returns TRUE if fd @fd of @pid is still the socket @inode. */
 gboolean adopt_proc_holds (pid_t pid, int fd, guint64 inode);

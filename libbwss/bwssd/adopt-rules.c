@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* adopt-rules.c — bwssd's rules file (see adopt-rules.h). */
 #include <string.h>
+#include <bwss/domain.h>
 #include "adopt-rules.h"
+#include "tool-file.h"
 
 #define DEFAULT_GROUP "default"
 
@@ -102,8 +104,10 @@ fail (GError **error, const char *path, const char *text, const char *group, con
   g_autofree char *msg = g_strdup_vprintf (fmt, ap);
   va_end (ap);
   int line = line_of (text, group, key);
+  g_autofree char *g = tool_file_quote (group, -1);
+  g_autofree char *k = key ? tool_file_quote (key, -1) : NULL;
   g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "%s:%d: [%s]%s%s: %s",
-               path, line, group, key ? " " : "", key ? key : "", msg);
+               path, line, g, k ? " " : "", k ? k : "", msg);
 }
 
 /* Returns FALSE, with @error naming the line, if a line of @text is neither
@@ -119,8 +123,9 @@ check_lines (const char *path, const char *text, GError **error)
                   || (l[0] == '[' && l[strlen (l) - 1] == ']' && strlen (l) > 2)
                   || (strchr (l, '=') != NULL && l[0] != '=');
     if (!ok) {
+      g_autofree char *q = tool_file_quote (l, -1);
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_PARSE,
-                   "%s:%d: '%s' is neither a [group], a key=value nor a # comment", path, i + 1, l);
+                   "%s:%d: '%s' is neither a [group], a key=value nor a # comment", path, i + 1, q);
       return FALSE;
     }
   }
@@ -146,12 +151,26 @@ get_list (GKeyFile *kf, const char *path, const char *text, const char *group, c
   return g_steal_pointer (&raw);
 }
 
-/* Returns the mask of "ADDRESS" or "ADDRESS/LENGTH" (LENGTH up to the
- * address's bits), or NULL.  Checks the length itself: GLib's parser warns
- * on stderr about a length out of range before it refuses it. */
-static GInetAddressMask *
-parse_mask (const char *text)
+/* Returns TRUE if @addr is an IPv4-mapped IPv6 address (::ffff:a.b.c.d). */
+static gboolean
+is_v4_mapped (GInetAddress *addr)
 {
+  static const guint8 prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+  return g_inet_address_get_family (addr) == G_SOCKET_FAMILY_IPV6
+         && memcmp (g_inet_address_to_bytes (addr), prefix, sizeof prefix) == 0;
+}
+
+/* Returns the mask of "ADDRESS" or "ADDRESS/LENGTH" (LENGTH up to the
+ * address's bits), or NULL with *@why set if there is more to say than
+ * that it does not parse.  Checks the length itself: GLib's parser warns
+ * on stderr about a length out of range before it refuses it.  An
+ * IPv4-mapped IPv6 address (::ffff:a.b.c.d, /96 and longer) is the IPv4
+ * mask it maps: the kernel reports a flow to an IPv4 server over an IPv6
+ * socket with such an address, and bwssd matches it as IPv4. */
+static GInetAddressMask *
+parse_mask (const char *text, const char **why)
+{
+  *why = NULL;
   g_autofree char *host = g_strdup (text);
   char *slash = strchr (host, '/');
   if (slash)
@@ -163,6 +182,15 @@ parse_mask (const char *text)
   uint64_t len = bits;
   if (slash && bwss_parse_count (slash + 1, bits, &len) != 0)
     return NULL;
+  if (is_v4_mapped (addr)) {
+    if (len < 96) {
+      *why = "maps IPv4 addresses only from /96 on (::ffff:0:0/96 is every IPv4 address)";
+      return NULL;
+    }
+    g_autoptr (GInetAddress) v4 = g_inet_address_new_from_bytes (g_inet_address_to_bytes (addr) + 12,
+                                                                 G_SOCKET_FAMILY_IPV4);
+    return g_inet_address_mask_new (v4, (guint) len - 96, NULL);
+  }
   return g_inet_address_mask_new (addr, (guint) len, NULL);
 }
 
@@ -185,7 +213,8 @@ read_matches (GKeyFile *kf, const char *path, const char *text, const char *grou
     for (int i = 0; ports[i]; i++) {
       uint64_t port;
       if (bwss_parse_count (ports[i], 65535, &port) != 0 || port == 0) {
-        fail (error, path, text, group, "remote-port", "'%s' is not a port (1 to 65535)", ports[i]);
+        g_autofree char *q = tool_file_quote (ports[i], -1);
+        fail (error, path, text, group, "remote-port", "'%s' is not a port (1 to 65535)", q);
         return FALSE;
       }
       guint16 p = (guint16) port;
@@ -198,10 +227,12 @@ read_matches (GKeyFile *kf, const char *path, const char *text, const char *grou
       return FALSE;
     r->masks = g_ptr_array_new_with_free_func (g_object_unref);
     for (int i = 0; addrs[i]; i++) {
-      GInetAddressMask *m = parse_mask (trim (addrs[i]));
+      const char *why = NULL;
+      GInetAddressMask *m = parse_mask (trim (addrs[i]), &why);
       if (m == NULL) {
-        fail (error, path, text, group, "remote-address",
-              "'%s' is not an address nor an address/length mask", addrs[i]);
+        g_autofree char *q = tool_file_quote (addrs[i], -1);
+        fail (error, path, text, group, "remote-address", "'%s' %s", q,
+              why ? why : "is not an address nor an address/length mask");
         return FALSE;
       }
       g_ptr_array_add (r->masks, m);
@@ -220,22 +251,26 @@ read_actions (GKeyFile *kf, const char *path, const char *text, const char *grou
   g_autofree char *weight = g_key_file_get_value (kf, group, "weight", NULL);
   g_autofree char *adopt = g_key_file_get_value (kf, group, "adopt", NULL);
   if (prio && bwss_parse_priority (trim (prio), &r->prefs.priority) != 0) {
+    g_autofree char *q = tool_file_quote (prio, -1);
     fail (error, path, text, group, "priority", "'%s' is not a priority (an integer from %d to %d)",
-          prio, BWSS_PRIORITY_MIN, BWSS_PRIORITY_MAX);
+          q, BWSS_PRIORITY_MIN, BWSS_PRIORITY_MAX);
     return FALSE;
   }
   if (min && bwss_parse_rate (trim (min), &r->prefs.min_rate_bps) != 0) {
-    fail (error, path, text, group, "min-rate", "'%s' is not a rate (e.g. 500k, 2.5M, 960000)", min);
+    g_autofree char *q = tool_file_quote (min, -1);
+    fail (error, path, text, group, "min-rate", "'%s' is not a rate (e.g. 500k, 2.5M, 960000)", q);
     return FALSE;
   }
   if (weight && bwss_parse_weight (trim (weight), &r->prefs.weight) != 0) {
-    fail (error, path, text, group, "weight", "'%s' is not a weight (a decimal number from 0)", weight);
+    g_autofree char *q = tool_file_quote (weight, -1);
+    fail (error, path, text, group, "weight", "'%s' is not a weight (a decimal number from 0)", q);
     return FALSE;
   }
   if (adopt) {
     const char *a = trim (adopt);
     if (g_strcmp0 (a, "true") != 0 && g_strcmp0 (a, "false") != 0) {
-      fail (error, path, text, group, "adopt", "'%s' is neither true nor false", a);
+      g_autofree char *q = tool_file_quote (a, -1);
+      fail (error, path, text, group, "adopt", "'%s' is neither true nor false", q);
       return FALSE;
     }
     r->adopt = g_strcmp0 (a, "true") == 0;
@@ -290,7 +325,8 @@ adopt_rules_parse (const char *path, const char *text, GError **error)
   g_autoptr (GKeyFile) kf = g_key_file_new ();
   g_autoptr (GError) kerr = NULL;
   if (!g_key_file_load_from_data (kf, text, (gsize) -1, G_KEY_FILE_NONE, &kerr)) {
-    g_set_error (error, G_KEY_FILE_ERROR, kerr->code, "%s: %s", path, kerr->message);
+    g_autofree char *q = tool_file_quote (kerr->message, -1);
+    g_set_error (error, G_KEY_FILE_ERROR, kerr->code, "%s: %s", path, q);
     return NULL;
   }
   g_autoptr (AdoptRules) rules = adopt_rules_builtin ();
@@ -310,20 +346,50 @@ adopt_rules_parse (const char *path, const char *text, GError **error)
   return g_steal_pointer (&rules);
 }
 
+/* Returns the 1-based line of byte @at of @text. */
+static int
+line_at (const char *text, gsize at)
+{
+  int line = 1;
+  for (gsize i = 0; i < at; i++)
+    line += text[i] == '\n';
+  return line;
+}
+
 AdoptRules *
 adopt_rules_load (const char *path, GError **error)
 {
   g_autofree char *text = NULL;
+  gsize len = 0;
   g_autoptr (GError) ferr = NULL;
-  if (!g_file_get_contents (path, &text, NULL, &ferr)) {
+  if (!tool_file_read (path, ADOPT_RULES_MAX, FALSE, &text, &len, &ferr)) {
     g_set_error (error, G_FILE_ERROR, ferr->code, "%s", ferr->message);
     return NULL;
   }
-  if (!g_utf8_validate (text, -1, NULL)) {
-    g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_UNKNOWN_ENCODING, "%s: not UTF-8 text", path);
+  const char *nul = memchr (text, '\0', len);
+  if (nul) {
+    g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_PARSE,
+                 "%s:%d: a NUL byte (a rules file is text)", path, line_at (text, (gsize) (nul - text)));
+    return NULL;
+  }
+  const char *end = NULL;
+  if (!g_utf8_validate_len (text, len, &end)) {
+    g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_UNKNOWN_ENCODING, "%s:%d: not UTF-8 text",
+                 path, line_at (text, (gsize) (end - text)));
     return NULL;
   }
   return adopt_rules_parse (path, text, error);
+}
+
+char *
+adopt_rule_origin (const AdoptRules *rules, const AdoptRule *rule)
+{
+  if (rule == rules->fallback)
+    return g_strdup ("default");
+  GString *o = g_string_new ("rule ");
+  for (const char *p = rule->name; *p && o->len < BWSS_ORIGIN_MAX - 1; p = g_utf8_next_char (p))
+    g_string_append_c (o, *p >= 0x20 && *p < 0x7f ? *p : '?');
+  return g_string_free (o, FALSE);
 }
 
 /* ---- matching: one predicate per match key; an unset key matches ---- */

@@ -13,11 +13,20 @@
  *   remote-port     | the remote port                            | 443;8080
  *   remote-address  | the remote address, or a CIDR mask         | 192.0.2.7;10.0.0.0/8
  *
- * exe and unit take shell-style globs ('*', '?').  Action keys: priority,
- * min-rate (bwss_parse_rate: 500k, 2.5M), weight, and adopt=false (leave
- * matching flows alone).  An unknown key, a bad value, a rule without a
- * match key or a line that is not a group, key or comment refuses the whole
- * file, with one message naming the file, the line and the key.
+ * exe and unit take shell-style globs ('*', '?'); an IPv4-mapped address
+ * (::ffff:192.0.2.7, ::ffff:10.0.0.0/104) is the IPv4 address it maps.
+ * Action keys: priority, min-rate (bwss_parse_rate: 500k, 2.5M), weight,
+ * and adopt=false (leave matching flows alone).  An unknown key, a bad
+ * value, a rule without a match key or a line that is not a group, key or
+ * comment refuses the whole file, with one message naming the file, the
+ * line and the key, quoting at most TOOL_FILE_QUOTE_MAX bytes of it.
+ *
+ * The file is read as tool_file_read() reads (no symbolic link followed,
+ * no FIFO or device waited for: a regular file only), at most
+ * ADOPT_RULES_MAX bytes, UTF-8 text without a NUL byte.  A rule's name is
+ * any group name GKeyFile takes (UTF-8 included); the origin a flow it
+ * adopts shows (bwss-top) is "rule NAME" in printable ASCII, each other
+ * character as '?' (adopt_rule_origin()).
  */
 #ifndef BWSS_ADOPT_RULES_H
 #define BWSS_ADOPT_RULES_H
@@ -55,14 +64,23 @@ typedef struct {
 /* Returns the rules without a file: everything at priority 0, weight 1. */
 AdoptRules *adopt_rules_builtin (void);
 
+/* Largest rules file, bytes. */
+#define ADOPT_RULES_MAX (1024 * 1024)
+
 /* Reads @path.  Returns the rules, or NULL with @error set to one message
- * "FILE:LINE: [GROUP] KEY: what is wrong" (G_KEY_FILE_ERROR or G_FILE_ERROR). */
+ * "FILE:LINE: [GROUP] KEY: what is wrong" (G_KEY_FILE_ERROR), or "FILE: what
+ * is wrong" (G_FILE_ERROR: missing, a link, not a regular file, too big). */
 AdoptRules *adopt_rules_load (const char *path, GError **error);
 
 /* As adopt_rules_load(), from @text (named @path in messages). */
 AdoptRules *adopt_rules_parse (const char *path, const char *text, GError **error);
 
 void adopt_rules_free (AdoptRules *r);
+
+/* Returns the origin a flow adopted by @rule of @rules is registered with:
+ * "default", or "rule NAME" (printable ASCII, other characters as '?', at
+ * most BWSS_ORIGIN_MAX - 1 bytes).  g_free() it. */
+char *adopt_rule_origin (const AdoptRules *rules, const AdoptRule *rule);
 
 /* Returns the rule that applies to @subject: the first that matches, else
  * the fallback (never NULL). */

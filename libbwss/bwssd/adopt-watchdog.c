@@ -2,31 +2,139 @@
 /* adopt-watchdog.c — see adopt-watchdog.h. */
 #include <dirent.h>
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
-#include "adopt-proc.h"
+#include <glib-unix.h>
+#include "adopt-ledger.h"
 #include "adopt-watchdog.h"
-#include "kernel.h"
 
-enum { MSG_HOLD = 1, MSG_DROP = 2 };
+/* How long the watchdog keeps trying records another process holds (a
+ * bwssd restoring them too), µs. */
+#define BUSY_RETRY_US (2 * G_USEC_PER_SEC)
 
-typedef struct {
-  uint32_t op;
-  int32_t  pid;
-  int32_t  fd;
-  uint32_t clamp;
-  uint64_t inode;
-} Msg;
+static int
+pidfd_of (pid_t pid)
+{
+  return (int) syscall (SYS_pidfd_open, pid, 0);
+}
 
-/* Closes every fd of this process but 0, 1, 2 and @keep. */
+/* ---- bwssd's side ---- */
+
+static gboolean on_watchdog_exit (gint fd, GIOCondition cond, gpointer data);
+
+/* Starts a watchdog: a fresh execution of this executable.  Returns 0 or
+ * -errno. */
+static int
+spawn (AdoptWatchdog *w)
+{
+  char daemon[16];
+  g_snprintf (daemon, sizeof daemon, "%d", (int) getpid ());
+  char *argv[] = { (char *) "bwssd", (char *) "--watchdog-for", daemon, (char *) "--ledger",
+                   w->ledger_dir, NULL };
+  pid_t pid = fork ();
+  if (pid < 0)
+    return -errno;
+  if (pid == 0) {
+    execv ("/proc/self/exe", argv);    /* only exec after a fork of a threaded process */
+    _exit (127);
+  }
+  int fd = pidfd_of (pid);
+  if (fd < 0) {
+    int err = errno;
+    kill (pid, SIGKILL);
+    waitpid (pid, NULL, 0);
+    return -err;
+  }
+  w->pid = pid;
+  w->pidfd = fd;
+  w->source = g_unix_fd_add (fd, G_IO_IN, on_watchdog_exit, w);
+  return 0;
+}
+
+/* Returns TRUE if the watchdog has died WATCHDOG_RESTARTS times within
+ * WATCHDOG_WINDOW_S, counting a death now. */
+static gboolean
+dies_too_often (AdoptWatchdog *w)
+{
+  gint64 now = g_get_monotonic_time ();
+  w->deaths[w->n_deaths % WATCHDOG_RESTARTS] = now;
+  w->n_deaths++;
+  gint64 oldest = w->deaths[w->n_deaths % WATCHDOG_RESTARTS];
+  return w->n_deaths >= WATCHDOG_RESTARTS && now - oldest < WATCHDOG_WINDOW_S * G_USEC_PER_SEC;
+}
+
+/* The watchdog died: another one, or give up. */
+static gboolean
+on_watchdog_exit (gint fd, GIOCondition cond, gpointer data)
+{
+  AdoptWatchdog *w = data;
+  int status = 0;
+  pid_t dead = w->pid;
+  if (waitpid (dead, &status, WNOHANG) != dead)
+    status = 0;
+  close (w->pidfd);
+  w->pidfd = -1;
+  w->pid = 0;
+  w->source = 0;
+  g_autofree char *how = WIFSIGNALED (status) ? g_strdup_printf ("was killed (%s)", g_strsignal (WTERMSIG (status)))
+                                              : g_strdup_printf ("exited (%d)", WEXITSTATUS (status));
+  int err = dies_too_often (w) ? -EAGAIN : spawn (w);
+  if (err == 0) {
+    g_printerr ("bwssd: its watchdog [%d] %s; started another [%d]\n", (int) dead, how, (int) w->pid);
+  } else {
+    g_printerr ("bwssd: its watchdog [%d] %s and %s: giving every flow back and exiting\n", (int) dead,
+                how, err == -EAGAIN ? "keeps dying" : "cannot be started again");
+    if (w->give_up)
+      w->give_up (w->data);
+  }
+  return G_SOURCE_REMOVE;
+}
+
+int
+adopt_watchdog_start (AdoptWatchdog *w, const char *ledger_dir, void (*give_up) (gpointer), gpointer data)
+{
+  memset (w, 0, sizeof *w);
+  w->pidfd = -1;
+  w->ledger_dir = g_strdup (ledger_dir);
+  w->give_up = give_up;
+  w->data = data;
+  return spawn (w);
+}
+
+gboolean
+adopt_watchdog_alive (AdoptWatchdog *w)
+{
+  if (w->pid <= 0 || w->pidfd < 0)
+    return FALSE;
+  struct pollfd p = { .fd = w->pidfd, .events = POLLIN };
+  return poll (&p, 1, 0) == 0;         /* readable: it has exited */
+}
+
+void
+adopt_watchdog_forget (AdoptWatchdog *w)
+{
+  if (w->source)
+    g_source_remove (w->source);
+  if (w->pidfd >= 0)
+    close (w->pidfd);
+  w->source = 0;
+  w->pidfd = -1;
+  w->pid = 0;
+  g_clear_pointer (&w->ledger_dir, g_free);
+}
+
+/* ---- the watchdog's side ---- */
+
+/* Closes every fd of this process but 0, 1 and 2 (it holds no socket, nor
+ * a pipe someone waits on). */
 static void
-close_others (int keep)
+close_others (void)
 {
   DIR *d = opendir ("/proc/self/fd");
   if (d == NULL)
@@ -36,110 +144,53 @@ close_others (int keep)
   while ((e = readdir (d)))
     if (e->d_name[0] != '.') {
       int fd = atoi (e->d_name);
-      if (fd > 2 && fd != keep && fd != dfd)
+      if (fd > 2 && fd != dfd)
         close (fd);
     }
   closedir (d);
 }
 
-/* Puts back the clamp of every socket in @held[0..@n). */
+/* Returns once @daemon, this process's parent, has died. */
 static void
-restore_all (const Msg *held, size_t n)
+wait_for (pid_t daemon)
 {
-  for (size_t i = 0; i < n; i++) {
-    int fd = adopt_proc_take (held[i].pid, held[i].fd, held[i].inode);
-    if (fd < 0)
-      continue;                        /* closed, or its process gone: nothing throttled */
-    knob_set_clamp (fd, held[i].clamp);
-    close (fd);
+  int fd = pidfd_of (daemon);
+  if (fd >= 0 && getppid () == daemon) {
+    /* opened while it was our parent, so it is that process */
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    while (poll (&p, 1, -1) < 0 && errno == EINTR)
+      ;
+  } else if (fd < 0 && errno == ENOSYS) {
+    while (getppid () == daemon)       /* no pidfd (Linux < 5.3): orphaned when it dies */
+      g_usleep (50000);
   }
+  if (fd >= 0)
+    close (fd);
 }
 
-/* The watchdog's life: records what bwssd holds until end-of-file on @sock. */
-static void G_GNUC_NORETURN
-watch (int sock)
+int
+adopt_watchdog_main (pid_t daemon, const char *ledger_dir)
 {
   signal (SIGTERM, SIG_IGN);
   signal (SIGINT, SIG_IGN);
   signal (SIGHUP, SIG_IGN);
   prctl (PR_SET_NAME, "bwssd-watchdog");
-  close_others (sock);
-  Msg *held = NULL;
-  size_t n = 0, cap = 0;
+  close_others ();
+  wait_for (daemon);
+  g_autoptr (GError) error = NULL;
+  AdoptLedger *l = adopt_ledger_open (ledger_dir, NULL, &error);
+  if (l == NULL) {
+    g_printerr ("bwssd-watchdog: %s: nothing restored\n", error->message);
+    return 1;
+  }
+  gint64 deadline = g_get_monotonic_time () + BUSY_RETRY_US;
   for (;;) {
-    Msg m;
-    ssize_t r = recv (sock, &m, sizeof m, 0);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r != (ssize_t) sizeof m)
-      break;                           /* end-of-file: bwssd is gone */
-    if (m.op == MSG_DROP || m.op == MSG_HOLD)
-      for (size_t i = 0; i < n; i++)
-        if (held[i].inode == m.inode)
-          held[i] = held[--n];
-    if (m.op == MSG_HOLD) {
-      if (n == cap) {
-        size_t nc = cap ? cap * 2 : 64;
-        Msg *nh = realloc (held, nc * sizeof *nh);
-        if (nh == NULL)
-          continue;                    /* not recorded: bwssd still restores it itself */
-        held = nh;
-        cap = nc;
-      }
-      held[n++] = m;
-    }
+    guint busy = 0;
+    adopt_ledger_restore_dead (l, &busy);
+    if (busy == 0 || g_get_monotonic_time () >= deadline)
+      break;
+    g_usleep (20000);
   }
-  restore_all (held, n);
-  _exit (0);
-}
-
-int
-adopt_watchdog_start (AdoptWatchdog *w)
-{
-  int sv[2];
-  w->sock = -1;
-  w->pid = 0;
-  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
-    return -errno;
-  pid_t pid = fork ();
-  if (pid < 0) {
-    int err = errno;
-    close (sv[0]);
-    close (sv[1]);
-    return -err;
-  }
-  if (pid == 0) {
-    close (sv[0]);
-    watch (sv[1]);
-  }
-  close (sv[1]);
-  w->sock = sv[0];
-  w->pid = pid;
+  adopt_ledger_free (l);
   return 0;
-}
-
-static gboolean
-send_msg (AdoptWatchdog *w, const Msg *m)
-{
-  if (w->sock < 0)
-    return FALSE;
-  if (send (w->sock, m, sizeof *m, MSG_NOSIGNAL) == (ssize_t) sizeof *m)
-    return TRUE;
-  close (w->sock);
-  w->sock = -1;
-  return FALSE;
-}
-
-gboolean
-adopt_watchdog_hold (AdoptWatchdog *w, pid_t pid, int fd, guint64 inode, guint32 clamp)
-{
-  Msg m = { .op = MSG_HOLD, .pid = pid, .fd = fd, .clamp = clamp, .inode = inode };
-  return send_msg (w, &m);
-}
-
-gboolean
-adopt_watchdog_drop (AdoptWatchdog *w, guint64 inode)
-{
-  Msg m = { .op = MSG_DROP, .inode = inode };
-  return send_msg (w, &m);
 }

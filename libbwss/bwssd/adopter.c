@@ -6,12 +6,16 @@
 #include <string.h>
 #include <unistd.h>
 #include <json-glib/json-glib.h>
+#include "adopt-ledger.h"
 #include "adopt-proc.h"
 #include "adopter.h"
 #include "kernel.h"
 #include "tool-json.h"
 
 #define TCP_ESTABLISHED_STATE 1
+/* The ledger is swept for a dead daemon's records every this many scans
+ * (1 s: a flow it left is back within 2 s of its death). */
+#define SWEEP_EVERY_SCANS 4
 
 /* A flow bwssd holds: a duplicate of its owner's socket. */
 typedef struct {
@@ -26,17 +30,21 @@ typedef struct {
   guint16       port;
 } Adopted;
 
-/* A socket bwssd left alone, and why (until it closes). */
+/* A socket bwssd left alone, and why (until it closes; or, if another
+ * bwssd holds it, until that one lets it go). */
 typedef struct {
-  pid_t pid;
-  char *comm;
-  char  remote[64];
-  char *reason;
+  pid_t    pid;
+  char    *comm;
+  char     remote[64];
+  char    *reason;
+  gboolean elsewhere;          /* another bwssd holds it: looked at again */
+  guint    next_look;          /* ... at this scan */
 } Refused;
 
 struct Adopter {
   BwssDomain    *domain;
   AdoptWatchdog *watchdog;
+  AdoptLedger   *ledger;
   AdoptRules    *rules;
   char          *status_path;
   char          *capability;
@@ -46,6 +54,8 @@ struct Adopter {
   GHashTable    *told;         /* "pid reason" already said on stderr */
   KnobDump       dump;
   char          *last_status;
+  char          *status_error;  /* the last write error said */
+  guint          scans;
 };
 
 static guint64 *
@@ -99,18 +109,6 @@ parse_remote (const char *text, GInetAddress **addr, guint16 *port)
   *addr = g_inet_address_new_from_string (h);
 }
 
-/* Returns the origin recorded for rule @rule: "default" or "rule NAME". */
-static char *
-origin_of (const AdoptRule *rule, const AdoptRules *rules)
-{
-  if (rule == rules->fallback)
-    return g_strdup ("default");
-  g_autofree char *o = g_strdup_printf ("rule %s", rule->name);
-  if (strlen (o) >= BWSS_ORIGIN_MAX)
-    o[BWSS_ORIGIN_MAX - 1] = '\0';
-  return g_steal_pointer (&o);
-}
-
 static AdoptSubject
 subject_of (const Adopted *a)
 {
@@ -129,7 +127,7 @@ tell_once (Adopter *ad, pid_t pid, const char *comm, const char *what)
   g_hash_table_add (ad->told, g_steal_pointer (&key));
 }
 
-static void
+static Refused *
 refuse (Adopter *ad, guint64 inode, pid_t pid, const char *comm, const char *remote, const char *why)
 {
   Refused *r = g_new0 (Refused, 1);
@@ -138,11 +136,12 @@ refuse (Adopter *ad, guint64 inode, pid_t pid, const char *comm, const char *rem
   g_strlcpy (r->remote, remote, sizeof r->remote);
   r->reason = g_strdup (why);
   g_hash_table_replace (ad->refused, key_new (inode), r);
+  return r;
 }
 
 /* Gives adopted flow @a back: unregisters it (the domain restores its
- * clamp through our duplicate), closes the duplicate, tells the watchdog.
- * Does not remove it from the table. */
+ * clamp through our duplicate), closes the duplicate, removes its record
+ * from the ledger.  Does not remove it from the table. */
 static void
 give_back (Adopter *ad, Adopted *a)
 {
@@ -152,7 +151,7 @@ give_back (Adopter *ad, Adopted *a)
   if (a->fd >= 0)
     close (a->fd);
   a->fd = -1;
-  adopt_watchdog_drop (ad->watchdog, a->inode);
+  adopt_ledger_release (ad->ledger, a->inode);
 }
 
 /* Registers @a's duplicate with the preferences of @rule.  Returns 0 or a
@@ -160,7 +159,7 @@ give_back (Adopter *ad, Adopted *a)
 static int
 register_with (Adopter *ad, Adopted *a, const AdoptRule *rule)
 {
-  g_autofree char *origin = origin_of (rule, ad->rules);
+  g_autofree char *origin = adopt_rule_origin (ad->rules, rule);
   int err = bwss_flow_register_as (ad->domain, a->fd, &rule->prefs, origin, a->pid, &a->flow);
   if (err == 0) {
     g_free (a->rule);
@@ -170,12 +169,13 @@ register_with (Adopter *ad, Adopted *a, const AdoptRule *rule)
 }
 
 Adopter *
-adopter_new (BwssDomain *d, AdoptWatchdog *watchdog, AdoptRules *rules, const char *status_path,
-             const char *capability)
+adopter_new (BwssDomain *d, AdoptWatchdog *watchdog, AdoptLedger *ledger, AdoptRules *rules,
+             const char *status_path, const char *capability)
 {
   Adopter *ad = g_new0 (Adopter, 1);
   ad->domain = d;
   ad->watchdog = watchdog;
+  ad->ledger = ledger;
   ad->rules = rules;
   ad->status_path = g_strdup (status_path);
   ad->capability = g_strdup (capability);
@@ -270,16 +270,36 @@ drop_lost (Adopter *ad, GHashTable *live, GHashTable *others)
       g_hash_table_iter_remove (&it);
 }
 
+/* Returns TRUE if the refused socket @inode was held by another bwssd that
+ * let it go (looked at every SWEEP_EVERY_SCANS scans); it is no longer
+ * refused then. */
+static gboolean
+let_go_elsewhere (Adopter *ad, guint64 inode)
+{
+  Refused *r = g_hash_table_lookup (ad->refused, &inode);
+  if (!r->elsewhere || ad->scans < r->next_look)
+    return FALSE;
+  r->next_look = ad->scans + SWEEP_EVERY_SCANS;
+  g_autofree char *holder = NULL;
+  if (adopt_ledger_held_elsewhere (ad->ledger, inode, &holder))
+    return FALSE;
+  g_hash_table_remove (ad->refused, &inode);
+  return TRUE;
+}
+
 /* Returns TRUE if @k is a download bwssd has not seen yet: this user's,
- * established, received ADOPT_MIN_BYTES and more since the last scan. */
+ * established, received ADOPT_MIN_BYTES and more since the last scan; or
+ * one another bwssd held and let go (it was a download then; its receive
+ * queue may hold seconds of data, so it may receive nothing for a while). */
 static gboolean
 is_candidate (Adopter *ad, const KnobInfo *k, guint64 last, GHashTable *others)
 {
-  return k->uid == geteuid () && k->state == TCP_ESTABLISHED_STATE
-         && k->bytes_received >= ADOPT_MIN_BYTES && k->bytes_received > last
-         && !g_hash_table_contains (ad->adopted, &k->inode)
-         && !g_hash_table_contains (ad->refused, &k->inode)
-         && !g_hash_table_contains (others, &k->inode);
+  if (k->uid != geteuid () || k->state != TCP_ESTABLISHED_STATE
+      || g_hash_table_contains (ad->adopted, &k->inode) || g_hash_table_contains (others, &k->inode))
+    return FALSE;
+  if (g_hash_table_contains (ad->refused, &k->inode))
+    return let_go_elsewhere (ad, k->inode);
+  return k->bytes_received >= ADOPT_MIN_BYTES && k->bytes_received > last;
 }
 
 /* Rules new and no for the socket @k held by @h. */
@@ -304,7 +324,6 @@ adopt_one (Adopter *ad, const KnobInfo *k, const AdoptHolder *h)
     return;
   }
   a->fd = adopt_proc_take (h->pid, h->fd, k->inode);
-  guint32 clamp = 0;
   if (a->fd < 0) {
     if (a->fd != -ESTALE && a->fd != -ESRCH) {   /* a closed socket is not a refusal */
       refuse (ad, k->inode, h->pid, a->comm, k->remote, adopt_proc_why (-a->fd));
@@ -313,21 +332,37 @@ adopt_one (Adopter *ad, const KnobInfo *k, const AdoptHolder *h)
     adopted_free (a);
     return;
   }
-  int err = knob_get_clamp (a->fd, &clamp) == 0 ? register_with (ad, a, rule) : BWSS_EBADF;
-  if (err) {
+  /* the ledger first: the clamp it had, recorded before anything changes it */
+  guint32 clamp = 0;
+  g_autofree char *holder = NULL;
+  int claim = adopt_ledger_claim (ad->ledger, k->inode, a->fd, h->pid, h->fd, &clamp, &holder);
+  int err = claim == 0 ? register_with (ad, a, rule) : 0;
+  if (claim == 0 && err == 0) {
+    g_hash_table_insert (ad->adopted, key_new (k->inode), a);
+    return;
+  }
+  if (claim == -EALREADY) {                      /* looked at again when that one lets it go */
+    g_autofree char *why = g_strdup_printf ("adopted by %s", holder);
+    refuse (ad, k->inode, h->pid, a->comm, k->remote, why)->elsewhere = TRUE;
+  } else if (claim != 0 && claim != -EBUSY) {    /* -EBUSY: being restored; the next scan */
+    g_autofree char *why = g_strdup_printf ("cannot record its clamp in %s: %s",
+                                            adopt_ledger_dir (ad->ledger), g_strerror (-claim));
+    refuse (ad, k->inode, h->pid, a->comm, k->remote, why);
+    tell_once (ad, h->pid, a->comm, why);
+  } else if (err) {
+    adopt_ledger_release (ad->ledger, k->inode);
     g_autofree char *why = g_strdup_printf ("cannot register it: %s", bwss_strerror (err));
     refuse (ad, k->inode, h->pid, a->comm, k->remote, why);
     tell_once (ad, h->pid, a->comm, why);
-    close (a->fd);
-    adopted_free (a);
-    return;
   }
-  adopt_watchdog_hold (ad->watchdog, h->pid, h->fd, k->inode, clamp);
-  g_hash_table_insert (ad->adopted, key_new (k->inode), a);
+  close (a->fd);
+  adopted_free (a);
 }
 
 /* Writes the status file if it changed: {pid, rules, adoption, adopted,
- * not_adopted: [{pid, command, remote, reason}]}. */
+ * not_adopted: [{pid, command, remote, reason}] (at most
+ * ADOPT_STATUS_MAX_REFUSED), not_adopted_omitted: how many more}.  A write
+ * that fails is said once per error. */
 static void
 write_status (Adopter *ad)
 {
@@ -350,8 +385,9 @@ write_status (Adopter *ad)
   json_builder_begin_array (b);
   GHashTableIter it;
   gpointer v;
+  guint listed = 0;
   g_hash_table_iter_init (&it, ad->refused);
-  while (g_hash_table_iter_next (&it, NULL, &v)) {
+  while (g_hash_table_iter_next (&it, NULL, &v) && listed++ < ADOPT_STATUS_MAX_REFUSED) {
     const Refused *r = v;
     json_builder_begin_object (b);
     json_builder_set_member_name (b, "pid");
@@ -365,6 +401,9 @@ write_status (Adopter *ad)
     json_builder_end_object (b);
   }
   json_builder_end_array (b);
+  json_builder_set_member_name (b, "not_adopted_omitted");
+  guint refused = g_hash_table_size (ad->refused);
+  tool_json_add_number (b, refused > ADOPT_STATUS_MAX_REFUSED ? refused - ADOPT_STATUS_MAX_REFUSED : 0);
   json_builder_end_object (b);
   g_autofree char *text = tool_json_to_string (b);
   if (g_strcmp0 (text, ad->last_status) == 0)
@@ -372,16 +411,38 @@ write_status (Adopter *ad)
   g_autoptr (GError) error = NULL;
   if (!g_file_set_contents_full (ad->status_path, text, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0600,
                                  &error)) {
-    g_printerr ("bwssd: cannot write %s: %s\n", ad->status_path, error->message);
+    if (g_strcmp0 (error->message, ad->status_error) != 0)
+      g_printerr ("bwssd: cannot write its status: %s\n", error->message);
+    g_free (ad->status_error);
+    ad->status_error = g_strdup (error->message);
     return;
   }
+  g_clear_pointer (&ad->status_error, g_free);
   g_free (ad->last_status);
   ad->last_status = g_steal_pointer (&text);
+}
+
+/* Returns why no process was found holding a socket: none of this user
+ * that bwssd can see does, or some of this user's processes are not
+ * dumpable and hide their fds (@hidden: their pids). */
+static char *
+why_no_holder (const GArray *hidden)
+{
+  if (hidden->len == 0)
+    return g_strdup ("no process of this user that bwssd can see holds it");
+  pid_t pid = g_array_index (hidden, pid_t, 0);
+  g_autofree char *comm = adopt_proc_comm (pid);
+  return g_strdup_printf ("no process bwssd can see holds it; %u of this user's processes (%s[%d]%s) "
+                          "are not dumpable: their sockets can be seen and taken only with "
+                          "CAP_SYS_PTRACE", hidden->len, comm ? comm : "?", (int) pid,
+                          hidden->len > 1 ? ", ..." : "");
 }
 
 void
 adopter_scan (Adopter *ad)
 {
+  if (ad->scans++ % SWEEP_EVERY_SCANS == 0)
+    adopt_ledger_restore_dead (ad->ledger, NULL);   /* what a dead bwssd left, any domain */
   if (knob_dump (&ad->dump) != 0)
     return;
   g_autoptr (GHashTable) live = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
@@ -403,9 +464,12 @@ adopter_scan (Adopter *ad)
   GHashTable *swap = ad->last_bytes;
   ad->last_bytes = g_hash_table_ref (live);
   g_hash_table_unref (swap);
-  if (g_hash_table_size (wanted) > 0) {
+  /* nothing is adopted while no watchdog lives (it is being started again) */
+  if (g_hash_table_size (wanted) > 0 && adopt_watchdog_alive (ad->watchdog)) {
     g_autoptr (GHashTable) holders = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
-    adopt_proc_find_holders (wanted, holders, getpid (), ad->watchdog->pid);
+    g_autoptr (GArray) hidden = g_array_new (FALSE, FALSE, sizeof (pid_t));
+    adopt_proc_find_holders (wanted, holders, getpid (), ad->watchdog->pid, hidden);
+    g_autofree char *no_holder = NULL;
     for (size_t i = 0; i < ad->dump.n; i++) {
       const KnobInfo *k = &ad->dump.items[i];
       if (!g_hash_table_contains (wanted, &k->inode))
@@ -415,7 +479,7 @@ adopter_scan (Adopter *ad)
         adopt_one (ad, k, h);
       else                                       /* not looked for again */
         refuse (ad, k->inode, 0, NULL, k->remote,
-                "no process of this user that bwssd can see holds it");
+                no_holder ? no_holder : (no_holder = why_no_holder (hidden)));
     }
   }
   write_status (ad);
@@ -440,5 +504,6 @@ adopter_free (Adopter *ad)
   g_free (ad->status_path);
   g_free (ad->capability);
   g_free (ad->last_status);
+  g_free (ad->status_error);
   g_free (ad);
 }

@@ -6,37 +6,46 @@
  * sockets with sock_diag and:
  *
  *   rule | condition                                         | action
+ *   dead | every SWEEP_EVERY_SCANS scans (and at start)      | the ledger's records of dead
+ *        |                                                   | daemons: clamps put back
  *   gone | an adopted socket is closed, or its owner no      | unregister it, close the
- *        | longer holds it (its fd now names something else) | duplicate, tell the watchdog
+ *        | longer holds it (its fd now names something else) | duplicate, remove its record
  *   owned| another participant registered an adopted socket  | the same: its preferences win
  *   new  | a socket of this user, ESTABLISHED, not in the    | find its process in /proc,
  *        | domain, that has received ADOPT_MIN_BYTES and more| match the rules, duplicate
- *        | since the last scan                               | it (pidfd_getfd), register it
- *   no   | the duplicate or the registration fails, or the   | list it with the reason until
- *        | rule says adopt=false                             | it closes; never retried
+ *        | since the last scan, while the watchdog lives     | it (pidfd_getfd), claim it in
+ *        |                                                   | the ledger, register it
+ *   else | another bwssd (any domain) holds it in the ledger | list it with that bwssd; a
+ *        |                                                   | candidate again once it is free
+ *   no   | the duplicate, the claim or the registration      | list it with the reason until
+ *        | fails, or the rule says adopt=false               | it closes; never retried
  *
  * Adopted flows are registered with bwss_flow_register_as() under the
  * owner's pid and origin "rule NAME" or "default"; the domain controls them
  * like any other flow, bwssd applying their windows through its duplicates.
  * The status (what was not adopted and why) goes to a JSON file next to the
- * domain's segment, which bwss-top shows.
+ * domain's segment, which bwss-top shows.  The clamp each adopted socket had
+ * is in the ledger (adopt-ledger.h) before bwssd touches it.
  */
 #ifndef BWSS_ADOPTER_H
 #define BWSS_ADOPTER_H
 
 #include <glib.h>
 #include <bwss/domain.h>
+#include "adopt-ledger.h"
 #include "adopt-rules.h"
 #include "adopt-watchdog.h"
 
 #define ADOPT_SCAN_MS 250            /* a flow is adopted within two scans */
 #define ADOPT_MIN_BYTES 32768        /* a flow that received less is not a download yet */
+#define ADOPT_STATUS_MAX_REFUSED 1000 /* the status file lists at most this many (~250 kB) */
 
 typedef struct Adopter Adopter;
 
 /* Returns an adopter for domain @d, writing its status to @status_path (NULL:
- * none).  Takes @rules.  @watchdog and @d must outlive it. */
-Adopter *adopter_new (BwssDomain *d, AdoptWatchdog *watchdog, AdoptRules *rules,
+ * none) and its claims to @ledger.  Takes @rules.  @watchdog, @ledger and @d
+ * must outlive it. */
+Adopter *adopter_new (BwssDomain *d, AdoptWatchdog *watchdog, AdoptLedger *ledger, AdoptRules *rules,
                       const char *status_path, const char *capability);
 
 /* Replaces the rules (taking @rules) and applies them to the adopted flows. */
@@ -51,8 +60,8 @@ void adopter_scan (Adopter *a);
 /* Returns the number of flows adopted now. */
 guint adopter_count (const Adopter *a);
 
-/* Gives every adopted flow back (its clamp restored), removes the status
- * file and frees @a. */
+/* Gives every adopted flow back (its clamp restored, its record removed),
+ * removes the status file and frees @a. */
 void adopter_free (Adopter *a);
 
 #endif

@@ -6,16 +6,22 @@
  *
  *   bwssd [--foreground] [--domain NAME] [--rules FILE]
  *   bwssd --check [--rules FILE]     (is the rules file in force good?)
+ *   bwssd --restore                  (give back what a dead bwssd left adopted)
  *
  * Rules (adopt-rules.h, docs/adopt.md) come from --rules, else
  * $XDG_CONFIG_HOME/bwss/rules.conf, else SYSCONFDIR/bwss/rules.conf, else
  * the built-in default (every flow at priority 0, weight 1).  They are read
- * again when the file changes and on SIGHUP; a bad file is reported once
- * (file:line: key) and the rules in force stay.  SIGTERM and SIGINT give
+ * again when the file changes and on SIGHUP, in a worker thread (the main
+ * loop never waits for a file: a FIFO is refused at once, a hung network
+ * home holds up only that thread); a bad file is reported once (file:line:
+ * key) and the rules in force stay.  SIGTERM and SIGINT give
  * every adopted flow back to the kernel and exit 0; if bwssd dies any other
- * way, its watchdog does that (adopt-watchdog.h).  One bwssd per domain.
+ * way, its watchdog does that, and if both die, the next bwssd of any domain
+ * or `bwssd --restore` (adopt-watchdog.h, adopt-ledger.h).  One bwssd per
+ * domain; one bwssd per socket.
  *
- * Exit status: 0; 1 if it cannot run (another bwssd, no domain); 2 for a
+ * Exit status: 0; 1 if it cannot run (another bwssd, no domain, no
+ * runtime directory, a watchdog that cannot be kept alive); 2 for a
  * usage error (options, a bad --domain, a bad --rules file at start, or
  * with --check a bad rules file in force).
  */
@@ -24,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <glib.h>
 #include <glib-unix.h>
@@ -39,8 +46,11 @@
 
 static gboolean opt_foreground;
 static gboolean opt_check;
+static gboolean opt_restore;
 static gchar *opt_domain;
 static gchar *opt_rules;
+static gint opt_watchdog_for;
+static gchar *opt_ledger;
 
 static GOptionEntry entries[] = {
   { "adopt-helper", 0, G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, (gpointer) adopt_helper_option, "Take sockets only through the bwss-sockd helper at PATH, never with pidfd_getfd (default: $BWSSD_ADOPT_HELPER; else the helper at /run/bwss-sockd.sock is asked where pidfd_getfd is refused)", "PATH" },
@@ -48,14 +58,22 @@ static GOptionEntry entries[] = {
   { "domain", 0, 0, G_OPTION_ARG_STRING, &opt_domain, "Domain name (default $BWSS_DOMAIN, else per user)", "NAME" },
   { "rules", 'r', 0, G_OPTION_ARG_FILENAME, &opt_rules, "Rules file (default $XDG_CONFIG_HOME/bwss/rules.conf)", "FILE" },
   { "check", 0, 0, G_OPTION_ARG_NONE, &opt_check, "Check the rules file in force and exit: 0 if it is good, 2 if not", NULL },
+  { "restore", 0, 0, G_OPTION_ARG_NONE, &opt_restore, "Give back every socket a dead bwssd (any domain) left adopted, and exit", NULL },
+  /* the watchdog: bwssd starts it (adopt-watchdog.h) */
+  { "watchdog-for", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_INT, &opt_watchdog_for, NULL, "PID" },
+  { "ledger", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &opt_ledger, NULL, "DIR" },
   { NULL }
 };
 
 typedef struct {
   GMainLoop    *loop;
+  int           status;        /* the exit status */
+  AdoptWatchdog watchdog;
   Adopter      *adopter;
   char         *user_rules;    /* the file watched: --rules, or the user's */
   GFileMonitor *monitor;
+  gboolean      loading;       /* a reload runs in a worker thread */
+  gboolean      load_again;    /* ... and another was asked for meanwhile */
 } Daemon;
 
 /* Returns the rules file in force: --rules, the user's if it exists, the
@@ -82,19 +100,55 @@ load_rules (GError **error)
   return path ? adopt_rules_load (path, error) : adopt_rules_builtin ();
 }
 
-/* Reads the rules again; a bad file changes nothing. */
+static void reload (Daemon *dm);
+
+/* A worker thread's reading of the rules in force (the file may sit on a
+ * hung network file system: the main loop never waits for it). */
+static void
+load_in_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancel)
+{
+  GError *error = NULL;
+  AdoptRules *r = load_rules (&error);
+  if (r)
+    g_task_return_pointer (task, r, (GDestroyNotify) adopt_rules_free);
+  else
+    g_task_return_error (task, error);
+}
+
+/* Back in the main loop: the rules read, or why not; a bad file changes
+ * nothing. */
+static void
+loaded (GObject *source, GAsyncResult *result, gpointer data)
+{
+  Daemon *dm = data;
+  g_autoptr (GError) error = NULL;
+  AdoptRules *r = g_task_propagate_pointer (G_TASK (result), &error);
+  dm->loading = FALSE;
+  if (r == NULL) {
+    g_printerr ("bwssd: %s (the rules in force stay)\n", error->message);
+  } else {
+    g_printerr ("bwssd: rules from %s: %u rules and [default]\n", r->path ? r->path : "(built in)",
+                r->rules->len);
+    adopter_set_rules (dm->adopter, r);
+  }
+  if (dm->load_again) {
+    dm->load_again = FALSE;
+    reload (dm);
+  }
+}
+
+/* Reads the rules again, in a worker thread (one at a time: a change
+ * meanwhile is read once the running read ends). */
 static void
 reload (Daemon *dm)
 {
-  g_autoptr (GError) error = NULL;
-  AdoptRules *r = load_rules (&error);
-  if (r == NULL) {
-    g_printerr ("bwssd: %s (the rules in force stay)\n", error->message);
+  if (dm->loading) {
+    dm->load_again = TRUE;
     return;
   }
-  g_printerr ("bwssd: rules from %s: %u rules and [default]\n", r->path ? r->path : "(built in)",
-              r->rules->len);
-  adopter_set_rules (dm->adopter, r);
+  dm->loading = TRUE;
+  g_autoptr (GTask) task = g_task_new (NULL, NULL, loaded, dm);
+  g_task_run_in_thread (task, load_in_thread);
 }
 
 static gboolean
@@ -129,19 +183,32 @@ on_rules_changed (GFileMonitor *m, GFile *file, GFile *other, GFileMonitorEvent 
     reload (data);
 }
 
-/* Takes the one-bwssd-per-domain lock.  Returns its fd, or -1 with a
- * message. */
+/* Takes the one-bwssd-per-domain lock: a file in the user's runtime
+ * directory (no other user can hold it), opened without following a link
+ * or waiting, and only if it is this user's regular file.  Returns its fd,
+ * or -1 with a message. */
 static int
 single_instance (const char *domain)
 {
-  g_autofree char *name = tool_domain_name (domain);
-  g_autofree char *path = g_strdup_printf ("/dev/shm/%s.bwssd.lock", name);
-  int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  g_autofree char *problem = tool_domain_runtime_problem ();
+  g_autofree char *path = tool_domain_path (domain, ".bwssd.lock");
+  if (problem || path == NULL) {
+    g_printerr ("bwssd: %s\n", problem ? problem : "no runtime directory");
+    return -1;
+  }
+  int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
   if (fd < 0) {
     g_printerr ("bwssd: cannot open %s: %s\n", path, g_strerror (errno));
     return -1;
   }
+  struct stat st;
+  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode) || st.st_uid != geteuid ()) {
+    g_printerr ("bwssd: %s is not a regular file of this user: remove it\n", path);
+    close (fd);
+    return -1;
+  }
   if (flock (fd, LOCK_EX | LOCK_NB) != 0) {
+    g_autofree char *name = tool_domain_name (domain);
     g_printerr ("bwssd: another bwssd runs for domain %s\n", name);
     close (fd);
     return -1;
@@ -166,6 +233,8 @@ parse_options (int *argc, char ***argv)
     g_printerr ("bwssd: %s\n", error->message);
     return 2;
   }
+  if (opt_watchdog_for > 0)
+    return 0;                          /* the watchdog: nothing else is its business */
   if (*argc > 1) {
     g_printerr ("bwssd: unexpected argument '%s'\n", (*argv)[1]);
     return 2;
@@ -212,11 +281,41 @@ rules_at_start (void)
   return adopt_rules_builtin ();
 }
 
-/* Becomes the domain's daemon: the one-per-domain lock, detached unless
- * --foreground, the watchdog (before any thread exists: the domain's,
- * GIO's), the domain.  Returns 0, or 1 with a message (*lock closed). */
+/* Gives back every socket whose record in @l names a dead daemon, trying
+ * records another process holds for up to 2 s.  Returns how many. */
+static guint
+restore_dead (AdoptLedger *l)
+{
+  gint64 deadline = g_get_monotonic_time () + 2 * G_USEC_PER_SEC;
+  guint n = 0, busy = 0;
+  while ((n += adopt_ledger_restore_dead (l, &busy), busy > 0) && g_get_monotonic_time () < deadline)
+    g_usleep (20000);
+  return n;
+}
+
+/* --restore (the unit's ExecStopPost): what a dead bwssd left adopted, any
+ * domain.  Returns the exit status. */
 static int
-become_daemon (int *lock, AdoptWatchdog *watchdog, BwssDomain **domain)
+restore_left (void)
+{
+  g_autoptr (GError) error = NULL;
+  AdoptLedger *l = adopt_ledger_open (NULL, NULL, &error);
+  if (l == NULL) {
+    g_printerr ("bwssd: %s\n", error->message);
+    return 1;
+  }
+  guint n = restore_dead (l);
+  g_print ("bwssd: %u socket%s left adopted by a dead bwssd given back\n", n, n == 1 ? "" : "s");
+  adopt_ledger_free (l);
+  return 0;
+}
+
+/* Becomes the domain's daemon: the one-per-domain lock, detached unless
+ * --foreground, the ledger of adopted sockets (what a dead bwssd left in it
+ * given back at once), the domain.  Returns 0, or 1 with a message (*lock
+ * closed). */
+static int
+become_daemon (int *lock, AdoptLedger **ledger, BwssDomain **domain)
 {
   *lock = single_instance (opt_domain);
   if (*lock < 0)
@@ -226,12 +325,21 @@ become_daemon (int *lock, AdoptWatchdog *watchdog, BwssDomain **domain)
     close (*lock);
     return 1;
   }
-  int werr = adopt_watchdog_start (watchdog);
-  if (werr)
-    g_printerr ("bwssd: no watchdog (%s): flows are given back on SIGTERM only\n", g_strerror (-werr));
+  g_autoptr (GError) error = NULL;
+  g_autofree char *name = tool_domain_name (opt_domain);
+  *ledger = adopt_ledger_open (NULL, name, &error);   /* after daemon(): it records our pid */
+  if (*ledger == NULL) {
+    g_printerr ("bwssd: no ledger of adopted sockets: %s\n", error->message);
+    close (*lock);
+    return 1;
+  }
+  guint n = restore_dead (*ledger);
+  if (n)
+    g_printerr ("bwssd: %u socket%s left adopted by a dead bwssd given back\n", n, n == 1 ? "" : "s");
   int err = bwss_domain_open (opt_domain, 0, domain);
   if (err) {
     g_printerr ("bwssd: cannot open the domain: %s\n", bwss_strerror (err));
+    g_clear_pointer (ledger, adopt_ledger_free);
     close (*lock);
     return 1;
   }
@@ -254,10 +362,20 @@ watch_inputs (Daemon *dm)
   g_unix_signal_add (SIGINT, on_term, dm);
 }
 
-/* Controls the domain and adopts until SIGTERM or SIGINT, then gives every
- * adopted flow back to the kernel. */
+/* The watchdog keeps dying: every flow back, exit 1. */
 static void
-run (BwssDomain *domain, AdoptWatchdog *watchdog, AdoptRules *rules)
+give_up (gpointer data)
+{
+  Daemon *dm = data;
+  dm->status = 1;
+  g_main_loop_quit (dm->loop);
+}
+
+/* Controls the domain and adopts until SIGTERM or SIGINT (or until its
+ * watchdog cannot be kept alive), then gives every adopted flow back to the
+ * kernel.  Returns the exit status. */
+static int
+run (BwssDomain *domain, AdoptLedger *ledger, AdoptRules *rules)
 {
   gboolean can = FALSE;
   g_autofree char *capability = adopt_proc_capability (&can);
@@ -267,8 +385,15 @@ run (BwssDomain *domain, AdoptWatchdog *watchdog, AdoptRules *rules)
 
   Daemon dm = { 0 };
   dm.loop = g_main_loop_new (NULL, FALSE);
+  int werr = adopt_watchdog_start (&dm.watchdog, adopt_ledger_dir (ledger), give_up, &dm);
+  if (werr) {
+    g_printerr ("bwssd: cannot start its watchdog: %s\n", g_strerror (-werr));
+    g_main_loop_unref (dm.loop);
+    adopt_rules_free (rules);
+    return 1;
+  }
   g_autofree char *status = tool_domain_bwssd_status (opt_domain);
-  dm.adopter = adopter_new (domain, watchdog, rules, status, capability);
+  dm.adopter = adopter_new (domain, &dm.watchdog, ledger, rules, status, capability);
   guint dispatch = bwss_domain_attach (domain, NULL);
   guint scan = can ? g_timeout_add (ADOPT_SCAN_MS, on_scan, &dm) : 0;
   if (can)
@@ -282,8 +407,10 @@ run (BwssDomain *domain, AdoptWatchdog *watchdog, AdoptRules *rules)
   g_source_remove (dispatch);
   g_clear_object (&dm.monitor);
   adopter_free (dm.adopter);           /* every adopted flow back to the kernel */
+  adopt_watchdog_forget (&dm.watchdog);
   g_main_loop_unref (dm.loop);
   g_free (dm.user_rules);
+  return dm.status;
 }
 
 int
@@ -292,21 +419,26 @@ main (int argc, char **argv)
   int status = parse_options (&argc, &argv);
   if (status)
     return status;
+  if (opt_watchdog_for > 0 && opt_ledger)
+    return adopt_watchdog_main (opt_watchdog_for, opt_ledger);
   if (opt_check)
     return check_rules ();
+  if (opt_restore)
+    return restore_left ();
   AdoptRules *rules = rules_at_start ();
   if (rules == NULL)
     return 2;
   int lock;
-  AdoptWatchdog watchdog;
+  AdoptLedger *ledger = NULL;
   BwssDomain *domain = NULL;
-  status = become_daemon (&lock, &watchdog, &domain);
+  status = become_daemon (&lock, &ledger, &domain);
   if (status) {
     adopt_rules_free (rules);
     return status;
   }
-  run (domain, &watchdog, rules);      /* the adopter owns the rules */
+  status = run (domain, ledger, rules);   /* the adopter owns the rules */
   bwss_domain_close (domain);
+  adopt_ledger_free (ledger);
   close (lock);
-  return 0;
+  return status;
 }

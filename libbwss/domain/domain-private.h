@@ -8,6 +8,7 @@
 #ifndef BWSS_DOMAIN_PRIVATE_H
 #define BWSS_DOMAIN_PRIVATE_H
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -83,7 +84,7 @@ struct BwssFlow {
  * record locks belong to the process, so a second fd on the same file would
  * drop the controller lock when closed. */
 struct Seg {
-  char            path[80];       /* /dev/shm/<name> */
+  char            path[PATH_MAX]; /* the segment's: bwss_domain_path (name, "") */
   int             fd;             /* of the segment mapped now */
   Segment        *s;
   dev_t           dev;

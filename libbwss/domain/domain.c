@@ -101,10 +101,10 @@ after_fork_child (void)
 int
 bwss_domain_open (const char *name, unsigned flags, BwssDomain **out)
 {
-  char path[80];
+  char path[PATH_MAX];
   if (out == NULL || (flags & ~(BWSS_DOMAIN_NO_CREATE | BWSS_DOMAIN_NO_CONTROLLER | BWSS_DOMAIN_THREAD)))
     return BWSS_EINVAL;
-  int err = segment_path (name, path, sizeof path);
+  int err = bwss_domain_path (name, "", path, sizeof path);
   if (err)
     return err;
   BwssDomain *d = calloc (1, sizeof *d);

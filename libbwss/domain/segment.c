@@ -6,7 +6,8 @@
  * domain.c and the files it names.
  *
  * Creation.  A segment is made complete in an unnamed file (O_TMPFILE in
- * /dev/shm) and only then linked under its name; linkat() fails if the name
+ * the user's runtime directory, runtime.c) and only then linked under its
+ * name; linkat() fails if the name
  * exists, so of two creators one wins and the other opens the winner's.
  * Nobody can see a half-made segment of this version, and a creator killed
  * half-way leaves nothing behind.  Older versions created the file first:
@@ -52,7 +53,6 @@
 #include "kernel.h"
 #include "segment.h"
 
-#define SHM_DIR "/dev/shm"
 /* How long an unfinished segment may stay so before it is replaced, µs:
  * an older creator needs microseconds between creating and finishing it. */
 #define UNFINISHED_US 500000ull
@@ -63,41 +63,6 @@
 #define SWEEP_MEMO    32
 /* Replace/create rounds before giving up (races with other creators). */
 #define MAX_ROUNDS    8
-
-/* ---- names ---- */
-
-int
-bwss_domain_check_name (const char *name)
-{
-  if (name == NULL || name[0] == '\0' || name[0] == '.')
-    return BWSS_EINVAL;
-  size_t n = strlen (name);
-  if (n > BWSS_DOMAIN_NAME_MAX)
-    return BWSS_EINVAL;
-  for (size_t i = 0; i < n; i++) {
-    char c = name[i];
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-          || c == '-' || c == '_' || c == '.'))
-      return BWSS_EINVAL;
-  }
-  return BWSS_OK;
-}
-
-int
-segment_path (const char *name, char *path, size_t len)
-{
-  char own[32];
-  if (name == NULL)
-    name = getenv ("BWSS_DOMAIN");
-  if (name == NULL) {
-    snprintf (own, sizeof own, "bwss-%u", (unsigned) geteuid ());
-    name = own;
-  }
-  if (bwss_domain_check_name (name) != BWSS_OK)
-    return BWSS_EINVAL;
-  snprintf (path, len, SHM_DIR "/%s", name);
-  return BWSS_OK;
-}
 
 /* ---- the lock's type ---- */
 
@@ -231,12 +196,26 @@ fill_file (SegFile *out, int fd, Segment *s, const struct stat *st)
   out->ino = st->st_ino;
 }
 
-/* Makes a complete segment in an unnamed file of the segment directory.
+/* Writes the directory of @path (a file's path with a '/') to @dir. */
+static void
+dir_of (const char *path, char *dir, size_t len)
+{
+  const char *slash = strrchr (path, '/');
+  size_t n = slash == NULL ? 1 : slash == path ? 1 : (size_t) (slash - path);
+  if (n >= len)
+    n = len - 1;
+  memcpy (dir, slash == NULL ? "." : path, n);
+  dir[n] = '\0';
+}
+
+/* Makes a complete segment in an unnamed file of the directory of @path.
  * Returns 0 with *out filled, or a BWSS_E code. */
 static int
-make_unnamed (const Segment *carry, SegFile *out)
+make_unnamed (const char *path, const Segment *carry, SegFile *out)
 {
-  int fd = open (SHM_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  char dir[PATH_MAX];
+  dir_of (path, dir, sizeof dir);
+  int fd = open (dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
   if (fd < 0)
     return errno_to_bwss (errno);
   struct stat st;
@@ -272,7 +251,7 @@ link_name (const SegFile *f, const char *path)
 static int
 create_file (const char *path, const Segment *carry, SegFile *out)
 {
-  int err = make_unnamed (carry, out);
+  int err = make_unnamed (path, carry, out);
   if (err == 0 && (err = link_name (out, path)) != 0)
     segment_close (out);
   return err;
@@ -293,11 +272,12 @@ replace_file (int fd, dev_t dev, ino_t ino, const char *path, const Segment *car
   int err = -ESTALE;
   if (lstat (path, &st) == 0 && st.st_dev == dev && st.st_ino == ino) {
     static unsigned counter;
-    char tmp[160];
+    char dir[PATH_MAX], tmp[PATH_MAX + 128];
+    dir_of (path, dir, sizeof dir);
     const char *base = strrchr (path, '/');
-    snprintf (tmp, sizeof tmp, SHM_DIR "/.%s.new.%d.%u", base ? base + 1 : path, (int) getpid (),
+    snprintf (tmp, sizeof tmp, "%s/.%s.new.%d.%u", dir, base ? base + 1 : path, (int) getpid (),
               __atomic_add_fetch (&counter, 1, __ATOMIC_RELAXED));
-    err = make_unnamed (carry, out);
+    err = make_unnamed (path, carry, out);
     if (err == 0 && (err = link_name (out, tmp)) == 0 && rename (tmp, path) != 0) {
       err = errno_to_bwss (errno);
       unlink (tmp);
@@ -362,7 +342,7 @@ segment_open (const char *path, bool create, uint64_t wait_us, const Segment *ca
 {
   uint64_t start = bwss_clock_now_us ();
   for (int rounds = 0; rounds < MAX_ROUNDS;) {
-    int fd = open (path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    int fd = open (path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) {
       if (errno != ENOENT)
         return errno_to_bwss (errno);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * segment.h — layout of the per-user domain segment (/dev/shm/<name>, mode
- * 0600) and the functions of segment.c that create, validate, repair and
+ * segment.h — layout of the per-user domain segment (<name> in the user's
+ * runtime directory, runtime.c; mode 0600) and the functions of segment.c that create, validate, repair and
  * lock it.  Internal to libbwss; the layout version changes whenever the
  * layout does.
  *
@@ -100,10 +100,6 @@ typedef struct {
   dev_t    dev;
   ino_t    ino;
 } SegFile;
-
-/* Writes the path of domain @name (NULL: $BWSS_DOMAIN, else "bwss-<euid>")
- * to @path.  Returns 0 or BWSS_EINVAL (bad name, also an empty one). */
-int  segment_path (const char *name, char *path, size_t len);
 
 /* Maps the segment at @path into *out.  A complete segment is validated
  * (refused and left untouched: BWSS_EPERM, BWSS_EVERSION, BWSS_EPROTO).  A

@@ -18,7 +18,8 @@ bwss_strerror (int code)
     case BWSS_EEXIST:   return "already registered";
     case BWSS_ENOSPC:   return "the domain's flow table is full";
     case BWSS_EBADF:    return "not a connected TCP socket";
-    case BWSS_EPERM:    return "the domain segment is not owned by this user with mode 0600";
+    case BWSS_EPERM:    return "not this user's: the domain segment is not owned by this user with mode 0600, "
+                               "or the runtime directory is not a directory of this user closed to others";
     case BWSS_EPROTO:   return "corrupt or foreign domain segment";
     case BWSS_EBUSY:    return "the domain is busy: its lock was not free in time (try again)";
     case BWSS_EVERSION: return "domain segment of another layout version";

@@ -271,6 +271,9 @@ main (int argc, char **argv)
     g_setenv ("BWSS_DOMAIN", opt_domain, TRUE);
   BwssDomain *domain = NULL;
   int err = bwss_domain_open (NULL, 0, &domain);
+  g_autofree char *bad_dir = err ? tool_domain_runtime_problem () : NULL;
+  if (bad_dir)
+    die (1, "%s", bad_dir);
   if (err)
     die (1, "cannot open the domain: %s", bwss_strerror (err));
 

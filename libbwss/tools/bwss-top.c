@@ -6,6 +6,7 @@
  *
  *   bwss-top [--once] [--json] [--interval SECONDS] [--domain NAME]
  *   bwss-top --suspend | --resume [--domain NAME]
+ *   bwss-top --paths [--domain NAME]
  *
  * It never creates the domain nor takes the controller role; --suspend
  * switches sharing off for the whole domain (every window back to the
@@ -16,21 +17,29 @@
  * busy, exit status 3.  Exit status 1: no domain or an unreadable one; 2: a
  * usage error (also a bad --domain or $BWSS_DOMAIN, an empty one included).
  */
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <glib.h>
 #include <json-glib/json-glib.h>
 #include <bwss/domain.h>
 #include "tool-domain.h"
+#include "tool-file.h"
 #include "tool-json.h"
 
 #define MAX_ROWS BWSS_DOMAIN_MAX_FLOWS
 /* How long a snapshot may wait for a busy domain lock, µs. */
 #define BUSY_WAIT_US (1 * G_USEC_PER_SEC)
 #define EXIT_BUSY 3
+/* bwssd's status file: at most this big (bwssd lists at most
+ * ADOPT_STATUS_MAX_REFUSED sockets, a few hundred bytes each), nested this
+ * deep (it nests 3). */
+#define STATUS_MAX (1024 * 1024)
+#define STATUS_DEPTH 8
 
 static gboolean opt_once;
 static gboolean opt_json;
@@ -38,6 +47,7 @@ static gchar *opt_interval;
 static gchar *opt_domain;
 static gboolean opt_suspend;
 static gboolean opt_resume;
+static gboolean opt_paths;
 
 static GOptionEntry entries[] = {
   { "once", '1', 0, G_OPTION_ARG_NONE, &opt_once, "Print one snapshot and exit", NULL },
@@ -46,6 +56,7 @@ static GOptionEntry entries[] = {
   { "domain", 0, 0, G_OPTION_ARG_STRING, &opt_domain, "Domain name (default $BWSS_DOMAIN, else per user)", "NAME" },
   { "suspend", 0, 0, G_OPTION_ARG_NONE, &opt_suspend, "Switch sharing off (windows back to the kernel's) and exit", NULL },
   { "resume", 0, 0, G_OPTION_ARG_NONE, &opt_resume, "Switch sharing on again and exit", NULL },
+  { "paths", 0, 0, G_OPTION_ARG_NONE, &opt_paths, "Print where the domain's files are (runtime-dir, segment, bwssd-status, bwssd-lock) and exit", NULL },
   { NULL }
 };
 
@@ -71,6 +82,23 @@ add_string (JsonBuilder *b, const char *name, const char *s, size_t max)
   tool_json_add_string (b, s, max);
 }
 
+/* Returns member @name of @o if it is a string, else "?". */
+static const char *
+str_member (JsonObject *o, const char *name)
+{
+  JsonNode *n = json_object_get_member (o, name);
+  const char *s = n && json_node_get_value_type (n) == G_TYPE_STRING ? json_node_get_string (n) : NULL;
+  return s ? s : "?";
+}
+
+/* Returns member @name of @o if it is an integer, else 0. */
+static gint64
+int_member (JsonObject *o, const char *name)
+{
+  JsonNode *n = json_object_get_member (o, name);
+  return n && json_node_get_value_type (n) == G_TYPE_INT64 ? json_node_get_int (n) : 0;
+}
+
 /* Returns the "not_adopted" array of bwssd's status @o, NULL if none. */
 static JsonArray *
 not_adopted (JsonObject *o)
@@ -79,26 +107,71 @@ not_adopted (JsonObject *o)
   return n && JSON_NODE_HOLDS_ARRAY (n) ? json_node_get_array (n) : NULL;
 }
 
+/* Returns TRUE if @pid is a live process of this user named bwssd. */
+static gboolean
+is_users_bwssd (gint64 pid)
+{
+  if (pid <= 0 || pid > G_MAXINT || kill ((pid_t) pid, 0) != 0)
+    return FALSE;
+  char path[64];
+  g_snprintf (path, sizeof path, "/proc/%d", (int) pid);
+  struct stat st;
+  if (stat (path, &st) != 0 || st.st_uid != geteuid ())
+    return FALSE;
+  g_strlcat (path, "/comm", sizeof path);
+  g_autofree char *comm = NULL;
+  gsize len = 0;
+  return tool_file_read (path, 64, FALSE, &comm, &len, NULL) && g_str_has_prefix (comm, "bwssd");
+}
+
+/* Says once on stderr that bwssd's status file is ignored, and why. */
+static void
+ignore_status (const char *why)
+{
+  static gboolean told;
+  if (!told)
+    fprintf (stderr, "bwss-top: ignoring bwssd's status file: %s\n", why);
+  told = TRUE;
+}
+
 /* Returns bwssd's status for the domain (adopter.h), or NULL if no bwssd
- * runs for it. */
+ * runs for it.  The file is read as tool_file_read() reads (no link
+ * followed, no FIFO waited for, this user's regular file, at most
+ * STATUS_MAX bytes) and parsed with its nesting bounded: anything else is
+ * "no bwssd", said once on stderr. */
 static JsonObject *
 read_bwssd_status (void)
 {
   g_autofree char *path = tool_domain_bwssd_status (opt_domain);
-  g_autoptr (JsonParser) p = json_parser_new ();
-  if (!json_parser_load_from_file (p, path, NULL))
+  g_autofree char *text = NULL;
+  gsize len = 0;
+  g_autoptr (GError) error = NULL;
+  if (path == NULL)
     return NULL;
-  JsonNode *root = json_parser_get_root (p);
-  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+  if (!tool_file_read (path, STATUS_MAX, TRUE, &text, &len, &error)) {
+    if (!g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+      ignore_status (error->message);
     return NULL;
+  }
+  g_autoptr (JsonNode) root = tool_json_parse (text, len, STATUS_DEPTH, &error);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root)) {
+    g_autofree char *why = g_strdup_printf ("%s: not bwssd's JSON (%s)", path,
+                                            error ? error->message : "not an object");
+    ignore_status (why);
+    return NULL;
+  }
   JsonObject *o = json_node_get_object (root);
-  gint64 pid = json_object_get_int_member_with_default (o, "pid", 0);
-  if (pid <= 0 || pid > G_MAXINT || kill ((pid_t) pid, 0) != 0)
+  JsonNode *pid = json_object_get_member (o, "pid");
+  if (pid == NULL || json_node_get_value_type (pid) != G_TYPE_INT64
+      || !is_users_bwssd (json_node_get_int (pid)))
     return NULL;                       /* left behind by a bwssd that is gone */
   JsonArray *a = not_adopted (o);
   for (guint i = 0; a && i < json_array_get_length (a); i++)
-    if (!JSON_NODE_HOLDS_OBJECT (json_array_get_element (a, i)))
+    if (!JSON_NODE_HOLDS_OBJECT (json_array_get_element (a, i))) {
+      g_autofree char *why = g_strdup_printf ("%s: not bwssd's JSON (not_adopted)", path);
+      ignore_status (why);
       return NULL;
+    }
   return json_object_ref (o);
 }
 
@@ -107,17 +180,17 @@ read_bwssd_status (void)
 static void
 add_bwssd (JsonBuilder *b, JsonObject *st)
 {
-  add_number (b, "bwssd_pid", st ? (double) json_object_get_int_member_with_default (st, "pid", 0) : NAN);
+  add_number (b, "bwssd_pid", st ? (double) int_member (st, "pid") : NAN);
   json_builder_set_member_name (b, "not_adopted");
   json_builder_begin_array (b);
   JsonArray *a = st ? not_adopted (st) : NULL;
   for (guint i = 0; a && i < json_array_get_length (a); i++) {
     JsonObject *r = json_array_get_object_element (a, i);
     json_builder_begin_object (b);
-    add_number (b, "pid", (double) json_object_get_int_member_with_default (r, "pid", 0));
-    add_string (b, "command", json_object_get_string_member_with_default (r, "command", "?"), 64);
-    add_string (b, "remote", json_object_get_string_member_with_default (r, "remote", "?"), 64);
-    add_string (b, "reason", json_object_get_string_member_with_default (r, "reason", "?"), 256);
+    add_number (b, "pid", (double) int_member (r, "pid"));
+    add_string (b, "command", str_member (r, "command"), 64);
+    add_string (b, "remote", str_member (r, "remote"), 64);
+    add_string (b, "reason", str_member (r, "reason"), 256);
     json_builder_end_object (b);
   }
   json_builder_end_array (b);
@@ -244,17 +317,34 @@ print_table (const BwssDomainStats *ds, const BwssFlowInfo *rows, size_t n)
   g_autoptr (JsonObject) st = read_bwssd_status ();
   JsonArray *a = st ? not_adopted (st) : NULL;
   if (a && json_array_get_length (a) > 0)
-    printf ("not adopted by bwssd %" G_GINT64_FORMAT ":\n", json_object_get_int_member_with_default (st, "pid", 0));
+    printf ("not adopted by bwssd %" G_GINT64_FORMAT ":\n", int_member (st, "pid"));
   for (guint i = 0; a && i < json_array_get_length (a); i++) {
     JsonObject *r = json_array_get_object_element (a, i);
     char comm[17], remote[65], reason[257];
-    printable (comm, sizeof comm, json_object_get_string_member_with_default (r, "command", "?"), 16);
-    printable (remote, sizeof remote, json_object_get_string_member_with_default (r, "remote", "?"), 64);
-    printable (reason, sizeof reason, json_object_get_string_member_with_default (r, "reason", "?"), 256);
-    printf ("%7" G_GINT64_FORMAT " %-12.12s %-22.22s %s\n", json_object_get_int_member_with_default (r, "pid", 0),
+    printable (comm, sizeof comm, str_member (r, "command"), 16);
+    printable (remote, sizeof remote, str_member (r, "remote"), 64);
+    printable (reason, sizeof reason, str_member (r, "reason"), 256);
+    printf ("%7" G_GINT64_FORMAT " %-12.12s %-22.22s %s\n", int_member (r, "pid"),
             comm, remote, reason);
   }
   fflush (stdout);
+}
+
+/* --paths: where the files of the domain in force are, one "KEY PATH" a
+ * line, for scripts (the lab, the tests).  Returns the exit status. */
+static int
+print_paths (void)
+{
+  char dir[PATH_MAX];
+  if (bwss_runtime_dir (dir, sizeof dir) != 0)
+    return 1;
+  g_autofree char *segment = tool_domain_path (opt_domain, "");
+  g_autofree char *status = tool_domain_path (opt_domain, ".bwssd");
+  g_autofree char *lock = tool_domain_path (opt_domain, ".bwssd.lock");
+  if (segment == NULL || status == NULL || lock == NULL)
+    return 1;
+  printf ("runtime-dir %s\nsegment %s\nbwssd-status %s\nbwssd-lock %s\n", dir, segment, status, lock);
+  return 0;
 }
 
 /* Takes one snapshot of the domain, retrying while its lock is busy for at
@@ -306,6 +396,13 @@ main (int argc, char **argv)
     fprintf (stderr, "bwss-top: %s\n", bad_domain);
     return 2;
   }
+  g_autofree char *bad_dir = tool_domain_runtime_problem ();
+  if (bad_dir) {
+    fprintf (stderr, "bwss-top: %s\n", bad_dir);
+    return 1;
+  }
+  if (opt_paths)
+    return print_paths ();
   BwssDomain *d = NULL;
   int err = bwss_domain_open (opt_domain, BWSS_DOMAIN_NO_CREATE | BWSS_DOMAIN_NO_CONTROLLER, &d);
   if (err == BWSS_ENOENT) {

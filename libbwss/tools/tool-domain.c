@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* tool-domain.c — see tool-domain.h. */
+#include <limits.h>
 #include <unistd.h>
 #include <glib.h>
 #include <bwss/domain.h>
@@ -24,8 +25,31 @@ tool_domain_name (const char *opt)
 }
 
 char *
+tool_domain_runtime_problem (void)
+{
+  char dir[PATH_MAX];
+  int err = bwss_runtime_dir (dir, sizeof dir);
+  if (err == 0)
+    return NULL;
+  if (err == BWSS_EPERM)
+    return g_strdup_printf ("the runtime directory %s is not a directory of this user closed to "
+                            "others (mode 0700), or another user can replace it: refusing to use it",
+                            dir);
+  return g_strdup_printf ("the runtime directory %s cannot be made: %s", dir, bwss_strerror (err));
+}
+
+char *
+tool_domain_path (const char *opt, const char *suffix)
+{
+  char path[PATH_MAX];
+  g_autofree char *name = tool_domain_name (opt);
+  if (bwss_domain_path (name, suffix, path, sizeof path) != 0)
+    return NULL;
+  return g_strdup (path);
+}
+
+char *
 tool_domain_bwssd_status (const char *opt)
 {
-  g_autofree char *name = tool_domain_name (opt);
-  return g_strdup_printf ("/dev/shm/%s.bwssd", name);
+  return tool_domain_path (opt, ".bwssd");
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* tool-domain.h — the domain name a tool runs on, checked before anything
- * touches a domain. */
+ * touches a domain, and the paths of the domain's files (asked of
+ * bwss_domain_path(): the runtime directory is the library's to say). */
 #ifndef BWSS_TOOL_DOMAIN_H
 #define BWSS_TOOL_DOMAIN_H
 
@@ -14,8 +15,16 @@ char *tool_domain_name_problem (const char *opt);
  * "bwss-<euid>"), checked by tool_domain_name_problem() first. */
 char *tool_domain_name (const char *opt);
 
-/* Returns the path of bwssd's status file for the domain in force: next to
- * the domain's segment, "/dev/shm/<name>.bwssd" (g_free() it). */
+/* Returns NULL if the user's runtime directory is usable, else one sentence
+ * naming the directory refused and why (g_free() it). */
+char *tool_domain_runtime_problem (void);
+
+/* Returns the path of the domain's file @suffix ("" the segment, ".bwssd"
+ * bwssd's status, ".bwssd.lock" its lock) for the domain in force, or NULL
+ * if the name or the runtime directory is bad (g_free() it). */
+char *tool_domain_path (const char *opt, const char *suffix);
+
+/* tool_domain_path (@opt, ".bwssd"): bwssd's status file. */
 char *tool_domain_bwssd_status (const char *opt);
 
 #endif

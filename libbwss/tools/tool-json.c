@@ -56,3 +56,47 @@ tool_json_to_string (JsonBuilder *b)
   json_generator_set_root (gen, root);
   return json_generator_to_data (gen, NULL);
 }
+
+/* Returns the deepest nesting of arrays and objects in @text (@len bytes),
+ * strings skipped, counting no further than @stop. */
+static guint
+nesting (const char *text, gsize len, guint stop)
+{
+  guint depth = 0, deepest = 0;
+  gboolean in_string = FALSE;
+  for (gsize i = 0; i < len && deepest <= stop; i++) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        i++;                           /* the escaped character */
+      else if (c == '"')
+        in_string = FALSE;
+    } else if (c == '"') {
+      in_string = TRUE;
+    } else if (c == '[' || c == '{') {
+      deepest = MAX (deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      depth--;
+    }
+  }
+  return deepest;
+}
+
+JsonNode *
+tool_json_parse (const char *text, gsize len, guint max_depth, GError **error)
+{
+  if (nesting (text, len, max_depth) > max_depth) {
+    g_set_error (error, JSON_PARSER_ERROR, JSON_PARSER_ERROR_PARSE,
+                 "arrays or objects nested deeper than %u", max_depth);
+    return NULL;
+  }
+  g_autoptr (JsonParser) p = json_parser_new ();
+  if (!json_parser_load_from_data (p, text, (gssize) len, error))
+    return NULL;
+  JsonNode *root = json_parser_get_root (p);
+  if (root == NULL) {
+    g_set_error (error, JSON_PARSER_ERROR, JSON_PARSER_ERROR_PARSE, "empty");
+    return NULL;
+  }
+  return json_node_ref (root);
+}

@@ -33,6 +33,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -211,7 +212,7 @@ typedef struct {
 
 static struct {
   const char     *run, *top, *reader, *self;
-  char            domain[64], status_path[256], seg_path[128];
+  char            domain[64], status_path[256], seg_path[PATH_MAX];
   int             port;
   ChaosStatus    *status;
   Participant     parts[N_READERS + N_LOOPS + 2];
@@ -760,7 +761,8 @@ run_main (int argc, char **argv)
   prctl (PR_SET_CHILD_SUBREAPER, 1);     /* readers orphaned by a killed bwss-run come back to us */
   signal (SIGPIPE, SIG_IGN);
   snprintf (C.domain, sizeof C.domain, "bwss-chaos-%d", (int) getpid ());
-  snprintf (C.seg_path, sizeof C.seg_path, "/dev/shm/%s", C.domain);
+  if (bwss_domain_path (C.domain, "", C.seg_path, sizeof C.seg_path) != 0)
+    return 1;
   g_autofree char *dir = g_dir_make_tmp ("bwss-chaos-XXXXXX", NULL);
   snprintf (C.status_path, sizeof C.status_path, "%s/status", dir);
   int sfd = open (C.status_path, O_RDWR | O_CREAT, 0600);

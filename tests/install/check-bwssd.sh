@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Installs the build into a scratch DESTDIR and checks what a user gets of
-# bwssd: the systemd user unit starts the installed bwssd, the default rules
-# file is installed where bwssd looks for it and bwssd --check accepts it.
+# bwssd: the systemd user unit starts the installed bwssd (and runs bwssd
+# --restore after it stops), the default rules file is installed where bwssd
+# looks for it and bwssd --check accepts it.
 set -euo pipefail
 build_root=$1 prefix=$2 libdir=$3 bindir=$4 sysconfdir=$5
 dest=$(mktemp -d)
@@ -16,6 +17,7 @@ fail () { echo "not ok: $1"; exit 1; }
 [ -x "$bwssd" ] || fail "no bwssd at $prefix/$bindir"
 [ -f "$unit" ] || fail "no user unit at $prefix/lib/systemd/user/bwssd.service"
 grep -qx "ExecStart=$prefix/$bindir/bwssd --foreground" "$unit" || fail "the unit does not start $prefix/$bindir/bwssd"
+grep -qx "ExecStopPost=$prefix/$bindir/bwssd --restore" "$unit" || fail "the unit does not run bwssd --restore when bwssd stops"
 [ -f "$rules" ] || fail "no default rules at $etc/bwss/rules.conf"
 out=$(LD_LIBRARY_PATH="$dest$prefix/$libdir" "$bwssd" --check --rules "$rules") || fail "bwssd --check refuses the shipped rules"
 echo "# $out"
@@ -23,7 +25,7 @@ if command -v systemd-analyze >/dev/null; then
   # the unit as installed, its ExecStart pointed at the scratch copy; in
   # system mode (--user needs a user manager, which CI has not): the
   # syntax, the keys and the command line are the same
-  sed "s|^ExecStart=$prefix/$bindir/bwssd|ExecStart=$bwssd|" "$unit" >"$dest/bwssd.service"
+  sed "s|^\(Exec[A-Za-z]*\)=$prefix/$bindir/bwssd|\1=$bwssd|" "$unit" >"$dest/bwssd.service"
   systemd-analyze verify "$dest/bwssd.service" >"$dest/verify" 2>&1 || { cat "$dest/verify"; fail "systemd-analyze verify"; }
 fi
 echo "ok: the user unit starts the installed bwssd, and its default rules pass bwssd --check"

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * lock-holder — a participant stopped inside the domain's lock, for the
- * tools and chaos tests: `lock-holder DOMAIN` takes the segment lock of
- * /dev/shm/DOMAIN, prints "locked", and stops itself (SIGSTOP, what Ctrl-Z
+ * tools and chaos tests: `lock-holder DOMAIN` takes the segment lock of the
+ * domain DOMAIN (its file: bwss_domain_path()), prints "locked", and stops itself (SIGSTOP, what Ctrl-Z
  * or a debugger does to any participant).  Continued, it unlocks and exits.
  */
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,8 +21,11 @@ main (int argc, char **argv)
     fprintf (stderr, "usage: lock-holder DOMAIN\n");
     return 2;
   }
-  char path[128];
-  snprintf (path, sizeof path, "/dev/shm/%s", argv[1]);
+  char path[PATH_MAX];
+  if (bwss_domain_path (argv[1], "", path, sizeof path) != 0) {
+    fprintf (stderr, "lock-holder: no path for domain %s\n", argv[1]);
+    return 1;
+  }
   int fd = open (path, O_RDWR);
   if (fd < 0) {
     perror (path);

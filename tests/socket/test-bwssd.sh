@@ -61,7 +61,7 @@ start_bwssd () {
   "$bwssd" --foreground --rules "$tmp/rules.conf" 2>>"$tmp/bwssd.log" &
   bwssd_pid=$!
   pids="$pids $bwssd_pid"
-  for _ in $(seq 100); do [ -e "/dev/shm/$domain.bwssd" ] && return 0; sleep 0.05; done
+  for _ in $(seq 100); do [ -e "$rundir/$domain.bwssd" ] && return 0; sleep 0.05; done
   return 1
 }
 
@@ -73,7 +73,7 @@ check "bwssd --domain a/b -> exit 2 naming --domain" '[ $rc -eq 2 ] && grep -q -
 printf '[x]\nexe=curl\nweight=heavy\n' >"$tmp/bad.conf"
 "$bwssd" --foreground --rules "$tmp/bad.conf" 2>"$tmp/err"; rc=$?
 check "bwssd --rules with a bad weight -> exit 2: $(cat "$tmp/err")" \
-  '[ $rc -eq 2 ] && grep -q "bad.conf:3: \[x\] weight:" "$tmp/err" && [ ! -e /dev/shm/$domain ]'
+  '[ $rc -eq 2 ] && grep -q "bad.conf:3: \[x\] weight:" "$tmp/err" && [ ! -e "$rundir/$domain" ]'
 
 "$bwssd" --check --rules "$tmp/bad.conf" >"$tmp/out" 2>"$tmp/err"; rc=$?
 check "bwssd --check with a bad file -> exit 2 naming file:line" '[ $rc -eq 2 ] && grep -q "bad.conf:3:" "$tmp/err"'
@@ -148,7 +148,7 @@ win=$(flow_of $curl_a | cut -d" " -f3)
 kill -TERM $bwssd_pid; wait $bwssd_pid; rc=$?
 c=$("$clamp" $curl_a $port)
 check "SIGTERM: exit 0, clamp back at once ($c, window was $win), status file gone" \
-  '[ $rc -eq 0 ] && [ "$c" -gt "$win" ] && [ ! -e /dev/shm/$domain.bwssd ]'
+  '[ $rc -eq 0 ] && [ "$c" -gt "$win" ] && [ ! -e "$rundir/$domain.bwssd" ]'
 
 kill $curl_a 2>/dev/null
 echo "1..$n"

@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -42,11 +43,20 @@ domain_name (const char *what)
   return g_strdup_printf ("bwss-test-%s-%d", what, (int) getpid ());
 }
 
+/* Returns the path of domain @name's segment (the library's to say). */
+static char *
+segment_file (const char *name)
+{
+  char path[PATH_MAX];
+  g_assert_cmpint (bwss_domain_path (name, "", path, sizeof path), ==, 0);
+  return g_strdup (path);
+}
+
 static void
 unlink_domain (const char *name)
 {
-  g_autofree char *path = g_strdup_printf ("/%s", name);
-  shm_unlink (path);
+  g_autofree char *path = segment_file (name);
+  unlink (path);
 }
 
 static uint64_t
@@ -98,8 +108,8 @@ clamp_of (int fd)
 static void
 make_segment (const char *name, size_t size, const void *head, size_t head_len, mode_t mode)
 {
-  g_autofree char *path = g_strdup_printf ("/%s", name);
-  int fd = shm_open (path, O_RDWR | O_CREAT | O_TRUNC, mode);
+  g_autofree char *path = segment_file (name);
+  int fd = open (path, O_RDWR | O_CREAT | O_TRUNC, mode);
   g_assert_cmpint (fd, >=, 0);
   g_assert_cmpint (fchmod (fd, mode), ==, 0);
   g_assert_cmpint (ftruncate (fd, (off_t) size), ==, 0);
@@ -111,7 +121,7 @@ make_segment (const char *name, size_t size, const void *head, size_t head_len, 
 static char *
 segment_digest (const char *name)
 {
-  g_autofree char *path = g_strdup_printf ("/dev/shm/%s", name);
+  g_autofree char *path = segment_file (name);
   g_autofree char *data = NULL;
   gsize len = 0;
   g_assert_true (g_file_get_contents (path, &data, &len, NULL));
@@ -516,8 +526,8 @@ test_suspend_resume (void)
 static Segment *
 map_raw (const char *name)
 {
-  g_autofree char *path = g_strdup_printf ("/%s", name);
-  int fd = shm_open (path, O_RDWR, 0);
+  g_autofree char *path = segment_file (name);
+  int fd = open (path, O_RDWR);
   g_assert_cmpint (fd, >=, 0);
   Segment *s = mmap (NULL, sizeof (Segment), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   g_assert_true (s != MAP_FAILED);
@@ -534,8 +544,8 @@ hold_lock_stopped (const char *name)
   pid_t pid = fork ();
   if (pid == 0) {
     prctl (PR_SET_PDEATHSIG, SIGKILL);
-    g_autofree char *path = g_strdup_printf ("/%s", name);
-    int fd = shm_open (path, O_RDWR, 0);
+    g_autofree char *path = segment_file (name);
+    int fd = open (path, O_RDWR);
     Segment *s = mmap (NULL, sizeof (Segment), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (s == MAP_FAILED || pthread_mutex_lock (&s->lock) != 0)
       _exit (1);
@@ -644,7 +654,7 @@ test_stopped_holder_defers (void)
 static ino_t
 segment_inode (const char *name)
 {
-  g_autofree char *path = g_strdup_printf ("/dev/shm/%s", name);
+  g_autofree char *path = segment_file (name);
   struct stat st;
   g_assert_cmpint (stat (path, &st), ==, 0);
   return st.st_ino;
@@ -774,7 +784,7 @@ test_unfinished_segment_replaced (void)
     g_assert_cmpint (bwss_domain_get_stats (d, &ds), ==, 0);
     g_assert_cmpuint (ds.n_flows, ==, 0);
     bwss_domain_close (d);
-    g_autofree char *path = g_strdup_printf ("/dev/shm/%s", name);
+    g_autofree char *path = segment_file (name);
     struct stat st;
     g_assert_cmpint (stat (path, &st), ==, 0);
     g_assert_cmpuint (st.st_size, ==, sizeof (Segment));

@@ -12,9 +12,11 @@ set -u
 run=$1 top=$2 holder=$3
 main_domain="bwss-test-tools-$$"
 export BWSS_DOMAIN=$main_domain
+rundir=$("$top" --paths | awk '$1 == "runtime-dir" { print $2 }')   # where the domains are
+[ -d "$rundir" ] || { echo "Bail out! bwss-top --paths: no runtime directory"; exit 1; }
 tmp=$(mktemp -d)
 servers=
-trap 'kill $servers 2>/dev/null; rm -rf "$tmp"; rm -f "/dev/shm/$main_domain" /dev/shm/bwss-test-tools-*-$$' EXIT
+trap 'kill $servers 2>/dev/null; rm -rf "$tmp"; rm -f "$rundir/$main_domain" "$rundir"/bwss-test-tools-*-$$' EXIT
 trap 'exit 143' TERM
 . "$(dirname "$0")/tap.sh"
 
@@ -75,12 +77,12 @@ mkdir "$tmp/dir"; printf '#!/bin/sh\n' >"$tmp/noexec"; chmod 644 "$tmp/noexec"
 for c in "/nonexistent/program:127" ":127" "no-such-command-bwss:127" "$tmp/dir:126" "$tmp/noexec:126"; do
   cmd=${c%:*} want=${c##*:}
   BWSS_DOMAIN=$fresh "$run" -- "$cmd" 2>"$tmp/err"; rc=$?
-  if [ $rc -eq "$want" ] && [ ! -e "/dev/shm/$fresh" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ]; then
+  if [ $rc -eq "$want" ] && [ ! -e "$rundir/$fresh" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ]; then
     ok "bwss-run -- '$cmd' -> $rc, no domain created"
   else
-    not_ok "bwss-run -- '$cmd': rc=$rc (want $want) domain=$([ -e "/dev/shm/$fresh" ] && echo created || echo none) $(cat "$tmp/err")"
+    not_ok "bwss-run -- '$cmd': rc=$rc (want $want) domain=$([ -e "$rundir/$fresh" ] && echo created || echo none) $(cat "$tmp/err")"
   fi
-  rm -f "/dev/shm/$fresh"
+  rm -f "$rundir/$fresh"
 done
 
 "$run" 2>"$tmp/err"; rc=$?
@@ -106,7 +108,7 @@ read -r pr mr w pre <"$tmp/env"
 fails=0
 for i in $(seq 20); do ( BWSS_DOMAIN="bwss-test-race-$$" "$run" -- true ) & done
 for job in $(jobs -p); do wait "$job" || fails=$((fails + 1)); done
-rm -f "/dev/shm/bwss-test-race-$$"
+rm -f "$rundir/bwss-test-race-$$"
 [ $fails -eq 0 ] && ok "20 concurrent bwss-run on a fresh domain all start" || not_ok "concurrent creation: $fails failed"
 
 # bwss-top
@@ -163,7 +165,7 @@ sys.exit(0 if d["controller_pid"] > 0 and d["loop"] == "paper" and d["queue_dela
 done
 [ $found = yes ] && ok "bwss-run --loop paper: bwss-top shows the paper's loop" \
   || not_ok "--loop paper: $(cat "$tmp/paper.json")"
-wait $client; rm -f "/dev/shm/$paper"
+wait $client; rm -f "$rundir/$paper"
 
 # --suspend / --resume switch the domain's flag, bwss-top shows it
 "$top" --suspend --resume 2>"$tmp/err"; rc=$?
@@ -271,7 +273,7 @@ if command -v strace >/dev/null && strace -f -o /dev/null true 2>/dev/null; then
     BWSS_DOMAIN=$fresh "$top" --once >/dev/null 2>>"$tmp/err"; rc2=$?
     [ $rc -eq 0 ] && [ $rc2 -eq 0 ] && ok "creator killed at $call: the next bwss-run and bwss-top work" \
       || not_ok "creator killed at $call: bwss-run rc=$rc bwss-top rc=$rc2 $(cat "$tmp/err")"
-    rm -f "/dev/shm/$fresh"
+    rm -f "$rundir/$fresh"
   done
 else
   ok "# SKIP strace cannot trace here: creator killed half-way"
@@ -294,17 +296,17 @@ controller_is () {
 }
 state_of () { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1; }
 controller_is $a || not_ok "bwss-run never became the controller"
-ino=$(stat -c %i "/dev/shm/$fresh")
+ino=$(stat -c %i "$rundir/$fresh")
 kill -TSTP $a
 for _ in $(seq 50); do [ "$(state_of $a)" = T ] && break; sleep 0.1; done
 sleeper=$(pgrep -P $a sleep)
 "$run" -- sleep 30 &
 b=$!
 if controller_is $b && [ "$(state_of $a)" = T ] && [ "$(state_of "$sleeper")" = T ] \
-   && [ "$(stat -c %i "/dev/shm/$fresh")" = "$ino" ]; then
+   && [ "$(stat -c %i "$rundir/$fresh")" = "$ino" ]; then
   ok "SIGTSTP: bwss-run stops with its command and hands the controller role over at once"
 else
-  not_ok "SIGTSTP: bwss-run state=$(state_of $a) command=$(state_of "$sleeper") controller=$(cat "$tmp/c.json") inode $ino -> $(stat -c %i "/dev/shm/$fresh")"
+  not_ok "SIGTSTP: bwss-run state=$(state_of $a) command=$(state_of "$sleeper") controller=$(cat "$tmp/c.json") inode $ino -> $(stat -c %i "$rundir/$fresh")"
 fi
 kill -CONT -$a 2>/dev/null
 kill -TERM $a $b 2>/dev/null; wait $a $b 2>/dev/null

@@ -63,8 +63,28 @@ enum {
  * BWSS_EINVAL (also for NULL and ""). */
 BWSS_API int  bwss_domain_check_name (const char *name);
 
+/* The user's runtime directory: the domains' segments, bwssd's status file
+ * and lock and the record of the sockets bwssd adopted live there.
+ * $XDG_RUNTIME_DIR/bwss, else /run/user/<euid>/bwss, else
+ * /dev/shm/bwss-<euid>.d, created 0700 if missing, and used only if it is a
+ * directory of this user closed to everyone else that no other user can
+ * replace (docs/sockets.md, "Where the files are").  Writes its real path to
+ * @path and returns 0; else returns BWSS_EPERM (refused: another user's,
+ * open to others, a symbolic link, or under a directory others may change),
+ * BWSS_ENOENT (cannot be made), BWSS_EINVAL (@len too short) or
+ * BWSS_ENOSPC, with @path naming the directory refused. */
+BWSS_API int  bwss_runtime_dir (char *path, size_t len);
+
+/* Writes the path of domain @name's file @suffix in the runtime directory
+ * to @path: "" is the segment, ".bwssd" bwssd's status, ".bwssd.lock" its
+ * lock.  @name NULL: $BWSS_DOMAIN, else "bwss-<uid>".  Returns 0, BWSS_EINVAL
+ * (a bad name, an empty one included, or a suffix other than up to 32 of
+ * [A-Za-z0-9._-]) or what bwss_runtime_dir() returns. */
+BWSS_API int  bwss_domain_path (const char *name, const char *suffix, char *path, size_t len);
+
 /* Opens the domain @name (NULL: $BWSS_DOMAIN, else "bwss-<uid>"), creating it
- * unless BWSS_DOMAIN_NO_CREATE.  An invalid name, also an empty one or an
+ * unless BWSS_DOMAIN_NO_CREATE, in the runtime directory (an unsafe one:
+ * what bwss_runtime_dir() returns).  An invalid name, also an empty one or an
  * empty $BWSS_DOMAIN, is BWSS_EINVAL.  A segment that is corrupt, of another
  * version or not owned by this user with mode 0600 is refused (BWSS_EPROTO,
  * BWSS_EVERSION, BWSS_EPERM) and left untouched; one left unfinished by a

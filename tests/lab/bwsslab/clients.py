@@ -152,6 +152,15 @@ def adopt_rules(sc):
     return "\n".join(lines) + "\n"
 
 
+def domain_paths(build_dir, env):
+    """Where the files of the domain env names are (the user's runtime
+    directory is the library's to say): {"segment": path, "bwssd-status":
+    path, "bwssd-lock": path, "runtime-dir": path}."""
+    out = subprocess.run([program(build_dir, "bwss-top"), "--paths"], env=env, check=True,
+                         stdout=subprocess.PIPE, text=True).stdout
+    return dict(line.split(" ", 1) for line in out.splitlines())
+
+
 def start_bwssd(sc, work, build_dir, env, out_dir):
     """Starts bwssd in the client namespace (mode bwss-adopt) and waits
     until it has written its status; returns its process."""
@@ -161,7 +170,7 @@ def start_bwssd(sc, work, build_dir, env, out_dir):
     p = spawn(NS_C, [program(build_dir, "bwssd"), "--foreground",
                      "--rules", rules], env=env, out=os.path.join(out_dir, "bwssd.log"))
     remember(p.pid)
-    status = "/dev/shm/%s.bwssd" % env["BWSS_DOMAIN"]
+    status = domain_paths(build_dir, env)["bwssd-status"]
     for _ in range(100):
         if os.path.exists(status):
             return p

@@ -42,9 +42,11 @@ def run_mode(sc, mode, build_dir, out_dir):
     domain = "bwsslab-%d" % os.getpid()
     env = dict(os.environ, BWSS_DOMAIN=domain,
                GST_PLUGIN_PATH=os.path.join(build_dir, "gst-plugin"))
-    shm = "/dev/shm/" + domain
-    if os.path.exists(shm):
-        os.unlink(shm)
+    files = clients.domain_paths(build_dir, env)
+    leftovers = (files["segment"], files["bwssd-status"], files["bwssd-lock"])
+    for leftover in leftovers:
+        if os.path.exists(leftover):
+            os.unlink(leftover)
     procs, running = [], []
     try:
         t0 = time.monotonic() + 1.0
@@ -112,7 +114,7 @@ def run_mode(sc, mode, build_dir, out_dir):
         if os.path.exists(os.path.join(work, "access.log")):
             shutil.copy(os.path.join(work, "access.log"), os.path.join(out_dir, "access.log"))
         topology.down(quiet=True)
-        for leftover in (shm, shm + ".bwssd", shm + ".bwssd.lock"):
+        for leftover in leftovers:
             if os.path.exists(leftover):
                 os.unlink(leftover)
         if os.environ.get("BWSS_LAB_KEEP"):

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * runtime.c — where the user's runtime files live, and their names: the
+ * domains' segments, bwssd's status file and lock, the record of the
+ * sockets bwssd adopted.  The one place that says so (bwss/domain.h:
+ * bwss_runtime_dir(), bwss_domain_path(); the tools, bwssd and the tests ask
+ * it, the lab through `bwss-top --paths`).
+ *
+ * One directory per user that no other local user can enter, so nobody else
+ * can plant a file there (a FIFO, a forged status, a huge or deeply nested
+ * one), hold a lock bwssd needs, or take a name first:
+ *
+ *   1. $XDG_RUNTIME_DIR/bwss, if $XDG_RUNTIME_DIR is a directory of this
+ *      user closed to everyone else (the session's tmpfs, /run/user/UID);
+ *   2. else /run/user/<euid>/bwss, if that is one (a process started
+ *      without the session's environment — su, cron, sudo — finds the
+ *      desktop's domains);
+ *   3. else /dev/shm/bwss-<euid>.d, created if missing.
+ *
+ * A directory is used only if, opened without following a symbolic link
+ * (O_NOFOLLOW) and looked at with fstat() on what was opened, it is a
+ * directory owned by the effective user with no permission for group or
+ * others, and no other user can replace it: each directory above its real
+ * path is root's or this user's, and one that others may write has the
+ * sticky bit (/dev/shm, /tmp).  The path handed out is that real path, so
+ * no symbolic link another user controls is followed later.  bwss/ is
+ * created 0700 inside 1 or 2; the fallback 3 is created 0700 and, if another
+ * user made it first, refused (BWSS_EPERM), never used.  A $XDG_RUNTIME_DIR
+ * that fails the check (`sudo -E` keeps another user's) is skipped.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bwss/domain.h>
+
+#define FALLBACK_PARENT "/dev/shm"
+/* Longest suffix of a domain file's name (".bwssd.lock"). */
+#define SUFFIX_MAX 32
+
+/* ---- names ---- */
+
+int
+bwss_domain_check_name (const char *name)
+{
+  if (name == NULL || name[0] == '\0' || name[0] == '.')
+    return BWSS_EINVAL;
+  size_t n = strlen (name);
+  if (n > BWSS_DOMAIN_NAME_MAX)
+    return BWSS_EINVAL;
+  for (size_t i = 0; i < n; i++) {
+    char c = name[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+          || c == '-' || c == '_' || c == '.'))
+      return BWSS_EINVAL;
+  }
+  return BWSS_OK;
+}
+
+/* Returns true if @s may follow a domain name in a file name: up to
+ * SUFFIX_MAX of [A-Za-z0-9._-] (so no '/'). */
+static bool
+suffix_ok (const char *s)
+{
+  size_t n = strlen (s);
+  if (n > SUFFIX_MAX)
+    return false;
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+          || c == '-' || c == '_' || c == '.'))
+      return false;
+  }
+  return true;
+}
+
+/* ---- the directory ---- */
+
+static int
+from_errno (int e)
+{
+  switch (e) {
+    case ENOENT: return BWSS_ENOENT;
+    case ENOMEM: return BWSS_ENOMEM;
+    case ENOSPC: case EDQUOT: return BWSS_ENOSPC;
+    case ENAMETOOLONG: return BWSS_EINVAL;
+    default: return BWSS_EPERM;      /* EACCES, ELOOP (a link), ENOTDIR, EROFS, ... */
+  }
+}
+
+/* Returns 0 if no other user can replace the directory @real names (an
+ * absolute path without symbolic links): every directory above it is
+ * root's or this user's, and one that group or others may write has the
+ * sticky bit; else BWSS_EPERM. */
+static int
+safe_ancestors (const char *real)
+{
+  size_t n = strlen (real);
+  if (real[0] != '/' || n >= PATH_MAX)
+    return BWSS_EPERM;
+  for (size_t i = 0; i < n; i++) {
+    if (real[i] != '/')
+      continue;
+    char dir[PATH_MAX];
+    size_t len = i == 0 ? 1 : i;       /* "/", then each prefix up to a '/' */
+    memcpy (dir, real, len);
+    dir[len] = '\0';
+    struct stat st;
+    if (lstat (dir, &st) != 0)
+      return from_errno (errno);
+    if (!S_ISDIR (st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid ())
+        || ((st.st_mode & 022) && !(st.st_mode & S_ISVTX)))
+      return BWSS_EPERM;
+  }
+  return 0;
+}
+
+/* Checks the directory @path, creating it (0700) first if @create and it is
+ * missing: opened without following a link, a directory of this user closed
+ * to everyone else, under directories nobody else can replace.  Returns 0
+ * with its real path in @real (PATH_MAX bytes), or a BWSS_E code. */
+static int
+check_dir (const char *path, bool create, char *real)
+{
+  if (create && mkdir (path, 0700) != 0 && errno != EEXIST)
+    return from_errno (errno);
+  int fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return from_errno (errno);
+  struct stat st;
+  int err = 0;
+  if (fstat (fd, &st) != 0)
+    err = from_errno (errno);
+  else if (!S_ISDIR (st.st_mode) || st.st_uid != geteuid () || (st.st_mode & 077) != 0)
+    err = BWSS_EPERM;
+  close (fd);
+  if (err)
+    return err;
+  if (realpath (path, real) == NULL)
+    return from_errno (errno);
+  return safe_ancestors (real);
+}
+
+/* Copies @src to @path (@len bytes).  Returns 0 or BWSS_EINVAL (too long). */
+static int
+put (char *path, size_t len, const char *src)
+{
+  if (strlen (src) >= len)
+    return BWSS_EINVAL;
+  memcpy (path, src, strlen (src) + 1);
+  return 0;
+}
+
+/* Makes or checks the runtime directory @dir; writes its real path (or, if
+ * refused, @dir) to @path.  Returns what check_dir() does. */
+static int
+finish (const char *dir, char *path, size_t len)
+{
+  char real[PATH_MAX];
+  int err = check_dir (dir, true, real);
+  int perr = put (path, len, err ? dir : real);
+  return err ? err : perr;
+}
+
+int
+bwss_runtime_dir (char *path, size_t len)
+{
+  if (path == NULL || len == 0)
+    return BWSS_EINVAL;
+  char run_user[64], base[PATH_MAX], dir[PATH_MAX + 8];
+  snprintf (run_user, sizeof run_user, "/run/user/%u", (unsigned) geteuid ());
+  const char *xdg = getenv ("XDG_RUNTIME_DIR");
+  const char *bases[] = { xdg && xdg[0] == '/' ? xdg : NULL, run_user };
+  for (size_t i = 0; i < sizeof bases / sizeof bases[0]; i++) {
+    if (bases[i] == NULL || check_dir (bases[i], false, base) != 0)
+      continue;                        /* unset, missing or not private: the next */
+    snprintf (dir, sizeof dir, "%s/bwss", base);
+    return finish (dir, path, len);
+  }
+  snprintf (dir, sizeof dir, FALLBACK_PARENT "/bwss-%u.d", (unsigned) geteuid ());
+  return finish (dir, path, len);
+}
+
+int
+bwss_domain_path (const char *name, const char *suffix, char *path, size_t len)
+{
+  char own[32];
+  if (name == NULL)
+    name = getenv ("BWSS_DOMAIN");
+  if (name == NULL) {
+    snprintf (own, sizeof own, "bwss-%u", (unsigned) geteuid ());
+    name = own;
+  }
+  if (bwss_domain_check_name (name) != BWSS_OK || suffix == NULL || !suffix_ok (suffix)
+      || path == NULL || len == 0)
+    return BWSS_EINVAL;
+  int err = bwss_runtime_dir (path, len);
+  if (err)
+    return err;
+  size_t n = strlen (path);
+  if ((size_t) snprintf (path + n, len - n, "/%s%s", name, suffix) >= len - n)
+    return BWSS_EINVAL;
+  return 0;
+}

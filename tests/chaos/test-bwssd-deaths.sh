@@ -1,0 +1,239 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# bwssd and its watchdog killed in every order (issue 22): a curl download
+# adopted by bwssd must never stay below the clamp it had before any bwssd
+# touched it (read from the socket itself) for more than 2 s after the
+# kills, whoever dies first:
+#   - the watchdog, then bwssd: bwssd starts another watchdog at once, which
+#     gives the flow back when bwssd dies;
+#   - bwssd, then the watchdog: the watchdog gives it back first;
+#   - both at once (kill -9 of both; SIGKILL of their cgroup, where the test
+#     can make one): the other bwssd that runs (another domain, adopting
+#     nothing) gives it back within 2 s; with none, `bwssd --restore` (the
+#     unit's ExecStopPost) does at once;
+#   - a bwssd of another domain that adopts the flow after such a death
+#     records the flow's own clamp, not the one the dead left: SIGTERM gives
+#     the flow its own back;
+#   - two bwssd of two domains: the flow is adopted by one only (the other
+#     lists it as adopted by the first), and SIGTERM of both, in either
+#     order, gives it its own clamp back;
+#   - a watchdog that keeps dying: bwssd gives every flow back and exits 1.
+# (TAP.)  $1 bwssd, $2 bwss-top, $3 sock-clamp.py
+set -u
+bwssd=$1 top=$2 clamp=$3
+. "$(dirname "$0")/../socket/bwssd-common.sh" deaths
+now_ms () { date +%s%3N; }
+other="$domain-other" third="$domain-third" cg=
+trap 'kill -9 $pids 2>/dev/null; [ -n "$cg" ] && rmdir "$cg" 2>/dev/null; rm -rf "$tmp";
+      rm -f "$rundir/$domain" "$rundir/$domain".* "$rundir/$other" "$rundir/$other".* "$rundir/$third" "$rundir/$third".*' EXIT
+
+truncate -s 4G "$tmp/big.bin"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+python3 -m http.server "$port" --bind 127.0.0.1 --directory "$tmp" >/dev/null 2>&1 &
+pids="$pids $!"
+for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
+url="http://127.0.0.1:$port/big.bin"
+printf '[default]\nweight=1\n' >"$tmp/adopt.conf"
+printf '# adopts nothing: only gives back what a dead bwssd left\n[default]\nadopt=false\n' >"$tmp/none.conf"
+
+# starts bwssd for domain $1 with rules $2 (log $tmp/$1.log); sets $daemon
+start_bwssd () {
+  "$bwssd" --foreground --domain "$1" --rules "$2" 2>>"$tmp/$1.log" &
+  daemon=$!
+  pids="$pids $daemon"
+  for _ in $(seq 100); do [ -e "$rundir/$1.bwssd" ] && return 0; sleep 0.05; done
+  return 1
+}
+# the watchdog of bwssd $1
+watchdog_of () { pgrep -P "$1" | head -1; }
+# starts a download before any bwssd that adopts runs; sets $dl and $c0,
+# its clamp before any bwssd touched it, once the kernel's autotuning has
+# grown it past what bwssd sets on loopback (64 kB)
+start_download () {
+  curl -s --limit-rate 1M -o /dev/null "$url" &
+  dl=$!
+  pids="$pids $dl"
+  c0=
+  for _ in $(seq 60); do
+    c0=$("$clamp" $dl $port) && [ -n "$c0" ] && [ "$c0" -gt 200000 ] && break
+    sleep 0.05
+  done
+}
+# the domain ($1) that lists flow $dl as controlled with a window, or nothing
+listed_in () {
+  local d
+  for d in "$@"; do
+    "$top" --once --json --domain "$d" 2>/dev/null | python3 -c '
+import json, sys
+sys.exit(0 if any(f["pid"] == int(sys.argv[1]) and f["controlled"] and f["window_bytes"] > 0
+                  for f in json.load(sys.stdin)["flows"]) else 1)' "$dl" && echo "$d"
+  done
+}
+# waits (3 s at most) until $dl is adopted by one of the domains $@ and its
+# clamp is below $c0; prints that domain
+adopted () {
+  local t0 d
+  t0=$(now_ms)
+  while [ $(($(now_ms) - t0)) -lt 3000 ]; do
+    d=$(listed_in "$@")
+    if [ -n "$d" ] && [ "$("$clamp" $dl $port)" -lt "$c0" ]; then echo "$d"; return 0; fi
+    sleep 0.05
+  done
+  return 1
+}
+# waits until the clamp of $dl is back at $c0 or more, $1 ms at most;
+# prints the ms it took
+restored_within () {
+  local t0 c
+  t0=$(now_ms)
+  while [ $(($(now_ms) - t0)) -lt "$1" ]; do
+    c=$("$clamp" $dl $port)
+    if [ -n "$c" ] && [ "$c" -ge "$c0" ]; then echo $(($(now_ms) - t0)); return 0; fi
+    sleep 0.02
+  done
+  return 1
+}
+clamp_now () { "$clamp" $dl $port; }
+stop () { kill -9 "$@" 2>/dev/null; for p in "$@"; do wait "$p" 2>/dev/null; done; }
+
+# ---- a survivor gives it back ----
+start_download
+start_bwssd "$domain" "$tmp/adopt.conf"; d=$daemon
+by=$(adopted "$domain")
+check "the watchdog, then bwssd: adopted (clamp $(clamp_now) < its own $c0)" '[ -n "$by" ]'
+w=$(watchdog_of $d)
+stop $w
+w2=
+for _ in $(seq 40); do w2=$(watchdog_of $d); [ -n "$w2" ] && [ "$w2" != "$w" ] && break; sleep 0.05; done
+check "... kill -9 of the watchdog ($w): bwssd starts another (${w2:-none}) at once" \
+  '[ -n "$w2" ] && [ "$w2" != "$w" ] && grep -q "watchdog \[$w\] was killed.*started another" "$tmp/$domain.log"'
+sleep 0.3
+stop $d
+ms=$(restored_within 2000)
+check "... then kill -9 of bwssd: the clamp back to its own ($(clamp_now) >= $c0) in ${ms:-never} ms" '[ -n "$ms" ]'
+stop $dl
+
+start_download
+start_bwssd "$domain" "$tmp/adopt.conf"; d=$daemon
+by=$(adopted "$domain")
+w=$(watchdog_of $d)
+stop $d
+sleep 0.3
+stop $w
+ms=$(restored_within 2000)
+check "bwssd, then the watchdog: the clamp back to its own ($(clamp_now) >= $c0) in ${ms:-never} ms" \
+  '[ -n "$by" ] && [ -n "$ms" ]'
+stop $dl
+
+# ---- both at once: another bwssd (adopting nothing) or bwssd --restore gives it back ----
+start_bwssd "$other" "$tmp/none.conf"; keeper=$daemon
+start_download
+start_bwssd "$domain" "$tmp/adopt.conf"; d=$daemon
+by=$(adopted "$domain")
+w=$(watchdog_of $d)
+stop $d $w
+ms=$(restored_within 2000)
+check "kill -9 of bwssd and its watchdog at once: the bwssd of another domain gives the clamp back ($(clamp_now) >= $c0) in ${ms:-never} ms" \
+  '[ -n "$by" ] && [ -n "$ms" ]'
+stop $dl
+
+if [ -w /sys/fs/cgroup/unified/cgroup.procs ] && [ -e /sys/fs/cgroup/unified/cgroup.subtree_control ]; then
+  cgroot=/sys/fs/cgroup/unified
+elif [ -w /sys/fs/cgroup/cgroup.procs ] && [ -e /sys/fs/cgroup/cgroup.subtree_control ]; then
+  cgroot=/sys/fs/cgroup
+else
+  cgroot=
+fi
+if [ -n "$cgroot" ] && mkdir "$cgroot/bwss-test-deaths-$$" 2>/dev/null && [ -e "$cgroot/bwss-test-deaths-$$/cgroup.kill" ]; then
+  cg="$cgroot/bwss-test-deaths-$$"
+  start_download
+  ( echo $BASHPID >"$cg/cgroup.procs" && exec "$bwssd" --foreground --rules "$tmp/adopt.conf" ) 2>>"$tmp/$domain.log" &
+  d=$!; pids="$pids $d"
+  for _ in $(seq 100); do [ -e "$rundir/$domain.bwssd" ] && break; sleep 0.05; done
+  by=$(adopted "$domain")
+  members=$(wc -l <"$cg/cgroup.procs")
+  echo 1 >"$cg/cgroup.kill"
+  wait $d 2>/dev/null
+  ms=$(restored_within 2000)
+  check "SIGKILL of their cgroup ($members processes): the bwssd of another domain gives the clamp back ($(clamp_now) >= $c0) in ${ms:-never} ms" \
+    '[ -n "$by" ] && [ "$members" -ge 2 ] && [ -n "$ms" ]'
+  for _ in $(seq 20); do [ -z "$(cat "$cg/cgroup.procs")" ] && break; sleep 0.05; done
+  rmdir "$cg" && cg=
+  stop $dl
+else
+  ok "# SKIP no cgroup v2 with cgroup.kill to make here"
+fi
+stop $keeper
+
+start_download
+start_bwssd "$domain" "$tmp/adopt.conf"; d=$daemon
+by=$(adopted "$domain")
+w=$(watchdog_of $d)
+stop $d $w
+sleep 0.5
+low=$(clamp_now)
+"$bwssd" --restore >"$tmp/restore.out" 2>&1; rc=$?
+c=$(clamp_now)
+check "both at once, no other bwssd: still $low; bwssd --restore -> exit $rc, clamp back ($c >= $c0): $(cat "$tmp/restore.out")" \
+  '[ -n "$by" ] && [ "$low" -lt "$c0" ] && [ $rc -eq 0 ] && [ "$c" -ge "$c0" ] \
+   && grep -q "^bwssd: 1 socket left adopted by a dead bwssd given back" "$tmp/restore.out"'
+stop $dl
+
+start_download
+start_bwssd "$domain" "$tmp/adopt.conf"; d=$daemon
+by0=$(adopted "$domain")
+w=$(watchdog_of $d)
+stop $d $w
+start_bwssd "$third" "$tmp/adopt.conf"; t=$daemon
+by=$(adopted "$third")
+kill -TERM $t; wait $t; rc=$?
+c=$(clamp_now)
+check "both at once, then a bwssd of another domain adopts the flow (${by:-not adopted}) and stops: exit $rc, the flow's own clamp back ($c >= $c0)" \
+  '[ -n "$by0" ] && [ "$by" = "$third" ] && [ $rc -eq 0 ] && [ "$c" -ge "$c0" ]'
+stop $dl
+
+# ---- two bwssd of two domains ----
+for order in holder-first other-first; do
+  start_download
+  start_bwssd "$domain" "$tmp/adopt.conf"; a=$daemon
+  start_bwssd "$third" "$tmp/adopt.conf"; b=$daemon
+  by=$(adopted "$domain" "$third")
+  sleep 0.6
+  looks=
+  for _ in $(seq 5); do looks="$looks $(listed_in "$domain" "$third" | tr '\n' +)"; sleep 0.1; done
+  if [ "$by" = "$domain" ]; then holder=$a rest=$b other_domain=$third; else holder=$b rest=$a other_domain=$domain; fi
+  "$top" --once --json --domain "$other_domain" >"$tmp/other.json" 2>/dev/null
+  check "two bwssd ($order): the flow is adopted by one only ($by:$looks), the other lists it as adopted by it" \
+    '[ -n "$by" ] && [ "$(echo $looks | tr " " "\n" | sort -u)" = "$by+" ] && grep -q "adopted by bwssd $holder of domain $by" "$tmp/other.json"'
+  if [ $order = holder-first ]; then first=$holder second=$rest; else first=$rest second=$holder; fi
+  kill -TERM $first; wait $first
+  by2=
+  [ $order = holder-first ] && by2=$(adopted "$other_domain")
+  kill -TERM $second; wait $second; rc=$?
+  c=$(clamp_now)
+  check "... SIGTERM of both ($order${by2:+, the other took it over}): the flow's own clamp back ($c >= $c0)" \
+    '[ $rc -eq 0 ] && [ "$c" -ge "$c0" ] && { [ $order = other-first ] || [ "$by2" = "$other_domain" ]; }'
+  stop $dl
+done
+
+# ---- a watchdog that keeps dying ----
+start_download
+start_bwssd "$domain" "$tmp/adopt.conf"; d=$daemon
+by=$(adopted "$domain")
+for _ in $(seq 5); do
+  w=$(watchdog_of $d)
+  [ -n "$w" ] && stop $w
+  for _ in $(seq 20); do w2=$(watchdog_of $d); [ -n "$w2" ] && [ "$w2" != "$w" ] && break; kill -0 $d 2>/dev/null || break; sleep 0.05; done
+done
+exited () { ! kill -0 "$1" 2>/dev/null || ps -o stat= -p "$1" | grep -q Z; }
+for _ in $(seq 40); do exited $d && break; sleep 0.05; done
+if exited $d; then wait $d; rc=$?; else rc=running; stop $d; fi
+c=$(clamp_now)
+check "a watchdog killed 5 times in a row: bwssd gives up, exit $rc, the flow's own clamp back ($c >= $c0)" \
+  '[ -n "$by" ] && [ $rc -eq 1 ] && [ "$c" -ge "$c0" ] && grep -q "keeps dying: giving every flow back and exiting" "$tmp/$domain.log"'
+stop $dl
+
+left=$(ls "$rundir/adopted" 2>/dev/null | grep -c '^[0-9]' || true)
+echo "# ledger records left in $rundir/adopted: $left"
+echo "1..$n"
+[ $failed -eq 0 ]
