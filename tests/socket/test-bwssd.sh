@@ -115,8 +115,7 @@ check "curl under bwss-run --weight 5: listed once, as the shim registered it ($
   '[ "$(flows_of $curl_b)" = 1 ] && flow_of $curl_b | grep -Eq "^shim 5 "'
 
 # ---- fail-open: kill -9, restart, SIGTERM ----
-win=$(flow_of $curl_a | cut -d" " -f3)
-c_before=$("$clamp" $curl_a $port)
+read -r c_before win <<<"$(stable_clamp $curl_a "$clamp" $curl_a $port)"
 check "the adopted socket's clamp is bwssd's window ($c_before = $win)" '[ "$c_before" = "$win" ]'
 watchdog=$(pgrep -P $bwssd_pid)
 kill -9 $bwssd_pid

@@ -30,6 +30,7 @@ done
 py=/usr/bin/python3                    # the users' python (root's may be in root's home)
 [ -x $py ] || { echo "1..0 # SKIP no $py"; exit 77; }
 . "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/stable-clamp.sh"
 
 domain="bwss-test-sockd-$$"
 u1="bwss-t1-$$" u2="bwss-t2-$$" u3="bwss-t3-$$"    # the user, another user, the helper's
@@ -156,8 +157,7 @@ check "$u1's plain curl adopted through the helper by rule 'downloads' (weight 2
   '[ -n "$ms" ] && [ "$ms" -le 1500 ]'
 check "... the helper's log names the grant to bwssd: $(grep -m1 "pid $curl1 .*granted" "$tmp/sockd.log")" \
   'grep -Eq "uid $uid1 pid $bwssd_pid: pid $curl1 fd [0-9]+ socket [0-9]+: granted$" "$tmp/sockd.log"'
-win=$(flow_of $curl1 | cut -d" " -f3)
-c=$($py "$clamp" $curl1 $port)
+read -r c win <<<"$(stable_clamp $curl1 $py "$clamp" $curl1 $port)"
 check "... and the clamp on curl's own socket is bwssd's window ($c = $win)" '[ -n "$c" ] && [ "$c" = "$win" ]'
 check "... and bwssd never logged a refusal" '! grep -q "not adopting" "$tmp/bwssd.log"'
 
