@@ -220,10 +220,12 @@ install_in() {   # install_in RELEASE DEBS_DIR LOGS_DIR
     for d in /etc/bwss /usr/include/bwss /usr/lib/*/bwss; do
       if [ -e "$d" ]; then echo "left: $d"; left=1; fi
     done
-    # not ours: /dev/shm/bwss-0 (the domain bwss-run made, tmpfs), the .debs,
-    # /var/cache/man (man-db cached bwssd.1 when systemd-analyze ran man)
+    # not ours: the domain bwss-run made (runtime state of the user, a tmpfs:
+    # /run/user/0/bwss/bwss-0 where the runtime directory exists, else
+    # /dev/shm/bwss-0.d), the .debs, /var/cache/man (man-db cached bwssd.1
+    # when systemd-analyze ran man)
     found=$(find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /debs -o -path /var/cache/apt \
-                           -o -path /var/cache/man \) -prune -o -name "*bwss*" -print)
+                           -o -path /var/cache/man -o -path /run/user \) -prune -o -name "*bwss*" -print)
     [ -z "$found" ] || { echo "left: $found"; left=1; }
     [ $left = 1 ] || echo "$(grep -vc "^/\.$" /tmp/ours) paths listed before, none left"
     exit $left'
