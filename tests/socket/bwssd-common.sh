@@ -13,4 +13,4 @@ pids=
 trap 'kill -9 $pids 2>/dev/null; rm -rf "$tmp"; rm -f "$rundir/$domain" "$rundir/$domain".*' EXIT
 trap 'exit 143' TERM
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
-. "$(dirname "${BASH_SOURCE[0]}")/stable-clamp.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/flow-watch.sh"

@@ -16,7 +16,6 @@
 set -u
 bwssd=$1 top=$2
 . "$(dirname "$0")/bwssd-common.sh" rules
-now_ms () { date +%s%3N; }
 
 # runs bwssd --check --rules $1 with a bound on time and memory (but under
 # AddressSanitizer, which reserves terabytes of address space); sets rc, ms

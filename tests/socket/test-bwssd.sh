@@ -13,7 +13,6 @@
 set -u
 bwssd=$1 top=$2 run=$3 clamp=$4
 . "$(dirname "$0")/bwssd-common.sh" bwssd
-now_ms () { date +%s%3N; }
 
 # the flow of @1 (pid) in bwss-top --json, as "origin weight window controlled", or nothing
 flow_of () {
@@ -29,16 +28,6 @@ flows_of () { "$top" --once --json 2>/dev/null | python3 -c '
 import json, sys
 print(sum(1 for f in json.load(sys.stdin)["flows"] if f["pid"] == int(sys.argv[1])))' "$1"; }
 
-# wait until flow_of @1 matches the regex @2, at most @3 ms; prints the ms it took
-wait_flow () {
-  local t0 deadline
-  t0=$(now_ms); deadline=$((t0 + $3))
-  while [ "$(now_ms)" -lt $deadline ]; do
-    if flow_of "$1" | grep -Eq "$2"; then echo $(($(now_ms) - t0)); return 0; fi
-    sleep 0.05
-  done
-  return 1
-}
 
 truncate -s 4G "$tmp/big.bin"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')

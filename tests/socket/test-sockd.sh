@@ -30,7 +30,7 @@ done
 py=/usr/bin/python3                    # the users' python (root's may be in root's home)
 [ -x $py ] || { echo "1..0 # SKIP no $py"; exit 77; }
 . "$(dirname "$0")/tap.sh"
-. "$(dirname "$0")/stable-clamp.sh"
+. "$(dirname "$0")/flow-watch.sh"
 
 domain="bwss-test-sockd-$$"
 u1="bwss-t1-$$" u2="bwss-t2-$$" u3="bwss-t3-$$"    # the user, another user, the helper's
@@ -51,7 +51,6 @@ cleanup () {
 }
 trap cleanup EXIT
 trap 'exit 143' TERM
-now_ms () { date +%s%3N; }
 
 for u in $u1 $u2 $u3; do
   useradd -M -U -d /nonexistent -s /usr/sbin/nologin "$u" || { echo "not ok 1 - useradd $u"; echo "1..1"; exit 1; }
@@ -108,16 +107,6 @@ bwssd_pid_seen () {
 import json, sys
 p = json.load(sys.stdin).get("bwssd_pid")
 print(int(p) if isinstance(p, (int, float)) else 0)'
-}
-# waits until flow_of @1 matches the regex @2, at most @3 ms; prints the ms it took
-wait_flow () {
-  local t0 deadline
-  t0=$(now_ms); deadline=$((t0 + $3))
-  while [ "$(now_ms)" -lt $deadline ]; do
-    if flow_of "$1" | grep -Eq "$2"; then echo $(($(now_ms) - t0)); return 0; fi
-    sleep 0.05
-  done
-  return 1
 }
 # waits until the helper's log @1 has a line matching @2 (at most 3 s)
 wait_log () { for _ in $(seq 60); do grep -Eq "$2" "$1" && return 0; sleep 0.05; done; return 1; }

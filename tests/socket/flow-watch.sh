@@ -1,6 +1,22 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Sourced by the tests that compare an adopted socket's clamp with the window
-# bwss-top shows (test-bwssd.sh through bwssd-common.sh, test-sockd.sh).
+# Sourced by the tests that watch adopted flows through bwss-top
+# (test-bwssd.sh through bwssd-common.sh, test-sockd.sh); each defines
+# flow_of PID (the flow as "origin weight window controlled") its own way.
+
+now_ms () { date +%s%3N; }
+
+# Waits until flow_of @1 matches the regex @2, at most @3 ms; prints the ms
+# it took.
+wait_flow () {
+  local t0 deadline
+  t0=$(now_ms); deadline=$((t0 + $3))
+  while [ "$(now_ms)" -lt $deadline ]; do
+    if flow_of "$1" | grep -Eq "$2"; then echo $(($(now_ms) - t0)); return 0; fi
+    sleep 0.05
+  done
+  return 1
+}
+
 # The window bwss-top shows for the flow of @1 (pid) and the clamp on the
 # socket itself, read by the command @2... (prints the clamp): "CLAMP
 # WINDOW", taken while the window held still across the clamp's read — the
