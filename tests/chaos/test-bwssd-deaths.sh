@@ -21,10 +21,14 @@
 # (TAP.)  $1 bwssd, $2 bwss-top, $3 sock-clamp.py
 set -u
 bwssd=$1 top=$2 clamp=$3
+# a runtime directory of its own (a tmpfs, as the user's is): the ledger is
+# shared by every bwssd that sees one directory, and the records a run
+# killed elsewhere left in the user's would be given back and counted here
+XDG_RUNTIME_DIR=$(mktemp -d -p /dev/shm bwss-deaths.XXXXXX) && export XDG_RUNTIME_DIR
 . "$(dirname "$0")/../socket/bwssd-common.sh" deaths
 now_ms () { date +%s%3N; }
 other="$domain-other" third="$domain-third" cg=
-trap 'kill -9 $pids 2>/dev/null; [ -n "$cg" ] && rmdir "$cg" 2>/dev/null; rm -rf "$tmp";
+trap 'kill -9 $pids 2>/dev/null; [ -n "$cg" ] && rmdir "$cg" 2>/dev/null; rm -rf "$tmp" "$XDG_RUNTIME_DIR";
       rm -f "$rundir/$domain" "$rundir/$domain".* "$rundir/$other" "$rundir/$other".* "$rundir/$third" "$rundir/$third".*' EXIT
 
 truncate -s 4G "$tmp/big.bin"
