@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * fuzz-late-trace.c — the bwss-late trace reader and its JSON report
- * (libbwss/tools/late-trace.c), as the tool runs them: any input ends
+ * (libbwss/programs/tools/late-trace.c), as the tool runs them: any input ends
  * quickly (the driver fails an input that takes 2 s: a count of 2^64 took
  * hours before), and a trace that is read gives a report that is valid JSON
  * with finite numbers, fractions in [0, 1] and a prebuffer >= 0.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * fuzz-rules.c — bwssd's rules file (libbwss/bwssd/adopt-rules.c) read the
+ * fuzz-rules.c — bwssd's rules file (libbwss/programs/bwssd/adopt-rules.c) read the
  * way bwssd reads it (adopt_rules_load() on a file), against an oracle:
  *
  * - a file it accepts gives rules a flow can be matched against: every rule

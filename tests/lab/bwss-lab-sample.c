@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bwss/domain.h>
-#include "kernel.h"
+#include "sys.h"
 
 #define MAX_SEEN 4096
 

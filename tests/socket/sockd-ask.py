@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""sockd-ask.py — bwss-sockd's protocol (libbwss/sockhelper/sockd-proto.h)
+"""sockd-ask.py — bwss-sockd's protocol (libbwss/programs/sockd/sockd-proto.h)
 spoken by hand, for the tests: a client that is not bwssd.
 
   sockd-ask.py find PID PORT

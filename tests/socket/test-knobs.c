@@ -10,7 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <glib.h>
-#include "kernel.h"
+#include "sys.h"
 
 #define PAIRS 3
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # check-laws-pure.sh LIBBWSS_LAWS_A — the laws do no I/O: every symbol the
-# objects of libbwss/laws/ take from outside must be a pure function of libc
+# objects of libbwss/lib/laws/ take from outside must be a pure function of libc
 # (memory, strings, sorting, the C locale the parsers read numbers in) or of
 # libm.  A law that calls read(), clock_gettime(), a GLib function or the
 # kernel layer fails here, with the symbol and the object named (a sanitizer

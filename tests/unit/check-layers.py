@@ -4,7 +4,7 @@
 no two files call each other, read from the objects themselves (nm), so a
 call that breaks the architecture fails the tests whatever the headers say.
 
-Layers are given bottom first (laws, kernel, domain): an object may call
+Layers are given bottom first (laws, sys, domain): an object may call
 into its own layer and the layers given before it, never after.  Within and
 across layers the file-level call graph must have no cycle.  TAP output."""
 import subprocess

@@ -16,7 +16,7 @@
  * Public here: the controller, its tunables, the preferences and the TRAS as a
  * pure function (bwss_allocate), the rate estimator, and the states and phases
  * its statistics report.  The laws' own state (the FCS, both σ loops, the
- * base RTT) is private to libbwss (libbwss/laws/laws.h): no ABI.
+ * base RTT) is private to libbwss (libbwss/lib/laws/laws.h): no ABI.
  *
  * Units: rates in bit/s (double), times in µs (uint64_t, monotonic, any
  * origin), windows in bytes or in segments where the name says so.

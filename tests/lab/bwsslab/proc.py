@@ -65,10 +65,10 @@ def warn(msg):
 
 # Where each program of the project is in a meson build tree (one place).
 _PROGRAMS = {
-    "bwss-run": ("libbwss", "tools"),
-    "bwss-top": ("libbwss", "tools"),
-    "bwss-late": ("libbwss", "tools"),
-    "bwssd": ("libbwss", "bwssd"),
+    "bwss-run": ("libbwss", "programs", "tools"),
+    "bwss-top": ("libbwss", "programs", "tools"),
+    "bwss-late": ("libbwss", "programs", "tools"),
+    "bwssd": ("libbwss", "programs", "bwssd"),
     "bwss-lab-player": ("tests", "lab"),
     "bwss-delay": ("tests", "lab"),
     "bwss-lab-sample": ("tests", "lab"),

@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * leader.c — the controller role: taking it (a POSIX record lock on the
+ * segment's first byte, which the kernel drops when the process dies),
+ * its heartbeat and how the others judge it, and the controller's round:
+ * measure every flow with sock_diag, run the laws, publish a window per
+ * slot.  The laws are controller.c; what a participant does with the
+ * windows is apply.c.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "domain-private.h"
+#include "sys.h"
+
+/* ---- the role and its heartbeat ---- */
+
+/* Returns true if the controller @s names is alive at @now: a heartbeat
+ * neither stale nor in the future, and its pid living with the start time
+ * it published. */
+bool
+leader_alive (const Segment *s, uint64_t now)
+{
+  pid_t pid = s->controller_pid;
+  uint64_t hb = s->heartbeat_us;
+  if (pid <= 0 || hb > now + FUTURE_SLACK_US || now > hb + FAILOPEN_US)
+    return false;
+  return proc_alive (pid, s->controller_start);
+}
+
+/* The controller's mark of life.  s locked. */
+static void
+heartbeat (Seg *g, Segment *s, uint64_t now)
+{
+  s->controller_pid = getpid ();
+  s->controller_start = g->starttime;
+  s->heartbeat_us = now;
+}
+
+/* Frees the laws' state and what they knew of the slots. */
+static void
+drop_laws (Seg *g)
+{
+  bwss_controller_free (g->ctl);
+  g->ctl = NULL;
+  memset (g->ctl_gen, 0, sizeof g->ctl_gen);
+  g->ctl_hwm = 0;
+}
+
+/* Forgets the controller state (a new segment, or the role lost). */
+void
+leader_reset (Seg *g)
+{
+  g->controller = false;
+  drop_laws (g);
+  memset (g->ctl_serial, 0, sizeof g->ctl_serial);
+  memset (g->gone, 0, sizeof g->gone);
+}
+
+/* Tries to become the controller: a non-blocking POSIX write lock on the
+ * segment's first byte, which the kernel drops when this process dies. */
+static bool
+try_take_control (Seg *g)
+{
+  struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+  return fcntl (g->fd, F_SETLK, &fl) == 0;
+}
+
+/* Notes whether the controller role is held by a controller that does not
+ * beat (stopped, hung).  g->local held; @g not the controller. */
+static void
+watch_role (Seg *g, uint64_t now)
+{
+  if (leader_alive (g->s, now))
+    g->role_stuck_since = 0;
+  else if (g->role_stuck_since == 0)
+    g->role_stuck_since = now;
+}
+
+/* If @g may control and does not: takes the role if it is free, else
+ * watches its holder.  g->local held. */
+void
+leader_elect (Seg *g, uint64_t now)
+{
+  if (!g->may_control || g->controller)
+    return;
+  if (try_take_control (g)) {
+    leader_reset (g);
+    g->controller = true;
+    g->role_stuck_since = 0;
+  } else {
+    watch_role (g, now);
+  }
+}
+
+/* Clears the pid @g published if it is the controller, so that nobody
+ * waits for its heartbeat to go stale.  g->local held. */
+void
+leader_resign (Seg *g)
+{
+  if (g->controller) {                   /* no controller from now on: no need to wait a second */
+    int32_t me = (int32_t) getpid ();
+    __atomic_compare_exchange_n (&g->s->controller_pid, &me, 0, false, __ATOMIC_ACQ_REL,
+                                 __ATOMIC_ACQUIRE);
+  }
+}
+
+/* ---- a controller round ---- */
+
+/* Returns the controller's id for the flow in @slot at generation @gen. */
+static uint64_t
+flow_id (uint32_t slot, uint32_t gen)
+{
+  return (uint64_t) gen << 32 | slot;
+}
+
+/* Fills @p with the controller's parameters: the delay loop, or the one
+ * $BWSS_LOOP names.  An unknown name is reported once and ignored. */
+static void
+controller_params (BwssParams *p)
+{
+  static bool warned;
+  BwssLoop loop = BWSS_LOOP_DELAY;
+  const char *env = getenv ("BWSS_LOOP");
+  if (env && *env && bwss_loop_parse (env, &loop) != 0) {
+    if (!warned)
+      fprintf (stderr, "bwss: BWSS_LOOP=%s is neither \"delay\" nor \"paper\"; "
+                       "running the delay loop\n", env);
+    warned = true;
+    loop = BWSS_LOOP_DELAY;
+  }
+  bwss_params_init_for (p, loop);
+}
+
+/* Sharing is off: every slot released, the controller forgotten (it starts
+ * from its initialisation when sharing is on again).  s locked. */
+static void
+suspend (Seg *g, Segment *s)
+{
+  if (g->ctl)
+    drop_laws (g);
+  for (uint32_t i = 0; i < s->slot_hwm; i++) {
+    SegSlot *sl = &s->slots[i];
+    sl->controlled = 0;
+    sl->window_bytes = 0;
+    sl->target_bps = -1.0;
+    sl->read_rate_bps = 0.0;
+  }
+  s->phase = BWSS_PHASE_IDLE;
+  s->sigma_bps = 0.0;
+  s->queue_us = -1.0;
+  s->queue_target_us = 0.0;
+}
+
+/* Measures the flows' sockets into g->dump: a full dump every
+ * FULL_DUMP_US and when a flow is new, else exact queries for the sockets
+ * the last full dump found.  Returns false if the kernel did not answer.
+ * Not under the segment lock. */
+static bool
+measure (Seg *g, uint64_t now)
+{
+  g->dump_full = g->dump_stale || now >= g->next_full_dump_us;
+  if (!g->dump_full)
+    return knob_query (&g->known, &g->dump) == 0;
+  g->dump_stale = false;
+  g->next_full_dump_us = now + FULL_DUMP_US;
+  g->known.n = 0;                      /* refilled from this dump by leader_round() */
+  return knob_dump (&g->dump) == 0;
+}
+
+/* Returns the measurement of slot @sl's socket in this round's dump, or
+ * NULL.  After exact queries, a socket the last full dump did not know
+ * (a new flow) is not missing: the next round dumps everything. */
+static const KnobInfo *
+measured (Seg *g, const SegSlot *sl, bool *unknown)
+{
+  const KnobInfo *k = knob_dump_find (&g->dump, sl->inode);
+  *unknown = k == NULL && !g->dump_full && knob_dump_find (&g->known, sl->inode) == NULL;
+  if (*unknown)
+    g->dump_stale = true;
+  if (k && g->dump_full)
+    knob_dump_push (&g->known, k);
+  return k;
+}
+
+/* Brings the controller's flow of slot @i in line with the slot: a flow
+ * whose slot was freed or reused is removed, a new one added, changed
+ * preferences passed on.  Returns true if slot @i holds a flow the
+ * controller knows.  s locked. */
+static bool
+sync_slot (Seg *g, SegSlot *sl, uint32_t i, uint64_t now)
+{
+  bool active = sl->state == SLOT_ACTIVE;
+  if (g->ctl_gen[i] && (!active || g->ctl_gen[i] != sl->gen)) {
+    bwss_controller_remove_flow (g->ctl, flow_id (i, g->ctl_gen[i]), now);
+    g->ctl_gen[i] = 0;
+  }
+  if (!active)
+    return false;
+  if (g->ctl_gen[i] == 0) {
+    if (bwss_controller_add_flow (g->ctl, flow_id (i, sl->gen), &sl->prefs, now) != 0)
+      return false;
+    g->ctl_gen[i] = sl->gen;
+    g->ctl_serial[i] = sl->prefs_serial;
+    g->gone[i] = 0;
+  } else if (g->ctl_serial[i] != sl->prefs_serial) {
+    bwss_controller_set_prefs (g->ctl, flow_id (i, sl->gen), &sl->prefs, now);
+    g->ctl_serial[i] = sl->prefs_serial;
+  }
+  return true;
+}
+
+/* Feeds the controller this round's measurement of slot @i's socket.  A
+ * socket the kernel no longer lists as established for GONE_DUMPS rounds in
+ * a row is closed: its flow goes and its slot is freed.  s locked. */
+static void
+observe_slot (Seg *g, Segment *s, SegSlot *sl, uint32_t i, bool have_dump, uint64_t now)
+{
+  bool unknown = false;
+  const KnobInfo *k = have_dump ? measured (g, sl, &unknown) : NULL;
+  if (unknown)
+    return;
+  if (have_dump && (k == NULL || k->state != 1 /* TCP_ESTABLISHED */)) {
+    if (++g->gone[i] >= GONE_DUMPS) {
+      bwss_controller_remove_flow (g->ctl, flow_id (i, sl->gen), now);
+      g->ctl_gen[i] = 0;
+      segment_free_slot (s, i);
+    }
+    return;
+  }
+  g->gone[i] = 0;
+  if (k == NULL)
+    return;
+  BwssSample smp = { .now_us = now, .bytes_received = k->bytes_received,
+                     .rtt_us = k->rtt_us, .mss = k->mss, .min_rtt_us = k->min_rtt_us,
+                     .can_pace = (sl->flags & SLOT_PACED_READS) != 0,
+                     .unread_bytes = k->unread };
+  bwss_controller_observe (g->ctl, flow_id (i, sl->gen), &smp);
+  sl->bytes_received = k->bytes_received;
+}
+
+/* Every slot: synced with the controller, then observed.  Lowers the
+ * controller's high-water mark past the slots it no longer knows.  s locked. */
+static void
+observe_slots (Seg *g, Segment *s, bool have_dump, uint64_t now)
+{
+  uint32_t end = s->slot_hwm > g->ctl_hwm ? s->slot_hwm : g->ctl_hwm;
+  for (uint32_t i = 0; i < end; i++) {
+    SegSlot *sl = &s->slots[i];
+    if (sync_slot (g, sl, i, now))
+      observe_slot (g, s, sl, i, have_dump, now);
+  }
+  while (end > 0 && g->ctl_gen[end - 1] == 0)
+    end--;
+  g->ctl_hwm = end;
+  if (have_dump && g->dump_full)
+    knob_dump_sort (&g->known);
+}
+
+/* Writes the controller's decision for each flow into its slot.  s locked. */
+static void
+publish_flows (Seg *g, Segment *s)
+{
+  for (uint32_t i = 0; i < s->slot_hwm; i++) {
+    SegSlot *sl = &s->slots[i];
+    BwssFlowState fs;
+    if (sl->state != SLOT_ACTIVE || g->ctl_gen[i] != sl->gen
+        || bwss_controller_flow_state (g->ctl, flow_id (i, sl->gen), &fs) != 0)
+      continue;
+    sl->controlled = 1;
+    sl->window_bytes = fs.window_bytes;
+    sl->target_bps = fs.window_bytes ? fs.target_bps : -1.0;
+    sl->rate_bps = fs.rate_bps;
+    sl->rtt_us = fs.rtt_us;
+    sl->base_rtt_us = fs.base_rtt_us;
+    sl->mss = fs.mss;
+    sl->read_rate_bps = fs.window_bytes ? fs.read_rate_bps : 0.0;
+  }
+}
+
+/* Writes the domain-wide figures of @st into the segment.  s locked. */
+static void
+publish_domain (Segment *s, const BwssControllerStats *st)
+{
+  s->phase = st->phase;
+  s->sigma_bps = st->sigma_bps;
+  s->aggregate_bps = st->aggregate_bps;
+  s->loop = st->loop;
+  s->queue_us = st->queue_us;
+  s->queue_target_us = st->queue_target_us;
+}
+
+/* $BWSS_DEBUG: the loop and every flow on stderr, once a second. */
+static void
+debug_print (Seg *g, const Segment *s, const BwssControllerStats *st, uint64_t now)
+{
+  if (!g->debug || now < g->next_debug_us)
+    return;
+  g->next_debug_us = now + 1000000;
+  fprintf (stderr, "bwss[%d]: loop %s phase %s sigma %.0f U %.0f queue %.0f/%.0f us flows %u\n",
+           (int) getpid (), bwss_loop_name (st->loop), bwss_phase_name (st->phase), st->sigma_bps,
+           st->aggregate_bps, st->queue_us, st->queue_target_us, st->n_flows);
+  for (uint32_t i = 0; i < s->slot_hwm; i++)
+    if (s->slots[i].state == SLOT_ACTIVE)
+      fprintf (stderr, "bwss[%d]:   slot %u pid %d rate %.0f target %.0f window %u rtt %u mss %u bytes %llu\n",
+               (int) getpid (), i, s->slots[i].pid, s->slots[i].rate_bps, s->slots[i].target_bps,
+               s->slots[i].window_bytes, s->slots[i].rtt_us, s->slots[i].mss,
+               (unsigned long long) s->slots[i].bytes_received);
+}
+
+/* One controller round: measure the sockets (outside the lock), then under
+ * it sync and observe the slots, run the laws, publish, beat.  g->local
+ * held. */
+void
+leader_round (Seg *g, uint64_t now)
+{
+  Segment *s = g->s;
+  bool have_dump = measure (g, now);
+
+  if (seg_lock (g, LOCK_WAIT_US) != 0)
+    return;
+  segment_sweep (s);
+  BwssParams params;
+  controller_params (&params);
+  if (s->suspended || (g->ctl == NULL && bwss_controller_new (&params, &g->ctl) != 0)) {
+    suspend (g, s);
+  } else {
+    observe_slots (g, s, have_dump, now);
+    bwss_controller_tick (g->ctl, now);
+    BwssControllerStats st;
+    bwss_controller_stats (g->ctl, &st);
+    publish_flows (g, s);
+    debug_print (g, s, &st, now);
+    publish_domain (s, &st);
+  }
+  heartbeat (g, s, now);
+  seg_unlock (s);
+}

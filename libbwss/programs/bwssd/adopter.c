@@ -1,0 +1,509 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* adopter.c — bwssd's adoption of the user's TCP flows (see adopter.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <json-glib/json-glib.h>
+#include "adopt-ledger.h"
+#include "adopt-proc.h"
+#include "adopter.h"
+#include "sys.h"
+#include "tool-json.h"
+
+#define TCP_ESTABLISHED_STATE 1
+/* The ledger is swept for a dead daemon's records every this many scans
+ * (1 s: a flow it left is back within 2 s of its death). */
+#define SWEEP_EVERY_SCANS 4
+
+/* A flow bwssd holds: a duplicate of its owner's socket. */
+typedef struct {
+  guint64       inode;
+  pid_t         pid;           /* the owner */
+  int           owner_fd;      /* in the owner's fd table */
+  int           fd;            /* our duplicate */
+  BwssFlow     *flow;
+  char         *rule;          /* the rule that gave its preferences */
+  char         *exe, *comm, *cgroup;
+  GInetAddress *remote;
+  guint16       port;
+} Adopted;
+
+/* A socket bwssd left alone, and why (until it closes; or, if another
+ * bwssd holds it, until that one lets it go). */
+typedef struct {
+  pid_t    pid;
+  char    *comm;
+  char     remote[64];
+  char    *reason;
+  gboolean elsewhere;          /* another bwssd holds it: looked at again */
+  guint    next_look;          /* ... at this scan */
+} Refused;
+
+struct Adopter {
+  BwssDomain    *domain;
+  AdoptWatchdog *watchdog;
+  AdoptLedger   *ledger;
+  AdoptRules    *rules;
+  char          *status_path;
+  char          *capability;
+  GHashTable    *adopted;      /* inode → Adopted */
+  GHashTable    *refused;      /* inode → Refused */
+  GHashTable    *last_bytes;   /* inode → guint64 bytes received at the last scan */
+  GHashTable    *told;         /* "pid reason" already said on stderr */
+  KnobDump       dump;
+  char          *last_status;
+  char          *status_error;  /* the last write error said */
+  guint          scans;
+};
+
+static guint64 *
+key_new (guint64 inode)
+{
+  guint64 *k = g_new (guint64, 1);
+  *k = inode;
+  return k;
+}
+
+static void
+adopted_free (gpointer data)
+{
+  Adopted *a = data;
+  g_free (a->rule);
+  g_free (a->exe);
+  g_free (a->comm);
+  g_free (a->cgroup);
+  g_clear_object (&a->remote);
+  g_free (a);
+}
+
+static void
+refused_free (gpointer data)
+{
+  Refused *r = data;
+  g_free (r->comm);
+  g_free (r->reason);
+  g_free (r);
+}
+
+/* Parses "addr:port" / "[addr]:port" (knob_dump's form) into @addr (an
+ * IPv4-mapped IPv6 address as IPv4) and @port. */
+static void
+parse_remote (const char *text, GInetAddress **addr, guint16 *port)
+{
+  *addr = NULL;
+  *port = 0;
+  const char *colon = strrchr (text, ':');
+  if (colon == NULL)
+    return;
+  *port = (guint16) atoi (colon + 1);
+  g_autofree char *host = g_strndup (text, (gsize) (colon - text));
+  char *h = host;
+  if (h[0] == '[') {
+    h++;
+    h[strlen (h) - 1] = '\0';
+  }
+  if (g_str_has_prefix (h, "::ffff:") && strchr (h, '.'))
+    h += 7;
+  *addr = g_inet_address_new_from_string (h);
+}
+
+static AdoptSubject
+subject_of (const Adopted *a)
+{
+  return (AdoptSubject) { .exe = a->exe, .comm = a->comm, .cgroup = a->cgroup,
+                          .remote = a->remote, .remote_port = a->port };
+}
+
+/* Says @what about @pid on stderr, once per pid and message. */
+static void
+tell_once (Adopter *ad, pid_t pid, const char *comm, const char *what)
+{
+  g_autofree char *key = g_strdup_printf ("%d %s", (int) pid, what);
+  if (g_hash_table_contains (ad->told, key))
+    return;
+  g_printerr ("bwssd: not adopting the flows of %s[%d]: %s\n", comm ? comm : "?", (int) pid, what);
+  g_hash_table_add (ad->told, g_steal_pointer (&key));
+}
+
+static Refused *
+refuse (Adopter *ad, guint64 inode, pid_t pid, const char *comm, const char *remote, const char *why)
+{
+  Refused *r = g_new0 (Refused, 1);
+  r->pid = pid;
+  r->comm = g_strdup (comm ? comm : "?");
+  g_strlcpy (r->remote, remote, sizeof r->remote);
+  r->reason = g_strdup (why);
+  g_hash_table_replace (ad->refused, key_new (inode), r);
+  return r;
+}
+
+/* Gives adopted flow @a back: unregisters it (the domain restores its
+ * clamp through our duplicate), closes the duplicate, removes its record
+ * from the ledger.  Does not remove it from the table. */
+static void
+give_back (Adopter *ad, Adopted *a)
+{
+  if (a->flow)
+    bwss_flow_unregister (a->flow);
+  a->flow = NULL;
+  if (a->fd >= 0)
+    close (a->fd);
+  a->fd = -1;
+  adopt_ledger_release (ad->ledger, a->inode);
+}
+
+/* Registers @a's duplicate with the preferences of @rule.  Returns 0 or a
+ * BWSS_E code. */
+static int
+register_with (Adopter *ad, Adopted *a, const AdoptRule *rule)
+{
+  g_autofree char *origin = adopt_rule_origin (ad->rules, rule);
+  int err = bwss_flow_register_as (ad->domain, a->fd, &rule->prefs, origin, a->pid, &a->flow);
+  if (err == 0) {
+    g_free (a->rule);
+    a->rule = g_strdup (rule->name);
+  }
+  return err;
+}
+
+Adopter *
+adopter_new (BwssDomain *d, AdoptWatchdog *watchdog, AdoptLedger *ledger, AdoptRules *rules,
+             const char *status_path, const char *capability)
+{
+  Adopter *ad = g_new0 (Adopter, 1);
+  ad->domain = d;
+  ad->watchdog = watchdog;
+  ad->ledger = ledger;
+  ad->rules = rules;
+  ad->status_path = g_strdup (status_path);
+  ad->capability = g_strdup (capability);
+  ad->adopted = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, adopted_free);
+  ad->refused = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, refused_free);
+  ad->last_bytes = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+  ad->told = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  return ad;
+}
+
+const AdoptRules *
+adopter_rules (const Adopter *a)
+{
+  return a->rules;
+}
+
+guint
+adopter_count (const Adopter *a)
+{
+  return g_hash_table_size (a->adopted);
+}
+
+void
+adopter_set_rules (Adopter *ad, AdoptRules *rules)
+{
+  adopt_rules_free (ad->rules);
+  ad->rules = rules;
+  GHashTableIter it;
+  gpointer v;
+  g_hash_table_iter_init (&it, ad->adopted);
+  while (g_hash_table_iter_next (&it, NULL, &v)) {
+    Adopted *a = v;
+    AdoptSubject s = subject_of (a);
+    const AdoptRule *rule = adopt_rules_match (rules, &s);
+    if (!rule->adopt) {                          /* now to be left alone */
+      give_back (ad, a);
+      g_hash_table_iter_remove (&it);
+      continue;
+    }
+    if (g_strcmp0 (rule->name, a->rule) == 0) {
+      bwss_flow_set_prefs (a->flow, &rule->prefs);
+      continue;
+    }
+    /* another rule: registered again, so the domain shows the new origin */
+    bwss_flow_unregister (a->flow);
+    a->flow = NULL;
+    if (register_with (ad, a, rule) != 0) {
+      give_back (ad, a);
+      g_hash_table_iter_remove (&it);
+    }
+  }
+  g_hash_table_remove_all (ad->refused);         /* what a rule refused may be adopted now */
+}
+
+/* ---- one scan ---- */
+
+/* Returns the set of inodes other participants registered (their
+ * preferences win over the rules). */
+static GHashTable *
+registered_by_others (Adopter *ad)
+{
+  GHashTable *set = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  static BwssFlowInfo rows[BWSS_DOMAIN_MAX_FLOWS];
+  size_t n = 0;
+  if (bwss_domain_list_flows (ad->domain, rows, G_N_ELEMENTS (rows), &n) != 0)
+    return set;
+  for (size_t i = 0; i < n; i++)
+    if (rows[i].participant != getpid ())
+      g_hash_table_add (set, key_new (rows[i].inode));
+  return set;
+}
+
+/* Rules gone and owned: gives back what is closed, no longer its owner's,
+ * or registered by its owner. */
+static void
+drop_lost (Adopter *ad, GHashTable *live, GHashTable *others)
+{
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init (&it, ad->adopted);
+  while (g_hash_table_iter_next (&it, &k, &v)) {
+    Adopted *a = v;
+    if (g_hash_table_contains (live, k) && !g_hash_table_contains (others, k)
+        && adopt_proc_holds (a->pid, a->owner_fd, a->inode))
+      continue;
+    give_back (ad, a);
+    g_hash_table_iter_remove (&it);
+  }
+  g_hash_table_iter_init (&it, ad->refused);
+  while (g_hash_table_iter_next (&it, &k, NULL))
+    if (!g_hash_table_contains (live, k))
+      g_hash_table_iter_remove (&it);
+}
+
+/* Returns TRUE if the refused socket @inode was held by another bwssd that
+ * let it go (looked at every SWEEP_EVERY_SCANS scans); it is no longer
+ * refused then. */
+static gboolean
+let_go_elsewhere (Adopter *ad, guint64 inode)
+{
+  Refused *r = g_hash_table_lookup (ad->refused, &inode);
+  if (!r->elsewhere || ad->scans < r->next_look)
+    return FALSE;
+  r->next_look = ad->scans + SWEEP_EVERY_SCANS;
+  g_autofree char *holder = NULL;
+  if (adopt_ledger_held_elsewhere (ad->ledger, inode, &holder))
+    return FALSE;
+  g_hash_table_remove (ad->refused, &inode);
+  return TRUE;
+}
+
+/* Returns TRUE if @k is a download bwssd has not seen yet: this user's,
+ * established, received ADOPT_MIN_BYTES and more since the last scan; or
+ * one another bwssd held and let go (it was a download then; its receive
+ * queue may hold seconds of data, so it may receive nothing for a while). */
+static gboolean
+is_candidate (Adopter *ad, const KnobInfo *k, guint64 last, GHashTable *others)
+{
+  if (k->uid != geteuid () || k->state != TCP_ESTABLISHED_STATE
+      || g_hash_table_contains (ad->adopted, &k->inode) || g_hash_table_contains (others, &k->inode))
+    return FALSE;
+  if (g_hash_table_contains (ad->refused, &k->inode))
+    return let_go_elsewhere (ad, k->inode);
+  return k->bytes_received >= ADOPT_MIN_BYTES && k->bytes_received > last;
+}
+
+/* Rules new and no for the socket @k held by @h. */
+static void
+adopt_one (Adopter *ad, const KnobInfo *k, const AdoptHolder *h)
+{
+  Adopted *a = g_new0 (Adopted, 1);
+  a->inode = k->inode;
+  a->pid = h->pid;
+  a->owner_fd = h->fd;
+  a->fd = -1;
+  a->exe = adopt_proc_exe (h->pid);
+  a->comm = adopt_proc_comm (h->pid);
+  a->cgroup = adopt_proc_cgroup (h->pid);
+  parse_remote (k->remote, &a->remote, &a->port);
+  AdoptSubject s = subject_of (a);
+  const AdoptRule *rule = adopt_rules_match (ad->rules, &s);
+  if (!rule->adopt) {
+    g_autofree char *why = g_strdup_printf ("left alone by rule %s (adopt=false)", rule->name);
+    refuse (ad, k->inode, h->pid, a->comm, k->remote, why);
+    adopted_free (a);
+    return;
+  }
+  a->fd = adopt_proc_take (h->pid, h->fd, k->inode);
+  if (a->fd < 0) {
+    if (a->fd != -ESTALE && a->fd != -ESRCH) {   /* a closed socket is not a refusal */
+      refuse (ad, k->inode, h->pid, a->comm, k->remote, adopt_proc_why (-a->fd));
+      tell_once (ad, h->pid, a->comm, adopt_proc_why (-a->fd));
+    }
+    adopted_free (a);
+    return;
+  }
+  /* the ledger first: the clamp it had, recorded before anything changes it */
+  guint32 clamp = 0;
+  g_autofree char *holder = NULL;
+  int claim = adopt_ledger_claim (ad->ledger, k->inode, a->fd, h->pid, h->fd, &clamp, &holder);
+  int err = claim == 0 ? register_with (ad, a, rule) : 0;
+  if (claim == 0 && err == 0) {
+    g_hash_table_insert (ad->adopted, key_new (k->inode), a);
+    return;
+  }
+  if (claim == -EALREADY) {                      /* looked at again when that one lets it go */
+    g_autofree char *why = g_strdup_printf ("adopted by %s", holder);
+    refuse (ad, k->inode, h->pid, a->comm, k->remote, why)->elsewhere = TRUE;
+  } else if (claim != 0 && claim != -EBUSY) {    /* -EBUSY: being restored; the next scan */
+    g_autofree char *why = g_strdup_printf ("cannot record its clamp in %s: %s",
+                                            adopt_ledger_dir (ad->ledger), g_strerror (-claim));
+    refuse (ad, k->inode, h->pid, a->comm, k->remote, why);
+    tell_once (ad, h->pid, a->comm, why);
+  } else if (err) {
+    adopt_ledger_release (ad->ledger, k->inode);
+    g_autofree char *why = g_strdup_printf ("cannot register it: %s", bwss_strerror (err));
+    refuse (ad, k->inode, h->pid, a->comm, k->remote, why);
+    tell_once (ad, h->pid, a->comm, why);
+  }
+  close (a->fd);
+  adopted_free (a);
+}
+
+/* Writes the status file if it changed: {pid, rules, adoption, adopted,
+ * not_adopted: [{pid, command, remote, reason}] (at most
+ * ADOPT_STATUS_MAX_REFUSED), not_adopted_omitted: how many more}.  A write
+ * that fails is said once per error. */
+static void
+write_status (Adopter *ad)
+{
+  if (ad->status_path == NULL)
+    return;
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "pid");
+  tool_json_add_number (b, getpid ());
+  json_builder_set_member_name (b, "rules");
+  if (ad->rules->path)
+    tool_json_add_string (b, ad->rules->path, 4096);
+  else
+    json_builder_add_null_value (b);
+  json_builder_set_member_name (b, "adoption");
+  tool_json_add_string (b, ad->capability, 4096);
+  json_builder_set_member_name (b, "adopted");
+  tool_json_add_number (b, g_hash_table_size (ad->adopted));
+  json_builder_set_member_name (b, "not_adopted");
+  json_builder_begin_array (b);
+  GHashTableIter it;
+  gpointer v;
+  guint listed = 0;
+  g_hash_table_iter_init (&it, ad->refused);
+  while (g_hash_table_iter_next (&it, NULL, &v) && listed++ < ADOPT_STATUS_MAX_REFUSED) {
+    const Refused *r = v;
+    json_builder_begin_object (b);
+    json_builder_set_member_name (b, "pid");
+    tool_json_add_number (b, r->pid);
+    json_builder_set_member_name (b, "command");
+    tool_json_add_string (b, r->comm, 64);
+    json_builder_set_member_name (b, "remote");
+    tool_json_add_string (b, r->remote, sizeof r->remote);
+    json_builder_set_member_name (b, "reason");
+    tool_json_add_string (b, r->reason, 256);
+    json_builder_end_object (b);
+  }
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "not_adopted_omitted");
+  guint refused = g_hash_table_size (ad->refused);
+  tool_json_add_number (b, refused > ADOPT_STATUS_MAX_REFUSED ? refused - ADOPT_STATUS_MAX_REFUSED : 0);
+  json_builder_end_object (b);
+  g_autofree char *text = tool_json_to_string (b);
+  if (g_strcmp0 (text, ad->last_status) == 0)
+    return;
+  g_autoptr (GError) error = NULL;
+  if (!g_file_set_contents_full (ad->status_path, text, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0600,
+                                 &error)) {
+    if (g_strcmp0 (error->message, ad->status_error) != 0)
+      g_printerr ("bwssd: cannot write its status: %s\n", error->message);
+    g_free (ad->status_error);
+    ad->status_error = g_strdup (error->message);
+    return;
+  }
+  g_clear_pointer (&ad->status_error, g_free);
+  g_free (ad->last_status);
+  ad->last_status = g_steal_pointer (&text);
+}
+
+/* Returns why no process was found holding a socket: none of this user
+ * that bwssd can see does, or some of this user's processes are not
+ * dumpable and hide their fds (@hidden: their pids). */
+static char *
+why_no_holder (const GArray *hidden)
+{
+  if (hidden->len == 0)
+    return g_strdup ("no process of this user that bwssd can see holds it");
+  pid_t pid = g_array_index (hidden, pid_t, 0);
+  g_autofree char *comm = adopt_proc_comm (pid);
+  return g_strdup_printf ("no process bwssd can see holds it; %u of this user's processes (%s[%d]%s) "
+                          "are not dumpable: their sockets can be seen and taken only with "
+                          "CAP_SYS_PTRACE", hidden->len, comm ? comm : "?", (int) pid,
+                          hidden->len > 1 ? ", ..." : "");
+}
+
+void
+adopter_scan (Adopter *ad)
+{
+  if (ad->scans++ % SWEEP_EVERY_SCANS == 0)
+    adopt_ledger_restore_dead (ad->ledger, NULL);   /* what a dead bwssd left, any domain */
+  if (knob_dump (&ad->dump) != 0)
+    return;
+  g_autoptr (GHashTable) live = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+  g_autoptr (GHashTable) others = registered_by_others (ad);
+  g_autoptr (GHashTable) wanted = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  for (size_t i = 0; i < ad->dump.n; i++) {
+    const KnobInfo *k = &ad->dump.items[i];
+    if (k->uid != geteuid ())
+      continue;
+    guint64 *last = g_hash_table_lookup (ad->last_bytes, &k->inode);
+    if (is_candidate (ad, k, last ? *last : 0, others))
+      g_hash_table_add (wanted, key_new (k->inode));
+    guint64 *bytes = g_new (guint64, 1);
+    *bytes = k->bytes_received;
+    g_hash_table_insert (live, key_new (k->inode), bytes);
+  }
+  drop_lost (ad, live, others);
+  /* the bytes of this scan are the next one's reference; closed sockets forgotten */
+  GHashTable *swap = ad->last_bytes;
+  ad->last_bytes = g_hash_table_ref (live);
+  g_hash_table_unref (swap);
+  /* nothing is adopted while no watchdog lives (it is being started again) */
+  if (g_hash_table_size (wanted) > 0 && adopt_watchdog_alive (ad->watchdog)) {
+    g_autoptr (GHashTable) holders = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+    g_autoptr (GArray) hidden = g_array_new (FALSE, FALSE, sizeof (pid_t));
+    adopt_proc_find_holders (wanted, holders, getpid (), ad->watchdog->pid, hidden);
+    g_autofree char *no_holder = NULL;
+    for (size_t i = 0; i < ad->dump.n; i++) {
+      const KnobInfo *k = &ad->dump.items[i];
+      if (!g_hash_table_contains (wanted, &k->inode))
+        continue;
+      const AdoptHolder *h = g_hash_table_lookup (holders, &k->inode);
+      if (h)
+        adopt_one (ad, k, h);
+      else                                       /* not looked for again */
+        refuse (ad, k->inode, 0, NULL, k->remote,
+                no_holder ? no_holder : (no_holder = why_no_holder (hidden)));
+    }
+  }
+  write_status (ad);
+}
+
+void
+adopter_free (Adopter *ad)
+{
+  GHashTableIter it;
+  gpointer v;
+  g_hash_table_iter_init (&it, ad->adopted);
+  while (g_hash_table_iter_next (&it, NULL, &v))
+    give_back (ad, v);
+  g_hash_table_unref (ad->adopted);
+  g_hash_table_unref (ad->refused);
+  g_hash_table_unref (ad->last_bytes);
+  g_hash_table_unref (ad->told);
+  if (ad->status_path)
+    unlink (ad->status_path);
+  knob_dump_clear (&ad->dump);
+  adopt_rules_free (ad->rules);
+  g_free (ad->status_path);
+  g_free (ad->capability);
+  g_free (ad->last_status);
+  g_free (ad->status_error);
+  g_free (ad);
+}

@@ -1,0 +1,395 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * preload.c — libbwss-preload.so: puts the TCP flows of an unmodified
+ * program into the domain (the paper's Sec. VI-A prototype overrode
+ * connect() and read(); we hook the reads and the waits).
+ *
+ * A socket is classified the first time a read on it returns data: a
+ * connected TCP socket over IPv4 or IPv6 is registered with the preferences
+ * of the environment (BWSS_PRIORITY, BWSS_MIN_RATE, BWSS_WEIGHT, set by
+ * bwss-run); UDP, UNIX, listening and other fds are remembered as not ours
+ * and pass through.  The windows the controller publishes are applied from
+ * the same hooks (reads, poll, epoll, select), at most every 10 ms, so a
+ * program blocked in poll() still follows.  close() unregisters and restores
+ * the kernel's window.
+ *
+ * Never blocked by the domain: registering from inside a read, applying
+ * windows and unregistering in close() never wait for the domain's lock (a
+ * participant may be stopped inside it); what cannot be written at once is
+ * written at a later hook (bwss/domain.h).
+ *
+ * Read pacing: the shim offers to pace the reads of the sockets it
+ * registers.  While the controller asks for a read rate (a flow held below
+ * a segment per round trip on a slow link), a read first sleeps until the
+ * flow's credit covers a segment (or what was asked, if less) — the way
+ * trickle paces, except that the receive buffer is the window, so the
+ * sender sends no more than is read.  MSG_PEEK never waits.  A program that
+ * reads several sockets in one thread waits for the paced one
+ * (docs/sockets.md).
+ *
+ * Cost with no domain (not started by bwss-run, or the domain is missing):
+ * one predictable branch per call.  The shim never creates the domain and
+ * never takes the controller role: bwss-run, its parent, does that.
+ *
+ * BWSS_INHERIT=0 removes the shim from LD_PRELOAD at start-up, so programs
+ * this one executes run outside the domain.
+ *
+ * Self-interposition.  This object carries libbwss statically (laws, kernel
+ * layer, domain), and its hooks are the process's read(), recv(), close()
+ * ...: the library's own calls inside it go through them too.  Where that
+ * happens and why it is harmless: segment.c's close() of a segment fd and
+ * proc.c's reads reach close()/read() below with an fd the table does not
+ * know (FD_UNKNOWN, or a read that returns data: saw_data() classifies it as
+ * not a connected TCP socket, FD_NOT_OURS), so they pass straight through;
+ * knobs.c's recv()/close() on a sock_diag socket run only in a controller,
+ * and the shim never takes that role.  stdio (fopen/fgets of /proc files)
+ * does not go through these symbols.  One case is not covered: an fd number
+ * the program closed behind the hooks' back (dup2, close_range) keeps a
+ * stale state until a hook sees it again; if the segment reuses that number,
+ * its close() takes table_lock under the domain's local lock.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#include <bwss/domain.h>
+#include "sys.h"
+
+#define PRELOAD_API __attribute__ ((visibility ("default")))
+
+/* fds above this are left alone (a table of 64 Ki entries is 0.5 MiB) */
+#define MAX_FD 65536
+/* the hooks apply published windows at most this often, µs */
+#define APPLY_EVERY_US 10000ull
+/* a paced read sleeps at most this long at a time, then looks again (the
+ * rate may have changed or pacing ended) */
+#define PACE_SLEEP_MAX_US 50000ull
+
+enum { FD_UNKNOWN = 0, FD_NOT_OURS, FD_REGISTERED };
+
+static BwssDomain *domain;           /* NULL: pass-through */
+static BwssPrefs prefs;
+static uint8_t *fd_state;
+static BwssFlow **fd_flow;
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t last_apply_us;
+
+static ssize_t (*real_read) (int, void *, size_t);
+static ssize_t (*real_readv) (int, const struct iovec *, int);
+static ssize_t (*real_recv) (int, void *, size_t, int);
+static ssize_t (*real_recvfrom) (int, void *, size_t, int, struct sockaddr *, socklen_t *);
+static ssize_t (*real_recvmsg) (int, struct msghdr *, int);
+static int (*real_close) (int);
+static int (*real_poll) (struct pollfd *, nfds_t, int);
+static int (*real_epoll_wait) (int, struct epoll_event *, int, int);
+static int (*real_select) (int, fd_set *, fd_set *, fd_set *, struct timeval *);
+
+#define RESOLVE(name) \
+  do { if (!real_##name) real_##name = dlsym (RTLD_NEXT, #name); } while (0)
+
+static void
+warn (const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  fputs ("bwss-preload: ", stderr);
+  vfprintf (stderr, fmt, ap);
+  fputc ('\n', stderr);
+  va_end (ap);
+}
+
+/* Parses the preferences from the environment with the library's parsers
+ * (bwss/bwss.h: decimal only, within the limits every front end shares);
+ * false (and a message naming the variable) if one is malformed. */
+static bool
+prefs_from_env (BwssPrefs *p)
+{
+  const char *v;
+  p->priority = 0;
+  p->min_rate_bps = 0;
+  p->weight = 1;
+  if ((v = getenv ("BWSS_PRIORITY")) && bwss_parse_priority (v, &p->priority) != 0) {
+    warn ("BWSS_PRIORITY=%s is not a priority (a decimal integer from %d to %d); not joining the domain",
+          v, BWSS_PRIORITY_MIN, BWSS_PRIORITY_MAX);
+    return false;
+  }
+  if ((v = getenv ("BWSS_MIN_RATE")) && bwss_parse_rate (v, &p->min_rate_bps) != 0) {
+    warn ("BWSS_MIN_RATE=%s is not a rate (decimal bit/s with k, M or G, at most 1P); not joining the domain", v);
+    return false;
+  }
+  if ((v = getenv ("BWSS_WEIGHT")) && bwss_parse_weight (v, &p->weight) != 0) {
+    warn ("BWSS_WEIGHT=%s is not a weight (a decimal number from 0 to %g); not joining the domain",
+          v, BWSS_WEIGHT_MAX);
+    return false;
+  }
+  return true;
+}
+
+/* Removes this library from LD_PRELOAD (BWSS_INHERIT=0). */
+static void
+drop_from_ld_preload (void)
+{
+  const char *lp = getenv ("LD_PRELOAD");
+  if (lp == NULL)
+    return;
+  char *copy = strdup (lp), *out = calloc (1, strlen (lp) + 1);
+  if (copy == NULL || out == NULL) {
+    free (copy);
+    free (out);
+    return;
+  }
+  for (char *save = NULL, *tok = strtok_r (copy, " :", &save); tok; tok = strtok_r (NULL, " :", &save)) {
+    if (strstr (tok, "libbwss-preload"))
+      continue;
+    if (*out)
+      strcat (out, " ");
+    strcat (out, tok);
+  }
+  setenv ("LD_PRELOAD", out, 1);
+  free (copy);
+  free (out);
+}
+
+static void
+after_fork_child (void)
+{
+  /* the parent owns the registrations of the sockets we inherited */
+  pthread_mutex_init (&table_lock, NULL);
+  if (fd_state)
+    for (int fd = 0; fd < MAX_FD; fd++)
+      if (fd_state[fd] == FD_REGISTERED) {
+        fd_state[fd] = FD_NOT_OURS;
+        fd_flow[fd] = NULL;
+      }
+}
+
+__attribute__ ((constructor)) static void
+preload_init (void)
+{
+  const char *inherit = getenv ("BWSS_INHERIT");
+  if (inherit && strcmp (inherit, "0") == 0)
+    drop_from_ld_preload ();
+  if (!prefs_from_env (&prefs))
+    return;
+  BwssDomain *d = NULL;
+  int err = bwss_domain_open (NULL, BWSS_DOMAIN_NO_CREATE | BWSS_DOMAIN_NO_CONTROLLER, &d);
+  if (err) {
+    if (err == BWSS_EINVAL)
+      warn ("BWSS_DOMAIN=%s is not a domain name; not joining a domain", getenv ("BWSS_DOMAIN"));
+    else if (err != BWSS_ENOENT)
+      warn ("cannot join the domain: %s", bwss_strerror (err));
+    return;
+  }
+  fd_state = calloc (MAX_FD, sizeof *fd_state);
+  fd_flow = calloc (MAX_FD, sizeof *fd_flow);
+  if (fd_state == NULL || fd_flow == NULL) {
+    free (fd_state);
+    free (fd_flow);
+    fd_state = NULL;
+    bwss_domain_close (d);
+    return;
+  }
+  pthread_atfork (NULL, NULL, after_fork_child);
+  domain = d;
+}
+
+__attribute__ ((destructor)) static void
+preload_fini (void)
+{
+  if (domain) {
+    BwssDomain *d = domain;
+    domain = NULL;
+    bwss_domain_close (d);            /* unregisters and restores windows */
+  }
+}
+
+static void
+maybe_apply (void)
+{
+  uint64_t now = bwss_clock_now_us ();
+  if (now - __atomic_load_n (&last_apply_us, __ATOMIC_RELAXED) < APPLY_EVERY_US)
+    return;
+  __atomic_store_n (&last_apply_us, now, __ATOMIC_RELAXED);
+  bwss_domain_dispatch (domain, now);
+}
+
+/* Called after a read returned data on @fd. */
+static void
+saw_data (int fd)
+{
+  if (fd >= 0 && fd < MAX_FD && fd_state[fd] == FD_UNKNOWN) {
+    pthread_mutex_lock (&table_lock);
+    if (fd_state[fd] == FD_UNKNOWN) {
+      BwssFlow *f = NULL;
+      int err = bwss_flow_register_as (domain, fd, &prefs, "shim", 0, &f);
+      if (err == 0) {
+        bwss_flow_offer_read_pacing (f);   /* the hooks below pace its reads */
+        fd_flow[fd] = f;
+        fd_state[fd] = FD_REGISTERED;
+      } else {
+        fd_state[fd] = FD_NOT_OURS;   /* not a connected TCP socket, or full */
+      }
+    }
+    pthread_mutex_unlock (&table_lock);
+  }
+  maybe_apply ();
+}
+
+/* Before a read of @want bytes on @fd: if its flow's reads are paced,
+ * sleeps until its credit covers them (a segment at most), applying the
+ * published decisions meanwhile. */
+static void
+pace_before (int fd, size_t want)
+{
+  if (fd < 0 || fd >= MAX_FD || fd_state[fd] != FD_REGISTERED)
+    return;
+  for (;;) {
+    pthread_mutex_lock (&table_lock);
+    uint64_t wait = fd_state[fd] == FD_REGISTERED ? bwss_flow_read_wait_us (fd_flow[fd], want) : 0;
+    pthread_mutex_unlock (&table_lock);
+    if (wait == 0)
+      return;
+    if (wait > PACE_SLEEP_MAX_US)
+      wait = PACE_SLEEP_MAX_US;
+    struct timespec ts = { .tv_sec = (time_t) (wait / 1000000), .tv_nsec = (long) (wait % 1000000) * 1000 };
+    nanosleep (&ts, NULL);
+    maybe_apply ();
+  }
+}
+
+/* After a read returned @r bytes on @fd. */
+static void
+after_read (int fd, ssize_t r)
+{
+  if (r <= 0)
+    return;
+  saw_data (fd);
+  if (fd >= 0 && fd < MAX_FD && fd_state[fd] == FD_REGISTERED) {
+    pthread_mutex_lock (&table_lock);
+    if (fd_state[fd] == FD_REGISTERED)
+      bwss_flow_read_took (fd_flow[fd], (size_t) r);
+    pthread_mutex_unlock (&table_lock);
+  }
+}
+
+/* Returns the bytes the iovec asks for. */
+static size_t
+iov_bytes (const struct iovec *iov, int cnt)
+{
+  size_t n = 0;
+  for (int i = 0; iov && i < cnt; i++)
+    n += iov[i].iov_len;
+  return n;
+}
+
+PRELOAD_API ssize_t
+read (int fd, void *buf, size_t n)
+{
+  RESOLVE (read);
+  if (domain)
+    pace_before (fd, n);
+  ssize_t r = real_read (fd, buf, n);
+  if (domain)
+    after_read (fd, r);
+  return r;
+}
+
+PRELOAD_API ssize_t
+readv (int fd, const struct iovec *iov, int cnt)
+{
+  RESOLVE (readv);
+  if (domain)
+    pace_before (fd, iov_bytes (iov, cnt));
+  ssize_t r = real_readv (fd, iov, cnt);
+  if (domain)
+    after_read (fd, r);
+  return r;
+}
+
+PRELOAD_API ssize_t
+recv (int fd, void *buf, size_t n, int flags)
+{
+  RESOLVE (recv);
+  if (domain && !(flags & MSG_PEEK))
+    pace_before (fd, n);
+  ssize_t r = real_recv (fd, buf, n, flags);
+  if (domain && !(flags & MSG_PEEK))
+    after_read (fd, r);
+  return r;
+}
+
+PRELOAD_API ssize_t
+recvfrom (int fd, void *buf, size_t n, int flags, struct sockaddr *a, socklen_t *al)
+{
+  RESOLVE (recvfrom);
+  if (domain && !(flags & MSG_PEEK))
+    pace_before (fd, n);
+  ssize_t r = real_recvfrom (fd, buf, n, flags, a, al);
+  if (domain && !(flags & MSG_PEEK))
+    after_read (fd, r);
+  return r;
+}
+
+PRELOAD_API ssize_t
+recvmsg (int fd, struct msghdr *m, int flags)
+{
+  RESOLVE (recvmsg);
+  if (domain && !(flags & MSG_PEEK))
+    pace_before (fd, m ? iov_bytes (m->msg_iov, (int) m->msg_iovlen) : 0);
+  ssize_t r = real_recvmsg (fd, m, flags);
+  if (domain && !(flags & MSG_PEEK))
+    after_read (fd, r);
+  return r;
+}
+
+PRELOAD_API int
+close (int fd)
+{
+  RESOLVE (close);
+  if (domain && fd >= 0 && fd < MAX_FD && fd_state[fd] != FD_UNKNOWN) {
+    pthread_mutex_lock (&table_lock);
+    if (fd_state[fd] == FD_REGISTERED)
+      bwss_flow_unregister (fd_flow[fd]);   /* restores the window first */
+    fd_flow[fd] = NULL;
+    fd_state[fd] = FD_UNKNOWN;
+    pthread_mutex_unlock (&table_lock);
+  }
+  return real_close (fd);
+}
+
+PRELOAD_API int
+poll (struct pollfd *fds, nfds_t n, int timeout)
+{
+  RESOLVE (poll);
+  if (domain)
+    maybe_apply ();
+  return real_poll (fds, n, timeout);
+}
+
+PRELOAD_API int
+epoll_wait (int ep, struct epoll_event *ev, int max, int timeout)
+{
+  RESOLVE (epoll_wait);
+  if (domain)
+    maybe_apply ();
+  return real_epoll_wait (ep, ev, max, timeout);
+}
+
+PRELOAD_API int
+select (int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
+{
+  RESOLVE (select);
+  if (domain)
+    maybe_apply ();
+  return real_select (n, r, w, e, tv);
+}

@@ -1,0 +1,426 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* sockd-check.c — bwss-sockd's rules (see sockd-check.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "sys.h"
+#include "sockd-check.h"
+
+#ifndef SO_COOKIE
+#define SO_COOKIE 57
+#endif
+#ifndef SO_BINDTOIFINDEX
+#define SO_BINDTOIFINDEX 62
+#endif
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+
+/* TCP states a connected socket is in (include/net/tcp_states.h) */
+enum { ST_ESTABLISHED = 1, ST_FIN_WAIT1 = 4, ST_FIN_WAIT2 = 5, ST_CLOSE_WAIT = 8 };
+
+/* What the checks read of /proc/PID/status (proc(5)). */
+typedef struct {
+  unsigned uid[4], gid[4];     /* real, effective, saved, filesystem */
+  uint64_t cap_prm;
+  int      no_new_privs, seccomp;
+  unsigned seen;               /* a bit per field found */
+} ProcStatus;
+
+enum { SEEN_UID = 1, SEEN_GID = 2, SEEN_CAP = 4, SEEN_NNP = 8, SEEN_SECCOMP = 16 };
+
+/* A process: its pidfd and its /proc directory, the same process. */
+typedef struct {
+  int pidfd;
+  int dir;
+} Task;
+
+int
+sockd_yama_scope (void)
+{
+  FILE *f = fopen ("/proc/sys/kernel/yama/ptrace_scope", "re");
+  if (f == NULL)
+    return -1;
+  int scope = -1;
+  if (fscanf (f, "%d", &scope) != 1)
+    scope = 3;                 /* Yama is there but unreadable: the strictest */
+  fclose (f);
+  return scope;
+}
+
+int
+sockd_self_init (SockdSelf *self)
+{
+  if (stat ("/proc/self/ns/user", &self->user_ns) != 0 || stat ("/proc/self/ns/pid", &self->pid_ns) != 0)
+    return -errno;
+  return 0;
+}
+
+/* ---- /proc ---- */
+
+/* Parses the fields of @text (status) the checks need into @st. */
+static void
+parse_status (const char *text, ProcStatus *st)
+{
+  memset (st, 0, sizeof *st);
+  for (const char *line = text; line && *line; line = strchr (line, '\n') ? strchr (line, '\n') + 1 : NULL) {
+    if (sscanf (line, "Uid: %u %u %u %u", &st->uid[0], &st->uid[1], &st->uid[2], &st->uid[3]) == 4)
+      st->seen |= SEEN_UID;
+    else if (sscanf (line, "Gid: %u %u %u %u", &st->gid[0], &st->gid[1], &st->gid[2], &st->gid[3]) == 4)
+      st->seen |= SEEN_GID;
+    else if (strncmp (line, "CapPrm:", 7) == 0) {
+      char *end;
+      st->cap_prm = strtoull (line + 7, &end, 16);
+      if (end != line + 7)
+        st->seen |= SEEN_CAP;
+    } else if (sscanf (line, "NoNewPrivs: %d", &st->no_new_privs) == 1)
+      st->seen |= SEEN_NNP;
+    else if (sscanf (line, "Seccomp: %d", &st->seccomp) == 1)
+      st->seen |= SEEN_SECCOMP;
+  }
+}
+
+/* Reads the status of the process of /proc directory @dir.  0, or -errno
+ * (-ESRCH: it is gone; -EPROTO: a field is missing). */
+static int
+read_status (int dir, ProcStatus *st)
+{
+  int fd = openat (dir, "status", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return errno == ENOENT ? -ESRCH : -errno;
+  char buf[8192];
+  size_t len = 0;
+  for (;;) {
+    ssize_t n = read (fd, buf + len, sizeof buf - 1 - len);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      int err = errno;
+      close (fd);
+      return -err;
+    }
+    if (n == 0 || (len += (size_t) n) == sizeof buf - 1)
+      break;
+  }
+  close (fd);
+  buf[len] = '\0';
+  parse_status (buf, st);
+  return st->seen == (SEEN_UID | SEEN_GID | SEEN_CAP | SEEN_NNP | SEEN_SECCOMP) ? 0 : -EPROTO;
+}
+
+/* Returns true if the four ids of @ids are all @id. */
+static bool
+all_are (const unsigned ids[4], unsigned id)
+{
+  return ids[0] == id && ids[1] == id && ids[2] == id && ids[3] == id;
+}
+
+/* Returns true if the namespace link @name of /proc directory @dir is the
+ * namespace @mine. */
+static bool
+same_ns (int dir, const char *name, const struct stat *mine)
+{
+  struct stat st;
+  return fstatat (dir, name, &st, 0) == 0 && st.st_dev == mine->st_dev && st.st_ino == mine->st_ino;
+}
+
+/* Returns true if the process of @pidfd has not exited. */
+static bool
+pidfd_running (int pidfd)
+{
+  struct pollfd p = { .fd = pidfd, .events = POLLIN };
+  return poll (&p, 1, 0) == 0;              /* a pidfd reads ready once its process exited */
+}
+
+static void
+task_close (Task *p)
+{
+  if (p->dir >= 0)
+    close (p->dir);
+  if (p->pidfd >= 0)
+    close (p->pidfd);
+  p->dir = p->pidfd = -1;
+}
+
+/* Opens /proc/@pid for the process @pidfd (taken over: closed on failure).
+ * Returns SOCKD_OK, or SOCKD_GONE if it exited meanwhile (the pid may name
+ * another process now). */
+static SockdStatus
+task_open_dir (pid_t pid, int pidfd, Task *p)
+{
+  char path[32];
+  snprintf (path, sizeof path, "/proc/%d", (int) pid);
+  p->pidfd = pidfd;
+  p->dir = open (path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (p->dir < 0 || !pidfd_running (pidfd)) {   /* alive after the open: the directory is its */
+    task_close (p);
+    return SOCKD_GONE;
+  }
+  return SOCKD_OK;
+}
+
+/* Opens @pid: a pidfd first, then its /proc directory. */
+static SockdStatus
+task_open (pid_t pid, Task *p)
+{
+  p->pidfd = p->dir = -1;
+  int pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
+  if (pidfd < 0)
+    return errno == EINVAL ? SOCKD_BAD_REQUEST : SOCKD_GONE;   /* EINVAL: a thread, not a process */
+  return task_open_dir (pid, pidfd, p);
+}
+
+/* ---- the caller ---- */
+
+/* Returns true if @label (a security module's context) is unconfined:
+ * none, AppArmor's "unconfined", or an AppArmor profile in unconfined
+ * mode ("NAME (unconfined)"). */
+static bool
+label_unconfined (char *label, size_t len)
+{
+  while (len > 0 && (label[len - 1] == '\n' || label[len - 1] == '\0'))
+    len--;
+  label[len] = '\0';
+  static const char mode[] = " (unconfined)";
+  return len == 0 || strcmp (label, "unconfined") == 0
+         || (len > sizeof mode - 1 && strcmp (label + len - (sizeof mode - 1), mode) == 0);
+}
+
+/* Returns true if no security module confines the peer of @conn (its /proc
+ * directory @dir): SO_PEERSEC, else attr/current, else no module labels. */
+static bool
+caller_unconfined (int conn, int dir)
+{
+  char label[256];
+  socklen_t len = sizeof label - 1;
+  if (getsockopt (conn, SOL_SOCKET, SO_PEERSEC, label, &len) == 0)
+    return label_unconfined (label, len < sizeof label ? len : sizeof label - 1);
+  if (errno != ENOPROTOOPT)
+    return false;
+  int fd = openat (dir, "attr/current", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return errno == ENOENT;                /* a kernel without security modules */
+  ssize_t n = read (fd, label, sizeof label - 1);
+  int err = errno;
+  close (fd);
+  if (n < 0)
+    return err == EINVAL;                  /* no module gives the process a label */
+  return label_unconfined (label, (size_t) n);
+}
+
+/* The peer's process: SO_PEERPIDFD (Linux 6.5) names the process that
+ * connected, whatever happened to its pid since; before 6.5, its pid. */
+static SockdStatus
+caller_open (int conn, pid_t pid, Task *p)
+{
+  int pidfd = -1;
+  socklen_t len = sizeof pidfd;
+  p->pidfd = p->dir = -1;
+  if (getsockopt (conn, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0 && pidfd >= 0) {
+    fcntl (pidfd, F_SETFD, FD_CLOEXEC);
+    return task_open_dir (pid, pidfd, p);
+  }
+  return task_open (pid, p);
+}
+
+SockdStatus
+sockd_check_caller (int conn, const SockdSelf *self, SockdCaller *caller)
+{
+  struct ucred cr;
+  socklen_t len = sizeof cr;
+  memset (caller, 0, sizeof *caller);
+  if (getsockopt (conn, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0)
+    return SOCKD_INTERNAL;
+  caller->pid = cr.pid;
+  caller->uid = cr.uid;
+  caller->gid = cr.gid;
+  if (cr.pid <= 0)
+    return SOCKD_CALLER_NAMESPACE;         /* not in the service's pid namespace */
+  if (cr.uid == 0)
+    return SOCKD_CALLER_ROOT;
+  Task p;
+  SockdStatus s = caller_open (conn, cr.pid, &p);
+  if (s != SOCKD_OK)
+    return s == SOCKD_BAD_REQUEST ? SOCKD_INTERNAL : s;
+  ProcStatus st = { 0 };
+  if (read_status (p.dir, &st) != 0)
+    s = SOCKD_GONE;
+  else if (!all_are (st.uid, cr.uid) || !all_are (st.gid, cr.gid))
+    s = SOCKD_CALLER_IDS;
+  else if (st.no_new_privs != 0 || st.seccomp != 0)
+    s = SOCKD_CALLER_SANDBOXED;
+  else if (!same_ns (p.dir, "ns/user", &self->user_ns) || !same_ns (p.dir, "ns/pid", &self->pid_ns))
+    s = SOCKD_CALLER_NAMESPACE;
+  else if (!caller_unconfined (conn, p.dir))
+    s = SOCKD_CALLER_CONFINED;
+  else if (!pidfd_running (p.pidfd))
+    s = SOCKD_GONE;                        /* what was read may be another process's */
+  caller->cap_prm = st.cap_prm;
+  task_close (&p);
+  return s;
+}
+
+/* ---- the holder ---- */
+
+/* The holder's rules, on its /proc directory @dir (sockd-check.h). */
+static SockdStatus
+check_holder (int dir, const SockdSelf *self, const SockdCaller *c)
+{
+  ProcStatus st;
+  struct stat fds;
+  if (read_status (dir, &st) != 0)
+    return SOCKD_GONE;
+  if (!all_are (st.uid, c->uid))
+    return SOCKD_OTHER_USER;
+  if (!all_are (st.gid, c->gid))
+    return SOCKD_OTHER_GROUP;
+  if ((st.cap_prm & ~c->cap_prm) != 0)
+    return SOCKD_CAPABILITIES;
+  if (!same_ns (dir, "ns/user", &self->user_ns))
+    return SOCKD_TARGET_NAMESPACE;
+  /* task_dump_owner(): /proc/PID/fd (not a world-readable directory) is
+   * the effective uid's while the process is dumpable (SUID_DUMP_USER),
+   * root's (of its mm's user namespace, here the service's) otherwise, and
+   * root's when it has no mm (a zombie, a kernel thread) */
+  if (fstatat (dir, "fd", &fds, 0) != 0)
+    return SOCKD_GONE;
+  if (fds.st_uid != c->uid)
+    return SOCKD_NOT_DUMPABLE;
+  return SOCKD_OK;
+}
+
+/* ---- the socket ---- */
+
+/* Fills @k with what names socket @fd of @family in an exact sock_diag
+ * query: its addresses and ports, its device and its cookie.  Returns
+ * false if it is not connected. */
+static bool
+socket_id (int fd, int family, uint64_t inode, KnobInfo *k)
+{
+  struct sockaddr_storage local, remote;
+  socklen_t llen = sizeof local, rlen = sizeof remote;
+  if (getsockname (fd, (struct sockaddr *) &local, &llen) != 0
+      || getpeername (fd, (struct sockaddr *) &remote, &rlen) != 0)
+    return false;
+  memset (k, 0, sizeof *k);
+  k->inode = inode;
+  k->family = (uint8_t) family;
+  if (family == AF_INET) {
+    const struct sockaddr_in *l = (const void *) &local, *r = (const void *) &remote;
+    k->id.idiag_sport = l->sin_port;
+    k->id.idiag_dport = r->sin_port;
+    memcpy (k->id.idiag_src, &l->sin_addr, 4);
+    memcpy (k->id.idiag_dst, &r->sin_addr, 4);
+  } else {
+    const struct sockaddr_in6 *l = (const void *) &local, *r = (const void *) &remote;
+    k->id.idiag_sport = l->sin6_port;
+    k->id.idiag_dport = r->sin6_port;
+    memcpy (k->id.idiag_src, &l->sin6_addr, 16);
+    memcpy (k->id.idiag_dst, &r->sin6_addr, 16);
+  }
+  int ifindex = 0;
+  socklen_t len = sizeof ifindex;
+  if (getsockopt (fd, SOL_SOCKET, SO_BINDTOIFINDEX, &ifindex, &len) == 0)
+    k->id.idiag_if = (uint32_t) ifindex;
+  uint64_t cookie;
+  len = sizeof cookie;
+  if (getsockopt (fd, SOL_SOCKET, SO_COOKIE, &cookie, &len) == 0) {
+    k->id.idiag_cookie[0] = (uint32_t) cookie;
+    k->id.idiag_cookie[1] = (uint32_t) (cookie >> 32);
+  } else {
+    k->id.idiag_cookie[0] = k->id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+  }
+  return true;
+}
+
+/* The socket's rules, on the duplicate @fd (sockd-check.h).  *@err gets
+ * the errno of a SOCKD_INTERNAL. */
+static SockdStatus
+check_socket (int fd, uint64_t inode, const SockdCaller *c, int *err)
+{
+  struct stat st;
+  int domain = 0, type = 0, proto = 0;
+  socklen_t len = sizeof domain;
+  if (fstat (fd, &st) != 0 || !S_ISSOCK (st.st_mode)
+      || getsockopt (fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0)
+    return SOCKD_NOT_TCP;
+  len = sizeof type;
+  if (getsockopt (fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0)
+    return SOCKD_NOT_TCP;
+  len = sizeof proto;
+  if (getsockopt (fd, SOL_SOCKET, SO_PROTOCOL, &proto, &len) != 0)
+    return SOCKD_NOT_TCP;
+  if ((domain != AF_INET && domain != AF_INET6) || type != SOCK_STREAM || proto != IPPROTO_TCP)
+    return SOCKD_NOT_TCP;
+  if ((uint64_t) st.st_ino != inode)
+    return SOCKD_STALE;
+  if (st.st_uid != c->uid)                 /* the socket inode's owner: who created it */
+    return SOCKD_SOCKET_OTHER_USER;
+  KnobInfo k;
+  if (!socket_id (fd, domain, inode, &k))
+    return SOCKD_NOT_CONNECTED;
+  KnobDump want = { .items = &k, .n = 1, .cap = 1 }, got = { 0 };
+  int qerr = knob_query (&want, &got);     /* the kernel's word, by the socket's cookie */
+  SockdStatus s = SOCKD_OK;
+  if (qerr != 0) {
+    *err = -qerr;
+    s = SOCKD_INTERNAL;
+  } else if (got.n != 1 || got.items[0].inode != inode)
+    s = SOCKD_NOT_CONNECTED;
+  else if (got.items[0].uid != c->uid)
+    s = SOCKD_SOCKET_OTHER_USER;
+  else if (got.items[0].state != ST_ESTABLISHED && got.items[0].state != ST_FIN_WAIT1
+           && got.items[0].state != ST_FIN_WAIT2 && got.items[0].state != ST_CLOSE_WAIT)
+    s = SOCKD_NOT_CONNECTED;
+  knob_dump_clear (&got);
+  return s;
+}
+
+SockdStatus
+sockd_take (const SockdSelf *self, const SockdCaller *c, const SockdRequest *req, int *fd, int *err)
+{
+  *fd = -1;
+  *err = 0;
+  if (req->magic != BWSS_SOCKD_MAGIC || req->reserved != 0 || req->pid <= 0 || req->fd < 0
+      || req->inode == 0)
+    return SOCKD_BAD_REQUEST;
+  if (sockd_yama_scope () >= 2)
+    return SOCKD_YAMA_STRICT;
+  Task p;
+  SockdStatus s = task_open (req->pid, &p);
+  if (s != SOCKD_OK)
+    return s;
+  s = check_holder (p.dir, self, c);
+  if (s != SOCKD_OK) {
+    task_close (&p);
+    return s;
+  }
+  int dup = (int) syscall (SYS_pidfd_getfd, p.pidfd, req->fd, 0);
+  if (dup < 0) {
+    *err = errno;
+    task_close (&p);
+    return *err == EBADF ? SOCKD_NO_SUCH_FD : *err == ESRCH ? SOCKD_GONE : SOCKD_INTERNAL;
+  }
+  s = check_socket (dup, req->inode, c, err);
+  if (s == SOCKD_OK) {                     /* the holder may have changed while we took it */
+    SockdStatus again = pidfd_running (p.pidfd) ? check_holder (p.dir, self, c) : SOCKD_GONE;
+    if (again != SOCKD_OK)
+      s = again == SOCKD_GONE ? SOCKD_GONE : SOCKD_CHANGED;
+  }
+  task_close (&p);
+  if (s != SOCKD_OK) {
+    close (dup);
+    return s;
+  }
+  *fd = dup;
+  return SOCKD_OK;
+}
