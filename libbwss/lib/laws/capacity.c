@@ -75,23 +75,9 @@
  * those downloads in the domain instead.)
  *
  * Where the bottleneck has an AQM (CoDel, fq_codel, cake) or a short buffer
- * (12 ms) the queue never reaches the target, so "cut" never acts.  Two
- * rules tell that the link is full without a standing queue.  "deficit":
- * a flow with a minimum gets less than it while a queue shows at all and σ
- * is above what the link delivers (U) — the flows without a minimum reach
- * their targets through the buffer's or the AQM's drops, which the video
- * shares; σ lowered by D, what the minima miss, takes exactly that from
- * them (eq. 6), decision after decision while the video stays short, and
- * never below U over the link window (a momentary dip of U is not the
- * link); that U is the link seen busy (the raise stops there; on a link
- * whose rate falls this is the verdict that follows it down, from the first
- * decision after the video falls short).  A minimum unmet for reserve_hold_us is its
- * source's doing, not the link's: the rule no longer counts it, and the
- * raise takes the room back.  "loss" brings σ back to U once the drops,
- * not the windows, hold the flows (a flow that moves less than a window per
- * RTT) — the paper's throughput rule, so the windows bind again.  A flow
- * its window holds below its target with the queue short is its FCS's
- * business (eq. 4), not the link's.
+ * (12 ms) the queue never reaches the target, so "cut" never acts: the
+ * rules that tell a full link without a standing queue ("deficit",
+ * "loss") are capacity-full.c's.
  */
 #include <math.h>
 #include <stdio.h>
@@ -102,8 +88,6 @@
  * by max_raise anyway, this only keeps the number finite. */
 #define MAX_BOOST 1024.0
 
-enum { RULE_NONE = 0, RULE_START, RULE_PROBED, RULE_CUT, RULE_DEFICIT, RULE_LOSS, RULE_RAISE,
-       RULE_HOLD, RULE_IDLE };
 
 static const char *const rule_names[] = {
   [RULE_NONE] = "none", [RULE_START] = "start", [RULE_PROBED] = "probed", [RULE_CUT] = "cut",
@@ -149,26 +133,7 @@ bwss_capacity_init (BwssCapacity *c)
   c->last_rule = RULE_NONE;
 }
 
-/* ---- one predicate per rule ---- */
-
-static bool
-over_target (const CapacityCounts *k)
-{
-  return k->q >= 0.0 && k->q > k->qt + k->band;
-}
-
-static bool
-under_target (const CapacityCounts *k)
-{
-  return k->q >= 0.0 && k->q < k->qt - k->band;
-}
-
-/* The queue is "empty": within the band of nothing. */
-static bool
-queue_empty (const CapacityCounts *k)
-{
-  return k->q >= 0.0 && k->q <= k->band;
-}
+/* ---- one predicate per rule (deficit and loss: capacity-full.c) ---- */
 
 /* Returns true once the start is over: release_us at the minima, and a
  * first U measured.  Flows adopted mid-stream behind a full queue have no
@@ -208,46 +173,6 @@ rule_cut (const CapacityCounts *k)
   return over_target (k);
 }
 
-/* Rule "deficit": a flow with a minimum gets less than it (for less than
- * reserve_hold_us: longer, its source is what sends less), the link is busy
- * (a queue now or at the last decision, short as a short buffer or an AQM
- * keeps it) and σ lets the others take more than the link leaves: U is what
- * the link delivers to us, and σ above it means targets the flows without a
- * minimum reach only through losses — which the flow with a minimum shares
- * (a 12-ms drop-tail buffer or CoDel drop from every flow). */
-static bool
-rule_deficit (const BwssCapacity *c, const CapacityCounts *k)
-{
-  bool busy = !queue_empty (k) || c->prev_queue_us > k->band;
-  return k->deficit > 0.0 && k->q >= 0.0 && busy && c->sigma_bps > k->u && k->u > k->minima;
-}
-
-/* Returns true if this decision finds σ above what the link gives: the link
- * busy (a queue, if short: an AQM holds it there), U below σ, and the flows
- * that something else than their window holds below their target carry at
- * least half of U — losses hold them: the link (the paper's "half of the
- * flows", weighed by rate; a flow its window holds at its target meanwhile
- * is the minority the windows still bind).  One such flow among others is
- * its own path's (Fig. 5c) or its source's business: its unused share is
- * room for the others.  An empty queue says the link has room: then a flow
- * short of its target is its FCS's business (eq. 4), or its source's. */
-static bool
-above_link (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
-{
-  /* busy: a queue now or at the last decision (an AQM's queue comes and
-   * goes with its drops, decision by decision) */
-  bool busy = !queue_empty (k) || c->prev_queue_us > k->band;
-  return k->q >= 0.0 && !over_target (k) && busy
-      && k->u < (1.0 - p->alpha) * c->sigma_bps && 2.0 * k->u_lost >= k->u;
-}
-
-/* ... for loss_decisions in a row (windows that are still growing towards
- * new targets look the same for a decision or two). */
-static bool
-rule_loss (const BwssCapacity *c, const BwssParams *p)
-{
-  return c->loss_votes >= p->loss_decisions;
-}
 
 /* Under target, and a flow its window holds uses all its target: it would
  * take more; or the queue is empty and a window holds any flow (one that
@@ -271,15 +196,6 @@ enter (BwssCapacity *c, BwssPhase phase, uint64_t now)
   c->phase = phase;
 }
 
-static void
-set_sigma (BwssCapacity *c, double sigma)
-{
-  if (!(sigma > 0.0))
-    sigma = 0.0;
-  if (sigma != c->sigma_bps)
-    c->changes++;
-  c->sigma_bps = sigma;
-}
 
 /* Returns the raise factor for this decision (σ ← σ·(1 + it)): C1's step,
  * at most the ramp α·boost, bounded by max_raise — and by loss_raise for a
@@ -364,7 +280,7 @@ cruise_sigma (const BwssParams *p, const CapacityCounts *k, double before)
 static int
 act_start (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
 {
-  set_sigma (c, k->u > k->minima ? k->u : k->minima);
+  capacity_set_sigma (c, k->u > k->minima ? k->u : k->minima);
   enter (c, BWSS_PHASE_TRACK, now);
   return RULE_START;
 }
@@ -375,7 +291,7 @@ act_start (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
 static int
 act_probed (BwssCapacity *c, const BwssParams *p, uint64_t now)
 {
-  set_sigma (c, (1.0 - p->alpha) * c->probe_from_bps);
+  capacity_set_sigma (c, (1.0 - p->alpha) * c->probe_from_bps);
   c->probe_from_bps = 0.0;
   c->last_probed_us = now;
   c->probe_wait_us = c->probe_wait_us ? 2 * c->probe_wait_us : p->probe_wait_us;
@@ -414,39 +330,8 @@ act_cut (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCount
     c->probe_wait_us = 0;
   c->probe_from_bps = 0.0;
   c->drain_until_us = now + (uint64_t) drain_us (p, k);
-  set_sigma (c, s);
+  capacity_set_sigma (c, s);
   return RULE_CUT;
-}
-
-/* Rule "deficit": σ lowered by what the minima miss, not below U over the
- * link window, which is the link seen busy; raises bounded as after a loss. */
-static int
-act_deficit (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
-{
-  c->probe_from_bps = 0.0;
-  double s = c->sigma_bps - k->deficit;
-  if (s > k->u_link)
-    s = k->u_link;
-  set_sigma (c, s > k->minima ? s : k->minima);
-  c->busy_link_bps = k->u_link;
-  if (k->u_link > c->link_max_bps)
-    c->link_max_bps = k->u_link;
-  c->last_loss_us = now;
-  c->loss_votes = 0;
-  return RULE_DEFICIT;
-}
-
-/* Rule "loss": σ just below what the flows move, their minima kept, so the
- * windows bind again; raises bounded for a while (raise_by). */
-static int
-act_loss (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
-{
-  c->probe_from_bps = 0.0;
-  double s = (1.0 - p->alpha) * k->u_kept;
-  set_sigma (c, s > k->minima ? s : k->minima);
-  c->last_loss_us = now;
-  c->loss_votes = 0;
-  return RULE_LOSS;
 }
 
 /* Returns true if a probe beyond the link seen busy may take its next step:
@@ -506,21 +391,12 @@ act_raise (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCou
     }
     c->probe_from_bps = c->sigma_bps;   /* the last level that found no queue */
   }
-  set_sigma (c, raised_sigma (c, p, k, step, known));
+  capacity_set_sigma (c, raised_sigma (c, p, k, step, known));
   return RULE_RAISE;
 }
 
 /* ---- the decision ---- */
 
-/* Counts this decision's vote for rule "loss"; a queue at its target says
- * no AQM holds it below, and ends the bound on raises after a "loss". */
-static void
-vote_loss (BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
-{
-  c->loss_votes = above_link (c, p, k) ? c->loss_votes + 1 : 0;
-  if (k->q >= k->qt)
-    c->last_loss_us = 0;
-}
 
 /* The START rule: the first U, or hold. */
 static int
@@ -534,7 +410,7 @@ static int
 decide (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k,
         double interval_us)
 {
-  vote_loss (c, p, k);
+  capacity_vote_loss (c, p, k);
   if (rule_probed (c, k))
     return act_probed (c, p, now);
   if (room_again (c, p, k))
@@ -542,10 +418,10 @@ decide (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts
   if (rule_cut (k))
     return act_cut (c, p, now, k, interval_us);
   c->drain_until_us = 0;   /* any other verdict ends a drain */
-  if (rule_deficit (c, k))
-    return act_deficit (c, now, k);
-  if (rule_loss (c, p))
-    return act_loss (c, p, now, k);
+  if (capacity_rule_deficit (c, k))
+    return capacity_act_deficit (c, now, k);
+  if (capacity_rule_loss (c, p))
+    return capacity_act_loss (c, p, now, k);
   if (rule_raise (k))
     return act_raise (c, p, now, k);
   return RULE_HOLD;
@@ -589,7 +465,7 @@ start_at_minima (BwssCapacity *c, const BwssParams *p, uint64_t now,
   double minima = 0.0;
   for (size_t i = 0; i < n; i++)
     minima += flows[i].min_rate_bps;
-  set_sigma (c, minima);
+  capacity_set_sigma (c, minima);
   enter (c, BWSS_PHASE_START, now);
   c->next_decision_us = now + p->release_us;
   return true;
@@ -603,7 +479,7 @@ end_drain (BwssCapacity *c, uint64_t now)
     return;
   c->drain_until_us = 0;
   if (c->cruise_bps > c->sigma_bps)
-    set_sigma (c, c->cruise_bps);
+    capacity_set_sigma (c, c->cruise_bps);
 }
 
 /* The raise boost doubles while raises find the queue empty; anything but

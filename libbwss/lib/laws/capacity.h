@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * capacity.h — between the delay loop's model (capacity-model.c) and its
- * rules (capacity.c): what one decision counts.  Internal to those two.
+ * rules (capacity.c, and capacity-full.c for a full link without a standing
+ * queue): what one decision counts, the queue's three predicates and the
+ * rules' names.  Internal to those three.
  */
 #ifndef BWSS_CAPACITY_H
 #define BWSS_CAPACITY_H
@@ -31,6 +33,42 @@ typedef struct {
   double link;         /* the link's rate for C2 and the band, bit/s */
 } CapacityCounts;
 
+/* The rules, in the order of capacity.c's table (bwss_capacity_rule_name). */
+enum { RULE_NONE = 0, RULE_START, RULE_PROBED, RULE_CUT, RULE_DEFICIT, RULE_LOSS, RULE_RAISE,
+       RULE_HOLD, RULE_IDLE };
+
+/* The queue above its target and band. */
+static inline bool
+over_target (const CapacityCounts *k)
+{
+  return k->q >= 0.0 && k->q > k->qt + k->band;
+}
+
+/* The queue below its target and band. */
+static inline bool
+under_target (const CapacityCounts *k)
+{
+  return k->q >= 0.0 && k->q < k->qt - k->band;
+}
+
+/* The queue is "empty": within the band of nothing. */
+static inline bool
+queue_empty (const CapacityCounts *k)
+{
+  return k->q >= 0.0 && k->q <= k->band;
+}
+
+/* Sets σ (bit/s, 0 for anything not positive) and counts a change. */
+static inline void
+capacity_set_sigma (BwssCapacity *c, double sigma)
+{
+  if (!(sigma > 0.0))
+    sigma = 0.0;
+  if (sigma != c->sigma_bps)
+    c->changes++;
+  c->sigma_bps = sigma;
+}
+
 /* The one pass that counts, for a decision whose aggregate is @u over the
  * @interval_us since the last one. */
 CapacityCounts capacity_count (const BwssCapacity *c, const BwssParams *p, double u,
@@ -39,5 +77,14 @@ CapacityCounts capacity_count (const BwssCapacity *c, const BwssParams *p, doubl
 /* Records this decision's U over @interval_us: the link's rate is U over
  * the last decisions. */
 void capacity_u_record (BwssCapacity *c, double u, double interval_us);
+
+/* capacity-full.c: rules "deficit" and "loss" (predicate, action), and the
+ * vote every decision casts for "loss". */
+bool capacity_rule_deficit (const BwssCapacity *c, const CapacityCounts *k);
+int  capacity_act_deficit (BwssCapacity *c, uint64_t now, const CapacityCounts *k);
+bool capacity_rule_loss (const BwssCapacity *c, const BwssParams *p);
+int  capacity_act_loss (BwssCapacity *c, const BwssParams *p, uint64_t now,
+                        const CapacityCounts *k);
+void capacity_vote_loss (BwssCapacity *c, const BwssParams *p, const CapacityCounts *k);
 
 #endif /* BWSS_CAPACITY_H */
