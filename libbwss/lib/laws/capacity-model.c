@@ -216,7 +216,8 @@ count_flow (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
   k->u_kept += f->rate_bps > f->min_rate_bps ? f->rate_bps : f->min_rate_bps;
   /* short of its target, and neither its window nor its minimum says why
    * (a video its source paces at its minimum is no verdict on the link) */
-  bool at_min = f->min_rate_bps > 0.0 && f->rate_bps >= (1.0 - p->alpha) * f->min_rate_bps;
+  bool at_min = f->min_rate_bps > 0.0 && f->rate_bps >= 0.0
+      && !bwss_below_minimum (f->rate_bps, f->min_rate_bps, p->alpha);
   if (!f->window_limited && !at_min && f->rate_bps >= 0.0
       && f->rate_bps < (1.0 - p->alpha) * f->target_bps)
     k->u_lost += f->rate_bps;
@@ -232,8 +233,8 @@ count_flow (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
   if (!f->window_limited && f->rate_bps >= 0.0 && f->target_bps > used)
     k->idle += f->target_bps - used;
   /* deficit: a minimum not met lately (longer, its source sends less) */
-  if (f->min_rate_bps > 0.0 && f->rate_bps >= 0.0
-      && f->rate_bps < (1.0 - p->alpha) * f->min_rate_bps && f->below_min_us < p->reserve_hold_us)
+  if (bwss_below_minimum (f->rate_bps, f->min_rate_bps, p->alpha)
+      && f->below_min_us < p->reserve_hold_us)
     k->deficit += f->min_rate_bps - f->rate_bps;
   if (f->window_limited)
     k->held++;

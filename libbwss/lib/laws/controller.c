@@ -420,7 +420,7 @@ capacity_view (BwssController *c, uint64_t now_us, uint64_t window_us)
     v->window_limited = w > 0.0 && f->rtt_us > 0 && v->rate_bps > 0.0
         && v->rate_bps >= c->p.window_limited_fraction * (8.0 * w) / ((double) f->rtt_us / 1e6);
     /* below its minimum since when (judged at decisions) */
-    if (!has_minimum (f) || v->rate_bps >= (1.0 - c->p.alpha) * f->prefs.min_rate_bps)
+    if (!bwss_below_minimum (v->rate_bps, f->prefs.min_rate_bps, c->p.alpha))
       v->below_min_us = 0;
     else
       v->below_min_us = f->below_min_since ? now_us - f->below_min_since : 0;
@@ -487,9 +487,7 @@ tick_delay (BwssController *c, uint64_t now_us)
       Flow *f = &c->flows[i];
       f->window_low = f->fcs.window;   /* a new interval */
       f->samples = f->backlogged = 0;
-      bool below = c->cap_view[i].rate_bps >= 0.0 && has_minimum (f)
-          && c->cap_view[i].rate_bps < (1.0 - c->p.alpha) * f->prefs.min_rate_bps;
-      if (!below)
+      if (!bwss_below_minimum (c->cap_view[i].rate_bps, f->prefs.min_rate_bps, c->p.alpha))
         f->below_min_since = 0;
       else if (f->below_min_since == 0)
         f->below_min_since = now_us;

@@ -32,10 +32,24 @@
  * m_i), and what the capped flows leave goes to the others by eq. (6);
  * if every flow is capped the rest is split by eq. (6) over all, so Σ T =
  * σ still holds.  Below Σm eq. (7) as bwss_allocate.  @caps NULL is
- * bwss_allocate.  Returns 0, BWSS_EINVAL (as bwss_allocate, or a NaN cap;
- * @targets untouched) or BWSS_ENOMEM. */
+ * bwss_allocate.  @prefs are trusted: validated where they entered the
+ * laws (bwss_controller_add_flow, bwss_controller_set_prefs), not again per
+ * allocation.  Returns 0, BWSS_EINVAL (σ negative or not finite, a NULL
+ * array, a NaN cap; @targets untouched) or BWSS_ENOMEM. */
 int bwss_allocate_capped (double sigma, const BwssPrefs *prefs, const double *caps,
                           size_t n, double *targets);
+
+/* ---- the minimum rate ---- */
+
+/* Returns true if a flow of minimum @min_rate_bps that moves @rate_bps is
+ * below its minimum: it has one, its rate is known (>= 0), and the rate is
+ * under (1 − α)·m — the FCS's own slack (Sec. IV-A): within it a flow is at
+ * its target.  The one definition the controller and the delay loop use. */
+static inline bool
+bwss_below_minimum (double rate_bps, double min_rate_bps, double alpha)
+{
+  return min_rate_bps > 0.0 && rate_bps >= 0.0 && rate_bps < (1.0 - alpha) * min_rate_bps;
+}
 
 /* ---- rate estimator (estimator.c): what the laws add ---- */
 
