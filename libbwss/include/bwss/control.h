@@ -262,6 +262,10 @@ typedef struct {
                             * included (tcpi_min_rtt), 0 = unknown */
   bool     can_pace;       /* the receiver can pace this flow's reads */
   uint32_t unread_bytes;   /* received, not yet read by the application */
+  uint32_t rcv_ooopack;    /* cumulative segments received after a hole
+                            * (tcpi_rcv_ooopack, Linux >= 5.4): its losses; a
+                            * count that grows between two decisions is the
+                            * network's verdict on this flow (0 = unknown) */
 } BwssSample;
 
 /* What the controller decided for one flow. */

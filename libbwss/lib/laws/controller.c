@@ -44,6 +44,8 @@ typedef struct {
   uint64_t    below_min_since;  /* delay loop: below its minimum since, 0 = not */
   uint32_t    samples;          /* delay loop: samples since its last decision ... */
   uint32_t    backlogged;       /* ... that found a segment or more unread */
+  uint32_t    ooopack;          /* segments received after a hole, cumulative */
+  uint32_t    ooopack_mark;     /* delay loop: ... at its last decision */
   double      demand_cap;       /* delay loop: the most it takes (eq. 6'), -1 = none */
   double      pace_bps;         /* read it at this rate, bit/s; 0 = freely */
   bool        tracked;          /* paper loop: congested on its own path */
@@ -282,6 +284,9 @@ bwss_controller_observe (BwssController *c, uint64_t id, const BwssSample *s)
   if (s->mss)
     f->mss = s->mss;
   f->can_pace = s->can_pace;
+  if (s->rcv_ooopack < f->ooopack)
+    f->ooopack_mark = s->rcv_ooopack;   /* a counter that went back: a new count */
+  f->ooopack = s->rcv_ooopack;
   f->samples++;
   if (s->unread_bytes >= (f->mss ? f->mss : c->p.default_mss))
     f->backlogged++;
@@ -419,6 +424,8 @@ capacity_view (BwssController *c, uint64_t now_us, uint64_t window_us)
       w = c->p.min_window_bytes * c->p.sub_window_yield;
     v->window_limited = w > 0.0 && f->rtt_us > 0 && v->rate_bps > 0.0
         && v->rate_bps >= c->p.window_limited_fraction * (8.0 * w) / ((double) f->rtt_us / 1e6);
+    /* losses since its last decision: segments that arrived after a hole */
+    v->lost = f->ooopack != f->ooopack_mark;
     /* below its minimum since when (judged at decisions) */
     if (!bwss_below_minimum (v->rate_bps, f->prefs.min_rate_bps, c->p.alpha))
       v->below_min_us = 0;
@@ -487,6 +494,7 @@ tick_delay (BwssController *c, uint64_t now_us)
       Flow *f = &c->flows[i];
       f->window_low = f->fcs.window;   /* a new interval */
       f->samples = f->backlogged = 0;
+      f->ooopack_mark = f->ooopack;
       if (!bwss_below_minimum (c->cap_view[i].rate_bps, f->prefs.min_rate_bps, c->p.alpha))
         f->below_min_since = 0;
       else if (f->below_min_since == 0)

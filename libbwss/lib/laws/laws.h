@@ -217,6 +217,8 @@ typedef struct {
   bool     window_limited;/* it moved (nearly) a window per RTT: its window holds it,
                            * not its source or another path */
   uint64_t below_min_us;  /* how long it has moved less than its minimum, µs; 0 = not */
+  bool     lost;          /* segments arrived after a hole during the interval: the
+                           * network dropped some of its data */
 } BwssCapacityFlow;
 
 typedef struct {

@@ -81,6 +81,9 @@ fill_from_tcp_info (KnobInfo *out, const struct tcp_info *ti, socklen_t len)
   out->bytes_received = 0;
   if (len >= offsetof (struct tcp_info, tcpi_bytes_received) + sizeof ti->tcpi_bytes_received)
     out->bytes_received = ti->tcpi_bytes_received;
+  out->rcv_ooopack = 0;
+  if (len >= offsetof (struct tcp_info, tcpi_rcv_ooopack) + sizeof ti->tcpi_rcv_ooopack)
+    out->rcv_ooopack = ti->tcpi_rcv_ooopack;
 }
 
 int

@@ -46,6 +46,8 @@ typedef struct {
   uint32_t mss;            /* tcpi_rcv_mss */
   uint32_t window_clamp;   /* tcpi_rcv_ssthresh, what the clamp bounds */
   uint32_t unread;         /* bytes received, not yet read (idiag_rqueue; dump only) */
+  uint32_t rcv_ooopack;    /* tcpi_rcv_ooopack: segments received after a hole, i.e.
+                            * losses on its path (Linux >= 5.4; 0 before) */
   uint8_t  state;          /* TCP_ESTABLISHED, … */
   uint8_t  family;         /* AF_INET, AF_INET6 (sock_diag only) */
   struct inet_diag_sockid id; /* sock_diag only: what names it in an exact query */
