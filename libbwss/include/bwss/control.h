@@ -126,6 +126,9 @@ typedef struct {
                                  * reserved this long, µs */
   double   demand_headroom;     /* a flow limited elsewhere is allocated at most this
                                  * fraction above what it used (eq. 6'); >= 0 */
+  uint64_t own_queue_us;        /* a flow whose RTT exceeds the link's queue by this
+                                 * holds a queue of its own (fq_codel), µs ... */
+  uint64_t own_queue_memory_us; /* ... the link's queue being its largest over this, µs */
 } BwssParams;
 
 /* Fills @p with the defaults of the delay loop.  Never fails. */

@@ -35,8 +35,9 @@
 bool
 capacity_rule_deficit (const BwssCapacity *c, const CapacityCounts *k)
 {
-  bool busy = !queue_empty (k) || c->prev_queue_us > k->band;
-  return k->deficit > 0.0 && k->q >= 0.0 && busy && c->sigma_bps > k->u && k->u > k->minima;
+  bool busy = !queue_empty (k) || c->prev_queue_us > k->band || k->short_lost > 0;
+  bool evidence = k->deficit_own > 0.0 || (k->deficit > 0.0 && k->q >= 0.0 && busy);
+  return evidence && c->sigma_bps > k->u && k->u > k->minima;
 }
 
 /* Returns true if this decision finds σ above what the link gives: the link

@@ -113,6 +113,8 @@ bwss_capacity_init (BwssCapacity *c)
   c->link_bps = 0.0;
   c->busy_link_bps = 0.0;
   c->link_max_bps = 0.0;
+  c->queue_peak_us = 0.0;
+  c->queue_peak_at_us = 0;
   c->last_rtt_us = 0.0;
   c->phase_since_us = 0;
   c->next_decision_us = 0;
@@ -523,6 +525,10 @@ record (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts
   c->last_band_us = k->band;
   c->link_bps = k->link;
   note_busy_link (c, p, k);
+  if (k->q >= c->queue_peak_us || now - c->queue_peak_at_us > p->own_queue_memory_us) {
+    c->queue_peak_us = k->q;
+    c->queue_peak_at_us = now;
+  }
   c->last_rtt_us = k->rtt_ref;
   capacity_u_record (c, k->u, since_last_us);
   c->prev_queue_us = k->q;

@@ -14,6 +14,7 @@
 typedef struct {
   double u;            /* U, bit/s */
   double q;            /* the link's queue, µs; negative if unknown */
+  double q_peak;       /* its largest within own_queue_memory_us, µs */
   double qt;           /* its target, µs */
   double rtt_ref;      /* b̄ + q_t, µs */
   double minima;       /* Σ m_i, bit/s */
@@ -26,8 +27,12 @@ typedef struct {
   double idle;         /* Σ T_i − R_i of the flows not held by their window: σ that
                         * is not on the link, minima unused for reserve_hold_us
                         * included */
-  double deficit;      /* Σ m_i − R_i of the flows below (1−α)·m_i for less than
-                        * reserve_hold_us: minima the link may be what denies */
+  double deficit;      /* Σ m_i − R_i of the flows below (1−α)·m_i with a queue of
+                        * their own, or for less than reserve_hold_us: minima the
+                        * link may be what denies */
+  double deficit_own;  /* ... of those with a queue of their own: minima the link
+                        * denies (their own evidence) */
+  size_t short_lost;   /* flows counted in the deficit that lost segments */
   double band;         /* half the dead zone around q_t, µs */
   double u_link;       /* U over link_window_us at least: the link's rate for us */
   double link;         /* the link's rate for C2 and the band, bit/s */

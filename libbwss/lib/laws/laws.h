@@ -231,6 +231,8 @@ typedef struct {
   double    busy_link_bps;    /* U at the last decision that found the queue at its
                                * target (the link busy: what it gives us now), 0 = never */
   double    link_max_bps;     /* the largest of those, 0 = never */
+  double    queue_peak_us;    /* the link's largest queue lately (own_queue_memory_us) */
+  uint64_t  queue_peak_at_us; /* ... measured then */
   double    cruise_bps;       /* σ after the running drain (rule "cut") */
   double    u_hist[BWSS_CAPACITY_U_HISTORY];   /* U of the last decisions ... */
   uint64_t  u_hist_us[BWSS_CAPACITY_U_HISTORY];/* ... over these intervals, µs */
