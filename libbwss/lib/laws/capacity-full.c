@@ -15,9 +15,32 @@
  * never below U over the link window (a momentary dip of U is not the
  * link); that U is the link seen busy (the raise stops there; on a link
  * whose rate falls this is the verdict that follows it down, from the first
- * decision after the video falls short).  A minimum unmet for reserve_hold_us is its
- * source's doing, not the link's: the rule no longer counts it, and the
- * raise takes the room back.  "loss" brings σ back to U once the drops,
+ * decision after the video falls short).
+ *
+ * The video's own evidence (issue 28).  Under fq_codel each flow has a
+ * queue of its own: a video held below its fair share keeps CoDel's 5 ms in
+ * its own queue while the downloads' — whose windows and paced reads hold
+ * them under their share — stay empty, so the link's queue (the smallest
+ * excess) reads an idle link and the shared-queue gate never opens.  The
+ * video's RTT excess above the link's queue says it: its sender has data
+ * waiting at the bottleneck, so neither its source nor its window (it is
+ * not window-limited) holds it — the network does.  A flow below its
+ * minimum with a queue of its own (capacity-model.c: own_queue, by
+ * own_queue_us = 2 ms, below CoDel's 5-ms target, and the band, over the
+ * link's largest queue of the last own_queue_memory_us, which the RTT
+ * average of a slow flow still reads) counts in D and fires the rule
+ * without a shared queue, for as long as it lasts: under FQ, σ must leave
+ * the video its minimum and the unresponsive traffic its share — σ above
+ * the link is no slack there, every bit a download takes beyond it comes out
+ * of the video's queue.  Without that evidence a minimum unmet for
+ * reserve_hold_us is its source's doing, not the link's (Fig. 5c's video
+ * that falls to 160k has no queue of its own): the rule no longer counts
+ * it, and the raise takes the room back; until then its losses (segments
+ * received after a hole, tcpi_rcv_ooopack) say the link is busy, as a
+ * queue would.  Under FIFO every flow sees one queue: no flow has its
+ * own, and the rule is the one it was.
+ *
+ * "loss" brings σ back to U once the drops,
  * not the windows, hold the flows (a flow that moves less than a window per
  * RTT) — the paper's throughput rule, so the windows bind again.  A flow
  * its window holds below its target with the queue short is its FCS's
@@ -25,10 +48,12 @@
  */
 #include "capacity.h"
 
-/* Rule "deficit": a flow with a minimum gets less than it (for less than
- * reserve_hold_us: longer, its source is what sends less), the link is busy
- * (a queue now or at the last decision, short as a short buffer or an AQM
- * keeps it) and σ lets the others take more than the link leaves: U is what
+/* Rule "deficit": a flow with a minimum gets less than it with a queue of
+ * its own (the network holds it: fq_codel), or for less than
+ * reserve_hold_us (longer, its source is what sends less) while the link is
+ * busy (a queue now or at the last decision, short as a short buffer or an
+ * AQM keeps it, or its losses); and σ lets the others take more than the
+ * link leaves: U is what
  * the link delivers to us, and σ above it means targets the flows without a
  * minimum reach only through losses — which the flow with a minimum shares
  * (a 12-ms drop-tail buffer or CoDel drop from every flow). */

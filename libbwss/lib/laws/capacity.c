@@ -34,10 +34,14 @@
  * |           |                              |                                             | cruise: σ ← (1−α)·U + unused targets;       |
  * |           |                              |                                             | U' = Σ max(R_i, m_i); not below Σm, never   |
  * |           |                              |                                             | above the σ before                          |
- * | deficit   | short buffers, AQMs          | a flow with a minimum below (1−α)·m for     | σ ← max(Σm, min(σ − D, U_link)), D what the |
- * |           |                              | less than reserve_hold_us, a queue (above   | minima miss; the link seen busy ← U_link;   |
- * |           |                              | the band) now or at the last decision,      | raises bounded by loss_raise for            |
- * |           |                              | Σm < U < σ                                  | loss_memory_us (room again ends it)         |
+ * | deficit   | short buffers, AQMs, FQ      | a flow with a minimum below (1−α)·m, and    | σ ← max(Σm, min(σ − D, U_link)), D what the |
+ * |           | (capacity-full.c)            | either its own queue (RTT excess over the   | minima miss; the link seen busy ← U_link;   |
+ * |           |                              | link's largest queue of own_queue_memory_us | raises bounded by loss_raise for            |
+ * |           |                              | by own_queue_us and the band, not held by   | loss_memory_us (room again ends it)         |
+ * |           |                              | its window) or, for less than               |                                             |
+ * |           |                              | reserve_hold_us, a queue (above the band)   |                                             |
+ * |           |                              | now or at the last decision or its losses   |                                             |
+ * |           |                              | (ooopack); Σm < U < σ                       |                                             |
  * | loss      | paper rules (c), (d); AQMs   | a queue but not over target, flows short of | σ ← (1−α)·U', not below Σm; raises bounded  |
  * |           |                              | target and held neither by their window nor | by loss_raise for loss_memory_us, or until  |
  * |           |                              | at their minimum carry >= U/2, U < (1−α)·σ, | q reaches q_t                               |
