@@ -905,13 +905,14 @@ capacity_40_percent_30_60 (Sim *s, unsigned sec)
  * @aqm_s (0: none); returns the seconds of [5, 90) with the video under
  * 95 % of its minimum and the aggregate over them in *aggregate. */
 static unsigned
-no_standing_queue (SimEvent event, double buffer_s, double aqm_s, double vmin, bool controlled,
-                   double *aggregate, Sim *keep)
+no_standing_queue (SimEvent event, double buffer_s, double aqm_s, bool fq, double vmin,
+                   bool controlled, double *aggregate, Sim *keep)
 {
   Sim s;
   sim_init (&s, 8e6, &delay, event);
   s.m.max_queue_s = buffer_s;
   s.m.aqm_target_s = aqm_s;
+  s.m.fq = fq;
   size_t v = sim_add (&s, 0.030, 10, vmin, 1, controlled);
   s.m.f[v].source_bps = vmin;
   sim_no_pacing (&s, v);
@@ -935,8 +936,9 @@ static unsigned
 video_against_tcp (const char *what, double buffer_s, double aqm_s)
 {
   double tcp, bwss;
-  unsigned plain = no_standing_queue (udp_2m_30_60, buffer_s, aqm_s, 3e6, false, &tcp, NULL);
-  unsigned ours = no_standing_queue (udp_2m_30_60, buffer_s, aqm_s, 3e6, true, &bwss, NULL);
+  unsigned plain = no_standing_queue (udp_2m_30_60, buffer_s, aqm_s, false, 3e6, false, &tcp,
+                                      NULL);
+  unsigned ours = no_standing_queue (udp_2m_30_60, buffer_s, aqm_s, false, 3e6, true, &bwss, NULL);
   g_test_message ("%s: seconds with the video < 95 %% of 3M: tcp %u, bwss %u (of 85); "
                   "aggregate tcp %.0f, bwss %.0f", what, plain, ours, tcp, bwss);
   g_assert_cmpuint (plain, >=, 60);
@@ -960,20 +962,21 @@ test_trace_codel (void)
 /* The link falls to 40 % for 30 s (Wi-Fi, a neighbour's cell), a video of
  * 2 Mbit/s beside three bulk flows: σ follows it down at the first
  * decision that sees the video short, and the flows take the link back
- * within seconds when it returns — behind a short buffer and behind CoDel. */
+ * within seconds when it returns — behind a short buffer, behind CoDel and
+ * behind fq_codel (there by the video's own queue: the others' stay empty). */
 static void
 test_trace_capacity_step (void)
 {
-  const double buffers[] = { 0.012, 0.150 }, aqms[] = { 0.0, 0.005 };
-  for (unsigned i = 0; i < 2; i++) {
+  const double buffers[] = { 0.012, 0.150, 0.150 }, aqms[] = { 0.0, 0.005, 0.005 };
+  const char *const names[] = { "12-ms buffer", "CoDel", "fq_codel" };
+  for (unsigned i = 0; i < 3; i++) {
     Sim s;
     double agg;
-    unsigned below = no_standing_queue (capacity_40_percent_30_60, buffers[i], aqms[i], 2e6, true,
-                                        &agg, &s);
+    unsigned below = no_standing_queue (capacity_40_percent_30_60, buffers[i], aqms[i], i == 2,
+                                        2e6, true, &agg, &s);
     double back = sim_mean_aggregate (&s, 62, 67);
     g_test_message ("%s: seconds with the video < 95 %% of 2M: %u (of 85); sigma at 31 s %.0f; "
-                    "aggregate 62-67 s %.0f", aqms[i] > 0 ? "CoDel" : "12-ms buffer", below,
-                    s.stats[31].sigma_bps, back);
+                    "aggregate 62-67 s %.0f", names[i], below, s.stats[31].sigma_bps, back);
     g_assert_cmpuint (below, <=, 2);        /* 32 and 30 before rule "deficit" */
     g_assert_cmpfloat (s.stats[31].sigma_bps, <=, 1.25 * 0.4 * 8e6);
     g_assert_cmpfloat (back, >=, 0.90 * 8e6);
