@@ -23,7 +23,7 @@ plugin_init (GstPlugin *plugin)
    * It runs on the process's libsoup (souploader.h): without one that can
    * be loaded there is no bwsshttpsrc (souphttpsrc has none either), but
    * the tracer, which needs none, still is. */
-  if (bwss_soup_load ()) {
+  if (lsoup_load ()) {
     if (!gst_element_register (plugin, "bwsshttpsrc", GST_RANK_PRIMARY + 1, GST_TYPE_BWSS_HTTP_SRC))
       return FALSE;
   } else {

@@ -127,7 +127,7 @@ ensure_session (HttpClient *c, const HttpConfig *cfg, GError **error)
   /* else: no anchors at all, every certificate is unknown (ssl-strict
    * decides whether that is accepted) */
   /* no session user agent: each request carries its own (user_agent_header) */
-  c->session = bwss_soup_session_new (cfg->timeout);
+  c->session = lsoup_session_new (cfg->timeout);
   if (set_db)
     g_object_set (c->session, "tls-database", db, NULL);
   g_clear_object (&db);
@@ -139,11 +139,11 @@ ensure_session (HttpClient *c, const HttpConfig *cfg, GError **error)
     g_object_unref (r);
   }
   if (!cfg->compress)
-    bwss_soup_session_remove_content_decoder (c->session);
+    lsoup_session_remove_content_decoder (c->session);
   if (cfg->tls_interaction)
     g_object_set (c->session, "tls-interaction", cfg->tls_interaction, NULL);
   if (cfg->log)
-    bwss_soup_session_add_logger (c->session, cfg->log_level);
+    lsoup_session_add_logger (c->session, cfg->log_level);
   return c->session;
 }
 
@@ -176,18 +176,18 @@ on_authenticate (SoupAuth *auth, gboolean retrying, gpointer data)
   const HttpConfig *cfg = c->cfg;
   if (retrying || cfg == NULL)
     return FALSE;
-  if (bwss_soup_auth_is_for_proxy (auth) && cfg->proxy_id && cfg->proxy_pw) {
-    bwss_soup_auth_authenticate (auth, cfg->proxy_id, cfg->proxy_pw);
+  if (lsoup_auth_is_for_proxy (auth) && cfg->proxy_id && cfg->proxy_pw) {
+    lsoup_auth_authenticate (auth, cfg->proxy_id, cfg->proxy_pw);
     return TRUE;
   }
-  if (!bwss_soup_auth_is_for_proxy (auth) && cfg->user_id && cfg->user_pw) {
-    bwss_soup_auth_authenticate (auth, cfg->user_id, cfg->user_pw);
+  if (!lsoup_auth_is_for_proxy (auth) && cfg->user_id && cfg->user_pw) {
+    lsoup_auth_authenticate (auth, cfg->user_id, cfg->user_pw);
     return TRUE;
   }
   return FALSE;
 }
 
-static const BwssSoupHooks hooks = {
+static const LsoupHooks hooks = {
   .connected = on_connected,
   .accept_certificate = accept_certificate,
   .authenticate = on_authenticate,
@@ -199,7 +199,7 @@ add_extra_header (GQuark field, const GValue *value, gpointer data)
   SoupMessageHeaders *h = data;
   const char *name = g_quark_to_string (field);
   if (G_VALUE_HOLDS_STRING (value)) {
-    bwss_soup_message_headers_append (h, name, g_value_get_string (value));
+    lsoup_message_headers_append (h, name, g_value_get_string (value));
   } else if (GST_VALUE_HOLDS_ARRAY (value) || GST_VALUE_HOLDS_LIST (value)) {
     gboolean array = GST_VALUE_HOLDS_ARRAY (value);
     guint n = array ? gst_value_array_get_size (value) : gst_value_list_get_size (value);
@@ -207,12 +207,12 @@ add_extra_header (GQuark field, const GValue *value, gpointer data)
       const GValue *v = array ? gst_value_array_get_value (value, i) : gst_value_list_get_value (value, i);
       g_autofree char *s = G_VALUE_HOLDS_STRING (v) ? g_value_dup_string (v) : gst_value_serialize (v);
       if (s)
-        bwss_soup_message_headers_append (h, name, s);
+        lsoup_message_headers_append (h, name, s);
     }
   } else {
     g_autofree char *s = gst_value_serialize (value);
     if (s)
-      bwss_soup_message_headers_append (h, name, s);
+      lsoup_message_headers_append (h, name, s);
   }
   return TRUE;
 }
@@ -230,7 +230,7 @@ user_agent_header (const char *property)
 #endif
   if (ua->len == 0 || ua->str[ua->len - 1] == ' ') {
     guint major, minor, micro;
-    bwss_soup_get_version (&major, &minor, &micro);
+    lsoup_get_version (&major, &minor, &micro);
     g_string_append_printf (ua, "libsoup/%u.%u.%u", major, minor, micro);
   }
   return g_string_free (ua, FALSE);
@@ -239,28 +239,28 @@ user_agent_header (const char *property)
 static SoupMessage *
 build_message (HttpClient *c, const HttpConfig *cfg, const char *uri, const char *method, guint64 offset)
 {
-  SoupMessage *msg = bwss_soup_message_new (method, uri);
+  SoupMessage *msg = lsoup_message_new (method, uri);
   if (msg == NULL)
     return NULL;
-  SoupMessageHeaders *h = bwss_soup_message_get_request_headers (msg);
+  SoupMessageHeaders *h = lsoup_message_get_request_headers (msg);
   g_autofree gchar *ua = user_agent_header (cfg->user_agent);
-  bwss_soup_message_headers_replace (h, "User-Agent", ua);
+  lsoup_message_headers_replace (h, "User-Agent", ua);
   if (!cfg->automatic_redirect)
-    bwss_soup_message_disable_redirects (msg);
+    lsoup_message_disable_redirects (msg);
   if (!cfg->keep_alive)
-    bwss_soup_message_headers_replace (h, "Connection", "close");
+    lsoup_message_headers_replace (h, "Connection", "close");
   if (cfg->iradio_mode)
-    bwss_soup_message_headers_replace (h, "icy-metadata", "1");
+    lsoup_message_headers_replace (h, "icy-metadata", "1");
   if (!cfg->compress)
-    bwss_soup_message_headers_replace (h, "Accept-Encoding", "identity");
+    lsoup_message_headers_replace (h, "Accept-Encoding", "identity");
   if (cfg->cookies)
     for (gchar **k = cfg->cookies; *k; k++)
-      bwss_soup_message_headers_append (h, "Cookie", *k);
+      lsoup_message_headers_append (h, "Cookie", *k);
   if (cfg->extra_headers)
     gst_structure_foreach (cfg->extra_headers, add_extra_header, h);
   if (offset > 0 && strcmp (method, "HEAD") != 0)
-    bwss_soup_message_headers_set_range_from (h, (goffset) offset);
-  bwss_soup_message_watch (c->session, msg, &hooks, c);
+    lsoup_message_headers_set_range_from (h, (goffset) offset);
+  lsoup_message_watch (c->session, msg, &hooks, c);
   return msg;
 }
 
@@ -269,8 +269,8 @@ build_message (HttpClient *c, const HttpConfig *cfg, const char *uri, const char
 static HttpResult
 classify_send_error (SoupMessage *msg, GError *error, GError **out)
 {
-  BwssSoupFailure kind = bwss_soup_send_failure (msg, error);
-  if (kind == BWSS_SOUP_FAILED_CANCELLED) {
+  LsoupFailure kind = lsoup_send_failure (msg, error);
+  if (kind == LSOUP_FAILED_CANCELLED) {
     if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
       g_clear_error (&error);           /* libsoup 2.4's own cancellation status */
       error = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
@@ -278,20 +278,20 @@ classify_send_error (SoupMessage *msg, GError *error, GError **out)
     g_propagate_error (out, error);
     return HTTP_CANCELLED;
   }
-  gboolean said = bwss_soup_message_response_started (msg);
+  gboolean said = lsoup_message_response_started (msg);
   HttpResult res = HTTP_FAILED;
   HttpError code;
   const char *what;
-  if (kind == BWSS_SOUP_FAILED_REDIRECTS) {
+  if (kind == LSOUP_FAILED_REDIRECTS) {
     code = HTTP_ERROR_TOO_MANY_REDIRECTS;
     what = "too many redirects";
-  } else if (kind == BWSS_SOUP_FAILED_BAD_RESPONSE) {
+  } else if (kind == LSOUP_FAILED_BAD_RESPONSE) {
     code = HTTP_ERROR_BAD_RESPONSE;
     what = "the server's answer is not HTTP";
-  } else if (kind == BWSS_SOUP_FAILED_TLS || error->domain == G_TLS_ERROR) {
+  } else if (kind == LSOUP_FAILED_TLS || error->domain == G_TLS_ERROR) {
     code = HTTP_ERROR_TLS;
     what = "secure connection setup failed";
-  } else if (kind == BWSS_SOUP_FAILED_RESOLVE || error->domain == G_RESOLVER_ERROR) {
+  } else if (kind == LSOUP_FAILED_RESOLVE || error->domain == G_RESOLVER_ERROR) {
     code = HTTP_ERROR_CONNECT;
     what = "could not resolve the server's name";
   } else if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT)) {
@@ -315,7 +315,7 @@ classify_send_error (SoupMessage *msg, GError *error, GError **out)
 static gboolean
 parse_content_length (SoupMessageHeaders *h, gboolean *present, guint64 *out)
 {
-  const char *all = bwss_soup_message_headers_get_list (h, "Content-Length");
+  const char *all = lsoup_message_headers_get_list (h, "Content-Length");
   *present = all != NULL;
   if (all == NULL)
     return FALSE;
@@ -381,24 +381,24 @@ static gboolean
 parse_response (HttpClient *c, const char *method, guint64 offset, GError **error)
 {
   SoupMessage *msg = c->msg;
-  SoupMessageHeaders *h = bwss_soup_message_get_response_headers (msg);
+  SoupMessageHeaders *h = lsoup_message_get_response_headers (msg);
   HttpResponse *r = &c->resp;
-  r->status = bwss_soup_message_get_status (msg);
-  r->reason = g_strdup (bwss_soup_message_get_reason_phrase (msg));
-  r->final_uri = bwss_soup_message_dup_uri (msg);
-  r->connection_id = bwss_soup_message_get_connection_id (msg);
+  r->status = lsoup_message_get_status (msg);
+  r->reason = g_strdup (lsoup_message_get_reason_phrase (msg));
+  r->final_uri = lsoup_message_dup_uri (msg);
+  r->connection_id = lsoup_message_get_connection_id (msg);
   if (r->status < 200 || r->status > 299) {
     g_set_error (error, HTTP_ERROR, status_error_code (r->status), "%s",
-                 r->reason && *r->reason ? r->reason : bwss_soup_status_get_phrase (r->status));
+                 r->reason && *r->reason ? r->reason : lsoup_status_get_phrase (r->status));
     return FALSE;
   }
   gboolean head = strcmp (method, "HEAD") == 0;
-  gboolean chunked = bwss_soup_message_headers_is_chunked (h);
+  gboolean chunked = lsoup_message_headers_is_chunked (h);
   gboolean cl_present;
   guint64 length = 0;
   gboolean have_length = parse_content_length (h, &cl_present, &length);
   if (cl_present && !have_length && !chunked) {
-    const char *v = bwss_soup_message_headers_get_list (h, "Content-Length");
+    const char *v = lsoup_message_headers_get_list (h, "Content-Length");
     g_set_error (error, HTTP_ERROR, HTTP_ERROR_BAD_RESPONSE, "invalid Content-Length '%.40s'", v);
     return FALSE;
   }
@@ -408,7 +408,7 @@ parse_response (HttpClient *c, const char *method, guint64 offset, GError **erro
   if (r->status == 206) {             /* Partial Content */
     guint64 first, last, total = 0;
     gboolean have_total;
-    const char *cr = bwss_soup_message_headers_get_one (h, "Content-Range");
+    const char *cr = lsoup_message_headers_get_one (h, "Content-Range");
     if (!parse_content_range (cr, &first, &last, &have_total, &total)) {
       g_set_error (error, HTTP_ERROR, HTTP_ERROR_WRONG_RANGE, "a 206 with an invalid Content-Range '%.60s'",
                    cr ? cr : "(none)");
@@ -439,12 +439,12 @@ parse_response (HttpClient *c, const char *method, guint64 offset, GError **erro
     r->start = 0;
     r->have_size = have_length;
     r->size = length;
-    const char *ranges = bwss_soup_message_headers_get_one (h, "Accept-Ranges");
+    const char *ranges = lsoup_message_headers_get_one (h, "Accept-Ranges");
     r->seekable = r->have_size && !(ranges && g_ascii_strcasecmp (ranges, "none") == 0);
   }
   /* the same resource as before? */
-  const char *etag = bwss_soup_message_headers_get_one (h, "ETag");
-  const char *modified = bwss_soup_message_headers_get_one (h, "Last-Modified");
+  const char *etag = lsoup_message_headers_get_one (h, "ETag");
+  const char *modified = lsoup_message_headers_get_one (h, "Last-Modified");
   if (c->known) {
     const char *what = NULL;
     if (c->known_have_size && r->have_size && c->known_size != r->size)
@@ -500,13 +500,13 @@ http_client_open (HttpClient *c, const HttpConfig *cfg, const char *uri, const c
   }
   c->cfg = cfg;
   GError *err = NULL;
-  c->input = bwss_soup_session_send (c->session, c->msg, cancellable, &err);
+  c->input = lsoup_session_send (c->session, c->msg, cancellable, &err);
   c->cfg = NULL;
   if (c->input == NULL)
     return classify_send_error (c->msg, err, error);
   if (!parse_response (c, method, offset, error))
     return HTTP_FAILED;
-  if (bwss_soup_message_headers_is_chunked (bwss_soup_message_get_response_headers (c->msg))) {
+  if (lsoup_message_headers_is_chunked (lsoup_message_get_response_headers (c->msg))) {
     GInputStream *raw = raw_body_stream (c->input);
     if (raw)
       c->chunked = chunked_reader_new (raw);
@@ -555,7 +555,7 @@ http_client_read (HttpClient *c, guint8 *buf, gsize len, GCancellable *cancellab
 gboolean
 http_client_reusable (HttpClient *c)
 {
-  return c->msg && c->body_done && c->chunked == NULL && bwss_soup_message_is_keepalive (c->msg);
+  return c->msg && c->body_done && c->chunked == NULL && lsoup_message_is_keepalive (c->msg);
 }
 
 void
@@ -577,7 +577,7 @@ http_client_close (HttpClient *c)
   }
   g_clear_pointer (&c->chunked, chunked_reader_free);
   if (c->msg) {
-    bwss_soup_message_unwatch (c->msg);
+    lsoup_message_unwatch (c->msg);
     g_clear_object (&c->msg);
   }
   c->body_done = FALSE;

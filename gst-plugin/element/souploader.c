@@ -176,7 +176,7 @@ resident (const char *soname)
 }
 
 gboolean
-bwss_soup_load (void)
+lsoup_load (void)
 {
   static gsize done = 0;
   if (g_once_init_enter (&done)) {
@@ -202,19 +202,19 @@ bwss_soup_load (void)
 }
 
 guint
-bwss_soup_api_version (void)
+lsoup_api_version (void)
 {
   return soup.api;
 }
 
 const char *
-bwss_soup_library (void)
+lsoup_library (void)
 {
   return soup.soname;
 }
 
 void
-bwss_soup_get_version (guint *major, guint *minor, guint *micro)
+lsoup_get_version (guint *major, guint *minor, guint *micro)
 {
   *major = soup.get_major_version ();
   *minor = soup.get_minor_version ();
@@ -222,13 +222,13 @@ bwss_soup_get_version (guint *major, guint *minor, guint *micro)
 }
 
 GType
-bwss_soup_logger_log_level_get_type (void)
+lsoup_logger_log_level_get_type (void)
 {
   return soup.logger_log_level_get_type ();
 }
 
 const char *
-bwss_soup_status_get_phrase (guint status)
+lsoup_status_get_phrase (guint status)
 {
   return soup.status_get_phrase (status);
 }
@@ -242,7 +242,7 @@ watch_quark (void)
 }
 
 typedef struct {
-  const BwssSoupHooks *hooks;
+  const LsoupHooks *hooks;
   gpointer             data;
 } Watch;
 
@@ -256,7 +256,7 @@ on_session_authenticate2 (GObject *session, SoupMessage *msg, SoupAuth *auth, gb
 }
 
 SoupSession *
-bwss_soup_session_new (guint timeout_s)
+lsoup_session_new (guint timeout_s)
 {
   SoupSession *s = g_object_new (soup.session_get_type (), "timeout", timeout_s, "idle-timeout", 0, NULL);
   if (soup.api == 2)
@@ -265,13 +265,13 @@ bwss_soup_session_new (guint timeout_s)
 }
 
 void
-bwss_soup_session_remove_content_decoder (SoupSession *session)
+lsoup_session_remove_content_decoder (SoupSession *session)
 {
   soup.session_remove_feature_by_type (session, soup.content_decoder_get_type ());
 }
 
 void
-bwss_soup_session_add_logger (SoupSession *session, int level)
+lsoup_session_add_logger (SoupSession *session, int level)
 {
   gpointer logger = soup.api == 3 ? ((gpointer (*) (int)) soup.logger_new) (level)
                                   : ((gpointer (*) (int, int)) soup.logger_new) (level, -1);
@@ -280,7 +280,7 @@ bwss_soup_session_add_logger (SoupSession *session, int level)
 }
 
 GInputStream *
-bwss_soup_session_send (SoupSession *session, SoupMessage *msg, GCancellable *cancellable, GError **error)
+lsoup_session_send (SoupSession *session, SoupMessage *msg, GCancellable *cancellable, GError **error)
 {
   return soup.session_send (session, msg, cancellable, error);
 }
@@ -288,7 +288,7 @@ bwss_soup_session_send (SoupSession *session, SoupMessage *msg, GCancellable *ca
 /* ---- messages ---- */
 
 SoupMessage *
-bwss_soup_message_new (const char *method, const char *uri)
+lsoup_message_new (const char *method, const char *uri)
 {
   SoupMessage *msg = soup.message_new (method, uri);
   /* the metrics say whether a failed response had begun (3 only) */
@@ -298,31 +298,31 @@ bwss_soup_message_new (const char *method, const char *uri)
 }
 
 SoupMessageHeaders *
-bwss_soup_message_get_request_headers (SoupMessage *msg)
+lsoup_message_get_request_headers (SoupMessage *msg)
 {
   return soup.api == 3 ? soup.message_get_request_headers (msg) : ((Soup2Message *) msg)->request_headers;
 }
 
 SoupMessageHeaders *
-bwss_soup_message_get_response_headers (SoupMessage *msg)
+lsoup_message_get_response_headers (SoupMessage *msg)
 {
   return soup.api == 3 ? soup.message_get_response_headers (msg) : ((Soup2Message *) msg)->response_headers;
 }
 
 guint
-bwss_soup_message_get_status (SoupMessage *msg)
+lsoup_message_get_status (SoupMessage *msg)
 {
   return soup.api == 3 ? soup.message_get_status (msg) : ((Soup2Message *) msg)->status_code;
 }
 
 const char *
-bwss_soup_message_get_reason_phrase (SoupMessage *msg)
+lsoup_message_get_reason_phrase (SoupMessage *msg)
 {
   return soup.api == 3 ? soup.message_get_reason_phrase (msg) : ((Soup2Message *) msg)->reason_phrase;
 }
 
 gchar *
-bwss_soup_message_dup_uri (SoupMessage *msg)
+lsoup_message_dup_uri (SoupMessage *msg)
 {
   gpointer uri = ((gpointer (*) (SoupMessage *)) soup.message_get_uri) (msg);
   if (uri == NULL)
@@ -331,19 +331,19 @@ bwss_soup_message_dup_uri (SoupMessage *msg)
 }
 
 guint64
-bwss_soup_message_get_connection_id (SoupMessage *msg)
+lsoup_message_get_connection_id (SoupMessage *msg)
 {
   return soup.api == 3 ? soup.message_get_connection_id (msg) : 0;
 }
 
 void
-bwss_soup_message_disable_redirects (SoupMessage *msg)
+lsoup_message_disable_redirects (SoupMessage *msg)
 {
   soup.message_set_flags (msg, soup.message_get_flags (msg) | FLAG_NO_REDIRECT);
 }
 
 gboolean
-bwss_soup_message_is_keepalive (SoupMessage *msg)
+lsoup_message_is_keepalive (SoupMessage *msg)
 {
   return soup.message_is_keepalive (msg);
 }
@@ -386,7 +386,7 @@ on_authenticate3 (SoupMessage *msg, SoupAuth *auth, gboolean retrying, gpointer 
 }
 
 void
-bwss_soup_message_watch (SoupSession *session, SoupMessage *msg, const BwssSoupHooks *hooks, gpointer data)
+lsoup_message_watch (SoupSession *session, SoupMessage *msg, const LsoupHooks *hooks, gpointer data)
 {
   Watch *w = g_new0 (Watch, 1);
   w->hooks = hooks;
@@ -397,11 +397,11 @@ bwss_soup_message_watch (SoupSession *session, SoupMessage *msg, const BwssSoupH
     g_signal_connect (msg, "accept-certificate", G_CALLBACK (on_accept_certificate3), w);
     g_signal_connect (msg, "authenticate", G_CALLBACK (on_authenticate3), w);
   }
-  /* 2.4: the session's authenticate (bwss_soup_session_new) finds the watch */
+  /* 2.4: the session's authenticate (lsoup_session_new) finds the watch */
 }
 
 void
-bwss_soup_message_unwatch (SoupMessage *msg)
+lsoup_message_unwatch (SoupMessage *msg)
 {
   Watch *w = g_object_get_qdata (G_OBJECT (msg), watch_quark ());
   if (w == NULL)
@@ -410,32 +410,32 @@ bwss_soup_message_unwatch (SoupMessage *msg)
   g_object_set_qdata (G_OBJECT (msg), watch_quark (), NULL);
 }
 
-BwssSoupFailure
-bwss_soup_send_failure (SoupMessage *msg, const GError *error)
+LsoupFailure
+lsoup_send_failure (SoupMessage *msg, const GError *error)
 {
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    return BWSS_SOUP_FAILED_CANCELLED;
+    return LSOUP_FAILED_CANCELLED;
   if (soup.api == 3) {
     if (error->domain != soup.session_error_quark ())
-      return BWSS_SOUP_FAILED_OTHER;
-    return error->code == SESSION3_TOO_MANY_REDIRECTS ? BWSS_SOUP_FAILED_REDIRECTS
-                                                      : BWSS_SOUP_FAILED_BAD_RESPONSE;
+      return LSOUP_FAILED_OTHER;
+    return error->code == SESSION3_TOO_MANY_REDIRECTS ? LSOUP_FAILED_REDIRECTS
+                                                      : LSOUP_FAILED_BAD_RESPONSE;
   }
   /* 2.4 leaves the kind in the status, whatever the error's domain */
   switch (((Soup2Message *) msg)->status_code) {
-    case STATUS2_CANCELLED:          return BWSS_SOUP_FAILED_CANCELLED;
+    case STATUS2_CANCELLED:          return LSOUP_FAILED_CANCELLED;
     case STATUS2_CANT_RESOLVE:
-    case STATUS2_CANT_RESOLVE_PROXY: return BWSS_SOUP_FAILED_RESOLVE;
+    case STATUS2_CANT_RESOLVE_PROXY: return LSOUP_FAILED_RESOLVE;
     case STATUS2_SSL_FAILED:
-    case STATUS2_TLS_FAILED:         return BWSS_SOUP_FAILED_TLS;
-    case STATUS2_MALFORMED:          return BWSS_SOUP_FAILED_BAD_RESPONSE;
-    case STATUS2_TOO_MANY_REDIRECTS: return BWSS_SOUP_FAILED_REDIRECTS;
-    default:                         return BWSS_SOUP_FAILED_OTHER;
+    case STATUS2_TLS_FAILED:         return LSOUP_FAILED_TLS;
+    case STATUS2_MALFORMED:          return LSOUP_FAILED_BAD_RESPONSE;
+    case STATUS2_TOO_MANY_REDIRECTS: return LSOUP_FAILED_REDIRECTS;
+    default:                         return LSOUP_FAILED_OTHER;
   }
 }
 
 gboolean
-bwss_soup_message_response_started (SoupMessage *msg)
+lsoup_message_response_started (SoupMessage *msg)
 {
   if (soup.api == 2)
     return ((Soup2Message *) msg)->status_code == STATUS2_MALFORMED;
@@ -446,13 +446,13 @@ bwss_soup_message_response_started (SoupMessage *msg)
 /* ---- authentication ---- */
 
 gboolean
-bwss_soup_auth_is_for_proxy (SoupAuth *auth)
+lsoup_auth_is_for_proxy (SoupAuth *auth)
 {
   return soup.auth_is_for_proxy (auth);
 }
 
 void
-bwss_soup_auth_authenticate (SoupAuth *auth, const char *user, const char *password)
+lsoup_auth_authenticate (SoupAuth *auth, const char *user, const char *password)
 {
   soup.auth_authenticate (auth, user, password);
 }
@@ -460,43 +460,43 @@ bwss_soup_auth_authenticate (SoupAuth *auth, const char *user, const char *passw
 /* ---- headers ---- */
 
 void
-bwss_soup_message_headers_append (SoupMessageHeaders *h, const char *name, const char *value)
+lsoup_message_headers_append (SoupMessageHeaders *h, const char *name, const char *value)
 {
   soup.headers_append (h, name, value);
 }
 
 void
-bwss_soup_message_headers_replace (SoupMessageHeaders *h, const char *name, const char *value)
+lsoup_message_headers_replace (SoupMessageHeaders *h, const char *name, const char *value)
 {
   soup.headers_replace (h, name, value);
 }
 
 const char *
-bwss_soup_message_headers_get_one (SoupMessageHeaders *h, const char *name)
+lsoup_message_headers_get_one (SoupMessageHeaders *h, const char *name)
 {
   return soup.headers_get_one (h, name);
 }
 
 const char *
-bwss_soup_message_headers_get_list (SoupMessageHeaders *h, const char *name)
+lsoup_message_headers_get_list (SoupMessageHeaders *h, const char *name)
 {
   return soup.headers_get_list (h, name);
 }
 
 void
-bwss_soup_message_headers_foreach (SoupMessageHeaders *h, SoupMessageHeadersForeachFunc func, gpointer data)
+lsoup_message_headers_foreach (SoupMessageHeaders *h, SoupMessageHeadersForeachFunc func, gpointer data)
 {
   soup.headers_foreach (h, func, data);
 }
 
 gboolean
-bwss_soup_message_headers_is_chunked (SoupMessageHeaders *h)
+lsoup_message_headers_is_chunked (SoupMessageHeaders *h)
 {
   return soup.headers_get_encoding (h) == SOUP_ENCODING_CHUNKED;
 }
 
 void
-bwss_soup_message_headers_set_range_from (SoupMessageHeaders *h, goffset start)
+lsoup_message_headers_set_range_from (SoupMessageHeaders *h, goffset start)
 {
   soup.headers_set_range (h, start, -1);
 }

@@ -7,13 +7,13 @@
  * loaded aborts it ("libsoup2 symbols detected").  An application that has
  * libsoup 2.4 (Rhythmbox, grilo 0.3, WebKitGTK 4.0) and plays an http URL
  * through playbin gets bwsshttpsrc, so the plugin links no libsoup at all;
- * bwss_soup_load() picks one the way souphttpsrc does since GStreamer 1.20:
+ * lsoup_load() picks one the way souphttpsrc does since GStreamer 1.20:
  *
  *   1. a libsoup already in the process (libsoup 3, else 2.4: dlopen with
  *      RTLD_NOLOAD) is the one used;
  *   2. else libsoup 3 is loaded, else libsoup 2.4;
  *   3. else (neither installed, or one missing a function below) nothing
- *      is loaded, bwss_soup_load() returns FALSE and the plugin does not
+ *      is loaded, lsoup_load() returns FALSE and the plugin does not
  *      register bwsshttpsrc (the tracer needs no libsoup).
  * The choice is made once, when the plugin is loaded (it registers the
  * element, whose http-log-level property is libsoup's SoupLoggerLogLevel).
@@ -44,6 +44,8 @@
  *
  * Types are libsoup's, opaque here: nothing in the plugin includes
  * <libsoup/soup.h>, so nothing can call libsoup but through this file.
+ * Every name here starts with lsoup_ ("the loaded libsoup"); the wrappers
+ * keep libsoup's own names after it.
  */
 #ifndef BWSS_SRC_SOUPLOADER_H
 #define BWSS_SRC_SOUPLOADER_H
@@ -58,20 +60,20 @@ typedef void (*SoupMessageHeadersForeachFunc) (const char *name, const char *val
 
 /* SoupLoggerLogLevel's HEADERS (the same value in 2.4 and 3: NONE, MINIMAL,
  * HEADERS, BODY) */
-#define BWSS_SOUP_LOGGER_LOG_HEADERS 2
+#define LSOUP_LOGGER_LOG_HEADERS 2
 
 /* Picks and loads the libsoup (see above), once per process; TRUE if one
  * is loaded.  Thread-safe. */
-gboolean     bwss_soup_load (void);
+gboolean     lsoup_load (void);
 /* 2 or 3 once loaded, 0 before or when none could be. */
-guint        bwss_soup_api_version (void);
+guint        lsoup_api_version (void);
 /* The file loaded ("libsoup-3.0.so.0"), NULL if none. */
-const char  *bwss_soup_library (void);
+const char  *lsoup_library (void);
 /* libsoup's version (soup_get_*_version) */
-void         bwss_soup_get_version (guint *major, guint *minor, guint *micro);
+void         lsoup_get_version (guint *major, guint *minor, guint *micro);
 /* SoupLoggerLogLevel's GType, registered by the loaded libsoup. */
-GType        bwss_soup_logger_log_level_get_type (void);
-const char  *bwss_soup_status_get_phrase (guint status);
+GType        lsoup_logger_log_level_get_type (void);
+const char  *lsoup_status_get_phrase (guint status);
 
 /* ---- sessions ---- */
 
@@ -79,30 +81,30 @@ const char  *bwss_soup_status_get_phrase (guint status);
  * and whose idle connections stay (idle-timeout 0).  Other settings are
  * the properties the two versions share ("tls-database", "proxy-resolver",
  * "tls-interaction"): set them with g_object_set(). */
-SoupSession  *bwss_soup_session_new (guint timeout_s);
-void          bwss_soup_session_remove_content_decoder (SoupSession *session);
+SoupSession  *lsoup_session_new (guint timeout_s);
+void          lsoup_session_remove_content_decoder (SoupSession *session);
 /* Logs the session's traffic at @level (SoupLoggerLogLevel). */
-void          bwss_soup_session_add_logger (SoupSession *session, int level);
+void          lsoup_session_add_logger (SoupSession *session, int level);
 /* Sends @msg and reads its response headers (blocking). */
-GInputStream *bwss_soup_session_send (SoupSession *session, SoupMessage *msg, GCancellable *cancellable,
+GInputStream *lsoup_session_send (SoupSession *session, SoupMessage *msg, GCancellable *cancellable,
                                       GError **error);
 
 /* ---- messages ---- */
 
 /* NULL if @uri cannot be requested. */
-SoupMessage        *bwss_soup_message_new (const char *method, const char *uri);
-SoupMessageHeaders *bwss_soup_message_get_request_headers (SoupMessage *msg);
-SoupMessageHeaders *bwss_soup_message_get_response_headers (SoupMessage *msg);
+SoupMessage        *lsoup_message_new (const char *method, const char *uri);
+SoupMessageHeaders *lsoup_message_get_request_headers (SoupMessage *msg);
+SoupMessageHeaders *lsoup_message_get_response_headers (SoupMessage *msg);
 /* The HTTP status (0 before a response); libsoup 2.4 also puts its
  * transport failures here (below 100). */
-guint               bwss_soup_message_get_status (SoupMessage *msg);
-const char         *bwss_soup_message_get_reason_phrase (SoupMessage *msg);
+guint               lsoup_message_get_status (SoupMessage *msg);
+const char         *lsoup_message_get_reason_phrase (SoupMessage *msg);
 /* The message's URI (after redirects), newly allocated. */
-gchar              *bwss_soup_message_dup_uri (SoupMessage *msg);
+gchar              *lsoup_message_dup_uri (SoupMessage *msg);
 /* libsoup's id of the connection the message went on; 0 with 2.4. */
-guint64             bwss_soup_message_get_connection_id (SoupMessage *msg);
-void                bwss_soup_message_disable_redirects (SoupMessage *msg);
-gboolean            bwss_soup_message_is_keepalive (SoupMessage *msg);
+guint64             lsoup_message_get_connection_id (SoupMessage *msg);
+void                lsoup_message_disable_redirects (SoupMessage *msg);
+gboolean            lsoup_message_is_keepalive (SoupMessage *msg);
 
 /* What one request wants to hear while it is sent. */
 typedef struct {
@@ -112,44 +114,44 @@ typedef struct {
   gboolean (*accept_certificate) (GTlsCertificate *cert, GTlsCertificateFlags errors, gpointer data);
   /* the server (or the proxy) asks for credentials: TRUE if given */
   gboolean (*authenticate)       (SoupAuth *auth, gboolean retrying, gpointer data);
-} BwssSoupHooks;
+} LsoupHooks;
 
 /* Tells @hooks (with @data) what happens to @msg, sent on @session, until
- * bwss_soup_message_unwatch(). */
-void bwss_soup_message_watch (SoupSession *session, SoupMessage *msg, const BwssSoupHooks *hooks,
+ * lsoup_message_unwatch(). */
+void lsoup_message_watch (SoupSession *session, SoupMessage *msg, const LsoupHooks *hooks,
                               gpointer data);
-void bwss_soup_message_unwatch (SoupMessage *msg);
+void lsoup_message_unwatch (SoupMessage *msg);
 
-/* How a failed bwss_soup_session_send() failed, whatever the version. */
+/* How a failed lsoup_session_send() failed, whatever the version. */
 typedef enum {
-  BWSS_SOUP_FAILED_OTHER,              /* see the GError (GIO, TLS, resolver domains) */
-  BWSS_SOUP_FAILED_CANCELLED,          /* the cancellable fired */
-  BWSS_SOUP_FAILED_REDIRECTS,          /* too many redirects */
-  BWSS_SOUP_FAILED_BAD_RESPONSE,       /* an answer that is not HTTP */
-  BWSS_SOUP_FAILED_TLS,                /* the TLS handshake failed (2.4's SSL_FAILED) */
-  BWSS_SOUP_FAILED_RESOLVE,            /* the name did not resolve (2.4's CANT_RESOLVE) */
-} BwssSoupFailure;
+  LSOUP_FAILED_OTHER,              /* see the GError (GIO, TLS, resolver domains) */
+  LSOUP_FAILED_CANCELLED,          /* the cancellable fired */
+  LSOUP_FAILED_REDIRECTS,          /* too many redirects */
+  LSOUP_FAILED_BAD_RESPONSE,       /* an answer that is not HTTP */
+  LSOUP_FAILED_TLS,                /* the TLS handshake failed (2.4's SSL_FAILED) */
+  LSOUP_FAILED_RESOLVE,            /* the name did not resolve (2.4's CANT_RESOLVE) */
+} LsoupFailure;
 
-BwssSoupFailure bwss_soup_send_failure (SoupMessage *msg, const GError *error);
+LsoupFailure lsoup_send_failure (SoupMessage *msg, const GError *error);
 /* TRUE if the server had begun its response headers when the send failed. */
-gboolean        bwss_soup_message_response_started (SoupMessage *msg);
+gboolean        lsoup_message_response_started (SoupMessage *msg);
 
 /* ---- authentication ---- */
 
-gboolean bwss_soup_auth_is_for_proxy (SoupAuth *auth);
-void     bwss_soup_auth_authenticate (SoupAuth *auth, const char *user, const char *password);
+gboolean lsoup_auth_is_for_proxy (SoupAuth *auth);
+void     lsoup_auth_authenticate (SoupAuth *auth, const char *user, const char *password);
 
 /* ---- headers (the same API in 2.4 and 3) ---- */
 
-void        bwss_soup_message_headers_append (SoupMessageHeaders *h, const char *name, const char *value);
-void        bwss_soup_message_headers_replace (SoupMessageHeaders *h, const char *name, const char *value);
-const char *bwss_soup_message_headers_get_one (SoupMessageHeaders *h, const char *name);
-const char *bwss_soup_message_headers_get_list (SoupMessageHeaders *h, const char *name);
-void        bwss_soup_message_headers_foreach (SoupMessageHeaders *h, SoupMessageHeadersForeachFunc func,
+void        lsoup_message_headers_append (SoupMessageHeaders *h, const char *name, const char *value);
+void        lsoup_message_headers_replace (SoupMessageHeaders *h, const char *name, const char *value);
+const char *lsoup_message_headers_get_one (SoupMessageHeaders *h, const char *name);
+const char *lsoup_message_headers_get_list (SoupMessageHeaders *h, const char *name);
+void        lsoup_message_headers_foreach (SoupMessageHeaders *h, SoupMessageHeadersForeachFunc func,
                                                gpointer data);
 /* TRUE if the body comes in chunks (Transfer-Encoding: chunked). */
-gboolean    bwss_soup_message_headers_is_chunked (SoupMessageHeaders *h);
+gboolean    lsoup_message_headers_is_chunked (SoupMessageHeaders *h);
 /* A Range header from byte @start on. */
-void        bwss_soup_message_headers_set_range_from (SoupMessageHeaders *h, goffset start);
+void        lsoup_message_headers_set_range_from (SoupMessageHeaders *h, goffset start);
 
 #endif
