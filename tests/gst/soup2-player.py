@@ -15,14 +15,25 @@ checks, one "key value" per line:
   rate-headroom X         the source's rate-headroom
   bytes N / seconds S     the resource served
   stats MIN SOURCE        the source's bwss-stats (min-rate, bitrate-source)
+  check NAME ok|fail ...  then, the paths where libsoup 2.4 and 3 differ,
+                          each a bwsshttpsrc ! fakesink pipeline:
+                          auth (user-id/user-pw: SoupSession::authenticate),
+                          auth-refused (none: RESOURCE/NOT_AUTHORIZED),
+                          tls-untrusted (refused, ssl-strict), tls-ca-file,
+                          tls-not-strict (the TLS connection's accept-certificate)
   libsoup2 0|1, libsoup3 0|1   which libsoups the process has mapped
   result eos|error TEXT   how playback ended
 
 Usage: soup2-player.py SECONDS
 """
+import base64
 import http.server
 import io
+import os
+import ssl
+import subprocess
 import sys
+import tempfile
 import threading
 import wave
 
@@ -48,16 +59,26 @@ def make_wav(seconds):
     return out.getvalue()
 
 
-def serve(data):
+CREDENTIALS = "Basic " + base64.b64encode(b"user:secret").decode()
+
+
+def serve(data, tls=None):
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_HEAD(self):
+            if self.path.startswith("/auth/") and self.headers.get("Authorization") != CREDENTIALS:
+                self.send_response(401)
+                self.send_header("WWW-Authenticate", 'Basic realm="bwss"')
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return False
             self.send_response(200)
             self.send_header("Content-Type", "audio/x-wav")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
 
         def do_GET(self):
-            self.do_HEAD()
+            if self.do_HEAD() is False:
+                return
             try:
                 self.wfile.write(data)
             except (BrokenPipeError, ConnectionResetError):
@@ -67,6 +88,10 @@ def serve(data):
             pass
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    if tls:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(*tls)
+        server.socket = ctx.wrap_socket(server.socket, server_side=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 
@@ -74,6 +99,61 @@ def serve(data):
 def mapped(name):
     with open("/proc/self/maps") as f:
         return int(any(name in line for line in f))
+
+
+def fetch(url, **props):
+    """bwsshttpsrc location=URL PROPS ! fakesink to the end: (bytes, error)."""
+    pipe = Gst.Pipeline()
+    src = Gst.ElementFactory.make("bwsshttpsrc", None)
+    sink = Gst.ElementFactory.make("fakesink", None)
+    src.set_property("location", url)
+    src.set_property("retries", 0)
+    for k, v in props.items():
+        src.set_property(k.replace("_", "-"), v)
+    sink.set_property("signal-handoffs", True)
+    got = [0]
+    sink.connect("handoff", lambda _s, buf, _p: got.__setitem__(0, got[0] + buf.get_size()))
+    pipe.add(src)
+    pipe.add(sink)
+    src.link(sink)
+    pipe.set_state(Gst.State.PLAYING)
+    m = pipe.get_bus().timed_pop_filtered(30 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
+    error = None
+    if m is None:
+        error = "timeout"
+    elif m.type == Gst.MessageType.ERROR:
+        err, _dbg = m.parse_error()
+        error = "%s:%d %s" % (err.domain, err.code, err.message)
+    pipe.set_state(Gst.State.NULL)
+    return got[0], error
+
+
+def check(name, ok, detail):
+    print("check %s %s %s" % (name, "ok" if ok else "fail", detail))
+    sys.stdout.flush()
+
+
+def checks(data, url):
+    """The paths where the element's libsoup 2.4 code differs from 3's."""
+    n, err = fetch(url.replace("/audio.wav", "/auth/audio.wav"), user_id="user", user_pw="secret")
+    check("auth", err is None and n == len(data), "%d bytes, error %s" % (n, err))
+    n, err = fetch(url.replace("/audio.wav", "/auth/audio.wav"))
+    check("auth-refused", err is not None and "resource" in err and ":%d " % Gst.ResourceError.NOT_AUTHORIZED in err,
+          "error %s" % err)
+    with tempfile.TemporaryDirectory() as d:
+        key, crt = os.path.join(d, "key.pem"), os.path.join(d, "cert.pem")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                        "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                        "-keyout", key, "-out", crt], check=True, capture_output=True)
+        tls = serve(data, (crt, key))
+        https = "https://127.0.0.1:%d/audio.wav" % tls.server_address[1]
+        n, err = fetch(https)
+        check("tls-untrusted", err is not None and n == 0, "%d bytes, error %s" % (n, err))
+        n, err = fetch(https, ssl_ca_file=crt)
+        check("tls-ca-file", err is None and n == len(data), "%d bytes, error %s" % (n, err))
+        n, err = fetch(https, ssl_strict=False)
+        check("tls-not-strict", err is None and n == len(data), "%d bytes, error %s" % (n, err))
+        tls.shutdown()
 
 
 def main():
@@ -127,6 +207,7 @@ def main():
     playbin.set_state(Gst.State.PLAYING)
     loop.run()
     playbin.set_state(Gst.State.NULL)
+    checks(data, url)
     print("libsoup2", mapped("libsoup-2.4.so"))
     print("libsoup3", mapped("libsoup-3.0.so"))
     print("result", result[0] if result else "none")

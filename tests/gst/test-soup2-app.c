@@ -15,7 +15,12 @@
  *     bwsshttpsrc, priority 10) with the minimum the element derives from
  *     the rate the pipeline consumes (the WAV's 1.536 Mbit/s × the
  *     rate-headroom it printed), last seen within MIN_TOLERANCE of it;
- *   - the flow is gone once it has exited.
+ *   - the flow is gone once it has exited;
+ *   - then, each a bwsshttpsrc ! fakesink pipeline in the same process, the
+ *     paths where the element's libsoup 2.4 code differs from 3's: basic
+ *     authentication given (the whole body) and refused (NOT_AUTHORIZED);
+ *     HTTPS with an untrusted certificate refused, trusted through
+ *     ssl-ca-file, accepted with ssl-strict=false (every byte both times).
  * This harness links no libsoup (libbwss and GLib only).
  */
 #include <math.h>
@@ -36,7 +41,8 @@ typedef struct {
   GPid          pid;
   volatile gint done;
   gboolean      seen;
-  BwssFlowInfo  last;           /* the flow's last row while it was there */
+  BwssFlowInfo  last;           /* the playback flow's last row while it was there (its first
+                                 * flow: the pipelines of the checks come after) */
   guint         samples;
 } Watch;
 
@@ -52,7 +58,7 @@ watch_domain (gpointer data)
     size_t n = 0;
     if (d && bwss_domain_list_flows (d, rows, G_N_ELEMENTS (rows), &n) == 0) {
       for (size_t i = 0; i < n; i++) {
-        if (rows[i].pid != w->pid)
+        if (rows[i].pid != w->pid || (w->seen && rows[i].inode != w->last.inode))
           continue;
         w->seen = TRUE;
         w->last = rows[i];
@@ -136,6 +142,17 @@ main (int argc, char **argv)
   g_autofree char *soup2 = field (out, "libsoup2"), *soup3 = field (out, "libsoup3");
   CHECK (g_strcmp0 (soup2, "1") == 0, "libsoup 2.4 not in the application");
   CHECK (g_strcmp0 (soup3, "0") == 0, "libsoup 3 was loaded next to libsoup 2.4");
+  static const char *checks[] = { "auth", "auth-refused", "tls-untrusted", "tls-ca-file", "tls-not-strict" };
+  g_auto (GStrv) lines = g_strsplit (out, "\n", -1);
+  for (gsize i = 0; i < G_N_ELEMENTS (checks); i++) {
+    g_autofree char *prefix = g_strdup_printf ("check %s ", checks[i]);
+    const char *line = NULL;
+    for (gchar **l = lines; *l; l++)
+      if (g_str_has_prefix (*l, prefix))
+        line = *l;
+    CHECK (line && g_str_has_prefix (line + strlen (prefix), "ok "), "%s: %s", checks[i],
+           line ? line : "not run");
+  }
 
   CHECK (w.seen, "the application's flow never appeared in the domain");
   if (w.seen) {
