@@ -133,8 +133,8 @@ open_request (GstBwssHttpSrc *src)
   /* http-headers for the first response and every one that is not a 206
    * (a failed one too: it comes before the error, as with souphttpsrc) */
   SoupMessage *msg = http_client_message (src->client);
-  guint status = msg ? soup_message_get_status (msg) : 0;
-  if (status && (!src->got_headers || status != SOUP_STATUS_PARTIAL_CONTENT)) {
+  guint status = msg ? lsoup_message_get_status (msg) : 0;
+  if (status && (!src->got_headers || status != 206)) {
     src->got_headers = TRUE;
     src_announce_headers (src, msg);
   }
@@ -151,7 +151,7 @@ open_request (GstBwssHttpSrc *src)
   src->seekable = resp->seekable;
   src->know_seekable = TRUE;
   src->seeking = FALSE;
-  src_announce_icy (src, soup_message_get_response_headers (msg));
+  src_announce_icy (src, lsoup_message_get_response_headers (msg));
   src->open = TRUE;
   return GST_FLOW_OK;
 }

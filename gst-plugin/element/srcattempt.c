@@ -15,7 +15,7 @@ static void
 post_http_error (GstBwssHttpSrc *src, const GError *err)
 {
   SoupMessage *msg = http_client_message (src->client);
-  guint status = msg ? soup_message_get_status (msg) : 0;
+  guint status = msg ? lsoup_message_get_status (msg) : 0;
   gint code = GST_RESOURCE_ERROR_OPEN_READ;
   const char *text = "Could not establish connection to server.";
   GstStructure *details = NULL;
@@ -29,8 +29,9 @@ post_http_error (GstBwssHttpSrc *src, const GError *err)
            : GST_RESOURCE_ERROR_OPEN_READ;
       text = err->message;
       details = gst_structure_new ("details", "http-status-code", G_TYPE_UINT, status, NULL);
-      if (SOUP_STATUS_IS_REDIRECTION (status)) {
-        const char *loc = soup_message_headers_get_one (soup_message_get_response_headers (msg), "Location");
+      if (status >= 300 && status <= 399) {
+        const char *loc = lsoup_message_headers_get_one (lsoup_message_get_response_headers (msg),
+                                                             "Location");
         if (loc)
           gst_structure_set (details, "http-redirect-uri", G_TYPE_STRING, loc, NULL);
       }

@@ -61,7 +61,7 @@ enum {
 #define DEFAULT_IS_LIVE                FALSE
 #define DEFAULT_TIMEOUT                15
 #define DEFAULT_IRADIO_MODE            TRUE
-#define DEFAULT_HTTP_LOG_LEVEL         SOUP_LOGGER_LOG_HEADERS
+#define DEFAULT_HTTP_LOG_LEVEL         LSOUP_LOGGER_LOG_HEADERS
 #define DEFAULT_COMPRESS               FALSE
 #define DEFAULT_KEEP_ALIVE             TRUE
 #define DEFAULT_SSL_STRICT             TRUE
@@ -165,7 +165,7 @@ src_props_install_request (GObjectClass *gobject_class)
           DEFAULT_IRADIO_MODE, rw));
   g_object_class_install_property (gobject_class, PROP_HTTP_LOG_LEVEL,
       g_param_spec_enum ("http-log-level", "HTTP log level", "Set log level for soup's HTTP session log",
-          SOUP_TYPE_LOGGER_LOG_LEVEL, DEFAULT_HTTP_LOG_LEVEL, rw));
+          lsoup_logger_log_level_get_type (), DEFAULT_HTTP_LOG_LEVEL, rw));
   g_object_class_install_property (gobject_class, PROP_COMPRESS,
       g_param_spec_boolean ("compress", "Compress", "Allow compressed content encodings",
           DEFAULT_COMPRESS, rw));
