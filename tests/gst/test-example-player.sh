@@ -28,6 +28,12 @@ for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
 port=$(cat "$tmp/port")
 [ -n "$port" ] || { echo "FAIL: the server did not start"; exit 1; }
 
+# in a sanitized build, full stacks for LeakSanitizer's suppressions
+# (tests/lsan.supp: GLib's first quark block), not listed on stderr
+if [ -n "${ASAN_OPTIONS:-}" ]; then
+  export ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0"
+  export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}print_suppressions=0"
+fi
 timeout 60 "$player" --priority=20 --min-rate=2M --video-sink=fakesink --audio-sink=fakesink \
   "http://127.0.0.1:$port/clip.webm" > "$tmp/out" 2> "$tmp/err" || {
   echo "FAIL: bwss-player exited $?"; cat "$tmp/out" "$tmp/err"; exit 1; }
