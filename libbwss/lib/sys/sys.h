@@ -35,6 +35,19 @@ bwss_clock_now_us (void)
   return (uint64_t) ts.tv_sec * 1000000ull + (uint64_t) ts.tv_nsec / 1000;
 }
 
+/* ---- TCP states -------------------------------------------------------- */
+
+/* The kernel's TCP states, as TCP_INFO's tcpi_state and sock_diag's
+ * idiag_state give them (include/net/tcp_states.h: not in the uapi headers,
+ * and glibc's netinet/tcp.h, which has them, cannot come beside linux/tcp.h,
+ * whose struct tcp_info has tcpi_bytes_received). */
+enum {
+  SYS_TCP_ESTABLISHED = 1,
+  SYS_TCP_FIN_WAIT1 = 4,
+  SYS_TCP_FIN_WAIT2 = 5,
+  SYS_TCP_CLOSE_WAIT = 8,
+};
+
 /* ---- socket knobs and sock_diag (knobs.c) ------------------------------ */
 
 typedef struct {

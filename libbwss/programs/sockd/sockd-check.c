@@ -25,9 +25,6 @@
 #define SO_PEERPIDFD 77
 #endif
 
-/* TCP states a connected socket is in (include/net/tcp_states.h) */
-enum { ST_ESTABLISHED = 1, ST_FIN_WAIT1 = 4, ST_FIN_WAIT2 = 5, ST_CLOSE_WAIT = 8 };
-
 /* What the checks read of /proc/PID/status (proc(5)). */
 typedef struct {
   unsigned uid[4], gid[4];     /* real, effective, saved, filesystem */
@@ -378,8 +375,8 @@ check_socket (int fd, uint64_t inode, const SockdCaller *c, int *err)
     s = SOCKD_NOT_CONNECTED;
   else if (got.items[0].uid != c->uid)
     s = SOCKD_SOCKET_OTHER_USER;
-  else if (got.items[0].state != ST_ESTABLISHED && got.items[0].state != ST_FIN_WAIT1
-           && got.items[0].state != ST_FIN_WAIT2 && got.items[0].state != ST_CLOSE_WAIT)
+  else if (got.items[0].state != SYS_TCP_ESTABLISHED && got.items[0].state != SYS_TCP_FIN_WAIT1
+           && got.items[0].state != SYS_TCP_FIN_WAIT2 && got.items[0].state != SYS_TCP_CLOSE_WAIT)
     s = SOCKD_NOT_CONNECTED;
   knob_dump_clear (&got);
   return s;
