@@ -239,11 +239,8 @@ make_unnamed (const char *path, const Segment *carry, SegFile *out)
 static int
 link_name (const SegFile *f, const char *path)
 {
-  char self[64];
-  snprintf (self, sizeof self, "/proc/self/fd/%d", f->fd);
-  if (linkat (AT_FDCWD, self, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0)
-    return 0;
-  return errno == EEXIST ? -EEXIST : errno_to_bwss (errno);
+  int err = proc_link_fd (f->fd, path);
+  return err == 0 || err == -EEXIST ? err : errno_to_bwss (-err);
 }
 
 /* Creates a complete segment and links it at @path.  Returns 0, -EEXIST if

@@ -9,7 +9,9 @@
  *                receive buffer, TCP_INFO) and the kernel's view of every TCP
  *                socket of the namespace (sock_diag dumps and exact lookups)
  *   proc.c       what /proc says about a process or a thread (alive, same
- *                process as before, stopped, whose, maps a file)
+ *                process as before, stopped, whose, maps a file, its name,
+ *                executable, cgroup and fds) and about this kernel (Yama's
+ *                ptrace_scope, this process's capabilities and namespaces)
  *
  * The laws (libbwss/lib/laws/) never see this header: the build gives them no
  * include path to it (libbwss/meson.build).
@@ -21,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 #include <linux/inet_diag.h>
@@ -138,5 +141,59 @@ int proc_maps_file (pid_t tid, dev_t dev, ino_t ino);
 
 /* Returns true if @tid is a thread of this process. */
 bool proc_is_own_thread (pid_t tid);
+
+/* Writes the name of process @pid (0: this one; proc(5) comm, at most 15
+ * bytes) to @comm, without its newline.  0 or -errno (@comm then ""). */
+int proc_comm (pid_t pid, char *comm, size_t len);
+
+/* Writes the path of the executable of @pid (0: this one) to @path.
+ * Returns its length, or -errno (-ENAMETOOLONG if @len is too small). */
+int proc_exe (pid_t pid, char *path, size_t len);
+
+/* Executes this process's executable afresh with @argv (the same file even
+ * if its path was replaced since).  Returns only on failure, -errno. */
+int proc_exec_self (char *const argv[]);
+
+/* Writes the cgroup of @pid in the unified (v2) hierarchy to @path.  0,
+ * -ENOENT if it is in none, or -errno. */
+int proc_cgroup (pid_t pid, char *path, size_t len);
+
+/* Sets *@uid to the owner of /proc/@pid: the process's effective uid, or
+ * root if it is not dumpable.  0 or -errno (-ENOENT: no such process). */
+int proc_owner (pid_t pid, uid_t *uid);
+
+/* Calls @fn (@pid, @data) for each process of the pid namespace, until it
+ * returns false.  0 or -errno. */
+int proc_each_pid (bool (*fn) (pid_t pid, void *data), void *data);
+
+/* Calls @fn (@fd, @data) for each open fd of @pid (0: this process; the fd
+ * that reads the list is not given), until it returns false.  0, or
+ * -EACCES / -EPERM if its fds may not be read (another user's, or not
+ * dumpable), or another -errno. */
+int proc_each_fd (pid_t pid, bool (*fn) (int fd, void *data), void *data);
+
+/* Returns the inode of the socket fd @fd of @pid (0: this process) names,
+ * 0 if it names no socket (or is gone). */
+uint64_t proc_fd_socket (pid_t pid, int fd);
+
+/* Gives the open file @fd a name, @path, the way an O_TMPFILE file gets
+ * one (linkat(2) of /proc/self/fd).  0 or -errno (-EEXIST: taken). */
+int proc_link_fd (int fd, const char *path);
+
+/* Returns Yama's ptrace_scope (0 to 3), -1 if this kernel has no Yama, 3
+ * if Yama is there but its setting cannot be read (the strictest). */
+int proc_yama_scope (void);
+
+/* Returns true if this process has capability @cap (linux/capability.h's
+ * number) in its effective set. */
+bool proc_self_has_cap (int cap);
+
+/* Opens the /proc directory of @pid, O_DIRECTORY | O_CLOEXEC, for reads
+ * relative to it (openat) that stay with that process.  fd or -errno. */
+int proc_open_dir (pid_t pid);
+
+/* Fills @st from stat(2) of this process's namespace @ns ("user", "pid",
+ * ...).  0 or -errno. */
+int proc_self_ns (const char *ns, struct stat *st);
 
 #endif /* BWSS_SYS_H */
