@@ -8,6 +8,8 @@
  *   knobs.c      a socket's TCP receive-side knobs (the window clamp, the
  *                receive buffer, TCP_INFO) and the kernel's view of every TCP
  *                socket of the namespace (sock_diag dumps and exact lookups)
+ *   sockinfo.c   what a socket says about itself and its peer: its kind,
+ *                listening, the peer's credentials, pidfd and label, cookie
  *   proc.c       what /proc says about a process or a thread (alive, same
  *                process as before, stopped, whose, maps a file, its name,
  *                executable, cgroup and fds) and about this kernel (Yama's
@@ -65,6 +67,7 @@ typedef struct {
   uint8_t  state;          /* TCP_ESTABLISHED, … */
   uint8_t  family;         /* AF_INET, AF_INET6 (sock_diag only) */
   struct inet_diag_sockid id; /* sock_diag only: what names it in an exact query */
+  uint32_t last_recv_ms;   /* tcpi_last_data_recv: ms since data last arrived */
   char     remote[64];     /* "addr:port", filled by knob_dump only */
 } KnobInfo;
 
@@ -116,6 +119,28 @@ void knob_dump_sort (KnobDump *d);
 /* Returns the entry with @inode, or NULL (a binary search). */
 const KnobInfo *knob_dump_find (const KnobDump *dump, uint64_t inode);
 void knob_dump_clear (KnobDump *dump);
+
+/* ---- what a socket says about itself and its peer (sockinfo.c) --------- */
+
+/* Its family, type and protocol (SO_DOMAIN, SO_TYPE, SO_PROTOCOL).  0 or
+ * -errno. */
+int sock_kind (int fd, int *domain, int *type, int *protocol);
+/* 1 if @fd listens (SO_ACCEPTCONN), 0 if not, or -errno. */
+int sock_listening (int fd);
+/* The credentials of the peer of the UNIX socket @fd at connect(2)
+ * (SO_PEERCRED).  0 or -errno. */
+int sock_peer_cred (int fd, struct ucred *cr);
+/* A pidfd of the process that connected the UNIX socket @fd, whatever its
+ * pid names since (SO_PEERPIDFD, Linux 6.5).  The pidfd, or -errno. */
+int sock_peer_pidfd (int fd);
+/* The security module's label of the peer (SO_PEERSEC), @len bytes in and
+ * out, not terminated.  0 or -errno (-ENOPROTOOPT: no module labels it). */
+int sock_peer_label (int fd, char *label, size_t *len);
+/* The socket's cookie (SO_COOKIE) and the interface it is bound to
+ * (SO_BINDTOIFINDEX, 0: none): what a sock_diag lookup names it by.  0 or
+ * -errno. */
+int sock_cookie (int fd, uint64_t *cookie);
+int sock_bound_ifindex (int fd, int *ifindex);
 
 /* ---- procfs (proc.c) ---------------------------------------------------- */
 

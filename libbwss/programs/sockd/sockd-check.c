@@ -15,16 +15,6 @@
 #include "sys.h"
 #include "sockd-check.h"
 
-#ifndef SO_COOKIE
-#define SO_COOKIE 57
-#endif
-#ifndef SO_BINDTOIFINDEX
-#define SO_BINDTOIFINDEX 62
-#endif
-#ifndef SO_PEERPIDFD
-#define SO_PEERPIDFD 77
-#endif
-
 /* What the checks read of /proc/PID/status (proc(5)). */
 typedef struct {
   unsigned uid[4], gid[4];     /* real, effective, saved, filesystem */
@@ -42,24 +32,10 @@ typedef struct {
 } Task;
 
 int
-sockd_yama_scope (void)
-{
-  FILE *f = fopen ("/proc/sys/kernel/yama/ptrace_scope", "re");
-  if (f == NULL)
-    return -1;
-  int scope = -1;
-  if (fscanf (f, "%d", &scope) != 1)
-    scope = 3;                 /* Yama is there but unreadable: the strictest */
-  fclose (f);
-  return scope;
-}
-
-int
 sockd_self_init (SockdSelf *self)
 {
-  if (stat ("/proc/self/ns/user", &self->user_ns) != 0 || stat ("/proc/self/ns/pid", &self->pid_ns) != 0)
-    return -errno;
-  return 0;
+  int err = proc_self_ns ("user", &self->user_ns);
+  return err ? err : proc_self_ns ("pid", &self->pid_ns);
 }
 
 /* ---- /proc ---- */
@@ -154,10 +130,8 @@ task_close (Task *p)
 static SockdStatus
 task_open_dir (pid_t pid, int pidfd, Task *p)
 {
-  char path[32];
-  snprintf (path, sizeof path, "/proc/%d", (int) pid);
   p->pidfd = pidfd;
-  p->dir = open (path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  p->dir = proc_open_dir (pid);
   if (p->dir < 0 || !pidfd_running (pidfd)) {   /* alive after the open: the directory is its */
     task_close (p);
     return SOCKD_GONE;
@@ -198,16 +172,17 @@ static bool
 caller_unconfined (int conn, int dir)
 {
   char label[256];
-  socklen_t len = sizeof label - 1;
-  if (getsockopt (conn, SOL_SOCKET, SO_PEERSEC, label, &len) == 0)
+  size_t len = sizeof label - 1;
+  int err = sock_peer_label (conn, label, &len);
+  if (err == 0)
     return label_unconfined (label, len < sizeof label ? len : sizeof label - 1);
-  if (errno != ENOPROTOOPT)
+  if (err != -ENOPROTOOPT)
     return false;
   int fd = openat (dir, "attr/current", O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return errno == ENOENT;                /* a kernel without security modules */
   ssize_t n = read (fd, label, sizeof label - 1);
-  int err = errno;
+  err = errno;
   close (fd);
   if (n < 0)
     return err == EINVAL;                  /* no module gives the process a label */
@@ -219,10 +194,9 @@ caller_unconfined (int conn, int dir)
 static SockdStatus
 caller_open (int conn, pid_t pid, Task *p)
 {
-  int pidfd = -1;
-  socklen_t len = sizeof pidfd;
   p->pidfd = p->dir = -1;
-  if (getsockopt (conn, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0 && pidfd >= 0) {
+  int pidfd = sock_peer_pidfd (conn);
+  if (pidfd >= 0) {
     fcntl (pidfd, F_SETFD, FD_CLOEXEC);
     return task_open_dir (pid, pidfd, p);
   }
@@ -233,9 +207,8 @@ SockdStatus
 sockd_check_caller (int conn, const SockdSelf *self, SockdCaller *caller)
 {
   struct ucred cr;
-  socklen_t len = sizeof cr;
   memset (caller, 0, sizeof *caller);
-  if (getsockopt (conn, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0)
+  if (sock_peer_cred (conn, &cr) != 0)
     return SOCKD_INTERNAL;
   caller->pid = cr.pid;
   caller->uid = cr.uid;
@@ -325,12 +298,10 @@ socket_id (int fd, int family, uint64_t inode, KnobInfo *k)
     memcpy (k->id.idiag_dst, &r->sin6_addr, 16);
   }
   int ifindex = 0;
-  socklen_t len = sizeof ifindex;
-  if (getsockopt (fd, SOL_SOCKET, SO_BINDTOIFINDEX, &ifindex, &len) == 0)
+  if (sock_bound_ifindex (fd, &ifindex) == 0)
     k->id.idiag_if = (uint32_t) ifindex;
   uint64_t cookie;
-  len = sizeof cookie;
-  if (getsockopt (fd, SOL_SOCKET, SO_COOKIE, &cookie, &len) == 0) {
+  if (sock_cookie (fd, &cookie) == 0) {
     k->id.idiag_cookie[0] = (uint32_t) cookie;
     k->id.idiag_cookie[1] = (uint32_t) (cookie >> 32);
   } else {
@@ -346,15 +317,7 @@ check_socket (int fd, uint64_t inode, const SockdCaller *c, int *err)
 {
   struct stat st;
   int domain = 0, type = 0, proto = 0;
-  socklen_t len = sizeof domain;
-  if (fstat (fd, &st) != 0 || !S_ISSOCK (st.st_mode)
-      || getsockopt (fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0)
-    return SOCKD_NOT_TCP;
-  len = sizeof type;
-  if (getsockopt (fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0)
-    return SOCKD_NOT_TCP;
-  len = sizeof proto;
-  if (getsockopt (fd, SOL_SOCKET, SO_PROTOCOL, &proto, &len) != 0)
+  if (fstat (fd, &st) != 0 || !S_ISSOCK (st.st_mode) || sock_kind (fd, &domain, &type, &proto) != 0)
     return SOCKD_NOT_TCP;
   if ((domain != AF_INET && domain != AF_INET6) || type != SOCK_STREAM || proto != IPPROTO_TCP)
     return SOCKD_NOT_TCP;
@@ -390,7 +353,7 @@ sockd_take (const SockdSelf *self, const SockdCaller *c, const SockdRequest *req
   if (req->magic != BWSS_SOCKD_MAGIC || req->reserved != 0 || req->pid <= 0 || req->fd < 0
       || req->inode == 0)
     return SOCKD_BAD_REQUEST;
-  if (sockd_yama_scope () >= 2)
+  if (proc_yama_scope () >= 2)
     return SOCKD_YAMA_STRICT;
   Task p;
   SockdStatus s = task_open (req->pid, &p);
