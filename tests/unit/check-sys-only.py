@@ -3,7 +3,8 @@
 """check-sys-only.py SOURCE_ROOT — only libbwss's system layer
 (libbwss/lib/sys/) asks the kernel about processes and sockets: no other
 code folder of the library, the programs, the shim, the plugin or the
-examples names a /proc path, calls getsockopt/setsockopt, asks TCP_INFO or
+examples names a /proc path or the runtime directory's tmpfs (/run/user,
+/dev/shm), calls getsockopt/setsockopt, asks TCP_INFO or
 sock_diag, or defines a TCP state of its own.  Read from the sources, with
 comments taken out: nm sees a getsockopt call but not a "/proc" string.
 The tests' own helpers (tests/) are free to look.  TAP output."""
@@ -17,6 +18,7 @@ OWNER = os.path.join("libbwss", "lib", "sys")
 # (what, pattern over the source with comments removed)
 RULES = [
     ("/proc path", re.compile(r'"/proc\b')),
+    ("tmpfs path of the runtime directory (/run/user, /dev/shm)", re.compile(r'"/(run/user|dev/shm)\b')),
     ("getsockopt or setsockopt call", re.compile(r"\b[gs]etsockopt\s*\(")),
     ("TCP_INFO or struct tcp_info", re.compile(r"\bTCP_INFO\b|\bstruct\s+tcp_info\b")),
     ("sock_diag request (NETLINK_SOCK_DIAG, inet_diag_req)",

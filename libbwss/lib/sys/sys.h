@@ -10,6 +10,8 @@
  *                socket of the namespace (sock_diag dumps and exact lookups)
  *   sockinfo.c   what a socket says about itself and its peer: its kind,
  *                listening, the peer's credentials, pidfd and label, cookie
+ *   rundir.c     the runtime directory: the session's and the shared tmpfs, and
+ *                whether a directory is this user's alone
  *   proc.c       what /proc says about a process or a thread (alive, same
  *                process as before, stopped, whose, maps a file, its name,
  *                executable, cgroup and fds) and about this kernel (Yama's
@@ -141,6 +143,23 @@ int sock_peer_label (int fd, char *label, size_t *len);
  * -errno. */
 int sock_cookie (int fd, uint64_t *cookie);
 int sock_bound_ifindex (int fd, int *ifindex);
+
+/* ---- the runtime directory (rundir.c) ----------------------------------- */
+
+/* The session's runtime directory as logind makes it, /run/user/<euid> (a
+ * tmpfs of this user's), and the fallback's path on the shared-memory
+ * tmpfs, /dev/shm/bwss-<euid>.d.  0 or -ENAMETOOLONG. */
+int rundir_session_base (char *path, size_t len);
+int rundir_shared_base (char *path, size_t len);
+
+/* Checks the directory @path, creating it (0700) first if @create and it is
+ * missing: opened without following a link (O_NOFOLLOW) and looked at with
+ * fstat() on what was opened, it must be a directory owned by the effective
+ * user with no permission for group or others, and each directory above its
+ * real path root's or this user's, one that others may write sticky (so no
+ * other user can replace it).  Returns 0 with its real path in @real
+ * (PATH_MAX bytes), -EPERM if it fails the check, or another -errno. */
+int rundir_check (const char *path, bool create, char *real);
 
 /* ---- procfs (proc.c) ---------------------------------------------------- */
 
