@@ -318,3 +318,84 @@ proc_self_ns (const char *ns, struct stat *st)
   snprintf (path, sizeof path, "/proc/self/ns/%s", ns);
   return stat (path, st) == 0 ? 0 : -errno;
 }
+
+enum { SEEN_UID = 1, SEEN_GID = 2, SEEN_CAP = 4, SEEN_NNP = 8, SEEN_SECCOMP = 16 };
+
+/* Parses the fields of @text (status) ProcStatus holds into @st. */
+static void
+parse_status (const char *text, ProcStatus *st)
+{
+  memset (st, 0, sizeof *st);
+  for (const char *line = text; line && *line; line = strchr (line, '\n') ? strchr (line, '\n') + 1 : NULL) {
+    if (sscanf (line, "Uid: %u %u %u %u", &st->uid[0], &st->uid[1], &st->uid[2], &st->uid[3]) == 4)
+      st->seen |= SEEN_UID;
+    else if (sscanf (line, "Gid: %u %u %u %u", &st->gid[0], &st->gid[1], &st->gid[2], &st->gid[3]) == 4)
+      st->seen |= SEEN_GID;
+    else if (strncmp (line, "CapPrm:", 7) == 0) {
+      char *end;
+      st->cap_prm = strtoull (line + 7, &end, 16);
+      if (end != line + 7)
+        st->seen |= SEEN_CAP;
+    } else if (sscanf (line, "NoNewPrivs: %d", &st->no_new_privs) == 1)
+      st->seen |= SEEN_NNP;
+    else if (sscanf (line, "Seccomp: %d", &st->seccomp) == 1)
+      st->seen |= SEEN_SECCOMP;
+  }
+}
+
+int
+proc_status_at (int dir, ProcStatus *st)
+{
+  int fd = openat (dir, "status", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return errno == ENOENT ? -ESRCH : -errno;
+  char buf[8192];
+  size_t len = 0;
+  for (;;) {
+    ssize_t n = read (fd, buf + len, sizeof buf - 1 - len);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      int err = errno;
+      close (fd);
+      return -err;
+    }
+    if (n == 0 || (len += (size_t) n) == sizeof buf - 1)
+      break;
+  }
+  close (fd);
+  buf[len] = '\0';
+  parse_status (buf, st);
+  return st->seen == (SEEN_UID | SEEN_GID | SEEN_CAP | SEEN_NNP | SEEN_SECCOMP) ? 0 : -EPROTO;
+}
+
+bool
+proc_ns_is_at (int dir, const char *ns, const struct stat *mine)
+{
+  char name[32];
+  struct stat st;
+  snprintf (name, sizeof name, "ns/%s", ns);
+  return fstatat (dir, name, &st, 0) == 0 && st.st_dev == mine->st_dev && st.st_ino == mine->st_ino;
+}
+
+int
+proc_fds_owner_at (int dir, uid_t *uid)
+{
+  struct stat st;
+  if (fstatat (dir, "fd", &st, 0) != 0)
+    return -errno;
+  *uid = st.st_uid;
+  return 0;
+}
+
+ssize_t
+proc_label_at (int dir, char *label, size_t len)
+{
+  int fd = openat (dir, "attr/current", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  ssize_t n = read (fd, label, len);
+  int err = errno;
+  close (fd);
+  return n < 0 ? -err : n;
+}

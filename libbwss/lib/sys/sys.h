@@ -240,4 +240,34 @@ int proc_open_dir (pid_t pid);
  * ...).  0 or -errno. */
 int proc_self_ns (const char *ns, struct stat *st);
 
+/* Reads relative to a /proc directory @dir (proc_open_dir()), so that what
+ * is read is the process that was opened, whatever its pid names since. */
+
+/* What proc(5)'s status says of a process's ids, capabilities and sandbox. */
+typedef struct {
+  unsigned uid[4], gid[4];     /* real, effective, saved, filesystem */
+  uint64_t cap_prm;            /* CapPrm */
+  int      no_new_privs, seccomp;
+  unsigned seen;               /* a bit per field found */
+} ProcStatus;
+
+/* Fills @st from the status of @dir's process.  0, or -errno (-ESRCH: it
+ * is gone; -EPROTO: a field is missing). */
+int proc_status_at (int dir, ProcStatus *st);
+
+/* Returns true if @dir's process is in this process's namespace @mine of
+ * kind @ns ("user", "pid": its /proc/PID/ns/NS link). */
+bool proc_ns_is_at (int dir, const char *ns, const struct stat *mine);
+
+/* Sets *@uid to the owner of @dir's fd directory: the effective uid while
+ * the process is dumpable, root otherwise (fs/proc/base.c
+ * task_dump_owner()).  0 or -errno. */
+int proc_fds_owner_at (int dir, uid_t *uid);
+
+/* Reads the security module's label of @dir's process (attr/current) into
+ * @label, at most @len bytes, not terminated.  Returns its length, or
+ * -errno (-ENOENT: a kernel without security modules; -EINVAL: no module
+ * labels the process). */
+ssize_t proc_label_at (int dir, char *label, size_t len);
+
 #endif /* BWSS_SYS_H */
