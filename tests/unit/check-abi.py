@@ -8,7 +8,9 @@ and its Debian symbols file say, and nothing of its inside shows:
   2. debian/libbwss0.symbols lists exactly the exported symbols;
   3. nothing internal is exported: no symbol of the bwss__ prefix (the
      library's internal functions, docs/architecture.md "The ABI") and
-     none without the bwss_ prefix.
+     none without the bwss_ prefix;
+  4. no private header of the library (libbwss/lib/) names a function
+     bwss_ + a letter that is not public: internal ones are bwss__.
 TAP output."""
 import glob
 import os
@@ -44,6 +46,16 @@ def listed(root):
     return names
 
 
+def misnamed(root):
+    """bwss_ + a letter functions of the private headers that are not BWSS_API."""
+    public, names = declared(root), set()
+    for h in glob.glob(os.path.join(root, "libbwss", "lib", "**", "*.h"), recursive=True):
+        for name in re.findall(r"\b(bwss_[a-z0-9]\w*)\s*\(", open(h, encoding="utf-8").read()):
+            if name not in public:
+                names.add("%s (%s)" % (name, os.path.relpath(h, root)))
+    return names
+
+
 def report(n, bad, ok_text, bad_text):
     if bad:
         print("not ok %d - %s: %s" % (n, bad_text, " ".join(sorted(bad))))
@@ -54,14 +66,17 @@ def report(n, bad, ok_text, bad_text):
 def main(argv):
     root, lib = argv
     exp, dec, sym = exported(lib), declared(root), listed(root)
-    print("1..3")
+    print("1..4")
     report(1, exp ^ dec, "the %d exported symbols are the headers' BWSS_API declarations" % len(exp),
            "exported and declared differ")
     report(2, exp ^ sym, "debian/libbwss0.symbols lists them all and no other",
            "the symbols file and the library differ")
     inside = {s for s in exp if s.startswith("bwss__") or not s.startswith("bwss_")}
     report(3, inside, "no internal symbol is exported", "internal symbols exported")
-    return 1 if (exp ^ dec) or (exp ^ sym) or inside else 0
+    wrong = misnamed(root)
+    report(4, wrong, "the private headers' functions are bwss__ (internal) or the API",
+           "internal functions named like the API (bwss__ is theirs)")
+    return 1 if (exp ^ dec) or (exp ^ sym) or inside or wrong else 0
 
 
 if __name__ == "__main__":

@@ -278,7 +278,7 @@ bwss_flow_get_stats (BwssFlow *f, BwssFlowStats *out)
       return BWSS_ENOENT;
     }
     const SegSlot *sl = &s->slots[f->slot];
-    bool alive = leader_alive (s, bwss_clock_now_us ());
+    bool alive = leader_alive (s, bwss__clock_now_us ());
     st.bytes_received = sl->bytes_received;
     st.rate_bps = sl->rate_bps;
     st.target_bps = alive && sl->controlled ? sl->target_bps : -1.0;

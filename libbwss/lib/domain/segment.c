@@ -337,7 +337,7 @@ old_file (const struct stat *st)
 int
 segment_open (const char *path, bool create, uint64_t wait_us, const Segment *carry, SegFile *out)
 {
-  uint64_t start = bwss_clock_now_us ();
+  uint64_t start = bwss__clock_now_us ();
   for (int rounds = 0; rounds < MAX_ROUNDS;) {
     int fd = open (path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) {
@@ -358,7 +358,7 @@ segment_open (const char *path, bool create, uint64_t wait_us, const Segment *ca
         close (fd);
       return err;
     }
-    uint64_t waited = bwss_clock_now_us () - start;
+    uint64_t waited = bwss__clock_now_us () - start;
     if (!old_file (&st) && waited < UNFINISHED_US) {
       close (fd);
       if (waited >= wait_us)

@@ -35,7 +35,7 @@
 /* ---- the clock -------------------------------------------------------- */
 
 static inline uint64_t
-bwss_clock_now_us (void)
+bwss__clock_now_us (void)
 {
   struct timespec ts;
   clock_gettime (CLOCK_MONOTONIC, &ts);
