@@ -7,16 +7,19 @@
   bwss-lab run SCENARIO [--mode MODE]... [--repeat N] [--duration S] [--set KEY=VALUE]...
                [--label TEXT] [--out DIR] [--build-dir DIR]
   bwss-lab report DIR... [--out FILE] [--command TEXT]...
+  bwss-lab matrix [--list] [--quick | --cells PATTERN] [--adopt] [--again] [--out DIR]
+                  [--report FILE] [--report-only] [--build-dir DIR]
 """
 import argparse
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import sys
 
-from . import analysis, linktrace, plots, report, timeline, topology
+from . import analysis, linktrace, matrix, plots, report, timeline, topology
 from .proc import STATE_DIR, LabError, program
 from .scenario import BWSS_MODES, MODES, SCENARIOS, ScenarioError
 
@@ -137,6 +140,27 @@ def cmd_report(args):
     return 0
 
 
+def cmd_matrix(args, argv):
+    """bwss-lab matrix (matrix.py): --list and --report-only need no root."""
+    chosen = matrix.select(args.cells, args.quick)       # a bad --cells exits 2 first
+    if args.list:
+        for c in chosen:
+            print("%-30s %-5s %s" % (c.name, c.where(), " ".join(c.sets)))
+        return 0
+    report_path = os.path.abspath(args.report or (
+        os.path.join(args.out, "results-matrix.md") if args.quick or args.cells
+        else os.path.join(SRC_ROOT, "docs", "results-matrix.md")))
+    command = "tests/lab/bwss-lab " + " ".join(shlex.quote(a) for a in argv)
+    modes = matrix.MODES + ((matrix.ADOPT_MODE,) if args.adopt else ())
+    if args.report_only:
+        print("wrote %s" % matrix.write_report(os.path.abspath(args.out), report_path, command, modes))
+        return 0
+    if os.geteuid() != 0:
+        raise LabError("needs root (network namespaces, tc)")
+    args.report = report_path
+    return matrix.run(args, run_once, check_tools, command)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="bwss-lab", description="the network lab of bwss")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -159,6 +183,19 @@ def main(argv=None):
     p.add_argument("dirs", nargs="+")
     p.add_argument("--out", default=os.path.join(SRC_ROOT, "docs", "results.md"))
     p.add_argument("--command", action="append", help="a command line to name in the report")
+    x = sub.add_parser("matrix", help="the bottleneck matrix (docs/lab.md)")
+    x.add_argument("--list", action="store_true", help="print the cells and exit")
+    x.add_argument("--quick", action="store_true", help="only the %d cells of the suite" % len(matrix.QUICK))
+    x.add_argument("--cells", help="only the cells matching these comma-separated shell patterns")
+    x.add_argument("--adopt", action="store_true", help="also mode bwss-adopt")
+    x.add_argument("--again", action="store_true", help="run cells again that have a valid summary")
+    x.add_argument("--out", default=os.path.join(os.getcwd(), "results", "matrix"))
+    x.add_argument("--report", help="the report (default docs/results-matrix.md; with --quick or "
+                   "--cells OUT/results-matrix.md)")
+    x.add_argument("--report-only", action="store_true", help="write the report from the summaries "
+                   "under --out, run nothing")
+    x.add_argument("--build-dir", default=os.path.join(SRC_ROOT, "build"))
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = ap.parse_args(argv)
     try:
         if args.cmd == "list":
@@ -167,6 +204,10 @@ def main(argv=None):
             return 0
         if args.cmd == "report":
             return cmd_report(args)
+        if args.cmd == "matrix":
+            if args.quick and args.cells:
+                raise LabError("--quick and --cells: one or the other", 2)
+            return cmd_matrix(args, argv)
         if args.cmd == "run":
             prepared = prepare_run(args)
         if os.geteuid() != 0:
@@ -191,6 +232,6 @@ def main(argv=None):
             return 0
         return cmd_run(args, *prepared)
     except LabError as e:
-        topology.down(quiet=True) if os.geteuid() == 0 and args.cmd == "run" else None
+        topology.down(quiet=True) if os.geteuid() == 0 and args.cmd in ("run", "matrix") else None
         print("bwss-lab: %s" % e, file=sys.stderr)
         return e.code
