@@ -25,7 +25,7 @@ import sys
 from dataclasses import dataclass
 from typing import Tuple
 
-from . import report, topology
+from . import lock, report, topology
 from .proc import LabError
 from .scenario import SCENARIOS, ScenarioError
 
@@ -208,6 +208,7 @@ def run(args, run_once, check_tools, command):
 
     def on_signal(sig, frame):
         topology.down(quiet=True)
+        lock.release()
         print("bwss-lab: matrix interrupted; lab removed (run it again to go on)", file=sys.stderr)
         sys.exit(130)
     signal.signal(signal.SIGINT, on_signal)
