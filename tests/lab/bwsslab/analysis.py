@@ -356,7 +356,7 @@ def analyse(sc, mode, out_dir, build_dir):
         entry = {"name": name, "mean_kbps": round(sum(series) / len(series), 1)}
         entry["connections"] = conns.get(name, 0)
         if sc.hosts == 2:
-            entry["host"] = hosts.host_of(name)
+            entry["machine"] = hosts.host_of(name)
         if name == "video":
             entry["min_rate_kbps"] = sc.video_min_kbps
             entry["weight"] = sc.video_weight
@@ -378,7 +378,7 @@ def analyse(sc, mode, out_dir, build_dir):
                "parameters": sc.parameters()}
     if sc.hosts == 2:
         # each machine's flows and what they got together
-        summary["hosts"] = {str(h): round(sum(f["mean_kbps"] for f in flows if hosts.host_of(f["name"]) == h), 1)
+        summary["machines"] = {str(h): round(sum(f["mean_kbps"] for f in flows if hosts.host_of(f["name"]) == h), 1)
                             for h in (1, 2)}
     video = rate.get("video")
     if sc.adaptive:
