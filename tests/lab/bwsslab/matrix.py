@@ -214,13 +214,22 @@ def run(args, run_once, check_tools, command):
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     rev = commit()
+    failed = []
     for k, c in enumerate(chosen):
         todo = pending(out, c, modes, args.again)
         print("cell %d of %d: %s (%s) — %s" % (k + 1, len(chosen), c.name, c.where(),
                                                  "modes " + ", ".join(todo) if todo else "done, kept"),
               flush=True)
         for m in todo:
-            run_once(scs[c.name], "matrix " + c.name, [m], build_dir, os.path.join(out, c.name))
+            try:
+                run_once(scs[c.name], "matrix " + c.name, [m], build_dir, os.path.join(out, c.name))
+            except LabError as e:
+                # a run that could not finish (a client died): the others go
+                # on; running the matrix again retries it
+                topology.down(quiet=True)
+                failed.append("%s/%s: %s" % (c.name, m, e))
+                print("  %s/%s failed: %s" % (c.name, m, e), file=sys.stderr, flush=True)
+                continue
             path = summary_path(out, c, m)
             with open(path) as f:
                 s = json.load(f)
@@ -233,6 +242,10 @@ def run(args, run_once, check_tools, command):
             f.write(report.table([runs[m] for m in modes if m in runs]) + "\n")
     path = write_report(out, args.report, command, modes)
     print("wrote %s" % path)
+    if failed:
+        print("bwss-lab: %d runs did not finish (run the matrix again to retry them):\n  %s"
+              % (len(failed), "\n  ".join(failed)), file=sys.stderr)
+        return 1
     return 0
 
 
