@@ -71,15 +71,15 @@ def link_clients(sc, ns_c, ns_r):
     ns(NS_C2, "ip", "route", "add", "default", "via", "10.77.1.1")
 
 
-def wait_path(sc, addr):
-    """Whether the second machine reaches addr (True with hosts=1)."""
+def check_up(sc, addr):
+    """Waits until the second machine reaches addr (nothing with hosts=1)."""
     if sc.hosts != 2:
-        return True
+        return
     for _ in range(50):
         if ns(NS_C2, "ping", "-c1", "-W1", "-q", addr, check=False) == 0:
-            return True
+            return
         time.sleep(0.1)
-    return False
+    die("the second machine does not reach %s (the home switch is broken)" % addr)
 
 
 def adopt_rules(sc):
@@ -138,7 +138,3 @@ def snapshot(sc, build_dir, env, out_dir):
     with open(os.path.join(out_dir, "bwss-top-host2.json"), "w") as f:
         f.write(top.stdout or top.stderr)
 
-
-def check_up(sc, addr):
-    if not wait_path(sc, addr):
-        die("the second machine does not reach %s (the home switch is broken)" % addr)

@@ -8,6 +8,9 @@ direction.
   bwsslab-c  c0 10.77.1.2 ── r-c 10.77.1.1  bwsslab-r  r-s 10.77.2.1 ── s0 10.77.2.x  bwsslab-s
   (client: the receiver)      tbf/htb on r-c egress      (servers: video .10, bulk .11…,
                               dly-c ⇄ bwss-delay ⇄ dly-s   cross traffic .50)
+
+With hosts=2 a home switch sits between r-c and two client machines
+(hosts.py).
 """
 import json
 import os
