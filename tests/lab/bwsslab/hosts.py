@@ -137,4 +137,3 @@ def snapshot(sc, build_dir, env, out_dir):
                           "--json"], capture_output=True, text=True, env=env)
     with open(os.path.join(out_dir, "bwss-top-host2.json"), "w") as f:
         f.write(top.stdout or top.stderr)
-
