@@ -39,7 +39,8 @@ def lab(*args):
 r = lab("matrix", "--list")
 rows = [l.split() for l in r.stdout.splitlines()]
 names = [x[0] for x in rows]
-check(r.returncode == 0 and len(rows) == 40 and len(set(names)) == 40, "--list prints 40 distinct cells (%d)" % len(rows))
+check(r.returncode == 0 and len(rows) == 40 and len(set(names)) == 40,
+      "--list prints 40 distinct cells (%d)" % len(rows))
 combos = {(next(s for s in x if s.startswith("bottleneck=")), next((s for s in x if s.startswith("queue_ms=")), ""),
            next(s for s in x if s.startswith("sender_cc=")), next((s for s in x if s.startswith("link_trace=")), ""),
            next(s for s in x if s.startswith("link_kbps="))) for x in rows}
@@ -56,8 +57,10 @@ check(sc.link_kbps == 20000 and sc.video_min_kbps == sc.video_kbps == 9000 and s
 r = lab("matrix", "--quick", "--list")
 check(r.returncode == 0 and len(r.stdout.splitlines()) == 4, "--quick: 4 cells")
 r = lab("matrix", "--cells", "codel-*,*-bbr-wifi-20M", "--list")
-check(r.returncode == 0 and len(r.stdout.splitlines()) == 8 + 4, "--cells: patterns select (%d)" % len(r.stdout.splitlines()))
-for args, word in ((["--cells", "nosuch*"], "matches no cell"), (["--quick", "--cells", "codel-*"], "one or the other")):
+check(r.returncode == 0 and len(r.stdout.splitlines()) == 8 + 4,
+      "--cells: patterns select (%d)" % len(r.stdout.splitlines()))
+for args, word in ((["--cells", "nosuch*"], "matches no cell"),
+                   (["--quick", "--cells", "codel-*"], "one or the other")):
     r = lab("matrix", *args, "--list")
     msg = (r.stderr.strip().splitlines() or [""])[-1]
     check(r.returncode == 2 and word in msg, "matrix %s -> exit %d: %s" % (" ".join(args), r.returncode, msg))
@@ -106,10 +109,12 @@ with tempfile.TemporaryDirectory() as d:
           "the report names the command, the commit and the date")
     check("**bwss met every target in 1 of 2 cells judged**" in text and "1 cells run but not judged" in text,
           "the first section counts the cells that met the targets")
-    check("| required prebuffer | <= 2 s | 1 of 2 |" in text and "| queue median | <= plain TCP's + 5 ms | 1 of 2 |" in text
+    check("| required prebuffer | <= 2 s | 1 of 2 |" in text
+          and "| queue median | <= plain TCP's + 5 ms | 1 of 2 |" in text
           and "| aggregate | >= 90 % of plain TCP's | 2 of 2 |" in text, "... per target")
     a = byname.get(A, "")
-    check("| yes |" in a and "40.00 / 0.52 / 0.04" in a and "10 / 97 / 100" in a and "130.0 / 29.0 / 1.4 ‖ 260.0 / 58.0 / 2.8" in a
+    check("| yes |" in a and "40.00 / 0.52 / 0.04" in a and "10 / 97 / 100" in a
+          and "130.0 / 29.0 / 1.4 ‖ 260.0 / 58.0 / 2.8" in a
           and "810 / 776 / 812" in a and "111 / 111 / 111" in a and "bwss: all" in a, "a judged cell's row: %s" % a)
     b = byname.get(B, "")
     check("**no** (tcp: delay stage p99 lateness 4100 us; not run: ideal)" in b and "- / 0.30 / -" in b
