@@ -309,7 +309,7 @@ def counts(every, out, modes):
             for k, v in j.items():
                 per[k] += v
         lines += ["**%s met every target in %d of %d cells judged** (a cell is judged when its tcp, %s "
-                  "and ideal runs are valid; %d cells run but not judged, %d not run)."
+                  "and ideal runs are valid; run but not judged: %d, not run: %d)."
                   % (m, met, judged, m, len(not_judged),
                      sum(1 for c in every if not load(out, c, modes))), "",
                   "| target | bound | cells that met it |", "|---|---|---|"]
