@@ -193,6 +193,7 @@ bwss_flow_register_as (BwssDomain *d, int fd, const BwssPrefs *prefs, const char
   f->next = g->flows;
   g->flows = f;
   pthread_mutex_unlock (&g->local);
+  seg_wake (g);                          /* an idle dispatch runs now: windows from now on */
   *out = f;
   return 0;
 }
@@ -216,6 +217,8 @@ mark_dirty (Seg *g, BwssFlow *f)
     flows_publish (g);
     seg_unlock (g->s);
   }
+  if (f->prefs_dirty)
+    seg_wake (g);                        /* written at the next dispatch: now */
 }
 
 int

@@ -17,26 +17,31 @@
 
 /* ---- the role and its heartbeat ---- */
 
-/* Returns true if the controller @s names is alive at @now: a heartbeat
- * neither stale nor in the future, and its pid living with the start time
- * it published. */
+/* Returns true if the controller @s names is alive at @now: its heartbeat
+ * not in the future, the next one it promised (beat_every_us after it, at
+ * most IDLE_US: a promise read from shared memory is bounded) late by no
+ * more than FAILOPEN_US, and its pid living with the start time it
+ * published. */
 bool
 leader_alive (const Segment *s, uint64_t now)
 {
   pid_t pid = s->controller_pid;
   uint64_t hb = s->heartbeat_us;
-  if (pid <= 0 || hb > now + FUTURE_SLACK_US || now > hb + FAILOPEN_US)
+  uint64_t every = s->beat_every_us < IDLE_US ? s->beat_every_us : IDLE_US;
+  if (pid <= 0 || hb > now + FUTURE_SLACK_US || now > hb + every + FAILOPEN_US)
     return false;
   return proc_alive (pid, s->controller_start);
 }
 
-/* The controller's mark of life.  s locked. */
+/* The controller's mark of life, and when the next one is due (@every,
+ * µs).  s locked. */
 static void
-heartbeat (Seg *g, Segment *s, uint64_t now)
+heartbeat (Seg *g, Segment *s, uint64_t now, uint64_t every)
 {
   s->controller_pid = getpid ();
   s->controller_start = g->starttime;
   s->heartbeat_us = now;
+  s->beat_every_us = (uint32_t) every;
 }
 
 /* Frees the laws' state and what they knew of the slots. */
@@ -117,9 +122,10 @@ flow_id (uint32_t slot, uint32_t gen)
 }
 
 /* Fills @p with the controller's parameters: the delay loop, or the one
- * $BWSS_LOOP names.  An unknown name is reported once and ignored. */
-static void
-controller_params (BwssParams *p)
+ * $BWSS_LOOP names.  An unknown name is reported once and ignored.  Called
+ * once per process and domain (bwss_domain_open()). */
+void
+leader_params (BwssParams *p)
 {
   static bool warned;
   BwssLoop loop = BWSS_LOOP_DELAY;
@@ -311,20 +317,19 @@ debug_print (Seg *g, const Segment *s, const BwssControllerStats *st, uint64_t n
 }
 
 /* One controller round: measure the sockets (outside the lock), then under
- * it sync and observe the slots, run the laws, publish, beat.  g->local
- * held. */
-void
+ * it sync and observe the slots, run the laws, publish, beat.  Returns
+ * true if the domain has flows (the next round is due in a control period,
+ * else in IDLE_US).  g->local held. */
+bool
 leader_round (Seg *g, uint64_t now)
 {
   Segment *s = g->s;
   bool have_dump = measure (g, now);
 
   if (seg_lock (g, LOCK_WAIT_US) != 0)
-    return;
+    return true;                         /* busy: try again at the next period */
   segment_sweep (s);
-  BwssParams params;
-  controller_params (&params);
-  if (s->suspended || (g->ctl == NULL && bwss_controller_new (&params, &g->ctl) != 0)) {
+  if (s->suspended || (g->ctl == NULL && bwss_controller_new (&g->params, &g->ctl) != 0)) {
     suspend (g, s);
   } else {
     observe_slots (g, s, have_dump, now);
@@ -335,6 +340,8 @@ leader_round (Seg *g, uint64_t now)
     debug_print (g, s, &st, now);
     publish_domain (s, &st);
   }
-  heartbeat (g, s, now);
+  bool busy = s->n_flows > 0;
+  heartbeat (g, s, now, busy ? g->params.min_phi_us : IDLE_US);
   seg_unlock (s);
+  return busy;
 }
