@@ -36,15 +36,35 @@ G_BEGIN_DECLS
 typedef struct {
   GSource     source;
   BwssDomain *domain;
+  gint64      next;                      /* the dispatch asked to run then (monotonic µs) */
 } BwssGlibSource_;
+
+/* The time is the source's own (not a ready time: setting one from the
+ * dispatch would wake the context once more each time). */
+static inline gboolean
+bwss_glib_prepare_ (GSource *source, gint *timeout)
+{
+  BwssGlibSource_ *s = (BwssGlibSource_ *) source;
+  gint64 now = g_source_get_time (source);
+  if (now >= s->next)
+    return TRUE;
+  gint64 ms = (s->next - now + 999) / 1000;   /* never early */
+  *timeout = ms > G_MAXINT ? G_MAXINT : (gint) ms;
+  return FALSE;
+}
+
+static inline gboolean
+bwss_glib_check_ (GSource *source)
+{
+  return g_source_get_time (source) >= ((BwssGlibSource_ *) source)->next;
+}
 
 static inline gboolean
 bwss_glib_dispatch_ (GSource *source, GSourceFunc callback, gpointer data)
 {
   BwssGlibSource_ *s = (BwssGlibSource_ *) source;
   gint64 now = g_get_monotonic_time ();  /* CLOCK_MONOTONIC µs, the domain's clock */
-  uint64_t wait = bwss_domain_dispatch (s->domain, (uint64_t) now);
-  g_source_set_ready_time (source, now + (gint64) wait);
+  s->next = now + (gint64) bwss_domain_dispatch (s->domain, (uint64_t) now);
   (void) callback;
   (void) data;
   return G_SOURCE_CONTINUE;
@@ -53,7 +73,8 @@ bwss_glib_dispatch_ (GSource *source, GSourceFunc callback, gpointer data)
 static inline GSourceFuncs *
 bwss_glib_source_funcs_ (void)
 {
-  static GSourceFuncs funcs = { NULL, NULL, bwss_glib_dispatch_, NULL, NULL, NULL };
+  static GSourceFuncs funcs = { bwss_glib_prepare_, bwss_glib_check_, bwss_glib_dispatch_,
+                                NULL, NULL, NULL };
   return &funcs;
 }
 
@@ -68,10 +89,13 @@ bwss_domain_source_new (BwssDomain *domain)
   GSource *source = g_source_new (bwss_glib_source_funcs_ (), sizeof (BwssGlibSource_));
   ((BwssGlibSource_ *) source)->domain = domain;
   g_source_set_name (source, "bwss-domain");
+  /* its dispatch runs no main loop, so it never recurses; and GLib takes a
+   * non-recursive source's fd out of the poll set for each dispatch and
+   * wakes the context to put it back: one more iteration each time */
+  g_source_set_can_recurse (source, TRUE);
   int fd = bwss_domain_get_fd (domain);
   if (fd >= 0)
-    g_source_add_unix_fd (source, fd, G_IO_IN);
-  g_source_set_ready_time (source, 0);
+    g_source_add_unix_fd (source, fd, G_IO_IN);   /* a flow registered: at once */
   return source;
 }
 
