@@ -18,8 +18,10 @@
  * time the domain asks for, as a real participant does.  After WARMUP_US
  * (the controller has learned every flow), the controller's dispatches
  * are timed for ROUNDS rounds or MEASURE_MAX_US, whichever ends first;
- * printed: the median, the 99th percentile and the worst round, and the
- * mean share of one core at the domain's period.  Needs an fd limit of at
+ * printed: the median, the 99th percentile and the worst round, in CPU time
+ * (the thread's: what the round costs) and in wall-clock time (what it
+ * took, preemption by the machine's other work included), and the mean
+ * share of one core at the domain's period.  Needs an fd limit of at
  * least N + 64 for N flows.
  */
 #include <arpa/inet.h>
@@ -36,6 +38,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <glib.h>
 #include <bwss/domain.h>
@@ -130,6 +133,14 @@ by_value (const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
+static gint64
+cpu_us (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (gint64) ts.tv_sec * G_USEC_PER_SEC + ts.tv_nsec / 1000;
+}
+
 static void
 sleep_until (gint64 t)
 {
@@ -183,29 +194,32 @@ bench (int n)
     sleep_until (next);
     next = g_get_monotonic_time () + (gint64) bwss_domain_dispatch (r.domain, 0);
   }
-  gint64 *took = g_new (gint64, ROUNDS), spent = 0, period = 0;
+  gint64 *took = g_new (gint64, ROUNDS), *cpu = g_new (gint64, ROUNDS), spent = 0, period = 0;
   gint64 bytes0 = __atomic_load_n (&r.bytes, __ATOMIC_RELAXED), t0 = g_get_monotonic_time ();
   int rounds = 0;
   while (rounds < ROUNDS && g_get_monotonic_time () < t0 + MEASURE_MAX_US) {
     sleep_until (next);
-    gint64 t = g_get_monotonic_time ();
+    gint64 t = g_get_monotonic_time (), c = cpu_us ();
     period = (gint64) bwss_domain_dispatch (r.domain, 0);
+    cpu[rounds] = cpu_us () - c;
     took[rounds] = g_get_monotonic_time () - t;
     next = t + period;
-    spent += took[rounds++];
+    spent += cpu[rounds++];
   }
   gint64 elapsed = g_get_monotonic_time () - t0;
   double read_bps = (double) (__atomic_load_n (&r.bytes, __ATOMIC_RELAXED) - bytes0) * 8.0 / ((double) elapsed / 1e6);
   BwssDomainStats st;
   bwss_domain_get_stats (r.domain, &st);
   qsort (took, (size_t) rounds, sizeof *took, by_value);
-  printf ("%5d flows (%u in the domain, %d rounds, this half read %.0f Mbit/s): median %7.1f µs, "
-          "p99 %7.1f µs, worst %7.1f µs; %5.1f %% of one core at the %lld-µs period\n",
-          n, st.n_flows, rounds, read_bps / 1e6, (double) took[rounds / 2],
+  qsort (cpu, (size_t) rounds, sizeof *cpu, by_value);
+  printf ("| %d | %u | %d | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.1f %% |\n",
+          n, st.n_flows, rounds, read_bps / 1e6, (double) cpu[rounds / 2],
+          (double) cpu[(rounds * 99) / 100], (double) cpu[rounds - 1], (double) took[rounds / 2],
           (double) took[(rounds * 99) / 100], (double) took[rounds - 1],
-          100.0 * (double) spent / rounds / (double) period, (long long) period);
+          100.0 * (double) spent / rounds / (double) period);
   fflush (stdout);
   g_free (took);
+  g_free (cpu);
   kill (child, SIGKILL);
   kill (send_pid, SIGKILL);
   waitpid (child, NULL, 0);
@@ -232,6 +246,9 @@ main (int argc, char **argv)
   setrlimit (RLIMIT_NOFILE, &rl);
   signal (SIGPIPE, SIG_IGN);
   int defaults[] = { 100, 1000, 10000 };
+  printf ("| flows | in the domain | rounds | read by the controller's half, Mbit/s "
+          "| CPU µs: median | p99 | worst | wall µs: median | p99 | worst "
+          "| one core at the period (CPU) |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
   int n_sizes = argc > 1 ? argc - 1 : (int) G_N_ELEMENTS (defaults);
   for (int i = 0; i < n_sizes; i++) {
     int n = argc > 1 ? atoi (argv[i + 1]) : defaults[i];
@@ -240,7 +257,7 @@ main (int argc, char **argv)
       return 2;
     }
     if ((rlim_t) n + 64 > rl.rlim_cur) {
-      printf ("%5d flows: skipped (fd limit %llu)\n", n, (unsigned long long) rl.rlim_cur);
+      printf ("| %d | skipped: fd limit %llu |\n", n, (unsigned long long) rl.rlim_cur);
       continue;
     }
     bench (n);

@@ -66,8 +66,26 @@ apply_release (Seg *g, BwssFlow *f)
   free (f);
 }
 
+/* Returns true if @f's fd still names its socket, asking the kernel at
+ * most once a round (*@known: asked already, the answer in *@valid); an
+ * fd the program closed behind our back (or that now names something
+ * else) is never written to again. */
+static bool
+still_ours (BwssFlow *f, bool *known, bool *valid)
+{
+  if (!*known) {
+    *valid = knob_fd_is (f->fd, f->inode);
+    *known = true;
+    if (!*valid)
+      restore_socket (f, false);
+  }
+  return *valid;
+}
+
 /* Applies the published windows (and read rates) to this process's
- * sockets, or restores them if no controller is alive.  g->local held. */
+ * sockets, or restores them if no controller is alive.  The fd is checked
+ * by inode before anything is written to it, not when nothing is: a round
+ * that changes nothing costs one getsockopt per flow.  g->local held. */
 void
 apply_windows (Seg *g, uint64_t now)
 {
@@ -75,32 +93,36 @@ apply_windows (Seg *g, uint64_t now)
   Segment *s = g->s;
   bool alive = leader_alive (s, now);
   for (BwssFlow *f = g->flows; f; f = f->next) {
-    if (!knob_fd_is (f->fd, f->inode)) {
-      /* the program closed the socket behind our back (or the fd now
-       * names something else): never touch it again */
-      restore_socket (f, false);
-      continue;
-    }
+    bool known = false, valid = false;
     const SegSlot *sl = slot_is_ours (s, f) ? &s->slots[f->slot] : NULL;
     uint32_t want = alive && sl && sl->controlled ? sl->window_bytes : 0;
     if (want == 0) {
-      restore_socket (f, true);
+      if ((f->applied || f->rcvbuf) && still_ours (f, &known, &valid))
+        restore_socket (f, true);
+      f->pace_bps = 0.0;
       continue;
     }
     /* re-assert too: receive-buffer autotuning may raise the clamp */
     uint32_t cur = 0;
-    if (want != f->applied || (knob_get_clamp (f->fd, &cur) == 0 && cur != want)) {
-      if (knob_set_clamp (f->fd, want) == 0)
-        f->applied = want;
+    if (knob_get_clamp (f->fd, &cur) != 0) {
+      restore_socket (f, false);         /* no longer a TCP socket: never touched again */
+      continue;
     }
+    if ((want != f->applied || cur != want) && still_ours (f, &known, &valid)
+        && knob_set_clamp (f->fd, want) == 0)
+      f->applied = want;
+    if (known && !valid)
+      continue;
     /* read pacing: a receive buffer the size of the window, so the sender
      * sends what is read (resized when the window moves by a quarter) */
     double pace = f->paced_reads && sl->read_rate_bps > 0.0 ? sl->read_rate_bps : 0.0;
     if (pace > 0.0) {
       uint32_t buf = want > p->pace_rcvbuf_bytes ? want : p->pace_rcvbuf_bytes;
       if ((f->rcvbuf == 0 || buf > f->rcvbuf + f->rcvbuf / 4 || buf + buf / 4 < f->rcvbuf)
-          && knob_set_rcvbuf (f->fd, buf) == 0)
+          && still_ours (f, &known, &valid) && knob_set_rcvbuf (f->fd, buf) == 0)
         f->rcvbuf = buf;
+      if (known && !valid)
+        continue;
       if (f->pace_bps == 0.0) {
         f->tokens = 0.0;                 /* pacing starts: no credit yet */
         f->tokens_us = now;
@@ -110,7 +132,7 @@ apply_windows (Seg *g, uint64_t now)
       f->mss = sl->mss;
       f->pace_bps = pace;
     } else {
-      if (f->rcvbuf)
+      if (f->rcvbuf && still_ours (f, &known, &valid))
         knob_restore_rcvbuf (f->fd);
       f->rcvbuf = 0;
       f->pace_bps = 0.0;

@@ -39,16 +39,14 @@
 /* A heartbeat further in the future than this is forged or on another
  * clock (a reader's clock sample may predate the writer's by a round). */
 #define FUTURE_SLACK_US   100000ull
-/* Slots whose socket sock_diag no longer lists, this many dumps in a row,
- * are freed (a dump can race a connection that is just being set up). */
+/* Slots whose socket sock_diag no longer lists, this many rounds in a row,
+ * are freed (an answer can race a connection that is just being set up). */
 #define GONE_DUMPS        3
-/* The controller dumps every socket of the namespace this often, and when
- * a flow it has not seen yet appears; in between it asks the kernel about
- * its flows' sockets one by one (knob_query()).  A dump walks the kernel's
- * whole connection table, whatever it finds: ~2.4 ms a round for 100 flows
- * on this 2-core machine's 256k-bucket table, a third of a core at the
- * dispatch period with a single download (measured, 2026-11-25). */
-#define FULL_DUMP_US      1000000ull
+/* The controller asks the kernel about each flow's socket by the id its
+ * participant wrote into the slot (knob_query(): exact lookups, 64 to a
+ * message), never with a dump of every socket of the namespace: a dump
+ * walks the kernel's whole connection table whatever it finds (~1 ms a
+ * family on this 2-core machine's 256k-bucket table, measured 2026-11-25). */
 /* Wait for a segment an older creator is still initialising, at open. */
 #define INIT_WAIT_US      500000ull
 /* Longest wait for the segment lock from a controller round or a reader:
@@ -83,6 +81,7 @@ struct BwssFlow {
   uint64_t    tokens_us;     /* when the credit was last brought up to date */
   uint32_t    rcvbuf;        /* SO_RCVBUF we set for pacing, bytes; 0 = the kernel's */
   uint32_t    mss;           /* the socket's receive MSS, for the token bucket */
+  KnobInfo    diag;          /* how sock_diag names the socket (knob_diag_id()) */
   char        comm[16];      /* of the socket's owner */
   char        local[64];
   char        remote[64];
@@ -111,10 +110,8 @@ struct Seg {
   BwssParams      params;         /* the laws' parameters, built once at open ($BWSS_LOOP) */
   BwssController *ctl;
   KnobDump        dump;           /* the round's measurement, inode order */
-  KnobDump        known;          /* the flows' sockets, as the last full dump found them */
-  bool            dump_full;      /* dump is a full dump (else the answers to known) */
-  bool            dump_stale;     /* a flow that is not in known: dump it all next round */
-  uint64_t        next_full_dump_us;
+  KnobDump        want;           /* the sockets of the flows the controller knows */
+  bool            want_stale;     /* a flow came or went: want is built again */
   uint32_t        ctl_gen[SEG_MAX_FLOWS];    /* gen the controller knows per slot */
   uint32_t        ctl_serial[SEG_MAX_FLOWS]; /* prefs serial it knows */
   uint8_t         gone[SEG_MAX_FLOWS];

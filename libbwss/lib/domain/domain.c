@@ -84,7 +84,7 @@ seg_free (Seg *g)
   pthread_mutex_unlock (&g->local);
   bwss_controller_free (g->ctl);
   knob_dump_clear (&g->dump);
-  knob_dump_clear (&g->known);
+  knob_dump_clear (&g->want);
   SegFile f = seg_file (g);
   segment_close (&f);                    /* drops the controller lock, if held */
   if (g->wake_fd >= 0)

@@ -55,6 +55,8 @@ claim_slot (Seg *g, BwssFlow *f)
   sl->prefs = f->prefs;
   sl->prefs_serial = 1;
   sl->flags = f->paced_reads ? SLOT_PACED_READS : 0;
+  sl->diag_family = f->diag.family;
+  sl->diag_id = f->diag.id;
   sl->controlled = 0;
   sl->window_bytes = 0;
   sl->rtt_us = 0;
@@ -152,9 +154,9 @@ bwss_flow_register_as (BwssDomain *d, int fd, const BwssPrefs *prefs, const char
     return BWSS_EINVAL;
   if (fd < 0 || !knob_is_connected_tcp (fd))
     return BWSS_EBADF;
-  KnobInfo info;
+  KnobInfo diag;
   uint32_t clamp;
-  if (knob_read_info (fd, &info) != 0 || knob_get_clamp (fd, &clamp) != 0)
+  if (knob_diag_id (fd, &diag) != 0 || knob_get_clamp (fd, &clamp) != 0)
     return BWSS_EBADF;
   Seg *g = d->seg;
   BwssFlow *f = calloc (1, sizeof *f);
@@ -163,7 +165,8 @@ bwss_flow_register_as (BwssDomain *d, int fd, const BwssPrefs *prefs, const char
   f->seg = g;
   f->owner = d;
   f->fd = fd;
-  f->inode = info.inode;
+  f->inode = diag.inode;
+  f->diag = diag;
   f->orig_clamp = clamp;
   f->slot = NO_SLOT;
   f->prefs = *prefs;

@@ -8,6 +8,7 @@
  * windows is apply.c.
  */
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,7 @@ drop_laws (Seg *g)
   g->ctl = NULL;
   memset (g->ctl_gen, 0, sizeof g->ctl_gen);
   g->ctl_hwm = 0;
+  g->want.n = 0;                         /* no flow known, none measured */
 }
 
 /* Forgets the controller state (a new segment, or the role lost). */
@@ -160,35 +162,32 @@ suspend (Seg *g, Segment *s)
   s->queue_target_us = 0.0;
 }
 
-/* Measures the flows' sockets into g->dump: a full dump every
- * FULL_DUMP_US and when a flow is new, else exact queries for the sockets
- * the last full dump found.  Returns false if the kernel did not answer.
- * Not under the segment lock. */
-static bool
-measure (Seg *g, uint64_t now)
+/* Builds g->want again from the slots of the flows the controller knows:
+ * each socket as its participant named it (inode, family, id).  s locked. */
+static void
+build_want (Seg *g, const Segment *s)
 {
-  g->dump_full = g->dump_stale || now >= g->next_full_dump_us;
-  if (!g->dump_full)
-    return knob_query (&g->known, &g->dump) == 0;
-  g->dump_stale = false;
-  g->next_full_dump_us = now + FULL_DUMP_US;
-  g->known.n = 0;                      /* refilled from this dump by leader_round() */
-  return knob_dump (&g->dump) == 0;
+  g->want.n = 0;
+  for (uint32_t i = 0; i < g->ctl_hwm; i++) {
+    const SegSlot *sl = &s->slots[i];
+    if (g->ctl_gen[i] == 0 || sl->state != SLOT_ACTIVE || g->ctl_gen[i] != sl->gen
+        || (sl->diag_family != AF_INET && sl->diag_family != AF_INET6))
+      continue;
+    KnobInfo k = { .inode = sl->inode, .family = (uint8_t) sl->diag_family, .id = sl->diag_id };
+    if (knob_dump_push (&g->want, &k) != 0)
+      break;                             /* out of memory: the rest go unmeasured */
+  }
+  g->want_stale = false;
 }
 
-/* Returns the measurement of slot @sl's socket in this round's dump, or
- * NULL.  After exact queries, a socket the last full dump did not know
- * (a new flow) is not missing: the next round dumps everything. */
-static const KnobInfo *
-measured (Seg *g, const SegSlot *sl, bool *unknown)
+/* Measures the sockets of the flows the controller knows into g->dump:
+ * one exact query each, by the id the participant wrote (the answer must
+ * carry the same inode: a forged id measures nothing).  Returns false if
+ * the kernel did not answer.  Not under the segment lock. */
+static bool
+measure (Seg *g)
 {
-  const KnobInfo *k = knob_dump_find (&g->dump, sl->inode);
-  *unknown = k == NULL && !g->dump_full && knob_dump_find (&g->known, sl->inode) == NULL;
-  if (*unknown)
-    g->dump_stale = true;
-  if (k && g->dump_full)
-    knob_dump_push (&g->known, k);
-  return k;
+  return knob_query (&g->want, &g->dump) == 0;
 }
 
 /* Brings the controller's flow of slot @i in line with the slot: a flow
@@ -202,6 +201,7 @@ sync_slot (Seg *g, SegSlot *sl, uint32_t i, uint64_t now)
   if (g->ctl_gen[i] && (!active || g->ctl_gen[i] != sl->gen)) {
     bwss_controller_remove_flow (g->ctl, flow_id (i, g->ctl_gen[i]), now);
     g->ctl_gen[i] = 0;
+    g->want_stale = true;
   }
   if (!active)
     return false;
@@ -211,6 +211,8 @@ sync_slot (Seg *g, SegSlot *sl, uint32_t i, uint64_t now)
     g->ctl_gen[i] = sl->gen;
     g->ctl_serial[i] = sl->prefs_serial;
     g->gone[i] = 0;
+    g->want_stale = true;
+    return false;                        /* measured from the next round on */
   } else if (g->ctl_serial[i] != sl->prefs_serial) {
     bwss_controller_set_prefs (g->ctl, flow_id (i, sl->gen), &sl->prefs, now);
     g->ctl_serial[i] = sl->prefs_serial;
@@ -224,14 +226,12 @@ sync_slot (Seg *g, SegSlot *sl, uint32_t i, uint64_t now)
 static void
 observe_slot (Seg *g, Segment *s, SegSlot *sl, uint32_t i, bool have_dump, uint64_t now)
 {
-  bool unknown = false;
-  const KnobInfo *k = have_dump ? measured (g, sl, &unknown) : NULL;
-  if (unknown)
-    return;
+  const KnobInfo *k = have_dump ? knob_dump_find (&g->dump, sl->inode) : NULL;
   if (have_dump && (k == NULL || k->state != 1 /* TCP_ESTABLISHED */)) {
     if (++g->gone[i] >= GONE_DUMPS) {
       bwss_controller_remove_flow (g->ctl, flow_id (i, sl->gen), now);
       g->ctl_gen[i] = 0;
+      g->want_stale = true;
       segment_free_slot (s, i);
     }
     return;
@@ -261,8 +261,8 @@ observe_slots (Seg *g, Segment *s, bool have_dump, uint64_t now)
   while (end > 0 && g->ctl_gen[end - 1] == 0)
     end--;
   g->ctl_hwm = end;
-  if (have_dump && g->dump_full)
-    knob_dump_sort (&g->known);
+  if (g->want_stale)
+    build_want (g, s);
 }
 
 /* Writes the controller's decision for each flow into its slot.  s locked. */
@@ -324,7 +324,7 @@ bool
 leader_round (Seg *g, uint64_t now)
 {
   Segment *s = g->s;
-  bool have_dump = measure (g, now);
+  bool have_dump = measure (g);
 
   if (seg_lock (g, LOCK_WAIT_US) != 0)
     return true;                         /* busy: try again at the next period */

@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <linux/inet_diag.h>
 #include <bwss/control.h>
 #include <bwss/domain.h>
 
@@ -26,7 +27,8 @@
                                  * 5: read pacing (flags, read_rate_bps);
                                  * 6: origin, owner_pid (adopted flows),
                                  *    10240 slots, slot_hwm;
-                                 * 7: beat_every_us (the heartbeat's promise) */
+                                 * 7: beat_every_us (the heartbeat's promise),
+                                 *    diag_family, diag_id (exact queries) */
 #define SEG_MAX_FLOWS ((uint32_t) BWSS_DOMAIN_MAX_FLOWS)
 
 enum {
@@ -57,6 +59,8 @@ typedef struct {
   BwssPrefs prefs;
   uint32_t  prefs_serial;    /* bumped by every preference change */
   uint32_t  flags;           /* SLOT_PACED_READS: the owner paces its reads */
+  uint32_t  diag_family;     /* AF_INET or AF_INET6: what sock_diag asks about it by ... */
+  struct inet_diag_sockid diag_id; /* ... its addresses, ports, interface and cookie */
   /* written by the controller */
   uint32_t  controlled;      /* 1: window_bytes is a decision for this slot */
   uint32_t  window_bytes;    /* 0 = kernel default */
