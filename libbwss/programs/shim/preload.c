@@ -45,7 +45,8 @@
  * not a connected TCP socket, FD_NOT_OURS), so they pass straight through;
  * knobs.c's recv()/close() on a sock_diag socket run only in a controller,
  * and the shim never takes that role.  stdio (fopen/fgets of /proc files)
- * does not go through these symbols.  One case is not covered: an fd number
+ * and glibc's eventfd_read/eventfd_write (the domain's wake fd) do not go
+ * through these symbols.  One case is not covered: an fd number
  * the program closed behind the hooks' back (dup2, close_range) keeps a
  * stale state until a hook sees it again; if the segment reuses that number,
  * its close() takes table_lock under the domain's local lock.
