@@ -6,6 +6,7 @@
  * really goes back) and its role taken over, a lock holder killed inside
  * the lock.  Each test uses its own domain name.
  */
+#define BWSS_USE_UNSTABLE_API        /* BwssParams: the control period the dispatch returns */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>

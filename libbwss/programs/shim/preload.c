@@ -218,7 +218,7 @@ preload_fini (void)
 static void
 maybe_apply (void)
 {
-  uint64_t now = bwss_clock_now_us ();
+  uint64_t now = bwss__clock_now_us ();
   uint64_t next = __atomic_load_n (&next_apply_us, __ATOMIC_RELAXED);
   if (now < next || !__atomic_compare_exchange_n (&next_apply_us, &next, UINT64_MAX, false,
                                                   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))

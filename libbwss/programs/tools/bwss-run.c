@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@
 #include <bwss/bwss-glib.h>
 #include <bwss/domain.h>
 #include "tool-domain.h"
+#include "sys.h"
 
 static gchar *opt_priority;
 static gchar *opt_min_rate;
@@ -129,8 +131,8 @@ find_shim (void)
   const char *env = g_getenv ("BWSS_PRELOAD");
   if (env && *env)
     return g_strdup (env);
-  g_autofree char *exe = g_file_read_link ("/proc/self/exe", NULL);
-  if (exe) {
+  char exe[PATH_MAX];
+  if (proc_exe (0, exe, sizeof exe) > 0) {
     g_autofree char *dir = g_path_get_dirname (exe);
     const char *const places[] = { ".", "../shim" };
     for (size_t i = 0; i < G_N_ELEMENTS (places); i++) {
