@@ -12,8 +12,8 @@
  * the same hooks (reads, poll, epoll, select), at the time the domain asks
  * for (bwss_domain_dispatch(): every control period while the process has
  * flows), so a program blocked in poll() still follows.  The shim has no
- * thread: a program that makes no call the hooks see is not woken by it.  close() unregisters and restores
- * the kernel's window.
+ * thread: a program that makes no call the hooks see is not woken by it.
+ * close() unregisters and restores the kernel's window.
  *
  * Never blocked by the domain: registering from inside a read, applying
  * windows and unregistering in close() never wait for the domain's lock (a
