@@ -18,8 +18,9 @@ bwssd=$1 top=$2 secs=${3:-60} runs=${4:-3}
 domain="bwss-wakeups-$$"
 export BWSS_DOMAIN=$domain
 tmp=$(mktemp -d)
+rundir=$("$top" --paths | awk '$1 == "runtime-dir" { print $2 }')
 pids=
-trap 'kill $pids 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'kill $pids 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; rm -f "$rundir/$domain" "$rundir/$domain".*' EXIT
 
 # voluntary context switches of the main thread, and of every thread
 switches () {
