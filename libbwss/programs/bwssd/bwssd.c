@@ -70,6 +70,7 @@ typedef struct {
   int           status;        /* the exit status */
   AdoptWatchdog watchdog;
   Adopter      *adopter;
+  GSource      *scan;          /* at the time the last scan set (on_scan) */
   char         *user_rules;    /* the file watched: --rules, or the user's */
   GFileMonitor *monitor;
   gboolean      loading;       /* a reload runs in a worker thread */
@@ -166,12 +167,37 @@ on_term (gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
+/* A scan, and when the next is due: ADOPT_SCAN_MS while the domain has
+ * flows; with none, the next whole second of the monotonic clock, when the
+ * idle domain's dispatch runs too (bwss_domain_dispatch()): an idle bwssd
+ * wakes once a second for both. */
 static gboolean
 on_scan (gpointer data)
 {
   Daemon *dm = data;
-  adopter_scan (dm->adopter);
+  gboolean busy = adopter_scan (dm->adopter);
+  gint64 now = g_get_monotonic_time ();
+  g_source_set_ready_time (dm->scan, busy ? now + ADOPT_SCAN_MS * 1000
+                                          : now + ADOPT_IDLE_SCAN_US - now % ADOPT_IDLE_SCAN_US);
   return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+scan_source_dispatch (GSource *source, GSourceFunc callback, gpointer data)
+{
+  return callback (data);
+}
+
+/* The scan's source: runs at the ready time on_scan() sets, first at once. */
+static GSource *
+scan_source_new (Daemon *dm)
+{
+  static GSourceFuncs funcs = { NULL, NULL, scan_source_dispatch, NULL, NULL, NULL };
+  GSource *source = g_source_new (&funcs, sizeof (GSource));
+  g_source_set_name (source, "bwssd-scan");
+  g_source_set_callback (source, on_scan, dm, NULL);
+  g_source_set_ready_time (source, 0);
+  return source;
 }
 
 static void
@@ -395,15 +421,19 @@ run (BwssDomain *domain, AdoptLedger *ledger, AdoptRules *rules)
   g_autofree char *status = tool_domain_bwssd_status (opt_domain);
   dm.adopter = adopter_new (domain, &dm.watchdog, ledger, rules, status, capability);
   guint dispatch = bwss_domain_attach (domain, NULL);
-  guint scan = can ? g_timeout_add (ADOPT_SCAN_MS, on_scan, &dm) : 0;
-  if (can)
-    on_scan (&dm);
+  if (can) {
+    dm.scan = scan_source_new (&dm);
+    on_scan (&dm);                     /* the first scan before anything else */
+    g_source_attach (dm.scan, NULL);
+  }
   watch_inputs (&dm);
 
   g_main_loop_run (dm.loop);
 
-  if (scan)
-    g_source_remove (scan);
+  if (dm.scan) {
+    g_source_destroy (dm.scan);
+    g_source_unref (dm.scan);
+  }
   g_source_remove (dispatch);
   g_clear_object (&dm.monitor);
   adopter_free (dm.adopter);           /* every adopted flow back to the kernel */
