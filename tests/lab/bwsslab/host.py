@@ -33,4 +33,4 @@ class Span:
                 "started_unix": round(self.start, 3),
                 "ended_unix": round(time.time(), 3),
                 "steal_pct": round(100.0 * d_steal / d_total, 2) if d_total > 0 else None,
-                "loadavg_1min": os.getloadavg()[0]}
+                "loadavg_1min": round(os.getloadavg()[0], 2)}
