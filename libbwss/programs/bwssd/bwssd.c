@@ -42,6 +42,7 @@
 #include "adopt-rules.h"
 #include "adopt-watchdog.h"
 #include "adopter.h"
+#include "sd-notify.h"
 #include "tool-domain.h"
 
 static gboolean opt_foreground;
@@ -399,8 +400,13 @@ run (BwssDomain *domain, AdoptLedger *ledger, AdoptRules *rules)
   if (can)
     on_scan (&dm);
   watch_inputs (&dm);
+  int nerr = bwssd_notify ("READY=1");  /* the unit is Type=notify: started now */
+  if (nerr < 0)
+    g_printerr ("bwssd: cannot tell systemd it is ready ($NOTIFY_SOCKET): %s\n", g_strerror (-nerr));
 
   g_main_loop_run (dm.loop);
+
+  bwssd_notify ("STOPPING=1");
 
   if (scan)
     g_source_remove (scan);
