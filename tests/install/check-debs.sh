@@ -217,6 +217,13 @@ install_in() {   # install_in RELEASE DEBS_DIR LOGS_DIR
      [ "$before" = enabled ] && [ "$masked" = masked ] && [ "$global" = enabled ] || good=1
      userdel --remove viewer >/dev/null 2>&1 || true
      exit $good'
+  # the README's own install lines, as written but for "sudo " (root here)
+  # and "../" (the packages are in /debs): the package names and the
+  # architecture come out right, and the systemctl line says "enabled"
+  local readme
+  readme=$(readme_install_lines "$src/README.md")
+  check "README.md's install lines run as written (sudo dropped, ../ is /debs/): $(echo "$readme" | grep -c .) lines" \
+    "$readme"
   check "bwss-run puts the installed shim in LD_PRELOAD and runs the command" \
     'out=$(bwss-run -- sh -c "echo \$LD_PRELOAD"); echo "$out"; case "$out" in /usr/lib/*/bwss/libbwss-preload.so*) ;; *) exit 1 ;; esac'
   check "/etc/bwss/rules.conf is a conffile of bwssd" \
@@ -249,6 +256,16 @@ install_in() {   # install_in RELEASE DEBS_DIR LOGS_DIR
     [ $left = 1 ] || echo "$(grep -vc "^/\.$" /tmp/ours) paths listed before, none left"
     exit $left'
   timed "$release: remove and purge" "$t0"
+}
+
+# The package and systemctl lines of README.md's first ```sh block after
+# "## Install" (continuations joined): "arch=...", "sudo apt install ../...",
+# "systemctl ...", rewritten for the chroot: no sudo, ../ is /debs/; the
+# dpkg-buildpackage line is what build_in runs.
+readme_install_lines() {
+  awk '/^## Install/ { f = 1 } f && /^```sh/ { b = 1; next } b && /^```/ { exit } b' "$1" |
+    sed -e ':a' -e '/\\$/{N;s/\\\n//;ba' -e '}' |
+    grep -E '^(arch=|sudo apt install \.\./|systemctl )' | sed 's/^sudo //; s|\.\./|/debs/|g'
 }
 
 mkdir -p "$out"
