@@ -491,7 +491,7 @@ main (int argc, char **argv)
   if (opt_check) {
     g_autofree char *name = tool_domain_name (opt_domain);
     g_autoptr (JsonObject) st = bad_dir ? NULL : read_bwssd_status ();
-    return top_check (name, st, bad_dir);
+    return top_check (name, opt_domain != NULL, st, bad_dir);
   }
   if (bad_dir) {
     fprintf (stderr, "bwss-top: %s\n", bad_dir);

@@ -54,7 +54,7 @@ unit_state (void)
 
 /* bwssd: running for this domain, or the command that starts it. */
 static Part
-check_bwssd (const char *domain, JsonObject *st, const char *runtime_problem)
+check_bwssd (const char *domain, gboolean named, JsonObject *st, const char *runtime_problem)
 {
   if (runtime_problem) {
     row ("bwssd", FALSE, runtime_problem);
@@ -73,7 +73,7 @@ check_bwssd (const char *domain, JsonObject *st, const char *runtime_problem)
   if (state == NULL) {
     what = g_strdup_printf ("not running for domain %s (no systemd user session, or no unit installed)",
                             domain);
-    fix = g_strdup ("bwssd");
+    fix = named ? g_strdup_printf ("bwssd --domain %s", domain) : g_strdup ("bwssd");
   } else if (g_str_equal (state, "masked")) {
     what = g_strdup ("not running: its user unit is masked (you opted out)");
     fix = g_strdup ("systemctl --user unmask bwssd && systemctl --user start bwssd");
@@ -215,7 +215,7 @@ check_plugin (void)
 }
 
 int
-top_check (const char *domain, JsonObject *bwssd, const char *runtime_problem)
+top_check (const char *domain, gboolean named, JsonObject *bwssd, const char *runtime_problem)
 {
   /* the parts first (each prints its row), the verdict on the first line:
    * gather the rows, then print */
@@ -224,7 +224,7 @@ top_check (const char *domain, JsonObject *bwssd, const char *runtime_problem)
   rows_to = open_memstream (&buf, &len);
   if (rows_to == NULL)
     rows_to = stdout;                  /* no memory: rows before the verdict */
-  Part parts[3] = { check_bwssd (domain, bwssd, runtime_problem), check_adoption (bwssd), check_plugin () };
+  Part parts[3] = { check_bwssd (domain, named, bwssd, runtime_problem), check_adoption (bwssd), check_plugin () };
   if (rows_to != stdout)
     fclose (rows_to);
   const Part *failed = NULL;

@@ -26,10 +26,11 @@
 /* Exit status of `bwss-top --check` when protection is off. */
 #define TOP_CHECK_OFF 1
 
-/* Prints the check for domain @domain (the name in force), @bwssd the
+/* Prints the check for domain @domain (the name in force; @named: given
+ * with --domain, which the fix then names too), @bwssd the
  * status of a live bwssd of it (NULL if none runs; bwss-top reads it),
  * @runtime_problem why the runtime directory is refused (NULL if it is
  * usable).  Returns 0 if protection is on, TOP_CHECK_OFF if not. */
-int top_check (const char *domain, JsonObject *bwssd, const char *runtime_problem);
+int top_check (const char *domain, gboolean named, JsonObject *bwssd, const char *runtime_problem);
 
 #endif
