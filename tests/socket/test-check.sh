@@ -68,7 +68,7 @@ check "SIGTERM: bwssd exits 0 after STOPPING=1; --check -> 1 again" \
 
 # a $NOTIFY_SOCKET that is not systemd's (relative) changes nothing but a
 # message: bwssd runs
-NOTIFY_SOCKET=relative/path timeout -s TERM 2 "$bwssd" --foreground 2>"$tmp/bad.log"; rc=$?
+NOTIFY_SOCKET=relative/path timeout --preserve-status -s TERM 2 "$bwssd" --foreground 2>"$tmp/bad.log"; rc=$?
 check "a bad \$NOTIFY_SOCKET: one message, bwssd runs until SIGTERM (exit 0)" \
   '[ $rc -eq 0 ] && [ "$(grep -c "cannot tell systemd" "$tmp/bad.log")" = 1 ]'
 
