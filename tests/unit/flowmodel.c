@@ -95,6 +95,11 @@ lose (ModelFlow *f, double now)
     f->cwnd_bytes = MIN_CWND_SEGMENTS * MODEL_MSS;
   f->ssthresh_bytes = f->cwnd_bytes;
   f->losses++;
+  /* the segments in flight behind the hole arrive out of order */
+  double flight = f->cwnd_bytes * 2.0;
+  if (f->window_bytes && f->window_bytes < flight)
+    flight = f->window_bytes;
+  f->ooopack += flight > MODEL_MSS ? (uint32_t) (flight / MODEL_MSS) : 1;
 }
 
 /* Grows @f's cwnd for @acked_bytes acknowledged (slow start or +1 MSS per
@@ -113,9 +118,10 @@ grow (ModelFlow *f, double acked_bytes, bool cwnd_limited)
 }
 
 /* The receiver's RTT estimate: one ms-granular sample per two segments,
- * rtt8 += sample − rtt8/8 (tcp_rcv_rtt_update). */
+ * rtt8 += sample − rtt8/8 (tcp_rcv_rtt_update); with @latch (Linux >=
+ * 6.16) a sample below the estimate replaces it. */
 static void
-sample_rtt (ModelFlow *f, double received_bits)
+sample_rtt (ModelFlow *f, double received_bits, bool latch)
 {
   f->seg_credit += received_bits / (8.0 * MODEL_MSS) / 2.0;
   double sample_us = floor (f->rtt_s * 1e3) * 1e3;
@@ -123,7 +129,7 @@ sample_rtt (ModelFlow *f, double received_bits)
     sample_us = 1000.0;
   while (f->seg_credit >= 1.0) {
     f->seg_credit -= 1.0;
-    if (f->rcv_rtt8_us == 0)
+    if (f->rcv_rtt8_us == 0 || (latch && 8.0 * sample_us < f->rcv_rtt8_us))
       f->rcv_rtt8_us = 8.0 * sample_us;
     else
       f->rcv_rtt8_us += sample_us - f->rcv_rtt8_us / 8.0;
@@ -131,19 +137,19 @@ sample_rtt (ModelFlow *f, double received_bits)
   f->rcv_rtt_us = (uint32_t) (f->rcv_rtt8_us / 8.0);
 }
 
-void
-model_step (Model *m)
+/* Senders: what leaves each flow now (its window over its RTT, with the
+ * queue its packets see), and what reaches the bottleneck now (what it sent
+ * b_i/2 ago) in @arriving; returns the total, cross traffic included. */
+static double
+send (Model *m, bool *cwnd_limited, double *arriving)
 {
-  double dt = m->dt_s, c = m->capacity_bps;
-  double q = model_queued_bits (m) / c;
+  double dt = m->dt_s, total_in = m->cross_bps * dt;
+  double q = model_queued_bits (m) / m->capacity_bps;
   size_t slot = m->step % MODEL_PIPE_STEPS;
-  bool cwnd_limited[MODEL_MAX_FLOWS];
-  double arriving[MODEL_MAX_FLOWS], total_in = m->cross_bps * dt;
-
-  /* 1. senders: what leaves them now, what reaches the bottleneck now */
   for (size_t i = 0; i < m->n; i++) {
     ModelFlow *f = &m->f[i];
-    f->send_bps = f->active ? sending_rate (m, f, q, &cwnd_limited[i]) : 0.0;
+    double qi = m->fq ? f->queue_s : q;
+    f->send_bps = f->active ? sending_rate (m, f, qi, &cwnd_limited[i]) : 0.0;
     f->pipe[slot] = f->send_bps;
     size_t lag = (size_t) llround (f->base_rtt_s / 2.0 / dt);
     if (lag >= MODEL_PIPE_STEPS)
@@ -151,6 +157,193 @@ model_step (Model *m)
     double in = m->step >= lag ? f->pipe[(m->step - lag) % MODEL_PIPE_STEPS] : 0.0;
     arriving[i] = in * dt;
     total_in += arriving[i];
+  }
+  return total_in;
+}
+
+/* Flow @f received @out bits this step: its bytes, RTT samples, cwnd. */
+static void
+receive (Model *m, ModelFlow *f, double out, bool cwnd_limited)
+{
+  f->rate_bps = out / m->dt_s;
+  f->bits_frac += out;
+  uint64_t whole = (uint64_t) (f->bits_frac / 8.0);
+  f->bytes += whole;
+  f->bits_frac -= 8.0 * (double) whole;
+  f->rtt_s = f->base_rtt_s + f->queue_s
+      + (path_binds (f, f->send_bps) ? f->path_delay_s : 0.0);
+  sample_rtt (f, out, m->rcv_rtt_latch);
+  if (f->active)
+    grow (f, out / 8.0, cwnd_limited);
+}
+
+/* ---- fq_codel ---- */
+
+/* Returns true if CoDel drops a packet of a queue whose sojourn time is
+ * @sojourn_s and which holds @bits now (RFC 8289's dequeue, per step). */
+static bool
+codel_drops (const Model *m, ModelCodel *cd, double sojourn_s, double bits)
+{
+  double now = m->now_s, interval = m->aqm_interval_s;
+  bool ok = false;
+  if (sojourn_s < m->aqm_target_s || bits <= 8.0 * MODEL_MSS) {
+    cd->first_above_s = 0.0;
+  } else if (cd->first_above_s == 0.0) {
+    cd->first_above_s = now + interval;
+  } else if (now >= cd->first_above_s) {
+    ok = true;
+  }
+  if (cd->dropping) {
+    if (!ok) {
+      cd->dropping = false;
+      return false;
+    }
+    if (now < cd->drop_next_s)
+      return false;
+    cd->count++;
+    cd->drop_next_s += interval / sqrt ((double) cd->count);
+    return true;
+  }
+  if (!ok)
+    return false;
+  /* re-enter near the last drop rate if it ended recently */
+  cd->count = cd->count > 2 && now - cd->drop_next_s < 16.0 * interval ? cd->count - 2 : 1;
+  cd->dropping = true;
+  cd->drop_next_s = now + interval / sqrt ((double) cd->count);
+  return true;
+}
+
+/* Splits @serve bits among @k queues holding @want[i] bits, max-min (a
+ * fluid DRR): @got[i]. */
+static void
+share_max_min (const double *want, size_t k, double serve, double *got)
+{
+  bool done[MODEL_MAX_FLOWS + 1] = { false };
+  size_t left = 0;
+  for (size_t i = 0; i < k; i++) {
+    got[i] = 0.0;
+    done[i] = want[i] <= 0.0;
+    if (!done[i])
+      left++;
+  }
+  while (left > 0 && serve > 1e-9) {
+    double each = serve / (double) left;
+    bool any = false;
+    for (size_t i = 0; i < k; i++)
+      if (!done[i] && want[i] - got[i] <= each) {
+        serve -= want[i] - got[i];
+        got[i] = want[i];
+        done[i] = true;
+        left--;
+        any = true;
+      }
+    if (!any) {
+      for (size_t i = 0; i < k; i++)
+        if (!done[i])
+          got[i] += each;
+      serve = 0.0;
+    }
+  }
+}
+
+/* Drops @bits of queue @i (the cross traffic's if @i == m->n). */
+static void
+drop_from (Model *m, size_t i, double bits)
+{
+  if (i == m->n) {
+    m->cross_queued_bits -= bits;
+    return;
+  }
+  m->f[i].queued_bits -= bits;
+  lose (&m->f[i], m->now_s);
+}
+
+/* fq_codel's overflow: beyond the limit, the fattest queue drops. */
+static void
+fq_overflow (Model *m)
+{
+  double limit = m->max_queue_s * m->capacity_bps + m->capacity_bps * m->dt_s;
+  double excess = model_queued_bits (m) - limit;
+  while (excess > 1e-9) {
+    size_t fat = m->n;
+    double most = m->cross_queued_bits;
+    for (size_t i = 0; i < m->n; i++)
+      if (m->f[i].queued_bits > most) {
+        most = m->f[i].queued_bits;
+        fat = i;
+      }
+    double d = excess < most ? excess : most;
+    if (d <= 0.0)
+      break;
+    drop_from (m, fat, d);
+    excess -= d;
+  }
+}
+
+/* One step of the fq_codel bottleneck. */
+static void
+step_fq (Model *m, const bool *cwnd_limited, const double *arriving)
+{
+  double dt = m->dt_s, c = m->capacity_bps;
+  size_t k = m->n + 1;                     /* the flows' queues, then the cross traffic's */
+  m->cross_queued_bits += m->cross_bps * dt;
+  for (size_t i = 0; i < m->n; i++)
+    m->f[i].queued_bits += arriving[i];
+  m->dropped_bits = 0.0;
+  fq_overflow (m);
+
+  double want[MODEL_MAX_FLOWS + 1], got[MODEL_MAX_FLOWS + 1];
+  size_t busy = 0;
+  for (size_t i = 0; i < k; i++) {
+    want[i] = i < m->n ? m->f[i].queued_bits : m->cross_queued_bits;
+    if (want[i] > 0.0)
+      busy++;
+  }
+  /* CoDel per queue: the sojourn at the rate the queue is served now */
+  if (m->aqm_target_s > 0) {
+    share_max_min (want, k, c * dt, got);
+    for (size_t i = 0; i < k; i++) {
+      double rate = got[i] > 0.0 ? got[i] / dt : c / (double) (busy ? busy : 1);
+      ModelCodel *cd = i < m->n ? &m->f[i].codel : &m->cross_codel;
+      if (want[i] > 0.0 && codel_drops (m, cd, want[i] / rate, want[i])) {
+        double d = want[i] < 8.0 * MODEL_MSS ? want[i] : 8.0 * MODEL_MSS;
+        drop_from (m, i, d);
+        want[i] -= d;
+        m->dropped_bits += d;
+      }
+    }
+  }
+  share_max_min (want, k, c * dt, got);
+  m->cross_queued_bits -= got[m->n];
+  m->cross_rate_bps = got[m->n] / dt;
+  for (size_t i = 0; i < m->n; i++) {
+    ModelFlow *f = &m->f[i];
+    f->queued_bits -= got[i];
+    if (f->queued_bits < 1e-9)
+      f->queued_bits = 0.0;
+    /* its sojourn: what is left of its queue at the rate it is served */
+    double rate = got[i] > 0.0 ? got[i] / dt : c / (double) (busy ? busy : 1);
+    f->queue_s = f->queued_bits / rate;
+    receive (m, f, got[i], cwnd_limited[i]);
+  }
+  m->queue_s = model_queued_bits (m) / c;
+}
+
+void
+model_step (Model *m)
+{
+  double dt = m->dt_s, c = m->capacity_bps;
+  double q = model_queued_bits (m) / c;
+  bool cwnd_limited[MODEL_MAX_FLOWS];
+  double arriving[MODEL_MAX_FLOWS];
+
+  /* 1. senders: what leaves them now, what reaches the bottleneck now */
+  double total_in = send (m, cwnd_limited, arriving);
+  if (m->fq) {
+    step_fq (m, cwnd_limited, arriving);
+    m->step++;
+    m->now_s += dt;
+    return;
   }
 
   /* 2. the buffer: drop-tail beyond max_queue_s */
@@ -197,16 +390,8 @@ model_step (Model *m)
     ModelFlow *f = &m->f[i];
     double out = f->queued_bits * frac;
     f->queued_bits -= out;
-    f->rate_bps = out / dt;
-    f->bits_frac += out;
-    uint64_t whole = (uint64_t) (f->bits_frac / 8.0);
-    f->bytes += whole;
-    f->bits_frac -= 8.0 * (double) whole;
-    f->rtt_s = f->base_rtt_s + m->queue_s
-        + (path_binds (f, f->send_bps) ? f->path_delay_s : 0.0);
-    sample_rtt (f, out);
-    if (f->active)
-      grow (f, out / 8.0, cwnd_limited[i]);
+    f->queue_s = m->queue_s;
+    receive (m, f, out, cwnd_limited[i]);
   }
   m->step++;
   m->now_s += dt;

@@ -17,6 +17,19 @@
  * an empty buffer passes arrivals through while they fit.  The queueing
  * delay is q = bits queued / C.
  *
+ * Or, with fq set, the bottleneck of fq_codel (sch_fq_codel.c): one queue
+ * per flow and one for the cross traffic, served by deficit round robin —
+ * fluid: C·dt split equally among the queues that hold bits, a queue that
+ * holds less than its share leaving the rest to the others (max-min) — and
+ * CoDel on each queue (target aqm_target_s, interval aqm_interval_s; none
+ * if aqm_target_s is 0): once a queue's sojourn time (its bits over the
+ * rate it is served at) has stayed above the target for an interval, it
+ * drops a packet of that queue, the next interval/√count later while it
+ * stays above (the control law of RFC 8289).  Beyond max_queue_s·C bits in
+ * all, the fattest queue drops (fq_codel's overflow).  Each flow sees its
+ * own queue's delay: a flow under its fair share has an empty queue while
+ * the others' stand.
+ *
  * Flow i:
  *   - base RTT b_i; its data spends b_i/2 between the server and the
  *     bottleneck, so what it sends at t arrives there at t + b_i/2;
@@ -40,11 +53,15 @@
  *   window-limited sender.
  *
  * What the receiver sees of flow i: its received bytes, rcv_rtt — the
- * kernel's receiver RTT (tcpi_rcv_rtt): an EWMA with gain 1/8 of samples
- * RTT_i taken in whole milliseconds (TCP timestamps), one per two received
- * segments (one per delayed ACK), 0 until its first sample — and min_rtt,
- * the RTT of its handshake (tcpi_min_rtt of a socket that only sent its
- * request): b_i plus the queue when the flow was added.
+ * kernel's receiver RTT (tcpi_rcv_rtt) from samples RTT_i taken in whole
+ * milliseconds (TCP timestamps), one per two received segments (one per
+ * delayed ACK), 0 until its first sample: before Linux 6.16 an EWMA with
+ * gain 1/8 (tcp_rcv_rtt_update); from 6.16 (rcv_rtt_latch) a sample below
+ * the estimate replaces it at once and a higher one moves it by 1/8, so it
+ * reads the troughs of an AQM's sawtooth — min_rtt, the RTT of its
+ * handshake (tcpi_min_rtt of a socket that only sent its request): b_i plus
+ * the queue when the flow was added — and ooopack (tcpi_rcv_ooopack): the
+ * segments received after a hole, a window's worth per loss.
  */
 #ifndef FLOWMODEL_H
 #define FLOWMODEL_H
@@ -57,6 +74,14 @@
 #define MODEL_MSS       1448
 /* history of sending rates, one entry per step: b_i/2 must fit */
 #define MODEL_PIPE_STEPS 2048
+
+/* CoDel's state for one queue (RFC 8289). */
+typedef struct {
+  double   first_above_s;   /* sojourn above target since + interval; 0 = below */
+  double   drop_next_s;
+  uint32_t count;
+  bool     dropping;
+} ModelCodel;
 
 typedef struct {
   bool     active;
@@ -85,6 +110,9 @@ typedef struct {
   uint64_t bytes;           /* received so far */
   double   bits_frac;       /* sub-byte remainder of bytes */
   uint32_t losses;
+  uint32_t ooopack;         /* segments received after a hole (tcpi_rcv_ooopack) */
+  double   queue_s;         /* the queueing delay its packets see now */
+  ModelCodel codel;         /* fq: its queue's CoDel */
 } ModelFlow;
 
 typedef struct {
@@ -94,6 +122,8 @@ typedef struct {
   double    aqm_target_s;   /* 0 = drop-tail only */
   double    aqm_interval_s;
   double    sub_mss_yield;  /* what a window below one MSS moves per RTT, of itself */
+  bool      fq;             /* fq_codel: a queue per flow, DRR, CoDel per queue */
+  bool      rcv_rtt_latch;  /* the receiver RTT of Linux >= 6.16: lower samples at once */
   size_t    n;
   ModelFlow f[MODEL_MAX_FLOWS];
   /* state */
@@ -102,6 +132,7 @@ typedef struct {
   size_t    step;
   double    cross_queued_bits;
   double    above_since_s;  /* AQM: queue above its target since; < 0 if not */
+  ModelCodel cross_codel;   /* fq: the cross traffic's queue's CoDel */
   /* outputs */
   double    queue_s;        /* queueing delay at the bottleneck now */
   double    cross_rate_bps; /* cross traffic delivered over the last step */

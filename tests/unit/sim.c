@@ -58,7 +58,8 @@ tick (Sim *s)
     BwssSample smp = { .now_us = s->now_us, .bytes_received = f->bytes,
                        .rtt_us = f->rcv_rtt_us, .min_rtt_us = f->min_rtt_us, .mss = MODEL_MSS,
                        .can_pace = s->pacable[i],
-                       .unread_bytes = f->read_bound ? 2 * MODEL_MSS : 0 };
+                       .unread_bytes = f->read_bound ? 2 * MODEL_MSS : 0,
+                       .rcv_ooopack = f->ooopack };
     g_assert_cmpint (bwss_controller_observe (s->c, i, &smp), ==, 0);
   }
   bwss_controller_tick (s->c, s->now_us);
@@ -81,10 +82,14 @@ sim_run (Sim *s, unsigned seconds)
     uint64_t start[MODEL_MAX_FLOWS];
     for (size_t i = 0; i < s->m.n; i++)
       start[i] = s->m.f[i].bytes;
-    double qsum = 0.0, cross = 0.0;
+    double qsum = 0.0, cross = 0.0, fqsum[MODEL_MAX_FLOWS] = { 0.0 };
     for (unsigned ms = 0; ms < 1000; ms++) {
+      if (s->capacity_at)
+        s->m.capacity_bps = s->capacity_at (s, s->m.now_s);
       model_step (&s->m);
       qsum += s->m.queue_s;
+      for (size_t i = 0; i < s->m.n; i++)
+        fqsum[i] += s->m.f[i].queue_s;
       cross += s->m.cross_rate_bps;
       s->now_us += MS;
       if (s->now_us % TICK == 0)
@@ -95,6 +100,7 @@ sim_run (Sim *s, unsigned seconds)
     for (size_t i = 0; i < s->m.n; i++) {
       BwssFlowState st = { 0 };
       s->rate[sec][i] = (double) (s->m.f[i].bytes - start[i]) * 8.0;
+      s->flow_queue_ms[sec][i] = fqsum[i];
       if (s->controlled[i])
         bwss_controller_flow_state (s->c, i, &st);
       s->target[sec][i] = st.target_bps;
@@ -144,6 +150,17 @@ sim_median_queue_ms (const Sim *s, unsigned from, unsigned to)
   unsigned n = 0;
   for (unsigned t = from; t < to; t++)
     v[n++] = s->queue_ms[t];
+  qsort (v, n, sizeof v[0], cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double
+sim_median_flow_queue_ms (const Sim *s, size_t i, unsigned from, unsigned to)
+{
+  double v[SIM_MAX_SECONDS];
+  unsigned n = 0;
+  for (unsigned t = from; t < to; t++)
+    v[n++] = s->flow_queue_ms[t][i];
   qsort (v, n, sizeof v[0], cmp_double);
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }

@@ -31,10 +31,13 @@ struct Sim {
   uint32_t        window[SIM_MAX_SECONDS][MODEL_MAX_FLOWS];  /* segments */
   double          pace[SIM_MAX_SECONDS][MODEL_MAX_FLOWS];    /* read rate, bit/s; 0 = free */
   double          queue_ms[SIM_MAX_SECONDS];                 /* mean queueing delay */
+  double          flow_queue_ms[SIM_MAX_SECONDS][MODEL_MAX_FLOWS]; /* ... each flow's own */
   double          cross[SIM_MAX_SECONDS];                    /* cross traffic delivered */
   BwssControllerStats stats[SIM_MAX_SECONDS];
   unsigned        seconds;
   SimEvent        event;
+  /* if set, the link's rate at @t_s, every model step (a moving rate) */
+  double        (*capacity_at) (const Sim *s, double t_s);
 };
 
 /* A link of @capacity with a 150-ms drop-tail buffer (tbf latency 150ms),
@@ -57,6 +60,9 @@ double sim_mean (const Sim *s, size_t i, unsigned from, unsigned to);
 double sim_mean_aggregate (const Sim *s, unsigned from, unsigned to);
 /* Median of the per-second mean queueing delay over [from, to), ms. */
 double sim_median_queue_ms (const Sim *s, unsigned from, unsigned to);
+/* Median of flow @i's per-second mean queueing delay (under FQ its own
+ * queue's) over [from, to), ms. */
+double sim_median_flow_queue_ms (const Sim *s, size_t i, unsigned from, unsigned to);
 /* Seconds of [from, to) in which flow @i got less than @rate. */
 unsigned sim_seconds_below (const Sim *s, size_t i, double rate, unsigned from, unsigned to);
 /* Logs the trace every @every seconds (g_test_message: --verbose). */

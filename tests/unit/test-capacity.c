@@ -36,17 +36,17 @@ test_queue_is_smallest_excess (void)
   BwssCapacityFlow f[3] = { flow (1e6, 1e6, 52000, 40000), flow (1e6, 1e6, 95000, 60000),
                             flow (1e6, 1e6, 250000, 40000) };
   /* 12 ms, 35 ms, 210 ms (a queue on its own path): the link holds 12 */
-  g_assert_cmpfloat (bwss_capacity_queue (f, 3), ==, 12000.0);
+  g_assert_cmpfloat (bwss__capacity_queue (f, 3), ==, 12000.0);
   /* a flow that received nothing lately does not count */
   f[0].fresh = false;
-  g_assert_cmpfloat (bwss_capacity_queue (f, 3), ==, 35000.0);
+  g_assert_cmpfloat (bwss__capacity_queue (f, 3), ==, 35000.0);
   /* nor one without a base or an RTT */
   f[1].base_rtt_us = 0;
   f[2].rtt_us = 0;
-  g_assert_cmpfloat (bwss_capacity_queue (f, 3), <, 0.0);
+  g_assert_cmpfloat (bwss__capacity_queue (f, 3), <, 0.0);
   /* RTT below base (a sample racing the base's update) reads as empty */
   BwssCapacityFlow g = flow (1e6, 1e6, 39000, 40000);
-  g_assert_cmpfloat (bwss_capacity_queue (&g, 1), ==, 0.0);
+  g_assert_cmpfloat (bwss__capacity_queue (&g, 1), ==, 0.0);
 }
 
 /* C2: q_t = max(q_min, k·p/C), at most q_max. */
@@ -56,19 +56,19 @@ test_queue_target (void)
   BwssCapacityFlow f[2] = { flow (2.67e6, 2.67e6, 50000, 40000),
                             flow (5.33e6, 5.33e6, 50000, 40000) };
   /* 8 Mbit/s: two packets are 2.9 ms: q_min */
-  g_assert_cmpfloat (bwss_capacity_queue_target (&p, f, 2, 8e6), ==, 10000.0);
+  g_assert_cmpfloat (bwss__capacity_queue_target (&p, f, 2, 8e6), ==, 10000.0);
   /* 960 kbit/s: two packets, 2·11584/960000 = 24.13 ms */
-  g_assert_cmpfloat_with_epsilon (bwss_capacity_queue_target (&p, f, 2, 960e3),
+  g_assert_cmpfloat_with_epsilon (bwss__capacity_queue_target (&p, f, 2, 960e3),
                                   2 * 11584 / 960e3 * 1e6, 1.0);
   /* the flows' MSS counts: 1000-byte segments */
   f[0].mss = f[1].mss = 1000;
-  g_assert_cmpfloat_with_epsilon (bwss_capacity_queue_target (&p, f, 2, 960e3),
+  g_assert_cmpfloat_with_epsilon (bwss__capacity_queue_target (&p, f, 2, 960e3),
                                   2 * 8000 / 960e3 * 1e6, 1.0);
   /* a bound for a very slow link */
-  g_assert_cmpfloat (bwss_capacity_queue_target (&p, f, 2, 50e3), ==,
+  g_assert_cmpfloat (bwss__capacity_queue_target (&p, f, 2, 50e3), ==,
                      (double) p.queue_target_max_us);
   /* no link measured yet: q_min */
-  g_assert_cmpfloat (bwss_capacity_queue_target (&p, f, 2, 0), ==, 10000.0);
+  g_assert_cmpfloat (bwss__capacity_queue_target (&p, f, 2, 0), ==, 10000.0);
 }
 
 static void
@@ -76,16 +76,16 @@ test_interval (void)
 {
   /* 2 RTTs (base + q_t) of the slowest flow */
   BwssCapacityFlow f[2] = { flow (8e6, 8e6, 50000, 40000), flow (8e6, 8e6, 210000, 200000) };
-  g_assert_cmpuint (bwss_capacity_interval (&p, f, 2, 10000.0), ==, 2 * 210000);
+  g_assert_cmpuint (bwss__capacity_interval (&p, f, 2, 10000.0), ==, 2 * 210000);
   /* 16 segments of the fastest flow when that is longer: 960 kbit/s */
   BwssCapacityFlow g = flow (960e3, 960e3, 40000, 30000);
-  g_assert_cmpuint (bwss_capacity_interval (&p, &g, 1, 10000.0), ==,
+  g_assert_cmpuint (bwss__capacity_interval (&p, &g, 1, 10000.0), ==,
                     (uint64_t) (16 * 11584 / 960e3 * 1e6));
   /* bounds */
   g = flow (100e6, 100e6, 2000, 1000);
-  g_assert_cmpuint (bwss_capacity_interval (&p, &g, 1, 1000.0), ==, p.decision_min_us);
+  g_assert_cmpuint (bwss__capacity_interval (&p, &g, 1, 1000.0), ==, p.decision_min_us);
   g = flow (10e3, 10e3, 2000000, 1000000);
-  g_assert_cmpuint (bwss_capacity_interval (&p, &g, 1, 1000.0), ==, p.decision_max_us);
+  g_assert_cmpuint (bwss__capacity_interval (&p, &g, 1, 1000.0), ==, p.decision_max_us);
 }
 
 /* ---- rules ---- */
@@ -95,18 +95,18 @@ test_interval (void)
 static uint64_t
 to_track (BwssCapacity *c, BwssCapacityFlow *f, size_t n, double u)
 {
-  bwss_capacity_init (c);
-  g_assert_true (bwss_capacity_step (c, &p, 1, u, f, n));
+  bwss__capacity_init (c);
+  g_assert_true (bwss__capacity_step (c, &p, 1, u, f, n));
   g_assert_cmpint (c->phase, ==, BWSS_PHASE_START);
   double minima = 0;
   for (size_t i = 0; i < n; i++)
     minima += f[i].min_rate_bps;
   g_assert_cmpfloat (c->sigma_bps, ==, minima);
-  g_assert_false (bwss_capacity_step (c, &p, p.release_us, u, f, n));   /* not yet */
-  g_assert_true (bwss_capacity_step (c, &p, 1 + p.release_us, u, f, n));
+  g_assert_false (bwss__capacity_step (c, &p, p.release_us, u, f, n));   /* not yet */
+  g_assert_true (bwss__capacity_step (c, &p, 1 + p.release_us, u, f, n));
   g_assert_cmpint (c->phase, ==, BWSS_PHASE_TRACK);
   g_assert_cmpfloat (c->sigma_bps, ==, u);
-  g_assert_cmpstr (bwss_capacity_rule_name (c), ==, "start");
+  g_assert_cmpstr (bwss__capacity_rule_name (c), ==, "start");
   return c->next_decision_us;
 }
 
@@ -119,20 +119,20 @@ test_rule_cut (void)
   uint64_t t = to_track (&c, f, 2, 8e6);
   /* 20 ms of queue (10 over): the drain, σ ← U·(1 − 10/100) ... */
   f[0].rtt_us = f[1].rtt_us = 60000;
-  g_assert_true (bwss_capacity_step (&c, &p, t, 8e6, f, 2));
-  g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "cut");
+  g_assert_true (bwss__capacity_step (&c, &p, t, 8e6, f, 2));
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "cut");
   g_assert_cmpfloat_with_epsilon (c.sigma_bps, 8e6 * 0.9, 1.0);
   /* ... for the horizon (two RTTs of 50 ms, also the decision interval),
    * then the cruise: (1 − α)·U; the queue falls fast enough on its own
    * (20 → 12 ms in one interval, the excess of 2 ms gone within the
    * horizon): no further cut */
-  g_assert_false (bwss_capacity_step (&c, &p, t + 99999, 8e6, f, 2));
+  g_assert_false (bwss__capacity_step (&c, &p, t + 99999, 8e6, f, 2));
   g_assert_cmpfloat_with_epsilon (c.sigma_bps, 8e6 * 0.9, 1.0);
   g_assert_cmpuint (c.next_decision_us, ==, t + 100000);
   t = c.next_decision_us;
   f[0].rtt_us = f[1].rtt_us = 52000;
-  g_assert_true (bwss_capacity_step (&c, &p, t, 7.2e6, f, 2));
-  g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "hold");
+  g_assert_true (bwss__capacity_step (&c, &p, t, 7.2e6, f, 2));
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "hold");
   g_assert_cmpfloat_with_epsilon (c.sigma_bps, 8e6 * (1.0 - p.alpha), 1.0);
   /* 140 ms of cross traffic's queue: a drain of at most max_cut of U, and
    * a cruise at (1 − α)·U over the last half second (decisions at 8, 7.2
@@ -140,7 +140,7 @@ test_rule_cut (void)
   t = c.next_decision_us;
   f[0].rtt_us = f[1].rtt_us = 180000;
   f[0].rate_bps = f[1].rate_bps = 3e6;
-  g_assert_true (bwss_capacity_step (&c, &p, t, 6e6, f, 2));
+  g_assert_true (bwss__capacity_step (&c, &p, t, 6e6, f, 2));
   g_assert_cmpfloat_with_epsilon (c.sigma_bps, 6e6 * (1.0 - p.max_cut), 1.0);
   g_assert_cmpfloat (c.cruise_bps, >, 6e6 * (1.0 - p.alpha));
   g_assert_cmpfloat (c.cruise_bps, <, 8e6 * (1.0 - p.alpha));
@@ -159,13 +159,13 @@ test_rule_cut_keeps_minima (void)
   f[0].rate_bps = 440e3;                      /* cross traffic: 640k left for us */
   f[1].rate_bps = 200e3;
   /* U' = max(440k, 496k) + 200k = 696k; shed 30 % of U = 192k: 504k */
-  g_assert_true (bwss_capacity_step (&c, &p, t, 640e3, f, 2));
+  g_assert_true (bwss__capacity_step (&c, &p, t, 640e3, f, 2));
   g_assert_cmpfloat_with_epsilon (c.sigma_bps, 696e3 - 0.3 * 640e3, 1.0);
   /* less again: 596k − 120k = 476k would cut the video's minimum */
   t = c.next_decision_us;
   f[0].rate_bps = 300e3;
   f[1].rate_bps = 100e3;
-  g_assert_true (bwss_capacity_step (&c, &p, t, 400e3, f, 2));
+  g_assert_true (bwss__capacity_step (&c, &p, t, 400e3, f, 2));
   g_assert_cmpfloat (c.sigma_bps, ==, 496e3);
 }
 
@@ -177,21 +177,21 @@ test_rule_raise (void)
   uint64_t t = to_track (&c, f, 1, 4e6);
   /* an empty queue, the flow uses all its target: σ·(1 + α), C1's step
    * (gain·q_t/(b̄+q_t) = 10 %) bounded by the ramp */
-  g_assert_true (bwss_capacity_step (&c, &p, t, 4e6, f, 1));
-  g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "raise");
+  g_assert_true (bwss__capacity_step (&c, &p, t, 4e6, f, 1));
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "raise");
   g_assert_cmpfloat_with_epsilon (c.sigma_bps, 4e6 * (1.0 + p.alpha), 1.0);
   /* still empty, the flow follows: the ramp doubles, up to C1's step */
   t = c.next_decision_us;
   double before = c.sigma_bps;
   f[0].rate_bps = f[0].target_bps = 4.2e6;
-  g_assert_true (bwss_capacity_step (&c, &p, t, 4.2e6, f, 1));
+  g_assert_true (bwss__capacity_step (&c, &p, t, 4.2e6, f, 1));
   double c1 = p.raise_gain * 10000.0 / 50000.0;
   g_assert_cmpfloat_with_epsilon (c.sigma_bps, before * (1.0 + MIN (2 * p.alpha, c1)), 1.0);
   /* ... never more than max_raise above what the flows use: the flow stays
    * at 4.2 Mbit/s for four decisions */
   for (int i = 0; i < 4; i++) {
     t = c.next_decision_us;
-    bwss_capacity_step (&c, &p, t, 4.2e6, f, 1);
+    bwss__capacity_step (&c, &p, t, 4.2e6, f, 1);
   }
   g_assert_cmpfloat_with_epsilon (c.sigma_bps, 4.2e6 * (1.0 + p.max_raise), 1.0);
   /* a short queue (an AQM's), no window holds the flow (losses do): no
@@ -202,31 +202,31 @@ test_rule_raise (void)
   f[0].window_limited = false;
   f[0].rtt_us = 44000;
   for (uint32_t i = 1; i < p.loss_decisions; i++) {   /* a transient is no verdict */
-    bwss_capacity_step (&c, &p, t, 3e6, f, 1);
-    g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "hold");
+    bwss__capacity_step (&c, &p, t, 3e6, f, 1);
+    g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "hold");
     t = c.next_decision_us;
   }
-  g_assert_true (bwss_capacity_step (&c, &p, t, 3e6, f, 1));
-  g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "loss");
+  g_assert_true (bwss__capacity_step (&c, &p, t, 3e6, f, 1));
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "loss");
   g_assert_cmpfloat_with_epsilon (c.sigma_bps, (1.0 - p.alpha) * 3e6, 1.0);
   /* after it, raises creep by loss_raise at most */
   t = c.next_decision_us;
   f[0] = flow (2.85e6, 2.85e6, 40000, 40000);
   before = c.sigma_bps;
-  g_assert_true (bwss_capacity_step (&c, &p, t, 2.85e6, f, 1));
-  g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "raise");
+  g_assert_true (bwss__capacity_step (&c, &p, t, 2.85e6, f, 1));
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "raise");
   g_assert_cmpfloat_with_epsilon (c.sigma_bps, before * (1.0 + p.loss_raise), 1.0);
   /* a flow its window holds below its target, with the queue at its
    * target: the FCS's business, hold */
   t = c.next_decision_us;
   f[0] = flow (2e6, 3e6, 48000, 40000);
-  g_assert_false (bwss_capacity_step (&c, &p, t, 2e6, f, 1));
-  g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "hold");
+  g_assert_false (bwss__capacity_step (&c, &p, t, 2e6, f, 1));
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "hold");
   /* inside the band: hold */
   t = c.next_decision_us;
   f[0] = flow (3e6, 3e6, 50000, 40000);
-  g_assert_false (bwss_capacity_step (&c, &p, t, 3e6, f, 1));
-  g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "hold");
+  g_assert_false (bwss__capacity_step (&c, &p, t, 3e6, f, 1));
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "hold");
 }
 
 /* The link seen busy: the ramp stops there (plus what the flows something
@@ -243,8 +243,8 @@ test_rule_probe (void)
   f[0].window_limited = false;
   uint64_t t = to_track (&c, f, 2, 8e6);
   /* 20 ms of queue: the link is busy at 8 Mbit/s; a cut */
-  g_assert_true (bwss_capacity_step (&c, &p, t, 8e6, f, 2));
-  g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "cut");
+  g_assert_true (bwss__capacity_step (&c, &p, t, 8e6, f, 2));
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "cut");
   g_assert_cmpfloat (c.busy_link_bps, ==, 8e6);
   /* the queue empty, the bulk flow at its target: the ramp, up to the link
    * seen busy and the video's idle 0.5 Mbit/s */
@@ -252,7 +252,7 @@ test_rule_probe (void)
   for (int i = 0; i < 10 && c.sigma_bps < 8.5e6 - 1.0; i++) {
     t = c.next_decision_us > t ? c.next_decision_us : t + 100000;
     f[1].target_bps = f[1].rate_bps = c.sigma_bps - 1.5e6;
-    bwss_capacity_step (&c, &p, t, 1e6 + f[1].rate_bps, f, 2);
+    bwss__capacity_step (&c, &p, t, 1e6 + f[1].rate_bps, f, 2);
     g_assert_cmpfloat (c.sigma_bps, <=, 8.5e6 + 1.0);
   }
   g_assert_cmpfloat_with_epsilon (c.sigma_bps, 8.5e6, 1.0);
@@ -260,16 +260,16 @@ test_rule_probe (void)
    * stayed empty) */
   t = c.next_decision_us;
   f[1].target_bps = f[1].rate_bps = 7e6;
-  g_assert_true (bwss_capacity_step (&c, &p, t, 8e6, f, 2));
-  g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "raise");
+  g_assert_true (bwss__capacity_step (&c, &p, t, 8e6, f, 2));
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "raise");
   g_assert_cmpfloat (c.sigma_bps, >=, 8.5e6 * (1.0 + p.alpha) - 1.0);
   g_assert_cmpfloat (c.sigma_bps, <=, 8.5e6 * (1.0 + p.max_raise) + 1.0);
   g_assert_cmpfloat_with_epsilon (c.probe_from_bps, 8.5e6, 1.0);
   /* a queue answers: back below where it started, at once */
   t = c.next_decision_us;
   f[0].rtt_us = f[1].rtt_us = 45000;
-  g_assert_true (bwss_capacity_step (&c, &p, t, 8e6, f, 2));
-  g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "probed");
+  g_assert_true (bwss__capacity_step (&c, &p, t, 8e6, f, 2));
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "probed");
   g_assert_cmpfloat_with_epsilon (c.sigma_bps, 8.5e6 * (1.0 - p.alpha), 1.0);
   g_assert_cmpfloat (c.probe_from_bps, ==, 0.0);
   /* back up to the link, then no probe before probe_wait ... */
@@ -277,12 +277,12 @@ test_rule_probe (void)
   uint64_t probed = c.last_probed_us;
   while (c.next_decision_us < probed + p.probe_wait_us) {
     t = c.next_decision_us;
-    bwss_capacity_step (&c, &p, t, 8e6, f, 2);
+    bwss__capacity_step (&c, &p, t, 8e6, f, 2);
     g_assert_cmpfloat (c.sigma_bps, <=, 8.5e6 + 1.0);
   }
   /* ... then the next one */
   t = c.next_decision_us;
-  g_assert_true (bwss_capacity_step (&c, &p, t, 8e6, f, 2));
+  g_assert_true (bwss__capacity_step (&c, &p, t, 8e6, f, 2));
   g_assert_cmpfloat (c.sigma_bps, >, 8.5e6 + 1.0);
   g_assert_cmpfloat_with_epsilon (c.probe_from_bps, 8.5e6, 1.0);
 }
@@ -300,11 +300,11 @@ test_rule_loss_keeps_minima (void)
   f[0].target_bps = 600e3;
   f[0].rtt_us = 80000;                  /* 50 ms of queue: the link is busy */
   for (uint32_t i = 1; i < p.loss_decisions; i++) {
-    bwss_capacity_step (&c, &p, t, 160e3, f, 1);
+    bwss__capacity_step (&c, &p, t, 160e3, f, 1);
     t = c.next_decision_us;
   }
-  g_assert_true (bwss_capacity_step (&c, &p, t, 160e3, f, 1));
-  g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "loss");
+  g_assert_true (bwss__capacity_step (&c, &p, t, 160e3, f, 1));
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "loss");
   g_assert_cmpfloat (c.sigma_bps, ==, 496e3);
 }
 
@@ -321,7 +321,7 @@ test_rule_cuts_stop_at_minima (void)
   double u = 4e6;
   for (int i = 0; i < 10; i++) {
     f[0].rate_bps = f[1].rate_bps = u / 2;
-    bwss_capacity_step (&c, &p, t, u, f, 2);
+    bwss__capacity_step (&c, &p, t, u, f, 2);
     g_assert_cmpfloat (c.sigma_bps, >=, 1.5e6);
     t = c.next_decision_us;
     u *= 0.7;                                  /* the other download takes more */
@@ -338,17 +338,17 @@ test_start_waits_for_u (void)
 {
   BwssCapacity c;
   BwssCapacityFlow f[2] = { flow (-1, 0, 188000, 30000), flow (-1, 0, 189000, 30000) };
-  bwss_capacity_init (&c);
-  g_assert_true (bwss_capacity_step (&c, &p, 1, 0, f, 2));
+  bwss__capacity_init (&c);
+  g_assert_true (bwss__capacity_step (&c, &p, 1, 0, f, 2));
   g_assert_cmpint (c.phase, ==, BWSS_PHASE_START);
-  bwss_capacity_step (&c, &p, 1 + p.release_us, 0, f, 2);
+  bwss__capacity_step (&c, &p, 1 + p.release_us, 0, f, 2);
   g_assert_cmpint (c.phase, ==, BWSS_PHASE_START);          /* no U yet: still the minima */
   g_assert_cmpfloat (c.sigma_bps, ==, 0.0);
   f[0].rate_bps = 425e3;
   f[1].rate_bps = 440e3;
-  g_assert_true (bwss_capacity_step (&c, &p, 1 + 2 * p.release_us, 865e3, f, 2));
+  g_assert_true (bwss__capacity_step (&c, &p, 1 + 2 * p.release_us, 865e3, f, 2));
   g_assert_cmpint (c.phase, ==, BWSS_PHASE_TRACK);
-  g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "start");
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "start");
   g_assert_cmpfloat (c.sigma_bps, ==, 865e3);
 }
 
@@ -362,8 +362,8 @@ test_raise_from_zero (void)
   uint64_t t = to_track (&c, f, 2, 900e3);
   c.sigma_bps = 0.0;
   f[0].target_bps = f[1].target_bps = 0.0;   /* held at their floors, moving 450k each */
-  g_assert_true (bwss_capacity_step (&c, &p, t, 900e3, f, 2));
-  g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "raise");
+  g_assert_true (bwss__capacity_step (&c, &p, t, 900e3, f, 2));
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "raise");
   g_assert_cmpfloat (c.sigma_bps, >, 900e3);
 }
 
@@ -373,9 +373,9 @@ test_idle (void)
   BwssCapacity c;
   BwssCapacityFlow f[1] = { flow (1e6, 1e6, 50000, 40000) };
   uint64_t t = to_track (&c, f, 1, 1e6);
-  g_assert_true (bwss_capacity_step (&c, &p, t, 0, f, 0));
+  g_assert_true (bwss__capacity_step (&c, &p, t, 0, f, 0));
   g_assert_cmpint (c.phase, ==, BWSS_PHASE_IDLE);
-  g_assert_false (bwss_capacity_step (&c, &p, t + S, 0, f, 0));
+  g_assert_false (bwss__capacity_step (&c, &p, t + S, 0, f, 0));
 }
 
 /* ---- traces ---- */
@@ -905,13 +905,14 @@ capacity_40_percent_30_60 (Sim *s, unsigned sec)
  * @aqm_s (0: none); returns the seconds of [5, 90) with the video under
  * 95 % of its minimum and the aggregate over them in *aggregate. */
 static unsigned
-no_standing_queue (SimEvent event, double buffer_s, double aqm_s, double vmin, bool controlled,
-                   double *aggregate, Sim *keep)
+no_standing_queue (SimEvent event, double buffer_s, double aqm_s, bool fq, double vmin,
+                   bool controlled, double *aggregate, Sim *keep)
 {
   Sim s;
   sim_init (&s, 8e6, &delay, event);
   s.m.max_queue_s = buffer_s;
   s.m.aqm_target_s = aqm_s;
+  s.m.fq = fq;
   size_t v = sim_add (&s, 0.030, 10, vmin, 1, controlled);
   s.m.f[v].source_bps = vmin;
   sim_no_pacing (&s, v);
@@ -935,8 +936,9 @@ static unsigned
 video_against_tcp (const char *what, double buffer_s, double aqm_s)
 {
   double tcp, bwss;
-  unsigned plain = no_standing_queue (udp_2m_30_60, buffer_s, aqm_s, 3e6, false, &tcp, NULL);
-  unsigned ours = no_standing_queue (udp_2m_30_60, buffer_s, aqm_s, 3e6, true, &bwss, NULL);
+  unsigned plain = no_standing_queue (udp_2m_30_60, buffer_s, aqm_s, false, 3e6, false, &tcp,
+                                      NULL);
+  unsigned ours = no_standing_queue (udp_2m_30_60, buffer_s, aqm_s, false, 3e6, true, &bwss, NULL);
   g_test_message ("%s: seconds with the video < 95 %% of 3M: tcp %u, bwss %u (of 85); "
                   "aggregate tcp %.0f, bwss %.0f", what, plain, ours, tcp, bwss);
   g_assert_cmpuint (plain, >=, 60);
@@ -960,25 +962,259 @@ test_trace_codel (void)
 /* The link falls to 40 % for 30 s (Wi-Fi, a neighbour's cell), a video of
  * 2 Mbit/s beside three bulk flows: σ follows it down at the first
  * decision that sees the video short, and the flows take the link back
- * within seconds when it returns — behind a short buffer and behind CoDel. */
+ * within seconds when it returns — behind a short buffer, behind CoDel and
+ * behind fq_codel (there by the video's own queue: the others' stay empty). */
 static void
 test_trace_capacity_step (void)
 {
-  const double buffers[] = { 0.012, 0.150 }, aqms[] = { 0.0, 0.005 };
-  for (unsigned i = 0; i < 2; i++) {
+  const double buffers[] = { 0.012, 0.150, 0.150 }, aqms[] = { 0.0, 0.005, 0.005 };
+  const char *const names[] = { "12-ms buffer", "CoDel", "fq_codel" };
+  for (unsigned i = 0; i < 3; i++) {
     Sim s;
     double agg;
-    unsigned below = no_standing_queue (capacity_40_percent_30_60, buffers[i], aqms[i], 2e6, true,
-                                        &agg, &s);
+    unsigned below = no_standing_queue (capacity_40_percent_30_60, buffers[i], aqms[i], i == 2,
+                                        2e6, true, &agg, &s);
     double back = sim_mean_aggregate (&s, 62, 67);
     g_test_message ("%s: seconds with the video < 95 %% of 2M: %u (of 85); sigma at 31 s %.0f; "
-                    "aggregate 62-67 s %.0f", aqms[i] > 0 ? "CoDel" : "12-ms buffer", below,
-                    s.stats[31].sigma_bps, back);
+                    "aggregate 62-67 s %.0f", names[i], below, s.stats[31].sigma_bps, back);
     g_assert_cmpuint (below, <=, 2);        /* 32 and 30 before rule "deficit" */
     g_assert_cmpfloat (s.stats[31].sigma_bps, <=, 1.25 * 0.4 * 8e6);
     g_assert_cmpfloat (back, >=, 0.90 * 8e6);
     sim_free (&s);
   }
+}
+
+/* ---- behind fq_codel, CoDel and a moving rate: the video's own evidence ----
+ *
+ * Under fq_codel every flow has a queue of its own: a video below its fair
+ * share has an empty one while the downloads' stand, and the loop's queue
+ * (the smallest excess) reads the link as idle.  What shows is the video's
+ * own queue — near CoDel's 5 ms while the sender fills it — and its own
+ * losses.  The cells of issue 28, each under both receiver RTTs of Linux
+ * (before 6.16 a plain 1/8 average; from 6.16 lower samples latched). */
+
+typedef struct {
+  const char   *name;
+  double        link_bps;
+  double        buffer_s;      /* drop-tail buffer, or fq_codel's limit */
+  double        aqm_s;         /* CoDel's target; 0 = none */
+  bool          fq;
+  double        video_min;     /* the video's minimum and its source's rate */
+  unsigned      downloads;
+  unsigned      conns;         /* connections per download */
+  const double *rtt_bulk;      /* one per download, s */
+  double        cross_bps;     /* UDP from 30 to 60 s */
+  bool          wifi;          /* the link moves: a new rate every 100-500 ms, ±50 % */
+} Cell;
+
+typedef struct {
+  unsigned at_min;             /* seconds of [5, 90) with the video at >= 95 % of its
+                                * minimum (wifi: 90 %, of the seconds the link carries
+                                * >= 1.1 × the minimum, the second after a fall of
+                                * more than 30 % excluded) */
+  unsigned counted;            /* ... of these many */
+  double   video, downloads;   /* mean rates over [5, 90), bit/s */
+  double   left;               /* what the link leaves the downloads, bit/s */
+  double   share_dev;          /* largest |share − 1/N| / (1/N) among the downloads */
+  double   q_video, q_bulk;    /* median own queue, ms */
+} CellResult;
+
+static const Cell *cell_now;
+static double wifi_rate[SIM_MAX_SECONDS * 10];    /* per 100 ms */
+
+/* The Wi-Fi-like trace of the lab (linktrace.py's "wifi"): a new rate every
+ * 100-500 ms, uniform within ±50 % of the link; a fixed LCG, so every run
+ * sees the same trace. */
+static void
+wifi_fill (double link)
+{
+  uint32_t x = 12345;
+  double rate = link;
+  unsigned next = 0;
+  for (unsigned i = 0; i < G_N_ELEMENTS (wifi_rate); i++) {
+    if (i == next) {
+      x = x * 1103515245u + 12345u;
+      rate = link * (0.5 + (double) (x >> 8) / (double) (1u << 24));
+      x = x * 1103515245u + 12345u;
+      next = i + 1 + (x >> 8) % 5;
+    }
+    wifi_rate[i] = rate;
+  }
+}
+
+static double
+wifi_at (const Sim *s, double t)
+{
+  (void) s;
+  return wifi_rate[(unsigned) (t * 10.0) % G_N_ELEMENTS (wifi_rate)];
+}
+
+static double
+wifi_mean (unsigned sec)
+{
+  double sum = 0.0;
+  for (unsigned k = 0; k < 10; k++)
+    sum += wifi_rate[sec * 10 + k];
+  return sum / 10.0;
+}
+
+static void
+cell_cross (Sim *s, unsigned sec)
+{
+  s->m.cross_bps = (sec >= 30 && sec < 60) ? cell_now->cross_bps : 0;
+}
+
+static CellResult
+run_cell (const Cell *cell, bool controlled, bool latch)
+{
+  Sim s;
+  cell_now = cell;
+  sim_init (&s, cell->link_bps, &delay, cell_cross);
+  s.m.max_queue_s = cell->buffer_s;
+  s.m.aqm_target_s = cell->aqm_s;
+  s.m.fq = cell->fq;
+  s.m.rcv_rtt_latch = latch;
+  if (cell->wifi) {
+    wifi_fill (cell->link_bps);
+    s.capacity_at = wifi_at;
+  }
+  size_t v = sim_add (&s, 0.030, 10, cell->video_min, 1, controlled);
+  s.m.f[v].source_bps = cell->video_min;
+  sim_no_pacing (&s, v);                    /* the element reads by itself */
+  for (unsigned d = 0; d < cell->downloads; d++)
+    for (unsigned k = 0; k < cell->conns; k++)
+      sim_add (&s, cell->rtt_bulk[d], 0, 0, 1, controlled);
+  sim_run (&s, 90);
+  if (controlled)
+    sim_log (&s, 3);
+  CellResult r = { 0 };
+  double carried = 0.0;
+  for (unsigned t = 5; t < 90; t++) {
+    double link = cell->wifi ? wifi_mean (t) : cell->link_bps;
+    double floor = cell->wifi ? 0.9 : 0.95;
+    if (cell->wifi && (link < 1.1 * cell->video_min || (t > 0 && link < 0.7 * wifi_mean (t - 1))))
+      continue;
+    r.counted++;
+    if (s.rate[t][v] >= floor * cell->video_min)
+      r.at_min++;
+    else if (controlled)
+      g_test_message ("%s: video short at %u s: %.0f (link %.0f)", cell->name, t,
+                      s.rate[t][v] / 1e3, link / 1e3);
+    carried += link - s.cross[t];
+  }
+  r.video = sim_mean (&s, v, 5, 90);
+  r.downloads = sim_mean_aggregate (&s, 5, 90) - r.video;
+  double cross = 0.0;
+  for (unsigned t = 5; t < 90; t++)
+    cross += s.cross[t] / 85.0;
+  double link = cell->wifi ? 0.0 : cell->link_bps;
+  if (cell->wifi)
+    for (unsigned t = 5; t < 90; t++)
+      link += wifi_mean (t) / 85.0;
+  r.left = link - cross - r.video;
+  size_t nd = cell->downloads * cell->conns;
+  for (unsigned d = 0; d < cell->downloads; d++) {
+    double got = 0.0;
+    for (unsigned k = 0; k < cell->conns; k++)
+      got += sim_mean (&s, 1 + d * cell->conns + k, 5, 90);
+    double want = (double) cell->conns / (double) nd;
+    double dev = fabs (got / r.downloads - want) / want;
+    if (dev > r.share_dev)
+      r.share_dev = dev;
+  }
+  r.q_video = sim_median_flow_queue_ms (&s, v, 5, 90);
+  r.q_bulk = sim_median_flow_queue_ms (&s, 1, 5, 90);
+  (void) carried;
+  sim_free (&s);
+  return r;
+}
+
+/* Runs @cell under plain TCP and bwss (both RTT behaviours); asserts that
+ * bwss leaves the video short in at most @short_max of the counted seconds
+ * and the downloads use at least @downloads_use of what it leaves (issue
+ * 28's targets are 98 % of the seconds and 85 %: where a cell's bound is
+ * looser, the comment at the cell says why); returns bwss's figures (6.16+). */
+static CellResult
+check_cell (const Cell *cell, unsigned short_max, double downloads_use)
+{
+  CellResult tcp = run_cell (cell, false, true);
+  g_test_message ("%s: plain TCP: video at its minimum %u of %u s, video %.0f, downloads %.0f "
+                  "(left %.0f), own queue video %.1f, downloads %.1f ms", cell->name, tcp.at_min,
+                  tcp.counted, tcp.video / 1e3, tcp.downloads / 1e3, tcp.left / 1e3, tcp.q_video,
+                  tcp.q_bulk);
+  CellResult r = { 0 };
+  for (int latch = 0; latch < 2; latch++) {
+    CellResult b = run_cell (cell, true, latch);
+    g_test_message ("%s, rcv_rtt %s: bwss: video at its minimum %u of %u s (%.1f %%), video %.0f, "
+                    "downloads %.0f of %.0f left (%.1f %%, shares within %.1f %%), own queue "
+                    "video %.1f, downloads %.1f ms", cell->name, latch ? "6.16+" : "before 6.16",
+                    b.at_min, b.counted, 100.0 * b.at_min / b.counted, b.video / 1e3,
+                    b.downloads / 1e3, b.left / 1e3, 100.0 * b.downloads / b.left,
+                    100.0 * b.share_dev, b.q_video, b.q_bulk);
+    g_assert_cmpuint (b.counted - b.at_min, <=, short_max);
+    g_assert_cmpuint (b.at_min, >, tcp.at_min);
+    g_assert_cmpfloat (b.downloads, >=, downloads_use * b.left);
+    if (latch)
+      r = b;
+  }
+  return r;
+}
+
+static const double rtt_15_40_90[] = { 0.015, 0.040, 0.090 };
+static const double rtt_30[] = { 0.030, 0.030, 0.030 };
+
+/* The lab's first cell of issue 28: 8 Mbit/s fq_codel, video 3 Mbit/s, three
+ * downloads at 15/40/90 ms, 2 Mbit/s UDP from 30 to 60 s. */
+static void
+test_trace_fq_codel (void)
+{
+  Cell cell = { "fq_codel 8M", 8e6, 0.150, 0.005, true, 3e6, 3, 1, rtt_15_40_90, 2e6, false };
+  /* 9.4 % of the seconds before the video's own evidence (the lab's figure
+   * too); short now in the second the UDP arrives (its fair share taken at
+   * once, before the video's queue shows) and once as σ climbs back after
+   * it left */
+  CellResult r = check_cell (&cell, 2, 0.90);
+  g_assert_cmpfloat (r.share_dev, <=, 0.10);
+}
+
+/* 20 Mbit/s fq_codel, video 10.3 Mbit/s, one download of 8 connections:
+ * each connection is one more fair share taken from the video. */
+static void
+test_trace_fq_codel_many (void)
+{
+  static const double rtt[] = { 0.030 };
+  Cell cell = { "fq_codel 20M, 8 connections", 20e6, 0.150, 0.005, true, 10.3e6, 1, 8, rtt,
+                0.0, false };
+  /* 3.5 % of the seconds before (6.16+); one second short in the start */
+  check_cell (&cell, 1, 0.90);
+}
+
+/* The Fig. 7 streaming cell behind CoDel at 960 kbit/s (one queue). */
+static void
+test_trace_codel_960k (void)
+{
+  Cell cell = { "CoDel 960k", 960e3, 0.150, 0.005, false, 496e3, 2, 1, rtt_30, 320e3, false };
+  /* 78.8 % of the seconds before; the UDP's onset and the climb after it
+   * cost 2 s (before 6.16) and 4 s (6.16+: the RTT reads the troughs):
+   * short of the 98 % target */
+  check_cell (&cell, 4, 0.90);
+}
+
+/* A Wi-Fi-like moving rate around 8 Mbit/s, video 2 Mbit/s, three
+ * downloads: behind a 60-ms drop-tail buffer and behind fq_codel. */
+static void
+test_trace_wifi (void)
+{
+  /* the video is held; the downloads use 74-78 % of what it leaves (as
+   * before the video's own evidence): after each fall rule deficit bounds
+   * the raises to loss_raise for loss_memory_us — short of the 85 % target */
+  Cell tail = { "wifi, 60-ms drop-tail", 8e6, 0.060, 0.0, false, 2e6, 3, 1, rtt_30, 0.0, true };
+  check_cell (&tail, 0, 0.74);
+  /* short of the targets: the video at its minimum in 81-90 % of the
+   * seconds (a fall within a second is felt before its queue shows), the
+   * downloads use 58 % */
+  Cell fq = { "wifi, fq_codel", 8e6, 0.150, 0.005, true, 2e6, 3, 1, rtt_30, 0.0, true };
+  check_cell (&fq, 15, 0.55);
 }
 
 int
@@ -1017,5 +1253,9 @@ main (int argc, char **argv)
   g_test_add_func ("/capacity/trace/short-buffer", test_trace_short_buffer);
   g_test_add_func ("/capacity/trace/codel", test_trace_codel);
   g_test_add_func ("/capacity/trace/capacity-step", test_trace_capacity_step);
+  g_test_add_func ("/capacity/trace/fq-codel", test_trace_fq_codel);
+  g_test_add_func ("/capacity/trace/fq-codel-many", test_trace_fq_codel_many);
+  g_test_add_func ("/capacity/trace/codel-960k", test_trace_codel_960k);
+  g_test_add_func ("/capacity/trace/wifi", test_trace_wifi);
   return g_test_run ();
 }

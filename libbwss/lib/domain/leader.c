@@ -222,7 +222,7 @@ observe_slot (Seg *g, Segment *s, SegSlot *sl, uint32_t i, bool have_dump, uint6
   const KnobInfo *k = have_dump ? measured (g, sl, &unknown) : NULL;
   if (unknown)
     return;
-  if (have_dump && (k == NULL || k->state != 1 /* TCP_ESTABLISHED */)) {
+  if (have_dump && (k == NULL || k->state != SYS_TCP_ESTABLISHED)) {
     if (++g->gone[i] >= GONE_DUMPS) {
       bwss_controller_remove_flow (g->ctl, flow_id (i, sl->gen), now);
       g->ctl_gen[i] = 0;
@@ -236,7 +236,7 @@ observe_slot (Seg *g, Segment *s, SegSlot *sl, uint32_t i, bool have_dump, uint6
   BwssSample smp = { .now_us = now, .bytes_received = k->bytes_received,
                      .rtt_us = k->rtt_us, .mss = k->mss, .min_rtt_us = k->min_rtt_us,
                      .can_pace = (sl->flags & SLOT_PACED_READS) != 0,
-                     .unread_bytes = k->unread };
+                     .unread_bytes = k->unread, .rcv_ooopack = k->rcv_ooopack };
   bwss_controller_observe (g->ctl, flow_id (i, sl->gen), &smp);
   sl->bytes_received = k->bytes_received;
 }

@@ -21,7 +21,7 @@
  *     can exceed DBL_MAX, so they are taken after dividing by the largest
  *     element (then each term is <= 1 and a sum of n terms is <= n).
  *
- * Demand caps (bwss_allocate_capped, the delay loop): a flow that something
+ * Demand caps (bwss__allocate_capped, the delay loop): a flow that something
  * else than its target limits (its source, another path) takes no more than
  * its cap, and what it leaves goes to the others by eq. (6) — water-filling
  * at a common excess per unit of weight λ:
@@ -150,6 +150,23 @@ allocate_by_priority (double sigma, const BwssPrefs *prefs, size_t n, double *ta
   return BWSS_OK;
 }
 
+/* The TRAS on preferences already validated (bwss_allocate checks them at
+ * the public entry; the controller's were checked when they entered it). */
+static int
+allocate_trusted (double sigma, const BwssPrefs *prefs, size_t n, double *targets)
+{
+  double min_scale = max_of (prefs, n, false);
+  double min_sum_scaled = min_scale > 0.0 ? scaled_sum (prefs, n, false, min_scale) : 0.0;
+
+  /* σ >= Σm  ⇔  σ/scale >= Σ(m/scale) */
+  bool minima_met = min_scale == 0.0 || sigma / min_scale >= min_sum_scaled;
+  if (minima_met) {
+    allocate_weighted (sigma, prefs, n, min_scale, min_sum_scaled, targets);
+    return BWSS_OK;
+  }
+  return allocate_by_priority (sigma, prefs, n, targets);
+}
+
 int
 bwss_allocate (double sigma, const BwssPrefs *prefs, size_t n, double *targets)
 {
@@ -162,17 +179,7 @@ bwss_allocate (double sigma, const BwssPrefs *prefs, size_t n, double *targets)
   for (size_t i = 0; i < n; i++)
     if (bwss_prefs_validate (&prefs[i]) != BWSS_OK)
       return BWSS_EINVAL;
-
-  double min_scale = max_of (prefs, n, false);
-  double min_sum_scaled = min_scale > 0.0 ? scaled_sum (prefs, n, false, min_scale) : 0.0;
-
-  /* σ >= Σm  ⇔  σ/scale >= Σ(m/scale) */
-  bool minima_met = min_scale == 0.0 || sigma / min_scale >= min_sum_scaled;
-  if (minima_met) {
-    allocate_weighted (sigma, prefs, n, min_scale, min_sum_scaled, targets);
-    return BWSS_OK;
-  }
-  return allocate_by_priority (sigma, prefs, n, targets);
+  return allocate_trusted (sigma, prefs, n, targets);
 }
 
 /* Fills @targets by eq. (6') for σ >= Σm, all in units of @scale (so the
@@ -227,16 +234,18 @@ fill_water (double sigma, const BwssPrefs *prefs, const double *caps, size_t n,
 }
 
 int
-bwss_allocate_capped (double sigma, const BwssPrefs *prefs, const double *caps, size_t n,
+bwss__allocate_capped (double sigma, const BwssPrefs *prefs, const double *caps, size_t n,
                       double *targets)
 {
-  if (caps == NULL)
-    return bwss_allocate (sigma, prefs, n, targets);
-  for (size_t i = 0; i < n; i++)
+  if (!isfinite (sigma) || sigma < 0.0 || (n > 0 && (prefs == NULL || targets == NULL)))
+    return BWSS_EINVAL;
+  for (size_t i = 0; caps != NULL && i < n; i++)
     if (isnan (caps[i]))
       return BWSS_EINVAL;
-  int err = bwss_allocate (sigma, prefs, n, targets);   /* validates the rest */
-  if (err != BWSS_OK || n == 0)
+  if (n == 0)
+    return BWSS_OK;
+  int err = allocate_trusted (sigma, prefs, n, targets);
+  if (err != BWSS_OK || caps == NULL)
     return err;
   /* eq. (7) already serves less than the minima: caps (>= minima) cannot bind */
   double min_scale = max_of (prefs, n, false);

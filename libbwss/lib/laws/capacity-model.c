@@ -20,12 +20,12 @@
  * runs at the path's RTT, not at a full buffer's.  While the link is busy
  * (q > 0) U = Σ R_i is what it delivers to us: the measure to cut σ to.
  *
- * What the loop measures (bwss_capacity_queue): q is the smallest excess of
+ * What the loop measures (bwss__capacity_queue): q is the smallest excess of
  * RTT over base among the flows that received data lately — the link's
  * queue delays them all; a queue on one path (Fig. 5c) delays only that
  * flow and does not count.  Bases: basertt.c.
  *
- * The queue target (bwss_capacity_queue_target):
+ * The queue target (bwss__capacity_queue_target):
  *     q_t = max(q_min, k·p/C)                                          (C2)
  * q_min is short (10 ms); k = 2 packets of the link keep a slow link from
  * idling (a packet is 12 ms at 960 kbit/s: one segment more or less in any
@@ -50,7 +50,7 @@
  * and the targets then grew the windows: tried and measured, see the note
  * of issue 10).
  *
- * The decision interval (bwss_capacity_interval): decision_rtts RTTs of the
+ * The decision interval (bwss__capacity_interval): decision_rtts RTTs of the
  * slowest flow (its base plus q_t), and at least decision_segments segments
  * of the fastest (the kernel's RTT average moves by segments), within
  * [decision_min_us, decision_max_us].
@@ -65,7 +65,7 @@
 /* ---- the queue, its target, the interval ---- */
 
 double
-bwss_capacity_queue (const BwssCapacityFlow *flows, size_t n)
+bwss__capacity_queue (const BwssCapacityFlow *flows, size_t n)
 {
   double q = -1.0;
   for (size_t i = 0; i < n; i++) {
@@ -117,7 +117,7 @@ packet_bytes (const BwssParams *p, const BwssCapacityFlow *flows, size_t n)
 }
 
 double
-bwss_capacity_queue_target (const BwssParams *p, const BwssCapacityFlow *flows, size_t n,
+bwss__capacity_queue_target (const BwssParams *p, const BwssCapacityFlow *flows, size_t n,
                             double link_bps)
 {
   double qt = (double) p->queue_target_min_us;
@@ -133,7 +133,7 @@ bwss_capacity_queue_target (const BwssParams *p, const BwssCapacityFlow *flows, 
 }
 
 uint64_t
-bwss_capacity_interval (const BwssParams *p, const BwssCapacityFlow *flows, size_t n,
+bwss__capacity_interval (const BwssParams *p, const BwssCapacityFlow *flows, size_t n,
                         double queue_target_us)
 {
   double slowest = 0.0, fastest_seg_us = 0.0;
@@ -197,7 +197,7 @@ count_link (CapacityCounts *k, const BwssCapacity *c, const BwssParams *p,
   double link = (1.0 - p->link_decay) * c->link_bps;
   if (k->u > link)
     link = k->u;
-  k->qt = bwss_capacity_queue_target (p, flows, n, link);
+  k->qt = bwss__capacity_queue_target (p, flows, n, link);
   k->link = link;
   /* the dead zone: band·q_t, and at least one packet of U either side (one
    * segment more or less in any window moves the queue by that much) */
@@ -208,15 +208,42 @@ count_link (CapacityCounts *k, const BwssCapacity *c, const BwssParams *p,
   k->rtt_ref = mean_base (flows, n) + k->qt;
 }
 
+/* Returns true if flow @f holds a queue of its own at the bottleneck: its
+ * RTT excess above the link's queue (the smallest, k->q) by own_queue_us —
+ * under fq_codel the queue of a flow that sends more than the scheduler
+ * gives it (its sender has data waiting there: the network holds it, not
+ * its source, not its window).  Under FIFO every flow sees one queue: never. */
+static bool
+own_queue (const CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
+{
+  if (f->window_limited || !f->fresh || f->rtt_us == 0 || f->base_rtt_us == 0 || k->q < 0.0)
+    return false;
+  /* above the link's queue lately, not now only: the kernel samples the
+   * RTT of a flow at 160 kbit/s 7 times a second, its average reads a queue
+   * the others' show drained for a second or two (the redistribution trace:
+   * σ cut to U after every probe); and beyond the band (a packet of a slow
+   * link) */
+  double link = k->q > k->q_peak ? k->q : k->q_peak;
+  double excess = (double) f->rtt_us - (double) f->base_rtt_us - link;
+  return excess >= (double) p->own_queue_us && excess > k->band;
+}
+
 /* Adds flow @f to the sums of @k. */
 static void
 count_flow (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
 {
+  bool below = bwss__below_minimum (f->rate_bps, f->min_rate_bps, p->alpha);
+  /* below its minimum with a queue of its own: the network's doing for as
+   * long as it lasts (no reserve_hold_us); without, its source's after
+   * reserve_hold_us */
+  bool held = below && own_queue (k, p, f);
+  bool counts = below && (held || f->below_min_us < p->reserve_hold_us);
   k->minima += f->min_rate_bps;
   k->u_kept += f->rate_bps > f->min_rate_bps ? f->rate_bps : f->min_rate_bps;
   /* short of its target, and neither its window nor its minimum says why
    * (a video its source paces at its minimum is no verdict on the link) */
-  bool at_min = f->min_rate_bps > 0.0 && f->rate_bps >= (1.0 - p->alpha) * f->min_rate_bps;
+  bool at_min = f->min_rate_bps > 0.0 && f->rate_bps >= 0.0
+      && !bwss__below_minimum (f->rate_bps, f->min_rate_bps, p->alpha);
   if (!f->window_limited && !at_min && f->rate_bps >= 0.0
       && f->rate_bps < (1.0 - p->alpha) * f->target_bps)
     k->u_lost += f->rate_bps;
@@ -227,14 +254,18 @@ count_flow (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
    * the minimum only once it has stayed there reserve_hold_us (before,
    * the queue may be what holds it back) */
   double used = f->rate_bps;
-  if (f->min_rate_bps > used && f->below_min_us < p->reserve_hold_us)
+  if (f->min_rate_bps > used && (held || f->below_min_us < p->reserve_hold_us))
     used = f->min_rate_bps;
   if (!f->window_limited && f->rate_bps >= 0.0 && f->target_bps > used)
     k->idle += f->target_bps - used;
-  /* deficit: a minimum not met lately (longer, its source sends less) */
-  if (f->min_rate_bps > 0.0 && f->rate_bps >= 0.0
-      && f->rate_bps < (1.0 - p->alpha) * f->min_rate_bps && f->below_min_us < p->reserve_hold_us)
+  /* deficit: a minimum the network holds down (its own queue), or not met
+   * lately (longer, its source sends less); its own evidence apart */
+  if (counts)
     k->deficit += f->min_rate_bps - f->rate_bps;
+  if (held)
+    k->deficit_own += f->min_rate_bps - f->rate_bps;
+  if (counts && f->lost)
+    k->short_lost++;
   if (f->window_limited)
     k->held++;
   if (f->window_limited && f->rate_bps >= (1.0 - p->alpha) * f->target_bps)
@@ -247,7 +278,8 @@ capacity_count (const BwssCapacity *c, const BwssParams *p, double u,
 {
   CapacityCounts k = { .u = u };
   k.u_link = u_over_window (c, p, u, interval_us);
-  k.q = bwss_capacity_queue (flows, n);
+  k.q = bwss__capacity_queue (flows, n);
+  k.q_peak = c->queue_peak_at_us ? c->queue_peak_us : 0.0;
   count_link (&k, c, p, flows, n);
   for (size_t i = 0; i < n; i++)
     count_flow (&k, p, &flows[i]);

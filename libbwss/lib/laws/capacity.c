@@ -14,7 +14,7 @@
  * first flow on (windows from the first RTT: the handshake's), takes a
  * first U after release_us, and finds the link by its raise rule.
  *
- * Decisions (every bwss_capacity_interval(): a few RTTs, enough segments for
+ * Decisions (every bwss__capacity_interval(): a few RTTs, enough segments for
  * the kernel's RTT average to move; at once when the queue reaches twice its
  * target and band: cross traffic must not fill the buffer before the cut).
  * One pass counts; the first rule whose predicate holds acts:
@@ -34,10 +34,14 @@
  * |           |                              |                                             | cruise: σ ← (1−α)·U + unused targets;       |
  * |           |                              |                                             | U' = Σ max(R_i, m_i); not below Σm, never   |
  * |           |                              |                                             | above the σ before                          |
- * | deficit   | short buffers, AQMs          | a flow with a minimum below (1−α)·m for     | σ ← max(Σm, min(σ − D, U_link)), D what the |
- * |           |                              | less than reserve_hold_us, a queue (above   | minima miss; the link seen busy ← U_link;   |
- * |           |                              | the band) now or at the last decision,      | raises bounded by loss_raise for            |
- * |           |                              | Σm < U < σ                                  | loss_memory_us (room again ends it)         |
+ * | deficit   | short buffers, AQMs, FQ      | a flow with a minimum below (1−α)·m, and    | σ ← max(Σm, min(σ − D, U_link)), D what the |
+ * |           | (capacity-full.c)            | either its own queue (RTT excess over the   | minima miss; the link seen busy ← U_link;   |
+ * |           |                              | link's largest queue of own_queue_memory_us | raises bounded by loss_raise for            |
+ * |           |                              | by own_queue_us and the band, not held by   | loss_memory_us (room again ends it)         |
+ * |           |                              | its window) or, for less than               |                                             |
+ * |           |                              | reserve_hold_us, a queue (above the band)   |                                             |
+ * |           |                              | now or at the last decision or its losses   |                                             |
+ * |           |                              | (ooopack); Σm < U < σ                       |                                             |
  * | loss      | paper rules (c), (d); AQMs   | a queue but not over target, flows short of | σ ← (1−α)·U', not below Σm; raises bounded  |
  * |           |                              | target and held neither by their window nor | by loss_raise for loss_memory_us, or until  |
  * |           |                              | at their minimum carry >= U/2, U < (1−α)·σ, | q reaches q_t                               |
@@ -75,23 +79,9 @@
  * those downloads in the domain instead.)
  *
  * Where the bottleneck has an AQM (CoDel, fq_codel, cake) or a short buffer
- * (12 ms) the queue never reaches the target, so "cut" never acts.  Two
- * rules tell that the link is full without a standing queue.  "deficit":
- * a flow with a minimum gets less than it while a queue shows at all and σ
- * is above what the link delivers (U) — the flows without a minimum reach
- * their targets through the buffer's or the AQM's drops, which the video
- * shares; σ lowered by D, what the minima miss, takes exactly that from
- * them (eq. 6), decision after decision while the video stays short, and
- * never below U over the link window (a momentary dip of U is not the
- * link); that U is the link seen busy (the raise stops there; on a link
- * whose rate falls this is the verdict that follows it down, from the first
- * decision after the video falls short).  A minimum unmet for reserve_hold_us is its
- * source's doing, not the link's: the rule no longer counts it, and the
- * raise takes the room back.  "loss" brings σ back to U once the drops,
- * not the windows, hold the flows (a flow that moves less than a window per
- * RTT) — the paper's throughput rule, so the windows bind again.  A flow
- * its window holds below its target with the queue short is its FCS's
- * business (eq. 4), not the link's.
+ * (12 ms) the queue never reaches the target, so "cut" never acts: the
+ * rules that tell a full link without a standing queue ("deficit",
+ * "loss") are capacity-full.c's.
  */
 #include <math.h>
 #include <stdio.h>
@@ -102,8 +92,6 @@
  * by max_raise anyway, this only keeps the number finite. */
 #define MAX_BOOST 1024.0
 
-enum { RULE_NONE = 0, RULE_START, RULE_PROBED, RULE_CUT, RULE_DEFICIT, RULE_LOSS, RULE_RAISE,
-       RULE_HOLD, RULE_IDLE };
 
 static const char *const rule_names[] = {
   [RULE_NONE] = "none", [RULE_START] = "start", [RULE_PROBED] = "probed", [RULE_CUT] = "cut",
@@ -112,14 +100,14 @@ static const char *const rule_names[] = {
 };
 
 const char *
-bwss_capacity_rule_name (const BwssCapacity *c)
+bwss__capacity_rule_name (const BwssCapacity *c)
 {
   return c->last_rule < sizeof rule_names / sizeof rule_names[0] ? rule_names[c->last_rule]
                                                                   : "unknown";
 }
 
 void
-bwss_capacity_init (BwssCapacity *c)
+bwss__capacity_init (BwssCapacity *c)
 {
   c->phase = BWSS_PHASE_IDLE;
   c->sigma_bps = 0.0;
@@ -129,6 +117,8 @@ bwss_capacity_init (BwssCapacity *c)
   c->link_bps = 0.0;
   c->busy_link_bps = 0.0;
   c->link_max_bps = 0.0;
+  c->queue_peak_us = 0.0;
+  c->queue_peak_at_us = 0;
   c->last_rtt_us = 0.0;
   c->phase_since_us = 0;
   c->next_decision_us = 0;
@@ -149,26 +139,7 @@ bwss_capacity_init (BwssCapacity *c)
   c->last_rule = RULE_NONE;
 }
 
-/* ---- one predicate per rule ---- */
-
-static bool
-over_target (const CapacityCounts *k)
-{
-  return k->q >= 0.0 && k->q > k->qt + k->band;
-}
-
-static bool
-under_target (const CapacityCounts *k)
-{
-  return k->q >= 0.0 && k->q < k->qt - k->band;
-}
-
-/* The queue is "empty": within the band of nothing. */
-static bool
-queue_empty (const CapacityCounts *k)
-{
-  return k->q >= 0.0 && k->q <= k->band;
-}
+/* ---- one predicate per rule (deficit and loss: capacity-full.c) ---- */
 
 /* Returns true once the start is over: release_us at the minima, and a
  * first U measured.  Flows adopted mid-stream behind a full queue have no
@@ -208,46 +179,6 @@ rule_cut (const CapacityCounts *k)
   return over_target (k);
 }
 
-/* Rule "deficit": a flow with a minimum gets less than it (for less than
- * reserve_hold_us: longer, its source is what sends less), the link is busy
- * (a queue now or at the last decision, short as a short buffer or an AQM
- * keeps it) and σ lets the others take more than the link leaves: U is what
- * the link delivers to us, and σ above it means targets the flows without a
- * minimum reach only through losses — which the flow with a minimum shares
- * (a 12-ms drop-tail buffer or CoDel drop from every flow). */
-static bool
-rule_deficit (const BwssCapacity *c, const CapacityCounts *k)
-{
-  bool busy = !queue_empty (k) || c->prev_queue_us > k->band;
-  return k->deficit > 0.0 && k->q >= 0.0 && busy && c->sigma_bps > k->u && k->u > k->minima;
-}
-
-/* Returns true if this decision finds σ above what the link gives: the link
- * busy (a queue, if short: an AQM holds it there), U below σ, and the flows
- * that something else than their window holds below their target carry at
- * least half of U — losses hold them: the link (the paper's "half of the
- * flows", weighed by rate; a flow its window holds at its target meanwhile
- * is the minority the windows still bind).  One such flow among others is
- * its own path's (Fig. 5c) or its source's business: its unused share is
- * room for the others.  An empty queue says the link has room: then a flow
- * short of its target is its FCS's business (eq. 4), or its source's. */
-static bool
-above_link (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
-{
-  /* busy: a queue now or at the last decision (an AQM's queue comes and
-   * goes with its drops, decision by decision) */
-  bool busy = !queue_empty (k) || c->prev_queue_us > k->band;
-  return k->q >= 0.0 && !over_target (k) && busy
-      && k->u < (1.0 - p->alpha) * c->sigma_bps && 2.0 * k->u_lost >= k->u;
-}
-
-/* ... for loss_decisions in a row (windows that are still growing towards
- * new targets look the same for a decision or two). */
-static bool
-rule_loss (const BwssCapacity *c, const BwssParams *p)
-{
-  return c->loss_votes >= p->loss_decisions;
-}
 
 /* Under target, and a flow its window holds uses all its target: it would
  * take more; or the queue is empty and a window holds any flow (one that
@@ -271,15 +202,6 @@ enter (BwssCapacity *c, BwssPhase phase, uint64_t now)
   c->phase = phase;
 }
 
-static void
-set_sigma (BwssCapacity *c, double sigma)
-{
-  if (!(sigma > 0.0))
-    sigma = 0.0;
-  if (sigma != c->sigma_bps)
-    c->changes++;
-  c->sigma_bps = sigma;
-}
 
 /* Returns the raise factor for this decision (σ ← σ·(1 + it)): C1's step,
  * at most the ramp α·boost, bounded by max_raise — and by loss_raise for a
@@ -364,7 +286,7 @@ cruise_sigma (const BwssParams *p, const CapacityCounts *k, double before)
 static int
 act_start (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
 {
-  set_sigma (c, k->u > k->minima ? k->u : k->minima);
+  capacity_set_sigma (c, k->u > k->minima ? k->u : k->minima);
   enter (c, BWSS_PHASE_TRACK, now);
   return RULE_START;
 }
@@ -375,7 +297,7 @@ act_start (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
 static int
 act_probed (BwssCapacity *c, const BwssParams *p, uint64_t now)
 {
-  set_sigma (c, (1.0 - p->alpha) * c->probe_from_bps);
+  capacity_set_sigma (c, (1.0 - p->alpha) * c->probe_from_bps);
   c->probe_from_bps = 0.0;
   c->last_probed_us = now;
   c->probe_wait_us = c->probe_wait_us ? 2 * c->probe_wait_us : p->probe_wait_us;
@@ -414,39 +336,8 @@ act_cut (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCount
     c->probe_wait_us = 0;
   c->probe_from_bps = 0.0;
   c->drain_until_us = now + (uint64_t) drain_us (p, k);
-  set_sigma (c, s);
+  capacity_set_sigma (c, s);
   return RULE_CUT;
-}
-
-/* Rule "deficit": σ lowered by what the minima miss, not below U over the
- * link window, which is the link seen busy; raises bounded as after a loss. */
-static int
-act_deficit (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
-{
-  c->probe_from_bps = 0.0;
-  double s = c->sigma_bps - k->deficit;
-  if (s > k->u_link)
-    s = k->u_link;
-  set_sigma (c, s > k->minima ? s : k->minima);
-  c->busy_link_bps = k->u_link;
-  if (k->u_link > c->link_max_bps)
-    c->link_max_bps = k->u_link;
-  c->last_loss_us = now;
-  c->loss_votes = 0;
-  return RULE_DEFICIT;
-}
-
-/* Rule "loss": σ just below what the flows move, their minima kept, so the
- * windows bind again; raises bounded for a while (raise_by). */
-static int
-act_loss (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
-{
-  c->probe_from_bps = 0.0;
-  double s = (1.0 - p->alpha) * k->u_kept;
-  set_sigma (c, s > k->minima ? s : k->minima);
-  c->last_loss_us = now;
-  c->loss_votes = 0;
-  return RULE_LOSS;
 }
 
 /* Returns true if a probe beyond the link seen busy may take its next step:
@@ -506,21 +397,12 @@ act_raise (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCou
     }
     c->probe_from_bps = c->sigma_bps;   /* the last level that found no queue */
   }
-  set_sigma (c, raised_sigma (c, p, k, step, known));
+  capacity_set_sigma (c, raised_sigma (c, p, k, step, known));
   return RULE_RAISE;
 }
 
 /* ---- the decision ---- */
 
-/* Counts this decision's vote for rule "loss"; a queue at its target says
- * no AQM holds it below, and ends the bound on raises after a "loss". */
-static void
-vote_loss (BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
-{
-  c->loss_votes = above_link (c, p, k) ? c->loss_votes + 1 : 0;
-  if (k->q >= k->qt)
-    c->last_loss_us = 0;
-}
 
 /* The START rule: the first U, or hold. */
 static int
@@ -534,7 +416,7 @@ static int
 decide (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k,
         double interval_us)
 {
-  vote_loss (c, p, k);
+  capacity_vote_loss (c, p, k);
   if (rule_probed (c, k))
     return act_probed (c, p, now);
   if (room_again (c, p, k))
@@ -542,10 +424,10 @@ decide (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts
   if (rule_cut (k))
     return act_cut (c, p, now, k, interval_us);
   c->drain_until_us = 0;   /* any other verdict ends a drain */
-  if (rule_deficit (c, k))
-    return act_deficit (c, now, k);
-  if (rule_loss (c, p))
-    return act_loss (c, p, now, k);
+  if (capacity_rule_deficit (c, k))
+    return capacity_act_deficit (c, now, k);
+  if (capacity_rule_loss (c, p))
+    return capacity_act_loss (c, p, now, k);
   if (rule_raise (k))
     return act_raise (c, p, now, k);
   return RULE_HOLD;
@@ -564,7 +446,7 @@ urgent (const BwssCapacity *c, uint64_t now, const BwssCapacityFlow *flows, size
   if (c->phase != BWSS_PHASE_TRACK || c->queue_target_us <= 0.0
       || (double) (now - c->last_decision_us) < c->last_rtt_us)
     return false;
-  double q = bwss_capacity_queue (flows, n);
+  double q = bwss__capacity_queue (flows, n);
   return q > 2.0 * c->queue_target_us + 2.0 * c->last_band_us;
 }
 
@@ -589,7 +471,7 @@ start_at_minima (BwssCapacity *c, const BwssParams *p, uint64_t now,
   double minima = 0.0;
   for (size_t i = 0; i < n; i++)
     minima += flows[i].min_rate_bps;
-  set_sigma (c, minima);
+  capacity_set_sigma (c, minima);
   enter (c, BWSS_PHASE_START, now);
   c->next_decision_us = now + p->release_us;
   return true;
@@ -603,7 +485,7 @@ end_drain (BwssCapacity *c, uint64_t now)
     return;
   c->drain_until_us = 0;
   if (c->cruise_bps > c->sigma_bps)
-    set_sigma (c, c->cruise_bps);
+    capacity_set_sigma (c, c->cruise_bps);
 }
 
 /* The raise boost doubles while raises find the queue empty; anything but
@@ -647,6 +529,10 @@ record (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts
   c->last_band_us = k->band;
   c->link_bps = k->link;
   note_busy_link (c, p, k);
+  if (k->q >= c->queue_peak_us || now - c->queue_peak_at_us > p->own_queue_memory_us) {
+    c->queue_peak_us = k->q;
+    c->queue_peak_at_us = now;
+  }
   c->last_rtt_us = k->rtt_ref;
   capacity_u_record (c, k->u, since_last_us);
   c->prev_queue_us = k->q;
@@ -671,7 +557,7 @@ trace_decision (const BwssCapacity *c, uint64_t now, int rule, double sigma_befo
  * drain; then, once the interval is over (or at once if urgent), one pass
  * that counts, the rule, and the record. */
 bool
-bwss_capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
+bwss__capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
                     double u, const BwssCapacityFlow *flows, size_t n)
 {
   if (!isfinite (u) || u < 0.0)
@@ -693,6 +579,6 @@ bwss_capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
   update_boost (c, rule, &k);
   c->last_rule = (uint32_t) rule;
   trace_decision (c, now, rule, sigma_before, &k);
-  record (c, p, now, &k, bwss_capacity_interval (p, flows, n, k.qt), since_last);
+  record (c, p, now, &k, bwss__capacity_interval (p, flows, n, k.qt), since_last);
   return c->phase != phase_before || c->sigma_bps != sigma_before;
 }

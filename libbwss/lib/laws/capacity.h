@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * capacity.h — between the delay loop's model (capacity-model.c) and its
- * rules (capacity.c): what one decision counts.  Internal to those two.
+ * rules (capacity.c, and capacity-full.c for a full link without a standing
+ * queue): what one decision counts, the queue's three predicates and the
+ * rules' names.  Internal to those three.
  */
 #ifndef BWSS_CAPACITY_H
 #define BWSS_CAPACITY_H
@@ -12,6 +14,7 @@
 typedef struct {
   double u;            /* U, bit/s */
   double q;            /* the link's queue, µs; negative if unknown */
+  double q_peak;       /* its largest within own_queue_memory_us, µs */
   double qt;           /* its target, µs */
   double rtt_ref;      /* b̄ + q_t, µs */
   double minima;       /* Σ m_i, bit/s */
@@ -24,12 +27,52 @@ typedef struct {
   double idle;         /* Σ T_i − R_i of the flows not held by their window: σ that
                         * is not on the link, minima unused for reserve_hold_us
                         * included */
-  double deficit;      /* Σ m_i − R_i of the flows below (1−α)·m_i for less than
-                        * reserve_hold_us: minima the link may be what denies */
+  double deficit;      /* Σ m_i − R_i of the flows below (1−α)·m_i with a queue of
+                        * their own, or for less than reserve_hold_us: minima the
+                        * link may be what denies */
+  double deficit_own;  /* ... of those with a queue of their own: minima the link
+                        * denies (their own evidence) */
+  size_t short_lost;   /* flows counted in the deficit that lost segments */
   double band;         /* half the dead zone around q_t, µs */
   double u_link;       /* U over link_window_us at least: the link's rate for us */
   double link;         /* the link's rate for C2 and the band, bit/s */
 } CapacityCounts;
+
+/* The rules, in the order of capacity.c's table (bwss__capacity_rule_name). */
+enum { RULE_NONE = 0, RULE_START, RULE_PROBED, RULE_CUT, RULE_DEFICIT, RULE_LOSS, RULE_RAISE,
+       RULE_HOLD, RULE_IDLE };
+
+/* The queue above its target and band. */
+static inline bool
+over_target (const CapacityCounts *k)
+{
+  return k->q >= 0.0 && k->q > k->qt + k->band;
+}
+
+/* The queue below its target and band. */
+static inline bool
+under_target (const CapacityCounts *k)
+{
+  return k->q >= 0.0 && k->q < k->qt - k->band;
+}
+
+/* The queue is "empty": within the band of nothing. */
+static inline bool
+queue_empty (const CapacityCounts *k)
+{
+  return k->q >= 0.0 && k->q <= k->band;
+}
+
+/* Sets σ (bit/s, 0 for anything not positive) and counts a change. */
+static inline void
+capacity_set_sigma (BwssCapacity *c, double sigma)
+{
+  if (!(sigma > 0.0))
+    sigma = 0.0;
+  if (sigma != c->sigma_bps)
+    c->changes++;
+  c->sigma_bps = sigma;
+}
 
 /* The one pass that counts, for a decision whose aggregate is @u over the
  * @interval_us since the last one. */
@@ -39,5 +82,14 @@ CapacityCounts capacity_count (const BwssCapacity *c, const BwssParams *p, doubl
 /* Records this decision's U over @interval_us: the link's rate is U over
  * the last decisions. */
 void capacity_u_record (BwssCapacity *c, double u, double interval_us);
+
+/* capacity-full.c: rules "deficit" and "loss" (predicate, action), and the
+ * vote every decision casts for "loss". */
+bool capacity_rule_deficit (const BwssCapacity *c, const CapacityCounts *k);
+int  capacity_act_deficit (BwssCapacity *c, uint64_t now, const CapacityCounts *k);
+bool capacity_rule_loss (const BwssCapacity *c, const BwssParams *p);
+int  capacity_act_loss (BwssCapacity *c, const BwssParams *p, uint64_t now,
+                        const CapacityCounts *k);
+void capacity_vote_loss (BwssCapacity *c, const BwssParams *p, const CapacityCounts *k);
 
 #endif /* BWSS_CAPACITY_H */

@@ -164,6 +164,22 @@
                                         * catches up when the queue drains: its
                                         * reserve stays); longer, its source sends less
                                         * (Fig. 5c: what it leaves goes to the others) */
+#define DEFAULT_OWN_QUEUE_US     2000  /* a flow's own queue: its RTT excess over the
+                                        * link's (the smallest) by 2 ms or more.  Under
+                                        * fq_codel a flow that sends more than its fair
+                                        * share holds CoDel's 5-ms target in its own
+                                        * queue, the others' read ~0-2 ms (lab,
+                                        * 2026-11-26: 4.9 against ~2 ms): below CoDel's
+                                        * target, so the queue CoDel keeps shows; above
+                                        * the kernel's 1-ms RTT samples and a segment of
+                                        * 8 Mbit/s (1.5 ms), so one segment more in one
+                                        * flow's queue is not "its own queue".  Under
+                                        * FIFO every flow sees the one queue: 0. */
+#define DEFAULT_OWN_QUEUE_MEMORY_US (2ull * 1000000ull) /* ... above the
+                                        * largest queue of the link in the last 2 s:
+                                        * the kernel's RTT of a video at 160 kbit/s
+                                        * takes 7 samples a second, its 1/8 average
+                                        * keeps 15 % of a drained queue 2 s later */
 #define DEFAULT_DEMAND_HEADROOM  0.25  /* a flow its source holds (a video at its
                                         * bitrate) gets a quarter more than it used:
                                         * room to catch up after a stall, which it
@@ -244,6 +260,8 @@ bwss_params_init_for (BwssParams *p, BwssLoop loop)
   p->loss_memory_us = DEFAULT_LOSS_MEMORY_US;
   p->demand_headroom = DEFAULT_DEMAND_HEADROOM;
   p->reserve_hold_us = DEFAULT_RESERVE_HOLD_US;
+  p->own_queue_us = DEFAULT_OWN_QUEUE_US;
+  p->own_queue_memory_us = DEFAULT_OWN_QUEUE_MEMORY_US;
   p->link_window_us = DEFAULT_LINK_WINDOW_US;
   p->probe_wait_us = DEFAULT_PROBE_WAIT_US;
   p->probe_wait_max_us = DEFAULT_PROBE_WAIT_MAX_US;
@@ -356,6 +374,8 @@ bwss_params_validate (const BwssParams *p, const char **field)
   CHECK (p->probe_wait_max_us <= MAX_US, "probe_wait_max_us");
   CHECK (p->reserve_hold_us <= MAX_US, "reserve_hold_us");
   CHECK (p->link_window_us <= MAX_US, "link_window_us");
+  CHECK (p->own_queue_us <= MAX_US, "own_queue_us");
+  CHECK (p->own_queue_memory_us <= MAX_US, "own_queue_memory_us");
   CHECK (isfinite (p->demand_headroom) && p->demand_headroom >= 0.0 && p->demand_headroom <= 100.0,
          "demand_headroom");
   return BWSS_OK;

@@ -11,6 +11,7 @@
 #include <glib.h>
 #include <gmodule.h>
 #include "../sockd/sockd-proto.h"
+#include "sys.h"
 #include "top-check.h"
 
 /* The library GStreamer players load; opened at run time only. */
@@ -88,16 +89,6 @@ check_bwssd (const char *domain, gboolean named, JsonObject *st, const char *run
   return (Part) { FALSE, fix };
 }
 
-/* Returns Yama's ptrace_scope, or -1 without Yama. */
-static int
-yama_scope (void)
-{
-  g_autofree char *text = NULL;
-  if (!g_file_get_contents ("/proc/sys/kernel/yama/ptrace_scope", &text, NULL, NULL))
-    return -1;
-  return atoi (text);
-}
-
 /* Returns TRUE if bwss-sockd's socket accepts a connection (it is hung up
  * at once: bwss-sockd takes that silently). */
 static gboolean
@@ -118,7 +109,7 @@ sockd_reachable (void)
 static Part
 check_adoption (JsonObject *st)
 {
-  int scope = yama_scope ();
+  int scope = proc_yama_scope ();   /* -1: no Yama; 3 if unreadable */
   Part p = { TRUE, NULL };
   if (st) {
     const char *adoption = json_object_get_string_member_with_default (st, "adoption", "?");
