@@ -42,6 +42,7 @@
 #include "adopt-rules.h"
 #include "adopt-watchdog.h"
 #include "adopter.h"
+#include "sd-notify.h"
 #include "tool-domain.h"
 
 static gboolean opt_foreground;
@@ -427,8 +428,13 @@ run (BwssDomain *domain, AdoptLedger *ledger, AdoptRules *rules)
     g_source_attach (dm.scan, NULL);
   }
   watch_inputs (&dm);
+  int nerr = bwssd_notify ("READY=1");  /* the unit is Type=notify: started now */
+  if (nerr < 0)
+    g_printerr ("bwssd: cannot tell systemd it is ready ($NOTIFY_SOCKET): %s\n", g_strerror (-nerr));
 
   g_main_loop_run (dm.loop);
+
+  bwssd_notify ("STOPPING=1");
 
   if (dm.scan) {
     g_source_destroy (dm.scan);
