@@ -1004,12 +1004,12 @@ typedef struct {
   unsigned      conns;         /* connections per download */
   const double *rtt_bulk;      /* one per download, s */
   double        cross_bps;     /* UDP from 30 to 60 s */
-  bool          wifi;          /* the link moves: a new rate every 100-500 ms, ±50 % */
+  int           trace;         /* the link moves: TRACE_WIFI, TRACE_LTE; 0 = fixed */
 } Cell;
 
 typedef struct {
   unsigned at_min;             /* seconds of [5, 90) with the video at >= 95 % of its
-                                * minimum (wifi: 90 %, of the seconds the link carries
+                                * minimum (a moving link: 90 %, of the seconds it carries
                                 * >= 1.1 × the minimum, the second after a fall of
                                 * more than 30 % excluded) */
   unsigned counted;            /* ... of these many */
@@ -1020,42 +1020,70 @@ typedef struct {
 } CellResult;
 
 static const Cell *cell_now;
-static double wifi_rate[SIM_MAX_SECONDS * 10];    /* per 100 ms */
+enum { TRACE_FIXED = 0, TRACE_WIFI, TRACE_LTE };
+#define TRACE_STEPS_PER_S 100
+static double trace_rate[SIM_MAX_SECONDS * TRACE_STEPS_PER_S];   /* per 10 ms */
 
-/* The Wi-Fi-like trace of the lab (linktrace.py's "wifi"): a new rate every
- * 100-500 ms, uniform within ±50 % of the link; a fixed LCG, so every run
- * sees the same trace. */
+/* A fixed LCG, so every run sees the same trace: uniform in [lo, hi). */
+static double
+trace_uniform (uint32_t *x, double lo, double hi)
+{
+  *x = *x * 1103515245u + 12345u;
+  return lo + (hi - lo) * (double) (*x >> 8) / (double) (1u << 24);
+}
+
+/* Fills trace_rate from @i on with @rate for @len_s; returns the next index. */
+static unsigned
+trace_hold (unsigned i, double rate, double len_s)
+{
+  unsigned end = i + (unsigned) (len_s * TRACE_STEPS_PER_S + 0.5);
+  for (; i < end && i < G_N_ELEMENTS (trace_rate); i++)
+    trace_rate[i] = rate;
+  return end;
+}
+
+/* The lab's moving links (linktrace.py), around @link: "wifi" a new rate
+ * every 100-500 ms, uniform within ±50 %; "lte" levels of 1-4 s between
+ * 40 % and 130 % with ±10 % jitter every 250-500 ms, and fades of 2-5 s at
+ * 20 % (one level in five). */
 static void
-wifi_fill (double link)
+trace_fill (int kind, double link)
 {
   uint32_t x = 12345;
-  double rate = link;
-  unsigned next = 0;
-  for (unsigned i = 0; i < G_N_ELEMENTS (wifi_rate); i++) {
-    if (i == next) {
-      x = x * 1103515245u + 12345u;
-      rate = link * (0.5 + (double) (x >> 8) / (double) (1u << 24));
-      x = x * 1103515245u + 12345u;
-      next = i + 1 + (x >> 8) % 5;
+  unsigned i = 0;
+  while (i < G_N_ELEMENTS (trace_rate)) {
+    if (kind == TRACE_WIFI) {
+      double rate = link * trace_uniform (&x, 0.5, 1.5);
+      i = trace_hold (i, rate, trace_uniform (&x, 0.1, 0.5));
+      continue;
     }
-    wifi_rate[i] = rate;
+    bool fade = i > 0 && trace_uniform (&x, 0.0, 1.0) < 0.2;
+    double level = fade ? 0.2 : trace_uniform (&x, 0.4, 1.3);
+    double left = fade ? trace_uniform (&x, 2.0, 5.0) : trace_uniform (&x, 1.0, 4.0);
+    while (left > 0.0 && i < G_N_ELEMENTS (trace_rate)) {
+      double jitter = fade ? 1.0 : trace_uniform (&x, 0.9, 1.1);
+      double len = trace_uniform (&x, 0.25, 0.5);
+      i = trace_hold (i, link * level * jitter, len);
+      left -= len;
+    }
   }
 }
 
 static double
-wifi_at (const Sim *s, double t)
+trace_at (const Sim *s, double t)
 {
   (void) s;
-  return wifi_rate[(unsigned) (t * 10.0) % G_N_ELEMENTS (wifi_rate)];
+  return trace_rate[(unsigned) (t * TRACE_STEPS_PER_S) % G_N_ELEMENTS (trace_rate)];
 }
 
+/* The link's mean rate over second @sec, bit/s. */
 static double
-wifi_mean (unsigned sec)
+trace_mean (unsigned sec)
 {
   double sum = 0.0;
-  for (unsigned k = 0; k < 10; k++)
-    sum += wifi_rate[sec * 10 + k];
-  return sum / 10.0;
+  for (unsigned k = 0; k < TRACE_STEPS_PER_S; k++)
+    sum += trace_rate[sec * TRACE_STEPS_PER_S + k];
+  return sum / TRACE_STEPS_PER_S;
 }
 
 static void
@@ -1074,9 +1102,9 @@ run_cell (const Cell *cell, bool controlled, bool latch)
   s.m.aqm_target_s = cell->aqm_s;
   s.m.fq = cell->fq;
   s.m.rcv_rtt_latch = latch;
-  if (cell->wifi) {
-    wifi_fill (cell->link_bps);
-    s.capacity_at = wifi_at;
+  if (cell->trace) {
+    trace_fill (cell->trace, cell->link_bps);
+    s.capacity_at = trace_at;
   }
   size_t v = sim_add (&s, 0.030, 10, cell->video_min, 1, controlled);
   s.m.f[v].source_bps = cell->video_min;
@@ -1090,9 +1118,9 @@ run_cell (const Cell *cell, bool controlled, bool latch)
   CellResult r = { 0 };
   double carried = 0.0;
   for (unsigned t = 5; t < 90; t++) {
-    double link = cell->wifi ? wifi_mean (t) : cell->link_bps;
-    double floor = cell->wifi ? 0.9 : 0.95;
-    if (cell->wifi && (link < 1.1 * cell->video_min || (t > 0 && link < 0.7 * wifi_mean (t - 1))))
+    double link = cell->trace ? trace_mean (t) : cell->link_bps;
+    double floor = cell->trace ? 0.9 : 0.95;
+    if (cell->trace && (link < 1.1 * cell->video_min || (t > 0 && link < 0.7 * trace_mean (t - 1))))
       continue;
     r.counted++;
     if (s.rate[t][v] >= floor * cell->video_min)
@@ -1107,10 +1135,10 @@ run_cell (const Cell *cell, bool controlled, bool latch)
   double cross = 0.0;
   for (unsigned t = 5; t < 90; t++)
     cross += s.cross[t] / 85.0;
-  double link = cell->wifi ? 0.0 : cell->link_bps;
-  if (cell->wifi)
+  double link = cell->trace ? 0.0 : cell->link_bps;
+  if (cell->trace)
     for (unsigned t = 5; t < 90; t++)
-      link += wifi_mean (t) / 85.0;
+      link += trace_mean (t) / 85.0;
   r.left = link - cross - r.video;
   size_t nd = cell->downloads * cell->conns;
   for (unsigned d = 0; d < cell->downloads; d++) {
@@ -1168,7 +1196,7 @@ static const double rtt_30[] = { 0.030, 0.030, 0.030 };
 static void
 test_trace_fq_codel (void)
 {
-  Cell cell = { "fq_codel 8M", 8e6, 0.150, 0.005, true, 3e6, 3, 1, rtt_15_40_90, 2e6, false };
+  Cell cell = { "fq_codel 8M", 8e6, 0.150, 0.005, true, 3e6, 3, 1, rtt_15_40_90, 2e6, TRACE_FIXED };
   /* 9.4 % of the seconds before the video's own evidence (the lab's figure
    * too); short now in the second the UDP arrives (its fair share taken at
    * once, before the video's queue shows) and once as σ climbs back after
@@ -1184,7 +1212,7 @@ test_trace_fq_codel_many (void)
 {
   static const double rtt[] = { 0.030 };
   Cell cell = { "fq_codel 20M, 8 connections", 20e6, 0.150, 0.005, true, 10.3e6, 1, 8, rtt,
-                0.0, false };
+                0.0, TRACE_FIXED };
   /* 3.5 % of the seconds before (6.16+); one second short in the start */
   check_cell (&cell, 1, 0.90);
 }
@@ -1193,7 +1221,7 @@ test_trace_fq_codel_many (void)
 static void
 test_trace_codel_960k (void)
 {
-  Cell cell = { "CoDel 960k", 960e3, 0.150, 0.005, false, 496e3, 2, 1, rtt_30, 320e3, false };
+  Cell cell = { "CoDel 960k", 960e3, 0.150, 0.005, false, 496e3, 2, 1, rtt_30, 320e3, TRACE_FIXED };
   /* 78.8 % of the seconds before; the UDP's onset and the climb after it
    * cost 2 s (before 6.16) and 4 s (6.16+: the RTT reads the troughs):
    * short of the 98 % target */
@@ -1208,13 +1236,23 @@ test_trace_wifi (void)
   /* the video is held; the downloads use 74-78 % of what it leaves (as
    * before the video's own evidence): after each fall rule deficit bounds
    * the raises to loss_raise for loss_memory_us — short of the 85 % target */
-  Cell tail = { "wifi, 60-ms drop-tail", 8e6, 0.060, 0.0, false, 2e6, 3, 1, rtt_30, 0.0, true };
+  Cell tail = { "wifi, 60-ms drop-tail", 8e6, 0.060, 0.0, false, 2e6, 3, 1, rtt_30, 0.0, TRACE_WIFI };
   check_cell (&tail, 0, 0.74);
   /* short of the targets: the video at its minimum in 81-90 % of the
    * seconds (a fall within a second is felt before its queue shows), the
    * downloads use 58 % */
-  Cell fq = { "wifi, fq_codel", 8e6, 0.150, 0.005, true, 2e6, 3, 1, rtt_30, 0.0, true };
+  Cell fq = { "wifi, fq_codel", 8e6, 0.150, 0.005, true, 2e6, 3, 1, rtt_30, 0.0, TRACE_WIFI };
   check_cell (&fq, 15, 0.55);
+}
+
+/* The LTE-like trace: deeper, longer swings and fades to 20 %. */
+static void
+test_trace_lte (void)
+{
+  Cell tail = { "lte, 60-ms drop-tail", 8e6, 0.060, 0.0, false, 2e6, 3, 1, rtt_30, 0.0, TRACE_LTE };
+  check_cell (&tail, 80, 0.0);
+  Cell fq = { "lte, fq_codel", 8e6, 0.150, 0.005, true, 2e6, 3, 1, rtt_30, 0.0, TRACE_LTE };
+  check_cell (&fq, 80, 0.0);
 }
 
 int
@@ -1257,5 +1295,6 @@ main (int argc, char **argv)
   g_test_add_func ("/capacity/trace/fq-codel-many", test_trace_fq_codel_many);
   g_test_add_func ("/capacity/trace/codel-960k", test_trace_codel_960k);
   g_test_add_func ("/capacity/trace/wifi", test_trace_wifi);
+  g_test_add_func ("/capacity/trace/lte", test_trace_lte);
   return g_test_run ();
 }
