@@ -13,6 +13,8 @@
 #include <glib.h>
 #include "laws.h"
 #include "sim.h"
+#include <stdio.h>
+#include <stdlib.h>
 
 #define MS 1000ull
 #define S  1000000ull
@@ -1105,6 +1107,10 @@ run_cell (const Cell *cell, bool controlled, bool latch)
   if (cell->trace) {
     trace_fill (cell->trace, cell->link_bps);
     s.capacity_at = trace_at;
+#ifdef CAPACITY_DEBUG
+    for (unsigned i = 0; i < 90 * TRACE_STEPS_PER_S; i += 10)
+      fprintf (stderr, "%8.3f LINK %7.0f\n", i / 100.0, trace_rate[i] / 1e3);
+#endif
   }
   size_t v = sim_add (&s, 0.030, 10, cell->video_min, 1, controlled);
   s.m.f[v].source_bps = cell->video_min;
@@ -1179,6 +1185,9 @@ check_cell (const Cell *cell, unsigned short_max, double downloads_use)
                     b.at_min, b.counted, 100.0 * b.at_min / b.counted, b.video / 1e3,
                     b.downloads / 1e3, b.left / 1e3, 100.0 * b.downloads / b.left,
                     100.0 * b.share_dev, b.q_video, b.q_bulk);
+#ifdef CAPACITY_DEBUG
+    if (getenv ("NOASSERT")) { if (latch) r = b; continue; }
+#endif
     g_assert_cmpuint (b.counted - b.at_min, <=, short_max);
     g_assert_cmpuint (b.at_min, >, tcp.at_min);
     g_assert_cmpfloat (b.downloads, >=, downloads_use * b.left);
@@ -1198,10 +1207,10 @@ test_trace_fq_codel (void)
 {
   Cell cell = { "fq_codel 8M", 8e6, 0.150, 0.005, true, 3e6, 3, 1, rtt_15_40_90, 2e6, TRACE_FIXED };
   /* 9.4 % of the seconds before the video's own evidence (the lab's figure
-   * too); short now in the second the UDP arrives (its fair share taken at
-   * once, before the video's queue shows) and once as σ climbs back after
-   * it left */
-  CellResult r = check_cell (&cell, 2, 0.90);
+   * too), 97.6 % with it; short now only in the second the UDP arrives (its
+   * fair share taken at once, before the video's queue shows): 98.8 % (the
+   * climb after the UDP left stops at the link its own queue showed) */
+  CellResult r = check_cell (&cell, 1, 0.90);
   g_assert_cmpfloat (r.share_dev, <=, 0.10);
 }
 
@@ -1261,6 +1270,17 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   bwss_params_init (&p);
   bwss_params_init (&delay);
+#ifdef CAPACITY_DEBUG
+  if (getenv ("PW")) delay.probe_wait_us = atof (getenv ("PW"));
+  if (getenv ("PWM")) delay.probe_wait_max_us = atof (getenv ("PWM"));
+  if (getenv ("MR")) delay.max_raise = atof (getenv ("MR"));
+  if (getenv ("LR")) delay.loss_raise = atof (getenv ("LR"));
+  if (getenv ("LM")) delay.loss_memory_us = atof (getenv ("LM"));
+  if (getenv ("LW")) delay.link_window_us = atof (getenv ("LW"));
+  if (getenv ("QT")) delay.queue_target_min_us = atof (getenv ("QT"));
+  if (getenv ("MC")) delay.max_cut = atof (getenv ("MC"));
+  if (getenv ("DH")) delay.drain_horizon_rtts = atof (getenv ("DH"));
+#endif
   g_test_add_func ("/capacity/queue/smallest-excess", test_queue_is_smallest_excess);
   g_test_add_func ("/capacity/queue/target-C2", test_queue_target);
   g_test_add_func ("/capacity/interval", test_interval);

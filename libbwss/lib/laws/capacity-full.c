@@ -92,8 +92,14 @@ capacity_rule_loss (const BwssCapacity *c, const BwssParams *p)
   return c->loss_votes >= p->loss_decisions;
 }
 
-/* Rule "deficit": σ lowered by what the minima miss, not below U over the
- * link window, which is the link seen busy; raises bounded as after a loss. */
+/* Rule "deficit": σ lowered by what the minima miss, not above U over the
+ * link window; the link seen busy is that U — or U now, if higher, when
+ * the video's own queue says so: a flow with data waiting at the
+ * bottleneck keeps a work-conserving scheduler busy, so this decision's U
+ * is the link now (the window's mean still holds the seconds before a
+ * raise: the ramp then stopped short of the link, and the probe beyond it
+ * took the video's share; fq_codel 8M in the model: 83 → 84 of 85 s);
+ * raises bounded as after a loss. */
 int
 capacity_act_deficit (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
 {
@@ -102,9 +108,12 @@ capacity_act_deficit (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
   if (s > k->u_link)
     s = k->u_link;
   capacity_set_sigma (c, s > k->minima ? s : k->minima);
-  c->busy_link_bps = k->u_link;
-  if (k->u_link > c->link_max_bps)
-    c->link_max_bps = k->u_link;
+  double busy = k->u_link;
+  if (k->deficit_own > 0.0 && k->u > busy)
+    busy = k->u;
+  c->busy_link_bps = busy;
+  if (busy > c->link_max_bps)
+    c->link_max_bps = busy;
   c->last_loss_us = now;
   c->loss_votes = 0;
   return RULE_DEFICIT;
