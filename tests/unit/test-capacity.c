@@ -1011,9 +1011,8 @@ typedef struct {
 
 typedef struct {
   unsigned at_min;             /* seconds of [5, 90) with the video at >= 95 % of its
-                                * minimum (a moving link: 90 %, of the seconds it carries
-                                * >= 1.1 × the minimum, the second after a fall of
-                                * more than 30 % excluded) */
+                                * minimum (a moving link: 90 %, of the seconds
+                                * trace_capable counts) */
   unsigned counted;            /* ... of these many */
   double   video, downloads;   /* mean rates over [5, 90), bit/s */
   double   left;               /* what the link leaves the downloads, bit/s */
@@ -1088,6 +1087,24 @@ trace_mean (unsigned sec)
   return sum / TRACE_STEPS_PER_S;
 }
 
+/* Returns true if second @sec counts for a video of minimum @vmin on a
+ * moving link (issue 28): the link carries at least 1.1 × the minimum
+ * throughout it (a paced video cannot catch up a fade's shortfall later in
+ * the second), and does not fall within it by more than 30 % below the
+ * second before (no receiver sees a fall before its queue does: the second
+ * after the fall is excluded, whichever part of it the fall lands in). */
+static bool
+trace_capable (unsigned sec, double vmin)
+{
+  double before = trace_mean (sec - 1);
+  for (unsigned k = 0; k < TRACE_STEPS_PER_S; k++) {
+    double rate = trace_rate[sec * TRACE_STEPS_PER_S + k];
+    if (rate < 1.1 * vmin || rate < 0.7 * before)
+      return false;
+  }
+  return true;
+}
+
 static void
 cell_cross (Sim *s, unsigned sec)
 {
@@ -1126,7 +1143,7 @@ run_cell (const Cell *cell, bool controlled, bool latch)
   for (unsigned t = 5; t < 90; t++) {
     double link = cell->trace ? trace_mean (t) : cell->link_bps;
     double floor = cell->trace ? 0.9 : 0.95;
-    if (cell->trace && (link < 1.1 * cell->video_min || (t > 0 && link < 0.7 * trace_mean (t - 1))))
+    if (cell->trace && !trace_capable (t, cell->video_min))
       continue;
     r.counted++;
     if (s.rate[t][v] >= floor * cell->video_min)
