@@ -13,8 +13,6 @@
 #include <glib.h>
 #include "laws.h"
 #include "sim.h"
-#include <stdio.h>
-#include <stdlib.h>
 
 #define MS 1000ull
 #define S  1000000ull
@@ -1018,6 +1016,8 @@ typedef struct {
   double   left;               /* what the link leaves the downloads, bit/s */
   double   share_dev;          /* largest |share − 1/N| / (1/N) among the downloads */
   double   q_video, q_bulk;    /* median own queue, ms */
+  double   over_room;          /* largest Σ of the downloads' targets over link −
+                                * minimum − UDP delivered, of the seconds (fixed link) */
 } CellResult;
 
 static const Cell *cell_now;
@@ -1124,10 +1124,6 @@ run_cell (const Cell *cell, bool controlled, bool latch)
   if (cell->trace) {
     trace_fill (cell->trace, cell->link_bps);
     s.capacity_at = trace_at;
-#ifdef CAPACITY_DEBUG
-    for (unsigned i = 0; i < 90 * TRACE_STEPS_PER_S; i += 10)
-      fprintf (stderr, "%8.3f LINK %7.0f\n", i / 100.0, trace_rate[i] / 1e3);
-#endif
   }
   size_t v = sim_add (&s, 0.030, 10, cell->video_min, 1, controlled);
   s.m.f[v].source_bps = cell->video_min;
@@ -1175,6 +1171,16 @@ run_cell (const Cell *cell, bool controlled, bool latch)
   }
   r.q_video = sim_median_flow_queue_ms (&s, v, 5, 90);
   r.q_bulk = sim_median_flow_queue_ms (&s, 1, 5, 90);
+  /* under FQ σ is no slack: what the downloads may take (their targets)
+   * against what the link leaves them, second by second */
+  for (unsigned t = 5; controlled && !cell->trace && t < 90; t++) {
+    double targets = 0.0;
+    for (size_t i = 1; i < s.m.n; i++)
+      targets += s.target[t][i];
+    double room = cell->link_bps - cell->video_min - s.cross[t];
+    if (targets / room > r.over_room)
+      r.over_room = targets / room;
+  }
   (void) carried;
   sim_free (&s);
   return r;
@@ -1198,16 +1204,18 @@ check_cell (const Cell *cell, unsigned short_max, double downloads_use)
     CellResult b = run_cell (cell, true, latch);
     g_test_message ("%s, rcv_rtt %s: bwss: video at its minimum %u of %u s (%.1f %%), video %.0f, "
                     "downloads %.0f of %.0f left (%.1f %%, shares within %.1f %%), own queue "
-                    "video %.1f, downloads %.1f ms", cell->name, latch ? "6.16+" : "before 6.16",
+                    "video %.1f, downloads %.1f ms; their targets at most %.2f × the room",
+                    cell->name, latch ? "6.16+" : "before 6.16",
                     b.at_min, b.counted, 100.0 * b.at_min / b.counted, b.video / 1e3,
                     b.downloads / 1e3, b.left / 1e3, 100.0 * b.downloads / b.left,
-                    100.0 * b.share_dev, b.q_video, b.q_bulk);
-#ifdef CAPACITY_DEBUG
-    if (getenv ("NOASSERT")) { if (latch) r = b; continue; }
-#endif
+                    100.0 * b.share_dev, b.q_video, b.q_bulk, b.over_room);
     g_assert_cmpuint (b.counted - b.at_min, <=, short_max);
     g_assert_cmpuint (b.at_min, >, tcp.at_min);
     g_assert_cmpfloat (b.downloads, >=, downloads_use * b.left);
+    /* under FQ the flows we window sum to at most link − minimum − what the
+     * UDP takes (issue 28), within the loop's steps (α, and a probe's) */
+    if (cell->fq && !cell->trace)
+      g_assert_cmpfloat (b.over_room, <=, 1.10);
     if (latch)
       r = b;
   }
@@ -1248,37 +1256,49 @@ static void
 test_trace_codel_960k (void)
 {
   Cell cell = { "CoDel 960k", 960e3, 0.150, 0.005, false, 496e3, 2, 1, rtt_30, 320e3, TRACE_FIXED };
-  /* 78.8 % of the seconds before; the UDP's onset and the climb after it
-   * cost 2 s (before 6.16) and 4 s (6.16+: the RTT reads the troughs):
-   * short of the 98 % target */
+  /* 78.8 % of the seconds before the video's own evidence; the UDP's
+   * onset and the climb after it cost 2 s (before 6.16) and 4 s (6.16+:
+   * the RTT reads the troughs, the queue looks empty and the probe after
+   * the UDP left overshoots): short of the 98 % target */
   check_cell (&cell, 4, 0.90);
 }
 
-/* A Wi-Fi-like moving rate around 8 Mbit/s, video 2 Mbit/s, three
- * downloads: behind a 60-ms drop-tail buffer and behind fq_codel. */
+/* Moving links (the lab's traces, around 8 Mbit/s), a video of 2 Mbit/s
+ * and three downloads, behind a 60-ms drop-tail buffer and behind
+ * fq_codel.  The video is counted in the seconds issue 28 names
+ * (trace_capable); what the downloads use of what it leaves is short of
+ * the 85 % target where the bound says so: the loop decides every 100 ms
+ * and a level of the Wi-Fi trace lasts 300 ms on average, so σ spends
+ * most of it on the way up (drop-tail) or held below the dips that take
+ * the video's fair share (fq_codel). */
 static void
 test_trace_wifi (void)
 {
-  /* the video is held; the downloads use 74-78 % of what it leaves (as
-   * before the video's own evidence): after each fall rule deficit bounds
-   * the raises to loss_raise for loss_memory_us — short of the 85 % target */
-  Cell tail = { "wifi, 60-ms drop-tail", 8e6, 0.060, 0.0, false, 2e6, 3, 1, rtt_30, 0.0, TRACE_WIFI };
-  check_cell (&tail, 0, 0.74);
-  /* short of the targets: the video at its minimum in 81-90 % of the
-   * seconds (a fall within a second is felt before its queue shows), the
-   * downloads use 58 % */
+  /* downloads 79.0 / 81.6 % (as before this issue: the queue holds σ) */
+  Cell tail = { "wifi, 60-ms drop-tail", 8e6, 0.060, 0.0, false, 2e6, 3, 1, rtt_30, 0.0,
+                TRACE_WIFI };
+  check_cell (&tail, 0, 0.78);
+  /* downloads 55.4 / 57.8 % before the deficits the video's own queue
+   * shows stopped bounding the raises, 60.8 / 59.0 % now */
   Cell fq = { "wifi, fq_codel", 8e6, 0.150, 0.005, true, 2e6, 3, 1, rtt_30, 0.0, TRACE_WIFI };
-  check_cell (&fq, 15, 0.55);
+  check_cell (&fq, 0, 0.58);
 }
 
-/* The LTE-like trace: deeper, longer swings and fades to 20 %. */
+/* The LTE-like trace: levels of 1-4 s, fades of 2-5 s to 20 %. */
 static void
 test_trace_lte (void)
 {
-  Cell tail = { "lte, 60-ms drop-tail", 8e6, 0.060, 0.0, false, 2e6, 3, 1, rtt_30, 0.0, TRACE_LTE };
-  check_cell (&tail, 80, 0.0);
+  /* downloads 72.4 / 86.7 % before the link the video's own queue showed
+   * became the link seen busy, 80.7 / 86.7 % now */
+  Cell tail = { "lte, 60-ms drop-tail", 8e6, 0.060, 0.0, false, 2e6, 3, 1, rtt_30, 0.0,
+                TRACE_LTE };
+  check_cell (&tail, 0, 0.80);
+  /* the video at its minimum 54 / 55 of 56 s (96.4 / 98.2 %: short in the
+   * second after the excluded one, σ still settling after a fall from 10
+   * to 3.4 or from 7.8 to 5.2 Mbit/s), downloads 78.9 / 82.2 % before,
+   * 80.6 / 85.4 % now */
   Cell fq = { "lte, fq_codel", 8e6, 0.150, 0.005, true, 2e6, 3, 1, rtt_30, 0.0, TRACE_LTE };
-  check_cell (&fq, 80, 0.0);
+  check_cell (&fq, 2, 0.80);
 }
 
 int
@@ -1287,17 +1307,6 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   bwss_params_init (&p);
   bwss_params_init (&delay);
-#ifdef CAPACITY_DEBUG
-  if (getenv ("PW")) delay.probe_wait_us = atof (getenv ("PW"));
-  if (getenv ("PWM")) delay.probe_wait_max_us = atof (getenv ("PWM"));
-  if (getenv ("MR")) delay.max_raise = atof (getenv ("MR"));
-  if (getenv ("LR")) delay.loss_raise = atof (getenv ("LR"));
-  if (getenv ("LM")) delay.loss_memory_us = atof (getenv ("LM"));
-  if (getenv ("LW")) delay.link_window_us = atof (getenv ("LW"));
-  if (getenv ("QT")) delay.queue_target_min_us = atof (getenv ("QT"));
-  if (getenv ("MC")) delay.max_cut = atof (getenv ("MC"));
-  if (getenv ("DH")) delay.drain_horizon_rtts = atof (getenv ("DH"));
-#endif
   g_test_add_func ("/capacity/queue/smallest-excess", test_queue_is_smallest_excess);
   g_test_add_func ("/capacity/queue/target-C2", test_queue_target);
   g_test_add_func ("/capacity/interval", test_interval);
