@@ -1204,8 +1204,8 @@ check_cell (const Cell *cell, unsigned short_max, double downloads_use)
     CellResult b = run_cell (cell, true, latch);
     g_test_message ("%s, rcv_rtt %s: bwss: video at its minimum %u of %u s (%.1f %%), video %.0f, "
                     "downloads %.0f of %.0f left (%.1f %%, shares within %.1f %%), own queue "
-                    "video %.1f, downloads %.1f ms; their targets at most %.2f × the room",
-                    cell->name, latch ? "6.16+" : "before 6.16",
+                    "video %.1f, downloads %.1f ms; their targets at most %.2f × the room "
+                    "(fixed link)", cell->name, latch ? "6.16+" : "before 6.16",
                     b.at_min, b.counted, 100.0 * b.at_min / b.counted, b.video / 1e3,
                     b.downloads / 1e3, b.left / 1e3, 100.0 * b.downloads / b.left,
                     100.0 * b.share_dev, b.q_video, b.q_bulk, b.over_room);

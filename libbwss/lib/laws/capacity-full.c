@@ -38,7 +38,12 @@
  * it, and the raise takes the room back; until then its losses (segments
  * received after a hole, tcpi_rcv_ooopack) say the link is busy, as a
  * queue would.  Under FIFO every flow sees one queue: no flow has its
- * own, and the rule is the one it was.
+ * own, and the rule is the one it was.  On its own evidence the rule also
+ * learns the link (the video's data waiting keeps a work-conserving
+ * scheduler busy: this decision's U is the link now) and leaves the raises
+ * unbounded (its queue shows the next overshoot at once; without it a
+ * raise goes blind into losses the video shares, and loss_raise bounds it
+ * for loss_memory_us).
  *
  * "loss" brings σ back to U once the drops,
  * not the windows, hold the flows (a flow that moves less than a window per
@@ -99,7 +104,7 @@ capacity_rule_loss (const BwssCapacity *c, const BwssParams *p)
  * is the link now (the window's mean still holds the seconds before a
  * raise: the ramp then stopped short of the link, and the probe beyond it
  * took the video's share; fq_codel 8M in the model: 83 → 84 of 85 s);
- * raises bounded as after a loss. */
+ * raises bounded as after a loss, unless its own queue said so. */
 int
 capacity_act_deficit (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
 {
