@@ -127,45 +127,39 @@ ensure_session (HttpClient *c, const HttpConfig *cfg, GError **error)
   /* else: no anchors at all, every certificate is unknown (ssl-strict
    * decides whether that is accepted) */
   /* no session user agent: each request carries its own (user_agent_header) */
-  c->session = soup_session_new_with_options ("timeout", cfg->timeout, "idle-timeout", 0, NULL);
+  c->session = lsoup_session_new (cfg->timeout);
   if (set_db)
-    soup_session_set_tls_database (c->session, db);
+    g_object_set (c->session, "tls-database", db, NULL);
   g_clear_object (&db);
   if (cfg->proxy && *cfg->proxy) {
     g_autofree char *uri = strstr (cfg->proxy, "://") ? g_strdup (cfg->proxy)
                                                       : g_strdup_printf ("http://%s", cfg->proxy);
     GProxyResolver *r = g_simple_proxy_resolver_new (uri, NULL);
-    soup_session_set_proxy_resolver (c->session, r);
+    g_object_set (c->session, "proxy-resolver", r, NULL);
     g_object_unref (r);
   }
   if (!cfg->compress)
-    soup_session_remove_feature_by_type (c->session, SOUP_TYPE_CONTENT_DECODER);
+    lsoup_session_remove_content_decoder (c->session);
   if (cfg->tls_interaction)
-    soup_session_set_tls_interaction (c->session, cfg->tls_interaction);
-  if (cfg->log) {
-    SoupLogger *logger = soup_logger_new (cfg->log_level);
-    soup_session_add_feature (c->session, SOUP_SESSION_FEATURE (logger));
-    g_object_unref (logger);
-  }
+    g_object_set (c->session, "tls-interaction", cfg->tls_interaction, NULL);
+  if (cfg->log)
+    lsoup_session_add_logger (c->session, cfg->log_level);
   return c->session;
 }
 
 /* ---- the request ---- */
 
 static void
-on_network_event (SoupMessage *msg, GSocketClientEvent event, GIOStream *conn, gpointer data)
+on_connected (int fd, gpointer data)
 {
   HttpClient *c = data;
-  if (event != G_SOCKET_CLIENT_CONNECTED || !G_IS_SOCKET_CONNECTION (conn) || !c->on_connected)
-    return;
-  GSocket *sock = g_socket_connection_get_socket (G_SOCKET_CONNECTION (conn));
-  if (sock)
-    c->on_connected (g_socket_get_fd (sock), c->data);
+  if (c->on_connected)
+    c->on_connected (fd, c->data);
 }
 
 /* libsoup asks about a certificate that failed verification. */
 static gboolean
-accept_certificate (SoupMessage *msg, GTlsCertificate *cert, GTlsCertificateFlags errors, gpointer data)
+accept_certificate (GTlsCertificate *cert, GTlsCertificateFlags errors, gpointer data)
 {
   HttpClient *c = data;
   if (c->cfg == NULL)
@@ -176,22 +170,28 @@ accept_certificate (SoupMessage *msg, GTlsCertificate *cert, GTlsCertificateFlag
 }
 
 static gboolean
-on_authenticate (SoupMessage *msg, SoupAuth *auth, gboolean retrying, gpointer data)
+on_authenticate (SoupAuth *auth, gboolean retrying, gpointer data)
 {
   HttpClient *c = data;
   const HttpConfig *cfg = c->cfg;
   if (retrying || cfg == NULL)
     return FALSE;
-  if (soup_auth_is_for_proxy (auth) && cfg->proxy_id && cfg->proxy_pw) {
-    soup_auth_authenticate (auth, cfg->proxy_id, cfg->proxy_pw);
+  if (lsoup_auth_is_for_proxy (auth) && cfg->proxy_id && cfg->proxy_pw) {
+    lsoup_auth_authenticate (auth, cfg->proxy_id, cfg->proxy_pw);
     return TRUE;
   }
-  if (!soup_auth_is_for_proxy (auth) && cfg->user_id && cfg->user_pw) {
-    soup_auth_authenticate (auth, cfg->user_id, cfg->user_pw);
+  if (!lsoup_auth_is_for_proxy (auth) && cfg->user_id && cfg->user_pw) {
+    lsoup_auth_authenticate (auth, cfg->user_id, cfg->user_pw);
     return TRUE;
   }
   return FALSE;
 }
+
+static const LsoupHooks hooks = {
+  .connected = on_connected,
+  .accept_certificate = accept_certificate,
+  .authenticate = on_authenticate,
+};
 
 static gboolean
 add_extra_header (GQuark field, const GValue *value, gpointer data)
@@ -199,7 +199,7 @@ add_extra_header (GQuark field, const GValue *value, gpointer data)
   SoupMessageHeaders *h = data;
   const char *name = g_quark_to_string (field);
   if (G_VALUE_HOLDS_STRING (value)) {
-    soup_message_headers_append (h, name, g_value_get_string (value));
+    lsoup_message_headers_append (h, name, g_value_get_string (value));
   } else if (GST_VALUE_HOLDS_ARRAY (value) || GST_VALUE_HOLDS_LIST (value)) {
     gboolean array = GST_VALUE_HOLDS_ARRAY (value);
     guint n = array ? gst_value_array_get_size (value) : gst_value_list_get_size (value);
@@ -207,12 +207,12 @@ add_extra_header (GQuark field, const GValue *value, gpointer data)
       const GValue *v = array ? gst_value_array_get_value (value, i) : gst_value_list_get_value (value, i);
       g_autofree char *s = G_VALUE_HOLDS_STRING (v) ? g_value_dup_string (v) : gst_value_serialize (v);
       if (s)
-        soup_message_headers_append (h, name, s);
+        lsoup_message_headers_append (h, name, s);
     }
   } else {
     g_autofree char *s = gst_value_serialize (value);
     if (s)
-      soup_message_headers_append (h, name, s);
+      lsoup_message_headers_append (h, name, s);
   }
   return TRUE;
 }
@@ -228,40 +228,39 @@ user_agent_header (const char *property)
 #if GST_CHECK_VERSION(1, 24, 0)
   g_string_replace (ua, "{VERSION}", PACKAGE_VERSION, 0);
 #endif
-  if (ua->len == 0 || ua->str[ua->len - 1] == ' ')
-    g_string_append_printf (ua, "libsoup/%u.%u.%u", soup_get_major_version (),
-                            soup_get_minor_version (), soup_get_micro_version ());
+  if (ua->len == 0 || ua->str[ua->len - 1] == ' ') {
+    guint major, minor, micro;
+    lsoup_get_version (&major, &minor, &micro);
+    g_string_append_printf (ua, "libsoup/%u.%u.%u", major, minor, micro);
+  }
   return g_string_free (ua, FALSE);
 }
 
 static SoupMessage *
 build_message (HttpClient *c, const HttpConfig *cfg, const char *uri, const char *method, guint64 offset)
 {
-  SoupMessage *msg = soup_message_new (method, uri);
+  SoupMessage *msg = lsoup_message_new (method, uri);
   if (msg == NULL)
     return NULL;
-  SoupMessageHeaders *h = soup_message_get_request_headers (msg);
-  soup_message_add_flags (msg, SOUP_MESSAGE_COLLECT_METRICS);
+  SoupMessageHeaders *h = lsoup_message_get_request_headers (msg);
   g_autofree gchar *ua = user_agent_header (cfg->user_agent);
-  soup_message_headers_replace (h, "User-Agent", ua);
+  lsoup_message_headers_replace (h, "User-Agent", ua);
   if (!cfg->automatic_redirect)
-    soup_message_add_flags (msg, SOUP_MESSAGE_NO_REDIRECT);
+    lsoup_message_disable_redirects (msg);
   if (!cfg->keep_alive)
-    soup_message_headers_replace (h, "Connection", "close");
+    lsoup_message_headers_replace (h, "Connection", "close");
   if (cfg->iradio_mode)
-    soup_message_headers_replace (h, "icy-metadata", "1");
+    lsoup_message_headers_replace (h, "icy-metadata", "1");
   if (!cfg->compress)
-    soup_message_headers_replace (h, "Accept-Encoding", "identity");
+    lsoup_message_headers_replace (h, "Accept-Encoding", "identity");
   if (cfg->cookies)
     for (gchar **k = cfg->cookies; *k; k++)
-      soup_message_headers_append (h, "Cookie", *k);
+      lsoup_message_headers_append (h, "Cookie", *k);
   if (cfg->extra_headers)
     gst_structure_foreach (cfg->extra_headers, add_extra_header, h);
   if (offset > 0 && strcmp (method, "HEAD") != 0)
-    soup_message_headers_set_range (h, (goffset) offset, -1);
-  g_signal_connect (msg, "network-event", G_CALLBACK (on_network_event), c);
-  g_signal_connect (msg, "accept-certificate", G_CALLBACK (accept_certificate), c);
-  g_signal_connect (msg, "authenticate", G_CALLBACK (on_authenticate), c);
+    lsoup_message_headers_set_range_from (h, (goffset) offset);
+  lsoup_message_watch (c->session, msg, &hooks, c);
   return msg;
 }
 
@@ -270,31 +269,35 @@ build_message (HttpClient *c, const HttpConfig *cfg, const char *uri, const char
 static HttpResult
 classify_send_error (SoupMessage *msg, GError *error, GError **out)
 {
-  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+  LsoupFailure kind = lsoup_send_failure (msg, error);
+  if (kind == LSOUP_FAILED_CANCELLED) {
+    if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+      g_clear_error (&error);           /* libsoup 2.4's own cancellation status */
+      error = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
+    }
     g_propagate_error (out, error);
     return HTTP_CANCELLED;
   }
-  SoupMessageMetrics *m = soup_message_get_metrics (msg);
-  guint64 said = m ? soup_message_metrics_get_response_header_bytes_received (m) : 0;
+  gboolean said = lsoup_message_response_started (msg);
   HttpResult res = HTTP_FAILED;
   HttpError code;
   const char *what;
-  if (g_error_matches (error, SOUP_SESSION_ERROR, SOUP_SESSION_ERROR_TOO_MANY_REDIRECTS)) {
+  if (kind == LSOUP_FAILED_REDIRECTS) {
     code = HTTP_ERROR_TOO_MANY_REDIRECTS;
     what = "too many redirects";
-  } else if (error->domain == SOUP_SESSION_ERROR) {
+  } else if (kind == LSOUP_FAILED_BAD_RESPONSE) {
     code = HTTP_ERROR_BAD_RESPONSE;
     what = "the server's answer is not HTTP";
-  } else if (error->domain == G_TLS_ERROR) {
+  } else if (kind == LSOUP_FAILED_TLS || error->domain == G_TLS_ERROR) {
     code = HTTP_ERROR_TLS;
     what = "secure connection setup failed";
-  } else if (error->domain == G_RESOLVER_ERROR) {
+  } else if (kind == LSOUP_FAILED_RESOLVE || error->domain == G_RESOLVER_ERROR) {
     code = HTTP_ERROR_CONNECT;
     what = "could not resolve the server's name";
   } else if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT)) {
     code = HTTP_ERROR_TIMEOUT;
     what = said ? "the server stopped in the middle of its headers" : "no answer from the server";
-  } else if (said > 0) {
+  } else if (said) {
     code = HTTP_ERROR_BAD_RESPONSE;   /* e.g. headers too big, or cut off */
     what = "the server's headers could not be read";
   } else {
@@ -312,7 +315,7 @@ classify_send_error (SoupMessage *msg, GError *error, GError **out)
 static gboolean
 parse_content_length (SoupMessageHeaders *h, gboolean *present, guint64 *out)
 {
-  const char *all = soup_message_headers_get_list (h, "Content-Length");
+  const char *all = lsoup_message_headers_get_list (h, "Content-Length");
   *present = all != NULL;
   if (all == NULL)
     return FALSE;
@@ -359,14 +362,17 @@ parse_content_range (const char *v, guint64 *first, guint64 *last, gboolean *hav
 static HttpError
 status_error_code (guint status)
 {
-  if (status == SOUP_STATUS_NOT_FOUND)
-    return HTTP_ERROR_NOT_FOUND;
-  if (status == SOUP_STATUS_UNAUTHORIZED || status == SOUP_STATUS_PAYMENT_REQUIRED
-      || status == SOUP_STATUS_FORBIDDEN || status == SOUP_STATUS_PROXY_AUTHENTICATION_REQUIRED)
-    return HTTP_ERROR_NOT_AUTHORIZED;
-  if (status == SOUP_STATUS_INTERNAL_SERVER_ERROR || status == SOUP_STATUS_SERVICE_UNAVAILABLE)
-    return HTTP_ERROR_UNAVAILABLE;
-  return HTTP_ERROR_STATUS;
+  switch (status) {
+    case 404:                          /* Not Found */
+      return HTTP_ERROR_NOT_FOUND;
+    case 401: case 402: case 403:      /* Unauthorized, Payment Required, Forbidden */
+    case 407:                          /* Proxy Authentication Required */
+      return HTTP_ERROR_NOT_AUTHORIZED;
+    case 500: case 503:                /* Internal Server Error, Service Unavailable */
+      return HTTP_ERROR_UNAVAILABLE;
+    default:
+      return HTTP_ERROR_STATUS;
+  }
 }
 
 /* The one response parser: fills c->resp from the answer to @method from
@@ -375,34 +381,34 @@ static gboolean
 parse_response (HttpClient *c, const char *method, guint64 offset, GError **error)
 {
   SoupMessage *msg = c->msg;
-  SoupMessageHeaders *h = soup_message_get_response_headers (msg);
+  SoupMessageHeaders *h = lsoup_message_get_response_headers (msg);
   HttpResponse *r = &c->resp;
-  r->status = soup_message_get_status (msg);
-  r->reason = g_strdup (soup_message_get_reason_phrase (msg));
-  r->final_uri = g_uri_to_string (soup_message_get_uri (msg));
-  r->connection_id = soup_message_get_connection_id (msg);
-  if (!SOUP_STATUS_IS_SUCCESSFUL (r->status)) {
+  r->status = lsoup_message_get_status (msg);
+  r->reason = g_strdup (lsoup_message_get_reason_phrase (msg));
+  r->final_uri = lsoup_message_dup_uri (msg);
+  r->connection_id = lsoup_message_get_connection_id (msg);
+  if (r->status < 200 || r->status > 299) {
     g_set_error (error, HTTP_ERROR, status_error_code (r->status), "%s",
-                 r->reason && *r->reason ? r->reason : soup_status_get_phrase (r->status));
+                 r->reason && *r->reason ? r->reason : lsoup_status_get_phrase (r->status));
     return FALSE;
   }
   gboolean head = strcmp (method, "HEAD") == 0;
-  gboolean chunked = soup_message_headers_get_encoding (h) == SOUP_ENCODING_CHUNKED;
+  gboolean chunked = lsoup_message_headers_is_chunked (h);
   gboolean cl_present;
   guint64 length = 0;
   gboolean have_length = parse_content_length (h, &cl_present, &length);
   if (cl_present && !have_length && !chunked) {
-    const char *v = soup_message_headers_get_list (h, "Content-Length");
+    const char *v = lsoup_message_headers_get_list (h, "Content-Length");
     g_set_error (error, HTTP_ERROR, HTTP_ERROR_BAD_RESPONSE, "invalid Content-Length '%.40s'", v);
     return FALSE;
   }
   if (chunked)
     have_length = FALSE;              /* the chunks say how long, not the header */
   gboolean ranged = offset > 0 && !head;
-  if (r->status == SOUP_STATUS_PARTIAL_CONTENT) {
+  if (r->status == 206) {             /* Partial Content */
     guint64 first, last, total = 0;
     gboolean have_total;
-    const char *cr = soup_message_headers_get_one (h, "Content-Range");
+    const char *cr = lsoup_message_headers_get_one (h, "Content-Range");
     if (!parse_content_range (cr, &first, &last, &have_total, &total)) {
       g_set_error (error, HTTP_ERROR, HTTP_ERROR_WRONG_RANGE, "a 206 with an invalid Content-Range '%.60s'",
                    cr ? cr : "(none)");
@@ -433,12 +439,12 @@ parse_response (HttpClient *c, const char *method, guint64 offset, GError **erro
     r->start = 0;
     r->have_size = have_length;
     r->size = length;
-    const char *ranges = soup_message_headers_get_one (h, "Accept-Ranges");
+    const char *ranges = lsoup_message_headers_get_one (h, "Accept-Ranges");
     r->seekable = r->have_size && !(ranges && g_ascii_strcasecmp (ranges, "none") == 0);
   }
   /* the same resource as before? */
-  const char *etag = soup_message_headers_get_one (h, "ETag");
-  const char *modified = soup_message_headers_get_one (h, "Last-Modified");
+  const char *etag = lsoup_message_headers_get_one (h, "ETag");
+  const char *modified = lsoup_message_headers_get_one (h, "Last-Modified");
   if (c->known) {
     const char *what = NULL;
     if (c->known_have_size && r->have_size && c->known_size != r->size)
@@ -463,7 +469,7 @@ parse_response (HttpClient *c, const char *method, guint64 offset, GError **erro
 }
 
 /* The raw body stream under libsoup's body decoder, when the stream it
- * returned is the one expected of libsoup 3 (a client stream over a body
+ * returned is the one libsoup 3 and 2.4 build (a client stream over a body
  * stream over its buffered connection stream); NULL otherwise. */
 static GInputStream *
 raw_body_stream (GInputStream *input)
@@ -494,13 +500,13 @@ http_client_open (HttpClient *c, const HttpConfig *cfg, const char *uri, const c
   }
   c->cfg = cfg;
   GError *err = NULL;
-  c->input = soup_session_send (c->session, c->msg, cancellable, &err);
+  c->input = lsoup_session_send (c->session, c->msg, cancellable, &err);
   c->cfg = NULL;
   if (c->input == NULL)
     return classify_send_error (c->msg, err, error);
   if (!parse_response (c, method, offset, error))
     return HTTP_FAILED;
-  if (soup_message_headers_get_encoding (soup_message_get_response_headers (c->msg)) == SOUP_ENCODING_CHUNKED) {
+  if (lsoup_message_headers_is_chunked (lsoup_message_get_response_headers (c->msg))) {
     GInputStream *raw = raw_body_stream (c->input);
     if (raw)
       c->chunked = chunked_reader_new (raw);
@@ -549,7 +555,7 @@ http_client_read (HttpClient *c, guint8 *buf, gsize len, GCancellable *cancellab
 gboolean
 http_client_reusable (HttpClient *c)
 {
-  return c->msg && c->body_done && c->chunked == NULL && soup_message_is_keepalive (c->msg);
+  return c->msg && c->body_done && c->chunked == NULL && lsoup_message_is_keepalive (c->msg);
 }
 
 void
@@ -571,7 +577,7 @@ http_client_close (HttpClient *c)
   }
   g_clear_pointer (&c->chunked, chunked_reader_free);
   if (c->msg) {
-    g_signal_handlers_disconnect_by_data (c->msg, c);
+    lsoup_message_unwatch (c->msg);
     g_clear_object (&c->msg);
   }
   c->body_done = FALSE;

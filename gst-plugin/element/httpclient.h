@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * httpclient.h — one HTTP resource read with libsoup 3, request after
+ * httpclient.h — one HTTP resource read with libsoup (2.4 or 3, the one
+ * souploader.h chose), request after
  * request (a seek or a resume is a new request with a Range), as
  * souphttpsrc reads it.  Nothing here knows of BWSS; the element is told
  * when a connection comes up (HttpConnectedFunc) and reads what the
@@ -29,8 +30,8 @@
 #define BWSS_SRC_HTTPCLIENT_H
 
 #include <gst/gst.h>
-#include <libsoup/soup.h>
 #include "httperror.h"
+#include "souploader.h"
 
 /* What the element's souphttpsrc properties say about requests. */
 typedef struct {
@@ -49,7 +50,7 @@ typedef struct {
   gboolean           ssl_use_system_ca_file;
   GTlsDatabase      *tls_database;
   GTlsInteraction   *tls_interaction;
-  SoupLoggerLogLevel log_level;
+  int                log_level;          /* SoupLoggerLogLevel */
   gboolean           log;                /* attach a SoupLogger at log_level */
 } HttpConfig;
 

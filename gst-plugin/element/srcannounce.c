@@ -31,11 +31,11 @@ src_announce_headers (GstBwssHttpSrc *src, SoupMessage *msg)
 {
   GstStructure *req = gst_structure_new_empty ("request-headers");
   GstStructure *resp = gst_structure_new_empty ("response-headers");
-  soup_message_headers_foreach (soup_message_get_request_headers (msg), headers_to_structure, req);
-  soup_message_headers_foreach (soup_message_get_response_headers (msg), headers_to_structure, resp);
+  lsoup_message_headers_foreach (lsoup_message_get_request_headers (msg), headers_to_structure, req);
+  lsoup_message_headers_foreach (lsoup_message_get_response_headers (msg), headers_to_structure, resp);
   GstStructure *s = gst_structure_new ("http-headers",
-      "uri", G_TYPE_STRING, src->location,
-      "http-status-code", G_TYPE_UINT, soup_message_get_status (msg),
+      "uri", G_TYPE_STRING, src->req.location,
+      "http-status-code", G_TYPE_UINT, lsoup_message_get_status (msg),
       "request-headers", GST_TYPE_STRUCTURE, req,
       "response-headers", GST_TYPE_STRUCTURE, resp, NULL);
   if (src->redirection_uri)
@@ -50,9 +50,9 @@ src_announce_headers (GstBwssHttpSrc *src, SoupMessage *msg)
 void
 src_announce_icy (GstBwssHttpSrc *src, SoupMessageHeaders *rh)
 {
-  if (!src->http.iradio_mode)
+  if (!src->req.http.iradio_mode)
     return;
-  const char *metaint = soup_message_headers_get_one (rh, "icy-metaint");
+  const char *metaint = lsoup_message_headers_get_one (rh, "icy-metaint");
   gint64 interval = metaint ? g_ascii_strtoll (metaint, NULL, 10) : 0;
   if (interval > 0 && interval <= G_MAXINT) {
     GstCaps *caps = gst_caps_new_simple ("application/x-icy", "metadata-interval", G_TYPE_INT,
@@ -66,7 +66,7 @@ src_announce_icy (GstBwssHttpSrc *src, SoupMessageHeaders *rh)
     { "icy-url", GST_TAG_LOCATION },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (map); i++) {
-    const char *v = soup_message_headers_get_one (rh, map[i].header);
+    const char *v = lsoup_message_headers_get_one (rh, map[i].header);
     if (v == NULL || !*v || !g_utf8_validate (v, -1, NULL))
       continue;
     if (tags == NULL)
@@ -80,11 +80,11 @@ src_announce_icy (GstBwssHttpSrc *src, SoupMessageHeaders *rh)
 void
 src_announce_size (GstBwssHttpSrc *src, guint64 size)
 {
+  GstBaseSrc *bsrc = GST_BASE_SRC (src);
+  GST_OBJECT_LOCK (src);
   gboolean changed = !src->have_size || src->content_size != size;
   src->content_size = size;
   src->have_size = TRUE;
-  GstBaseSrc *bsrc = GST_BASE_SRC (src);
-  GST_OBJECT_LOCK (src);
   bsrc->segment.duration = (gint64) size;
   GST_OBJECT_UNLOCK (src);
   if (changed)
