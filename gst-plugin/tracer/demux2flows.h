@@ -20,6 +20,11 @@
 #include <glib.h>
 
 #define DEMUX2_TICK_MS 200
+/* A connection that sent a request or received data this recently is
+ * fetching, ms: two looks, so a fragment is never judged idle between two
+ * of its own segments (a segment of a 60 kbit/s variant at 200 ms of RTT
+ * is ~200 ms apart). */
+#define DEMUX2_FETCH_MS (2 * DEMUX2_TICK_MS)
 
 /* Starts the thread (once; later calls do nothing). */
 void demux2_flows_start (void);

@@ -78,7 +78,8 @@ own_sockets_to (GPtrArray *peers)
     socklen_t salen = sizeof sa;
     if (getpeername ((int) fd, (struct sockaddr *) &sa, &salen) != 0 || !is_peer (&sa, salen, peers))
       continue;
-    OwnSocket s = { .fd = (int) fd, .inode = st.st_ino, .idle_ms = ti.tcpi_last_data_recv };
+    OwnSocket s = { .fd = (int) fd, .inode = st.st_ino, .idle_ms = ti.tcpi_last_data_recv,
+                    .sent_idle_ms = ti.tcpi_last_data_sent };
     if (l >= offsetof (struct tcp_info, tcpi_bytes_received) + sizeof ti.tcpi_bytes_received)
       s.bytes_received = ti.tcpi_bytes_received;
     g_array_append_val (out, s);

@@ -35,6 +35,7 @@ typedef struct {
   BwssPrefs   prefs;
   BwssFcs     fcs;              /* its estimator is the flow's one rate estimator */
   BwssBaseRtt base;
+  double      joined_queue_us;  /* the link's queue when it was added, µs; < 0 unknown */
   uint32_t    rtt_us;
   uint32_t    mss;
   double      target_bps;
@@ -187,6 +188,7 @@ bwss_controller_add_flow (BwssController *c, uint64_t id, const BwssPrefs *prefs
   f->prefs = *prefs;
   bwss_fcs_init (&f->fcs);
   bwss_base_rtt_init (&f->base);
+  f->joined_queue_us = c->capacity.queue_us;
   f->target_moved_us = now_us;
   f->demand_cap = -1.0;
   c->reallocate = true;
@@ -297,11 +299,19 @@ bwss_controller_observe (BwssController *c, uint64_t id, const BwssSample *s)
    * flows whose first windows fill the buffer while its request is on the
    * way — would get a base a whole queue too short, and that excess, read as
    * the link's queue, held σ at the minima for good (lab, RTT 180/20 ms,
-   * 2026-11-24) */
-  if (first_rtt && c->capacity.queue_us > 0.0)
+   * 2026-11-24).  Only a flow that joined behind a queue: one added to an
+   * empty link (or with the others, before any queue was measured) crossed
+   * it with its handshake, and its first RTT paired with the queue of the
+   * others' slow start — which their kernel's average reads high while the
+   * loop drains it — fell 64 ms short of a 180-ms path (the trace rtt-mix) */
+  if (first_rtt && f->joined_queue_us > c->capacity.last_band_us && c->capacity.queue_us > 0.0)
     bwss_base_rtt_seed (&f->base, s->rtt_us, c->capacity.queue_us);
   bwss_base_rtt_sample (&f->base, s->rtt_us);
   bwss_base_rtt_sample (&f->base, s->min_rtt_us);
+  /* a seed that fell short (a lagging queue): paired again while the
+   * link's queue is calm (basertt.c) */
+  if (!first_rtt && c->capacity.queue_us >= 0.0 && c->capacity.queue_us <= c->capacity.last_band_us)
+    bwss_base_rtt_reseed (&f->base, s->rtt_us, c->capacity.queue_us);
   bwss_fcs_observe (&f->fcs, &c->p, s->now_us, s->bytes_received, model_rtt (c, f));
   return BWSS_OK;
 }
@@ -437,6 +447,18 @@ capacity_view (BwssController *c, uint64_t now_us, uint64_t window_us)
      * tell) */
     if (f->pace_bps > 0.0)
       v->window_limited = 2 * f->backlogged > f->samples;
+    /* a flow its window or its reads hold at a few segments a second (a
+     * download at its floor beside a video) is a measure of the link's
+     * queue while a segment of it arrived within own_queue_memory_us: its
+     * sender sends at the window's opening, so its RTT is the path's and the
+     * queue's.  Without it, the only fresh flow could be a video whose
+     * RTT excess is its own (its source's gaps, a base a lagging queue
+     * seeded short): read as the link's queue, it held σ at the minima for
+     * the whole run (lab, video 180 ms / downloads 20 ms, 2026-11-26; the
+     * trace rtt-mix) */
+    if (!v->fresh && v->window_limited
+        && bwss_estimator_bytes (&f->fcs.est, c->p.own_queue_memory_us) >= (double) mss)
+      v->fresh = true;
   }
 }
 
