@@ -208,6 +208,14 @@ bwss_controller_set_prefs (BwssController *c, uint64_t id, const BwssPrefs *pref
   Flow *f = find (c, id);
   if (f == NULL)
     return BWSS_ENOENT;
+  /* a minimum that comes back is a request that begins (a player's next
+   * fragment, issue 29): its window is set for the new target by eq. (1)
+   * at the next step, not scaled from the window of its idle time — whose
+   * rate, near 0, made the rescale put the whole cap (4× T·RTT) on the
+   * link (90 ms of queue at 960 kbit/s, the trace player/adaptive3) */
+  if (f->prefs.min_rate_bps <= 0.0 && prefs->min_rate_bps > 0.0 && f->fcs.state != BWSS_FCS_RELEASED
+      && !f->fcs.paced)
+    bwss_fcs_release (&f->fcs);
   f->prefs = *prefs;
   c->reallocate = true;
   return BWSS_OK;
