@@ -36,6 +36,7 @@ typedef struct {
   BwssFcs     fcs;              /* its estimator is the flow's one rate estimator */
   BwssBaseRtt base;
   double      joined_queue_us;  /* the link's queue when it was added, µs; < 0 unknown */
+  uint64_t    min_back_us;      /* when its minimum last came back from 0 (a request), 0 = never */
   uint32_t    rtt_us;
   uint32_t    mss;
   double      target_bps;
@@ -213,9 +214,11 @@ bwss_controller_set_prefs (BwssController *c, uint64_t id, const BwssPrefs *pref
    * at the next step, not scaled from the window of its idle time — whose
    * rate, near 0, made the rescale put the whole cap (4× T·RTT) on the
    * link (90 ms of queue at 960 kbit/s, the trace player/adaptive3) */
-  if (f->prefs.min_rate_bps <= 0.0 && prefs->min_rate_bps > 0.0 && f->fcs.state != BWSS_FCS_RELEASED
-      && !f->fcs.paced)
-    bwss_fcs_release (&f->fcs);
+  if (f->prefs.min_rate_bps <= 0.0 && prefs->min_rate_bps > 0.0) {
+    f->min_back_us = now_us ? now_us : 1;
+    if (f->fcs.state != BWSS_FCS_RELEASED && !f->fcs.paced)
+      bwss_fcs_release (&f->fcs);
+  }
   f->prefs = *prefs;
   c->reallocate = true;
   return BWSS_OK;
@@ -427,7 +430,12 @@ capacity_view (BwssController *c, uint64_t now_us, uint64_t window_us)
     uint32_t mss = f->mss ? f->mss : c->p.default_mss;
     v->rate_bps = bwss_estimator_mean (&f->fcs.est, window_us);
     v->target_bps = f->fcs.state == BWSS_FCS_RELEASED ? 0.0 : f->target_bps;
-    v->min_rate_bps = f->prefs.min_rate_bps;
+    /* a minimum that came back within the window is a request ramping up:
+     * its rate over the window still holds the idle time before it, no
+     * verdict on the link (read as a deficit, its own first burst made it
+     * "held": σ cut to the minima at every fragment, the downloads at
+     * 8 kbit/s — lab, adaptive3, 2026-11-26) */
+    v->min_rate_bps = f->min_back_us && now_us - f->min_back_us < window_us ? 0.0 : f->prefs.min_rate_bps;
     v->rtt_us = f->rtt_us;
     v->base_rtt_us = bwss_base_rtt_get (&f->base);
     v->mss = mss;
