@@ -160,11 +160,46 @@ test_adaptive3 (void)
   g_assert_cmpfloat (now.downloads, >, 2.0 * before.downloads);
 }
 
+/* A progressive player whose buffer is full reads at the clip's rate and
+ * leaves the rest unread: the kernel's receiver RTT of its socket falls to
+ * the spacing of its window openings (30 ms flat in the lab under 110 ms of
+ * queue).  The link's queue is the downloads', not that. */
+static void
+test_reader_held_no_queue_measure (void)
+{
+  BwssController *c;
+  g_assert_cmpint (bwss_controller_new (&delay, &c), ==, 0);
+  BwssPrefs video = { .priority = 10, .min_rate_bps = 1.74e6, .weight = 0 };
+  BwssPrefs bulk = { .priority = 0, .min_rate_bps = 0, .weight = 1 };
+  g_assert_cmpint (bwss_controller_add_flow (c, 1, &video, 0), ==, 0);
+  g_assert_cmpint (bwss_controller_add_flow (c, 2, &bulk, 0), ==, 0);
+  g_assert_cmpint (bwss_controller_add_flow (c, 3, &bulk, 0), ==, 0);
+  uint64_t bv = 0, bb = 0;
+  for (uint64_t t = 10000; t <= 5000000; t += 10000) {
+    bv += 1875;                          /* 1.5 Mbit/s, read by the player */
+    bb += 1000;                          /* 800 kbit/s each */
+    BwssSample v = { .now_us = t, .bytes_received = bv, .rtt_us = 30000, .min_rtt_us = 30000,
+                     .mss = 1448, .unread_bytes = 65536 };
+    BwssSample b = { .now_us = t, .bytes_received = bb, .rtt_us = 140000, .min_rtt_us = 30000,
+                     .mss = 1448 };
+    g_assert_cmpint (bwss_controller_observe (c, 1, &v), ==, 0);
+    g_assert_cmpint (bwss_controller_observe (c, 2, &b), ==, 0);
+    g_assert_cmpint (bwss_controller_observe (c, 3, &b), ==, 0);
+    bwss_controller_tick (c, t);
+  }
+  BwssControllerStats st;
+  bwss_controller_stats (c, &st);
+  g_test_message ("the link's queue %.1f ms (the downloads' excess 110 ms)", st.queue_us / 1e3);
+  g_assert_cmpfloat (st.queue_us, >=, 100000.0);
+  bwss_controller_free (c);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   bwss_params_init (&delay);
   g_test_add_func ("/player/trace/adaptive3", test_adaptive3);
+  g_test_add_func ("/player/reader-held-no-queue-measure", test_reader_held_no_queue_measure);
   return g_test_run ();
 }

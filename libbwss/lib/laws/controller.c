@@ -475,6 +475,15 @@ capacity_view (BwssController *c, uint64_t now_us, uint64_t window_us)
     if (!v->fresh && v->window_limited
         && bwss_estimator_bytes (&f->fcs.est, c->p.own_queue_memory_us) >= (double) mss)
       v->fresh = true;
+    /* held by its own reader (data waited unread most of the interval, and
+     * not by our pacing: a player whose buffer is full): its receiver RTT is
+     * the spacing of its reads' window openings, not its path's — the
+     * kernel's window-based sample, a minimum, falls to it (the lab's
+     * progressive player: 30 ms flat on a 30-ms path under 110 ms of
+     * queue; as the smallest excess it made the link's queue 0 and σ ran to
+     * 9 Mbit/s on 4).  No measure of the link's queue. */
+    if (f->pace_bps <= 0.0 && f->samples > 0 && 2 * f->backlogged > f->samples)
+      v->fresh = false;
   }
 }
 

@@ -287,7 +287,6 @@ def ping_summary(sc, out_dir, t0_wall, since):
         for t, r in rtts:
             f.write("%.2f,%.2f,%.2f\n" % (t, r, r - base))
     return {"samples": len(q), "from_s": round(since, 2), "base_ms": round(base, 2),
-            "lost": sum(1 for line in lines if "no answer" in line),
             "median_ms": round(statistics.median(q), 1) if q else None,
             "p95_ms": round(percentile(q, 0.95), 1) if q else None}
 
