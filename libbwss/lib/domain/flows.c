@@ -55,6 +55,8 @@ claim_slot (Seg *g, BwssFlow *f)
   sl->prefs = f->prefs;
   sl->prefs_serial = 1;
   sl->flags = f->paced_reads ? SLOT_PACED_READS : 0;
+  sl->diag_family = f->diag.family;
+  sl->diag_id = f->diag.id;
   sl->controlled = 0;
   sl->window_bytes = 0;
   sl->rtt_us = 0;
@@ -103,24 +105,6 @@ flows_publish (Seg *g)
 
 /* ---- the flows' public API ---- */
 
-/* Writes the name of process @pid (0: this one) to @comm. */
-static void
-read_comm (pid_t pid, char *comm, size_t len)
-{
-  char path[32];
-  if (pid)
-    snprintf (path, sizeof path, "/proc/%d/comm", (int) pid);
-  else
-    snprintf (path, sizeof path, "/proc/self/comm");
-  FILE *f = fopen (path, "re");
-  comm[0] = '\0';
-  if (f) {
-    if (fgets (comm, (int) len, f))
-      comm[strcspn (comm, "\n")] = '\0';
-    fclose (f);
-  }
-}
-
 /* Returns true if @origin is 1 to BWSS_ORIGIN_MAX - 1 printable ASCII
  * characters. */
 static bool
@@ -152,9 +136,9 @@ bwss_flow_register_as (BwssDomain *d, int fd, const BwssPrefs *prefs, const char
     return BWSS_EINVAL;
   if (fd < 0 || !knob_is_connected_tcp (fd))
     return BWSS_EBADF;
-  KnobInfo info;
+  KnobInfo diag;
   uint32_t clamp;
-  if (knob_read_info (fd, &info) != 0 || knob_get_clamp (fd, &clamp) != 0)
+  if (knob_diag_id (fd, &diag) != 0 || knob_get_clamp (fd, &clamp) != 0)
     return BWSS_EBADF;
   Seg *g = d->seg;
   BwssFlow *f = calloc (1, sizeof *f);
@@ -163,13 +147,14 @@ bwss_flow_register_as (BwssDomain *d, int fd, const BwssPrefs *prefs, const char
   f->seg = g;
   f->owner = d;
   f->fd = fd;
-  f->inode = info.inode;
+  f->inode = diag.inode;
+  f->diag = diag;
   f->orig_clamp = clamp;
   f->slot = NO_SLOT;
   f->prefs = *prefs;
   f->owner_pid = owner_pid;
   snprintf (f->origin, sizeof f->origin, "%s", origin);
-  read_comm (owner_pid, f->comm, sizeof f->comm);
+  proc_comm (owner_pid, f->comm, sizeof f->comm);
   knob_endpoints (fd, f->local, sizeof f->local, f->remote, sizeof f->remote);
 
   pthread_mutex_lock (&g->local);
@@ -193,6 +178,7 @@ bwss_flow_register_as (BwssDomain *d, int fd, const BwssPrefs *prefs, const char
   f->next = g->flows;
   g->flows = f;
   pthread_mutex_unlock (&g->local);
+  seg_wake (g);                          /* an idle dispatch runs now: windows from now on */
   *out = f;
   return 0;
 }
@@ -216,6 +202,8 @@ mark_dirty (Seg *g, BwssFlow *f)
     flows_publish (g);
     seg_unlock (g->s);
   }
+  if (f->prefs_dirty)
+    seg_wake (g);                        /* written at the next dispatch: now */
 }
 
 int
@@ -296,7 +284,7 @@ bwss_flow_get_stats (BwssFlow *f, BwssFlowStats *out)
       return BWSS_ENOENT;
     }
     const SegSlot *sl = &s->slots[f->slot];
-    bool alive = leader_alive (s, bwss_clock_now_us ());
+    bool alive = leader_alive (s, bwss__clock_now_us ());
     st.bytes_received = sl->bytes_received;
     st.rate_bps = sl->rate_bps;
     st.target_bps = alive && sl->controlled ? sl->target_bps : -1.0;

@@ -21,7 +21,7 @@
  *     can exceed DBL_MAX, so they are taken after dividing by the largest
  *     element (then each term is <= 1 and a sum of n terms is <= n).
  *
- * Demand caps (bwss_allocate_capped, the delay loop): a flow that something
+ * Demand caps (bwss__allocate_capped, the delay loop): a flow that something
  * else than its target limits (its source, another path) takes no more than
  * its cap, and what it leaves goes to the others by eq. (6) — water-filling
  * at a common excess per unit of weight λ:
@@ -234,7 +234,7 @@ fill_water (double sigma, const BwssPrefs *prefs, const double *caps, size_t n,
 }
 
 int
-bwss_allocate_capped (double sigma, const BwssPrefs *prefs, const double *caps, size_t n,
+bwss__allocate_capped (double sigma, const BwssPrefs *prefs, const double *caps, size_t n,
                       double *targets)
 {
   if (!isfinite (sigma) || sigma < 0.0 || (n > 0 && (prefs == NULL || targets == NULL)))

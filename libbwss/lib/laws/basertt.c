@@ -22,7 +22,7 @@
  * What that costs and how it is covered:
  *   - a flow that joins behind a queue sees that queue in its first samples.
  *     If other flows measure the link's queue q, the newcomer's base is
- *     seeded with its RTT minus q (bwss_base_rtt_seed): the link's queue
+ *     seeded with its RTT minus q (bwss__base_rtt_seed): the link's queue
  *     delays every flow alike.  A lower sample later still lowers it;
  *   - a seed pairs the newcomer's first RTT with the queue the others
  *     measure at that moment, and that measure can lag: the kernel's RTT of
@@ -35,7 +35,7 @@
  *     in two).  So a seeded base is paired again whenever the link's queue
  *     is calm (within its band: little to lag), and takes the larger
  *     pairing, never above the smallest RTT the flow has shown — the base
- *     it would have without a seed (bwss_base_rtt_reseed).  A seed that
+ *     it would have without a seed (bwss__base_rtt_reseed).  A seed that
  *     overshoots is harmless: a lower sample lowers it;
  *   - a path that gets shorter is adopted at its first sample;
  *   - a path that gets longer reads, for that flow, as a queue of its own:
@@ -50,7 +50,7 @@
 #include "laws.h"
 
 void
-bwss_base_rtt_init (BwssBaseRtt *b)
+bwss__base_rtt_init (BwssBaseRtt *b)
 {
   b->base_us = 0;
   b->floor_us = 0;
@@ -59,7 +59,7 @@ bwss_base_rtt_init (BwssBaseRtt *b)
 }
 
 void
-bwss_base_rtt_sample (BwssBaseRtt *b, uint32_t rtt_us)
+bwss__base_rtt_sample (BwssBaseRtt *b, uint32_t rtt_us)
 {
   if (rtt_us == 0)
     return;
@@ -72,7 +72,7 @@ bwss_base_rtt_sample (BwssBaseRtt *b, uint32_t rtt_us)
 }
 
 void
-bwss_base_rtt_seed (BwssBaseRtt *b, uint32_t rtt_us, double queue_us)
+bwss__base_rtt_seed (BwssBaseRtt *b, uint32_t rtt_us, double queue_us)
 {
   if (rtt_us == 0 || !(queue_us > 0.0))
     return;
@@ -85,7 +85,7 @@ bwss_base_rtt_seed (BwssBaseRtt *b, uint32_t rtt_us, double queue_us)
 }
 
 void
-bwss_base_rtt_reseed (BwssBaseRtt *b, uint32_t rtt_us, double queue_us)
+bwss__base_rtt_reseed (BwssBaseRtt *b, uint32_t rtt_us, double queue_us)
 {
   if (!b->seeded || rtt_us == 0 || !(queue_us >= 0.0) || b->floor_us == 0)
     return;
@@ -97,7 +97,7 @@ bwss_base_rtt_reseed (BwssBaseRtt *b, uint32_t rtt_us, double queue_us)
 }
 
 uint32_t
-bwss_base_rtt_get (const BwssBaseRtt *b)
+bwss__base_rtt_get (const BwssBaseRtt *b)
 {
   return b->base_us;
 }

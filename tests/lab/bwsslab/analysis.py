@@ -10,7 +10,7 @@ import os
 import statistics
 import subprocess
 
-from . import linkstats
+from . import hosts, linkstats
 from .proc import program
 from .scenario import BWSS_MODES
 from .topology import VIDEO_ADDR, bulk_addr, ideal_video_class_kbps
@@ -18,8 +18,7 @@ from .topology import VIDEO_ADDR, bulk_addr, ideal_video_class_kbps
 PREBUFFERS = ("0.5", "1", "2", "4", "8")
 PAYLOAD_SHARE = 1448.0 / 1500.0       # TCP payload of a full packet (timestamps on)
 UDP_WIRE = 1042.0 / 1000.0            # iperf3's 1000-byte datagrams on the wire
-DELAY_P99_MAX_US = 2048               # the delay stage may be this late (p99) ...
-TCP_FILL = 0.90                       # ... plain TCP fills this much of what is left
+TCP_FILL = 0.90                       # plain TCP fills this much of what is left ...
 IDEAL_VIDEO = 0.95                    # ... the ideal router gives the video this much
 AT_MIN = 0.90                         # video_at_min: a second with >= 0.9 × the minimum
 
@@ -33,6 +32,8 @@ class Names:
             self.by_addr[VIDEO_ADDR] = ("video", sc.rtt_video)
         for i in range(sc.bulk):
             self.by_addr[bulk_addr(i)] = ("bulk%d" % (i + 1), sc.bulk_rtt(i))
+        for name, addr, rtt in hosts.host2_flows(sc):
+            self.by_addr[addr] = (name, rtt)
 
     def names(self):
         return sorted(n for n, _ in self.by_addr.values())
@@ -48,8 +49,9 @@ def percentile(values, q):
 
 def load_samples(sc, out_dir, t0):
     """Reads samples.txt: per-second kbit/s per flow, the video's arrivals,
-    every flow's queueing delay samples, and the domain's per-second σ and
-    queue."""
+    every flow's queueing delay samples, the domain's per-second σ and
+    queue, and the sockets (connections) seen per flow.  With hosts=2 the
+    second machine's recorder (samples-host2.txt) is read the same way."""
     names = Names(sc)
     dur = int(sc.duration)
     rate = {n: [0.0] * dur for n in names.names()}
@@ -58,7 +60,11 @@ def load_samples(sc, out_dir, t0):
     sigma = [None] * dur
     ctl_queue = [None] * dur
     last = {}
-    for line in open(os.path.join(out_dir, "samples.txt")):
+    files = [os.path.join(out_dir, "samples.txt")]
+    if sc.hosts == 2:
+        files.append(os.path.join(out_dir, "samples-host2.txt"))
+    lines = (line for path in files for line in open(path))
+    for line in lines:
         parts = line.split()
         if len(parts) == 6 and parts[0] == "D":
             t = float(parts[1]) - t0
@@ -86,7 +92,10 @@ def load_samples(sc, out_dir, t0):
                 qdelay[name].append((t, max(0.0, rtt_us / 1000.0 - path_ms)))
         if name == "video" and 0 <= t < dur:
             video_trace.append((t, delta))
-    return rate, qdelay, video_trace, sigma, ctl_queue
+    # a socket being closed (orphaned) is reported with inode 0: not another connection
+    conns = {n: sum(1 for (r, ino) in last if ino != "0" and names.by_addr[r.rsplit(":", 1)[0]][0] == n)
+             for n in names.names()}
+    return rate, qdelay, video_trace, sigma, ctl_queue, conns
 
 
 def load_cross(sc, out_dir):
@@ -153,7 +162,7 @@ def validity(sc, mode, out_dir, agg_by_sec, cross, video_series, skip, cap):
     reasons = []
     try:
         d = json.load(open(os.path.join(out_dir, "delay.json")))
-        if d.get("late_p99_us", 0) > DELAY_P99_MAX_US:
+        if d.get("late_p99_us", 0) > linkstats.LATE_P99_MAX_US:
             reasons.append("delay stage p99 lateness %d us" % d["late_p99_us"])
         if d.get("drops", 0):
             reasons.append("delay stage dropped %d packets" % d["drops"])
@@ -361,7 +370,7 @@ def shares_from_series(summary, series_csv):
 def analyse(sc, mode, out_dir, build_dir):
     """Analyses the run in out_dir; writes series.csv and summary.json."""
     run = json.load(open(os.path.join(out_dir, "run.json")))
-    rate, qdelay, video_trace, sigma, ctl_queue = load_samples(sc, out_dir, run["t0_monotonic"])
+    rate, qdelay, video_trace, sigma, ctl_queue, conns = load_samples(sc, out_dir, run["t0_monotonic"])
     cross = load_cross(sc, out_dir)
     dur = int(sc.duration)
     skip = min(int(sc.measure_from), dur - 1)
@@ -396,9 +405,16 @@ def analyse(sc, mode, out_dir, build_dir):
     for name in names:
         series = rate[name][skip:]
         entry = {"name": name, "mean_kbps": round(sum(series) / len(series), 1)}
+        entry["connections"] = conns.get(name, 0)
+        if sc.hosts == 2:
+            entry["machine"] = hosts.host_of(name)
         if name == "video":
             entry["min_rate_kbps"] = sc.video_min_kbps
             entry["weight"] = sc.video_weight
+        elif hosts.host_of(name) == 2:
+            entry["min_rate_kbps"] = 0
+            entry["weight"] = 1.0
+            entry["rtt_ms"] = {n: rtt for n, _, rtt in hosts.host2_flows(sc)}[name]
         else:
             i = int(name[4:]) - 1
             entry["min_rate_kbps"] = 0
@@ -411,6 +427,10 @@ def analyse(sc, mode, out_dir, build_dir):
                "cross_kbps": round(sum(cross[skip:]) / (dur - skip), 1),
                "queue_delay_ms": queue_summary(qdelay, skip),
                "parameters": sc.parameters()}
+    if sc.hosts == 2:
+        # each machine's flows and what they got together
+        summary["machines"] = {str(h): round(sum(f["mean_kbps"] for f in flows if hosts.host_of(f["name"]) == h), 1)
+                            for h in (1, 2)}
     video = rate.get("video")
     if sc.adaptive:
         summary["adaptive"] = adaptive_summary(sc, out_dir, run["t0_wall"])

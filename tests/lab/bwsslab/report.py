@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Tables: the comparison of the modes of one run, the medians of repeated
-runs, and docs/results.md (one table per scenario, every mode, with the
+runs, and docs/results/modes.md (one table per scenario, every mode, with the
 date, the machine and the command)."""
 import datetime
 import json
@@ -9,6 +9,7 @@ import platform
 import statistics
 
 from .analysis import PREBUFFERS, shares_from_series
+from .linkstats import LATE_P99_MAX_US
 from .scenario import MODES
 
 
@@ -58,6 +59,8 @@ def median_summary(runs):
     if any("shares" in r for r in runs):
         keys = sorted({k for r in runs for k in r.get("shares") or {}})
         out["shares"] = {k: _median([_get(r, "shares", k) for r in runs]) for k in keys}
+    if "machines" in first:
+        out["machines"] = {h: _median([_get(r, "machines", h) for r in runs]) for h in first["machines"]}
     if "player" in first:
         out["player"] = {k: _median([_get(r, "player", k) for r in runs])
                          for k in ("startup_s", "stalls", "stall_s", "played_s")}
@@ -190,6 +193,12 @@ def table(results):
                      for k in ("error_before", "error_during", "error_after")]
                     + ["back within %.0f s" % back if back is not None else "not back"])
             lines.append("- %s: %s" % (s["mode"], text))
+    machines = [s for s in results if s.get("machines") and s.get("valid_runs", 1 if s.get("valid", True) else 0)]
+    if machines:
+        lines += ["", "Each machine's flows together (hosts=2; host 1 runs the mode, host 2 its own downloads):", ""]
+        lines += ["- %s: %s" % (s["mode"], ", ".join("host %s %s kbit/s" % (h, _fmt(v))
+                                                       for h, v in sorted(s["machines"].items())))
+                  for s in machines]
     links = [link_line(s) for s in results if s.get("valid_runs", 1 if s.get("valid", True) else 0)]
     if any(links):
         lines += ["", "The link:", ""] + [x for x in links if x]
@@ -230,7 +239,7 @@ def machine():
 
 
 def write_results(dirs, path, commands):
-    """Writes path (docs/results.md) from the runs under dirs."""
+    """Writes path (docs/results/modes.md) from the runs under dirs."""
     groups = collect(dirs)
     order = ["weights", "capacity-drop", "redistribution", "streaming", "fast", "adaptive", "adaptive3",
              "adaptive-hd"]
@@ -240,10 +249,11 @@ def write_results(dirs, path, commands):
                datetime.date.today().isoformat(), machine()), "",
            "Commands:", ""] + ["    " + c for c in commands] + ["",
            "Each cell is the median over the runs of that scenario and mode (`valid` counts the runs in "
-           "which the lab carried the link: delay stage within %.0f ms at p99, plain TCP filling 90 %% of "
+           "which the lab carried the link: both stages within %.3f ms at p99, plain TCP filling 90 %% of "
            "what cross traffic left, the ideal router giving the video its stream). Queueing delay is every "
            "flow's receiver RTT less its path's, pooled over the flows, from `measure_from` on; `video at "
-           "min` the share of 1-s bins with the video at >= 90 %% of its minimum." % 2.048, ""]
+           "min` the share of 1-s bins with the video at >= 90 %% of its minimum." % (LATE_P99_MAX_US / 1000.0),
+           ""]
     for label in labels:
         modes = groups[label]
         meds = [median_summary(modes[m]) for m in MODES if m in modes]

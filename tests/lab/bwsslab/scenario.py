@@ -21,6 +21,10 @@ PLAYERS = ("playbin", "playbin3", "uridecodebin", "uridecodebin3")
 # the queue in front of the link (docs/lab.md): drop-tail with a buffer of
 # queue_ms, or an AQM of the user-space bottleneck
 BOTTLENECKS = ("droptail", "codel", "fq_codel")
+# the second machine's downloads (hosts=2, hosts.py): plain, or under its own
+# bwssd (its own runtime directory and domain) that adopts them
+HOST2_KINDS = ("tcp", "bwss")
+MAX_BULK_CONNS = 32             # connections of one download (bulk_conns)
 
 
 class ScenarioError(ValueError):
@@ -54,7 +58,7 @@ class Scenario:
     bottleneck: str = "droptail"  # the link's queue: droptail, codel, fq_codel
     link_trace: str = ""          # the link's rate over time (linktrace.py): none, a name or a file
     trace_seed: int = 1
-    stage_realtime: int = 10      # SCHED_FIFO priority of the stage as the bottleneck (0: normal)
+    stage_realtime: int = 10      # SCHED_FIFO priority of the delay stage (and bottleneck; 0: normal)
     adaptive: int = 0
     progressive: int = 0          # the video is an MP4 file a player plays (make-progressive)
     ping_ms: float = 0.0          # a ping to the video's server every this many ms (0: none)
@@ -63,6 +67,10 @@ class Scenario:
     hls_segment: float = 2.0
     bwss_on_at: float = 0.0
     measure_from: float = 5.0
+    bulk_conns: int = 1           # connections of each bulk download (one process: curl --parallel)
+    hosts: int = 1                # receiving machines behind the link (2: hosts.py)
+    host2: str = "tcp"            # the second machine's downloads: plain, or adopted by its bwssd
+    host2_bulk: int = 2           # the second machine's downloads (weight 1 each)
 
     # ---- derived ----
     def bulk_weight(self, i):
@@ -90,10 +98,43 @@ class Scenario:
                 d[k] = list(v)
         return d
 
+    def describe(self):
+        """The experiment in words, from its fields (what a run with --sets
+        actually did; the hand-written doc is the paper's base case)."""
+        def k(v):
+            return "%gk" % v if v < 1000 else "%g Mbit/s" % (v / 1000.0)
+        link = "%s link" % k(self.link_kbps)
+        if self.link_trace:
+            link += " following trace %s" % self.link_trace
+        link += {"droptail": ", drop-tail %g ms" % self.queue_ms, "codel": ", CoDel",
+                 "fq_codel": ", FQ-CoDel"}[self.bottleneck]
+        parts = [link + ", senders %s" % self.sender_cc]
+        if self.adaptive:
+            parts.append("HLS (%s k variants) played by %s" % ("/".join("%d" % v for v in self.hls_variants),
+                                                             self.player))
+        elif self.video:
+            v = "video %s (min %s)" % (k(self.video_kbps), k(self.video_min_kbps))
+            if self.video_low_kbps and self.video_low_to > self.video_low_from:
+                v += ", %s from %g s to %g s" % (k(self.video_low_kbps), self.video_low_from, self.video_low_to)
+            parts.append(v)
+        if self.bulk:
+            ws = [self.bulk_weight(i) for i in range(self.bulk)]
+            rtts = sorted({self.bulk_rtt(i) for i in range(self.bulk)})
+            parts.append("%d bulk flow%s (weights %s, RTT %s ms)" % (
+                self.bulk, "" if self.bulk == 1 else "s", ":".join("%g" % w for w in ws),
+                "/".join("%g" % r for r in rtts)))
+        if self.cross_kbps and self.cross_end > self.cross_start:
+            parts.append("%s UDP from %g s to %g s" % (k(self.cross_kbps), self.cross_start, self.cross_end))
+        if self.bwss_on_at:
+            parts.append("BWSS on at %g s" % self.bwss_on_at)
+        return "%s; %g s" % ("; ".join(parts), self.duration)
+
     # ---- overrides ----
     def with_sets(self, sets):
         """Returns a copy with KEY=VALUE overrides applied, each parsed by the
-        field's type; raises ScenarioError for an unknown key or a bad value."""
+        field's type; raises ScenarioError for an unknown key or a bad value.
+        With any override the copy's doc is its description (describe()),
+        naming the base scenario: the base's text would tell another run."""
         fields = {f.name: f for f in dataclasses.fields(self) if f.name not in ("name", "doc")}
         changes = {}
         for s in sets or []:
@@ -106,6 +147,9 @@ class Scenario:
             changes[k] = _parse(k, v, getattr(self, k))
         sc = dataclasses.replace(self, **changes)
         sc.validate()
+        if changes:
+            sc = dataclasses.replace(sc, doc="%s with %s: %s" % (
+                self.name, ", ".join(sets), sc.describe()))
         return sc
 
     def validate(self):
@@ -135,6 +179,14 @@ class Scenario:
             raise ScenarioError("--set stage_realtime: 0 (normal scheduling) or a priority 1-99")
         if self.queue_ms <= 0:
             raise ScenarioError("--set queue_ms: must be > 0")
+        if not 1 <= self.bulk_conns <= MAX_BULK_CONNS:
+            raise ScenarioError("--set bulk_conns: 1 to %d connections per download" % MAX_BULK_CONNS)
+        if self.hosts not in (1, 2):
+            raise ScenarioError("--set hosts: 1 or 2 receiving machines")
+        if self.host2 not in HOST2_KINDS:
+            raise ScenarioError("--set host2: one of %s" % ", ".join(HOST2_KINDS))
+        if self.hosts == 2 and not 1 <= self.host2_bulk <= 8:
+            raise ScenarioError("--set host2_bulk: 1 to 8 downloads on the second machine")
         if self.link_trace:
             from . import linktrace
             try:
