@@ -52,3 +52,27 @@ abr_min_rate (const AbrInput *in, guint64 *chosen)
   *chosen = pick;
   return abr_need (pick, in->usage);
 }
+
+void
+player_prefs (const PlayerInput *in, double *min_rate, double *weight)
+{
+  *weight = in->weight;
+  if (!in->fetching) {
+    *min_rate = 0.0;                   /* no request: the reservation is the others' */
+    return;
+  }
+  *min_rate = in->min_rate;
+  if (in->buffer == PLAYER_BUFFER_FULL && in->min_rate > 0.0)
+    *weight = 0.0;                     /* eq. 6 with w = 0: the target is the minimum */
+}
+
+PlayerBuffer
+player_buffer_of_level (gint64 level_ns, guint64 target_ns)
+{
+  if (level_ns < 0)
+    return PLAYER_BUFFER_UNKNOWN;
+  if (target_ns == 0)
+    target_ns = PLAYER_DEFAULT_TARGET_NS;
+  return (double) level_ns >= PLAYER_FULL_FRACTION * (double) target_ns ? PLAYER_BUFFER_FULL
+                                                                         : PLAYER_BUFFER_LOW;
+}

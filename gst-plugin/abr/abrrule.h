@@ -29,6 +29,28 @@
  * not flip the minimum at every evaluation.
  * With no usable σ (abr_usable_sigma) the minimum holds the current
  * variant, or the lowest when the current one is not known.
+ *
+ * What the flow asks the domain for: player_prefs(), the one function that
+ * turns a stream's minimum into the flow's preferences (the element and the
+ * tracer both call it; docs/element.md, "What the video asks for").  The
+ * allocation gives a flow its minimum plus its weighted share of the rest
+ * (eq. 6); a player whose buffer is full needs its minimum and no more:
+ *   - fetching, buffer low or unknown: minimum m and the flow's weight —
+ *     the rest of the link refills the buffer (and an ABR player measures
+ *     the rate that lets it step up);
+ *   - fetching, buffer full: minimum m and weight 0, so its target is m
+ *     exactly (eq. 6 with w = 0) and its window holds it there: an ABR
+ *     player gets need(v), the rate its own rule needs to hold (or step up
+ *     to) the variant; a progressive player's read-ahead is its bitrate
+ *     times the headroom, the margin of its minimum (Sammy, SIGCOMM 2023:
+ *     pace a full buffer's downloads at what the ABR needs, and the others'
+ *     latency falls with no loss of quality);
+ *   - not fetching (between an ABR player's fragments, once the buffer is
+ *     full): minimum 0 — a reservation the flow does not use is the
+ *     others' (item 2 of issue 29); it is taken back at the next request.
+ * A minimum the application set (the min-rate property) is its own: it
+ * stays while fetching whatever the buffer, only the weight follows the
+ * buffer.
  */
 #ifndef BWSS_SRC_ABRRULE_H
 #define BWSS_SRC_ABRRULE_H
@@ -60,5 +82,34 @@ double abr_need (guint64 bandwidth, double usage);
 /* Applies the rule: returns the minimum in bit/s (0 if the ladder is
  * empty) and the variant it is the need of in *chosen. */
 double abr_min_rate (const AbrInput *in, guint64 *chosen);
+
+/* The player's buffer, as the element or the tracer sees it. */
+typedef enum {
+  PLAYER_BUFFER_UNKNOWN = 0,  /* treated as low: never starve a player we cannot see */
+  PLAYER_BUFFER_LOW,
+  PLAYER_BUFFER_FULL,
+} PlayerBuffer;
+
+/* An adaptivedemux2 buffer is full from this fraction of the demuxer's own
+ * buffering target up (high-watermark-time, else max-buffering-time): it
+ * then waits between fragments, as a full buffer does. */
+#define PLAYER_FULL_FRACTION  0.5
+/* ... and the target when the demuxer sets neither, ns. */
+#define PLAYER_DEFAULT_TARGET_NS  (10 * G_GUINT64_CONSTANT (1000000000))
+
+typedef struct {
+  double       min_rate;   /* the stream's minimum, bit/s (abr_min_rate, the
+                            * min-rate property, bitrate × headroom); 0 unknown */
+  double       weight;     /* the flow's weight */
+  PlayerBuffer buffer;
+  gboolean     fetching;   /* a request is being served on the flow */
+} PlayerInput;
+
+/* The minimum and weight the flow registers (the rule above). */
+void player_prefs (const PlayerInput *in, double *min_rate, double *weight);
+
+/* The buffer of an adaptivedemux2 demuxer: its video level against its
+ * target (@level_ns < 0: unknown). */
+PlayerBuffer player_buffer_of_level (gint64 level_ns, guint64 target_ns);
 
 #endif

@@ -38,6 +38,7 @@
 #define GST_BWSS_HTTP_SRC_PRIVATE_H
 
 #include "gstbwsshttpsrc.h"
+#include "abrrule.h"
 #include "bitrate.h"
 #include "deadline.h"
 #include "httpclient.h"
@@ -83,6 +84,8 @@ struct _GstBwssHttpSrc {
   guint64      bitrate;          /* hint, bit/s, 0 = unknown */
   BitrateChoice learned;         /* what the bitrate sources said last
                                   * (refresh_stream publishes it) */
+  gboolean     fetching;         /* a request is open (player_prefs, abrrule.h) */
+  PlayerBuffer buffer;           /* the player's buffer as the meter sees it */
 
   /* Written by the streaming thread holding OBJECT_LOCK; read by other
    * threads under OBJECT_LOCK, by the streaming thread without */

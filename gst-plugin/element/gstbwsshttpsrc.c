@@ -82,6 +82,14 @@ refresh_stream (GstBwssHttpSrc *src)
   src_props_apply_learned (src, &src->choice);
 }
 
+/* The player's buffer as the consumption meter sees it: full while
+ * downstream pushes back (bitrate.h), else low.  Streaming thread. */
+static PlayerBuffer
+player_buffer (GstBwssHttpSrc *src)
+{
+  return src->meter.rate_bps > 0 ? PLAYER_BUFFER_FULL : PLAYER_BUFFER_LOW;
+}
+
 static void
 post_stats (GstBwssHttpSrc *src, gint64 now)
 {
@@ -125,6 +133,7 @@ open_request (GstBwssHttpSrc *src)
     return GST_FLOW_FLUSHING;         /* flushed during the retry backoff */
   const char *method = src->req.method ? src->req.method : "GET";
   src_flow_check (&src->flow);
+  src_props_set_player (src, TRUE, player_buffer (src));   /* the minimum is taken back */
   refresh_stream (src);               /* each request is a fragment for a demuxer */
   GError *err = NULL;
   HttpResult r = http_client_open (src->client, &src->req.http, src->req.location, method, src->offset,
@@ -227,6 +236,7 @@ deliver_block (GstBwssHttpSrc *src, GstBuffer *buf, gsize n, GstBuffer **outbuf)
   src_attempt_progress (src);
   gint64 now = g_get_monotonic_time ();
   consumption_leave (&src->meter, now, n);
+  src_props_set_player (src, TRUE, player_buffer (src));
   if (src_stats_add (&src->stats, n, now, src_props_stats_interval (src))) {
     refresh_stream (src);
     post_stats (src, now);
@@ -263,6 +273,7 @@ body_ended (GstBwssHttpSrc *src)
    * the connection is not going to serve another request */
   gboolean reused = src->req.http.keep_alive && http_client_reusable (src->client);
   src_attempt_close (src);
+  src_props_set_player (src, FALSE, player_buffer (src));  /* no request: no reservation */
   if (!reused)
     src_flow_release (&src->flow);
   return GST_FLOW_EOS;
@@ -346,6 +357,7 @@ gst_bwss_http_src_stop (GstBaseSrc *bsrc)
 {
   GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (bsrc);
   src_attempt_close (src);
+  src_props_set_player (src, FALSE, PLAYER_BUFFER_UNKNOWN);
   /* keep-alive (adaptive demuxers set it and go through READY between
    * fragments): the session, its idle connection and the flow on it stay
    * until NULL, so the next request skips the handshake and slow start and

@@ -374,7 +374,10 @@ apply_prefs_locked (GstBwssHttpSrc *src)
 {
   BitrateChoice c;
   bitrate_settle (&src->learned, src->bitrate, src->min_rate, src->rate_headroom, &c);
-  BwssPrefs p = { .priority = src->priority, .min_rate_bps = c.min_rate, .weight = src->weight };
+  PlayerInput in = { .min_rate = c.min_rate, .weight = src->weight, .buffer = src->buffer,
+                     .fetching = src->fetching };
+  BwssPrefs p = { .priority = src->priority };
+  player_prefs (&in, &p.min_rate_bps, &p.weight);
   src_flow_set_prefs (&src->flow, &p);
   src_stats_set_stream (&src->stats, c.bitrate, bitrate_source_name (c.source), c.min_rate);
 }
@@ -385,6 +388,18 @@ src_props_apply_learned (GstBwssHttpSrc *src, const BitrateChoice *learned)
   g_mutex_lock (&src->prefs_lock);
   src->learned = *learned;
   apply_prefs_locked (src);
+  g_mutex_unlock (&src->prefs_lock);
+}
+
+void
+src_props_set_player (GstBwssHttpSrc *src, gboolean fetching, PlayerBuffer buffer)
+{
+  g_mutex_lock (&src->prefs_lock);
+  if (src->fetching != fetching || src->buffer != buffer) {
+    src->fetching = fetching;
+    src->buffer = buffer;
+    apply_prefs_locked (src);
+  }
   g_mutex_unlock (&src->prefs_lock);
 }
 

@@ -46,6 +46,10 @@ void     src_request_clear (SrcRequest *req);
  * with the BWSS properties of now, it goes to the flow and the statistics
  * (under prefs_lock, as a setter's change does). */
 void     src_props_apply_learned (GstBwssHttpSrc *src, const BitrateChoice *learned);
+/* A request opened or ended (@fetching), the player's buffer seen full or
+ * not: the flow's preferences follow (player_prefs, abrrule.h), under
+ * prefs_lock. */
+void     src_props_set_player (GstBwssHttpSrc *src, gboolean fetching, PlayerBuffer buffer);
 /* The bitrate property (prefs_lock) and the stats interval (object lock),
  * for the streaming thread. */
 guint64  src_props_bitrate_hint (GstBwssHttpSrc *src);

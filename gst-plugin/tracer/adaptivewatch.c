@@ -233,6 +233,37 @@ usage_factor (GstElement *demux)
   return 0.8;
 }
 
+/* A guint64 property of @e, or @fallback if it has none. */
+static guint64
+u64_property (GstElement *e, const char *name, guint64 fallback)
+{
+  GParamSpec *p = g_object_class_find_property (G_OBJECT_GET_CLASS (e), name);
+  if (p == NULL || p->value_type != G_TYPE_UINT64)
+    return fallback;
+  guint64 v = 0;
+  g_object_get (e, name, &v, NULL);
+  return v;
+}
+
+/* The buffered level and target of an adaptivedemux2 demuxer. */
+static void
+buffer_of (GstElement *demux, AdaptiveState *out)
+{
+  out->level_ns = -1;
+  out->target_ns = 0;
+  if (!out->v2)
+    return;
+  guint64 video = u64_property (demux, "current-level-time-video", G_MAXUINT64);
+  guint64 audio = u64_property (demux, "current-level-time-audio", G_MAXUINT64);
+  if (video != G_MAXUINT64 && video > 0)
+    out->level_ns = (gint64) MIN (video, (guint64) G_MAXINT64);
+  else if (audio != G_MAXUINT64)
+    out->level_ns = (gint64) MIN (audio, (guint64) G_MAXINT64);
+  out->target_ns = u64_property (demux, "high-watermark-time", 0);
+  if (out->target_ns == 0)
+    out->target_ns = u64_property (demux, "max-buffering-time", 0);
+}
+
 /* "host:port" of @uri, or NULL. */
 static char *
 server_of (const char *uri)
@@ -290,6 +321,7 @@ adaptive_watch_get (GstElement *demux, AdaptiveState *out)
     return FALSE;
   out->usage = usage_factor (demux);
   out->active = GST_STATE (demux) >= GST_STATE_PAUSED;
+  buffer_of (demux, out);
   return TRUE;
 }
 

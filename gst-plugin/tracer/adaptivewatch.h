@@ -16,7 +16,10 @@
  *   - the bandwidth-usage factor, read from the demuxer's own property
  *     (bitrate-limit, or bandwidth-target-ratio for adaptivedemux2);
  *   - the servers: the manifest's URI (after redirection) and every
- *     absolute URI the manifest names.
+ *     absolute URI the manifest names;
+ *   - adaptivedemux2 only: its buffer, current-level-time-video (audio for
+ *     a stream without video) against its target, high-watermark-time
+ *     (max-buffering-time when that is 0); the legacy demuxers expose none.
  * The tracer (gstbwsstracer.c) feeds it; bwsshttpsrc reads it for the
  * fragments of a legacy demuxer, and demux2flows.c for adaptivedemux2.
  * Every function is thread-safe.
@@ -33,6 +36,8 @@ typedef struct {
   double    usage;         /* the bandwidth-usage factor */
   gchar   **servers;       /* "host:port" of every server named, NULL-terminated */
   gboolean  active;        /* the demuxer is PAUSED or PLAYING */
+  gint64    level_ns;      /* the buffered level, ns; -1 unknown */
+  guint64   target_ns;     /* the demuxer's buffering target, ns; 0 unknown */
 } AdaptiveState;
 
 /* TRUE if @e is an adaptive demuxer of either stack. */

@@ -22,6 +22,7 @@ typedef struct {
   guint64   inode;
   guint64   last_bytes;
   double    min_rate;
+  double    weight;
   gboolean  seen;           /* still there at this look */
 } Tracked;
 
@@ -106,9 +107,9 @@ domain_sigma (void)
 }
 
 /* Registers, updates and unregisters flows for @socks; the busiest gets
- * @min_rate. */
+ * what player_prefs() makes of @min_rate and @buffer. */
 static void
-update_flows (GArray *socks, double min_rate)
+update_flows (GArray *socks, double min_rate, PlayerBuffer buffer)
 {
   GHashTableIter it;
   gpointer key, value;
@@ -118,6 +119,7 @@ update_flows (GArray *socks, double min_rate)
   int busiest = -1;
   guint64 most = 0;
   guint32 least_idle = G_MAXUINT32;
+  gboolean fetching = FALSE;
   for (guint i = 0; i < socks->len; i++) {
     OwnSocket *s = &g_array_index (socks, OwnSocket, i);
     Tracked *t = g_hash_table_lookup (tracked, GINT_TO_POINTER (s->fd));
@@ -129,6 +131,7 @@ update_flows (GArray *socks, double min_rate)
       t = g_new0 (Tracked, 1);
       t->inode = s->inode;
       t->last_bytes = s->bytes_received;
+      t->weight = DEMUX2_WEIGHT;
       BwssPrefs p = { .priority = DEMUX2_PRIORITY, .min_rate_bps = 0, .weight = DEMUX2_WEIGHT };
       int err = bwss_flow_register_as (domain, s->fd, &p, "bwsshttpsrc demux2", 0, &t->flow);
       if (err) {
@@ -147,6 +150,7 @@ update_flows (GArray *socks, double min_rate)
       most = grew;
       least_idle = s->idle_ms;
       busiest = s->fd;
+      fetching = grew > 0 || s->idle_ms < DEMUX2_FETCH_MS || s->sent_idle_ms < DEMUX2_FETCH_MS;
     }
   }
   g_hash_table_iter_init (&it, tracked);
@@ -157,12 +161,16 @@ update_flows (GArray *socks, double min_rate)
       g_hash_table_iter_remove (&it);
       continue;
     }
-    double want = GPOINTER_TO_INT (key) == busiest ? min_rate : 0.0;
-    if (t->flow && want != t->min_rate) {
-      BwssPrefs p = { .priority = DEMUX2_PRIORITY, .min_rate_bps = want, .weight = DEMUX2_WEIGHT };
+    PlayerInput in = { .min_rate = min_rate, .weight = DEMUX2_WEIGHT, .buffer = buffer,
+                       .fetching = GPOINTER_TO_INT (key) == busiest && fetching };
+    double want, weight;
+    player_prefs (&in, &want, &weight);
+    if (t->flow && (want != t->min_rate || weight != t->weight)) {
+      BwssPrefs p = { .priority = DEMUX2_PRIORITY, .min_rate_bps = want, .weight = weight };
       if (bwss_flow_set_prefs (t->flow, &p) == 0) {
         t->min_rate = want;
-        GST_DEBUG ("fd %d: minimum %.0f bit/s", GPOINTER_TO_INT (key), want);
+        t->weight = weight;
+        GST_DEBUG ("fd %d: minimum %.0f bit/s, weight %g", GPOINTER_TO_INT (key), want, weight);
       }
     }
   }
@@ -175,6 +183,8 @@ tick (gpointer data)
   GPtrArray *peers = g_ptr_array_new_with_free_func (g_object_unref);
   gboolean any = FALSE;
   double min_rate = 0.0;
+  PlayerBuffer buffer = PLAYER_BUFFER_UNKNOWN;
+  gboolean all_full = TRUE;
   double sigma = domain_sigma ();
   for (guint i = 0; i < demuxers->len; i++) {
     GstElement *d = demuxers->pdata[i];
@@ -191,6 +201,9 @@ tick (gpointer data)
       guint64 chosen = 0;
       min_rate = MAX (min_rate, abr_min_rate (&in, &chosen));
       g_hash_table_replace (previous, d, GSIZE_TO_POINTER ((gsize) chosen));
+      /* several demuxers share the busiest connection's minimum: full
+       * only when every one is */
+      all_full &= player_buffer_of_level (st.level_ns, st.target_ns) == PLAYER_BUFFER_FULL;
     }
     adaptive_state_clear (&st);
   }
@@ -199,7 +212,8 @@ tick (gpointer data)
     g_hash_table_remove_all (previous);
   } else if (ensure_domain ()) {
     GArray *socks = own_sockets_to (peers);
-    update_flows (socks, min_rate);
+    buffer = all_full ? PLAYER_BUFFER_FULL : PLAYER_BUFFER_LOW;
+    update_flows (socks, min_rate, buffer);
     g_array_free (socks, TRUE);
   }
   g_ptr_array_free (peers, TRUE);

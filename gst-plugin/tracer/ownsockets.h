@@ -17,6 +17,7 @@ typedef struct {
   guint64 inode;              /* of the socket, to tell a reused fd number */
   guint64 bytes_received;     /* tcpi_bytes_received */
   guint32 idle_ms;            /* since the last data arrived (tcpi_last_data_recv) */
+  guint32 sent_idle_ms;       /* since we last sent data, a request (tcpi_last_data_sent) */
 } OwnSocket;
 
 /* Returns the established TCP sockets of this process whose peer address

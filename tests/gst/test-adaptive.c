@@ -29,7 +29,8 @@ static gchar *base_url;
 
 static GMutex lock;
 static GCond cond;
-static gboolean gate_closed;           /* hold /high/index.m3u8 while set */
+static gboolean gate_closed;           /* hold /high/index.m3u8 and /low/a00.ts while set */
+static gboolean high_gate_closed;      /* hold /high/a*.ts while set */
 static GPtrArray *ts_ports;            /* client ports of segment requests (guint) */
 
 /* ---- content ---- */
@@ -108,6 +109,13 @@ handler (SoupServer *srv, SoupServerMessage *msg, const char *path, GHashTable *
   if (base && sscanf (base, "/a%02d.ts", &i) == 1 && i >= 0 && i < N_SEGMENTS) {
     GSocketAddress *remote = soup_server_message_get_remote_address (msg);
     g_mutex_lock (&lock);
+    /* a fragment held open: the minimum counts only while one is fetched
+     * (issue 29), so the test looks while the server holds one */
+    gint64 end = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+    while (((strcmp (path, "/low/a00.ts") == 0 && gate_closed)
+            || (g_str_has_prefix (path, "/high/") && high_gate_closed))
+           && g_cond_wait_until (&cond, &lock, end))
+      ;
     if (G_IS_INET_SOCKET_ADDRESS (remote))
       g_ptr_array_add (ts_ports, GUINT_TO_POINTER (g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (remote))));
     g_mutex_unlock (&lock);
@@ -171,6 +179,15 @@ set_gate (gboolean closed)
 {
   g_mutex_lock (&lock);
   gate_closed = closed;
+  g_cond_broadcast (&cond);
+  g_mutex_unlock (&lock);
+}
+
+static void
+set_high_gate (gboolean closed)
+{
+  g_mutex_lock (&lock);
+  high_gate_closed = closed;
   g_cond_broadcast (&cond);
   g_mutex_unlock (&lock);
 }
@@ -241,7 +258,9 @@ own_flows (BwssDomain *d)
 /* The legacy stack: hlsdemux fetches its fragments with bwsshttpsrc.  The
  * minimum is the first variant's need while the demuxer plays it, the
  * second one's after it switched, with the usage factor read from the
- * demuxer (bitrate-limit 0.5 here: 200k / 0.5 × 1.1, 800k / 0.5 × 1.1). */
+ * demuxer (bitrate-limit 0.5 here: 200k / 0.5 × 1.1, 800k / 0.5 × 1.1) —
+ * each while a fragment is fetched (the server holds one), none between
+ * fragments (issue 29, item 2). */
 GST_START_TEST (test_legacy_switch_updates_minimum)
 {
   BwssDomain *d = open_suspended_domain ("legacy");
@@ -251,12 +270,17 @@ GST_START_TEST (test_legacy_switch_updates_minimum)
       base_url);
   GstElement *pipe = gst_parse_launch (desc, NULL);
   fail_unless (pipe != NULL);
+  set_high_gate (TRUE);
   gst_element_set_state (pipe, GST_STATE_PLAYING);
   guint first = wait_for_min (d, 440000, 0);
   set_gate (FALSE);
   fail_unless (first != 0, "the first variant's minimum (440000) never appeared in the domain");
   guint second = wait_for_min (d, 1760000, 0);
+  set_high_gate (FALSE);
   fail_unless (second != 0, "after the switch the minimum did not become 1760000");
+  /* between fragments (the stream's end: nothing left to fetch) no
+   * minimum is held; the flow stays on its persistent connection */
+  fail_unless (wait_for_min (d, 0, second) == second, "the minimum was not released between fragments");
   gst_element_set_state (pipe, GST_STATE_NULL);
   gst_object_unref (pipe);
   fail_unless_equals_int (own_flows (d), 0);

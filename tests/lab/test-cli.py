@@ -40,6 +40,8 @@ WORD_TRACE = tempfile.NamedTemporaryFile("w", suffix=".trace", delete=False)
 WORD_TRACE.write("0 960\n10 fast\n")
 WORD_TRACE.close()
 BAD = [
+    (["run", "player-progressive", "--set", "adaptive=1"], "adaptive and progressive"),
+    (["run", "player-progressive", "--set", "ping_ms=5"], "ping_ms"),
     (["run", "streaming", "--set", "bottleneck=red"], "bottleneck"),
     (["run", "streaming", "--set", "link_trace=nosuch"], "not a built-in trace"),
     (["run", "streaming", "--set", "link_trace=" + BAD_TRACE.name], BAD_TRACE.name + ":4"),
@@ -176,6 +178,26 @@ fig = linkstats.use_of_capacity(SCENARIOS["streaming"].with_sets(["duration=10",
 check(fig["capable_seconds"] == 5 and fig["video_at_min_capable"] == 1.0
       and abs(fig["bulk_use_of_left"] - 4000 / (5 * 504 + 5 * 100)) < 1e-3,
       "capable seconds, video at min over them, bulk use of what is left: %s" % fig)
+# the player-progressive scenario's viewer: the player's figures and the
+# ping's queue from when it first played (the smallest RTT is the path)
+from bwsslab.analysis import ping_summary, player_summary  # noqa: E402
+with tempfile.TemporaryDirectory() as d:
+    psc = SCENARIOS["player-progressive"].with_sets(["duration=10"])
+    t0 = 1000.0
+    with open(os.path.join(d, "ping.txt"), "w") as f:
+        f.write("PING 10.0.0.2 (10.0.0.2) 56(84) bytes of data.\n")
+        for k, rtt in enumerate([30.5, 90.0, 31.0, 40.5, 50.5, 60.5]):
+            f.write("[%.3f] 64 bytes from 10.0.0.2: icmp_seq=%d ttl=64 time=%.1f ms\n"
+                    % (t0 + 1 + k, k + 1, rtt))
+        f.write("[%.3f] no answer yet for icmp_seq=7\n" % (t0 + 8))
+    with open(os.path.join(d, "player.json"), "w") as f:
+        json.dump({"startup_s": 2.5, "stalls": 0, "stall_s": 0.0, "played_s": 7.0, "lag_s": 0.0}, f)
+    pg = ping_summary(psc, d, t0, 2.5)
+    check(pg["base_ms"] == 30.5 and pg["samples"] == 4 and pg["median_ms"] == 15.0 and pg["p95_ms"] == 30.0, "ping: the queue while it plays, from the smallest RTT: %s" % pg)
+    check(os.path.exists(os.path.join(d, "ping.csv")), "ping: the series is written")
+    check(player_summary(d) == {"startup_s": 2.5, "stalls": 0, "stall_s": 0.0, "played_s": 7.0, "lag_s": 0.0},
+          "player: startup and rebuffering from player.json")
+    check("player_error" in player_summary(os.path.join(d, "nosuch")), "player: a missing player.json is said")
 os.unlink(BAD_TRACE.name)
 os.unlink(WORD_TRACE.name)
 print("1..%d" % n)

@@ -74,6 +74,7 @@ sending_rate (const Model *m, ModelFlow *f, double q, bool *cwnd_limited)
     f->read_bound = f->read_bps < rate;
   }
   *cwnd_limited = f->cwnd_bytes < adv && rate <= other;
+  f->source_bound = f->source_bps > 0 && f->source_bps <= other && f->source_bps < rate;
   if (path_binds (f, rate)) {
     /* the queue elsewhere stretches the RTT the window is spread over */
     double r2 = w * 8.0 / (rtt + f->path_delay_s);
@@ -121,10 +122,15 @@ grow (ModelFlow *f, double acked_bytes, bool cwnd_limited)
  * rtt8 += sample − rtt8/8 (tcp_rcv_rtt_update); with @latch (Linux >=
  * 6.16) a sample below the estimate replaces it. */
 static void
-sample_rtt (ModelFlow *f, double received_bits, bool latch)
+sample_rtt (ModelFlow *f, double received_bits, bool latch, bool gaps)
 {
   f->seg_credit += received_bits / (8.0 * MODEL_MSS) / 2.0;
-  double sample_us = floor (f->rtt_s * 1e3) * 1e3;
+  double rtt_s = f->rtt_s;
+  if (gaps && f->source_bound) {
+    double packet = f->source_packet > 0 ? f->source_packet : MODEL_MSS;
+    rtt_s += 0.5 * 8.0 * packet / f->source_bps;   /* the sender's wait for data */
+  }
+  double sample_us = floor (rtt_s * 1e3) * 1e3;
   if (sample_us < 1000.0)
     sample_us = 1000.0;
   while (f->seg_credit >= 1.0) {
@@ -172,7 +178,7 @@ receive (Model *m, ModelFlow *f, double out, bool cwnd_limited)
   f->bits_frac -= 8.0 * (double) whole;
   f->rtt_s = f->base_rtt_s + f->queue_s
       + (path_binds (f, f->send_bps) ? f->path_delay_s : 0.0);
-  sample_rtt (f, out, m->rcv_rtt_latch);
+  sample_rtt (f, out, m->rcv_rtt_latch, m->source_gaps);
   if (f->active)
     grow (f, out / 8.0, cwnd_limited);
 }

@@ -62,6 +62,15 @@
  * handshake (tcpi_min_rtt of a socket that only sent its request): b_i plus
  * the queue when the flow was added — and ooopack (tcpi_rcv_ooopack): the
  * segments received after a hole, a window's worth per loss.
+ *
+ * With source_gaps, a sender its source holds (source_i binds: a paced
+ * video) has no data when an ACK arrives; the first segment after it
+ * leaves when the source produces one, echoing that ACK's timestamp, so
+ * the receiver's sample (tcp_rcv_rtt_measure_ts: now − TSecr, once per new
+ * TSecr) reads RTT_i plus that wait: half the segments' spacing at the
+ * source's rate on average (the lab's video source: 1000-byte packets at
+ * 496 kbit/s, 16 ms apart, +8 ms).  A window-limited or ACK-clocked sender
+ * sends at the ACK: no gap.
  */
 #ifndef FLOWMODEL_H
 #define FLOWMODEL_H
@@ -104,6 +113,8 @@ typedef struct {
   double   rate_bps;        /* departures over the last step */
   double   send_bps;        /* sending rate over the last step */
   bool     read_bound;      /* the receiver's reads are what limits it: data waits */
+  bool     source_bound;    /* its source is what limits it: the sender waits for data */
+  double   source_packet;   /* the source's write size, bytes (0: MODEL_MSS) */
   double   rtt_s;           /* the RTT its packets see now */
   uint32_t rcv_rtt_us;      /* what TCP_INFO would report */
   uint32_t min_rtt_us;      /* the handshake's RTT */
@@ -124,6 +135,7 @@ typedef struct {
   double    sub_mss_yield;  /* what a window below one MSS moves per RTT, of itself */
   bool      fq;             /* fq_codel: a queue per flow, DRR, CoDel per queue */
   bool      rcv_rtt_latch;  /* the receiver RTT of Linux >= 6.16: lower samples at once */
+  bool      source_gaps;    /* a source-bound sender's samples include its wait for data */
   size_t    n;
   ModelFlow f[MODEL_MAX_FLOWS];
   /* state */

@@ -51,6 +51,8 @@ sim_stop_flow (Sim *s, size_t i)
 static void
 tick (Sim *s)
 {
+  if (s->on_tick)
+    s->on_tick (s);
   for (size_t i = 0; i < s->m.n; i++) {
     if (!s->controlled[i])
       continue;

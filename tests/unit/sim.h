@@ -38,6 +38,10 @@ struct Sim {
   SimEvent        event;
   /* if set, the link's rate at @t_s, every model step (a moving rate) */
   double        (*capacity_at) (const Sim *s, double t_s);
+  /* if set, called at every controller tick before the flows are observed
+   * (an application that changes its flows' sources or preferences) */
+  void          (*on_tick) (Sim *s);
+  void           *user;
 };
 
 /* A link of @capacity with a 150-ms drop-tail buffer (tbf latency 150ms),

@@ -200,6 +200,43 @@ test_dash (void)
   manifest_free (m);
 }
 
+/* What the flow asks for (player_prefs): the minimum and the weight while
+ * a buffer is low, the minimum alone (weight 0) while it is full, nothing
+ * reserved between requests; the buffer of adaptivedemux2 from its level. */
+static void
+test_player_prefs (void)
+{
+  double m, w;
+  PlayerInput in = { .min_rate = 618750, .weight = 2.0, .buffer = PLAYER_BUFFER_LOW, .fetching = TRUE };
+  player_prefs (&in, &m, &w);
+  g_assert_cmpfloat (m, ==, 618750);
+  g_assert_cmpfloat (w, ==, 2.0);
+  in.buffer = PLAYER_BUFFER_UNKNOWN;            /* not seen: as low */
+  player_prefs (&in, &m, &w);
+  g_assert_cmpfloat (w, ==, 2.0);
+  in.buffer = PLAYER_BUFFER_FULL;               /* eq. 6 with w = 0: exactly m */
+  player_prefs (&in, &m, &w);
+  g_assert_cmpfloat (m, ==, 618750);
+  g_assert_cmpfloat (w, ==, 0.0);
+  in.fetching = FALSE;                          /* between fragments */
+  player_prefs (&in, &m, &w);
+  g_assert_cmpfloat (m, ==, 0.0);
+  g_assert_cmpfloat (w, ==, 2.0);
+  /* a full buffer with no minimum known keeps its weight (nothing to hold
+   * it to) */
+  PlayerInput none = { .min_rate = 0, .weight = 1.0, .buffer = PLAYER_BUFFER_FULL, .fetching = TRUE };
+  player_prefs (&none, &m, &w);
+  g_assert_cmpfloat (w, ==, 1.0);
+  /* hlsdemux2's level against its target (30 s): full from 15 s */
+  guint64 s30 = 30 * G_GUINT64_CONSTANT (1000000000);
+  g_assert_cmpint (player_buffer_of_level (-1, s30), ==, PLAYER_BUFFER_UNKNOWN);
+  g_assert_cmpint (player_buffer_of_level (14 * (gint64) 1000000000, s30), ==, PLAYER_BUFFER_LOW);
+  g_assert_cmpint (player_buffer_of_level (15 * (gint64) 1000000000, s30), ==, PLAYER_BUFFER_FULL);
+  /* no target: PLAYER_DEFAULT_TARGET_NS (10 s) */
+  g_assert_cmpint (player_buffer_of_level (4 * (gint64) 1000000000, 0), ==, PLAYER_BUFFER_LOW);
+  g_assert_cmpint (player_buffer_of_level (5 * (gint64) 1000000000, 0), ==, PLAYER_BUFFER_FULL);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -211,6 +248,7 @@ main (int argc, char **argv)
   g_test_add_func ("/abr/hysteresis", test_hysteresis);
   g_test_add_func ("/abr/empty-ladder", test_empty_ladder);
   g_test_add_func ("/abr/usable-sigma", test_usable_sigma);
+  g_test_add_func ("/abr/player-prefs", test_player_prefs);
   g_test_add_func ("/manifest/hls-master", test_hls_master);
   g_test_add_func ("/manifest/hls-junk", test_hls_junk);
   g_test_add_func ("/manifest/dash", test_dash);

@@ -49,11 +49,41 @@ test_seed_from_queue (void)
   g_assert_cmpuint (bwss__base_rtt_get (&c), ==, 1);
 }
 
+/* A seed that fell short (paired with a queue that read high): paired again
+ * at a calm queue, the base rises, never above the smallest sample; an
+ * unseeded base is never moved. */
+static void
+test_reseed (void)
+{
+  BwssBaseRtt b;
+  bwss__base_rtt_init (&b);
+  bwss__base_rtt_sample (&b, 180000);            /* the handshake: the path */
+  bwss__base_rtt_seed (&b, 198000, 82000.0);     /* the others' lagging queue */
+  bwss__base_rtt_sample (&b, 198000);
+  g_assert_cmpuint (bwss__base_rtt_get (&b), ==, 116000);
+  bwss__base_rtt_reseed (&b, 188000, 20000.0);
+  g_assert_cmpuint (bwss__base_rtt_get (&b), ==, 168000);
+  bwss__base_rtt_reseed (&b, 188000, 1000.0);    /* at most the smallest sample */
+  g_assert_cmpuint (bwss__base_rtt_get (&b), ==, 180000);
+  bwss__base_rtt_reseed (&b, 188000, 30000.0);   /* never lowers it */
+  g_assert_cmpuint (bwss__base_rtt_get (&b), ==, 180000);
+  bwss__base_rtt_sample (&b, 176000);            /* a lower sample still wins */
+  g_assert_cmpuint (bwss__base_rtt_get (&b), ==, 176000);
+  bwss__base_rtt_reseed (&b, 188000, -1.0);      /* no queue measured */
+  g_assert_cmpuint (bwss__base_rtt_get (&b), ==, 176000);
+  BwssBaseRtt c;
+  bwss__base_rtt_init (&c);
+  bwss__base_rtt_sample (&c, 50000);
+  bwss__base_rtt_reseed (&c, 90000, 0.0);
+  g_assert_cmpuint (bwss__base_rtt_get (&c), ==, 50000);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/basertt/lifetime-minimum", test_lifetime_minimum);
   g_test_add_func ("/basertt/seed-from-queue", test_seed_from_queue);
+  g_test_add_func ("/basertt/reseed", test_reseed);
   return g_test_run ();
 }

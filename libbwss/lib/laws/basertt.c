@@ -24,6 +24,19 @@
  *     If other flows measure the link's queue q, the newcomer's base is
  *     seeded with its RTT minus q (bwss__base_rtt_seed): the link's queue
  *     delays every flow alike.  A lower sample later still lowers it;
+ *   - a seed pairs the newcomer's first RTT with the queue the others
+ *     measure at that moment, and that measure can lag: the kernel's RTT of
+ *     a download held at its floor averages the samples of a queue that has
+ *     since drained (a start, when the first windows fill the buffer and the
+ *     loop then empties it).  A seed from a queue that reads high falls
+ *     short of the path, and that shortfall would read as the link's queue
+ *     for the flow's life (lab, video 180 ms beside downloads at 20 ms:
+ *     base 116 ms, σ held at the minima, the downloads at 8 kbit/s one run
+ *     in two).  So a seeded base is paired again whenever the link's queue
+ *     is calm (within its band: little to lag), and takes the larger
+ *     pairing, never above the smallest RTT the flow has shown — the base
+ *     it would have without a seed (bwss__base_rtt_reseed).  A seed that
+ *     overshoots is harmless: a lower sample lowers it;
  *   - a path that gets shorter is adopted at its first sample;
  *   - a path that gets longer reads, for that flow, as a queue of its own:
  *     with other flows present the link's queue is their smallest excess
@@ -40,6 +53,7 @@ void
 bwss__base_rtt_init (BwssBaseRtt *b)
 {
   b->base_us = 0;
+  b->floor_us = 0;
   b->samples = 0;
   b->seeded = false;
 }
@@ -51,6 +65,8 @@ bwss__base_rtt_sample (BwssBaseRtt *b, uint32_t rtt_us)
     return;
   if (b->base_us == 0 || rtt_us < b->base_us)
     b->base_us = rtt_us;
+  if (b->floor_us == 0 || rtt_us < b->floor_us)
+    b->floor_us = rtt_us;
   if (b->samples < UINT32_MAX)
     b->samples++;
 }
@@ -66,6 +82,18 @@ bwss__base_rtt_seed (BwssBaseRtt *b, uint32_t rtt_us, double queue_us)
   if (b->base_us == 0 || base < b->base_us)
     b->base_us = (uint32_t) base;
   b->seeded = true;
+}
+
+void
+bwss__base_rtt_reseed (BwssBaseRtt *b, uint32_t rtt_us, double queue_us)
+{
+  if (!b->seeded || rtt_us == 0 || !(queue_us >= 0.0) || b->floor_us == 0)
+    return;
+  double base = (double) rtt_us - queue_us;
+  if (base > (double) b->floor_us)
+    base = (double) b->floor_us;
+  if (base > (double) b->base_us)
+    b->base_us = (uint32_t) base;
 }
 
 uint32_t

@@ -35,6 +35,8 @@ typedef struct {
   BwssPrefs   prefs;
   BwssFcs     fcs;              /* its estimator is the flow's one rate estimator */
   BwssBaseRtt base;
+  double      joined_queue_us;  /* the link's queue when it was added, µs; < 0 unknown */
+  uint64_t    min_back_us;      /* when its minimum last came back from 0 (a request), 0 = never */
   uint32_t    rtt_us;
   uint32_t    mss;
   double      target_bps;
@@ -187,6 +189,7 @@ bwss_controller_add_flow (BwssController *c, uint64_t id, const BwssPrefs *prefs
   f->prefs = *prefs;
   bwss__fcs_init (&f->fcs);
   bwss__base_rtt_init (&f->base);
+  f->joined_queue_us = c->capacity.queue_us;
   f->target_moved_us = now_us;
   f->demand_cap = -1.0;
   c->reallocate = true;
@@ -206,6 +209,16 @@ bwss_controller_set_prefs (BwssController *c, uint64_t id, const BwssPrefs *pref
   Flow *f = find (c, id);
   if (f == NULL)
     return BWSS_ENOENT;
+  /* a minimum that comes back is a request that begins (a player's next
+   * fragment, issue 29): its window is set for the new target by eq. (1)
+   * at the next step, not scaled from the window of its idle time — whose
+   * rate, near 0, made the rescale put the whole cap (4× T·RTT) on the
+   * link (90 ms of queue at 960 kbit/s, the trace player/adaptive3) */
+  if (f->prefs.min_rate_bps <= 0.0 && prefs->min_rate_bps > 0.0) {
+    f->min_back_us = now_us ? now_us : 1;
+    if (f->fcs.state != BWSS_FCS_RELEASED && !f->fcs.paced)
+      bwss__fcs_release (&f->fcs);
+  }
   f->prefs = *prefs;
   c->reallocate = true;
   return BWSS_OK;
@@ -297,11 +310,19 @@ bwss_controller_observe (BwssController *c, uint64_t id, const BwssSample *s)
    * flows whose first windows fill the buffer while its request is on the
    * way — would get a base a whole queue too short, and that excess, read as
    * the link's queue, held σ at the minima for good (lab, RTT 180/20 ms,
-   * 2026-11-24) */
-  if (first_rtt && c->capacity.queue_us > 0.0)
+   * 2026-11-24).  Only a flow that joined behind a queue: one added to an
+   * empty link (or with the others, before any queue was measured) crossed
+   * it with its handshake, and its first RTT paired with the queue of the
+   * others' slow start — which their kernel's average reads high while the
+   * loop drains it — fell 64 ms short of a 180-ms path (the trace rtt-mix) */
+  if (first_rtt && f->joined_queue_us > c->capacity.last_band_us && c->capacity.queue_us > 0.0)
     bwss__base_rtt_seed (&f->base, s->rtt_us, c->capacity.queue_us);
   bwss__base_rtt_sample (&f->base, s->rtt_us);
   bwss__base_rtt_sample (&f->base, s->min_rtt_us);
+  /* a seed that fell short (a lagging queue): paired again while the
+   * link's queue is calm (basertt.c) */
+  if (!first_rtt && c->capacity.queue_us >= 0.0 && c->capacity.queue_us <= c->capacity.last_band_us)
+    bwss__base_rtt_reseed (&f->base, s->rtt_us, c->capacity.queue_us);
   bwss__fcs_observe (&f->fcs, &c->p, s->now_us, s->bytes_received, model_rtt (c, f));
   return BWSS_OK;
 }
@@ -409,7 +430,12 @@ capacity_view (BwssController *c, uint64_t now_us, uint64_t window_us)
     uint32_t mss = f->mss ? f->mss : c->p.default_mss;
     v->rate_bps = bwss_estimator_mean (&f->fcs.est, window_us);
     v->target_bps = f->fcs.state == BWSS_FCS_RELEASED ? 0.0 : f->target_bps;
-    v->min_rate_bps = f->prefs.min_rate_bps;
+    /* a minimum that came back within the window is a request ramping up:
+     * its rate over the window still holds the idle time before it, no
+     * verdict on the link (read as a deficit, its own first burst made it
+     * "held": σ cut to the minima at every fragment, the downloads at
+     * 8 kbit/s — lab, adaptive3, 2026-11-26) */
+    v->min_rate_bps = f->min_back_us && now_us - f->min_back_us < window_us ? 0.0 : f->prefs.min_rate_bps;
     v->rtt_us = f->rtt_us;
     v->base_rtt_us = bwss__base_rtt_get (&f->base);
     v->mss = mss;
@@ -437,6 +463,15 @@ capacity_view (BwssController *c, uint64_t now_us, uint64_t window_us)
      * tell) */
     if (f->pace_bps > 0.0)
       v->window_limited = 2 * f->backlogged > f->samples;
+    /* held by its own reader (data waited unread most of the interval, and
+     * not by our pacing: a player whose buffer is full): its receiver RTT is
+     * the spacing of its reads' window openings, not its path's — the
+     * kernel's window-based sample, a minimum, falls to it (the lab's
+     * progressive player: 30 ms flat on a 30-ms path under 110 ms of
+     * queue; as the smallest excess it made the link's queue 0 and σ ran to
+     * 9 Mbit/s on 4).  No measure of the link's queue. */
+    if (f->pace_bps <= 0.0 && f->samples > 0 && 2 * f->backlogged > f->samples)
+      v->fresh = false;
   }
 }
 

@@ -187,6 +187,7 @@ bool bwss__sigma_step (BwssSigma *s, const BwssParams *params,
  * measure (basertt.c explains why it never expires). */
 typedef struct {
   uint32_t base_us;   /* 0 = no sample yet */
+  uint32_t floor_us;  /* the smallest RTT sample, 0 = none: a seed's upper bound */
   uint32_t samples;   /* RTT samples taken */
   bool     seeded;    /* the base came from the others' queue */
 } BwssBaseRtt;
@@ -197,6 +198,10 @@ void bwss__base_rtt_sample (BwssBaseRtt *b, uint32_t rtt_us);
 /* A flow whose RTT is @rtt_us while the link's queue is @queue_us (measured
  * on the other flows): its base is at most the difference. */
 void bwss__base_rtt_seed (BwssBaseRtt *b, uint32_t rtt_us, double queue_us);
+/* A seeded flow whose RTT is @rtt_us while the link's queue is a calm
+ * @queue_us: its base is at least the difference, and at most its smallest
+ * sample (basertt.c: a seed that fell short). */
+void bwss__base_rtt_reseed (BwssBaseRtt *b, uint32_t rtt_us, double queue_us);
 /* Returns the base RTT, µs; 0 if none yet. */
 uint32_t bwss__base_rtt_get (const BwssBaseRtt *b);
 

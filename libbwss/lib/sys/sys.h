@@ -72,6 +72,7 @@ typedef struct {
   uint8_t  family;         /* AF_INET, AF_INET6 (sock_diag only) */
   struct inet_diag_sockid id; /* sock_diag only: what names it in an exact query */
   uint32_t last_recv_ms;   /* tcpi_last_data_recv: ms since data last arrived */
+  uint32_t last_sent_ms;   /* tcpi_last_data_sent: ms since it last sent data (a request) */
   char     remote[64];     /* "addr:port", filled by knob_dump only */
 } KnobInfo;
 

@@ -178,7 +178,7 @@ def validity(sc, mode, out_dir, agg_by_sec, cross, video_series, skip, cap):
         got = sum(agg_by_sec[s] for s in secs) / len(left)
         if got < TCP_FILL * want:
             reasons.append("tcp filled %.0f of %.0f kbit/s" % (got, want))
-    if mode == "ideal" and sc.video and not sc.adaptive:
+    if mode == "ideal" and sc.video and not sc.adaptive and not sc.progressive:
         # HTB guarantees the video's class; the stage's strict priority gives
         # it all it sends, up to what the link carries
         if sc.stage_bottleneck():
@@ -246,6 +246,58 @@ def adaptive_summary(sc, out_dir, t0_wall):
         for t, v in timeline:
             f.write("%.2f,%d\n" % (t, v))
     return out
+
+
+def player_summary(out_dir):
+    """What the viewer of a progressive clip got (player.json): startup,
+    rebuffering pauses, their time, media played."""
+    try:
+        with open(os.path.join(out_dir, "player.json")) as f:
+            pl = json.load(f)
+    except (OSError, ValueError):
+        return {"player_error": "no player.json (see video-client.log)"}
+    return {k: pl[k] for k in ("startup_s", "stalls", "stall_s", "played_s", "lag_s") if k in pl}
+
+
+def _get_startup(summary):
+    """When the player first played, s from t0, or None."""
+    for key in ("player", "adaptive"):
+        v = (summary.get(key) or {}).get("startup_s")
+        if v is not None:
+            return v
+    return None
+
+
+def ping_summary(sc, out_dir, t0_wall, since):
+    """The queue a call would see (ping.txt: `ping -D` to the video's
+    server): each RTT less the path's, the smallest RTT of the run, over
+    [since, duration) — from when the player first played."""
+    rtts = []
+    try:
+        lines = open(os.path.join(out_dir, "ping.txt")).read().splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        if not line.startswith("[") or "time=" not in line:
+            continue
+        try:
+            t = float(line[1:line.index("]")]) - t0_wall
+            rtt = float(line.split("time=")[1].split()[0])
+        except ValueError:
+            continue
+        if 0 <= t < sc.duration:
+            rtts.append((t, rtt))
+    if not rtts:
+        return {"samples": 0}
+    base = min(r for _, r in rtts)
+    q = [r - base for t, r in rtts if t >= since]
+    with open(os.path.join(out_dir, "ping.csv"), "w") as f:
+        f.write("t,rtt_ms,queue_ms\n")
+        for t, r in rtts:
+            f.write("%.2f,%.2f,%.2f\n" % (t, r, r - base))
+    return {"samples": len(q), "from_s": round(since, 2), "base_ms": round(base, 2),
+            "median_ms": round(statistics.median(q), 1) if q else None,
+            "p95_ms": round(percentile(q, 0.95), 1) if q else None}
 
 
 SHARE_BAND = 0.10                     # shares_back_s: each bulk flow within 10 % of its weight share
@@ -382,6 +434,8 @@ def analyse(sc, mode, out_dir, build_dir):
     video = rate.get("video")
     if sc.adaptive:
         summary["adaptive"] = adaptive_summary(sc, out_dir, run["t0_wall"])
+    elif sc.progressive:
+        summary["player"] = player_summary(out_dir)
     elif video is not None:
         summary["video_at_min"] = video_at_min(sc, video, skip)
         summary.update(late_metric(sc, out_dir, video_trace, build_dir))
@@ -394,6 +448,9 @@ def analyse(sc, mode, out_dir, build_dir):
                                                      UDP_WIRE, AT_MIN))
     if stage is not None:
         summary["link"]["stage"] = linkstats.stage_summary(stage)
+    if sc.ping_ms:
+        start = _get_startup(summary)
+        summary["ping"] = ping_summary(sc, out_dir, run["t0_wall"], skip if start is None else start)
     if any(v is not None for v in sigma):
         vals = [v for v in sigma[skip:] if v is not None]
         summary["sigma_median_kbps"] = round(statistics.median(vals), 1) if vals else None

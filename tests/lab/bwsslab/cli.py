@@ -41,8 +41,10 @@ def check_tools(sc, modes, build_dir):
     if any(m in BWSS_MODES for m in modes) and not os.access(
             program(build_dir, "bwss-run"), os.X_OK):
         raise LabError("the bwss modes need bwss-run: build it first (meson compile -C %s)" % build_dir)
-    if sc.adaptive and not os.access(program(build_dir, "bwss-lab-player"), os.X_OK):
-        raise LabError("scenario adaptive needs bwss-lab-player (built with -Dgst-plugin=enabled)")
+    if (sc.adaptive or sc.progressive) and not os.access(program(build_dir, "bwss-lab-player"), os.X_OK):
+        raise LabError("scenario %s needs bwss-lab-player (built with -Dgst-plugin=enabled)" % sc.name)
+    if sc.ping_ms and shutil.which("ping") is None:
+        raise LabError("ping is not installed (package iputils-ping)")
     for tool in ["nginx", "iperf3", "curl"] + (["trickle"] if "trickle" in modes else []):
         if shutil.which(tool) is None:
             raise LabError("%s is not installed (tests/bootstrap installs it)" % tool)

@@ -49,9 +49,19 @@ http {
         if r.returncode != 0:
             die("cannot make the HLS content: " + r.stderr.strip())
         shutil.copytree(cache, os.path.join(www, "hls"))
+    if sc.progressive:
+        length = int(sc.duration) + 60                    # the player reads ahead
+        cache = os.path.join(build_dir, "tests", "lab", "progressive-content",
+                             "%d-l%d" % (sc.video_kbps, length))
+        r = subprocess.run(["/usr/bin/python3", os.path.join(HERE, "make-progressive"), "--kbps",
+                            "%d" % sc.video_kbps, "--length", str(length), cache],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            die("cannot make the progressive clip: " + r.stderr.strip())
+        shutil.copy(os.path.join(cache, "video.mp4"), os.path.join(www, "video.mp4"))
     os.makedirs(os.path.join(work, "tmp"), exist_ok=True)
     procs = [spawn(NS_S, ["nginx", "-c", conf], out=os.path.join(work, "nginx.out"))]
-    if sc.video and not sc.adaptive:
+    if sc.video and not sc.adaptive and not sc.progressive:
         cmd = ["/usr/bin/python3", os.path.join(HERE, "video-server.py"), "--bind", VIDEO_ADDR,
                "--port", str(VIDEO_PORT), "--rate", str(sc.video_kbps * 1000), "--t0", repr(t0)]
         if sc.video_low_kbps:
@@ -63,7 +73,7 @@ http {
     for _ in range(50):
         ok = ns(NS_C, "curl", "-sf", "-o", "/dev/null", "-r", "0-0", "http://%s/bulk.bin" % bulk_addr(0),
                 check=False) == 0
-        if ok and sc.video and not sc.adaptive:
+        if ok and sc.video and not sc.adaptive and not sc.progressive:
             ok = ns(NS_S, "sh", "-c", "ss -ltn | grep -q :%d" % VIDEO_PORT, check=False) == 0
         if ok:
             return procs
@@ -99,7 +109,7 @@ def client_env(sc, mode, base_env, kind):
         env["BWSS_LOOP"] = "paper"
     else:
         env.pop("BWSS_LOOP", None)
-    if kind == "video" and sc.adaptive and mode not in BWSS_MODES:
+    if kind == "video" and (sc.adaptive or sc.progressive) and mode not in BWSS_MODES:
         env.pop("GST_PLUGIN_PATH", None)
     return env
 
@@ -112,6 +122,11 @@ def client_cmd(sc, mode, build_dir, kind, i=0, out_dir=None):
         return [program(build_dir, "bwss-lab-player"), "--pipeline", sc.player,
                 "--duration", str(sc.duration), "--json", os.path.join(out_dir, "player.json"),
                 "http://%s/hls/master.m3u8" % VIDEO_ADDR]
+    if kind == "video" and sc.progressive:
+        # a progressive-download site's player: playbin, a synced sink
+        return [program(build_dir, "bwss-lab-player"), "--pipeline", sc.player,
+                "--duration", str(sc.duration), "--json", os.path.join(out_dir, "player.json"),
+                "http://%s/video.mp4" % VIDEO_ADDR]
     if kind == "video":
         url = "http://%s:%d/video" % (VIDEO_ADDR, VIDEO_PORT)
         base = ["curl", "-sSf", "-o", "/dev/null", url]

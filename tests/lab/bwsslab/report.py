@@ -61,6 +61,11 @@ def median_summary(runs):
         out["shares"] = {k: _median([_get(r, "shares", k) for r in runs]) for k in keys}
     if "machines" in first:
         out["machines"] = {h: _median([_get(r, "machines", h) for r in runs]) for h in first["machines"]}
+    if "player" in first:
+        out["player"] = {k: _median([_get(r, "player", k) for r in runs])
+                         for k in ("startup_s", "stalls", "stall_s", "played_s")}
+    if "ping" in first:
+        out["ping"] = {k: _median([_get(r, "ping", k) for r in runs]) for k in ("median_ms", "p95_ms")}
     if "adaptive" in first:
         a0 = first["adaptive"]
         out["adaptive"] = {
@@ -157,6 +162,19 @@ def table(results):
                 + [_fmt(a["time_on_variant_s"].get(v)) for v in var]
                 + [_fmt(a.get("switches")), _fmt(a.get("stalls")), _fmt(a.get("stall_s"), "%.1f"),
                    _fmt(a.get("startup_s"), "%.2f")]) + " |")
+    viewed = [s for s in results if ("player" in s or "ping" in s)
+              and s.get("valid_runs", 1 if s.get("valid", True) else 0)]
+    if viewed:
+        lines.append("")
+        lines.append("| mode | startup s | rebufferings | rebuffering s | played s | ping queue median / p95 ms "
+                     "(while it plays) |")
+        lines.append("|" + "---|" * 6)
+        for s in viewed:
+            pl, pg = s.get("player") or {}, s.get("ping") or {}
+            lines.append("| " + " | ".join(
+                [s["mode"], _fmt(pl.get("startup_s"), "%.2f"), _fmt(pl.get("stalls")),
+                 _fmt(pl.get("stall_s"), "%.1f"), _fmt(pl.get("played_s"), "%.1f"),
+                 "%s / %s" % (_fmt(pg.get("median_ms"), "%.1f"), _fmt(pg.get("p95_ms"), "%.1f"))]) + " |")
     shared = [s for s in results if s.get("shares") and s.get("valid_runs", 1 if s.get("valid", True) else 0)]
     if shared:
         lines.append("")

@@ -60,6 +60,8 @@ class Scenario:
     trace_seed: int = 1
     stage_realtime: int = 10      # SCHED_FIFO priority of the delay stage (and bottleneck; 0: normal)
     adaptive: int = 0
+    progressive: int = 0          # the video is an MP4 file a player plays (make-progressive)
+    ping_ms: float = 0.0          # a ping to the video's server every this many ms (0: none)
     player: str = "playbin"
     hls_variants: Tuple[int, ...] = (450, 350, 262, 60)
     hls_segment: float = 2.0
@@ -158,6 +160,10 @@ class Scenario:
             raise ScenarioError("--set video_client: one of %s" % ", ".join(VIDEO_CLIENTS))
         if not self.sender_cc or not all(c.isalnum() or c == "_" for c in self.sender_cc):
             raise ScenarioError("--set sender_cc: a congestion control's name (cubic, reno, bbr)")
+        if self.adaptive and self.progressive:
+            raise ScenarioError("--set: adaptive and progressive are two kinds of video, not both")
+        if self.ping_ms and self.ping_ms < 10:
+            raise ScenarioError("--set ping_ms: 0 (no ping) or at least 10")
         if self.player not in PLAYERS:
             raise ScenarioError("--set player: one of %s" % ", ".join(PLAYERS))
         if self.bwss_on_at and self.bwss_on_at >= self.duration:
@@ -247,6 +253,16 @@ SCENARIOS = {s.name: s for s in (
     # measured download rate reaches its BANDWIDTH, i.e. 10 Mbit/s for 8M,
     # more than a 10 Mbit/s link carries (9.6 Mbit/s of TCP payload), so no
     # player would ever pick 8M there, even alone.
+    # issue 29: a real player of a progressive-download site (playbin with
+    # its queue2, a synced sink) through bwsshttpsrc, beside three plain
+    # downloads that bwssd adopts (run it in mode bwss-adopt); the ping
+    # measures the queue a call would see while it plays.  video_min_kbps
+    # only sizes the ideal router's video class.
+    Scenario("player-progressive", "a real playbin playing progressive H.264 over HTTP (1500 kbit/s, "
+             "synced sink) beside three plain downloads adopted by bwssd, 4 Mbit/s; a ping measures the "
+             "queue while it plays",
+             progressive=1, player="playbin", link_kbps=4000, video_kbps=1500, video_min_kbps=1740,
+             bulk=3, weights=(1.0,) * 3, duration=90, ping_ms=100),
     Scenario("adaptive-hd", "a higher ladder (8000/5000/2500/1000k, 720p-360p) played by playbin3 on "
              "12 Mbit/s, four bulk flows, 3 Mbit/s UDP from 60 s to 100 s",
              adaptive=1, player="playbin3", link_kbps=12000, video_kbps=8000, video_min_kbps=11000,

@@ -7,7 +7,7 @@ as the bottleneck its own), link-trace.txt (with a link trace), tun.json
 (what the kernel dropped on the way into the stage),
 samples-host2.txt and, with host2=bwss, bwssd-host2.log and
 bwss-top-host2.json (hosts=2), video-client.log, bwss-top.json (modes bwss*), access.log, player.json
-(adaptive), run.json (when t0 was)."""
+(adaptive, progressive), ping.txt (ping_ms), run.json (when t0 was)."""
 import json
 import os
 import shutil
@@ -67,6 +67,12 @@ def run_mode(sc, mode, build_dir, out_dir):
         while time.monotonic() < t0:
             time.sleep(min(0.01, max(0.0, t0 - time.monotonic())))
         topology.start_trace(delay)                     # the stage's clock: t0
+        if sc.ping_ms:
+            # the queue a call would see: an echo every ping_ms to the video's
+            # server, wall-clock stamped (-D), a missing answer said (-O)
+            procs.append(spawn(NS_C, ["ping", "-D", "-O", "-n", "-i", "%g" % (sc.ping_ms / 1000.0),
+                                      clients.VIDEO_ADDR], out=os.path.join(out_dir, "ping.txt")))
+            remember(procs[-1].pid)
         if sc.video:
             running.append(spawn(NS_C, clients.client_cmd(sc, mode, build_dir, "video", out_dir=out_dir),
                                  env=clients.client_env(sc, mode, env, "video"),
