@@ -15,9 +15,11 @@
  * also frees slots whose socket no longer exists in the namespace
  * (leader.c).
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "sys.h"
 #include "domain-private.h"
 
@@ -55,6 +57,8 @@ claim_slot (Seg *g, BwssFlow *f)
   sl->prefs = f->prefs;
   sl->prefs_serial = 1;
   sl->flags = f->paced_reads ? SLOT_PACED_READS : 0;
+  sl->share = f->share;
+  sl->share_key = f->share_key;
   sl->controlled = 0;
   sl->window_bytes = 0;
   sl->rtt_us = 0;
@@ -94,6 +98,8 @@ flows_publish (Seg *g)
       if (slot_is_ours (s, f)) {
         s->slots[f->slot].prefs = f->prefs;
         s->slots[f->slot].flags = f->paced_reads ? SLOT_PACED_READS : 0;
+        s->slots[f->slot].share = f->share;
+        s->slots[f->slot].share_key = f->share_key;
         s->slots[f->slot].prefs_serial++;
       }
       f->prefs_dirty = false;
@@ -231,6 +237,57 @@ bwss_flow_set_prefs (BwssFlow *f, const BwssPrefs *prefs)
   }
   f->prefs = *prefs;
   mark_dirty (g, f);
+  pthread_mutex_unlock (&g->local);
+  return 0;
+}
+
+/* Returns the inode of process @pid's cgroup (v2: the "0::PATH" line of
+ * /proc/PID/cgroup, under /sys/fs/cgroup): the unit's identity while it
+ * exists, the same for every process in it.  0 if there is none. */
+static uint64_t
+cgroup_inode (pid_t pid)
+{
+  char path[64], line[PATH_MAX];
+  snprintf (path, sizeof path, "/proc/%d/cgroup", (int) pid);
+  FILE *fp = fopen (path, "re");
+  uint64_t ino = 0;
+  while (fp && ino == 0 && fgets (line, sizeof line, fp)) {
+    if (strncmp (line, "0::/", 4) != 0)
+      continue;
+    line[strcspn (line, "\n")] = '\0';
+    char dir[PATH_MAX + 16];
+    struct stat st;
+    snprintf (dir, sizeof dir, "/sys/fs/cgroup%s", line + 3);
+    if (stat (dir, &st) == 0 && S_ISDIR (st.st_mode))
+      ino = (uint64_t) st.st_ino;
+  }
+  if (fp)
+    fclose (fp);
+  return ino >> 62 ? 0 : ino;          /* the top bits carry the share (segment.h) */
+}
+
+int
+bwss_flow_set_share (BwssFlow *f, BwssShare share)
+{
+  if (f == NULL || f->seg == NULL || bwss_share_name (share) == NULL)
+    return BWSS_EINVAL;
+  Seg *g = f->seg;
+  pid_t owner = f->owner_pid ? f->owner_pid : g->pid;
+  uint64_t key = 0;
+  if (share == BWSS_SHARE_PROCESS)
+    key = (uint64_t) owner;
+  else if (share == BWSS_SHARE_UNIT && (key = cgroup_inode (owner)) == 0)
+    return BWSS_ENOENT;
+  pthread_mutex_lock (&g->local);
+  if (reclaimed (g, f)) {
+    pthread_mutex_unlock (&g->local);
+    return BWSS_ENOENT;
+  }
+  if (f->share != share || f->share_key != key) {
+    f->share = share;
+    f->share_key = key;
+    mark_dirty (g, f);
+  }
   pthread_mutex_unlock (&g->local);
   return 0;
 }
