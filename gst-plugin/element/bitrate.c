@@ -175,8 +175,21 @@ bitrate_choose (GstElement *src, const BitrateInputs *in, BitrateChoice *io)
   }
   /* else nothing knows now: the last estimate stays (a consumption rate is
    * seen only while downstream pushes back) */
-  if (io->min_rate == 0)
-    io->min_rate = (double) io->bitrate * in->headroom;
-  if (in->min_rate_prop)
-    io->min_rate = (double) in->min_rate_prop;
+}
+
+void
+bitrate_settle (const BitrateChoice *learned, guint64 bitrate_prop, guint64 min_rate_prop,
+                double headroom, BitrateChoice *out)
+{
+  *out = *learned;
+  if (bitrate_prop) {
+    out->bitrate = bitrate_prop;
+    out->source = BITRATE_PROPERTY;
+  } else if (learned->source == BITRATE_PROPERTY) {
+    out->bitrate = 0;                   /* cleared: the sources will tell */
+    out->source = BITRATE_NONE;
+  }
+  gboolean abr = out->source == BITRATE_VARIANT || out->source == BITRATE_FRAGMENT;
+  out->min_rate = min_rate_prop ? (double) min_rate_prop
+                : abr ? learned->min_rate : (double) out->bitrate * headroom;
 }

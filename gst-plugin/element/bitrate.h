@@ -21,6 +21,12 @@
  *      is the rate the pipeline consumes.
  * The minimum is `min-rate` if set, the ABR minimum for a variant, else
  * bitrate × rate-headroom.
+ *
+ * Two steps: bitrate_choose() learns from the sources (queries downstream,
+ * the demuxer: the streaming thread, no lock held); bitrate_settle()
+ * applies the properties to what was learned (pure; the element calls it
+ * under its prefs_lock with the properties of now, so a property set
+ * while the sources were asked is not lost).
  */
 #ifndef BWSS_SRC_BITRATE_H
 #define BWSS_SRC_BITRATE_H
@@ -60,8 +66,6 @@ void consumption_leave (ConsumptionMeter *m, gint64 now, gsize bytes);
 
 typedef struct {
   guint64     bitrate_prop;     /* the property, 0 = unset */
-  guint64     min_rate_prop;    /* the property, 0 = automatic */
-  double      headroom;         /* rate-headroom */
   gboolean    have_size;
   guint64     size;             /* bytes */
   double      sigma;            /* the domain's σ, bit/s, < 0 unknown */
@@ -72,11 +76,20 @@ typedef struct {
 typedef struct {
   guint64       bitrate;        /* bit/s, 0 unknown */
   BitrateSource source;
-  double        min_rate;       /* bit/s to register */
+  double        min_rate;       /* bit/s: the ABR minimum of a variant (0 for
+                                 * the other sources) after bitrate_choose,
+                                 * the one to register after bitrate_settle */
   guint64       abr_previous;   /* the ABR rule's last choice (kept across calls) */
 } BitrateChoice;
 
 /* Asks the sources, in order, for @src (its src pad for queries). */
 void bitrate_choose (GstElement *src, const BitrateInputs *in, BitrateChoice *io);
+
+/* The bitrate and minimum the properties make of @learned: the bitrate
+ * property if set (none once it is cleared, until the sources are asked
+ * again); min-rate if set, else the ABR minimum for a variant or a
+ * fragment, else bitrate × @headroom. */
+void bitrate_settle (const BitrateChoice *learned, guint64 bitrate_prop, guint64 min_rate_prop,
+                     double headroom, BitrateChoice *out);
 
 #endif

@@ -33,7 +33,7 @@
 #include <string.h>
 #include "abrrule.h"
 #include "adaptivewatch.h"
-#include "gstbwsshttpsrc.h"
+#include "gstbwsshttpsrc-private.h"
 #include "srcannounce.h"
 #include "srcattempt.h"
 #include "srcprops.h"
@@ -60,14 +60,16 @@ G_DEFINE_TYPE_WITH_CODE (GstBwssHttpSrc, gst_bwss_http_src, GST_TYPE_PUSH_SRC,
 
 /* ---- the stream's bitrate and the flow's preferences ------------------------ */
 
-/* Asks the bitrate sources again and gives the flow its preferences. */
+/* Asks the bitrate sources again and gives the flow its preferences (the
+ * properties of now settle what was learned: srcprops.c).  Streaming
+ * thread, client_lock held. */
 static void
 refresh_stream (GstBwssHttpSrc *src)
 {
   SrcFlowSnapshot snap;
   src_flow_snapshot (&src->flow, &snap);
   BitrateInputs in = {
-    .bitrate_prop = src->bitrate, .min_rate_prop = src->min_rate, .headroom = src->rate_headroom,
+    .bitrate_prop = src_props_bitrate_hint (src),
     .have_size = src->have_size, .size = src->content_size,
     .sigma = snap.have_domain ? abr_usable_sigma (&snap.domain) : -1.0,
     .demuxer = src->demuxer, .meter = &src->meter,
@@ -75,12 +77,9 @@ refresh_stream (GstBwssHttpSrc *src)
   guint64 before = src->choice.bitrate;
   bitrate_choose (GST_ELEMENT (src), &in, &src->choice);
   if (src->choice.bitrate != before)
-    GST_INFO_OBJECT (src, "stream bitrate %" G_GUINT64_FORMAT " bit/s (from %s), minimum %.0f bit/s",
-                     src->choice.bitrate, bitrate_source_name (src->choice.source), src->choice.min_rate);
-  BwssPrefs p = { .priority = src->priority, .min_rate_bps = src->choice.min_rate, .weight = src->weight };
-  src_flow_set_prefs (&src->flow, &p);
-  src_stats_set_stream (&src->stats, src->choice.bitrate, bitrate_source_name (src->choice.source),
-                        src->choice.min_rate);
+    GST_INFO_OBJECT (src, "stream bitrate %" G_GUINT64_FORMAT " bit/s (from %s)",
+                     src->choice.bitrate, bitrate_source_name (src->choice.source));
+  src_props_apply_learned (src, &src->choice);
 }
 
 static void
@@ -122,13 +121,13 @@ on_accept_certificate (GTlsCertificate *cert, GTlsCertificateFlags errors, gpoin
 static GstFlowReturn
 open_request (GstBwssHttpSrc *src)
 {
-  const char *method = src->method ? src->method : "GET";
-  if (!src_attempt_begin (src))
+  if (!src_attempt_begin (src))       /* takes the request's settings */
     return GST_FLOW_FLUSHING;         /* flushed during the retry backoff */
+  const char *method = src->req.method ? src->req.method : "GET";
   src_flow_check (&src->flow);
   refresh_stream (src);               /* each request is a fragment for a demuxer */
   GError *err = NULL;
-  HttpResult r = http_client_open (src->client, &src->http, src->location, method, src->offset,
+  HttpResult r = http_client_open (src->client, &src->req.http, src->req.location, method, src->offset,
                                    src->attempt_cancel, &err);
   /* http-headers for the first response and every one that is not a 206
    * (a failed one too: it comes before the error, as with souphttpsrc) */
@@ -142,14 +141,21 @@ open_request (GstBwssHttpSrc *src)
     return src_attempt_failed (src, err, r == HTTP_RETRY);
   const HttpResponse *resp = http_client_response (src->client);
   src_flow_response (&src->flow, resp->connection_id);
-  if (g_strcmp0 (resp->final_uri, src->location) != 0) {
-    g_free (src->redirection_uri);
-    src->redirection_uri = g_strdup (resp->final_uri);
+  if (g_strcmp0 (resp->final_uri, src->req.location) != 0
+      && g_strcmp0 (resp->final_uri, src->redirection_uri) != 0) {
+    gchar *uri = g_strdup (resp->final_uri);
+    GST_OBJECT_LOCK (src);
+    gchar *old = src->redirection_uri;
+    src->redirection_uri = uri;
+    GST_OBJECT_UNLOCK (src);
+    g_free (old);
   }
   if (resp->have_size)
     src_announce_size (src, resp->size);
+  GST_OBJECT_LOCK (src);
   src->seekable = resp->seekable;
   src->know_seekable = TRUE;
+  GST_OBJECT_UNLOCK (src);
   src->seeking = FALSE;
   src_announce_icy (src, lsoup_message_get_response_headers (msg));
   src->open = TRUE;
@@ -180,7 +186,7 @@ ensure_open (GstBwssHttpSrc *src)
   GstFlowReturn r = open_request (src);
   if (r != GST_FLOW_OK)
     return r;
-  if (src->method && strcmp (src->method, "HEAD") == 0) {
+  if (src->req.method && strcmp (src->req.method, "HEAD") == 0) {
     src_attempt_close (src);
     return GST_FLOW_EOS;
   }
@@ -221,7 +227,7 @@ deliver_block (GstBwssHttpSrc *src, GstBuffer *buf, gsize n, GstBuffer **outbuf)
   src_attempt_progress (src);
   gint64 now = g_get_monotonic_time ();
   consumption_leave (&src->meter, now, n);
-  if (src_stats_add (&src->stats, n, now, src->stats_interval)) {
+  if (src_stats_add (&src->stats, n, now, src_props_stats_interval (src))) {
     refresh_stream (src);
     post_stats (src, now);
   }
@@ -255,7 +261,7 @@ body_ended (GstBwssHttpSrc *src)
    * pool (a request still open when unlock() cancels it on the way to
    * READY would take the connection along); the flow stays on it, unless
    * the connection is not going to serve another request */
-  gboolean reused = src->http.keep_alive && http_client_reusable (src->client);
+  gboolean reused = src->req.http.keep_alive && http_client_reusable (src->client);
   src_attempt_close (src);
   if (!reused)
     src_flow_release (&src->flow);
@@ -302,23 +308,32 @@ static gboolean
 gst_bwss_http_src_start (GstBaseSrc *bsrc)
 {
   GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (bsrc);
-  if (src->location == NULL) {
+  GST_OBJECT_LOCK (src);
+  gboolean have_location = src->location != NULL;
+  GST_OBJECT_UNLOCK (src);
+  if (!have_location) {
     GST_ELEMENT_ERROR (src, RESOURCE, OPEN_READ, ("No URL set."), ("Missing location property"));
     return FALSE;
   }
-  src->cancellable = g_cancellable_new ();
+  GCancellable *cancellable = g_cancellable_new ();
+  GST_OBJECT_LOCK (src);
+  src->cancellable = cancellable;
+  src->have_size = FALSE;
+  src->know_seekable = FALSE;
+  GST_OBJECT_UNLOCK (src);
   src->offset = 0;
   src->seek_to = G_MAXUINT64;
   src->seeking = FALSE;
   src->attempts = 0;
   src->position_deadline = 0;
   src->got_headers = FALSE;
-  src->have_size = FALSE;
-  src->know_seekable = FALSE;
   http_client_forget_resource (src->client);
   src_stats_reset (&src->stats);
   consumption_reset (&src->meter);
   memset (&src->choice, 0, sizeof src->choice);
+  g_mutex_lock (&src->prefs_lock);
+  memset (&src->learned, 0, sizeof src->learned);
+  g_mutex_unlock (&src->prefs_lock);
   gst_clear_object (&src->demuxer);
   src->demuxer = adaptive_demuxer_of_source (GST_ELEMENT (src));
   if (src->demuxer)
@@ -335,11 +350,18 @@ gst_bwss_http_src_stop (GstBaseSrc *bsrc)
    * fragments): the session, its idle connection and the flow on it stay
    * until NULL, so the next request skips the handshake and slow start and
    * the controller keeps one flow, as with souphttpsrc's session */
-  if (!src->http.keep_alive) {
+  GST_OBJECT_LOCK (src);
+  gboolean keep_alive = src->http.keep_alive;
+  GCancellable *cancellable = src->cancellable;
+  src->cancellable = NULL;
+  GST_OBJECT_UNLOCK (src);
+  if (!keep_alive) {
     src_flow_release (&src->flow);
+    g_mutex_lock (&src->client_lock);   /* a HEAD probe may still be running */
     http_client_drop_session (src->client);
+    g_mutex_unlock (&src->client_lock);
   }
-  g_clear_object (&src->cancellable);
+  g_clear_object (&cancellable);
   gst_clear_object (&src->demuxer);
   return TRUE;
 }
@@ -364,12 +386,24 @@ gst_bwss_http_src_change_state (GstElement *element, GstStateChange transition)
   return ret;
 }
 
+/* The cancellable, referenced (NULL if stopped): for the threads other
+ * than the streaming thread. */
+static GCancellable *
+ref_cancellable (GstBwssHttpSrc *src)
+{
+  GST_OBJECT_LOCK (src);
+  GCancellable *c = src->cancellable ? g_object_ref (src->cancellable) : NULL;
+  GST_OBJECT_UNLOCK (src);
+  return c;
+}
+
 static gboolean
 gst_bwss_http_src_unlock (GstBaseSrc *bsrc)
 {
   GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (bsrc);
-  if (src->cancellable)
-    g_cancellable_cancel (src->cancellable);
+  g_autoptr (GCancellable) c = ref_cancellable (src);
+  if (c)
+    g_cancellable_cancel (c);
   return TRUE;
 }
 
@@ -381,8 +415,12 @@ gst_bwss_http_src_unlock_stop (GstBaseSrc *bsrc)
     /* a cancelled request cannot continue: start a new one */
     src_attempt_close (src);
     src_attempt_flushed (src);
-    g_object_unref (src->cancellable);
-    src->cancellable = g_cancellable_new ();
+    GCancellable *fresh = g_cancellable_new ();
+    GST_OBJECT_LOCK (src);
+    GCancellable *old = src->cancellable;
+    src->cancellable = fresh;
+    GST_OBJECT_UNLOCK (src);
+    g_object_unref (old);
   }
   return TRUE;
 }
@@ -395,45 +433,55 @@ gst_bwss_http_src_unlock_stop (GstBaseSrc *bsrc)
 static void
 probe_head (GstBwssHttpSrc *src)
 {
-  if (src->know_seekable || src->is_live || GST_STATE (src) < GST_STATE_PAUSED)
+  GST_OBJECT_LOCK (src);
+  gboolean skip = src->know_seekable || src->is_live || GST_STATE (src) < GST_STATE_PAUSED;
+  GST_OBJECT_UNLOCK (src);
+  if (skip)
     return;
   /* not while the streaming thread uses the client (its GET will tell) */
   if (!g_mutex_trylock (&src->client_lock))
     return;
-  if (src->open || src->cancellable == NULL) {
+  g_autoptr (GCancellable) cancellable = ref_cancellable (src);
+  if (src->open || cancellable == NULL) {
     g_mutex_unlock (&src->client_lock);
     return;
   }
+  SrcRequest req = { 0 };
+  src_props_take_request (src, &req);
   GError *err = NULL;
-  if (http_client_open (src->client, &src->http, src->location, "HEAD", 0, src->cancellable, &err) == HTTP_OK) {
+  if (http_client_open (src->client, &req.http, req.location, "HEAD", 0, cancellable, &err) == HTTP_OK) {
     const HttpResponse *resp = http_client_response (src->client);
+    GST_OBJECT_LOCK (src);
     if (resp->have_size) {
       src->content_size = resp->size;
       src->have_size = TRUE;
     }
     src->seekable = resp->seekable;
     src->know_seekable = TRUE;
+    GST_OBJECT_UNLOCK (src);
     /* read the (empty) body to its end: libsoup returns a connection to
      * the pool only for a message read to the end */
     guint8 byte;
-    http_client_read (src->client, &byte, 1, src->cancellable, NULL);
+    http_client_read (src->client, &byte, 1, cancellable, NULL);
   } else {
     GST_DEBUG_OBJECT (src, "HEAD refused: %s", err ? err->message : "");
   }
   g_clear_error (&err);
   http_client_close (src->client);
   g_mutex_unlock (&src->client_lock);
+  src_request_clear (&req);
 }
 
 static gboolean
 gst_bwss_http_src_get_size (GstBaseSrc *bsrc, guint64 *size)
 {
   GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (bsrc);
-  if (src->have_size) {
+  GST_OBJECT_LOCK (src);
+  gboolean have = src->have_size;
+  if (have)
     *size = src->content_size;
-    return TRUE;
-  }
-  return FALSE;
+  GST_OBJECT_UNLOCK (src);
+  return have;
 }
 
 static gboolean
@@ -441,7 +489,10 @@ gst_bwss_http_src_is_seekable (GstBaseSrc *bsrc)
 {
   GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (bsrc);
   probe_head (src);
-  return src->seekable;
+  GST_OBJECT_LOCK (src);
+  gboolean seekable = src->seekable;
+  GST_OBJECT_UNLOCK (src);
+  return seekable;
 }
 
 static gboolean
@@ -453,7 +504,10 @@ gst_bwss_http_src_do_seek (GstBaseSrc *bsrc, GstSegment *segment)
   guint64 pos = segment->start;
   if (pos == src->offset && (src->open || pos == 0))
     return TRUE;
-  if (src->know_seekable && !src->seekable && pos != 0) {
+  GST_OBJECT_LOCK (src);
+  gboolean refused = src->know_seekable && !src->seekable && pos != 0;
+  GST_OBJECT_UNLOCK (src);
+  if (refused) {
     GST_WARNING_OBJECT (src, "the server cannot seek");
     return FALSE;
   }
@@ -468,9 +522,11 @@ gst_bwss_http_src_query (GstBaseSrc *bsrc, GstQuery *query)
   GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (bsrc);
   switch (GST_QUERY_TYPE (query)) {
     case GST_QUERY_URI:
+      GST_OBJECT_LOCK (src);
       gst_query_set_uri (query, src->location);
       if (src->redirection_uri)
         gst_query_set_uri_redirection (query, src->redirection_uri);
+      GST_OBJECT_UNLOCK (src);
       return TRUE;
     case GST_QUERY_SCHEDULING: {
       gboolean ret = GST_BASE_SRC_CLASS (parent_class)->query (bsrc, query);
@@ -496,11 +552,13 @@ gst_bwss_http_src_finalize (GObject *object)
   g_free (src->location);
   g_free (src->redirection_uri);
   g_free (src->method);
+  src_request_clear (&src->req);
   g_clear_object (&src->cancellable);
   gst_clear_object (&src->demuxer);
   src_stats_clear (&src->stats);
   src_flow_destroy (&src->flow);
   g_mutex_clear (&src->client_lock);
+  g_mutex_clear (&src->prefs_lock);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -597,7 +655,10 @@ static gchar *
 uri_get_uri (GstURIHandler *handler)
 {
   GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (handler);
-  return g_strdup (src->redirection_uri ? src->redirection_uri : src->location);
+  GST_OBJECT_LOCK (src);
+  gchar *uri = g_strdup (src->redirection_uri ? src->redirection_uri : src->location);
+  GST_OBJECT_UNLOCK (src);
+  return uri;
 }
 
 static gboolean

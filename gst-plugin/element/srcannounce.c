@@ -34,7 +34,7 @@ src_announce_headers (GstBwssHttpSrc *src, SoupMessage *msg)
   lsoup_message_headers_foreach (lsoup_message_get_request_headers (msg), headers_to_structure, req);
   lsoup_message_headers_foreach (lsoup_message_get_response_headers (msg), headers_to_structure, resp);
   GstStructure *s = gst_structure_new ("http-headers",
-      "uri", G_TYPE_STRING, src->location,
+      "uri", G_TYPE_STRING, src->req.location,
       "http-status-code", G_TYPE_UINT, lsoup_message_get_status (msg),
       "request-headers", GST_TYPE_STRUCTURE, req,
       "response-headers", GST_TYPE_STRUCTURE, resp, NULL);
@@ -50,7 +50,7 @@ src_announce_headers (GstBwssHttpSrc *src, SoupMessage *msg)
 void
 src_announce_icy (GstBwssHttpSrc *src, SoupMessageHeaders *rh)
 {
-  if (!src->http.iradio_mode)
+  if (!src->req.http.iradio_mode)
     return;
   const char *metaint = lsoup_message_headers_get_one (rh, "icy-metaint");
   gint64 interval = metaint ? g_ascii_strtoll (metaint, NULL, 10) : 0;
@@ -80,11 +80,11 @@ src_announce_icy (GstBwssHttpSrc *src, SoupMessageHeaders *rh)
 void
 src_announce_size (GstBwssHttpSrc *src, guint64 size)
 {
+  GstBaseSrc *bsrc = GST_BASE_SRC (src);
+  GST_OBJECT_LOCK (src);
   gboolean changed = !src->have_size || src->content_size != size;
   src->content_size = size;
   src->have_size = TRUE;
-  GstBaseSrc *bsrc = GST_BASE_SRC (src);
-  GST_OBJECT_LOCK (src);
   bsrc->segment.duration = (gint64) size;
   GST_OBJECT_UNLOCK (src);
   if (changed)

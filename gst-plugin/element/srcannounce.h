@@ -8,7 +8,7 @@
 #ifndef BWSS_SRC_ANNOUNCE_H
 #define BWSS_SRC_ANNOUNCE_H
 
-#include "gstbwsshttpsrc.h"
+#include "gstbwsshttpsrc-private.h"
 
 /* Posts the http-headers message (uri, http-status-code, request-headers,
  * response-headers, redirection-uri) and pushes it as a sticky custom

@@ -3,6 +3,7 @@
  * error posted when it gives up (see srcattempt.h). */
 #include <math.h>
 #include "srcattempt.h"
+#include "srcprops.h"
 
 GST_DEBUG_CATEGORY_EXTERN (bwss_http_src_debug);
 #define GST_CAT_DEFAULT bwss_http_src_debug
@@ -77,7 +78,7 @@ post_http_error (GstBwssHttpSrc *src, const GError *err)
       break;
   }
   gchar *debug = g_strdup_printf ("%s (at byte %" G_GUINT64_FORMAT ", attempt %d), URL: %s, Redirect to: %s",
-                                  err->message, src->offset, src->attempts, src->location,
+                                  err->message, src->offset, src->attempts, src->req.location,
                                   src->redirection_uri ? src->redirection_uri : "(NULL)");
   gst_element_message_full_with_details (GST_ELEMENT (src), GST_MESSAGE_ERROR, GST_RESOURCE_ERROR, code,
                                          g_strdup (text), debug, __FILE__, GST_FUNCTION, __LINE__, details);
@@ -91,7 +92,7 @@ may_retry (GstBwssHttpSrc *src)
 {
   if (src->position_deadline && g_get_monotonic_time () >= src->position_deadline)
     return FALSE;
-  return src->retries < 0 || src->attempts <= src->retries;
+  return src->req.retries < 0 || src->attempts <= src->req.retries;
 }
 
 /* TRUE if a failure with @err is retried although the client did not say
@@ -139,9 +140,7 @@ sleep_unless_cancelled (GCancellable *cancellable, double secs)
 static gboolean
 wait_backoff (GstBwssHttpSrc *src)
 {
-  GST_OBJECT_LOCK (src);
-  double factor = src->retry_backoff_factor, max = src->retry_backoff_max;
-  GST_OBJECT_UNLOCK (src);
+  double factor = src->req.retry_backoff_factor, max = src->req.retry_backoff_max;
   if (src->since_byte < 2 || !(factor > 0.0))
     return TRUE;
   double secs = MIN (ldexp (factor, MIN (src->since_byte - 1, 1100)), max);
@@ -169,7 +168,7 @@ src_attempt_progress (GstBwssHttpSrc *src)
   src->since_byte = 0;
   if (src->position_deadline) {
     src->position_deadline = g_get_monotonic_time ()
-                             + (gint64) src->http.timeout * (src->retries + 1) * G_USEC_PER_SEC;
+                             + (gint64) src->req.http.timeout * (src->req.retries + 1) * G_USEC_PER_SEC;
     deadline_move (src->deadline, src->position_deadline);
   }
 }
@@ -198,13 +197,14 @@ gboolean
 src_attempt_begin (GstBwssHttpSrc *src)
 {
   src_attempt_close (src);
+  src_props_take_request (src, &src->req);
   gint64 now = g_get_monotonic_time ();
   if (src->attempts == 0 || src->position != src->offset) {
     src->position = src->offset;
     src->attempts = 0;
     src->since_byte = 0;
-    src->position_deadline = src->http.timeout && src->retries >= 0
-        ? now + (gint64) src->http.timeout * (src->retries + 1) * G_USEC_PER_SEC : 0;
+    src->position_deadline = src->req.http.timeout && src->req.retries >= 0
+        ? now + (gint64) src->req.http.timeout * (src->req.retries + 1) * G_USEC_PER_SEC : 0;
   }
   src->attempts++;
   src->since_byte++;
@@ -230,7 +230,7 @@ src_attempt_failed (GstBwssHttpSrc *src, GError *err, gboolean retryable)
   } else if (g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CANCELLED) || !may_retry (src) || !retryable) {
     if (err->domain != HTTP_ERROR) {
       GError *e = g_error_new (HTTP_ERROR, HTTP_ERROR_TIMEOUT,
-                               "no data for %u s × (%d retries + 1)", src->http.timeout, src->retries);
+                               "no data for %u s × (%d retries + 1)", src->req.http.timeout, src->req.retries);
       post_http_error (src, e);
       g_error_free (e);
     } else {

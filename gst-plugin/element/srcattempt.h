@@ -27,7 +27,7 @@
 #ifndef BWSS_SRC_ATTEMPT_H
 #define BWSS_SRC_ATTEMPT_H
 
-#include "gstbwsshttpsrc.h"
+#include "gstbwsshttpsrc-private.h"
 
 /* Counts an attempt at the current position, waits the retry backoff if
  * any, and makes the attempt's cancellable: cancelled by a flush or by the

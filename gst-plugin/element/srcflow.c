@@ -147,7 +147,8 @@ src_flow_snapshot (SrcFlow *f, SrcFlowSnapshot *out)
     out->flow = f->last_flow;            /* the domain is busy: its last word */
     err = 0;
   }
-  out->registered = err == 0;
+  out->registered = f->flow != NULL;
+  out->have_flow = err == 0;
   err = f->domain ? bwss_domain_get_stats (f->domain, &out->domain) : BWSS_ENOENT;
   if (err == 0) {
     f->last_domain = out->domain;

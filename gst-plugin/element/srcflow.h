@@ -35,7 +35,11 @@ typedef struct {
 } SrcFlow;
 
 typedef struct {
-  gboolean         registered;
+  gboolean         registered;   /* the flow is in the domain */
+  gboolean         have_flow;    /* and flow holds its statistics (read now,
+                                  * or the last ones while the domain is busy;
+                                  * none yet for a new flow whose first read
+                                  * found the domain busy) */
   BwssFlowStats    flow;
   gboolean         have_domain;
   BwssDomainStats  domain;

@@ -99,6 +99,7 @@ src_props_init (GstBwssHttpSrc *src)
   src->retries = DEFAULT_RETRIES;
   src->retry_backoff_factor = DEFAULT_RETRY_BACKOFF_FACTOR;
   src->retry_backoff_max = DEFAULT_RETRY_BACKOFF_MAX;
+  g_mutex_init (&src->prefs_lock);
   src->priority = DEFAULT_PRIORITY;
   src->weight = DEFAULT_WEIGHT;
   src->min_rate = DEFAULT_MIN_RATE;
@@ -283,53 +284,159 @@ src_props_install_stats (GObjectClass *gobject_class)
 gboolean
 src_props_set_location (GstBwssHttpSrc *src, const gchar *uri, GError **error)
 {
+  gchar *location = NULL;
+  gboolean valid = uri == NULL || gst_uri_is_valid (uri);
+  /* icy:// and icyx:// are HTTP with another name */
+  if (uri && g_str_has_prefix (uri, "icy://"))
+    location = g_strdup_printf ("http://%s", uri + 6);
+  else if (uri && g_str_has_prefix (uri, "icyx://"))
+    location = g_strdup_printf ("http://%s", uri + 7);
+  else if (valid)
+    location = g_strdup (uri);
+  GST_OBJECT_LOCK (src);
   if (GST_STATE (src) >= GST_STATE_PAUSED) {
+    GST_OBJECT_UNLOCK (src);
+    g_free (location);
     g_set_error (error, GST_URI_ERROR, GST_URI_ERROR_BAD_STATE,
                  "Changing the location on a running source is not supported");
     return FALSE;
   }
-  g_free (src->location);
-  g_free (src->redirection_uri);
+  gchar *old_location = src->location, *old_redirection = src->redirection_uri;
+  src->location = location;
   src->redirection_uri = NULL;
-  src->location = NULL;
-  if (uri == NULL)
-    return TRUE;
-  if (!gst_uri_is_valid (uri)) {
+  GST_OBJECT_UNLOCK (src);
+  g_free (old_location);
+  g_free (old_redirection);
+  if (!valid) {
     g_set_error (error, GST_URI_ERROR, GST_URI_ERROR_BAD_URI, "Invalid URI '%s'", uri);
     return FALSE;
   }
-  /* icy:// and icyx:// are HTTP with another name */
-  if (g_str_has_prefix (uri, "icy://"))
-    src->location = g_strdup_printf ("http://%s", uri + 6);
-  else if (g_str_has_prefix (uri, "icyx://"))
-    src->location = g_strdup_printf ("http://%s", uri + 7);
-  else
-    src->location = g_strdup (uri);
   return TRUE;
 }
 
+/* A copy of @from whose strings, lists and objects are its own. */
 static void
-replace_string (gchar **field, const GValue *value)
+copy_http_config (const HttpConfig *from, HttpConfig *to)
 {
-  g_free (*field);
-  *field = g_value_dup_string (value);
+  *to = *from;
+  to->user_agent = g_strdup (from->user_agent);
+  to->proxy = g_strdup (from->proxy);
+  to->user_id = g_strdup (from->user_id);
+  to->user_pw = g_strdup (from->user_pw);
+  to->proxy_id = g_strdup (from->proxy_id);
+  to->proxy_pw = g_strdup (from->proxy_pw);
+  to->cookies = g_strdupv (from->cookies);
+  to->extra_headers = from->extra_headers ? gst_structure_copy (from->extra_headers) : NULL;
+  to->ssl_ca_file = g_strdup (from->ssl_ca_file);
+  to->tls_database = from->tls_database ? g_object_ref (from->tls_database) : NULL;
+  to->tls_interaction = from->tls_interaction ? g_object_ref (from->tls_interaction) : NULL;
 }
 
-/* A property changed the preferences while playing. */
-static void
-prefs_changed (GstBwssHttpSrc *src)
+void
+src_props_take_request (GstBwssHttpSrc *src, SrcRequest *req)
 {
-  if (src->bitrate) {
-    src->choice.bitrate = src->bitrate;
-    src->choice.source = BITRATE_PROPERTY;
-  }
-  double min = src->min_rate ? (double) src->min_rate
-             : src->choice.source == BITRATE_VARIANT || src->choice.source == BITRATE_FRAGMENT
-             ? src->choice.min_rate : (double) src->choice.bitrate * src->rate_headroom;
-  src->choice.min_rate = min;
-  BwssPrefs p = { .priority = src->priority, .min_rate_bps = min, .weight = src->weight };
+  src_request_clear (req);
+  GST_OBJECT_LOCK (src);
+  copy_http_config (&src->http, &req->http);
+  req->location = g_strdup (src->location);
+  req->method = g_strdup (src->method);
+  req->retries = src->retries;
+  req->retry_backoff_factor = src->retry_backoff_factor;
+  req->retry_backoff_max = src->retry_backoff_max;
+  GST_OBJECT_UNLOCK (src);
+}
+
+void
+src_request_clear (SrcRequest *req)
+{
+  http_config_clear (&req->http);
+  g_clear_pointer (&req->location, g_free);
+  g_clear_pointer (&req->method, g_free);
+}
+
+/* Replaces a string property (the old one is freed outside the lock). */
+static void
+replace_string (GstBwssHttpSrc *src, gchar **field, const GValue *value)
+{
+  gchar *s = g_value_dup_string (value);
+  GST_OBJECT_LOCK (src);
+  gchar *old = *field;
+  *field = s;
+  GST_OBJECT_UNLOCK (src);
+  g_free (old);
+}
+
+/* The bitrate learned, settled with the BWSS properties of now, goes to
+ * the flow and the statistics.  prefs_lock held: whoever calls it last
+ * (a setter or the streaming thread) applies the last values. */
+static void
+apply_prefs_locked (GstBwssHttpSrc *src)
+{
+  BitrateChoice c;
+  bitrate_settle (&src->learned, src->bitrate, src->min_rate, src->rate_headroom, &c);
+  BwssPrefs p = { .priority = src->priority, .min_rate_bps = c.min_rate, .weight = src->weight };
   src_flow_set_prefs (&src->flow, &p);
-  src_stats_set_stream (&src->stats, src->choice.bitrate, bitrate_source_name (src->choice.source), min);
+  src_stats_set_stream (&src->stats, c.bitrate, bitrate_source_name (c.source), c.min_rate);
+}
+
+void
+src_props_apply_learned (GstBwssHttpSrc *src, const BitrateChoice *learned)
+{
+  g_mutex_lock (&src->prefs_lock);
+  src->learned = *learned;
+  apply_prefs_locked (src);
+  g_mutex_unlock (&src->prefs_lock);
+}
+
+guint64
+src_props_bitrate_hint (GstBwssHttpSrc *src)
+{
+  g_mutex_lock (&src->prefs_lock);
+  guint64 v = src->bitrate;
+  g_mutex_unlock (&src->prefs_lock);
+  return v;
+}
+
+guint64
+src_props_stats_interval (GstBwssHttpSrc *src)
+{
+  GST_OBJECT_LOCK (src);
+  guint64 v = src->stats_interval;
+  GST_OBJECT_UNLOCK (src);
+  return v;
+}
+
+/* Sets one BWSS preference (@prop_id's field) and applies them at once. */
+static void
+set_pref (GstBwssHttpSrc *src, guint prop_id, const GValue *value)
+{
+  g_mutex_lock (&src->prefs_lock);
+  switch (prop_id) {
+    case PROP_PRIORITY: src->priority = g_value_get_int (value); break;
+    case PROP_WEIGHT: src->weight = g_value_get_double (value); break;
+    case PROP_MIN_RATE: src->min_rate = g_value_get_uint64 (value); break;
+    case PROP_RATE_HEADROOM: src->rate_headroom = g_value_get_double (value); break;
+    case PROP_BITRATE: src->bitrate = g_value_get_uint64 (value); break;
+    default: g_assert_not_reached ();
+  }
+  apply_prefs_locked (src);
+  g_mutex_unlock (&src->prefs_lock);
+}
+
+/* Reads one BWSS preference. */
+static void
+get_pref (GstBwssHttpSrc *src, guint prop_id, GValue *value)
+{
+  g_mutex_lock (&src->prefs_lock);
+  switch (prop_id) {
+    case PROP_PRIORITY: g_value_set_int (value, src->priority); break;
+    case PROP_WEIGHT: g_value_set_double (value, src->weight); break;
+    case PROP_MIN_RATE: g_value_set_uint64 (value, src->min_rate); break;
+    case PROP_RATE_HEADROOM: g_value_set_double (value, src->rate_headroom); break;
+    case PROP_BITRATE: g_value_set_uint64 (value, src->bitrate); break;
+    default: g_assert_not_reached ();
+  }
+  g_mutex_unlock (&src->prefs_lock);
 }
 
 void
@@ -342,70 +449,89 @@ src_props_set_property (GObject *object, guint prop_id, const GValue *value, GPa
       g_autoptr (GError) err = NULL;
       if (!src_props_set_location (src, g_value_get_string (value), &err))
         GST_WARNING_OBJECT (src, "%s", err->message);
-      break;
+      return;
     }
-    case PROP_USER_AGENT: replace_string (&h->user_agent, value); break;
-    case PROP_AUTOMATIC_REDIRECT: h->automatic_redirect = g_value_get_boolean (value); break;
-    case PROP_PROXY: replace_string (&h->proxy, value); break;
-    case PROP_USER_ID: replace_string (&h->user_id, value); break;
-    case PROP_USER_PW: replace_string (&h->user_pw, value); break;
-    case PROP_PROXY_ID: replace_string (&h->proxy_id, value); break;
-    case PROP_PROXY_PW: replace_string (&h->proxy_pw, value); break;
-    case PROP_COOKIES:
-      g_strfreev (h->cookies);
-      h->cookies = g_strdupv (g_value_get_boxed (value));
-      break;
-    case PROP_IS_LIVE:
-      src->is_live = g_value_get_boolean (value);
-      gst_base_src_set_live (GST_BASE_SRC (src), src->is_live);
-      break;
-    case PROP_TIMEOUT: h->timeout = g_value_get_uint (value); break;
+    case PROP_USER_AGENT: replace_string (src, &h->user_agent, value); return;
+    case PROP_PROXY: replace_string (src, &h->proxy, value); return;
+    case PROP_USER_ID: replace_string (src, &h->user_id, value); return;
+    case PROP_USER_PW: replace_string (src, &h->user_pw, value); return;
+    case PROP_PROXY_ID: replace_string (src, &h->proxy_id, value); return;
+    case PROP_PROXY_PW: replace_string (src, &h->proxy_pw, value); return;
+    case PROP_SSL_CA_FILE: replace_string (src, &h->ssl_ca_file, value); return;
+    case PROP_METHOD: replace_string (src, &src->method, value); return;
+    case PROP_COOKIES: {
+      gchar **v = g_strdupv (g_value_get_boxed (value));
+      GST_OBJECT_LOCK (src);
+      gchar **old = h->cookies;
+      h->cookies = v;
+      GST_OBJECT_UNLOCK (src);
+      g_strfreev (old);
+      return;
+    }
     case PROP_EXTRA_HEADERS: {
-      const GstStructure *s = gst_value_get_structure (value);
-      if (h->extra_headers)
-        gst_structure_free (h->extra_headers);
-      h->extra_headers = s ? gst_structure_copy (s) : NULL;
-      break;
+      const GstStructure *st = gst_value_get_structure (value);
+      GstStructure *v = st ? gst_structure_copy (st) : NULL;
+      GST_OBJECT_LOCK (src);
+      GstStructure *old = h->extra_headers;
+      h->extra_headers = v;
+      GST_OBJECT_UNLOCK (src);
+      if (old)
+        gst_structure_free (old);
+      return;
     }
+    case PROP_TLS_DATABASE:
+    case PROP_TLS_INTERACTION: {
+      gpointer v = g_value_dup_object (value);
+      gpointer *field = prop_id == PROP_TLS_DATABASE ? (gpointer *) &h->tls_database
+                                                     : (gpointer *) &h->tls_interaction;
+      GST_OBJECT_LOCK (src);
+      gpointer old = *field;
+      *field = v;
+      GST_OBJECT_UNLOCK (src);
+      if (old)
+        g_object_unref (old);
+      return;
+    }
+    case PROP_IS_LIVE: {
+      gboolean live = g_value_get_boolean (value);
+      GST_OBJECT_LOCK (src);
+      src->is_live = live;
+      GST_OBJECT_UNLOCK (src);
+      gst_base_src_set_live (GST_BASE_SRC (src), live);
+      return;
+    }
+    case PROP_PRIORITY:
+    case PROP_WEIGHT:
+    case PROP_MIN_RATE:
+    case PROP_RATE_HEADROOM:
+    case PROP_BITRATE:
+      set_pref (src, prop_id, value);
+      return;
+    default:
+      break;
+  }
+  /* the scalars: under the object lock */
+  GST_OBJECT_LOCK (src);
+  switch (prop_id) {
+    case PROP_AUTOMATIC_REDIRECT: h->automatic_redirect = g_value_get_boolean (value); break;
+    case PROP_TIMEOUT: h->timeout = g_value_get_uint (value); break;
     case PROP_IRADIO_MODE: h->iradio_mode = g_value_get_boolean (value); break;
     case PROP_HTTP_LOG_LEVEL: h->log_level = g_value_get_enum (value); break;
     case PROP_COMPRESS: h->compress = g_value_get_boolean (value); break;
     case PROP_KEEP_ALIVE: h->keep_alive = g_value_get_boolean (value); break;
     case PROP_SSL_STRICT: h->ssl_strict = g_value_get_boolean (value); break;
-    case PROP_SSL_CA_FILE: replace_string (&h->ssl_ca_file, value); break;
     case PROP_SSL_USE_SYSTEM_CA_FILE: h->ssl_use_system_ca_file = g_value_get_boolean (value); break;
-    case PROP_TLS_DATABASE:
-      g_clear_object (&h->tls_database);
-      h->tls_database = g_value_dup_object (value);
-      break;
-    case PROP_TLS_INTERACTION:
-      g_clear_object (&h->tls_interaction);
-      h->tls_interaction = g_value_dup_object (value);
-      break;
     case PROP_RETRIES: src->retries = g_value_get_int (value); break;
-    case PROP_METHOD: replace_string (&src->method, value); break;
     case PROP_TYPEFIND: src->typefind = g_value_get_boolean (value); break;
-    case PROP_RETRY_BACKOFF_FACTOR:
-      /* read by the streaming thread before a retry */
-      GST_OBJECT_LOCK (src);
-      src->retry_backoff_factor = g_value_get_double (value);
-      GST_OBJECT_UNLOCK (src);
-      break;
-    case PROP_RETRY_BACKOFF_MAX:
-      GST_OBJECT_LOCK (src);
-      src->retry_backoff_max = g_value_get_double (value);
-      GST_OBJECT_UNLOCK (src);
-      break;
-    case PROP_PRIORITY: src->priority = g_value_get_int (value); prefs_changed (src); break;
-    case PROP_WEIGHT: src->weight = g_value_get_double (value); prefs_changed (src); break;
-    case PROP_MIN_RATE: src->min_rate = g_value_get_uint64 (value); prefs_changed (src); break;
-    case PROP_RATE_HEADROOM: src->rate_headroom = g_value_get_double (value); prefs_changed (src); break;
-    case PROP_BITRATE: src->bitrate = g_value_get_uint64 (value); prefs_changed (src); break;
+    case PROP_RETRY_BACKOFF_FACTOR: src->retry_backoff_factor = g_value_get_double (value); break;
+    case PROP_RETRY_BACKOFF_MAX: src->retry_backoff_max = g_value_get_double (value); break;
     case PROP_STATS_INTERVAL: src->stats_interval = g_value_get_uint64 (value); break;
     default:
+      GST_OBJECT_UNLOCK (src);
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
+      return;
   }
+  GST_OBJECT_UNLOCK (src);
 }
 
 void
@@ -413,6 +539,23 @@ src_props_get_property (GObject *object, guint prop_id, GValue *value, GParamSpe
 {
   GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (object);
   const HttpConfig *h = &src->http;
+  switch (prop_id) {
+    case PROP_PRIORITY:
+    case PROP_WEIGHT:
+    case PROP_MIN_RATE:
+    case PROP_RATE_HEADROOM:
+    case PROP_BITRATE:
+      get_pref (src, prop_id, value);
+      return;
+    case PROP_STATS:
+      /* any thread: a copy, built under the statistics' and the flow's locks */
+      g_value_take_boxed (value, src_stats_get (&src->stats, &src->flow));
+      return;
+    default:
+      break;
+  }
+  /* the rest: copied under the object lock (g_value_set_* only copies) */
+  GST_OBJECT_LOCK (src);
   switch (prop_id) {
     case PROP_LOCATION: g_value_set_string (value, src->location); break;
     case PROP_USER_AGENT: g_value_set_string (value, h->user_agent); break;
@@ -438,28 +581,13 @@ src_props_get_property (GObject *object, guint prop_id, GValue *value, GParamSpe
     case PROP_RETRIES: g_value_set_int (value, src->retries); break;
     case PROP_METHOD: g_value_set_string (value, src->method); break;
     case PROP_TYPEFIND: g_value_set_boolean (value, src->typefind); break;
-    case PROP_RETRY_BACKOFF_FACTOR:
-      GST_OBJECT_LOCK (src);
-      g_value_set_double (value, src->retry_backoff_factor);
-      GST_OBJECT_UNLOCK (src);
-      break;
-    case PROP_RETRY_BACKOFF_MAX:
-      GST_OBJECT_LOCK (src);
-      g_value_set_double (value, src->retry_backoff_max);
-      GST_OBJECT_UNLOCK (src);
-      break;
-    case PROP_PRIORITY: g_value_set_int (value, src->priority); break;
-    case PROP_WEIGHT: g_value_set_double (value, src->weight); break;
-    case PROP_MIN_RATE: g_value_set_uint64 (value, src->min_rate); break;
-    case PROP_RATE_HEADROOM: g_value_set_double (value, src->rate_headroom); break;
-    case PROP_BITRATE: g_value_set_uint64 (value, src->bitrate); break;
+    case PROP_RETRY_BACKOFF_FACTOR: g_value_set_double (value, src->retry_backoff_factor); break;
+    case PROP_RETRY_BACKOFF_MAX: g_value_set_double (value, src->retry_backoff_max); break;
     case PROP_STATS_INTERVAL: g_value_set_uint64 (value, src->stats_interval); break;
-    case PROP_STATS:
-      /* any thread: a copy, built under the statistics' and the flow's locks */
-      g_value_take_boxed (value, src_stats_get (&src->stats, &src->flow));
-      break;
     default:
+      GST_OBJECT_UNLOCK (src);
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
+      return;
   }
+  GST_OBJECT_UNLOCK (src);
 }

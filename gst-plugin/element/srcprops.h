@@ -9,12 +9,13 @@
  * them in named steps, in the order of their ids (the order gst-inspect
  * shows): the resource, the proxy and credentials, the requests, TLS,
  * reading, the flow's BWSS preferences, the statistics.  A BWSS preference
- * set while playing goes to the flow at once.
+ * set while playing goes to the flow at once; the others apply from the
+ * next request.  Which lock guards which: gstbwsshttpsrc-private.h.
  */
 #ifndef BWSS_SRC_PROPS_H
 #define BWSS_SRC_PROPS_H
 
-#include "gstbwsshttpsrc.h"
+#include "gstbwsshttpsrc-private.h"
 
 /* Gives @src every property's default (and souphttpsrc's blocksize). */
 void     src_props_init (GstBwssHttpSrc *src);
@@ -35,5 +36,19 @@ void     src_props_get_property (GObject *object, guint prop_id, GValue *value, 
 /* The location, for the property and the URI handler: refused while PAUSED
  * or PLAYING, NULL clears it, icy:// and icyx:// become http://. */
 gboolean src_props_set_location (GstBwssHttpSrc *src, const gchar *uri, GError **error);
+
+/* The settings of the next request: a copy of the properties, taken under
+ * the object lock (@req's previous ones are freed). */
+void     src_props_take_request (GstBwssHttpSrc *src, SrcRequest *req);
+void     src_request_clear (SrcRequest *req);
+
+/* The streaming thread learned @learned from the bitrate sources: settled
+ * with the BWSS properties of now, it goes to the flow and the statistics
+ * (under prefs_lock, as a setter's change does). */
+void     src_props_apply_learned (GstBwssHttpSrc *src, const BitrateChoice *learned);
+/* The bitrate property (prefs_lock) and the stats interval (object lock),
+ * for the streaming thread. */
+guint64  src_props_bitrate_hint (GstBwssHttpSrc *src);
+guint64  src_props_stats_interval (GstBwssHttpSrc *src);
 
 #endif

@@ -93,7 +93,7 @@ static GstStructure *
 build (SrcStats *s, gint64 now, const SrcFlowSnapshot *snap)
 {
   const BwssFlowStats *fs = &snap->flow;
-  gboolean reg = snap->registered;
+  gboolean reg = snap->registered && snap->have_flow;   /* the flow's figures are known */
   gboolean live = snap->have_domain && snap->domain.controller_pid;
   GstStructure *st = gst_structure_new ("bwss-stats",
       "bytes", G_TYPE_UINT64, s->bytes,
@@ -106,7 +106,7 @@ build (SrcStats *s, gint64 now, const SrcFlowSnapshot *snap)
       "sigma", G_TYPE_DOUBLE, live ? snap->domain.sigma_bps : -1.0,
       "rtt", G_TYPE_UINT64, (guint64) (reg ? fs->rtt_us : 0) * GST_USECOND,
       "window", G_TYPE_UINT, reg ? fs->window_bytes : 0,
-      "registered", G_TYPE_BOOLEAN, reg,
+      "registered", G_TYPE_BOOLEAN, snap->registered,
       "controlled", G_TYPE_BOOLEAN, reg && fs->controlled, NULL);
   if (s->late_on) {
     uint64_t t = s->start_us ? (uint64_t) (now - s->start_us) : 0;

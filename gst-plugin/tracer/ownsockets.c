@@ -1,19 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* ownsockets.c — the process's TCP connections to some servers. */
-#include <dirent.h>
-#include <linux/tcp.h>
-#include <netinet/in.h>
-#include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include "ownsockets.h"
-
-/* include/net/tcp_states.h (glibc's netinet/tcp.h, which has it, lacks
- * tcpi_bytes_received) */
-#define STATE_ESTABLISHED 1
+#include "sys.h"
 
 /* TRUE if @sa (a peer) is one of @peers. */
 static gboolean
@@ -43,46 +33,36 @@ is_peer (const struct sockaddr_storage *sa, socklen_t len, GPtrArray *peers)
   return FALSE;
 }
 
+/* One fd of this process: kept if a connected TCP socket to one of @peers. */
+typedef struct {
+  GPtrArray *peers;
+  GArray    *out;
+} Scan;
+
+static bool
+scan_fd (int fd, void *data)
+{
+  Scan *scan = data;
+  KnobInfo k;
+  if (!knob_is_connected_tcp (fd) || knob_read_info (fd, &k) != 0)
+    return true;
+  struct sockaddr_storage sa;
+  socklen_t salen = sizeof sa;
+  if (getpeername (fd, (struct sockaddr *) &sa, &salen) != 0 || !is_peer (&sa, salen, scan->peers))
+    return true;
+  OwnSocket s = { .fd = fd, .inode = k.inode, .bytes_received = k.bytes_received,
+                  .idle_ms = k.last_recv_ms };
+  g_array_append_val (scan->out, s);
+  return true;
+}
+
 GArray *
 own_sockets_to (GPtrArray *peers)
 {
   GArray *out = g_array_new (FALSE, FALSE, sizeof (OwnSocket));
   if (peers == NULL || peers->len == 0)
     return out;
-  DIR *dir = opendir ("/proc/self/fd");
-  if (dir == NULL)
-    return out;
-  int dfd = dirfd (dir);
-  struct dirent *de;
-  while ((de = readdir (dir)) != NULL) {
-    char *end;
-    long fd = strtol (de->d_name, &end, 10);
-    if (*end || fd < 0 || fd == dfd)
-      continue;
-    struct stat st;
-    if (fstat ((int) fd, &st) != 0 || !S_ISSOCK (st.st_mode))
-      continue;
-    int type = 0, proto = 0;
-    socklen_t l = sizeof type;
-    if (getsockopt ((int) fd, SOL_SOCKET, SO_TYPE, &type, &l) != 0 || type != SOCK_STREAM)
-      continue;
-    l = sizeof proto;
-    if (getsockopt ((int) fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l) != 0 || proto != IPPROTO_TCP)
-      continue;
-    struct tcp_info ti;
-    memset (&ti, 0, sizeof ti);
-    l = sizeof ti;
-    if (getsockopt ((int) fd, IPPROTO_TCP, TCP_INFO, &ti, &l) != 0 || ti.tcpi_state != STATE_ESTABLISHED)
-      continue;
-    struct sockaddr_storage sa;
-    socklen_t salen = sizeof sa;
-    if (getpeername ((int) fd, (struct sockaddr *) &sa, &salen) != 0 || !is_peer (&sa, salen, peers))
-      continue;
-    OwnSocket s = { .fd = (int) fd, .inode = st.st_ino, .idle_ms = ti.tcpi_last_data_recv };
-    if (l >= offsetof (struct tcp_info, tcpi_bytes_received) + sizeof ti.tcpi_bytes_received)
-      s.bytes_received = ti.tcpi_bytes_received;
-    g_array_append_val (out, s);
-  }
-  closedir (dir);
+  Scan scan = { peers, out };
+  proc_each_fd (0, scan_fd, &scan);
   return out;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * ownsockets.h — this process's established TCP connections to given
- * servers, found without help from the code that made them: every socket in
- * /proc/self/fd, its peer (getpeername) and its TCP_INFO.  adaptivedemux2
+ * servers, found without help from the code that made them: every fd of the
+ * process, its peer (getpeername) and its TCP_INFO, through libbwss's system
+ * layer (sys.h: proc_each_fd, knob_is_connected_tcp, knob_read_info).  adaptivedemux2
  * downloads with a libsoup session of its own; this is how its connections
  * are found.
  */

@@ -1041,6 +1041,156 @@ GST_START_TEST (test_stats_from_another_thread)
 }
 GST_END_TEST;
 
+/* The BWSS properties set 10 000 times from the application's thread while
+ * the element streams (the stream refreshes its bitrate and applies the
+ * flow's preferences at every buffer: stats-interval 1 µs): the stream
+ * completes byte for byte, and the flow, the getters and the statistics
+ * end with the last values set.  A gate in the sink holds the stream at
+ * half the body until the setter is done and checked, so the check is made
+ * while the flow streams however slow the machine (a sanitizer build). */
+#define STRESS_SETS 10000
+
+typedef struct {
+  GstElement *src;
+  GMutex lock;
+  GCond cond;
+  gboolean started, checked;
+  GChecksum *sum;
+  gsize bytes;
+  gint last_priority;
+  double last_weight;
+  guint64 last_min;
+  double flow_min, flow_weight;
+  gint flow_priority;
+  size_t flows;
+} Stress;
+
+static void
+stress_handoff (GstElement *sink, GstBuffer *buf, GstPad *pad, Stress *st)
+{
+  GstMapInfo map;
+  gst_buffer_map (buf, &map, GST_MAP_READ);
+  g_checksum_update (st->sum, map.data, map.size);
+  st->bytes += map.size;
+  gst_buffer_unmap (buf, &map);
+  g_mutex_lock (&st->lock);
+  st->started = TRUE;
+  g_cond_broadcast (&st->cond);
+  while (st->bytes >= BODY_SIZE / 2 && !st->checked)
+    g_cond_wait (&st->cond, &st->lock);
+  g_mutex_unlock (&st->lock);
+}
+
+static gpointer
+stress_setter (gpointer data)
+{
+  Stress *st = data;
+  g_mutex_lock (&st->lock);
+  while (!st->started)
+    g_cond_wait (&st->cond, &st->lock);
+  g_mutex_unlock (&st->lock);
+  for (gint i = 0; i < STRESS_SETS; i++) {
+    st->last_priority = i % 2001 - 1000;
+    st->last_weight = 0.5 + i % 13;
+    st->last_min = 100000 + (guint64) i * 97;
+    g_object_set (st->src, "priority", st->last_priority, "weight", st->last_weight,
+                  "min-rate", st->last_min, NULL);
+  }
+  /* the flow, while the stream is held at half its body */
+  BwssFlowInfo rows[4];
+  st->flows = own_flows (rows, G_N_ELEMENTS (rows));
+  if (st->flows == 1) {
+    st->flow_priority = rows[0].stats.prefs.priority;
+    st->flow_weight = rows[0].stats.prefs.weight;
+    st->flow_min = rows[0].stats.prefs.min_rate_bps;
+  }
+  g_mutex_lock (&st->lock);
+  st->checked = TRUE;
+  g_cond_broadcast (&st->cond);
+  g_mutex_unlock (&st->lock);
+  return NULL;
+}
+
+GST_START_TEST (test_props_from_another_thread)
+{
+  g_autofree char *name = g_strdup_printf ("bwss-test-gst-props-%d", (int) getpid ());
+  g_setenv ("BWSS_DOMAIN", name, TRUE);
+  Stress st = { 0 };
+  g_mutex_init (&st.lock);
+  g_cond_init (&st.cond);
+  st.sum = g_checksum_new (G_CHECKSUM_SHA256);
+  st.src = gst_object_ref (make_src ("/file"));
+  g_object_set (st.src, "stats-interval", (guint64) 1000, "bitrate", (guint64) 450000, NULL);
+  GstElement *pipe = gst_pipeline_new (NULL);
+  GstElement *throttle = gst_element_factory_make ("identity", NULL);
+  GstElement *sink = gst_element_factory_make ("fakesink", NULL);
+  g_object_set (throttle, "sleep-time", 1000, NULL);
+  g_object_set (sink, "signal-handoffs", TRUE, "sync", FALSE, NULL);
+  g_signal_connect (sink, "handoff", G_CALLBACK (stress_handoff), &st);
+  gst_bin_add_many (GST_BIN (pipe), st.src, throttle, sink, NULL);
+  fail_unless (gst_element_link_many (st.src, throttle, sink, NULL));
+  GThread *setter = g_thread_new ("setter", stress_setter, &st);
+  GstBus *bus = gst_element_get_bus (pipe);
+  gst_element_set_state (pipe, GST_STATE_PLAYING);
+  GstStructure *last = NULL;
+  guint messages = 0;
+  for (;;) {
+    GstMessage *m = gst_bus_timed_pop_filtered (bus, 120 * GST_SECOND,
+        GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_ELEMENT);
+    fail_unless (m != NULL && GST_MESSAGE_TYPE (m) != GST_MESSAGE_ERROR, "no EOS");
+    const GstStructure *s = gst_message_get_structure (m);
+    if (s && gst_structure_has_name (s, "bwss-stats")) {
+      messages++;
+      if (last)
+        gst_structure_free (last);
+      last = gst_structure_copy (s);
+    }
+    gboolean eos = GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS;
+    gst_message_unref (m);
+    if (eos)
+      break;
+  }
+  g_thread_join (setter);
+  /* the getters, before NULL (the stream is over, nothing changes them) */
+  gint priority = 0;
+  double weight = 0;
+  guint64 min = 0;
+  g_object_get (st.src, "priority", &priority, "weight", &weight, "min-rate", &min, NULL);
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (pipe);
+
+  GST_INFO ("%d sets; flow: priority %d weight %g min %.0f; %u stats messages", STRESS_SETS,
+            st.flow_priority, st.flow_weight, st.flow_min, messages);
+  /* the stream, byte for byte */
+  fail_unless_equals_uint64 (st.bytes, BODY_SIZE);
+  g_autofree char *want = digest_of (body, BODY_SIZE);
+  fail_unless_equals_string (g_checksum_get_string (st.sum), want);
+  /* the flow had the last values while it streamed */
+  fail_unless_equals_int (st.flows, 1);
+  fail_unless_equals_int (st.flow_priority, st.last_priority);
+  fail_unless (st.flow_weight == st.last_weight, "flow weight %g, last set %g", st.flow_weight, st.last_weight);
+  fail_unless (st.flow_min == (double) st.last_min, "flow min %.0f, last set %" G_GUINT64_FORMAT,
+               st.flow_min, st.last_min);
+  /* the getters and the statistics say the same */
+  fail_unless_equals_int (priority, st.last_priority);
+  fail_unless (weight == st.last_weight);
+  fail_unless_equals_uint64 (min, st.last_min);
+  fail_unless (messages > 2 && last != NULL);
+  double stats_min = 0;
+  fail_unless (gst_structure_get_double (last, "min-rate", &stats_min));
+  fail_unless (stats_min == (double) st.last_min, "bwss-stats min-rate %.0f", stats_min);
+  gst_structure_free (last);
+  gst_object_unref (st.src);
+  g_checksum_free (st.sum);
+  g_mutex_clear (&st.lock);
+  g_cond_clear (&st.cond);
+  g_autofree char *shm = g_strdup_printf ("/%s", name);
+  shm_unlink (shm);
+  g_unsetenv ("BWSS_DOMAIN");
+}
+GST_END_TEST;
+
 /* 200 kB at 400 kbit/s is 4 s of media in 200 packets; 100 kB arrive at
  * once, the rest 3 s later: packets 100..199 (media 2..3.98 s) arrive at
  * ~3 s.  Late with 0.5 s of prebuffer: packets whose media time is below
@@ -1504,6 +1654,7 @@ bwsshttpsrc_suite (void)
   tcase_add_test (tc, test_flow_kept_between_requests);
   tcase_add_test (tc, test_consumption_rate);
   tcase_add_test (tc, test_stats_from_another_thread);
+  tcase_add_test (tc, test_props_from_another_thread);
   tcase_add_test (tc, test_late_metric);
   tcase_add_test (tc, test_icy);
   tcase_add_test (tc, test_https);

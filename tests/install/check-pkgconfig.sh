@@ -27,4 +27,30 @@ cc "$dest/consumer.c" -o "$dest/consumer" $flags
 out=$(LD_LIBRARY_PATH="$dest$prefix/$libdir" "$dest/consumer")
 echo "# consumer printed: $out"
 [[ "$out" =~ ^[0-9]+\.[0-9]+\.[0-9]+\ 500000\ 500000$ ]] || { echo "not ok: unexpected output"; exit 1; }
-echo "ok: pkg-config --cflags --libs bwss builds and runs a consumer"
+# The unstable API (bwss/control.h): BwssParams's layout is hidden from a
+# consumer that does not ask for it, and given to one that does.
+cat > "$dest/tunables.c" <<'C'
+#include <bwss/bwss.h>
+#include <stdio.h>
+int main (void)
+{
+  BwssParams p;
+  bwss_params_init (&p);
+  BwssController *c = NULL;
+  if (bwss_params_validate (&p, NULL) != 0 || bwss_controller_new (&p, &c) != 0)
+    return 1;
+  printf ("%s %g\n", bwss_loop_name (bwss_controller_params (c)->loop), p.alpha);
+  bwss_controller_free (c);
+  return 0;
+}
+C
+if cc "$dest/tunables.c" -o "$dest/tunables" $flags 2>"$dest/cc.err"; then
+  echo "not ok: BwssParams's fields compiled without BWSS_USE_UNSTABLE_API"; exit 1
+fi
+grep -q "storage size of .p. isn't known\|incomplete type" "$dest/cc.err" \
+  || { cat "$dest/cc.err"; echo "not ok: unexpected compiler error"; exit 1; }
+cc -DBWSS_USE_UNSTABLE_API "$dest/tunables.c" -o "$dest/tunables" $flags
+out=$(LD_LIBRARY_PATH="$dest$prefix/$libdir" "$dest/tunables")
+echo "# unstable consumer printed: $out"
+[[ "$out" =~ ^delay\ 0\.[0-9]+$ ]] || { echo "not ok: unexpected output from the unstable consumer"; exit 1; }
+echo "ok: pkg-config --cflags --libs bwss builds and runs a consumer; BwssParams needs BWSS_USE_UNSTABLE_API"

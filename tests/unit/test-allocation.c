@@ -195,7 +195,7 @@ test_capped_water_fill (void)
   /* a video (min 496k, weight 1) its source holds at 520k, two bulk flows */
   BwssPrefs p[] = { P (10, 496000, 1), P (0, 0, 1), P (0, 0, 2) };
   double caps[] = { 620000, -1, INFINITY }, t[3], plain[3];
-  g_assert_cmpint (bwss_allocate_capped (1200000, p, caps, 3, t), ==, 0);
+  g_assert_cmpint (bwss__allocate_capped (1200000, p, caps, 3, t), ==, 0);
   g_assert_cmpfloat_with_epsilon (t[0], 620000, 1e-6);
   /* the rest, 580k, 1:2 (the minima of the others are 0) */
   g_assert_cmpfloat_with_epsilon (t[1], 580000 / 3.0, 1e-6);
@@ -203,24 +203,24 @@ test_capped_water_fill (void)
   g_assert_cmpfloat_with_epsilon (sum (t, 3), 1200000, 1e-6);
   /* a cap that does not bind changes nothing */
   caps[0] = 5e6;
-  g_assert_cmpint (bwss_allocate_capped (1200000, p, caps, 3, t), ==, 0);
+  g_assert_cmpint (bwss__allocate_capped (1200000, p, caps, 3, t), ==, 0);
   g_assert_cmpint (bwss_allocate (1200000, p, 3, plain), ==, 0);
   for (int i = 0; i < 3; i++)
     g_assert_cmpfloat_with_epsilon (t[i], plain[i], 1e-6);
   /* no caps at all: bwss_allocate */
-  g_assert_cmpint (bwss_allocate_capped (1200000, p, NULL, 3, t), ==, 0);
+  g_assert_cmpint (bwss__allocate_capped (1200000, p, NULL, 3, t), ==, 0);
   for (int i = 0; i < 3; i++)
     g_assert_cmpfloat_with_epsilon (t[i], plain[i], 1e-6);
   /* a cap below the minimum counts as the minimum */
   caps[0] = 100000;
-  g_assert_cmpint (bwss_allocate_capped (1200000, p, caps, 3, t), ==, 0);
+  g_assert_cmpint (bwss__allocate_capped (1200000, p, caps, 3, t), ==, 0);
   g_assert_cmpfloat_with_epsilon (t[0], 496000, 1e-6);
   g_assert_cmpfloat_with_epsilon (t[1] + t[2], 1200000 - 496000, 1e-6);
   /* freezing one flow can push another over its cap: flow 1 gets 176k
    * while flow 0 is free, 200k once it is frozen at 600k; at 190k it is
    * frozen too and flow 2 takes the rest */
   double caps2[] = { 600000, 190000, -1 };
-  g_assert_cmpint (bwss_allocate_capped (1200000, p, caps2, 3, t), ==, 0);
+  g_assert_cmpint (bwss__allocate_capped (1200000, p, caps2, 3, t), ==, 0);
   g_assert_cmpfloat_with_epsilon (t[0], 600000, 1e-6);
   g_assert_cmpfloat_with_epsilon (t[1], 190000, 1e-6);
   g_assert_cmpfloat_with_epsilon (t[2], 410000, 1e-6);
@@ -233,25 +233,25 @@ test_capped_edges (void)
 {
   BwssPrefs p[] = { P (10, 496000, 1), P (0, 0, 3) };
   double caps[] = { 600000, 100000 }, t[2] = { -1, -1 };
-  g_assert_cmpint (bwss_allocate_capped (1000000, p, caps, 2, t), ==, 0);
+  g_assert_cmpint (bwss__allocate_capped (1000000, p, caps, 2, t), ==, 0);
   /* 300k left over, 1:3 */
   g_assert_cmpfloat_with_epsilon (t[0], 600000 + 75000, 1e-6);
   g_assert_cmpfloat_with_epsilon (t[1], 100000 + 225000, 1e-6);
   /* σ < Σm: the minima by priority */
-  g_assert_cmpint (bwss_allocate_capped (400000, p, caps, 2, t), ==, 0);
+  g_assert_cmpint (bwss__allocate_capped (400000, p, caps, 2, t), ==, 0);
   g_assert_cmpfloat_with_epsilon (t[0], 400000, 1e-6);
   g_assert_cmpfloat (t[1], ==, 0.0);
   /* a NaN cap, or bad σ: EINVAL, targets untouched */
   double bad[] = { NAN, 1 }, keep[2] = { 7, 8 };
-  g_assert_cmpint (bwss_allocate_capped (1e6, p, bad, 2, keep), ==, BWSS_EINVAL);
+  g_assert_cmpint (bwss__allocate_capped (1e6, p, bad, 2, keep), ==, BWSS_EINVAL);
   g_assert_cmpfloat (keep[0], ==, 7);
   g_assert_cmpfloat (keep[1], ==, 8);
-  g_assert_cmpint (bwss_allocate_capped (-1, p, caps, 2, keep), ==, BWSS_EINVAL);
+  g_assert_cmpint (bwss__allocate_capped (-1, p, caps, 2, keep), ==, BWSS_EINVAL);
   g_assert_cmpfloat (keep[0], ==, 7);
   /* huge values stay finite */
   BwssPrefs h[] = { P (0, DBL_MAX / 2, 1), P (0, 0, DBL_MAX) };
   double hc[] = { DBL_MAX / 2, DBL_MAX / 4 };
-  g_assert_cmpint (bwss_allocate_capped (DBL_MAX, h, hc, 2, t), ==, 0);
+  g_assert_cmpint (bwss__allocate_capped (DBL_MAX, h, hc, 2, t), ==, 0);
   g_assert_true (isfinite (t[0]) && isfinite (t[1]));
   g_assert_cmpfloat (t[1], >=, DBL_MAX / 4 * (1 - 1e-9));
 }
@@ -287,7 +287,7 @@ test_grouped_halves (void)
   g_assert_cmpint (bwss_allocate_grouped (8e6, p, NULL, 9, t), ==, 0);
   for (int i = 0; i < 9; i++)
     g_assert_cmpfloat_with_epsilon (t[i], plain[i], 1e-6);
-  g_assert_cmpint (bwss_allocate_grouped_capped (8e6, p, NULL, none, 9, t, m), ==, 0);
+  g_assert_cmpint (bwss__allocate_grouped_capped (8e6, p, NULL, none, 9, t, m), ==, 0);
   for (int i = 0; i < 9; i++) {
     g_assert_cmpfloat_with_epsilon (t[i], plain[i], 1e-6);
     g_assert_cmpfloat (m[i], ==, 0.0);
@@ -310,7 +310,7 @@ test_grouped_minimum (void)
                     P (0, 0, 1) };
   uint64_t g[] = { 5, 5, 5, 5, 0 };
   double t[5], m[5];
-  g_assert_cmpint (bwss_allocate_grouped_capped (3e6, p, NULL, g, 5, t, m), ==, 0);
+  g_assert_cmpint (bwss__allocate_grouped_capped (3e6, p, NULL, g, 5, t, m), ==, 0);
   /* Σm = 1M (one group), 2M left 1:1 */
   for (int i = 0; i < 4; i++) {
     g_assert_cmpfloat_with_epsilon (t[i], 0.5e6, 1e-6);
@@ -326,7 +326,7 @@ test_grouped_minimum (void)
   /* members of unequal minima: the group's (the largest) in proportion */
   BwssPrefs q[] = { P (10, 600e3, 1), P (10, 200e3, 1), P (0, 0, 1) };
   uint64_t gq[] = { 9, 9, 0 };
-  g_assert_cmpint (bwss_allocate_grouped_capped (600e3, q, NULL, gq, 3, t, m), ==, 0);
+  g_assert_cmpint (bwss__allocate_grouped_capped (600e3, q, NULL, gq, 3, t, m), ==, 0);
   g_assert_cmpfloat_with_epsilon (m[0], 450e3, 1e-6);
   g_assert_cmpfloat_with_epsilon (m[1], 150e3, 1e-6);
   g_assert_cmpfloat_with_epsilon (t[0] + t[1], 600e3, 1e-6);
@@ -342,18 +342,18 @@ test_grouped_capped (void)
   BwssPrefs p[] = { P (0, 0, 1), P (0, 0, 1), P (0, 0, 1), P (0, 0, 1) };
   uint64_t g[] = { 3, 3, 3, 0 };
   double caps[] = { 100e3, -1, -1, -1 }, t[4];
-  g_assert_cmpint (bwss_allocate_grouped_capped (2e6, p, caps, g, 4, t, NULL), ==, 0);
+  g_assert_cmpint (bwss__allocate_grouped_capped (2e6, p, caps, g, 4, t, NULL), ==, 0);
   g_assert_cmpfloat_with_epsilon (t[0], 100e3, 1e-6);
   g_assert_cmpfloat_with_epsilon (t[1], 450e3, 1e-6);
   g_assert_cmpfloat_with_epsilon (t[2], 450e3, 1e-6);
   g_assert_cmpfloat_with_epsilon (t[3], 1e6, 1e-6);
   double all[] = { 100e3, 100e3, 100e3, -1 };
-  g_assert_cmpint (bwss_allocate_grouped_capped (2e6, p, all, g, 4, t, NULL), ==, 0);
+  g_assert_cmpint (bwss__allocate_grouped_capped (2e6, p, all, g, 4, t, NULL), ==, 0);
   for (int i = 0; i < 3; i++)
     g_assert_cmpfloat_with_epsilon (t[i], 100e3, 1e-6);
   g_assert_cmpfloat_with_epsilon (t[3], 1.7e6, 1e-6);
   double keep[4] = { 1, 2, 3, 4 }, bad[] = { NAN, -1, -1, -1 };
-  g_assert_cmpint (bwss_allocate_grouped_capped (2e6, p, bad, g, 4, keep, NULL), ==, BWSS_EINVAL);
+  g_assert_cmpint (bwss__allocate_grouped_capped (2e6, p, bad, g, 4, keep, NULL), ==, BWSS_EINVAL);
   g_assert_cmpint (bwss_allocate_grouped (-1, p, g, 4, keep), ==, BWSS_EINVAL);
   BwssPrefs neg[] = { P (0, 0, 1), P (0, -1, 1) };
   g_assert_cmpint (bwss_allocate_grouped (1e6, neg, g, 2, keep), ==, BWSS_EINVAL);

@@ -10,18 +10,18 @@ static void
 test_lifetime_minimum (void)
 {
   BwssBaseRtt b;
-  bwss_base_rtt_init (&b);
-  g_assert_cmpuint (bwss_base_rtt_get (&b), ==, 0);
-  bwss_base_rtt_sample (&b, 0);                 /* "unknown" is not a sample */
-  g_assert_cmpuint (bwss_base_rtt_get (&b), ==, 0);
-  bwss_base_rtt_sample (&b, 52000);
-  bwss_base_rtt_sample (&b, 41000);
-  bwss_base_rtt_sample (&b, 180000);            /* a full queue later: kept */
-  g_assert_cmpuint (bwss_base_rtt_get (&b), ==, 41000);
+  bwss__base_rtt_init (&b);
+  g_assert_cmpuint (bwss__base_rtt_get (&b), ==, 0);
+  bwss__base_rtt_sample (&b, 0);                 /* "unknown" is not a sample */
+  g_assert_cmpuint (bwss__base_rtt_get (&b), ==, 0);
+  bwss__base_rtt_sample (&b, 52000);
+  bwss__base_rtt_sample (&b, 41000);
+  bwss__base_rtt_sample (&b, 180000);            /* a full queue later: kept */
+  g_assert_cmpuint (bwss__base_rtt_get (&b), ==, 41000);
   g_assert_cmpuint (b.samples, ==, 3);
   /* a shorter path is taken at once */
-  bwss_base_rtt_sample (&b, 30000);
-  g_assert_cmpuint (bwss_base_rtt_get (&b), ==, 30000);
+  bwss__base_rtt_sample (&b, 30000);
+  g_assert_cmpuint (bwss__base_rtt_get (&b), ==, 30000);
 }
 
 /* A flow that joins at 75 ms while the others measure 45 ms of queue: its
@@ -31,22 +31,22 @@ static void
 test_seed_from_queue (void)
 {
   BwssBaseRtt b;
-  bwss_base_rtt_init (&b);
-  bwss_base_rtt_seed (&b, 75000, 45000.0);
-  bwss_base_rtt_sample (&b, 75000);
-  g_assert_cmpuint (bwss_base_rtt_get (&b), ==, 30000);
+  bwss__base_rtt_init (&b);
+  bwss__base_rtt_seed (&b, 75000, 45000.0);
+  bwss__base_rtt_sample (&b, 75000);
+  g_assert_cmpuint (bwss__base_rtt_get (&b), ==, 30000);
   g_assert_true (b.seeded);
-  bwss_base_rtt_sample (&b, 28000);
-  g_assert_cmpuint (bwss_base_rtt_get (&b), ==, 28000);
+  bwss__base_rtt_sample (&b, 28000);
+  g_assert_cmpuint (bwss__base_rtt_get (&b), ==, 28000);
   /* no queue measured (negative or zero): no seed */
   BwssBaseRtt c;
-  bwss_base_rtt_init (&c);
-  bwss_base_rtt_seed (&c, 75000, -1.0);
-  bwss_base_rtt_seed (&c, 75000, 0.0);
-  g_assert_cmpuint (bwss_base_rtt_get (&c), ==, 0);
+  bwss__base_rtt_init (&c);
+  bwss__base_rtt_seed (&c, 75000, -1.0);
+  bwss__base_rtt_seed (&c, 75000, 0.0);
+  g_assert_cmpuint (bwss__base_rtt_get (&c), ==, 0);
   g_assert_false (c.seeded);
-  bwss_base_rtt_seed (&c, 20000, 45000.0);
-  g_assert_cmpuint (bwss_base_rtt_get (&c), ==, 1);
+  bwss__base_rtt_seed (&c, 20000, 45000.0);
+  g_assert_cmpuint (bwss__base_rtt_get (&c), ==, 1);
 }
 
 int

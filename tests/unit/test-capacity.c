@@ -36,17 +36,17 @@ test_queue_is_smallest_excess (void)
   BwssCapacityFlow f[3] = { flow (1e6, 1e6, 52000, 40000), flow (1e6, 1e6, 95000, 60000),
                             flow (1e6, 1e6, 250000, 40000) };
   /* 12 ms, 35 ms, 210 ms (a queue on its own path): the link holds 12 */
-  g_assert_cmpfloat (bwss_capacity_queue (f, 3), ==, 12000.0);
+  g_assert_cmpfloat (bwss__capacity_queue (f, 3), ==, 12000.0);
   /* a flow that received nothing lately does not count */
   f[0].fresh = false;
-  g_assert_cmpfloat (bwss_capacity_queue (f, 3), ==, 35000.0);
+  g_assert_cmpfloat (bwss__capacity_queue (f, 3), ==, 35000.0);
   /* nor one without a base or an RTT */
   f[1].base_rtt_us = 0;
   f[2].rtt_us = 0;
-  g_assert_cmpfloat (bwss_capacity_queue (f, 3), <, 0.0);
+  g_assert_cmpfloat (bwss__capacity_queue (f, 3), <, 0.0);
   /* RTT below base (a sample racing the base's update) reads as empty */
   BwssCapacityFlow g = flow (1e6, 1e6, 39000, 40000);
-  g_assert_cmpfloat (bwss_capacity_queue (&g, 1), ==, 0.0);
+  g_assert_cmpfloat (bwss__capacity_queue (&g, 1), ==, 0.0);
 }
 
 /* C2: q_t = max(q_min, k·p/C), at most q_max. */
@@ -56,19 +56,19 @@ test_queue_target (void)
   BwssCapacityFlow f[2] = { flow (2.67e6, 2.67e6, 50000, 40000),
                             flow (5.33e6, 5.33e6, 50000, 40000) };
   /* 8 Mbit/s: two packets are 2.9 ms: q_min */
-  g_assert_cmpfloat (bwss_capacity_queue_target (&p, f, 2, 8e6), ==, 10000.0);
+  g_assert_cmpfloat (bwss__capacity_queue_target (&p, f, 2, 8e6), ==, 10000.0);
   /* 960 kbit/s: two packets, 2·11584/960000 = 24.13 ms */
-  g_assert_cmpfloat_with_epsilon (bwss_capacity_queue_target (&p, f, 2, 960e3),
+  g_assert_cmpfloat_with_epsilon (bwss__capacity_queue_target (&p, f, 2, 960e3),
                                   2 * 11584 / 960e3 * 1e6, 1.0);
   /* the flows' MSS counts: 1000-byte segments */
   f[0].mss = f[1].mss = 1000;
-  g_assert_cmpfloat_with_epsilon (bwss_capacity_queue_target (&p, f, 2, 960e3),
+  g_assert_cmpfloat_with_epsilon (bwss__capacity_queue_target (&p, f, 2, 960e3),
                                   2 * 8000 / 960e3 * 1e6, 1.0);
   /* a bound for a very slow link */
-  g_assert_cmpfloat (bwss_capacity_queue_target (&p, f, 2, 50e3), ==,
+  g_assert_cmpfloat (bwss__capacity_queue_target (&p, f, 2, 50e3), ==,
                      (double) p.queue_target_max_us);
   /* no link measured yet: q_min */
-  g_assert_cmpfloat (bwss_capacity_queue_target (&p, f, 2, 0), ==, 10000.0);
+  g_assert_cmpfloat (bwss__capacity_queue_target (&p, f, 2, 0), ==, 10000.0);
 }
 
 static void
@@ -76,16 +76,16 @@ test_interval (void)
 {
   /* 2 RTTs (base + q_t) of the slowest flow */
   BwssCapacityFlow f[2] = { flow (8e6, 8e6, 50000, 40000), flow (8e6, 8e6, 210000, 200000) };
-  g_assert_cmpuint (bwss_capacity_interval (&p, f, 2, 10000.0), ==, 2 * 210000);
+  g_assert_cmpuint (bwss__capacity_interval (&p, f, 2, 10000.0), ==, 2 * 210000);
   /* 16 segments of the fastest flow when that is longer: 960 kbit/s */
   BwssCapacityFlow g = flow (960e3, 960e3, 40000, 30000);
-  g_assert_cmpuint (bwss_capacity_interval (&p, &g, 1, 10000.0), ==,
+  g_assert_cmpuint (bwss__capacity_interval (&p, &g, 1, 10000.0), ==,
                     (uint64_t) (16 * 11584 / 960e3 * 1e6));
   /* bounds */
   g = flow (100e6, 100e6, 2000, 1000);
-  g_assert_cmpuint (bwss_capacity_interval (&p, &g, 1, 1000.0), ==, p.decision_min_us);
+  g_assert_cmpuint (bwss__capacity_interval (&p, &g, 1, 1000.0), ==, p.decision_min_us);
   g = flow (10e3, 10e3, 2000000, 1000000);
-  g_assert_cmpuint (bwss_capacity_interval (&p, &g, 1, 1000.0), ==, p.decision_max_us);
+  g_assert_cmpuint (bwss__capacity_interval (&p, &g, 1, 1000.0), ==, p.decision_max_us);
 }
 
 /* ---- rules ---- */
@@ -95,18 +95,18 @@ test_interval (void)
 static uint64_t
 to_track (BwssCapacity *c, BwssCapacityFlow *f, size_t n, double u)
 {
-  bwss_capacity_init (c);
-  g_assert_true (bwss_capacity_step (c, &p, 1, u, f, n));
+  bwss__capacity_init (c);
+  g_assert_true (bwss__capacity_step (c, &p, 1, u, f, n));
   g_assert_cmpint (c->phase, ==, BWSS_PHASE_START);
   double minima = 0;
   for (size_t i = 0; i < n; i++)
     minima += f[i].min_rate_bps;
   g_assert_cmpfloat (c->sigma_bps, ==, minima);
-  g_assert_false (bwss_capacity_step (c, &p, p.release_us, u, f, n));   /* not yet */
-  g_assert_true (bwss_capacity_step (c, &p, 1 + p.release_us, u, f, n));
+  g_assert_false (bwss__capacity_step (c, &p, p.release_us, u, f, n));   /* not yet */
+  g_assert_true (bwss__capacity_step (c, &p, 1 + p.release_us, u, f, n));
   g_assert_cmpint (c->phase, ==, BWSS_PHASE_TRACK);
   g_assert_cmpfloat (c->sigma_bps, ==, u);
-  g_assert_cmpstr (bwss_capacity_rule_name (c), ==, "start");
+  g_assert_cmpstr (bwss__capacity_rule_name (c), ==, "start");
   return c->next_decision_us;
 }
 
@@ -119,20 +119,20 @@ test_rule_cut (void)
   uint64_t t = to_track (&c, f, 2, 8e6);
   /* 20 ms of queue (10 over): the drain, σ ← U·(1 − 10/100) ... */
   f[0].rtt_us = f[1].rtt_us = 60000;
-  g_assert_true (bwss_capacity_step (&c, &p, t, 8e6, f, 2));
-  g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "cut");
+  g_assert_true (bwss__capacity_step (&c, &p, t, 8e6, f, 2));
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "cut");
   g_assert_cmpfloat_with_epsilon (c.sigma_bps, 8e6 * 0.9, 1.0);
   /* ... for the horizon (two RTTs of 50 ms, also the decision interval),
    * then the cruise: (1 − α)·U; the queue falls fast enough on its own
    * (20 → 12 ms in one interval, the excess of 2 ms gone within the
    * horizon): no further cut */
-  g_assert_false (bwss_capacity_step (&c, &p, t + 99999, 8e6, f, 2));
+  g_assert_false (bwss__capacity_step (&c, &p, t + 99999, 8e6, f, 2));
   g_assert_cmpfloat_with_epsilon (c.sigma_bps, 8e6 * 0.9, 1.0);
   g_assert_cmpuint (c.next_decision_us, ==, t + 100000);
   t = c.next_decision_us;
   f[0].rtt_us = f[1].rtt_us = 52000;
-  g_assert_true (bwss_capacity_step (&c, &p, t, 7.2e6, f, 2));
-  g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "hold");
+  g_assert_true (bwss__capacity_step (&c, &p, t, 7.2e6, f, 2));
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "hold");
   g_assert_cmpfloat_with_epsilon (c.sigma_bps, 8e6 * (1.0 - p.alpha), 1.0);
   /* 140 ms of cross traffic's queue: a drain of at most max_cut of U, and
    * a cruise at (1 − α)·U over the last half second (decisions at 8, 7.2
@@ -140,7 +140,7 @@ test_rule_cut (void)
   t = c.next_decision_us;
   f[0].rtt_us = f[1].rtt_us = 180000;
   f[0].rate_bps = f[1].rate_bps = 3e6;
-  g_assert_true (bwss_capacity_step (&c, &p, t, 6e6, f, 2));
+  g_assert_true (bwss__capacity_step (&c, &p, t, 6e6, f, 2));
   g_assert_cmpfloat_with_epsilon (c.sigma_bps, 6e6 * (1.0 - p.max_cut), 1.0);
   g_assert_cmpfloat (c.cruise_bps, >, 6e6 * (1.0 - p.alpha));
   g_assert_cmpfloat (c.cruise_bps, <, 8e6 * (1.0 - p.alpha));
@@ -159,13 +159,13 @@ test_rule_cut_keeps_minima (void)
   f[0].rate_bps = 440e3;                      /* cross traffic: 640k left for us */
   f[1].rate_bps = 200e3;
   /* U' = max(440k, 496k) + 200k = 696k; shed 30 % of U = 192k: 504k */
-  g_assert_true (bwss_capacity_step (&c, &p, t, 640e3, f, 2));
+  g_assert_true (bwss__capacity_step (&c, &p, t, 640e3, f, 2));
   g_assert_cmpfloat_with_epsilon (c.sigma_bps, 696e3 - 0.3 * 640e3, 1.0);
   /* less again: 596k − 120k = 476k would cut the video's minimum */
   t = c.next_decision_us;
   f[0].rate_bps = 300e3;
   f[1].rate_bps = 100e3;
-  g_assert_true (bwss_capacity_step (&c, &p, t, 400e3, f, 2));
+  g_assert_true (bwss__capacity_step (&c, &p, t, 400e3, f, 2));
   g_assert_cmpfloat (c.sigma_bps, ==, 496e3);
 }
 
@@ -177,21 +177,21 @@ test_rule_raise (void)
   uint64_t t = to_track (&c, f, 1, 4e6);
   /* an empty queue, the flow uses all its target: σ·(1 + α), C1's step
    * (gain·q_t/(b̄+q_t) = 10 %) bounded by the ramp */
-  g_assert_true (bwss_capacity_step (&c, &p, t, 4e6, f, 1));
-  g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "raise");
+  g_assert_true (bwss__capacity_step (&c, &p, t, 4e6, f, 1));
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "raise");
   g_assert_cmpfloat_with_epsilon (c.sigma_bps, 4e6 * (1.0 + p.alpha), 1.0);
   /* still empty, the flow follows: the ramp doubles, up to C1's step */
   t = c.next_decision_us;
   double before = c.sigma_bps;
   f[0].rate_bps = f[0].target_bps = 4.2e6;
-  g_assert_true (bwss_capacity_step (&c, &p, t, 4.2e6, f, 1));
+  g_assert_true (bwss__capacity_step (&c, &p, t, 4.2e6, f, 1));
   double c1 = p.raise_gain * 10000.0 / 50000.0;
   g_assert_cmpfloat_with_epsilon (c.sigma_bps, before * (1.0 + MIN (2 * p.alpha, c1)), 1.0);
   /* ... never more than max_raise above what the flows use: the flow stays
    * at 4.2 Mbit/s for four decisions */
   for (int i = 0; i < 4; i++) {
     t = c.next_decision_us;
-    bwss_capacity_step (&c, &p, t, 4.2e6, f, 1);
+    bwss__capacity_step (&c, &p, t, 4.2e6, f, 1);
   }
   g_assert_cmpfloat_with_epsilon (c.sigma_bps, 4.2e6 * (1.0 + p.max_raise), 1.0);
   /* a short queue (an AQM's), no window holds the flow (losses do): no
@@ -202,31 +202,31 @@ test_rule_raise (void)
   f[0].window_limited = false;
   f[0].rtt_us = 44000;
   for (uint32_t i = 1; i < p.loss_decisions; i++) {   /* a transient is no verdict */
-    bwss_capacity_step (&c, &p, t, 3e6, f, 1);
-    g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "hold");
+    bwss__capacity_step (&c, &p, t, 3e6, f, 1);
+    g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "hold");
     t = c.next_decision_us;
   }
-  g_assert_true (bwss_capacity_step (&c, &p, t, 3e6, f, 1));
-  g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "loss");
+  g_assert_true (bwss__capacity_step (&c, &p, t, 3e6, f, 1));
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "loss");
   g_assert_cmpfloat_with_epsilon (c.sigma_bps, (1.0 - p.alpha) * 3e6, 1.0);
   /* after it, raises creep by loss_raise at most */
   t = c.next_decision_us;
   f[0] = flow (2.85e6, 2.85e6, 40000, 40000);
   before = c.sigma_bps;
-  g_assert_true (bwss_capacity_step (&c, &p, t, 2.85e6, f, 1));
-  g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "raise");
+  g_assert_true (bwss__capacity_step (&c, &p, t, 2.85e6, f, 1));
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "raise");
   g_assert_cmpfloat_with_epsilon (c.sigma_bps, before * (1.0 + p.loss_raise), 1.0);
   /* a flow its window holds below its target, with the queue at its
    * target: the FCS's business, hold */
   t = c.next_decision_us;
   f[0] = flow (2e6, 3e6, 48000, 40000);
-  g_assert_false (bwss_capacity_step (&c, &p, t, 2e6, f, 1));
-  g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "hold");
+  g_assert_false (bwss__capacity_step (&c, &p, t, 2e6, f, 1));
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "hold");
   /* inside the band: hold */
   t = c.next_decision_us;
   f[0] = flow (3e6, 3e6, 50000, 40000);
-  g_assert_false (bwss_capacity_step (&c, &p, t, 3e6, f, 1));
-  g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "hold");
+  g_assert_false (bwss__capacity_step (&c, &p, t, 3e6, f, 1));
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "hold");
 }
 
 /* The link seen busy: the ramp stops there (plus what the flows something
@@ -243,8 +243,8 @@ test_rule_probe (void)
   f[0].window_limited = false;
   uint64_t t = to_track (&c, f, 2, 8e6);
   /* 20 ms of queue: the link is busy at 8 Mbit/s; a cut */
-  g_assert_true (bwss_capacity_step (&c, &p, t, 8e6, f, 2));
-  g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "cut");
+  g_assert_true (bwss__capacity_step (&c, &p, t, 8e6, f, 2));
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "cut");
   g_assert_cmpfloat (c.busy_link_bps, ==, 8e6);
   /* the queue empty, the bulk flow at its target: the ramp, up to the link
    * seen busy and the video's idle 0.5 Mbit/s */
@@ -252,7 +252,7 @@ test_rule_probe (void)
   for (int i = 0; i < 10 && c.sigma_bps < 8.5e6 - 1.0; i++) {
     t = c.next_decision_us > t ? c.next_decision_us : t + 100000;
     f[1].target_bps = f[1].rate_bps = c.sigma_bps - 1.5e6;
-    bwss_capacity_step (&c, &p, t, 1e6 + f[1].rate_bps, f, 2);
+    bwss__capacity_step (&c, &p, t, 1e6 + f[1].rate_bps, f, 2);
     g_assert_cmpfloat (c.sigma_bps, <=, 8.5e6 + 1.0);
   }
   g_assert_cmpfloat_with_epsilon (c.sigma_bps, 8.5e6, 1.0);
@@ -260,16 +260,16 @@ test_rule_probe (void)
    * stayed empty) */
   t = c.next_decision_us;
   f[1].target_bps = f[1].rate_bps = 7e6;
-  g_assert_true (bwss_capacity_step (&c, &p, t, 8e6, f, 2));
-  g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "raise");
+  g_assert_true (bwss__capacity_step (&c, &p, t, 8e6, f, 2));
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "raise");
   g_assert_cmpfloat (c.sigma_bps, >=, 8.5e6 * (1.0 + p.alpha) - 1.0);
   g_assert_cmpfloat (c.sigma_bps, <=, 8.5e6 * (1.0 + p.max_raise) + 1.0);
   g_assert_cmpfloat_with_epsilon (c.probe_from_bps, 8.5e6, 1.0);
   /* a queue answers: back below where it started, at once */
   t = c.next_decision_us;
   f[0].rtt_us = f[1].rtt_us = 45000;
-  g_assert_true (bwss_capacity_step (&c, &p, t, 8e6, f, 2));
-  g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "probed");
+  g_assert_true (bwss__capacity_step (&c, &p, t, 8e6, f, 2));
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "probed");
   g_assert_cmpfloat_with_epsilon (c.sigma_bps, 8.5e6 * (1.0 - p.alpha), 1.0);
   g_assert_cmpfloat (c.probe_from_bps, ==, 0.0);
   /* back up to the link, then no probe before probe_wait ... */
@@ -277,12 +277,12 @@ test_rule_probe (void)
   uint64_t probed = c.last_probed_us;
   while (c.next_decision_us < probed + p.probe_wait_us) {
     t = c.next_decision_us;
-    bwss_capacity_step (&c, &p, t, 8e6, f, 2);
+    bwss__capacity_step (&c, &p, t, 8e6, f, 2);
     g_assert_cmpfloat (c.sigma_bps, <=, 8.5e6 + 1.0);
   }
   /* ... then the next one */
   t = c.next_decision_us;
-  g_assert_true (bwss_capacity_step (&c, &p, t, 8e6, f, 2));
+  g_assert_true (bwss__capacity_step (&c, &p, t, 8e6, f, 2));
   g_assert_cmpfloat (c.sigma_bps, >, 8.5e6 + 1.0);
   g_assert_cmpfloat_with_epsilon (c.probe_from_bps, 8.5e6, 1.0);
 }
@@ -300,11 +300,11 @@ test_rule_loss_keeps_minima (void)
   f[0].target_bps = 600e3;
   f[0].rtt_us = 80000;                  /* 50 ms of queue: the link is busy */
   for (uint32_t i = 1; i < p.loss_decisions; i++) {
-    bwss_capacity_step (&c, &p, t, 160e3, f, 1);
+    bwss__capacity_step (&c, &p, t, 160e3, f, 1);
     t = c.next_decision_us;
   }
-  g_assert_true (bwss_capacity_step (&c, &p, t, 160e3, f, 1));
-  g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "loss");
+  g_assert_true (bwss__capacity_step (&c, &p, t, 160e3, f, 1));
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "loss");
   g_assert_cmpfloat (c.sigma_bps, ==, 496e3);
 }
 
@@ -321,7 +321,7 @@ test_rule_cuts_stop_at_minima (void)
   double u = 4e6;
   for (int i = 0; i < 10; i++) {
     f[0].rate_bps = f[1].rate_bps = u / 2;
-    bwss_capacity_step (&c, &p, t, u, f, 2);
+    bwss__capacity_step (&c, &p, t, u, f, 2);
     g_assert_cmpfloat (c.sigma_bps, >=, 1.5e6);
     t = c.next_decision_us;
     u *= 0.7;                                  /* the other download takes more */
@@ -338,17 +338,17 @@ test_start_waits_for_u (void)
 {
   BwssCapacity c;
   BwssCapacityFlow f[2] = { flow (-1, 0, 188000, 30000), flow (-1, 0, 189000, 30000) };
-  bwss_capacity_init (&c);
-  g_assert_true (bwss_capacity_step (&c, &p, 1, 0, f, 2));
+  bwss__capacity_init (&c);
+  g_assert_true (bwss__capacity_step (&c, &p, 1, 0, f, 2));
   g_assert_cmpint (c.phase, ==, BWSS_PHASE_START);
-  bwss_capacity_step (&c, &p, 1 + p.release_us, 0, f, 2);
+  bwss__capacity_step (&c, &p, 1 + p.release_us, 0, f, 2);
   g_assert_cmpint (c.phase, ==, BWSS_PHASE_START);          /* no U yet: still the minima */
   g_assert_cmpfloat (c.sigma_bps, ==, 0.0);
   f[0].rate_bps = 425e3;
   f[1].rate_bps = 440e3;
-  g_assert_true (bwss_capacity_step (&c, &p, 1 + 2 * p.release_us, 865e3, f, 2));
+  g_assert_true (bwss__capacity_step (&c, &p, 1 + 2 * p.release_us, 865e3, f, 2));
   g_assert_cmpint (c.phase, ==, BWSS_PHASE_TRACK);
-  g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "start");
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "start");
   g_assert_cmpfloat (c.sigma_bps, ==, 865e3);
 }
 
@@ -362,8 +362,8 @@ test_raise_from_zero (void)
   uint64_t t = to_track (&c, f, 2, 900e3);
   c.sigma_bps = 0.0;
   f[0].target_bps = f[1].target_bps = 0.0;   /* held at their floors, moving 450k each */
-  g_assert_true (bwss_capacity_step (&c, &p, t, 900e3, f, 2));
-  g_assert_cmpstr (bwss_capacity_rule_name (&c), ==, "raise");
+  g_assert_true (bwss__capacity_step (&c, &p, t, 900e3, f, 2));
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "raise");
   g_assert_cmpfloat (c.sigma_bps, >, 900e3);
 }
 
@@ -373,9 +373,9 @@ test_idle (void)
   BwssCapacity c;
   BwssCapacityFlow f[1] = { flow (1e6, 1e6, 50000, 40000) };
   uint64_t t = to_track (&c, f, 1, 1e6);
-  g_assert_true (bwss_capacity_step (&c, &p, t, 0, f, 0));
+  g_assert_true (bwss__capacity_step (&c, &p, t, 0, f, 0));
   g_assert_cmpint (c.phase, ==, BWSS_PHASE_IDLE);
-  g_assert_false (bwss_capacity_step (&c, &p, t + S, 0, f, 0));
+  g_assert_false (bwss__capacity_step (&c, &p, t + S, 0, f, 0));
 }
 
 /* ---- traces ---- */

@@ -49,7 +49,7 @@ test_estimator_restart (void)
   bwss_estimator_init (&e);
   bwss_estimator_sample (&e, 0, 0, 100 * MS, 0.3, STEP);
   bwss_estimator_sample (&e, 100 * MS, 12500, 100 * MS, 0.3, STEP);     /* 1 Mbit/s */
-  bwss_estimator_restart (&e, 300 * MS);
+  bwss__estimator_restart (&e, 300 * MS);
   g_assert_false (bwss_estimator_sample (&e, 250 * MS, 20000, 100 * MS, 0.3, STEP)); /* not yet */
   g_assert_false (bwss_estimator_sample (&e, 300 * MS, 25000, 100 * MS, 0.3, STEP)); /* opens */
   g_assert_true (bwss_estimator_sample (&e, 400 * MS, 26250, 100 * MS, 0.3, STEP));
@@ -78,7 +78,7 @@ test_estimator_mean_interpolates (void)
     bwss_estimator_sample (&e, t, t / MS * 125, 100 * MS, 0.3, STEP);
   g_assert_cmpfloat_with_epsilon (bwss_estimator_mean (&e, 100 * MS), 1e6, 1e-3);
   g_assert_cmpfloat_with_epsilon (bwss_estimator_mean (&e, 110 * MS), 1e6, 1e-3);
-  g_assert_cmpfloat_with_epsilon (bwss_estimator_bytes (&e, 110 * MS), 110 * 125, 1e-6);
+  g_assert_cmpfloat_with_epsilon (bwss__estimator_bytes (&e, 110 * MS), 110 * 125, 1e-6);
   /* then 2 Mbit/s for 50 ms: a 100-ms window is half of each */
   for (uint64_t t = 1010 * MS; t <= 1050 * MS; t += 10 * MS)
     bwss_estimator_sample (&e, t, 125000 + (t / MS - 1000) * 250, 100 * MS, 0.3, STEP);
@@ -101,16 +101,16 @@ test_estimator_mean_interpolates (void)
 static uint64_t
 fcs_with_estimate (BwssFcs *f, double rate_bps)
 {
-  bwss_fcs_init (f);
+  bwss__fcs_init (f);
   /* eq. (1): w = T·RTT/p = 1e6·0.1/(1448·8) = 8.63 → 9 */
-  g_assert_cmpuint (bwss_fcs_step (f, &params, 0, 1e6, 100 * MS, 1448), ==, 9);
+  g_assert_cmpuint (bwss__fcs_step (f, &params, 0, 1e6, 100 * MS, 1448), ==, 9);
   g_assert_cmpint (f->state, ==, BWSS_FCS_HOLD);
   /* estimation starts one RTT after the change; φ = 200 ms */
-  bwss_fcs_observe (f, &params, 100 * MS, 1000, 100 * MS);
-  g_assert_true (bwss_fcs_observe (f, &params, 300 * MS,
+  bwss__fcs_observe (f, &params, 100 * MS, 1000, 100 * MS);
+  g_assert_true (bwss__fcs_observe (f, &params, 300 * MS,
                                    1000 + (uint64_t) (rate_bps * 0.2 / 8), 100 * MS));
   /* hold = RTT + 3φ = 700 ms */
-  g_assert_cmpuint (bwss_fcs_hold_us (&params, 100 * MS), ==, 700 * MS);
+  g_assert_cmpuint (bwss__fcs_hold_us (&params, 100 * MS), ==, 700 * MS);
   return 700 * MS;
 }
 
@@ -120,12 +120,12 @@ test_fcs_init_and_hold (void)
   BwssFcs f;
   uint64_t hold = fcs_with_estimate (&f, 2e6);
   /* inside the hold nothing moves, whatever the estimate says */
-  g_assert_cmpuint (bwss_fcs_step (&f, &params, hold - 1, 1e6, 100 * MS, 1448), ==, 9);
-  g_assert_cmpuint (bwss_fcs_step (&f, &params, 400 * MS, 1e6, 100 * MS, 1448), ==, 9);
+  g_assert_cmpuint (bwss__fcs_step (&f, &params, hold - 1, 1e6, 100 * MS, 1448), ==, 9);
+  g_assert_cmpuint (bwss__fcs_step (&f, &params, 400 * MS, 1e6, 100 * MS, 1448), ==, 9);
   /* unknown RTT: stays released */
   BwssFcs g;
-  bwss_fcs_init (&g);
-  g_assert_cmpuint (bwss_fcs_step (&g, &params, 0, 1e6, 0, 1448), ==, 0);
+  bwss__fcs_init (&g);
+  g_assert_cmpuint (bwss__fcs_step (&g, &params, 0, 1e6, 0, 1448), ==, 0);
   g_assert_cmpint (g.state, ==, BWSS_FCS_RELEASED);
 }
 
@@ -135,7 +135,7 @@ test_fcs_eq3_decrease (void)
   BwssFcs f;
   uint64_t hold = fcs_with_estimate (&f, 1.5e6);
   /* eq. (3): Δw' = ⌊(1.5e6 − 1e6)·0.1/11584 + 0.5⌋ = ⌊4.816⌋ = 4 */
-  g_assert_cmpuint (bwss_fcs_step (&f, &params, hold, 1e6, 100 * MS, 1448), ==, 5);
+  g_assert_cmpuint (bwss__fcs_step (&f, &params, hold, 1e6, 100 * MS, 1448), ==, 5);
   g_assert_cmpint (f.state, ==, BWSS_FCS_DECREASED);
   g_assert_cmpuint (f.hold_until_us, ==, hold + 700 * MS);
 }
@@ -145,7 +145,7 @@ test_fcs_eq3_floor_at_one (void)
 {
   BwssFcs f;
   uint64_t hold = fcs_with_estimate (&f, 10e6);
-  g_assert_cmpuint (bwss_fcs_step (&f, &params, hold, 1e6, 100 * MS, 1448), ==, 1);
+  g_assert_cmpuint (bwss__fcs_step (&f, &params, hold, 1e6, 100 * MS, 1448), ==, 1);
 }
 
 static void
@@ -154,12 +154,12 @@ test_fcs_eq4_increase (void)
   BwssFcs f;
   uint64_t hold = fcs_with_estimate (&f, 0.5e6);
   /* eq. (4): Δw'' = ⌊0.7·(1e6 − 0.5e6)·0.1/11584⌋ = ⌊3.02⌋ = 3 */
-  g_assert_cmpuint (bwss_fcs_step (&f, &params, hold, 1e6, 100 * MS, 1448), ==, 12);
+  g_assert_cmpuint (bwss__fcs_step (&f, &params, hold, 1e6, 100 * MS, 1448), ==, 12);
   g_assert_cmpint (f.state, ==, BWSS_FCS_INCREASED);
 
   /* just below the interval: eq. (4) gives 0, the law adds at least 1 */
   uint64_t hold2 = fcs_with_estimate (&f, 0.94e6);
-  g_assert_cmpuint (bwss_fcs_step (&f, &params, hold2, 1e6, 100 * MS, 1448), ==, 10);
+  g_assert_cmpuint (bwss__fcs_step (&f, &params, hold2, 1e6, 100 * MS, 1448), ==, 10);
 }
 
 /* A target cut by more than half restarts from eq. (1) at once, even in
@@ -169,12 +169,12 @@ test_fcs_restart_on_target_cut (void)
 {
   BwssFcs f;
   fcs_with_estimate (&f, 1e6);
-  g_assert_cmpuint (bwss_fcs_step (&f, &params, 200 * MS, 0.3e6, 100 * MS, 1448), ==, 3);
+  g_assert_cmpuint (bwss__fcs_step (&f, &params, 200 * MS, 0.3e6, 100 * MS, 1448), ==, 3);
   g_assert_cmpint (f.state, ==, BWSS_FCS_HOLD);
   /* a cut to 60 % is left to eq. (3) */
   BwssFcs g;
   fcs_with_estimate (&g, 1e6);
-  g_assert_cmpuint (bwss_fcs_step (&g, &params, 200 * MS, 0.6e6, 100 * MS, 1448), ==, 9);
+  g_assert_cmpuint (bwss__fcs_step (&g, &params, 200 * MS, 0.6e6, 100 * MS, 1448), ==, 9);
 }
 
 /* The delay loop's rescale: a target moved by more than 10 % scales the
@@ -188,27 +188,27 @@ static void
 test_fcs_rescale_on_retarget (void)
 {
   BwssFcs f;
-  bwss_fcs_init (&f);
-  g_assert_cmpuint (bwss_fcs_step (&f, &delay_params, 0, 1e6, 100 * MS, 1448), ==, 9);
-  g_assert_cmpuint (bwss_fcs_step (&f, &delay_params, 10 * MS, 1.08e6, 100 * MS, 1448), ==, 9);
-  g_assert_cmpuint (bwss_fcs_step (&f, &delay_params, 20 * MS, 0.5e6, 100 * MS, 1448), ==, 5);
+  bwss__fcs_init (&f);
+  g_assert_cmpuint (bwss__fcs_step (&f, &delay_params, 0, 1e6, 100 * MS, 1448), ==, 9);
+  g_assert_cmpuint (bwss__fcs_step (&f, &delay_params, 10 * MS, 1.08e6, 100 * MS, 1448), ==, 9);
+  g_assert_cmpuint (bwss__fcs_step (&f, &delay_params, 20 * MS, 0.5e6, 100 * MS, 1448), ==, 5);
   g_assert_cmpint (f.state, ==, BWSS_FCS_HOLD);
   g_assert_cmpfloat (f.target_bps, ==, 0.5e6);
   g_assert_cmpuint (f.hold_until_us, ==, 20 * MS + 700 * MS);
-  g_assert_cmpuint (bwss_fcs_step (&f, &delay_params, 30 * MS, 0.75e6, 100 * MS, 1448), ==, 8);
+  g_assert_cmpuint (bwss__fcs_step (&f, &delay_params, 30 * MS, 0.75e6, 100 * MS, 1448), ==, 8);
   /* with an estimate of what the window carries */
   BwssFcs h;
-  bwss_fcs_init (&h);
-  g_assert_cmpuint (bwss_fcs_step (&h, &delay_params, 0, 1e6, 100 * MS, 1448), ==, 9);
-  bwss_fcs_observe (&h, &delay_params, 100 * MS, 1000, 100 * MS);
-  g_assert_true (bwss_fcs_observe (&h, &delay_params, 300 * MS, 1000 + 15000, 100 * MS));
+  bwss__fcs_init (&h);
+  g_assert_cmpuint (bwss__fcs_step (&h, &delay_params, 0, 1e6, 100 * MS, 1448), ==, 9);
+  bwss__fcs_observe (&h, &delay_params, 100 * MS, 1000, 100 * MS);
+  g_assert_true (bwss__fcs_observe (&h, &delay_params, 300 * MS, 1000 + 15000, 100 * MS));
   g_assert_cmpfloat_with_epsilon (h.est.rate_bps, 0.6e6, 1.0);
-  g_assert_cmpuint (bwss_fcs_step (&h, &delay_params, 310 * MS, 1.2e6, 100 * MS, 1448), ==, 18);
+  g_assert_cmpuint (bwss__fcs_step (&h, &delay_params, 310 * MS, 1.2e6, 100 * MS, 1448), ==, 18);
   /* the paper's FCS does not rescale */
   BwssFcs g;
-  bwss_fcs_init (&g);
-  g_assert_cmpuint (bwss_fcs_step (&g, &params, 0, 1e6, 100 * MS, 1448), ==, 9);
-  g_assert_cmpuint (bwss_fcs_step (&g, &params, 10 * MS, 0.6e6, 100 * MS, 1448), ==, 9);
+  bwss__fcs_init (&g);
+  g_assert_cmpuint (bwss__fcs_step (&g, &params, 0, 1e6, 100 * MS, 1448), ==, 9);
+  g_assert_cmpuint (bwss__fcs_step (&g, &params, 10 * MS, 0.6e6, 100 * MS, 1448), ==, 9);
 }
 
 /* The delay loop's sub-segment window: eq. (3) from one segment goes one
@@ -218,50 +218,50 @@ static void
 test_fcs_sub_segment_window (void)
 {
   BwssFcs f;
-  bwss_fcs_init (&f);
+  bwss__fcs_init (&f);
   /* 100 kbit/s at 30 ms is 0.26 segment: the sub-segment window */
-  g_assert_cmpuint (bwss_fcs_step (&f, &delay_params, 0, 100e3, 30 * MS, 1448), ==, 1);
+  g_assert_cmpuint (bwss__fcs_step (&f, &delay_params, 0, 100e3, 30 * MS, 1448), ==, 1);
   g_assert_true (f.sub);
-  g_assert_cmpuint (bwss_fcs_window_bytes (&f, &delay_params, 1448), ==,
+  g_assert_cmpuint (bwss__fcs_window_bytes (&f, &delay_params, 1448), ==,
                     delay_params.min_window_bytes);
   /* 200 kbit/s at 30 ms is 0.52 segment: eq. (1) rounds to one; measured
    * 386 kbit/s (one segment per 30 ms), eq. (3) rounds its step to 0 but
    * the rate debt says over on balance: one level down, the sub-segment
    * window */
   BwssFcs g;
-  bwss_fcs_init (&g);
-  g_assert_cmpuint (bwss_fcs_step (&g, &delay_params, 0, 200e3, 30 * MS, 1448), ==, 1);
+  bwss__fcs_init (&g);
+  g_assert_cmpuint (bwss__fcs_step (&g, &delay_params, 0, 200e3, 30 * MS, 1448), ==, 1);
   g_assert_false (g.sub);
   uint64_t t = 10 * MS, bytes = 0;
   while (!g.sub && t < 5 * S) {
     bytes += 386000 / 8 / 100;                  /* 386 kbit/s in 10-ms steps */
-    bwss_fcs_observe (&g, &delay_params, t, bytes, 30 * MS);
-    bwss_fcs_step (&g, &delay_params, t, 200e3, 30 * MS, 1448);
+    bwss__fcs_observe (&g, &delay_params, t, bytes, 30 * MS);
+    bwss__fcs_step (&g, &delay_params, t, 200e3, 30 * MS, 1448);
     t += 10 * MS;
   }
   g_assert_true (g.sub);
   g_assert_cmpint (g.state, ==, BWSS_FCS_DECREASED);
-  g_assert_cmpuint (bwss_fcs_window_bytes (&g, &delay_params, 1448), ==, 1152);
+  g_assert_cmpuint (bwss__fcs_window_bytes (&g, &delay_params, 1448), ==, 1152);
   /* the paper's FCS has no such window */
   BwssFcs h;
-  bwss_fcs_init (&h);
-  g_assert_cmpuint (bwss_fcs_step (&h, &params, 0, 100e3, 30 * MS, 1448), ==, 1);
+  bwss__fcs_init (&h);
+  g_assert_cmpuint (bwss__fcs_step (&h, &params, 0, 100e3, 30 * MS, 1448), ==, 1);
   g_assert_false (h.sub);
-  g_assert_cmpuint (bwss_fcs_window_bytes (&h, &params, 1448), ==, 1448);
+  g_assert_cmpuint (bwss__fcs_window_bytes (&h, &params, 1448), ==, 1448);
   /* nor do segments more than twice its size (loopback's 32 kB: the sender
    * would wait on its persist timer): one whole segment is the floor, at
    * eq. (1) and after eq. (3) */
   BwssFcs l;
-  bwss_fcs_init (&l);
-  g_assert_cmpuint (bwss_fcs_step (&l, &delay_params, 0, 100e3, 30 * MS, 32768), ==, 1);
+  bwss__fcs_init (&l);
+  g_assert_cmpuint (bwss__fcs_step (&l, &delay_params, 0, 100e3, 30 * MS, 32768), ==, 1);
   g_assert_false (l.sub);
-  g_assert_cmpuint (bwss_fcs_window_bytes (&l, &delay_params, 32768), ==, 32768);
+  g_assert_cmpuint (bwss__fcs_window_bytes (&l, &delay_params, 32768), ==, 32768);
   t = 10 * MS;
   bytes = 0;
   for (int i = 0; i < 200; i++, t += 10 * MS) {
     bytes += 8738000 / 8 / 100;                 /* one segment per 30 ms */
-    bwss_fcs_observe (&l, &delay_params, t, bytes, 30 * MS);
-    bwss_fcs_step (&l, &delay_params, t, 100e3, 30 * MS, 32768);
+    bwss__fcs_observe (&l, &delay_params, t, bytes, 30 * MS);
+    bwss__fcs_step (&l, &delay_params, t, 100e3, 30 * MS, 32768);
     g_assert_false (l.sub);
     g_assert_cmpuint (l.window, ==, 1);
   }
@@ -274,40 +274,40 @@ static void
 test_fcs_paced_reads (void)
 {
   BwssFcs f;
-  bwss_fcs_init (&f);
+  bwss__fcs_init (&f);
   /* released: no pacing before eq. (1) */
-  bwss_fcs_set_paced (&f, &delay_params, true);
-  g_assert_cmpfloat (bwss_fcs_pace_bps (&f, &delay_params, 100e3), ==, 0.0);
+  bwss__fcs_set_paced (&f, &delay_params, true);
+  g_assert_cmpfloat (bwss__fcs_pace_bps (&f, &delay_params, 100e3), ==, 0.0);
   /* 100 kbit/s at 30 ms (0.26 segment): eq. (1), then paced at T */
-  bwss_fcs_step (&f, &delay_params, 0, 100e3, 30 * MS, 1448);
-  g_assert_cmpuint (bwss_fcs_step (&f, &delay_params, 10 * MS, 100e3, 30 * MS, 1448), ==,
+  bwss__fcs_step (&f, &delay_params, 0, 100e3, 30 * MS, 1448);
+  g_assert_cmpuint (bwss__fcs_step (&f, &delay_params, 10 * MS, 100e3, 30 * MS, 1448), ==,
                     delay_params.pace_window_segments);
   g_assert_true (f.pacing);
   g_assert_false (f.sub);
-  g_assert_cmpfloat (bwss_fcs_pace_bps (&f, &delay_params, 100e3), ==, 100e3);
+  g_assert_cmpfloat (bwss__fcs_pace_bps (&f, &delay_params, 100e3), ==, 100e3);
   /* below the slowest pace: pace_min_bps */
-  g_assert_cmpuint (bwss_fcs_step (&f, &delay_params, 20 * MS, 0.0, 30 * MS, 1448), ==, 2);
-  g_assert_cmpfloat (bwss_fcs_pace_bps (&f, &delay_params, 0.0), ==, delay_params.pace_min_bps);
+  g_assert_cmpuint (bwss__fcs_step (&f, &delay_params, 20 * MS, 0.0, 30 * MS, 1448), ==, 2);
+  g_assert_cmpfloat (bwss__fcs_pace_bps (&f, &delay_params, 0.0), ==, delay_params.pace_min_bps);
   /* 1 Mbit/s at 30 ms needs 2.6 segments: ceil + 1 = 4, at once (no hold) */
-  g_assert_cmpuint (bwss_fcs_step (&f, &delay_params, 30 * MS, 1e6, 30 * MS, 1448), ==, 4);
-  g_assert_cmpfloat (bwss_fcs_pace_bps (&f, &delay_params, 1e6), ==, 1e6);
+  g_assert_cmpuint (bwss__fcs_step (&f, &delay_params, 30 * MS, 1e6, 30 * MS, 1448), ==, 4);
+  g_assert_cmpfloat (bwss__fcs_pace_bps (&f, &delay_params, 1e6), ==, 1e6);
   /* back down to 0.5 Mbit/s (ceil 2 + 1 = 3): one segment less is no resize,
    * two are */
-  g_assert_cmpuint (bwss_fcs_step (&f, &delay_params, 40 * MS, 5e5, 30 * MS, 1448), ==, 4);
-  g_assert_cmpuint (bwss_fcs_step (&f, &delay_params, 50 * MS, 1e5, 30 * MS, 1448), ==, 2);
+  g_assert_cmpuint (bwss__fcs_step (&f, &delay_params, 40 * MS, 5e5, 30 * MS, 1448), ==, 4);
+  g_assert_cmpuint (bwss__fcs_step (&f, &delay_params, 50 * MS, 1e5, 30 * MS, 1448), ==, 2);
   /* the receiver can no longer pace: released, then eq. (1) for the target */
-  bwss_fcs_set_paced (&f, &delay_params, false);
-  g_assert_cmpuint (bwss_fcs_step (&f, &delay_params, 60 * MS, 1e6, 30 * MS, 1448), ==, 3);
+  bwss__fcs_set_paced (&f, &delay_params, false);
+  g_assert_cmpuint (bwss__fcs_step (&f, &delay_params, 60 * MS, 1e6, 30 * MS, 1448), ==, 3);
   g_assert_false (f.pacing);
-  g_assert_cmpfloat (bwss_fcs_pace_bps (&f, &delay_params, 1e6), ==, 0.0);
+  g_assert_cmpfloat (bwss__fcs_pace_bps (&f, &delay_params, 1e6), ==, 0.0);
   /* the paper's FCS never paces */
   BwssFcs g;
-  bwss_fcs_init (&g);
-  bwss_fcs_set_paced (&g, &params, true);
-  bwss_fcs_step (&g, &params, 0, 100e3, 30 * MS, 1448);
-  bwss_fcs_step (&g, &params, 10 * MS, 100e3, 30 * MS, 1448);
+  bwss__fcs_init (&g);
+  bwss__fcs_set_paced (&g, &params, true);
+  bwss__fcs_step (&g, &params, 0, 100e3, 30 * MS, 1448);
+  bwss__fcs_step (&g, &params, 10 * MS, 100e3, 30 * MS, 1448);
   g_assert_false (g.pacing);
-  g_assert_cmpfloat (bwss_fcs_pace_bps (&g, &params, 100e3), ==, 0.0);
+  g_assert_cmpfloat (bwss__fcs_pace_bps (&g, &params, 100e3), ==, 0.0);
 }
 
 static void
@@ -315,11 +315,11 @@ test_fcs_in_interval_consumes_estimate (void)
 {
   BwssFcs f;
   uint64_t hold = fcs_with_estimate (&f, 1.02e6);
-  g_assert_cmpuint (bwss_fcs_step (&f, &params, hold, 1e6, 100 * MS, 1448), ==, 9);
+  g_assert_cmpuint (bwss__fcs_step (&f, &params, hold, 1e6, 100 * MS, 1448), ==, 9);
   g_assert_cmpint (f.state, ==, BWSS_FCS_STEADY);
   /* the same estimate never drives a second decision: even with a new
    * target, nothing moves until a new period ends */
-  g_assert_cmpuint (bwss_fcs_step (&f, &params, hold + 10 * MS, 3e6, 100 * MS, 1448), ==, 9);
+  g_assert_cmpuint (bwss__fcs_step (&f, &params, hold + 10 * MS, 3e6, 100 * MS, 1448), ==, 9);
 }
 
 /* ---- FCS against the flow model ---- */
@@ -346,8 +346,8 @@ run_fcs (Sim *s, double t, double secs, double tail)
     if (s->now % (10 * MS))
       continue;
     uint32_t rtt = s->m.f[0].rcv_rtt_us;
-    bwss_fcs_observe (&s->f, &params, s->now, s->m.f[0].bytes, rtt);
-    uint32_t w = bwss_fcs_step (&s->f, &params, s->now, t, rtt, MODEL_MSS);
+    bwss__fcs_observe (&s->f, &params, s->now, s->m.f[0].bytes, rtt);
+    uint32_t w = bwss__fcs_step (&s->f, &params, s->now, t, rtt, MODEL_MSS);
     s->m.f[0].window_bytes = w * MODEL_MSS;
   }
   return (s->m.f[0].bytes - tail_bytes) * 8.0 / tail;
@@ -358,7 +358,7 @@ sim_init (Sim *s, double capacity, double rtt)
 {
   model_init (&s->m, capacity, 0.1, 0.001);
   model_add (&s->m, rtt);
-  bwss_fcs_init (&s->f);
+  bwss__fcs_init (&s->f);
   s->now = 0;
 }
 

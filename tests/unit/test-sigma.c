@@ -22,13 +22,13 @@ flow (double rate, double target, bool settled)
 static uint64_t
 to_reactive (BwssSigma *s, BwssSigmaFlow *f, size_t n)
 {
-  bwss_sigma_init (s);
-  g_assert_true (bwss_sigma_step (s, &p, 0, 0, f, n, S));
+  bwss__sigma_init (s);
+  g_assert_true (bwss__sigma_step (s, &p, 0, 0, f, n, S));
   g_assert_cmpint (s->phase, ==, BWSS_PHASE_RELEASE);
   /* nothing is decided during the release */
-  g_assert_false (bwss_sigma_step (s, &p, p.release_us - 1, 500e3, f, n, S));
+  g_assert_false (bwss__sigma_step (s, &p, p.release_us - 1, 500e3, f, n, S));
   /* σ ← U, then the first raise step */
-  g_assert_true (bwss_sigma_step (s, &p, p.release_us, 900e3, f, n, S));
+  g_assert_true (bwss__sigma_step (s, &p, p.release_us, 900e3, f, n, S));
   g_assert_cmpint (s->phase, ==, BWSS_PHASE_RAISE);
   g_assert_cmpfloat_with_epsilon (s->sigma_bps, 990e3, 1e-6);
   /* U does not follow and the flows miss their raised targets: back to
@@ -39,7 +39,7 @@ to_reactive (BwssSigma *s, BwssSigmaFlow *f, size_t n)
     saved[i] = f[i].target_bps;
     f[i].target_bps = f[i].rate_bps * 1.1;
   }
-  g_assert_true (bwss_sigma_step (s, &p, t, 905e3, f, n, S));
+  g_assert_true (bwss__sigma_step (s, &p, t, 905e3, f, n, S));
   for (size_t i = 0; i < n; i++)
     f[i].target_bps = saved[i];
   g_assert_cmpint (s->phase, ==, BWSS_PHASE_REACTIVE);
@@ -52,25 +52,25 @@ test_init_raise_while_rising (void)
 {
   BwssSigma s;
   BwssSigmaFlow f[2] = { flow (0, 0, false), flow (0, 0, false) };
-  bwss_sigma_init (&s);
-  bwss_sigma_step (&s, &p, 0, 0, f, 2, S);
-  bwss_sigma_step (&s, &p, p.release_us, 1000e3, f, 2, S);      /* σ 1000k → 1100k */
+  bwss__sigma_init (&s);
+  bwss__sigma_step (&s, &p, 0, 0, f, 2, S);
+  bwss__sigma_step (&s, &p, p.release_us, 1000e3, f, 2, S);      /* σ 1000k → 1100k */
   g_assert_cmpfloat_with_epsilon (s.sigma_bps, 1100e3, 1e-6);
   /* too early for the next probe */
-  g_assert_false (bwss_sigma_step (&s, &p, p.release_us + S / 2, 1080e3, f, 2, S));
+  g_assert_false (bwss__sigma_step (&s, &p, p.release_us + S / 2, 1080e3, f, 2, S));
   /* U rose by > 3 %: raise again from 1100k */
-  g_assert_true (bwss_sigma_step (&s, &p, p.release_us + S, 1040e3, f, 2, S));
+  g_assert_true (bwss__sigma_step (&s, &p, p.release_us + S, 1040e3, f, 2, S));
   g_assert_cmpint (s.phase, ==, BWSS_PHASE_RAISE);
   g_assert_cmpfloat_with_epsilon (s.sigma_bps, 1210e3, 1e-6);
   /* U flat (and no flow has a target to reach): σ returns to the last σ
    * that made U rise (1100k) */
-  g_assert_true (bwss_sigma_step (&s, &p, p.release_us + 2 * S, 1050e3, f, 2, S));
+  g_assert_true (bwss__sigma_step (&s, &p, p.release_us + 2 * S, 1050e3, f, 2, S));
   g_assert_cmpint (s.phase, ==, BWSS_PHASE_REACTIVE);
   g_assert_cmpfloat_with_epsilon (s.sigma_bps, 1100e3, 1e-6);
   /* the raise floor lets σ leave small values: 64 kbit/s at least */
-  bwss_sigma_init (&s);
-  bwss_sigma_step (&s, &p, 0, 0, f, 2, S);
-  bwss_sigma_step (&s, &p, p.release_us, 0, f, 2, S);
+  bwss__sigma_init (&s);
+  bwss__sigma_step (&s, &p, 0, 0, f, 2, S);
+  bwss__sigma_step (&s, &p, p.release_us, 0, f, 2, S);
   g_assert_cmpfloat_with_epsilon (s.sigma_bps, 64e3, 1e-6);
 }
 
@@ -81,31 +81,31 @@ test_one_flow_congested (void)
   BwssSigmaFlow f[3] = { flow (300e3, 300e3, true), flow (300e3, 300e3, true),
                          flow (300e3, 300e3, true) };
   uint64_t t = to_reactive (&s, f, 3);
-  g_assert_false (bwss_sigma_step (&s, &p, t, 900e3, f, 3, S));   /* all fine */
+  g_assert_false (bwss__sigma_step (&s, &p, t, 900e3, f, 3, S));   /* all fine */
   f[2].rate_bps = 200e3;                                          /* < 0.8·300k */
   /* (a): σ += (1−γ)·T* and the flow is tracked */
-  g_assert_true (bwss_sigma_step (&s, &p, t + S, 800e3, f, 3, S));
+  g_assert_true (bwss__sigma_step (&s, &p, t + S, 800e3, f, 3, S));
   g_assert_cmpfloat_with_epsilon (s.sigma_bps, 900e3 + 0.2 * 300e3, 1e-6);
   g_assert_true (f[2].tracked);
   g_assert_cmpfloat (f[2].tracked_target, ==, 300e3);
   g_assert_cmpint (s.phase, ==, BWSS_PHASE_RAISE);
   /* the others use the share (U follows): σ keeps growing */
   f[0].target_bps = f[1].target_bps = 330e3;
-  g_assert_true (bwss_sigma_step (&s, &p, t + 2 * S, 860e3, f, 3, S));
+  g_assert_true (bwss__sigma_step (&s, &p, t + 2 * S, 860e3, f, 3, S));
   g_assert_cmpfloat_with_epsilon (s.sigma_bps, 960e3 + 96e3, 1e-6);
   /* U stops following, the untracked flows miss their targets: back to
    * the last σ that made it rise */
   f[0].target_bps = f[1].target_bps = 400e3;
-  g_assert_true (bwss_sigma_step (&s, &p, t + 3 * S, 865e3, f, 3, S));
+  g_assert_true (bwss__sigma_step (&s, &p, t + 3 * S, 865e3, f, 3, S));
   g_assert_cmpint (s.phase, ==, BWSS_PHASE_REACTIVE);
   g_assert_cmpfloat_with_epsilon (s.sigma_bps, 960e3, 1e-6);
   /* still congested: no new increase for the same flow */
   f[0].target_bps = f[1].target_bps = 300e3;
-  g_assert_false (bwss_sigma_step (&s, &p, t + 4 * S, 865e3, f, 3, S));
+  g_assert_false (bwss__sigma_step (&s, &p, t + 4 * S, 865e3, f, 3, S));
   g_assert_cmpfloat_with_epsilon (s.sigma_bps, 960e3, 1e-6);
   /* (b) it recovers above γ·T*: σ ← U */
   f[2].rate_bps = 290e3;
-  g_assert_true (bwss_sigma_step (&s, &p, t + 5 * S, 930e3, f, 3, S));
+  g_assert_true (bwss__sigma_step (&s, &p, t + 5 * S, 930e3, f, 3, S));
   g_assert_false (f[2].tracked);
   g_assert_cmpfloat_with_epsilon (s.sigma_bps, 930e3, 1e-6);
 }
@@ -120,7 +120,7 @@ test_link_congestion (void)
   uint64_t t = to_reactive (&s, f, 3);
   f[0].rate_bps = 200e3;
   f[1].rate_bps = 200e3;
-  g_assert_true (bwss_sigma_step (&s, &p, t, 700e3, f, 3, S));
+  g_assert_true (bwss__sigma_step (&s, &p, t, 700e3, f, 3, S));
   g_assert_cmpint (s.phase, ==, BWSS_PHASE_LINK_CONGESTED);
   /* σ ← (1 − α)·U: just below what the link carries, so its queue drains */
   g_assert_cmpfloat_with_epsilon (s.sigma_bps, 0.95 * 700e3, 1e-6);
@@ -133,12 +133,12 @@ test_link_congestion (void)
   }
   /* ... and once U has settled after the onset, σ is taken again from it
    * (once) */
-  g_assert_true (bwss_sigma_step (&s, &p, t + S, 600e3, f, 3, S));
+  g_assert_true (bwss__sigma_step (&s, &p, t + S, 600e3, f, 3, S));
   g_assert_cmpfloat_with_epsilon (s.u_ref_bps, 600e3, 1e-6);
   g_assert_cmpfloat_with_epsilon (s.sigma_bps, 0.95 * 600e3, 1e-6);
   g_assert_cmpint (s.phase, ==, BWSS_PHASE_LINK_CONGESTED);
   /* U rises above the low point: σ ← U then the raise phase climbs */
-  g_assert_true (bwss_sigma_step (&s, &p, t + 2 * S, 760e3, f, 3, S));
+  g_assert_true (bwss__sigma_step (&s, &p, t + 2 * S, 760e3, f, 3, S));
   g_assert_cmpint (s.phase, ==, BWSS_PHASE_RAISE);
   g_assert_cmpfloat_with_epsilon (s.sigma_good_bps, 760e3, 1e-6);
   g_assert_cmpfloat_with_epsilon (s.sigma_bps, 836e3, 1e-6);
@@ -153,7 +153,7 @@ test_unsettled_not_judged (void)
   uint64_t t = to_reactive (&s, f, 2);
   f[0] = flow (100e3, 450e3, false);
   f[1] = flow (100e3, 450e3, false);
-  g_assert_false (bwss_sigma_step (&s, &p, t, 200e3, f, 2, S));
+  g_assert_false (bwss__sigma_step (&s, &p, t, 200e3, f, 2, S));
   g_assert_cmpint (s.phase, ==, BWSS_PHASE_REACTIVE);
   g_assert_cmpfloat_with_epsilon (s.sigma_bps, 900e3, 1e-6);
 }
@@ -166,11 +166,11 @@ test_probe_on_flow_change (void)
   BwssSigma s;
   BwssSigmaFlow f[2] = { flow (450e3, 450e3, true), flow (450e3, 450e3, true) };
   uint64_t t = to_reactive (&s, f, 2);
-  bwss_sigma_probe (&s, t);
+  bwss__sigma_probe (&s, t);
   g_assert_cmpint (s.phase, ==, BWSS_PHASE_RAISE);
-  g_assert_false (bwss_sigma_step (&s, &p, t, 900e3, f, 2, S));
-  g_assert_false (bwss_sigma_step (&s, &p, t + S - 1, 900e3, f, 2, S));
-  g_assert_true (bwss_sigma_step (&s, &p, t + S, 900e3, f, 2, S));
+  g_assert_false (bwss__sigma_step (&s, &p, t, 900e3, f, 2, S));
+  g_assert_false (bwss__sigma_step (&s, &p, t + S - 1, 900e3, f, 2, S));
+  g_assert_true (bwss__sigma_step (&s, &p, t + S, 900e3, f, 2, S));
   g_assert_cmpfloat_with_epsilon (s.sigma_bps, 990e3, 1e-6);
 }
 
@@ -186,9 +186,9 @@ test_flow_churn_does_not_raise (void)
   double start = s.sigma_bps;
   for (int i = 0; i < 40; i++) {
     /* a join or a leave every half settle interval; U jumps with the set */
-    bwss_sigma_probe (&s, t);
+    bwss__sigma_probe (&s, t);
     double u = (i % 2) ? 600e3 : 900e3;
-    bwss_sigma_step (&s, &p, t, u, f, 2, S);
+    bwss__sigma_step (&s, &p, t, u, f, 2, S);
     t += S / 2;
   }
   /* one probe step at most above where it started */
@@ -201,12 +201,12 @@ test_periodic_reinit_and_idle (void)
   BwssSigma s;
   BwssSigmaFlow f[1] = { flow (900e3, 900e3, true) };
   uint64_t t = to_reactive (&s, f, 1);
-  g_assert_false (bwss_sigma_step (&s, &p, p.reinit_period_us - 1, 900e3, f, 1, S));
+  g_assert_false (bwss__sigma_step (&s, &p, p.reinit_period_us - 1, 900e3, f, 1, S));
   /* the periodic re-initialisation raises from the current σ (a release
    * would hand a protected video to plain TCP) */
-  g_assert_true (bwss_sigma_step (&s, &p, p.reinit_period_us, 900e3, f, 1, S));
+  g_assert_true (bwss__sigma_step (&s, &p, p.reinit_period_us, 900e3, f, 1, S));
   g_assert_cmpint (s.phase, ==, BWSS_PHASE_RAISE);
-  g_assert_true (bwss_sigma_step (&s, &p, p.reinit_period_us + S, 0, f, 0, S));
+  g_assert_true (bwss__sigma_step (&s, &p, p.reinit_period_us + S, 0, f, 0, S));
   g_assert_cmpint (s.phase, ==, BWSS_PHASE_IDLE);
   (void) t;
 }
@@ -221,9 +221,9 @@ test_floor_flow_does_not_block (void)
   f[0].rate_bps = 660e3;
   uint64_t t = to_reactive (&s, f, 2);
   f[0].rate_bps = 160e3;                      /* the video's source slows down */
-  g_assert_false (bwss_sigma_step (&s, &p, t, 546e3, f, 2, S));   /* excess: waits */
+  g_assert_false (bwss__sigma_step (&s, &p, t, 546e3, f, 2, S));   /* excess: waits */
   f[1].at_floor = true;
-  g_assert_true (bwss_sigma_step (&s, &p, t + S, 546e3, f, 2, S)); /* (a) */
+  g_assert_true (bwss__sigma_step (&s, &p, t + S, 546e3, f, 2, S)); /* (a) */
   g_assert_true (f[0].tracked);
   g_assert_cmpint (s.phase, ==, BWSS_PHASE_RAISE);
 }
@@ -237,10 +237,10 @@ test_sigma_above_link (void)
   uint64_t t = to_reactive (&s, f, 2);
   /* one flow short by 7 %: not (d) */
   f[0].rate_bps = 418e3;
-  g_assert_false (bwss_sigma_step (&s, &p, t, 868e3, f, 2, S));
+  g_assert_false (bwss__sigma_step (&s, &p, t, 868e3, f, 2, S));
   /* both short by 7 % (more than α, less than 1 − γ): σ ← U */
   f[1].rate_bps = 418e3;
-  g_assert_true (bwss_sigma_step (&s, &p, t + S, 836e3, f, 2, S));
+  g_assert_true (bwss__sigma_step (&s, &p, t + S, 836e3, f, 2, S));
   g_assert_cmpfloat_with_epsilon (s.sigma_bps, 0.95 * 836e3, 1e-6);
   g_assert_cmpint (s.phase, ==, BWSS_PHASE_REACTIVE);
 }

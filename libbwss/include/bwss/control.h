@@ -47,9 +47,26 @@ BWSS_API const char *bwss_loop_name (BwssLoop loop);
 /* Parses "delay" or "paper"; returns 0 or BWSS_EINVAL (out untouched). */
 BWSS_API int bwss_loop_parse (const char *text, BwssLoop *out);
 
+/* Unstable API.  The layouts of BwssParams and BwssEstimator, which a
+ * caller allocates, are not part of libbwss0's stable ABI: a release may add,
+ * remove or reorder their fields (and then changes the soname).  Their
+ * definitions are visible only to a program that says it follows them,
+ * as GStreamer's unstable libraries ask for GST_USE_UNSTABLE_API:
+ *
+ *     #define BWSS_USE_UNSTABLE_API   (or -DBWSS_USE_UNSTABLE_API)
+ *     #include <bwss/bwss.h>
+ *
+ * Without it both are incomplete types: pointers to them pass through the
+ * stable API (bwss_controller_params()), and the domain (bwss/domain.h),
+ * the preferences and bwss_allocate() need neither (docs/architecture.md,
+ * "The ABI"). */
+typedef struct BwssParams BwssParams;
+typedef struct BwssEstimator BwssEstimator;
+
+#ifdef BWSS_USE_UNSTABLE_API
 /* Every tunable of the laws, with its unit.  bwss_params_init() fills the
  * defaults; params.c gives each value's reason. */
-typedef struct {
+struct BwssParams {
   BwssLoop loop;
   /* FCS, Sec. IV */
   double   alpha;               /* rate slack α: desired interval [(1-α)T, (1+α)T]; (0, 1) */
@@ -129,7 +146,8 @@ typedef struct {
   uint64_t own_queue_us;        /* a flow whose RTT exceeds the link's queue by this
                                  * holds a queue of its own (fq_codel), µs ... */
   uint64_t own_queue_memory_us; /* ... the link's queue being its largest over this, µs */
-} BwssParams;
+};
+#endif /* BWSS_USE_UNSTABLE_API */
 
 /* Fills @p with the defaults of the delay loop.  Never fails. */
 BWSS_API void bwss_params_init (BwssParams *p);
@@ -196,14 +214,17 @@ BWSS_API int bwss_allocate_grouped (double sigma, const BwssPrefs *prefs,
  * 3.2 s, more than the longest window any caller asks for. */
 #define BWSS_METER_ENTRIES 128
 
+#ifdef BWSS_USE_UNSTABLE_API
+
 /* The one rate estimator of libbwss, fed with a cumulative byte count:
  *   - R, the paper's estimate (Sec. IV-B): the rate over successive periods
  *     φ, averaged R ← ε·R + (1−ε)·R_φ, restarted after a window change (the
  *     FCS uses it);
  *   - the mean rate over any recent window (bwss_estimator_mean), from a
  *     history of samples one meter step apart, interpolated at the window's
- *     start (the σ loops, the element's statistics and the tools use it). */
-typedef struct {
+ *     start (the σ loops, the element's statistics and the tools use it).
+ * Unstable API: see BwssParams. */
+struct BwssEstimator {
   double   rate_bps;        /* R, bit/s; negative until the first period ends */
   uint64_t period_start_us; /* start of the running period φ; 0 before start */
   uint64_t period_bytes;    /* cumulative byte count at that start */
@@ -215,7 +236,8 @@ typedef struct {
   uint64_t hist_us[BWSS_METER_ENTRIES];
   uint64_t hist_bytes[BWSS_METER_ENTRIES];
   uint32_t hist_n, hist_head;   /* head = next slot */
-} BwssEstimator;
+};
+#endif /* BWSS_USE_UNSTABLE_API */
 
 BWSS_API void bwss_estimator_init (BwssEstimator *e);
 

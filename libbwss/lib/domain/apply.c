@@ -138,7 +138,7 @@ bwss_flow_read_wait_us (BwssFlow *f, size_t want)
   uint64_t wait = 0;
   pthread_mutex_lock (&g->local);
   if (f->pace_bps > 0.0) {
-    pacing_refill (f, bwss_clock_now_us ());
+    pacing_refill (f, bwss__clock_now_us ());
     double need = f->mss ? (double) f->mss : pacing_defaults ()->default_mss;
     if (want && (double) want < need)
       need = (double) want;
@@ -157,7 +157,7 @@ bwss_flow_read_took (BwssFlow *f, size_t n)
   Seg *g = f->seg;
   pthread_mutex_lock (&g->local);
   if (f->pace_bps > 0.0) {
-    pacing_refill (f, bwss_clock_now_us ());
+    pacing_refill (f, bwss__clock_now_us ());
     f->tokens -= (double) n;
   }
   pthread_mutex_unlock (&g->local);

@@ -47,7 +47,7 @@ seg_file (const Seg *g)
 int
 seg_lock (Seg *g, uint64_t wait_us)
 {
-  uint64_t now = bwss_clock_now_us ();
+  uint64_t now = bwss__clock_now_us ();
   bool judge = now >= g->next_judge_us;
   SegFile f = seg_file (g);
   SegHolder holder;

@@ -218,7 +218,7 @@ static int
 seg_read_lock (Seg *g, uint64_t *now)
 {
   pthread_mutex_lock (&g->local);
-  *now = bwss_clock_now_us ();
+  *now = bwss__clock_now_us ();
   follow (g, *now);
   int err = seg_lock (g, LOCK_WAIT_US);
   if (err) {
@@ -268,7 +268,7 @@ bwss_domain_set_suspended (BwssDomain *d, bool suspended)
     return BWSS_EINVAL;
   Seg *g = d->seg;
   pthread_mutex_lock (&g->local);
-  follow (g, bwss_clock_now_us ());
+  follow (g, bwss__clock_now_us ());
   /* one word the controller reads under the lock: no need to take it */
   __atomic_store_n (&g->s->suspended, suspended ? 1u : 0u, __ATOMIC_RELEASE);
   pthread_mutex_unlock (&g->local);
@@ -399,7 +399,7 @@ bwss_domain_dispatch (BwssDomain *d, uint64_t now)
 {
   if (d == NULL || d->seg == NULL)
     return DISPATCH_US;
-  return seg_dispatch (d->seg, now ? now : bwss_clock_now_us ());
+  return seg_dispatch (d->seg, now ? now : bwss__clock_now_us ());
 }
 
 static void *
@@ -407,7 +407,7 @@ dispatch_thread (void *data)
 {
   Seg *g = data;
   while (!atomic_load (&g->thread_stop)) {
-    uint64_t wait = seg_dispatch (g, bwss_clock_now_us ());
+    uint64_t wait = seg_dispatch (g, bwss__clock_now_us ());
     struct timespec ts = { .tv_sec = (time_t) (wait / 1000000), .tv_nsec = (long) (wait % 1000000) * 1000 };
     nanosleep (&ts, NULL);
   }

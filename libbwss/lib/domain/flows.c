@@ -109,24 +109,6 @@ flows_publish (Seg *g)
 
 /* ---- the flows' public API ---- */
 
-/* Writes the name of process @pid (0: this one) to @comm. */
-static void
-read_comm (pid_t pid, char *comm, size_t len)
-{
-  char path[32];
-  if (pid)
-    snprintf (path, sizeof path, "/proc/%d/comm", (int) pid);
-  else
-    snprintf (path, sizeof path, "/proc/self/comm");
-  FILE *f = fopen (path, "re");
-  comm[0] = '\0';
-  if (f) {
-    if (fgets (comm, (int) len, f))
-      comm[strcspn (comm, "\n")] = '\0';
-    fclose (f);
-  }
-}
-
 /* Returns true if @origin is 1 to BWSS_ORIGIN_MAX - 1 printable ASCII
  * characters. */
 static bool
@@ -175,7 +157,7 @@ bwss_flow_register_as (BwssDomain *d, int fd, const BwssPrefs *prefs, const char
   f->prefs = *prefs;
   f->owner_pid = owner_pid;
   snprintf (f->origin, sizeof f->origin, "%s", origin);
-  read_comm (owner_pid, f->comm, sizeof f->comm);
+  proc_comm (owner_pid, f->comm, sizeof f->comm);
   knob_endpoints (fd, f->local, sizeof f->local, f->remote, sizeof f->remote);
 
   pthread_mutex_lock (&g->local);
@@ -353,7 +335,7 @@ bwss_flow_get_stats (BwssFlow *f, BwssFlowStats *out)
       return BWSS_ENOENT;
     }
     const SegSlot *sl = &s->slots[f->slot];
-    bool alive = leader_alive (s, bwss_clock_now_us ());
+    bool alive = leader_alive (s, bwss__clock_now_us ());
     st.bytes_received = sl->bytes_received;
     st.rate_bps = sl->rate_bps;
     st.target_bps = alive && sl->controlled ? sl->target_bps : -1.0;

@@ -236,7 +236,7 @@ observe_slot (Seg *g, Segment *s, SegSlot *sl, uint32_t i, bool have_dump, uint6
   const KnobInfo *k = have_dump ? measured (g, sl, &unknown) : NULL;
   if (unknown)
     return;
-  if (have_dump && (k == NULL || k->state != 1 /* TCP_ESTABLISHED */)) {
+  if (have_dump && (k == NULL || k->state != SYS_TCP_ESTABLISHED)) {
     if (++g->gone[i] >= GONE_DUMPS) {
       bwss_controller_remove_flow (g->ctl, flow_id (i, sl->gen), now);
       g->ctl_gen[i] = 0;

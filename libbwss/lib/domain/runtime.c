@@ -38,8 +38,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bwss/domain.h>
+#include "sys.h"
 
-#define FALLBACK_PARENT "/dev/shm"
 /* Longest suffix of a domain file's name (".bwssd.lock"). */
 #define SUFFIX_MAX 32
 
@@ -93,57 +93,14 @@ from_errno (int e)
   }
 }
 
-/* Returns 0 if no other user can replace the directory @real names (an
- * absolute path without symbolic links): every directory above it is
- * root's or this user's, and one that group or others may write has the
- * sticky bit; else BWSS_EPERM. */
-static int
-safe_ancestors (const char *real)
-{
-  size_t n = strlen (real);
-  if (real[0] != '/' || n >= PATH_MAX)
-    return BWSS_EPERM;
-  for (size_t i = 0; i < n; i++) {
-    if (real[i] != '/')
-      continue;
-    char dir[PATH_MAX];
-    size_t len = i == 0 ? 1 : i;       /* "/", then each prefix up to a '/' */
-    memcpy (dir, real, len);
-    dir[len] = '\0';
-    struct stat st;
-    if (lstat (dir, &st) != 0)
-      return from_errno (errno);
-    if (!S_ISDIR (st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid ())
-        || ((st.st_mode & 022) && !(st.st_mode & S_ISVTX)))
-      return BWSS_EPERM;
-  }
-  return 0;
-}
-
-/* Checks the directory @path, creating it (0700) first if @create and it is
- * missing: opened without following a link, a directory of this user closed
- * to everyone else, under directories nobody else can replace.  Returns 0
- * with its real path in @real (PATH_MAX bytes), or a BWSS_E code. */
+/* Checks the directory @path (rundir_check(), sys.h), creating it first if
+ * @create.  Returns 0 with its real path in @real (PATH_MAX bytes), or a
+ * BWSS_E code. */
 static int
 check_dir (const char *path, bool create, char *real)
 {
-  if (create && mkdir (path, 0700) != 0 && errno != EEXIST)
-    return from_errno (errno);
-  int fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0)
-    return from_errno (errno);
-  struct stat st;
-  int err = 0;
-  if (fstat (fd, &st) != 0)
-    err = from_errno (errno);
-  else if (!S_ISDIR (st.st_mode) || st.st_uid != geteuid () || (st.st_mode & 077) != 0)
-    err = BWSS_EPERM;
-  close (fd);
-  if (err)
-    return err;
-  if (realpath (path, real) == NULL)
-    return from_errno (errno);
-  return safe_ancestors (real);
+  int err = rundir_check (path, create, real);
+  return err ? from_errno (-err) : 0;
 }
 
 /* Copies @src to @path (@len bytes).  Returns 0 or BWSS_EINVAL (too long). */
@@ -173,7 +130,8 @@ bwss_runtime_dir (char *path, size_t len)
   if (path == NULL || len == 0)
     return BWSS_EINVAL;
   char run_user[64], base[PATH_MAX], dir[PATH_MAX + 8];
-  snprintf (run_user, sizeof run_user, "/run/user/%u", (unsigned) geteuid ());
+  if (rundir_session_base (run_user, sizeof run_user) != 0)
+    return BWSS_EINVAL;
   const char *xdg = getenv ("XDG_RUNTIME_DIR");
   const char *bases[] = { xdg && xdg[0] == '/' ? xdg : NULL, run_user };
   for (size_t i = 0; i < sizeof bases / sizeof bases[0]; i++) {
@@ -182,7 +140,8 @@ bwss_runtime_dir (char *path, size_t len)
     snprintf (dir, sizeof dir, "%s/bwss", base);
     return finish (dir, path, len);
   }
-  snprintf (dir, sizeof dir, FALLBACK_PARENT "/bwss-%u.d", (unsigned) geteuid ());
+  if (rundir_shared_base (dir, sizeof dir) != 0)
+    return BWSS_EINVAL;
   return finish (dir, path, len);
 }
 

@@ -268,11 +268,8 @@ make_unnamed (const char *path, const Segment *carry, SegFile *out)
 static int
 link_name (const SegFile *f, const char *path)
 {
-  char self[64];
-  snprintf (self, sizeof self, "/proc/self/fd/%d", f->fd);
-  if (linkat (AT_FDCWD, self, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0)
-    return 0;
-  return errno == EEXIST ? -EEXIST : errno_to_bwss (errno);
+  int err = proc_link_fd (f->fd, path);
+  return err == 0 || err == -EEXIST ? err : errno_to_bwss (-err);
 }
 
 /* Creates a complete segment and links it at @path.  Returns 0, -EEXIST if
@@ -369,7 +366,7 @@ old_file (const struct stat *st)
 int
 segment_open (const char *path, bool create, uint64_t wait_us, const Segment *carry, SegFile *out)
 {
-  uint64_t start = bwss_clock_now_us ();
+  uint64_t start = bwss__clock_now_us ();
   for (int rounds = 0; rounds < MAX_ROUNDS;) {
     int fd = open (path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) {
@@ -390,7 +387,7 @@ segment_open (const char *path, bool create, uint64_t wait_us, const Segment *ca
         close (fd);
       return err;
     }
-    uint64_t waited = bwss_clock_now_us () - start;
+    uint64_t waited = bwss__clock_now_us () - start;
     if (!old_file (&st) && waited < UNFINISHED_US) {
       close (fd);
       if (waited >= wait_us)

@@ -21,7 +21,7 @@
  *     can exceed DBL_MAX, so they are taken after dividing by the largest
  *     element (then each term is <= 1 and a sum of n terms is <= n).
  *
- * Demand caps (bwss_allocate_capped, the delay loop): a flow that something
+ * Demand caps (bwss__allocate_capped, the delay loop): a flow that something
  * else than its target limits (its source, another path) takes no more than
  * its cap, and what it leaves goes to the others by eq. (6) — water-filling
  * at a common excess per unit of weight λ:
@@ -252,7 +252,7 @@ fill_water (double sigma, const BwssPrefs *prefs, const double *caps, size_t n,
 }
 
 int
-bwss_allocate_capped (double sigma, const BwssPrefs *prefs, const double *caps, size_t n,
+bwss__allocate_capped (double sigma, const BwssPrefs *prefs, const double *caps, size_t n,
                       double *targets)
 {
   if (!isfinite (sigma) || sigma < 0.0 || (n > 0 && (prefs == NULL || targets == NULL)))
@@ -327,7 +327,7 @@ group_starts (const uint64_t *keys, const size_t *order, size_t k)
   return k == 0 || keys[order[k]] == 0 || keys[order[k]] != keys[order[k - 1]];
 }
 
-/* Scratch of bwss_allocate_grouped_capped, one allocation. */
+/* Scratch of bwss__allocate_grouped_capped, one allocation. */
 typedef struct {
   size_t    *order;    /* flows by group */
   BwssPrefs *gprefs;   /* per group, then per member of the group being split */
@@ -337,12 +337,12 @@ typedef struct {
 } GroupScratch;
 
 int
-bwss_allocate_grouped_capped (double sigma, const BwssPrefs *prefs, const double *caps,
+bwss__allocate_grouped_capped (double sigma, const BwssPrefs *prefs, const double *caps,
                               const uint64_t *groups, size_t n, double *targets,
                               double *minima)
 {
   if (groups == NULL) {
-    int err = bwss_allocate_capped (sigma, prefs, caps, n, targets);
+    int err = bwss__allocate_capped (sigma, prefs, caps, n, targets);
     for (size_t i = 0; err == BWSS_OK && minima != NULL && i < n; i++)
       minima[i] = prefs[i].min_rate_bps;
     return err;
@@ -390,7 +390,7 @@ bwss_allocate_grouped_capped (double sigma, const BwssPrefs *prefs, const double
     else if (w.gcaps[ng - 1] >= 0.0)   /* a cap under the member's minimum counts as it */
       w.gcaps[ng - 1] += ci > pi->min_rate_bps ? ci : pi->min_rate_bps;
   }
-  err = bwss_allocate_capped (sigma, w.gprefs, caps ? w.gcaps : NULL, ng, w.gtargets);
+  err = bwss__allocate_capped (sigma, w.gprefs, caps ? w.gcaps : NULL, ng, w.gtargets);
   if (err != BWSS_OK)
     goto out;
 
@@ -426,7 +426,7 @@ bwss_allocate_grouped_capped (double sigma, const BwssPrefs *prefs, const double
       mp[j - k].min_rate_bps = mmax > 0.0 ? gmin * ((pj->min_rate_bps / mmax) / msum_scaled) : 0.0;
       mc[j - k] = caps ? caps[w.order[j]] : -1.0;
     }
-    err = bwss_allocate_capped (tg, mp, caps ? mc : NULL, m, w.mtargets);
+    err = bwss__allocate_capped (tg, mp, caps ? mc : NULL, m, w.mtargets);
     if (err != BWSS_OK)
       goto out;
     for (size_t j = k; j < end; j++) {
@@ -459,5 +459,5 @@ bwss_allocate_grouped (double sigma, const BwssPrefs *prefs, const uint64_t *gro
   for (size_t i = 0; i < n; i++)
     if (bwss_prefs_validate (&prefs[i]) != BWSS_OK)
       return BWSS_EINVAL;
-  return bwss_allocate_grouped_capped (sigma, prefs, NULL, groups, n, targets, NULL);
+  return bwss__allocate_grouped_capped (sigma, prefs, NULL, groups, n, targets, NULL);
 }

@@ -22,7 +22,7 @@
  * What that costs and how it is covered:
  *   - a flow that joins behind a queue sees that queue in its first samples.
  *     If other flows measure the link's queue q, the newcomer's base is
- *     seeded with its RTT minus q (bwss_base_rtt_seed): the link's queue
+ *     seeded with its RTT minus q (bwss__base_rtt_seed): the link's queue
  *     delays every flow alike.  A lower sample later still lowers it;
  *   - a path that gets shorter is adopted at its first sample;
  *   - a path that gets longer reads, for that flow, as a queue of its own:
@@ -37,7 +37,7 @@
 #include "laws.h"
 
 void
-bwss_base_rtt_init (BwssBaseRtt *b)
+bwss__base_rtt_init (BwssBaseRtt *b)
 {
   b->base_us = 0;
   b->samples = 0;
@@ -45,7 +45,7 @@ bwss_base_rtt_init (BwssBaseRtt *b)
 }
 
 void
-bwss_base_rtt_sample (BwssBaseRtt *b, uint32_t rtt_us)
+bwss__base_rtt_sample (BwssBaseRtt *b, uint32_t rtt_us)
 {
   if (rtt_us == 0)
     return;
@@ -56,7 +56,7 @@ bwss_base_rtt_sample (BwssBaseRtt *b, uint32_t rtt_us)
 }
 
 void
-bwss_base_rtt_seed (BwssBaseRtt *b, uint32_t rtt_us, double queue_us)
+bwss__base_rtt_seed (BwssBaseRtt *b, uint32_t rtt_us, double queue_us)
 {
   if (rtt_us == 0 || !(queue_us > 0.0))
     return;
@@ -69,7 +69,7 @@ bwss_base_rtt_seed (BwssBaseRtt *b, uint32_t rtt_us, double queue_us)
 }
 
 uint32_t
-bwss_base_rtt_get (const BwssBaseRtt *b)
+bwss__base_rtt_get (const BwssBaseRtt *b)
 {
   return b->base_us;
 }

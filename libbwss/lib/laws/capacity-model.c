@@ -20,12 +20,12 @@
  * runs at the path's RTT, not at a full buffer's.  While the link is busy
  * (q > 0) U = Σ R_i is what it delivers to us: the measure to cut σ to.
  *
- * What the loop measures (bwss_capacity_queue): q is the smallest excess of
+ * What the loop measures (bwss__capacity_queue): q is the smallest excess of
  * RTT over base among the flows that received data lately — the link's
  * queue delays them all; a queue on one path (Fig. 5c) delays only that
  * flow and does not count.  Bases: basertt.c.
  *
- * The queue target (bwss_capacity_queue_target):
+ * The queue target (bwss__capacity_queue_target):
  *     q_t = max(q_min, k·p/C)                                          (C2)
  * q_min is short (10 ms); k = 2 packets of the link keep a slow link from
  * idling (a packet is 12 ms at 960 kbit/s: one segment more or less in any
@@ -50,7 +50,7 @@
  * and the targets then grew the windows: tried and measured, see the note
  * of issue 10).
  *
- * The decision interval (bwss_capacity_interval): decision_rtts RTTs of the
+ * The decision interval (bwss__capacity_interval): decision_rtts RTTs of the
  * slowest flow (its base plus q_t), and at least decision_segments segments
  * of the fastest (the kernel's RTT average moves by segments), within
  * [decision_min_us, decision_max_us].
@@ -65,7 +65,7 @@
 /* ---- the queue, its target, the interval ---- */
 
 double
-bwss_capacity_queue (const BwssCapacityFlow *flows, size_t n)
+bwss__capacity_queue (const BwssCapacityFlow *flows, size_t n)
 {
   double q = -1.0;
   for (size_t i = 0; i < n; i++) {
@@ -117,7 +117,7 @@ packet_bytes (const BwssParams *p, const BwssCapacityFlow *flows, size_t n)
 }
 
 double
-bwss_capacity_queue_target (const BwssParams *p, const BwssCapacityFlow *flows, size_t n,
+bwss__capacity_queue_target (const BwssParams *p, const BwssCapacityFlow *flows, size_t n,
                             double link_bps)
 {
   double qt = (double) p->queue_target_min_us;
@@ -133,7 +133,7 @@ bwss_capacity_queue_target (const BwssParams *p, const BwssCapacityFlow *flows, 
 }
 
 uint64_t
-bwss_capacity_interval (const BwssParams *p, const BwssCapacityFlow *flows, size_t n,
+bwss__capacity_interval (const BwssParams *p, const BwssCapacityFlow *flows, size_t n,
                         double queue_target_us)
 {
   double slowest = 0.0, fastest_seg_us = 0.0;
@@ -197,7 +197,7 @@ count_link (CapacityCounts *k, const BwssCapacity *c, const BwssParams *p,
   double link = (1.0 - p->link_decay) * c->link_bps;
   if (k->u > link)
     link = k->u;
-  k->qt = bwss_capacity_queue_target (p, flows, n, link);
+  k->qt = bwss__capacity_queue_target (p, flows, n, link);
   k->link = link;
   /* the dead zone: band·q_t, and at least one packet of U either side (one
    * segment more or less in any window moves the queue by that much) */
@@ -232,7 +232,7 @@ own_queue (const CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow 
 static void
 count_flow (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
 {
-  bool below = bwss_below_minimum (f->rate_bps, f->min_rate_bps, p->alpha);
+  bool below = bwss__below_minimum (f->rate_bps, f->min_rate_bps, p->alpha);
   /* below its minimum with a queue of its own: the network's doing for as
    * long as it lasts (no reserve_hold_us); without, its source's after
    * reserve_hold_us */
@@ -243,7 +243,7 @@ count_flow (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
   /* short of its target, and neither its window nor its minimum says why
    * (a video its source paces at its minimum is no verdict on the link) */
   bool at_min = f->min_rate_bps > 0.0 && f->rate_bps >= 0.0
-      && !bwss_below_minimum (f->rate_bps, f->min_rate_bps, p->alpha);
+      && !bwss__below_minimum (f->rate_bps, f->min_rate_bps, p->alpha);
   if (!f->window_limited && !at_min && f->rate_bps >= 0.0
       && f->rate_bps < (1.0 - p->alpha) * f->target_bps)
     k->u_lost += f->rate_bps;
@@ -278,7 +278,7 @@ capacity_count (const BwssCapacity *c, const BwssParams *p, double u,
 {
   CapacityCounts k = { .u = u };
   k.u_link = u_over_window (c, p, u, interval_us);
-  k.q = bwss_capacity_queue (flows, n);
+  k.q = bwss__capacity_queue (flows, n);
   k.q_peak = c->queue_peak_at_us ? c->queue_peak_us : 0.0;
   count_link (&k, c, p, flows, n);
   for (size_t i = 0; i < n; i++)

@@ -14,7 +14,7 @@
  * first flow on (windows from the first RTT: the handshake's), takes a
  * first U after release_us, and finds the link by its raise rule.
  *
- * Decisions (every bwss_capacity_interval(): a few RTTs, enough segments for
+ * Decisions (every bwss__capacity_interval(): a few RTTs, enough segments for
  * the kernel's RTT average to move; at once when the queue reaches twice its
  * target and band: cross traffic must not fill the buffer before the cut).
  * One pass counts; the first rule whose predicate holds acts:
@@ -100,14 +100,14 @@ static const char *const rule_names[] = {
 };
 
 const char *
-bwss_capacity_rule_name (const BwssCapacity *c)
+bwss__capacity_rule_name (const BwssCapacity *c)
 {
   return c->last_rule < sizeof rule_names / sizeof rule_names[0] ? rule_names[c->last_rule]
                                                                   : "unknown";
 }
 
 void
-bwss_capacity_init (BwssCapacity *c)
+bwss__capacity_init (BwssCapacity *c)
 {
   c->phase = BWSS_PHASE_IDLE;
   c->sigma_bps = 0.0;
@@ -446,7 +446,7 @@ urgent (const BwssCapacity *c, uint64_t now, const BwssCapacityFlow *flows, size
   if (c->phase != BWSS_PHASE_TRACK || c->queue_target_us <= 0.0
       || (double) (now - c->last_decision_us) < c->last_rtt_us)
     return false;
-  double q = bwss_capacity_queue (flows, n);
+  double q = bwss__capacity_queue (flows, n);
   return q > 2.0 * c->queue_target_us + 2.0 * c->last_band_us;
 }
 
@@ -557,7 +557,7 @@ trace_decision (const BwssCapacity *c, uint64_t now, int rule, double sigma_befo
  * drain; then, once the interval is over (or at once if urgent), one pass
  * that counts, the rule, and the record. */
 bool
-bwss_capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
+bwss__capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
                     double u, const BwssCapacityFlow *flows, size_t n)
 {
   if (!isfinite (u) || u < 0.0)
@@ -579,6 +579,6 @@ bwss_capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
   update_boost (c, rule, &k);
   c->last_rule = (uint32_t) rule;
   trace_decision (c, now, rule, sigma_before, &k);
-  record (c, p, now, &k, bwss_capacity_interval (p, flows, n, k.qt), since_last);
+  record (c, p, now, &k, bwss__capacity_interval (p, flows, n, k.qt), since_last);
   return c->phase != phase_before || c->sigma_bps != sigma_before;
 }

@@ -38,7 +38,7 @@ typedef struct {
   double link;         /* the link's rate for C2 and the band, bit/s */
 } CapacityCounts;
 
-/* The rules, in the order of capacity.c's table (bwss_capacity_rule_name). */
+/* The rules, in the order of capacity.c's table (bwss__capacity_rule_name). */
 enum { RULE_NONE = 0, RULE_START, RULE_PROBED, RULE_CUT, RULE_DEFICIT, RULE_LOSS, RULE_RAISE,
        RULE_HOLD, RULE_IDLE };
 

@@ -92,8 +92,8 @@ bwss_controller_new (const BwssParams *params, BwssController **out)
   if (c == NULL)
     return BWSS_ENOMEM;
   c->p = p;
-  bwss_sigma_init (&c->sigma);
-  bwss_capacity_init (&c->capacity);
+  bwss__sigma_init (&c->sigma);
+  bwss__capacity_init (&c->capacity);
   bwss_estimator_init (&c->aggregate);
   *out = c;
   return BWSS_OK;
@@ -194,15 +194,15 @@ bwss_controller_add_flow (BwssController *c, uint64_t id, const BwssPrefs *prefs
   f->id = id;
   f->prefs = *prefs;
   f->min_bps = prefs->min_rate_bps;     /* until the TRAS splits a group's */
-  bwss_fcs_init (&f->fcs);
-  bwss_base_rtt_init (&f->base);
+  bwss__fcs_init (&f->fcs);
+  bwss__base_rtt_init (&f->base);
   f->target_moved_us = now_us;
   f->demand_cap = -1.0;
   c->reallocate = true;
   /* Flow start: the paper's loop looks for the new optimum from the current
    * σ (Sec. V-C); the delay loop just re-splits (the queue tells the rest). */
   if (paper_loop (c))
-    bwss_sigma_probe (&c->sigma, now_us);
+    bwss__sigma_probe (&c->sigma, now_us);
   return BWSS_OK;
 }
 
@@ -249,7 +249,7 @@ bwss_controller_remove_flow (BwssController *c, uint64_t id, uint64_t now_us)
   reindex (c);                 /* flows[] keeps its order: the allocation's ties follow it */
   c->reallocate = true;
   if (paper_loop (c))
-    bwss_sigma_probe (&c->sigma, now_us);   /* flow stop (Sec. V-C) */
+    bwss__sigma_probe (&c->sigma, now_us);   /* flow stop (Sec. V-C) */
   return BWSS_OK;
 }
 
@@ -284,7 +284,7 @@ model_rtt (const BwssController *c, const Flow *f)
   if (q < (double) c->p.queue_target_min_us)
     q = (double) c->p.queue_target_min_us;
   double own = (double) f->rtt_us - now;
-  uint32_t base = bwss_base_rtt_get (&f->base);
+  uint32_t base = bwss__base_rtt_get (&f->base);
   if (own < (double) base)
     own = (double) base;
   return (uint32_t) (own + q);
@@ -323,10 +323,10 @@ bwss_controller_observe (BwssController *c, uint64_t id, const BwssSample *s)
    * the link's queue, held σ at the minima for good (lab, RTT 180/20 ms,
    * 2026-11-24) */
   if (first_rtt && c->capacity.queue_us > 0.0)
-    bwss_base_rtt_seed (&f->base, s->rtt_us, c->capacity.queue_us);
-  bwss_base_rtt_sample (&f->base, s->rtt_us);
-  bwss_base_rtt_sample (&f->base, s->min_rtt_us);
-  bwss_fcs_observe (&f->fcs, &c->p, s->now_us, s->bytes_received, model_rtt (c, f));
+    bwss__base_rtt_seed (&f->base, s->rtt_us, c->capacity.queue_us);
+  bwss__base_rtt_sample (&f->base, s->rtt_us);
+  bwss__base_rtt_sample (&f->base, s->min_rtt_us);
+  bwss__fcs_observe (&f->fcs, &c->p, s->now_us, s->bytes_received, model_rtt (c, f));
   return BWSS_OK;
 }
 
@@ -341,7 +341,7 @@ reallocate (BwssController *c, double sigma, uint64_t now_us)
     c->groups[i] = c->flows[i].group;
     grouped = grouped || c->groups[i] != 0;
   }
-  if (bwss_allocate_grouped_capped (sigma, c->prefs, paper_loop (c) ? NULL : c->caps,
+  if (bwss__allocate_grouped_capped (sigma, c->prefs, paper_loop (c) ? NULL : c->caps,
                                     grouped ? c->groups : NULL, c->n, c->targets,
                                     c->minima) != BWSS_OK)
     return;                             /* prefs were validated on entry; out of memory:
@@ -390,7 +390,7 @@ settle_us (const BwssController *c)
   uint64_t worst = 0;
   for (size_t i = 0; i < c->n; i++) {
     const Flow *f = &c->flows[i];
-    uint64_t cycle = bwss_fcs_hold_us (&c->p, f->rtt_us) + bwss_fcs_phi_us (&c->p, f->rtt_us);
+    uint64_t cycle = bwss__fcs_hold_us (&c->p, f->rtt_us) + bwss__fcs_phi_us (&c->p, f->rtt_us);
     if (cycle > worst)
       worst = cycle;
   }
@@ -418,7 +418,7 @@ tick_paper (BwssController *c, uint64_t now_us)
     v->tracked = f->tracked;
     v->tracked_target = f->tracked_target;
   }
-  bool changed = bwss_sigma_step (&c->sigma, &c->p, now_us, u, c->sigma_view, c->n, settle);
+  bool changed = bwss__sigma_step (&c->sigma, &c->p, now_us, u, c->sigma_view, c->n, settle);
   for (size_t i = 0; i < c->n; i++) {
     c->flows[i].tracked = c->sigma_view[i].tracked;
     c->flows[i].tracked_target = c->sigma_view[i].tracked_target;
@@ -440,15 +440,15 @@ capacity_view (BwssController *c, uint64_t now_us, uint64_t window_us)
     v->target_bps = f->fcs.state == BWSS_FCS_RELEASED ? 0.0 : f->target_bps;
     v->min_rate_bps = f->min_bps;
     v->rtt_us = f->rtt_us;
-    v->base_rtt_us = bwss_base_rtt_get (&f->base);
+    v->base_rtt_us = bwss__base_rtt_get (&f->base);
     v->mss = mss;
     /* two segments: at least one delayed ACK's worth of RTT sample */
-    v->fresh = bwss_estimator_bytes (&f->fcs.est, window_us) >= 2.0 * mss;
+    v->fresh = bwss__estimator_bytes (&f->fcs.est, window_us) >= 2.0 * mss;
     /* held by its window: it moved (nearly) a window per measured RTT — the
      * smallest window of the interval, a window that just grew has not
      * filled yet */
     double w = f->window_low && f->window_low < f->fcs.window ? f->window_low * (double) mss
-                                                             : bwss_fcs_window_bytes (&f->fcs, &c->p, mss);
+                                                             : bwss__fcs_window_bytes (&f->fcs, &c->p, mss);
     if (f->fcs.sub)
       w = c->p.min_window_bytes * c->p.sub_window_yield;
     v->window_limited = w > 0.0 && f->rtt_us > 0 && v->rate_bps > 0.0
@@ -456,7 +456,7 @@ capacity_view (BwssController *c, uint64_t now_us, uint64_t window_us)
     /* losses since its last decision: segments that arrived after a hole */
     v->lost = f->ooopack != f->ooopack_mark;
     /* below its minimum since when (judged at decisions) */
-    if (!bwss_below_minimum (v->rate_bps, f->min_bps, c->p.alpha))
+    if (!bwss__below_minimum (v->rate_bps, f->min_bps, c->p.alpha))
       v->below_min_us = 0;
     else
       v->below_min_us = f->below_min_since ? now_us - f->below_min_since : 0;
@@ -517,14 +517,14 @@ tick_delay (BwssController *c, uint64_t now_us)
   double u = bwss_estimator_mean (&c->aggregate, window);
   c->aggregate_bps = u > 0.0 ? u : 0.0;
   capacity_view (c, now_us, window);
-  bool changed = bwss_capacity_step (cap, &c->p, now_us, c->aggregate_bps, c->cap_view, c->n);
+  bool changed = bwss__capacity_step (cap, &c->p, now_us, c->aggregate_bps, c->cap_view, c->n);
   if (cap->last_decision_us == now_us)
     for (size_t i = 0; i < c->n; i++) {
       Flow *f = &c->flows[i];
       f->window_low = f->fcs.window;   /* a new interval */
       f->samples = f->backlogged = 0;
       f->ooopack_mark = f->ooopack;
-      if (!bwss_below_minimum (c->cap_view[i].rate_bps, f->min_bps, c->p.alpha))
+      if (!bwss__below_minimum (c->cap_view[i].rate_bps, f->min_bps, c->p.alpha))
         f->below_min_since = 0;
       else if (f->below_min_since == 0)
         f->below_min_since = now_us;
@@ -559,14 +559,14 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
     double target = fcs_target (c, f);
     /* a flow with a minimum is not paced: its minimum is a floor, and
      * after a stall it needs more than its target to catch up */
-    bwss_fcs_set_paced (&f->fcs, &c->p, pace && f->can_pace && !has_minimum (f));
+    bwss__fcs_set_paced (&f->fcs, &c->p, pace && f->can_pace && !has_minimum (f));
     if (released || (start && has_minimum (f)))
-      bwss_fcs_release (&f->fcs);
+      bwss__fcs_release (&f->fcs);
     else
-      bwss_fcs_step (&f->fcs, &c->p, now_us, target, model_rtt (c, f), f->mss);
+      bwss__fcs_step (&f->fcs, &c->p, now_us, target, model_rtt (c, f), f->mss);
     if (f->fcs.window < f->window_low || f->window_low == 0)
       f->window_low = f->fcs.window;
-    f->pace_bps = bwss_fcs_pace_bps (&f->fcs, &c->p, target);
+    f->pace_bps = bwss__fcs_pace_bps (&f->fcs, &c->p, target);
   }
 }
 
@@ -584,10 +584,10 @@ bwss_controller_flow_state (const BwssController *c, uint64_t id, BwssFlowState 
   out->rate_bps = f->fcs.est.rate_bps;
   out->window_segments = f->fcs.window;
   /* window ≤ 2^30 / mss segments (fcs.c), so the product fits 32 bits. */
-  out->window_bytes = bwss_fcs_window_bytes (&f->fcs, &c->p, mss);
+  out->window_bytes = bwss__fcs_window_bytes (&f->fcs, &c->p, mss);
   out->read_rate_bps = f->pace_bps;
   out->rtt_us = f->rtt_us;
-  out->base_rtt_us = bwss_base_rtt_get (&f->base);
+  out->base_rtt_us = bwss__base_rtt_get (&f->base);
   out->mss = mss;
   out->fcs_state = f->fcs.state;
   out->congested = f->tracked;

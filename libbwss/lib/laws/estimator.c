@@ -38,7 +38,7 @@ bwss_estimator_init (BwssEstimator *e)
 }
 
 void
-bwss_estimator_restart (BwssEstimator *e, uint64_t start_us)
+bwss__estimator_restart (BwssEstimator *e, uint64_t start_us)
 {
   /* period_start_us marks when measuring may begin; period_bytes is set by
    * the first sample at or after it. */
@@ -71,7 +71,7 @@ bwss_estimator_sample (BwssEstimator *e, uint64_t now_us, uint64_t bytes,
 {
   if (bytes < e->last_bytes) {
     /* The counter went backwards: another socket behind the same flow. */
-    bwss_estimator_restart (e, now_us);
+    bwss__estimator_restart (e, now_us);
     e->hist_n = 0;
     e->hist_head = 0;
   }
@@ -151,7 +151,7 @@ bwss_estimator_mean (const BwssEstimator *e, uint64_t window_us)
 }
 
 double
-bwss_estimator_bytes (const BwssEstimator *e, uint64_t window_us)
+bwss__estimator_bytes (const BwssEstimator *e, uint64_t window_us)
 {
   double t0, b0;
   if (!window_start (e, window_us, &t0, &b0))

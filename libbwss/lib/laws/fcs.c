@@ -65,7 +65,7 @@
 #define FCS_MAX_WINDOW_BYTES (1u << 30)
 
 void
-bwss_fcs_init (BwssFcs *f)
+bwss__fcs_init (BwssFcs *f)
 {
   bwss_estimator_init (&f->est);
   f->state = BWSS_FCS_RELEASED;
@@ -81,7 +81,7 @@ bwss_fcs_init (BwssFcs *f)
 }
 
 void
-bwss_fcs_release (BwssFcs *f)
+bwss__fcs_release (BwssFcs *f)
 {
   f->state = BWSS_FCS_RELEASED;
   f->window = 0;
@@ -91,13 +91,13 @@ bwss_fcs_release (BwssFcs *f)
 }
 
 void
-bwss_fcs_set_paced (BwssFcs *f, const BwssParams *params, bool paced)
+bwss__fcs_set_paced (BwssFcs *f, const BwssParams *params, bool paced)
 {
   f->paced = paced && params->pace_reads;
 }
 
 double
-bwss_fcs_pace_bps (const BwssFcs *f, const BwssParams *params, double target_bps)
+bwss__fcs_pace_bps (const BwssFcs *f, const BwssParams *params, double target_bps)
 {
   if (!f->pacing || f->state == BWSS_FCS_RELEASED)
     return 0.0;
@@ -108,7 +108,7 @@ bwss_fcs_pace_bps (const BwssFcs *f, const BwssParams *params, double target_bps
 
 /* Returns φ in µs: phi_rtts·RTT, at least min_phi_us. */
 uint64_t
-bwss_fcs_phi_us (const BwssParams *params, uint32_t rtt_us)
+bwss__fcs_phi_us (const BwssParams *params, uint32_t rtt_us)
 {
   double phi = params->phi_rtts * (double) rtt_us;
   uint64_t phi_us = (uint64_t) phi;
@@ -117,17 +117,17 @@ bwss_fcs_phi_us (const BwssParams *params, uint32_t rtt_us)
 
 /* Returns the wait after a window change in µs: RTT + wait_phis·φ. */
 uint64_t
-bwss_fcs_hold_us (const BwssParams *params, uint32_t rtt_us)
+bwss__fcs_hold_us (const BwssParams *params, uint32_t rtt_us)
 {
   return (uint64_t) rtt_us
-      + (uint64_t) (params->wait_phis * (double) bwss_fcs_phi_us (params, rtt_us));
+      + (uint64_t) (params->wait_phis * (double) bwss__fcs_phi_us (params, rtt_us));
 }
 
 bool
-bwss_fcs_observe (BwssFcs *f, const BwssParams *params, uint64_t now_us,
+bwss__fcs_observe (BwssFcs *f, const BwssParams *params, uint64_t now_us,
                   uint64_t bytes, uint32_t rtt_us)
 {
-  return bwss_estimator_sample (&f->est, now_us, bytes, bwss_fcs_phi_us (params, rtt_us),
+  return bwss_estimator_sample (&f->est, now_us, bytes, bwss__fcs_phi_us (params, rtt_us),
                                 params->epsilon, params->meter_step_us);
 }
 
@@ -192,7 +192,7 @@ clamp_window (const BwssParams *params, double w, uint32_t cap, uint32_t mss, bo
 }
 
 uint32_t
-bwss_fcs_window_bytes (const BwssFcs *f, const BwssParams *params, uint32_t mss)
+bwss__fcs_window_bytes (const BwssFcs *f, const BwssParams *params, uint32_t mss)
 {
   if (f->window == 0)
     return 0;
@@ -210,9 +210,9 @@ set_window (BwssFcs *f, const BwssParams *params, uint32_t w, bool sub, uint64_t
   f->window = w;
   f->sub = sub;
   f->changed_us = now_us;
-  f->hold_until_us = now_us + bwss_fcs_hold_us (params, rtt_us);
+  f->hold_until_us = now_us + bwss__fcs_hold_us (params, rtt_us);
   /* The change acts about one RTT from now; measure from then (Sec. IV-B). */
-  bwss_estimator_restart (&f->est, now_us + rtt_us);
+  bwss__estimator_restart (&f->est, now_us + rtt_us);
   f->periods_at_change = 0;
 }
 
@@ -324,8 +324,8 @@ static void
 accrue_debt (BwssFcs *f, const BwssParams *params, double target_bps, double r,
              uint32_t rtt_us)
 {
-  double period_s = (double) bwss_fcs_phi_us (params, rtt_us) / 1e6;
-  double bound = target_bps * (double) bwss_fcs_hold_us (params, rtt_us) / 1e6;
+  double period_s = (double) bwss__fcs_phi_us (params, rtt_us) / 1e6;
+  double bound = target_bps * (double) bwss__fcs_hold_us (params, rtt_us) / 1e6;
   f->debt_bits += (target_bps - r) * period_s;
   if (f->debt_bits > bound)
     f->debt_bits = bound;
@@ -409,7 +409,7 @@ adjust (BwssFcs *f, const BwssParams *params, uint64_t now_us, double target_bps
  * new target (eq. 1 after a release or a deep cut, a rescale after a large
  * move); the law's adjustment (eq. 3, 4). */
 uint32_t
-bwss_fcs_step (BwssFcs *f, const BwssParams *params, uint64_t now_us,
+bwss__fcs_step (BwssFcs *f, const BwssParams *params, uint64_t now_us,
                double target_bps, uint32_t rtt_us, uint32_t mss)
 {
   if (mss == 0)
@@ -420,7 +420,7 @@ bwss_fcs_step (BwssFcs *f, const BwssParams *params, uint64_t now_us,
   if (f->paced && rtt_us != 0 && f->state != BWSS_FCS_RELEASED)
     return step_paced (f, params, now_us, target_bps, rtt_us, mss);
   if (f->pacing)
-    bwss_fcs_release (f);               /* the window takes over, from eq. (1) */
+    bwss__fcs_release (f);               /* the window takes over, from eq. (1) */
 
   if (f->state == BWSS_FCS_RELEASED || cut_restarts (params, f, target_bps, rtt_us))
     return start (f, params, now_us, target_bps, rtt_us, mss);

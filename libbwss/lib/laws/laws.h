@@ -36,7 +36,7 @@
  * laws (bwss_controller_add_flow, bwss_controller_set_prefs), not again per
  * allocation.  Returns 0, BWSS_EINVAL (σ negative or not finite, a NULL
  * array, a NaN cap; @targets untouched) or BWSS_ENOMEM. */
-int bwss_allocate_capped (double sigma, const BwssPrefs *prefs, const double *caps,
+int bwss__allocate_capped (double sigma, const BwssPrefs *prefs, const double *caps,
                           size_t n, double *targets);
 
 /* The TRAS over groups (allocation.c, eq. 5g and 5m): flows of one
@@ -45,12 +45,12 @@ int bwss_allocate_capped (double sigma, const BwssPrefs *prefs, const double *ca
  * caps), then its target among them (the group's minimum in proportion to
  * the members' own minima, the rest by their weights, caps water-filled
  * within the group first).  Key 0 is a group of its own; @groups NULL is
- * bwss_allocate_capped.  @prefs trusted as there.  @minima, if not NULL,
+ * bwss__allocate_capped.  @prefs trusted as there.  @minima, if not NULL,
  * gets each flow's part of its group's minimum (m_i' of eq. 5m; m_i for a
  * flow alone): the floor the loops keep for it.  Returns 0, BWSS_EINVAL
- * (as bwss_allocate_capped; @targets untouched) or BWSS_ENOMEM (@targets
+ * (as bwss__allocate_capped; @targets untouched) or BWSS_ENOMEM (@targets
  * and @minima then undefined). */
-int bwss_allocate_grouped_capped (double sigma, const BwssPrefs *prefs, const double *caps,
+int bwss__allocate_grouped_capped (double sigma, const BwssPrefs *prefs, const double *caps,
                                   const uint64_t *groups, size_t n, double *targets,
                                   double *minima);
 
@@ -61,7 +61,7 @@ int bwss_allocate_grouped_capped (double sigma, const BwssPrefs *prefs, const do
  * under (1 − α)·m — the FCS's own slack (Sec. IV-A): within it a flow is at
  * its target.  The one definition the controller and the delay loop use. */
 static inline bool
-bwss_below_minimum (double rate_bps, double min_rate_bps, double alpha)
+bwss__below_minimum (double rate_bps, double min_rate_bps, double alpha)
 {
   return min_rate_bps > 0.0 && rate_bps >= 0.0 && rate_bps < (1.0 - alpha) * min_rate_bps;
 }
@@ -73,11 +73,11 @@ bwss_below_minimum (double rate_bps, double min_rate_bps, double alpha)
  * its result replaces R.  Until then samples only track the byte count.
  * The meter's history is kept (it measures what arrived, whatever the
  * window). */
-void bwss_estimator_restart (BwssEstimator *e, uint64_t start_us);
+void bwss__estimator_restart (BwssEstimator *e, uint64_t start_us);
 
 /* Returns the bytes counted over the @window_us before the last sample
  * (interpolated like bwss_estimator_mean), 0 with no history. */
-double bwss_estimator_bytes (const BwssEstimator *e, uint64_t window_us);
+double bwss__estimator_bytes (const BwssEstimator *e, uint64_t window_us);
 
 /* ---- flow control system (Sec. IV-A, fcs.c) ---- */
 
@@ -86,7 +86,7 @@ typedef struct {
   BwssFcsState  state;
   uint32_t      window;        /* w in segments; 0 while released */
   bool          sub;           /* the window is min_window_bytes, below a segment */
-  bool          paced;         /* the receiver can pace its reads (bwss_fcs_set_paced) */
+  bool          paced;         /* the receiver can pace its reads (bwss__fcs_set_paced) */
   bool          pacing;        /* ... and does: the reads carry T, not the window */
   uint64_t      hold_until_us; /* no adjustment before this time */
   uint64_t      changed_us;    /* time of the last window change */
@@ -95,17 +95,17 @@ typedef struct {
   double        debt_bits;     /* dither: ∫(T − R)dt since the target was set */
 } BwssFcs;
 
-void bwss_fcs_init (BwssFcs *f);
+void bwss__fcs_init (BwssFcs *f);
 
 /* Releases the constraint (window 0 = kernel default).  The estimator keeps
  * running. */
-void bwss_fcs_release (BwssFcs *f);
+void bwss__fcs_release (BwssFcs *f);
 
 /* One FCS step at @now_us for target @target_bps with RTT @rtt_us (the
  * RTT the window is sized for: the measured one in the paper's loop, the
  * base RTT plus the queue target in the delay loop) and segment size @mss
  * bytes (0 = params->default_mss).  The caller has fed the estimator
- * (bwss_fcs_observe) first.  If released, starts the law with w = T·RTT/p
+ * (bwss__fcs_observe) first.  If released, starts the law with w = T·RTT/p
  * (eq. 1).  A target moved by more than rescale_threshold from the one the
  * window was set for rescales it at once (w·T'/T); one cut below
  * restart_fraction of it restarts from eq. (1).  Otherwise, once the hold is
@@ -113,19 +113,19 @@ void bwss_fcs_release (BwssFcs *f);
  * it w −= eq. (3); below it w += max(eq. (4), 1); w stays within
  * [min_window, cap].  Returns the window in segments (0 if released because
  * the RTT is still unknown). */
-uint32_t bwss_fcs_step (BwssFcs *f, const BwssParams *params,
+uint32_t bwss__fcs_step (BwssFcs *f, const BwssParams *params,
                         uint64_t now_us, double target_bps,
                         uint32_t rtt_us, uint32_t mss);
 
 /* Feeds a cumulative byte count into the FCS's estimator, with φ derived from
  * @rtt_us.  Returns true when a new estimate was produced. */
-bool bwss_fcs_observe (BwssFcs *f, const BwssParams *params,
+bool bwss__fcs_observe (BwssFcs *f, const BwssParams *params,
                        uint64_t now_us, uint64_t bytes,
                        uint32_t rtt_us);
 
 /* Returns the window to apply, bytes: w·@mss (0 = released), or
  * min_window_bytes below a segment. */
-uint32_t bwss_fcs_window_bytes (const BwssFcs *f, const BwssParams *params,
+uint32_t bwss__fcs_window_bytes (const BwssFcs *f, const BwssParams *params,
                                 uint32_t mss);
 
 /* Says whether the receiver can pace the flow's reads (params->pace_reads
@@ -133,20 +133,20 @@ uint32_t bwss_fcs_window_bytes (const BwssFcs *f, const BwssParams *params,
  * target (open loop: they are exact) under a window one segment above what
  * the target needs per RTT, at least pace_window_segments; when it no
  * longer can, the window takes over again from eq. (1). */
-void bwss_fcs_set_paced (BwssFcs *f, const BwssParams *params, bool paced);
+void bwss__fcs_set_paced (BwssFcs *f, const BwssParams *params, bool paced);
 
 /* Returns the rate at which the receiver should read the flow, bit/s:
  * @target_bps (at least pace_min_bps) while the reads carry it; 0 (read
  * freely) otherwise. */
-double bwss_fcs_pace_bps (const BwssFcs *f, const BwssParams *params,
+double bwss__fcs_pace_bps (const BwssFcs *f, const BwssParams *params,
                           double target_bps);
 
 /* Returns the estimation period φ for @rtt_us, µs (φ = phi_rtts·RTT, at
  * least min_phi_us). */
-uint64_t bwss_fcs_phi_us (const BwssParams *params, uint32_t rtt_us);
+uint64_t bwss__fcs_phi_us (const BwssParams *params, uint32_t rtt_us);
 
 /* Returns the hold after a window change, µs: RTT + wait_phis·φ. */
-uint64_t bwss_fcs_hold_us (const BwssParams *params, uint32_t rtt_us);
+uint64_t bwss__fcs_hold_us (const BwssParams *params, uint32_t rtt_us);
 
 /* ---- the paper's σ loop (sigma.c) ---- */
 
@@ -177,20 +177,20 @@ typedef struct {
   uint32_t  changes;       /* count of σ changes, for statistics */
 } BwssSigma;
 
-void bwss_sigma_init (BwssSigma *s);
+void bwss__sigma_init (BwssSigma *s);
 
 /* Restarts the initialisation (release phase) at @now_us. */
-void bwss_sigma_reinit (BwssSigma *s, uint64_t now_us);
+void bwss__sigma_reinit (BwssSigma *s, uint64_t now_us);
 
 /* A flow started or stopped at @now_us: goes to the raise phase from the
  * current σ, one settle interval later; if already raising, takes U of
  * reference again at the next decision. */
-void bwss_sigma_probe (BwssSigma *s, uint64_t now_us);
+void bwss__sigma_probe (BwssSigma *s, uint64_t now_us);
 
 /* One decision of the σ loop at @now_us over @n flows whose aggregate rate is
  * @aggregate_bps; @settle_us is how long the FCSs need to follow a new σ.
  * Returns true if σ or the phase changed (the caller re-runs the TRAS). */
-bool bwss_sigma_step (BwssSigma *s, const BwssParams *params,
+bool bwss__sigma_step (BwssSigma *s, const BwssParams *params,
                       uint64_t now_us, double aggregate_bps,
                       BwssSigmaFlow *flows, size_t n,
                       uint64_t settle_us);
@@ -206,14 +206,14 @@ typedef struct {
   bool     seeded;    /* the base came from the others' queue */
 } BwssBaseRtt;
 
-void bwss_base_rtt_init (BwssBaseRtt *b);
+void bwss__base_rtt_init (BwssBaseRtt *b);
 /* Feeds a receiver RTT sample @rtt_us (0 = none). */
-void bwss_base_rtt_sample (BwssBaseRtt *b, uint32_t rtt_us);
+void bwss__base_rtt_sample (BwssBaseRtt *b, uint32_t rtt_us);
 /* A flow whose RTT is @rtt_us while the link's queue is @queue_us (measured
  * on the other flows): its base is at most the difference. */
-void bwss_base_rtt_seed (BwssBaseRtt *b, uint32_t rtt_us, double queue_us);
+void bwss__base_rtt_seed (BwssBaseRtt *b, uint32_t rtt_us, double queue_us);
 /* Returns the base RTT, µs; 0 if none yet. */
-uint32_t bwss_base_rtt_get (const BwssBaseRtt *b);
+uint32_t bwss__base_rtt_get (const BwssBaseRtt *b);
 
 /* ---- the delay loop (capacity-model.c: model, measures; capacity.c: rules) ---- */
 
@@ -268,15 +268,15 @@ typedef struct {
   uint32_t  last_rule;        /* the rule of the last decision (capacity.c) */
 } BwssCapacity;
 
-void bwss_capacity_init (BwssCapacity *c);
+void bwss__capacity_init (BwssCapacity *c);
 
 /* Returns the name of the rule the last decision took ("cut", "raise", ...). */
-const char *bwss_capacity_rule_name (const BwssCapacity *c);
+const char *bwss__capacity_rule_name (const BwssCapacity *c);
 
 /* Returns the queue target for these flows on a link of @link_bps, µs:
  * queue_target_min_us, and at least queue_target_packets packets of the
  * link, at most queue_target_max_us (capacity-model.c, C2). */
-double bwss_capacity_queue_target (const BwssParams *params,
+double bwss__capacity_queue_target (const BwssParams *params,
                                    const BwssCapacityFlow *flows, size_t n,
                                    double link_bps);
 
@@ -284,11 +284,11 @@ double bwss_capacity_queue_target (const BwssParams *params,
  * smallest excess of RTT over base among the fresh flows (the link's queue
  * delays every flow; a queue elsewhere on one path delays only that one).
  * Negative if no flow can tell. */
-double bwss_capacity_queue (const BwssCapacityFlow *flows, size_t n);
+double bwss__capacity_queue (const BwssCapacityFlow *flows, size_t n);
 
 /* Returns the decision interval for these flows, µs (decision_rtts RTTs of
  * the slowest, decision_segments segments of the fastest, within bounds). */
-uint64_t bwss_capacity_interval (const BwssParams *params,
+uint64_t bwss__capacity_interval (const BwssParams *params,
                                  const BwssCapacityFlow *flows, size_t n,
                                  double queue_target_us);
 
@@ -296,7 +296,7 @@ uint64_t bwss_capacity_interval (const BwssParams *params,
  * (means since the last decision): decides if the interval is over, or at
  * once if the queue is far above target.  Call it every tick.  Returns true
  * if σ or the phase changed (the caller re-runs the TRAS). */
-bool bwss_capacity_step (BwssCapacity *c, const BwssParams *params,
+bool bwss__capacity_step (BwssCapacity *c, const BwssParams *params,
                          uint64_t now_us, double u_bps,
                          const BwssCapacityFlow *flows, size_t n);
 

@@ -87,7 +87,7 @@ bwss_phase_name (BwssPhase phase)
 }
 
 void
-bwss_sigma_init (BwssSigma *s)
+bwss__sigma_init (BwssSigma *s)
 {
   s->phase = BWSS_PHASE_IDLE;
   s->sigma_bps = 0.0;
@@ -113,7 +113,7 @@ enter (BwssSigma *s, BwssPhase phase, uint64_t now_us)
 }
 
 void
-bwss_sigma_reinit (BwssSigma *s, uint64_t now_us)
+bwss__sigma_reinit (BwssSigma *s, uint64_t now_us)
 {
   enter (s, BWSS_PHASE_RELEASE, now_us);
   s->next_decision_us = 0;              /* set from release_us at the next step */
@@ -128,7 +128,7 @@ bwss_sigma_reinit (BwssSigma *s, uint64_t now_us)
  * (or registers only while it downloads) raised σ by a step at every join
  * and every leave, and σ ran away above the link (lab, adaptive scenario). */
 void
-bwss_sigma_probe (BwssSigma *s, uint64_t now_us)
+bwss__sigma_probe (BwssSigma *s, uint64_t now_us)
 {
   if (s->phase == BWSS_PHASE_IDLE || s->phase == BWSS_PHASE_RELEASE)
     return;                             /* the initialisation will do it */
@@ -469,7 +469,7 @@ step_reactive (BwssSigma *s, const BwssParams *p, uint64_t now_us, double u,
 }
 
 bool
-bwss_sigma_step (BwssSigma *s, const BwssParams *p, uint64_t now_us,
+bwss__sigma_step (BwssSigma *s, const BwssParams *p, uint64_t now_us,
                  double u, BwssSigmaFlow *flows, size_t n, uint64_t settle_us)
 {
   if (!isfinite (u) || u < 0.0)
@@ -486,7 +486,7 @@ bwss_sigma_step (BwssSigma *s, const BwssParams *p, uint64_t now_us,
     return true;
   }
   if (s->phase == BWSS_PHASE_IDLE) {
-    bwss_sigma_reinit (s, now_us);       /* the first flow: initialise */
+    bwss__sigma_reinit (s, now_us);       /* the first flow: initialise */
     untrack_all (flows, n);
     s->next_decision_us = now_us + p->release_us;
     s->next_reinit_us = p->reinit_period_us ? now_us + p->reinit_period_us : 0;
@@ -501,7 +501,7 @@ bwss_sigma_step (BwssSigma *s, const BwssParams *p, uint64_t now_us,
     s->next_reinit_us = now_us + p->reinit_period_us;
     if (s->phase == BWSS_PHASE_REACTIVE || s->phase == BWSS_PHASE_LINK_CONGESTED) {
       untrack_all (flows, n);
-      bwss_sigma_probe (s, now_us);
+      bwss__sigma_probe (s, now_us);
       return true;
     }
   }

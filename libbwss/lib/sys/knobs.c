@@ -35,15 +35,6 @@
 #define TCP_WINDOW_CLAMP 10
 #endif
 
-/* TCP states (include/net/tcp_states.h; not in the uapi headers, and glibc's
- * netinet/tcp.h, which has them, lacks tcpi_bytes_received) */
-enum {
-  ST_ESTABLISHED = 1,
-  ST_FIN_WAIT1 = 4,
-  ST_FIN_WAIT2 = 5,
-  ST_CLOSE_WAIT = 8,
-};
-
 bool
 knob_is_connected_tcp (int fd)
 {
@@ -63,7 +54,7 @@ knob_is_connected_tcp (int fd)
   memset (&ti, 0, sizeof ti);
   if (getsockopt (fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
     return false;
-  return ti.tcpi_state == ST_ESTABLISHED;
+  return ti.tcpi_state == SYS_TCP_ESTABLISHED;
 }
 
 static void
@@ -77,6 +68,7 @@ fill_from_tcp_info (KnobInfo *out, const struct tcp_info *ti, socklen_t len)
   if (len >= offsetof (struct tcp_info, tcpi_min_rtt) + sizeof ti->tcpi_min_rtt)
     out->min_rtt_us = ti->tcpi_min_rtt == ~0u ? 0 : ti->tcpi_min_rtt;
   out->mss = ti->tcpi_rcv_mss;
+  out->last_recv_ms = ti->tcpi_last_data_recv;
   out->window_clamp = ti->tcpi_rcv_ssthresh;
   out->bytes_received = 0;
   if (len >= offsetof (struct tcp_info, tcpi_bytes_received) + sizeof ti->tcpi_bytes_received)
@@ -262,8 +254,8 @@ diag_request (DiagRequest *msg, uint8_t family, const struct inet_diag_sockid *i
   msg->req.sdiag_family = family;
   msg->req.sdiag_protocol = IPPROTO_TCP;
   msg->req.idiag_ext = 1 << (INET_DIAG_INFO - 1);
-  msg->req.idiag_states = id ? ~0u : (1 << ST_ESTABLISHED) | (1 << ST_CLOSE_WAIT)
-                                     | (1 << ST_FIN_WAIT1) | (1 << ST_FIN_WAIT2);
+  msg->req.idiag_states = id ? ~0u : (1 << SYS_TCP_ESTABLISHED) | (1 << SYS_TCP_CLOSE_WAIT)
+                                     | (1 << SYS_TCP_FIN_WAIT1) | (1 << SYS_TCP_FIN_WAIT2);
   if (id)
     msg->req.id = *id;
 }

@@ -8,8 +8,14 @@
  *   knobs.c      a socket's TCP receive-side knobs (the window clamp, the
  *                receive buffer, TCP_INFO) and the kernel's view of every TCP
  *                socket of the namespace (sock_diag dumps and exact lookups)
+ *   sockinfo.c   what a socket says about itself and its peer: its kind,
+ *                listening, the peer's credentials, pidfd and label, cookie
+ *   rundir.c     the runtime directory: the session's and the shared tmpfs, and
+ *                whether a directory is this user's alone
  *   proc.c       what /proc says about a process or a thread (alive, same
- *                process as before, stopped, whose, maps a file)
+ *                process as before, stopped, whose, maps a file, its name,
+ *                executable, cgroup and fds) and about this kernel (Yama's
+ *                ptrace_scope, this process's capabilities and namespaces)
  *
  * The laws (libbwss/lib/laws/) never see this header: the build gives them no
  * include path to it (libbwss/meson.build).
@@ -21,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 #include <linux/inet_diag.h>
@@ -28,12 +35,25 @@
 /* ---- the clock -------------------------------------------------------- */
 
 static inline uint64_t
-bwss_clock_now_us (void)
+bwss__clock_now_us (void)
 {
   struct timespec ts;
   clock_gettime (CLOCK_MONOTONIC, &ts);
   return (uint64_t) ts.tv_sec * 1000000ull + (uint64_t) ts.tv_nsec / 1000;
 }
+
+/* ---- TCP states -------------------------------------------------------- */
+
+/* The kernel's TCP states, as TCP_INFO's tcpi_state and sock_diag's
+ * idiag_state give them (include/net/tcp_states.h: not in the uapi headers,
+ * and glibc's netinet/tcp.h, which has them, cannot come beside linux/tcp.h,
+ * whose struct tcp_info has tcpi_bytes_received). */
+enum {
+  SYS_TCP_ESTABLISHED = 1,
+  SYS_TCP_FIN_WAIT1 = 4,
+  SYS_TCP_FIN_WAIT2 = 5,
+  SYS_TCP_CLOSE_WAIT = 8,
+};
 
 /* ---- socket knobs and sock_diag (knobs.c) ------------------------------ */
 
@@ -51,6 +71,7 @@ typedef struct {
   uint8_t  state;          /* TCP_ESTABLISHED, … */
   uint8_t  family;         /* AF_INET, AF_INET6 (sock_diag only) */
   struct inet_diag_sockid id; /* sock_diag only: what names it in an exact query */
+  uint32_t last_recv_ms;   /* tcpi_last_data_recv: ms since data last arrived */
   char     remote[64];     /* "addr:port", filled by knob_dump only */
 } KnobInfo;
 
@@ -103,6 +124,45 @@ void knob_dump_sort (KnobDump *d);
 const KnobInfo *knob_dump_find (const KnobDump *dump, uint64_t inode);
 void knob_dump_clear (KnobDump *dump);
 
+/* ---- what a socket says about itself and its peer (sockinfo.c) --------- */
+
+/* Its family, type and protocol (SO_DOMAIN, SO_TYPE, SO_PROTOCOL).  0 or
+ * -errno. */
+int sock_kind (int fd, int *domain, int *type, int *protocol);
+/* 1 if @fd listens (SO_ACCEPTCONN), 0 if not, or -errno. */
+int sock_listening (int fd);
+/* The credentials of the peer of the UNIX socket @fd at connect(2)
+ * (SO_PEERCRED).  0 or -errno. */
+int sock_peer_cred (int fd, struct ucred *cr);
+/* A pidfd of the process that connected the UNIX socket @fd, whatever its
+ * pid names since (SO_PEERPIDFD, Linux 6.5).  The pidfd, or -errno. */
+int sock_peer_pidfd (int fd);
+/* The security module's label of the peer (SO_PEERSEC), @len bytes in and
+ * out, not terminated.  0 or -errno (-ENOPROTOOPT: no module labels it). */
+int sock_peer_label (int fd, char *label, size_t *len);
+/* The socket's cookie (SO_COOKIE) and the interface it is bound to
+ * (SO_BINDTOIFINDEX, 0: none): what a sock_diag lookup names it by.  0 or
+ * -errno. */
+int sock_cookie (int fd, uint64_t *cookie);
+int sock_bound_ifindex (int fd, int *ifindex);
+
+/* ---- the runtime directory (rundir.c) ----------------------------------- */
+
+/* The session's runtime directory as logind makes it, /run/user/<euid> (a
+ * tmpfs of this user's), and the fallback's path on the shared-memory
+ * tmpfs, /dev/shm/bwss-<euid>.d.  0 or -ENAMETOOLONG. */
+int rundir_session_base (char *path, size_t len);
+int rundir_shared_base (char *path, size_t len);
+
+/* Checks the directory @path, creating it (0700) first if @create and it is
+ * missing: opened without following a link (O_NOFOLLOW) and looked at with
+ * fstat() on what was opened, it must be a directory owned by the effective
+ * user with no permission for group or others, and each directory above its
+ * real path root's or this user's, one that others may write sticky (so no
+ * other user can replace it).  Returns 0 with its real path in @real
+ * (PATH_MAX bytes), -EPERM if it fails the check, or another -errno. */
+int rundir_check (const char *path, bool create, char *real);
+
 /* ---- procfs (proc.c) ---------------------------------------------------- */
 
 /* Returns the start time of @pid (clock ticks since boot, proc(5) field
@@ -127,5 +187,89 @@ int proc_maps_file (pid_t tid, dev_t dev, ino_t ino);
 
 /* Returns true if @tid is a thread of this process. */
 bool proc_is_own_thread (pid_t tid);
+
+/* Writes the name of process @pid (0: this one; proc(5) comm, at most 15
+ * bytes) to @comm, without its newline.  0 or -errno (@comm then ""). */
+int proc_comm (pid_t pid, char *comm, size_t len);
+
+/* Writes the path of the executable of @pid (0: this one) to @path.
+ * Returns its length, or -errno (-ENAMETOOLONG if @len is too small). */
+int proc_exe (pid_t pid, char *path, size_t len);
+
+/* Executes this process's executable afresh with @argv (the same file even
+ * if its path was replaced since).  Returns only on failure, -errno. */
+int proc_exec_self (char *const argv[]);
+
+/* Writes the cgroup of @pid in the unified (v2) hierarchy to @path.  0,
+ * -ENOENT if it is in none, or -errno. */
+int proc_cgroup (pid_t pid, char *path, size_t len);
+
+/* Sets *@uid to the owner of /proc/@pid: the process's effective uid, or
+ * root if it is not dumpable.  0 or -errno (-ENOENT: no such process). */
+int proc_owner (pid_t pid, uid_t *uid);
+
+/* Calls @fn (@pid, @data) for each process of the pid namespace, until it
+ * returns false.  0 or -errno. */
+int proc_each_pid (bool (*fn) (pid_t pid, void *data), void *data);
+
+/* Calls @fn (@fd, @data) for each open fd of @pid (0: this process; the fd
+ * that reads the list is not given), until it returns false.  0, or
+ * -EACCES / -EPERM if its fds may not be read (another user's, or not
+ * dumpable), or another -errno. */
+int proc_each_fd (pid_t pid, bool (*fn) (int fd, void *data), void *data);
+
+/* Returns the inode of the socket fd @fd of @pid (0: this process) names,
+ * 0 if it names no socket (or is gone). */
+uint64_t proc_fd_socket (pid_t pid, int fd);
+
+/* Gives the open file @fd a name, @path, the way an O_TMPFILE file gets
+ * one (linkat(2) of /proc/self/fd).  0 or -errno (-EEXIST: taken). */
+int proc_link_fd (int fd, const char *path);
+
+/* Returns Yama's ptrace_scope (0 to 3), -1 if this kernel has no Yama, 3
+ * if Yama is there but its setting cannot be read (the strictest). */
+int proc_yama_scope (void);
+
+/* Returns true if this process has capability @cap (linux/capability.h's
+ * number) in its effective set. */
+bool proc_self_has_cap (int cap);
+
+/* Opens the /proc directory of @pid, O_DIRECTORY | O_CLOEXEC, for reads
+ * relative to it (openat) that stay with that process.  fd or -errno. */
+int proc_open_dir (pid_t pid);
+
+/* Fills @st from stat(2) of this process's namespace @ns ("user", "pid",
+ * ...).  0 or -errno. */
+int proc_self_ns (const char *ns, struct stat *st);
+
+/* Reads relative to a /proc directory @dir (proc_open_dir()), so that what
+ * is read is the process that was opened, whatever its pid names since. */
+
+/* What proc(5)'s status says of a process's ids, capabilities and sandbox. */
+typedef struct {
+  unsigned uid[4], gid[4];     /* real, effective, saved, filesystem */
+  uint64_t cap_prm;            /* CapPrm */
+  int      no_new_privs, seccomp;
+  unsigned seen;               /* a bit per field found */
+} ProcStatus;
+
+/* Fills @st from the status of @dir's process.  0, or -errno (-ESRCH: it
+ * is gone; -EPROTO: a field is missing). */
+int proc_status_at (int dir, ProcStatus *st);
+
+/* Returns true if @dir's process is in this process's namespace @mine of
+ * kind @ns ("user", "pid": its /proc/PID/ns/NS link). */
+bool proc_ns_is_at (int dir, const char *ns, const struct stat *mine);
+
+/* Sets *@uid to the owner of @dir's fd directory: the effective uid while
+ * the process is dumpable, root otherwise (fs/proc/base.c
+ * task_dump_owner()).  0 or -errno. */
+int proc_fds_owner_at (int dir, uid_t *uid);
+
+/* Reads the security module's label of @dir's process (attr/current) into
+ * @label, at most @len bytes, not terminated.  Returns its length, or
+ * -errno (-ENOENT: a kernel without security modules; -EINVAL: no module
+ * labels the process). */
+ssize_t proc_label_at (int dir, char *label, size_t len);
 
 #endif /* BWSS_SYS_H */

@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* adopt-proc.c — the user's other processes, read from /proc (see adopt-proc.h). */
+/* adopt-proc.c — the user's other processes, read from /proc through the
+ * system layer (see adopt-proc.h). */
 #include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
+#include <limits.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "adopt-helper.h"
@@ -13,35 +11,37 @@
 
 #define CAP_SYS_PTRACE_BIT 19
 
-/* Returns the socket inode fd link @target names ("socket:[123]"), 0 if it
- * is not a socket. */
-static guint64
-socket_inode (const char *target)
+/* Returns TRUE if @pid is a process of this user (its effective uid;
+ * /proc/PID itself is root's when the process is not dumpable). */
+static gboolean
+is_users_process (pid_t pid)
 {
-  guint64 ino = 0;
-  if (g_str_has_prefix (target, "socket:[") && sscanf (target + 8, "%" G_GUINT64_FORMAT "]", &ino) == 1)
-    return ino;
-  return 0;
+  uid_t owner;
+  if (proc_owner (pid, &owner) != 0)
+    return FALSE;
+  return owner != 0 ? owner == geteuid () : proc_foreign (pid) == 0;
 }
 
-/* Returns TRUE if /proc/@name is a process of this user (its effective
- * uid; /proc/PID itself is root's when the process is not dumpable). */
-static gboolean
-is_users_process (const char *name, pid_t *pid)
+/* One process's fds: the sockets of @wanted it holds go to @found. */
+typedef struct {
+  pid_t       pid;
+  GHashTable *wanted, *found;
+} FdScan;
+
+static bool
+scan_fd (int fd, void *data)
 {
-  char *end;
-  long v = strtol (name, &end, 10);
-  if (*end != '\0' || v <= 0 || v > G_MAXINT)
-    return FALSE;
-  char path[64];
-  struct stat st;
-  g_snprintf (path, sizeof path, "/proc/%ld", v);
-  if (stat (path, &st) != 0)
-    return FALSE;
-  if (st.st_uid != 0 ? st.st_uid != geteuid () : proc_foreign ((pid_t) v) != 0)
-    return FALSE;
-  *pid = (pid_t) v;
-  return TRUE;
+  FdScan *s = data;
+  guint64 ino = proc_fd_socket (s->pid, fd);
+  if (ino == 0 || !g_hash_table_contains (s->wanted, &ino) || g_hash_table_contains (s->found, &ino))
+    return true;
+  AdoptHolder *h = g_new (AdoptHolder, 1);
+  h->pid = s->pid;
+  h->fd = fd;
+  guint64 *key = g_new (guint64, 1);
+  *key = ino;
+  g_hash_table_insert (s->found, key, h);
+  return true;
 }
 
 /* Adds the sockets of @wanted that @pid holds to @found.  Returns FALSE if
@@ -49,93 +49,61 @@ is_users_process (const char *name, pid_t *pid)
 static gboolean
 scan_fds (pid_t pid, GHashTable *wanted, GHashTable *found)
 {
-  char dir[64];
-  g_snprintf (dir, sizeof dir, "/proc/%d/fd", (int) pid);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GDir) d = g_dir_open (dir, 0, &error);
-  if (d == NULL)
-    return !g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_ACCES)
-           && !g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_PERM);
-  const char *name;
-  while ((name = g_dir_read_name (d))) {
-    char link[64], target[64];
-    g_snprintf (link, sizeof link, "%s/%s", dir, name);
-    ssize_t n = readlink (link, target, sizeof target - 1);
-    if (n <= 0)
-      continue;
-    target[n] = '\0';
-    guint64 ino = socket_inode (target);
-    if (ino == 0 || !g_hash_table_contains (wanted, &ino) || g_hash_table_contains (found, &ino))
-      continue;
-    AdoptHolder *h = g_new (AdoptHolder, 1);
-    h->pid = pid;
-    h->fd = atoi (name);
-    guint64 *key = g_new (guint64, 1);
-    *key = ino;
-    g_hash_table_insert (found, key, h);
-  }
-  return TRUE;
+  FdScan s = { pid, wanted, found };
+  int err = proc_each_fd (pid, scan_fd, &s);
+  return err != -EACCES && err != -EPERM;
+}
+
+/* Every process of this user but two: whose sockets bwssd wants. */
+typedef struct {
+  GHashTable *wanted, *found;
+  pid_t       skip_a, skip_b;
+  GArray     *hidden;
+} PidScan;
+
+static bool
+scan_pid (pid_t pid, void *data)
+{
+  PidScan *s = data;
+  if (is_users_process (pid) && pid != s->skip_a && pid != s->skip_b
+      && !scan_fds (pid, s->wanted, s->found) && s->hidden)
+    g_array_append_val (s->hidden, pid);
+  return true;
 }
 
 void
 adopt_proc_find_holders (GHashTable *wanted, GHashTable *found, pid_t skip_a, pid_t skip_b,
                          GArray *hidden)
 {
-  g_autoptr (GDir) d = g_dir_open ("/proc", 0, NULL);
-  if (d == NULL)
-    return;
-  const char *name;
-  pid_t pid;
-  while ((name = g_dir_read_name (d)))
-    if (is_users_process (name, &pid) && pid != skip_a && pid != skip_b
-        && !scan_fds (pid, wanted, found) && hidden)
-      g_array_append_val (hidden, pid);
+  PidScan s = { wanted, found, skip_a, skip_b, hidden };
+  proc_each_pid (scan_pid, &s);
 }
 
 gboolean
 adopt_proc_holds (pid_t pid, int fd, guint64 inode)
 {
-  char link[64], target[64];
-  g_snprintf (link, sizeof link, "/proc/%d/fd/%d", (int) pid, fd);
-  ssize_t n = readlink (link, target, sizeof target - 1);
-  if (n <= 0)
-    return FALSE;
-  target[n] = '\0';
-  return socket_inode (target) == inode;
+  return proc_fd_socket (pid, fd) == inode;
 }
 
 char *
 adopt_proc_exe (pid_t pid)
 {
-  char link[64];
-  g_snprintf (link, sizeof link, "/proc/%d/exe", (int) pid);
-  return g_file_read_link (link, NULL);
+  char path[PATH_MAX];
+  return proc_exe (pid, path, sizeof path) > 0 ? g_strdup (path) : NULL;
 }
 
 char *
 adopt_proc_comm (pid_t pid)
 {
-  char path[64];
-  char *text = NULL;
-  g_snprintf (path, sizeof path, "/proc/%d/comm", (int) pid);
-  if (!g_file_get_contents (path, &text, NULL, NULL))
-    return NULL;
-  return g_strchomp (text);
+  char comm[64];
+  return proc_comm (pid, comm, sizeof comm) == 0 ? g_strchomp (g_strdup (comm)) : NULL;
 }
 
 char *
 adopt_proc_cgroup (pid_t pid)
 {
-  char path[64];
-  g_autofree char *text = NULL;
-  g_snprintf (path, sizeof path, "/proc/%d/cgroup", (int) pid);
-  if (!g_file_get_contents (path, &text, NULL, NULL))
-    return NULL;
-  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
-  for (int i = 0; lines[i]; i++)
-    if (g_str_has_prefix (lines[i], "0::"))      /* the unified (v2) hierarchy */
-      return g_strdup (lines[i] + 3);
-  return NULL;
+  char path[PATH_MAX];
+  return proc_cgroup (pid, path, sizeof path) == 0 ? g_strdup (path) : NULL;
 }
 
 int
@@ -182,18 +150,6 @@ adopt_proc_why (int err)
   }
 }
 
-/* Returns TRUE if this process has CAP_SYS_PTRACE in its effective set. */
-static gboolean
-has_cap_sys_ptrace (void)
-{
-  g_autofree char *text = NULL;
-  if (!g_file_get_contents ("/proc/self/status", &text, NULL, NULL))
-    return FALSE;
-  const char *p = strstr (text, "\nCapEff:");
-  guint64 caps = p ? g_ascii_strtoull (p + 8, NULL, 16) : 0;
-  return (caps >> CAP_SYS_PTRACE_BIT) & 1;
-}
-
 char *
 adopt_proc_capability (gboolean *can)
 {
@@ -210,10 +166,9 @@ adopt_proc_capability (gboolean *can)
     *can = FALSE;
     return g_strdup ("cannot adopt flows: the kernel has no pidfd_open/pidfd_getfd (Linux 5.6+)");
   }
-  g_autofree char *scope = NULL;
-  gboolean yama = g_file_get_contents ("/proc/sys/kernel/yama/ptrace_scope", &scope, NULL, NULL);
-  int level = yama ? atoi (scope) : 0;
-  gboolean cap = has_cap_sys_ptrace ();
+  int level = proc_yama_scope ();
+  gboolean yama = level >= 0;
+  gboolean cap = proc_self_has_cap (CAP_SYS_PTRACE_BIT);
   *can = TRUE;
   if (!yama)
     return g_strdup ("can adopt the flows of every process of this user (no Yama in this kernel)");

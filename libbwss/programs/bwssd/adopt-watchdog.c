@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* adopt-watchdog.c — see adopt-watchdog.h. */
-#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -13,6 +12,7 @@
 #include <glib-unix.h>
 #include "adopt-ledger.h"
 #include "adopt-watchdog.h"
+#include "sys.h"
 
 /* How long the watchdog keeps trying records another process holds (a
  * bwssd restoring them too), µs. */
@@ -41,7 +41,7 @@ spawn (AdoptWatchdog *w)
   if (pid < 0)
     return -errno;
   if (pid == 0) {
-    execv ("/proc/self/exe", argv);    /* only exec after a fork of a threaded process */
+    proc_exec_self (argv);             /* only exec after a fork of a threaded process */
     _exit (127);
   }
   int fd = pidfd_of (pid);
@@ -133,21 +133,18 @@ adopt_watchdog_forget (AdoptWatchdog *w)
 
 /* Closes every fd of this process but 0, 1 and 2 (it holds no socket, nor
  * a pipe someone waits on). */
+static bool
+close_fd (int fd, void *data)
+{
+  if (fd > 2)
+    close (fd);
+  return true;
+}
+
 static void
 close_others (void)
 {
-  DIR *d = opendir ("/proc/self/fd");
-  if (d == NULL)
-    return;
-  int dfd = dirfd (d);
-  struct dirent *e;
-  while ((e = readdir (d)))
-    if (e->d_name[0] != '.') {
-      int fd = atoi (e->d_name);
-      if (fd > 2 && fd != dfd)
-        close (fd);
-    }
-  closedir (d);
+  proc_each_fd (0, close_fd, NULL);
 }
 
 /* Returns once @daemon, this process's parent, has died. */

@@ -12,7 +12,6 @@
 #include "sys.h"
 #include "tool-json.h"
 
-#define TCP_ESTABLISHED_STATE 1
 /* The ledger is swept for a dead daemon's records every this many scans
  * (1 s: a flow it left is back within 2 s of its death). */
 #define SWEEP_EVERY_SCANS 4
@@ -308,7 +307,7 @@ let_go_elsewhere (Adopter *ad, guint64 inode)
 static gboolean
 is_candidate (Adopter *ad, const KnobInfo *k, guint64 last, GHashTable *others)
 {
-  if (k->uid != geteuid () || k->state != TCP_ESTABLISHED_STATE
+  if (k->uid != geteuid () || k->state != SYS_TCP_ESTABLISHED
       || g_hash_table_contains (ad->adopted, &k->inode) || g_hash_table_contains (others, &k->inode))
     return FALSE;
   if (g_hash_table_contains (ad->refused, &k->inode))

@@ -222,7 +222,7 @@ preload_fini (void)
 static void
 maybe_apply (void)
 {
-  uint64_t now = bwss_clock_now_us ();
+  uint64_t now = bwss__clock_now_us ();
   if (now - __atomic_load_n (&last_apply_us, __ATOMIC_RELAXED) < APPLY_EVERY_US)
     return;
   __atomic_store_n (&last_apply_us, now, __ATOMIC_RELAXED);

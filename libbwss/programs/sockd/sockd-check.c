@@ -15,29 +15,6 @@
 #include "sys.h"
 #include "sockd-check.h"
 
-#ifndef SO_COOKIE
-#define SO_COOKIE 57
-#endif
-#ifndef SO_BINDTOIFINDEX
-#define SO_BINDTOIFINDEX 62
-#endif
-#ifndef SO_PEERPIDFD
-#define SO_PEERPIDFD 77
-#endif
-
-/* TCP states a connected socket is in (include/net/tcp_states.h) */
-enum { ST_ESTABLISHED = 1, ST_FIN_WAIT1 = 4, ST_FIN_WAIT2 = 5, ST_CLOSE_WAIT = 8 };
-
-/* What the checks read of /proc/PID/status (proc(5)). */
-typedef struct {
-  unsigned uid[4], gid[4];     /* real, effective, saved, filesystem */
-  uint64_t cap_prm;
-  int      no_new_privs, seccomp;
-  unsigned seen;               /* a bit per field found */
-} ProcStatus;
-
-enum { SEEN_UID = 1, SEEN_GID = 2, SEEN_CAP = 4, SEEN_NNP = 8, SEEN_SECCOMP = 16 };
-
 /* A process: its pidfd and its /proc directory, the same process. */
 typedef struct {
   int pidfd;
@@ -45,92 +22,19 @@ typedef struct {
 } Task;
 
 int
-sockd_yama_scope (void)
-{
-  FILE *f = fopen ("/proc/sys/kernel/yama/ptrace_scope", "re");
-  if (f == NULL)
-    return -1;
-  int scope = -1;
-  if (fscanf (f, "%d", &scope) != 1)
-    scope = 3;                 /* Yama is there but unreadable: the strictest */
-  fclose (f);
-  return scope;
-}
-
-int
 sockd_self_init (SockdSelf *self)
 {
-  if (stat ("/proc/self/ns/user", &self->user_ns) != 0 || stat ("/proc/self/ns/pid", &self->pid_ns) != 0)
-    return -errno;
-  return 0;
+  int err = proc_self_ns ("user", &self->user_ns);
+  return err ? err : proc_self_ns ("pid", &self->pid_ns);
 }
 
 /* ---- /proc ---- */
-
-/* Parses the fields of @text (status) the checks need into @st. */
-static void
-parse_status (const char *text, ProcStatus *st)
-{
-  memset (st, 0, sizeof *st);
-  for (const char *line = text; line && *line; line = strchr (line, '\n') ? strchr (line, '\n') + 1 : NULL) {
-    if (sscanf (line, "Uid: %u %u %u %u", &st->uid[0], &st->uid[1], &st->uid[2], &st->uid[3]) == 4)
-      st->seen |= SEEN_UID;
-    else if (sscanf (line, "Gid: %u %u %u %u", &st->gid[0], &st->gid[1], &st->gid[2], &st->gid[3]) == 4)
-      st->seen |= SEEN_GID;
-    else if (strncmp (line, "CapPrm:", 7) == 0) {
-      char *end;
-      st->cap_prm = strtoull (line + 7, &end, 16);
-      if (end != line + 7)
-        st->seen |= SEEN_CAP;
-    } else if (sscanf (line, "NoNewPrivs: %d", &st->no_new_privs) == 1)
-      st->seen |= SEEN_NNP;
-    else if (sscanf (line, "Seccomp: %d", &st->seccomp) == 1)
-      st->seen |= SEEN_SECCOMP;
-  }
-}
-
-/* Reads the status of the process of /proc directory @dir.  0, or -errno
- * (-ESRCH: it is gone; -EPROTO: a field is missing). */
-static int
-read_status (int dir, ProcStatus *st)
-{
-  int fd = openat (dir, "status", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0)
-    return errno == ENOENT ? -ESRCH : -errno;
-  char buf[8192];
-  size_t len = 0;
-  for (;;) {
-    ssize_t n = read (fd, buf + len, sizeof buf - 1 - len);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      int err = errno;
-      close (fd);
-      return -err;
-    }
-    if (n == 0 || (len += (size_t) n) == sizeof buf - 1)
-      break;
-  }
-  close (fd);
-  buf[len] = '\0';
-  parse_status (buf, st);
-  return st->seen == (SEEN_UID | SEEN_GID | SEEN_CAP | SEEN_NNP | SEEN_SECCOMP) ? 0 : -EPROTO;
-}
 
 /* Returns true if the four ids of @ids are all @id. */
 static bool
 all_are (const unsigned ids[4], unsigned id)
 {
   return ids[0] == id && ids[1] == id && ids[2] == id && ids[3] == id;
-}
-
-/* Returns true if the namespace link @name of /proc directory @dir is the
- * namespace @mine. */
-static bool
-same_ns (int dir, const char *name, const struct stat *mine)
-{
-  struct stat st;
-  return fstatat (dir, name, &st, 0) == 0 && st.st_dev == mine->st_dev && st.st_ino == mine->st_ino;
 }
 
 /* Returns true if the process of @pidfd has not exited. */
@@ -157,10 +61,8 @@ task_close (Task *p)
 static SockdStatus
 task_open_dir (pid_t pid, int pidfd, Task *p)
 {
-  char path[32];
-  snprintf (path, sizeof path, "/proc/%d", (int) pid);
   p->pidfd = pidfd;
-  p->dir = open (path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  p->dir = proc_open_dir (pid);
   if (p->dir < 0 || !pidfd_running (pidfd)) {   /* alive after the open: the directory is its */
     task_close (p);
     return SOCKD_GONE;
@@ -201,19 +103,17 @@ static bool
 caller_unconfined (int conn, int dir)
 {
   char label[256];
-  socklen_t len = sizeof label - 1;
-  if (getsockopt (conn, SOL_SOCKET, SO_PEERSEC, label, &len) == 0)
+  size_t len = sizeof label - 1;
+  int err = sock_peer_label (conn, label, &len);
+  if (err == 0)
     return label_unconfined (label, len < sizeof label ? len : sizeof label - 1);
-  if (errno != ENOPROTOOPT)
+  if (err != -ENOPROTOOPT)
     return false;
-  int fd = openat (dir, "attr/current", O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return errno == ENOENT;                /* a kernel without security modules */
-  ssize_t n = read (fd, label, sizeof label - 1);
-  int err = errno;
-  close (fd);
+  ssize_t n = proc_label_at (dir, label, sizeof label - 1);
+  if (n == -ENOENT)
+    return true;                           /* a kernel without security modules */
   if (n < 0)
-    return err == EINVAL;                  /* no module gives the process a label */
+    return n == -EINVAL;                   /* no module gives the process a label */
   return label_unconfined (label, (size_t) n);
 }
 
@@ -222,10 +122,9 @@ caller_unconfined (int conn, int dir)
 static SockdStatus
 caller_open (int conn, pid_t pid, Task *p)
 {
-  int pidfd = -1;
-  socklen_t len = sizeof pidfd;
   p->pidfd = p->dir = -1;
-  if (getsockopt (conn, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0 && pidfd >= 0) {
+  int pidfd = sock_peer_pidfd (conn);
+  if (pidfd >= 0) {
     fcntl (pidfd, F_SETFD, FD_CLOEXEC);
     return task_open_dir (pid, pidfd, p);
   }
@@ -236,9 +135,8 @@ SockdStatus
 sockd_check_caller (int conn, const SockdSelf *self, SockdCaller *caller)
 {
   struct ucred cr;
-  socklen_t len = sizeof cr;
   memset (caller, 0, sizeof *caller);
-  if (getsockopt (conn, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0)
+  if (sock_peer_cred (conn, &cr) != 0)
     return SOCKD_INTERNAL;
   caller->pid = cr.pid;
   caller->uid = cr.uid;
@@ -252,13 +150,13 @@ sockd_check_caller (int conn, const SockdSelf *self, SockdCaller *caller)
   if (s != SOCKD_OK)
     return s == SOCKD_BAD_REQUEST ? SOCKD_INTERNAL : s;
   ProcStatus st = { 0 };
-  if (read_status (p.dir, &st) != 0)
+  if (proc_status_at (p.dir, &st) != 0)
     s = SOCKD_GONE;
   else if (!all_are (st.uid, cr.uid) || !all_are (st.gid, cr.gid))
     s = SOCKD_CALLER_IDS;
   else if (st.no_new_privs != 0 || st.seccomp != 0)
     s = SOCKD_CALLER_SANDBOXED;
-  else if (!same_ns (p.dir, "ns/user", &self->user_ns) || !same_ns (p.dir, "ns/pid", &self->pid_ns))
+  else if (!proc_ns_is_at (p.dir, "user", &self->user_ns) || !proc_ns_is_at (p.dir, "pid", &self->pid_ns))
     s = SOCKD_CALLER_NAMESPACE;
   else if (!caller_unconfined (conn, p.dir))
     s = SOCKD_CALLER_CONFINED;
@@ -276,8 +174,7 @@ static SockdStatus
 check_holder (int dir, const SockdSelf *self, const SockdCaller *c)
 {
   ProcStatus st;
-  struct stat fds;
-  if (read_status (dir, &st) != 0)
+  if (proc_status_at (dir, &st) != 0)
     return SOCKD_GONE;
   if (!all_are (st.uid, c->uid))
     return SOCKD_OTHER_USER;
@@ -285,15 +182,16 @@ check_holder (int dir, const SockdSelf *self, const SockdCaller *c)
     return SOCKD_OTHER_GROUP;
   if ((st.cap_prm & ~c->cap_prm) != 0)
     return SOCKD_CAPABILITIES;
-  if (!same_ns (dir, "ns/user", &self->user_ns))
+  if (!proc_ns_is_at (dir, "user", &self->user_ns))
     return SOCKD_TARGET_NAMESPACE;
   /* task_dump_owner(): /proc/PID/fd (not a world-readable directory) is
    * the effective uid's while the process is dumpable (SUID_DUMP_USER),
    * root's (of its mm's user namespace, here the service's) otherwise, and
    * root's when it has no mm (a zombie, a kernel thread) */
-  if (fstatat (dir, "fd", &fds, 0) != 0)
+  uid_t fds_owner;
+  if (proc_fds_owner_at (dir, &fds_owner) != 0)
     return SOCKD_GONE;
-  if (fds.st_uid != c->uid)
+  if (fds_owner != c->uid)
     return SOCKD_NOT_DUMPABLE;
   return SOCKD_OK;
 }
@@ -328,12 +226,10 @@ socket_id (int fd, int family, uint64_t inode, KnobInfo *k)
     memcpy (k->id.idiag_dst, &r->sin6_addr, 16);
   }
   int ifindex = 0;
-  socklen_t len = sizeof ifindex;
-  if (getsockopt (fd, SOL_SOCKET, SO_BINDTOIFINDEX, &ifindex, &len) == 0)
+  if (sock_bound_ifindex (fd, &ifindex) == 0)
     k->id.idiag_if = (uint32_t) ifindex;
   uint64_t cookie;
-  len = sizeof cookie;
-  if (getsockopt (fd, SOL_SOCKET, SO_COOKIE, &cookie, &len) == 0) {
+  if (sock_cookie (fd, &cookie) == 0) {
     k->id.idiag_cookie[0] = (uint32_t) cookie;
     k->id.idiag_cookie[1] = (uint32_t) (cookie >> 32);
   } else {
@@ -349,15 +245,7 @@ check_socket (int fd, uint64_t inode, const SockdCaller *c, int *err)
 {
   struct stat st;
   int domain = 0, type = 0, proto = 0;
-  socklen_t len = sizeof domain;
-  if (fstat (fd, &st) != 0 || !S_ISSOCK (st.st_mode)
-      || getsockopt (fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0)
-    return SOCKD_NOT_TCP;
-  len = sizeof type;
-  if (getsockopt (fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0)
-    return SOCKD_NOT_TCP;
-  len = sizeof proto;
-  if (getsockopt (fd, SOL_SOCKET, SO_PROTOCOL, &proto, &len) != 0)
+  if (fstat (fd, &st) != 0 || !S_ISSOCK (st.st_mode) || sock_kind (fd, &domain, &type, &proto) != 0)
     return SOCKD_NOT_TCP;
   if ((domain != AF_INET && domain != AF_INET6) || type != SOCK_STREAM || proto != IPPROTO_TCP)
     return SOCKD_NOT_TCP;
@@ -378,8 +266,8 @@ check_socket (int fd, uint64_t inode, const SockdCaller *c, int *err)
     s = SOCKD_NOT_CONNECTED;
   else if (got.items[0].uid != c->uid)
     s = SOCKD_SOCKET_OTHER_USER;
-  else if (got.items[0].state != ST_ESTABLISHED && got.items[0].state != ST_FIN_WAIT1
-           && got.items[0].state != ST_FIN_WAIT2 && got.items[0].state != ST_CLOSE_WAIT)
+  else if (got.items[0].state != SYS_TCP_ESTABLISHED && got.items[0].state != SYS_TCP_FIN_WAIT1
+           && got.items[0].state != SYS_TCP_FIN_WAIT2 && got.items[0].state != SYS_TCP_CLOSE_WAIT)
     s = SOCKD_NOT_CONNECTED;
   knob_dump_clear (&got);
   return s;
@@ -393,7 +281,7 @@ sockd_take (const SockdSelf *self, const SockdCaller *c, const SockdRequest *req
   if (req->magic != BWSS_SOCKD_MAGIC || req->reserved != 0 || req->pid <= 0 || req->fd < 0
       || req->inode == 0)
     return SOCKD_BAD_REQUEST;
-  if (sockd_yama_scope () >= 2)
+  if (proc_yama_scope () >= 2)
     return SOCKD_YAMA_STRICT;
   Task p;
   SockdStatus s = task_open (req->pid, &p);

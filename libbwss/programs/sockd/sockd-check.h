@@ -63,7 +63,5 @@ SockdStatus sockd_check_caller (int conn, const SockdSelf *self, SockdCaller *ca
 SockdStatus sockd_take (const SockdSelf *self, const SockdCaller *caller, const SockdRequest *req,
                         int *fd, int *err);
 
-/* Returns Yama's ptrace_scope, or -1 if this kernel has no Yama. */
-int sockd_yama_scope (void);
 
 #endif

@@ -40,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "sockd-serve.h"
+#include "sys.h"
 
 #define MAX_EXCHANGES 16
 #define MAX_PER_UID   4
@@ -93,17 +94,10 @@ usage (FILE *to)
 static bool
 is_seqpacket_listener (int fd)
 {
-  int type = 0, domain = 0, listening = 0;
-  socklen_t len = sizeof type;
-  if (getsockopt (fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0)
+  int type = 0, domain = 0, proto = 0;
+  if (sock_kind (fd, &domain, &type, &proto) != 0)
     return false;
-  len = sizeof domain;
-  if (getsockopt (fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0)
-    return false;
-  len = sizeof listening;
-  if (getsockopt (fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0)
-    return false;
-  return type == SOCK_SEQPACKET && domain == AF_UNIX && listening;
+  return type == SOCK_SEQPACKET && domain == AF_UNIX && sock_listening (fd) == 1;
 }
 
 /* The socket systemd passed (sd_listen_fds(3)'s protocol).  Returns it, -1
@@ -206,8 +200,7 @@ static void
 start_exchange (Service *sv, int conn)
 {
   struct ucred cr = { 0 };
-  socklen_t len = sizeof cr;
-  if (getsockopt (conn, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0)
+  if (sock_peer_cred (conn, &cr) != 0)
     return;
   if (sv->n_ex >= MAX_EXCHANGES || exchanges_of (sv, cr.uid) >= MAX_PER_UID) {
     busy (sv, conn, cr.uid);
@@ -421,7 +414,7 @@ main (int argc, char **argv)
   socklen_t alen = sizeof a;
   memset (&a, 0, sizeof a);
   getsockname (sv.listener, (struct sockaddr *) &a, &alen);
-  int scope = sockd_yama_scope ();
+  int scope = proc_yama_scope ();
   fprintf (stderr, "bwss-sockd: listening at %s (%s%s)\n", a.sun_path[0] ? a.sun_path : "?",
            scope < 0 ? "no Yama in this kernel" : scope < 2 ? "Yama ptrace_scope " : "",
            scope < 0 ? "" : scope == 0 ? "0" : scope == 1 ? "1" : "Yama ptrace_scope is 2 or 3: every request is refused");

@@ -25,6 +25,7 @@
  * 126 (not executable), as a shell would.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -37,6 +38,7 @@
 #include <glib-unix.h>
 #include <bwss/domain.h>
 #include "tool-domain.h"
+#include "sys.h"
 
 static gchar *opt_priority;
 static gchar *opt_min_rate;
@@ -132,8 +134,8 @@ find_shim (void)
   const char *env = g_getenv ("BWSS_PRELOAD");
   if (env && *env)
     return g_strdup (env);
-  g_autofree char *exe = g_file_read_link ("/proc/self/exe", NULL);
-  if (exe) {
+  char exe[PATH_MAX];
+  if (proc_exe (0, exe, sizeof exe) > 0) {
     g_autofree char *dir = g_path_get_dirname (exe);
     const char *const places[] = { ".", "../shim" };
     for (size_t i = 0; i < G_N_ELEMENTS (places); i++) {

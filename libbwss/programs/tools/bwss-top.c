@@ -31,6 +31,7 @@
 #include "tool-domain.h"
 #include "tool-file.h"
 #include "tool-json.h"
+#include "sys.h"
 
 #define MAX_ROWS BWSS_DOMAIN_MAX_FLOWS
 /* How long a snapshot may wait for a busy domain lock, µs. */
@@ -114,15 +115,11 @@ is_users_bwssd (gint64 pid)
 {
   if (pid <= 0 || pid > G_MAXINT || kill ((pid_t) pid, 0) != 0)
     return FALSE;
-  char path[64];
-  g_snprintf (path, sizeof path, "/proc/%d", (int) pid);
-  struct stat st;
-  if (stat (path, &st) != 0 || st.st_uid != geteuid ())
+  uid_t owner;
+  char comm[64];
+  if (proc_owner ((pid_t) pid, &owner) != 0 || owner != geteuid ())
     return FALSE;
-  g_strlcat (path, "/comm", sizeof path);
-  g_autofree char *comm = NULL;
-  gsize len = 0;
-  return tool_file_read (path, 64, FALSE, &comm, &len, NULL) && g_str_has_prefix (comm, "bwssd");
+  return proc_comm ((pid_t) pid, comm, sizeof comm) == 0 && g_str_has_prefix (comm, "bwssd");
 }
 
 /* Says once on stderr that bwssd's status file is ignored, and why. */

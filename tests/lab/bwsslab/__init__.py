@@ -10,6 +10,6 @@ Modules, one concern each:
   timeline   one run of one mode: start, cross traffic, switches, stop
   analysis   per-second series, means, queueing delay, late packets, validity
   plots      the figures of a run and of a scenario
-  report     comparison tables, medians over repeated runs, docs/results.md
+  report     comparison tables, medians over repeated runs, docs/results/modes.md
   cli        the bwss-lab command
 """

@@ -16,11 +16,9 @@ import shutil
 import signal
 import sys
 
-from . import analysis, linktrace, plots, report, timeline, topology
+from . import analysis, linktrace, paths, plots, report, timeline, topology
 from .proc import STATE_DIR, LabError, program
 from .scenario import BWSS_MODES, MODES, SCENARIOS, ScenarioError
-
-SRC_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 def slug(text):
@@ -143,7 +141,7 @@ def main(argv=None):
     sub.add_parser("list")
     u = sub.add_parser("up")
     u.add_argument("--set", action="append")
-    u.add_argument("--build-dir", default=os.path.join(SRC_ROOT, "build"))
+    u.add_argument("--build-dir", default=paths.BUILD_DIR)
     u.add_argument("--stats", help="the delay stage writes its statistics (JSON) here when it stops")
     sub.add_parser("down")
     r = sub.add_parser("run")
@@ -153,11 +151,11 @@ def main(argv=None):
     r.add_argument("--duration", type=float)
     r.add_argument("--set", action="append")
     r.add_argument("--label")
-    r.add_argument("--out", default=os.path.join(os.getcwd(), "results"))
-    r.add_argument("--build-dir", default=os.path.join(SRC_ROOT, "build"))
+    r.add_argument("--out", default=paths.runs_dir())
+    r.add_argument("--build-dir", default=paths.BUILD_DIR)
     p = sub.add_parser("report")
     p.add_argument("dirs", nargs="+")
-    p.add_argument("--out", default=os.path.join(SRC_ROOT, "docs", "results.md"))
+    p.add_argument("--out", default=paths.report_path())
     p.add_argument("--command", action="append", help="a command line to name in the report")
     args = ap.parse_args(argv)
     try:

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Tables: the comparison of the modes of one run, the medians of repeated
-runs, and docs/results.md (one table per scenario, every mode, with the
+runs, and docs/results/modes.md (one table per scenario, every mode, with the
 date, the machine and the command)."""
 import datetime
 import json
@@ -212,7 +212,7 @@ def machine():
 
 
 def write_results(dirs, path, commands):
-    """Writes path (docs/results.md) from the runs under dirs."""
+    """Writes path (docs/results/modes.md) from the runs under dirs."""
     groups = collect(dirs)
     order = ["weights", "capacity-drop", "redistribution", "streaming", "fast", "adaptive", "adaptive3",
              "adaptive-hd"]
