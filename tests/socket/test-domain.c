@@ -368,6 +368,20 @@ test_groups (void)
   BwssFlowInfo rows[8];
   BwssFlowGroup groups[8];
   size_t n = 0;
+  /* a unit: this process's cgroup, where cgroup v2 is mounted */
+  if (access ("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0) {
+    g_assert_cmpint (bwss_flow_set_share (f[4], BWSS_SHARE_UNIT), ==, 0);
+    g_assert_cmpint (bwss_domain_list_flow_groups (d, rows, groups, 8, &n), ==, 0);
+    size_t units = 0;
+    for (size_t i = 0; i < n; i++)
+      if (groups[i].share == BWSS_SHARE_UNIT) {
+        g_assert_cmpuint (groups[i].members, ==, 1);
+        g_assert_cmpuint (groups[i].group, !=, 0);
+        units++;
+      }
+    g_assert_cmpuint (units, ==, 1);
+    g_assert_cmpint (bwss_flow_set_share (f[4], BWSS_SHARE_FLOW), ==, 0);
+  }
   g_assert_cmpint (bwss_domain_list_flow_groups (d, rows, groups, 8, &n), ==, 0);
   g_assert_cmpuint (n, ==, N);
   uint64_t key = 0;

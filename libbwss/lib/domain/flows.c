@@ -15,11 +15,9 @@
  * also frees slots whose socket no longer exists in the namespace
  * (leader.c).
  */
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "sys.h"
 #include "domain-private.h"
 
@@ -223,29 +221,16 @@ bwss_flow_set_prefs (BwssFlow *f, const BwssPrefs *prefs)
   return 0;
 }
 
-/* Returns the inode of process @pid's cgroup (v2: the "0::PATH" line of
- * /proc/PID/cgroup, under /sys/fs/cgroup): the unit's identity while it
- * exists, the same for every process in it.  0 if there is none. */
+/* Returns the key of process @pid's unit for a slot: its cgroup's inode
+ * (sys.h), 0 if it has none or one the slot cannot carry (the top bits
+ * carry the share, segment.h). */
 static uint64_t
-cgroup_inode (pid_t pid)
+unit_key (pid_t pid)
 {
-  char path[64], line[PATH_MAX];
-  snprintf (path, sizeof path, "/proc/%d/cgroup", (int) pid);
-  FILE *fp = fopen (path, "re");
-  uint64_t ino = 0;
-  while (fp && ino == 0 && fgets (line, sizeof line, fp)) {
-    if (strncmp (line, "0::/", 4) != 0)
-      continue;
-    line[strcspn (line, "\n")] = '\0';
-    char dir[PATH_MAX + 16];
-    struct stat st;
-    snprintf (dir, sizeof dir, "/sys/fs/cgroup%s", line + 3);
-    if (stat (dir, &st) == 0 && S_ISDIR (st.st_mode))
-      ino = (uint64_t) st.st_ino;
-  }
-  if (fp)
-    fclose (fp);
-  return ino >> 62 ? 0 : ino;          /* the top bits carry the share (segment.h) */
+  uint64_t id = 0;
+  if (proc_cgroup_id (pid, &id) != 0)
+    return 0;
+  return id >> 62 ? 0 : id;
 }
 
 int
@@ -258,7 +243,7 @@ bwss_flow_set_share (BwssFlow *f, BwssShare share)
   uint64_t key = 0;
   if (share == BWSS_SHARE_PROCESS)
     key = (uint64_t) owner;
-  else if (share == BWSS_SHARE_UNIT && (key = cgroup_inode (owner)) == 0)
+  else if (share == BWSS_SHARE_UNIT && (key = unit_key (owner)) == 0)
     return BWSS_ENOENT;
   pthread_mutex_lock (&g->local);
   if (reclaimed (g, f)) {
