@@ -573,9 +573,11 @@ gst_bwss_http_src_init (GstBwssHttpSrc *src)
 #endif
   g_mutex_init (&src->client_lock);
   src_flow_init (&src->flow, GST_OBJECT (src));
-  BwssPrefs p = { .priority = src->priority, .min_rate_bps = 0, .weight = src->weight };
-  src_flow_set_prefs (&src->flow, &p);
   src_stats_init (&src->stats);
+  /* the flow's preferences from the properties' defaults, by the one
+   * function that builds them (srcprops.c): nothing is learned yet */
+  const BitrateChoice nothing = { .bitrate = 0, .source = BITRATE_NONE };
+  src_props_apply_learned (src, &nothing);
   gst_base_src_set_automatic_eos (GST_BASE_SRC (src), FALSE);
 }
 

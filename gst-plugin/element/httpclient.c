@@ -375,13 +375,13 @@ status_error_code (guint status)
   }
 }
 
-/* The one response parser: fills c->resp from the answer to @method from
- * @offset, or returns FALSE with @error. */
+/* parse_response's steps, in its order; each returns FALSE with @error. */
+
+/* The status line: a 2xx, else the error it maps to. */
 static gboolean
-parse_response (HttpClient *c, const char *method, guint64 offset, GError **error)
+response_status (HttpClient *c, GError **error)
 {
   SoupMessage *msg = c->msg;
-  SoupMessageHeaders *h = lsoup_message_get_response_headers (msg);
   HttpResponse *r = &c->resp;
   r->status = lsoup_message_get_status (msg);
   r->reason = g_strdup (lsoup_message_get_reason_phrase (msg));
@@ -392,57 +392,86 @@ parse_response (HttpClient *c, const char *method, guint64 offset, GError **erro
                  r->reason && *r->reason ? r->reason : lsoup_status_get_phrase (r->status));
     return FALSE;
   }
-  gboolean head = strcmp (method, "HEAD") == 0;
+  return TRUE;
+}
+
+/* The body's length from Content-Length (*have_length FALSE when chunked:
+ * the chunks say how long, not the header); an invalid one is an error
+ * unless the body is chunked. */
+static gboolean
+response_length (SoupMessageHeaders *h, gboolean *have_length, guint64 *length, GError **error)
+{
   gboolean chunked = lsoup_message_headers_is_chunked (h);
   gboolean cl_present;
-  guint64 length = 0;
-  gboolean have_length = parse_content_length (h, &cl_present, &length);
-  if (cl_present && !have_length && !chunked) {
+  *have_length = parse_content_length (h, &cl_present, length);
+  if (cl_present && !*have_length && !chunked) {
     const char *v = lsoup_message_headers_get_list (h, "Content-Length");
     g_set_error (error, HTTP_ERROR, HTTP_ERROR_BAD_RESPONSE, "invalid Content-Length '%.40s'", v);
     return FALSE;
   }
   if (chunked)
-    have_length = FALSE;              /* the chunks say how long, not the header */
-  gboolean ranged = offset > 0 && !head;
-  if (r->status == 206) {             /* Partial Content */
-    guint64 first, last, total = 0;
-    gboolean have_total;
-    const char *cr = lsoup_message_headers_get_one (h, "Content-Range");
-    if (!parse_content_range (cr, &first, &last, &have_total, &total)) {
-      g_set_error (error, HTTP_ERROR, HTTP_ERROR_WRONG_RANGE, "a 206 with an invalid Content-Range '%.60s'",
-                   cr ? cr : "(none)");
-      return FALSE;
-    }
-    if (first != (ranged ? offset : 0)) {
-      g_set_error (error, HTTP_ERROR, HTTP_ERROR_WRONG_RANGE,
-                   "asked for the bytes from %" G_GUINT64_FORMAT ", the server sent them from %" G_GUINT64_FORMAT,
-                   ranged ? offset : 0, first);
-      return FALSE;
-    }
-    if (have_length && length != last - first + 1) {
-      g_set_error (error, HTTP_ERROR, HTTP_ERROR_WRONG_RANGE,
-                   "Content-Range %s disagrees with Content-Length %" G_GUINT64_FORMAT, cr, length);
-      return FALSE;
-    }
-    r->start = first;
-    r->have_size = have_total;
-    r->size = total;
-    r->seekable = TRUE;
-  } else {
-    if (ranged) {
-      g_set_error (error, HTTP_ERROR, HTTP_ERROR_NO_RANGES,
-                   "asked for the bytes from %" G_GUINT64_FORMAT ", the server sent the whole resource (status %u)",
-                   offset, r->status);
-      return FALSE;
-    }
-    r->start = 0;
-    r->have_size = have_length;
-    r->size = length;
-    const char *ranges = lsoup_message_headers_get_one (h, "Accept-Ranges");
-    r->seekable = r->have_size && !(ranges && g_ascii_strcasecmp (ranges, "none") == 0);
+    *have_length = FALSE;
+  return TRUE;
+}
+
+/* A 206 (Partial Content): its Content-Range must start at @asked (the
+ * offset asked for, 0 for none) and agree with the length. */
+static gboolean
+response_partial (SoupMessageHeaders *h, HttpResponse *r, guint64 asked, gboolean have_length,
+                  guint64 length, GError **error)
+{
+  guint64 first, last, total = 0;
+  gboolean have_total;
+  const char *cr = lsoup_message_headers_get_one (h, "Content-Range");
+  if (!parse_content_range (cr, &first, &last, &have_total, &total)) {
+    g_set_error (error, HTTP_ERROR, HTTP_ERROR_WRONG_RANGE, "a 206 with an invalid Content-Range '%.60s'",
+                 cr ? cr : "(none)");
+    return FALSE;
   }
-  /* the same resource as before? */
+  if (first != asked) {
+    g_set_error (error, HTTP_ERROR, HTTP_ERROR_WRONG_RANGE,
+                 "asked for the bytes from %" G_GUINT64_FORMAT ", the server sent them from %" G_GUINT64_FORMAT,
+                 asked, first);
+    return FALSE;
+  }
+  if (have_length && length != last - first + 1) {
+    g_set_error (error, HTTP_ERROR, HTTP_ERROR_WRONG_RANGE,
+                 "Content-Range %s disagrees with Content-Length %" G_GUINT64_FORMAT, cr, length);
+    return FALSE;
+  }
+  r->start = first;
+  r->have_size = have_total;
+  r->size = total;
+  r->seekable = TRUE;
+  return TRUE;
+}
+
+/* Any other 2xx: the whole resource, an error if a range was @asked for
+ * (> 0); seekable when its size is known and ranges are not refused. */
+static gboolean
+response_whole (SoupMessageHeaders *h, HttpResponse *r, guint64 asked, gboolean have_length,
+                guint64 length, GError **error)
+{
+  if (asked > 0) {
+    g_set_error (error, HTTP_ERROR, HTTP_ERROR_NO_RANGES,
+                 "asked for the bytes from %" G_GUINT64_FORMAT ", the server sent the whole resource (status %u)",
+                 asked, r->status);
+    return FALSE;
+  }
+  r->start = 0;
+  r->have_size = have_length;
+  r->size = length;
+  const char *ranges = lsoup_message_headers_get_one (h, "Accept-Ranges");
+  r->seekable = r->have_size && !(ranges && g_ascii_strcasecmp (ranges, "none") == 0);
+  return TRUE;
+}
+
+/* The same resource as before?  The first response is remembered; a later
+ * one whose size, ETag or Last-Modified differs is an error. */
+static gboolean
+response_same_resource (HttpClient *c, SoupMessageHeaders *h, GError **error)
+{
+  const HttpResponse *r = &c->resp;
   const char *etag = lsoup_message_headers_get_one (h, "ETag");
   const char *modified = lsoup_message_headers_get_one (h, "Last-Modified");
   if (c->known) {
@@ -466,6 +495,23 @@ parse_response (HttpClient *c, const char *method, guint64 offset, GError **erro
     c->known_modified = g_strdup (modified);
   }
   return TRUE;
+}
+
+/* The one response parser: fills c->resp from the answer to @method from
+ * @offset, or returns FALSE with @error. */
+static gboolean
+parse_response (HttpClient *c, const char *method, guint64 offset, GError **error)
+{
+  SoupMessageHeaders *h = lsoup_message_get_response_headers (c->msg);
+  HttpResponse *r = &c->resp;
+  gboolean have_length;
+  guint64 length = 0;
+  if (!response_status (c, error) || !response_length (h, &have_length, &length, error))
+    return FALSE;
+  guint64 asked = strcmp (method, "HEAD") != 0 ? offset : 0;   /* a HEAD asks for no range */
+  gboolean placed = r->status == 206 ? response_partial (h, r, asked, have_length, length, error)
+                                     : response_whole (h, r, asked, have_length, length, error);
+  return placed && response_same_resource (c, h, error);
 }
 
 /* The raw body stream under libsoup's body decoder, when the stream it

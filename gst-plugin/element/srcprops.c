@@ -439,26 +439,25 @@ get_pref (GstBwssHttpSrc *src, guint prop_id, GValue *value)
   g_mutex_unlock (&src->prefs_lock);
 }
 
-void
-src_props_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+/* src_props_set_property's steps.  Each returns FALSE for a property that
+ * is not its own. */
+
+/* The properties that own what they hold (strings, cookies, extra headers,
+ * TLS objects): the new value is copied before the object lock and the old
+ * one freed after it. */
+static gboolean
+set_owned (GstBwssHttpSrc *src, guint prop_id, const GValue *value)
 {
-  GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (object);
   HttpConfig *h = &src->http;
   switch (prop_id) {
-    case PROP_LOCATION: {
-      g_autoptr (GError) err = NULL;
-      if (!src_props_set_location (src, g_value_get_string (value), &err))
-        GST_WARNING_OBJECT (src, "%s", err->message);
-      return;
-    }
-    case PROP_USER_AGENT: replace_string (src, &h->user_agent, value); return;
-    case PROP_PROXY: replace_string (src, &h->proxy, value); return;
-    case PROP_USER_ID: replace_string (src, &h->user_id, value); return;
-    case PROP_USER_PW: replace_string (src, &h->user_pw, value); return;
-    case PROP_PROXY_ID: replace_string (src, &h->proxy_id, value); return;
-    case PROP_PROXY_PW: replace_string (src, &h->proxy_pw, value); return;
-    case PROP_SSL_CA_FILE: replace_string (src, &h->ssl_ca_file, value); return;
-    case PROP_METHOD: replace_string (src, &src->method, value); return;
+    case PROP_USER_AGENT: replace_string (src, &h->user_agent, value); return TRUE;
+    case PROP_PROXY: replace_string (src, &h->proxy, value); return TRUE;
+    case PROP_USER_ID: replace_string (src, &h->user_id, value); return TRUE;
+    case PROP_USER_PW: replace_string (src, &h->user_pw, value); return TRUE;
+    case PROP_PROXY_ID: replace_string (src, &h->proxy_id, value); return TRUE;
+    case PROP_PROXY_PW: replace_string (src, &h->proxy_pw, value); return TRUE;
+    case PROP_SSL_CA_FILE: replace_string (src, &h->ssl_ca_file, value); return TRUE;
+    case PROP_METHOD: replace_string (src, &src->method, value); return TRUE;
     case PROP_COOKIES: {
       gchar **v = g_strdupv (g_value_get_boxed (value));
       GST_OBJECT_LOCK (src);
@@ -466,7 +465,7 @@ src_props_set_property (GObject *object, guint prop_id, const GValue *value, GPa
       h->cookies = v;
       GST_OBJECT_UNLOCK (src);
       g_strfreev (old);
-      return;
+      return TRUE;
     }
     case PROP_EXTRA_HEADERS: {
       const GstStructure *st = gst_value_get_structure (value);
@@ -477,7 +476,7 @@ src_props_set_property (GObject *object, guint prop_id, const GValue *value, GPa
       GST_OBJECT_UNLOCK (src);
       if (old)
         gst_structure_free (old);
-      return;
+      return TRUE;
     }
     case PROP_TLS_DATABASE:
     case PROP_TLS_INTERACTION: {
@@ -490,27 +489,18 @@ src_props_set_property (GObject *object, guint prop_id, const GValue *value, GPa
       GST_OBJECT_UNLOCK (src);
       if (old)
         g_object_unref (old);
-      return;
+      return TRUE;
     }
-    case PROP_IS_LIVE: {
-      gboolean live = g_value_get_boolean (value);
-      GST_OBJECT_LOCK (src);
-      src->is_live = live;
-      GST_OBJECT_UNLOCK (src);
-      gst_base_src_set_live (GST_BASE_SRC (src), live);
-      return;
-    }
-    case PROP_PRIORITY:
-    case PROP_WEIGHT:
-    case PROP_MIN_RATE:
-    case PROP_RATE_HEADROOM:
-    case PROP_BITRATE:
-      set_pref (src, prop_id, value);
-      return;
     default:
-      break;
+      return FALSE;
   }
-  /* the scalars: under the object lock */
+}
+
+/* The scalars: under the object lock. */
+static gboolean
+set_scalar (GstBwssHttpSrc *src, guint prop_id, const GValue *value)
+{
+  HttpConfig *h = &src->http;
   GST_OBJECT_LOCK (src);
   switch (prop_id) {
     case PROP_AUTOMATIC_REDIRECT: h->automatic_redirect = g_value_get_boolean (value); break;
@@ -528,10 +518,49 @@ src_props_set_property (GObject *object, guint prop_id, const GValue *value, GPa
     case PROP_STATS_INTERVAL: src->stats_interval = g_value_get_uint64 (value); break;
     default:
       GST_OBJECT_UNLOCK (src);
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      return;
+      return FALSE;
   }
   GST_OBJECT_UNLOCK (src);
+  return TRUE;
+}
+
+/* is-live: under the object lock, then told to the base class. */
+static void
+set_is_live (GstBwssHttpSrc *src, const GValue *value)
+{
+  gboolean live = g_value_get_boolean (value);
+  GST_OBJECT_LOCK (src);
+  src->is_live = live;
+  GST_OBJECT_UNLOCK (src);
+  gst_base_src_set_live (GST_BASE_SRC (src), live);
+}
+
+void
+src_props_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (object);
+  switch (prop_id) {
+    case PROP_LOCATION: {
+      g_autoptr (GError) err = NULL;
+      if (!src_props_set_location (src, g_value_get_string (value), &err))
+        GST_WARNING_OBJECT (src, "%s", err->message);
+      return;
+    }
+    case PROP_IS_LIVE:
+      set_is_live (src, value);
+      return;
+    case PROP_PRIORITY:
+    case PROP_WEIGHT:
+    case PROP_MIN_RATE:
+    case PROP_RATE_HEADROOM:
+    case PROP_BITRATE:
+      set_pref (src, prop_id, value);
+      return;
+    default:
+      break;
+  }
+  if (!set_owned (src, prop_id, value) && !set_scalar (src, prop_id, value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 void

@@ -5,7 +5,8 @@
 # files and sane rates, that it carried the link (valid), that bwss needs
 # less prebuffering than plain TCP, and that the link's queue under bwss is
 # shorter than under plain TCP.
-# Exit 77 (skipped) without root or /dev/net/tun.  (TAP output.)
+# Exit 77 (skipped) without root or /dev/net/tun, or while another run holds
+# the lab (its lock, tests/lab/bwsslab/lock.py).  (TAP output.)
 set -u
 build=$1
 lab=$(dirname "$0")/bwss-lab
@@ -14,6 +15,8 @@ lab=$(dirname "$0")/bwss-lab
 for t in nginx iperf3 curl ip tc; do
   command -v $t >/dev/null || { echo "1..0 # SKIP $t not installed"; exit 77; }
 done
+# one lab per machine: run under its lock, skipped while another run holds it
+[ -n "${BWSS_LAB_OWNER:-}" ] || exec "$lab" lock --no-wait --skip -- "$0" "$@"
 out=$(mktemp -d)
 trap 'rm -rf "$out"; "$lab" down >/dev/null 2>&1' EXIT
 "$lab" run streaming --label streaming --mode tcp --mode bwss --build-dir "$build" --out "$out" \

@@ -6,7 +6,8 @@
 # bwss-top --json with their weights.  Mode $2: bwss (the default: the
 # downloads run under bwss-run, ratio within 20 %) or bwss-adopt (plain curl
 # adopted by bwssd through a rules file, ratio within 5 %, issue 12).  Needs
-# root and /dev/net/tun; exits 77 (skipped) otherwise.  (TAP output.)
+# root and /dev/net/tun; exits 77 (skipped) otherwise, and while another run
+# holds the lab (its lock, tests/lab/bwsslab/lock.py).  (TAP output.)
 set -u
 build=$1 mode=${2:-bwss}
 lab=$(dirname "$0")/../lab/bwss-lab
@@ -15,6 +16,8 @@ lab=$(dirname "$0")/../lab/bwss-lab
 for t in nginx curl ip tc; do
   command -v $t >/dev/null || { echo "1..0 # SKIP $t not installed"; exit 77; }
 done
+# one lab per machine: run under its lock, skipped while another run holds it
+[ -n "${BWSS_LAB_OWNER:-}" ] || exec "$lab" lock --no-wait --skip -- "$0" "$@"
 out=$(mktemp -d)
 trap 'rm -rf "$out"; "$lab" down >/dev/null 2>&1' EXIT
 "$lab" run weights --label weights --mode "$mode" --build-dir "$build" --out "$out" \

@@ -10,7 +10,7 @@ import os
 import statistics
 import subprocess
 
-from . import linkstats
+from . import hosts, linkstats
 from .proc import program
 from .scenario import BWSS_MODES
 from .topology import VIDEO_ADDR, bulk_addr, ideal_video_class_kbps
@@ -33,6 +33,8 @@ class Names:
             self.by_addr[VIDEO_ADDR] = ("video", sc.rtt_video)
         for i in range(sc.bulk):
             self.by_addr[bulk_addr(i)] = ("bulk%d" % (i + 1), sc.bulk_rtt(i))
+        for name, addr, rtt in hosts.host2_flows(sc):
+            self.by_addr[addr] = (name, rtt)
 
     def names(self):
         return sorted(n for n, _ in self.by_addr.values())
@@ -48,8 +50,9 @@ def percentile(values, q):
 
 def load_samples(sc, out_dir, t0):
     """Reads samples.txt: per-second kbit/s per flow, the video's arrivals,
-    every flow's queueing delay samples, and the domain's per-second σ and
-    queue."""
+    every flow's queueing delay samples, the domain's per-second σ and
+    queue, and the sockets (connections) seen per flow.  With hosts=2 the
+    second machine's recorder (samples-host2.txt) is read the same way."""
     names = Names(sc)
     dur = int(sc.duration)
     rate = {n: [0.0] * dur for n in names.names()}
@@ -58,7 +61,11 @@ def load_samples(sc, out_dir, t0):
     sigma = [None] * dur
     ctl_queue = [None] * dur
     last = {}
-    for line in open(os.path.join(out_dir, "samples.txt")):
+    files = [os.path.join(out_dir, "samples.txt")]
+    if sc.hosts == 2:
+        files.append(os.path.join(out_dir, "samples-host2.txt"))
+    lines = (line for path in files for line in open(path))
+    for line in lines:
         parts = line.split()
         if len(parts) == 6 and parts[0] == "D":
             t = float(parts[1]) - t0
@@ -86,7 +93,10 @@ def load_samples(sc, out_dir, t0):
                 qdelay[name].append((t, max(0.0, rtt_us / 1000.0 - path_ms)))
         if name == "video" and 0 <= t < dur:
             video_trace.append((t, delta))
-    return rate, qdelay, video_trace, sigma, ctl_queue
+    # a socket being closed (orphaned) is reported with inode 0: not another connection
+    conns = {n: sum(1 for (r, ino) in last if ino != "0" and names.by_addr[r.rsplit(":", 1)[0]][0] == n)
+             for n in names.names()}
+    return rate, qdelay, video_trace, sigma, ctl_queue, conns
 
 
 def load_cross(sc, out_dir):
@@ -309,7 +319,7 @@ def shares_from_series(summary, series_csv):
 def analyse(sc, mode, out_dir, build_dir):
     """Analyses the run in out_dir; writes series.csv and summary.json."""
     run = json.load(open(os.path.join(out_dir, "run.json")))
-    rate, qdelay, video_trace, sigma, ctl_queue = load_samples(sc, out_dir, run["t0_monotonic"])
+    rate, qdelay, video_trace, sigma, ctl_queue, conns = load_samples(sc, out_dir, run["t0_monotonic"])
     cross = load_cross(sc, out_dir)
     dur = int(sc.duration)
     skip = min(int(sc.measure_from), dur - 1)
@@ -344,9 +354,16 @@ def analyse(sc, mode, out_dir, build_dir):
     for name in names:
         series = rate[name][skip:]
         entry = {"name": name, "mean_kbps": round(sum(series) / len(series), 1)}
+        entry["connections"] = conns.get(name, 0)
+        if sc.hosts == 2:
+            entry["machine"] = hosts.host_of(name)
         if name == "video":
             entry["min_rate_kbps"] = sc.video_min_kbps
             entry["weight"] = sc.video_weight
+        elif hosts.host_of(name) == 2:
+            entry["min_rate_kbps"] = 0
+            entry["weight"] = 1.0
+            entry["rtt_ms"] = {n: rtt for n, _, rtt in hosts.host2_flows(sc)}[name]
         else:
             i = int(name[4:]) - 1
             entry["min_rate_kbps"] = 0
@@ -359,6 +376,10 @@ def analyse(sc, mode, out_dir, build_dir):
                "cross_kbps": round(sum(cross[skip:]) / (dur - skip), 1),
                "queue_delay_ms": queue_summary(qdelay, skip),
                "parameters": sc.parameters()}
+    if sc.hosts == 2:
+        # each machine's flows and what they got together
+        summary["machines"] = {str(h): round(sum(f["mean_kbps"] for f in flows if hosts.host_of(f["name"]) == h), 1)
+                            for h in (1, 2)}
     video = rate.get("video")
     if sc.adaptive:
         summary["adaptive"] = adaptive_summary(sc, out_dir, run["t0_wall"])

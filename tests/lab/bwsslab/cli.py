@@ -2,21 +2,31 @@
 """The bwss-lab command.
 
   bwss-lab list
-  bwss-lab up [--set KEY=VALUE]... [--stats FILE]   bring the topology up, print its addresses
-  bwss-lab down                          remove everything the lab made
-  bwss-lab run SCENARIO [--mode MODE]... [--repeat N] [--duration S] [--set KEY=VALUE]...
+  bwss-lab up [--no-wait] [--set KEY=VALUE]... [--stats FILE]   bring the topology up, print its addresses
+  bwss-lab down [--force]                remove everything the lab made
+  bwss-lab run SCENARIO [--no-wait] [--mode MODE]... [--repeat N] [--duration S] [--set KEY=VALUE]...
                [--label TEXT] [--out DIR] [--build-dir DIR]
   bwss-lab report DIR... [--out FILE] [--command TEXT]...
+  bwss-lab matrix [--list] [--no-wait] [--quick | --cells PATTERN] [--adopt] [--again] [--out DIR]
+                  [--report FILE] [--report-only] [--build-dir DIR]
+  bwss-lab lock [--no-wait [--skip]] -- COMMAND...   run COMMAND holding the lab
+  bwss-lab owner                         who holds the lab (exit 0: free, 1: held)
+
+run, up, down, matrix and lock take the machine-wide lock of lock.py first: one
+topology at a time.  A second caller waits for the owner (naming it), or
+exits 2 at once with --no-wait.
 """
 import argparse
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
+import subprocess
 import sys
 
-from . import analysis, linktrace, paths, plots, report, timeline, topology
+from . import analysis, host, linktrace, lock, matrix, paths, plots, report, timeline, topology
 from .proc import STATE_DIR, LabError, program
 from .scenario import BWSS_MODES, MODES, SCENARIOS, ScenarioError
 
@@ -44,9 +54,11 @@ def run_once(sc, label, modes, build_dir, out_root):
         out_dir = os.path.join(out_root, m)
         os.makedirs(out_dir, exist_ok=True)
         print("- mode %s (%d s)" % (m, sc.duration), flush=True)
+        span = host.Span()
         _, took = timeline.run_mode(sc, m, build_dir, out_dir)
         s, series = analysis.analyse(sc, m, out_dir, build_dir)
         s["label"], s["doc"] = label, sc.doc
+        s["host"] = span.summary()
         with open(os.path.join(out_dir, "summary.json"), "w") as f:
             json.dump(s, f, indent=2)
         plots.plot_run(sc, s, series, out_dir)
@@ -102,6 +114,7 @@ def cmd_run(args, sc, modes, label):
 
     def on_signal(sig, frame):
         topology.down(quiet=True)
+        lock.release()
         print("bwss-lab: interrupted; lab removed", file=sys.stderr)
         sys.exit(130)
     signal.signal(signal.SIGINT, on_signal)
@@ -127,6 +140,56 @@ def cmd_run(args, sc, modes, label):
     return 0
 
 
+def take(args, kind, pid=None):
+    """Takes the lab's lock for this command (LabError 2 with --no-wait
+    while another owner holds it)."""
+    try:
+        lock.take(" ".join(["bwss-lab"] + sys.argv[1:]), kind, wait=not args.no_wait, pid=pid)
+    except lock.Busy as e:
+        raise LabError("the lab is in use by %s" % lock.describe(e.args[0]), lock.BUSY)
+
+
+def cmd_lock(args):
+    """Runs a command holding the lab (the shell's entry to the lock): the
+    namespace tests run themselves under it with --no-wait --skip."""
+    cmd = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not cmd:
+        raise LabError("lock: no command (bwss-lab lock [--no-wait] -- COMMAND...)", 2)
+    if args.skip and not args.no_wait:
+        raise LabError("lock: --skip needs --no-wait", 2)
+    try:
+        lock.take("bwss-lab lock -- " + " ".join(cmd), "lock", wait=not args.no_wait)
+    except lock.Busy as e:
+        if args.skip:
+            print("1..0 # SKIP the lab is in use by %s" % lock.describe(e.args[0]), flush=True)
+            return lock.SKIPPED
+        raise LabError("the lab is in use by %s" % lock.describe(e.args[0]), lock.BUSY)
+    try:
+        child = subprocess.Popen(cmd, env=dict(os.environ, BWSS_LAB_OWNER=str(os.getpid())))
+    except OSError as e:
+        lock.release()
+        raise LabError("lock: cannot run %s: %s" % (cmd[0], e.strerror), 127)
+
+    def forward(sig, frame):
+        child.send_signal(sig)
+    signal.signal(signal.SIGINT, forward)
+    signal.signal(signal.SIGTERM, forward)
+    try:
+        rc = child.wait()
+    finally:
+        lock.release()
+    return rc if rc >= 0 else 128 - rc
+
+
+def cmd_owner():
+    rec = lock.current()
+    if rec is None:
+        print("the lab is free")
+        return 0
+    print("the lab is in use by %s" % lock.describe(rec))
+    return 1
+
+
 def cmd_report(args):
     if not report.collect(args.dirs):
         raise LabError("no run (summary.json) under %s" % ", ".join(args.dirs))
@@ -135,17 +198,48 @@ def cmd_report(args):
     return 0
 
 
+def cmd_matrix(args, argv):
+    """bwss-lab matrix (matrix.py): --list and --report-only need no root."""
+    chosen = matrix.select(args.cells, args.quick)       # a bad --cells exits 2 first
+    if args.list:
+        for c in chosen:
+            print("%-30s %-5s %s" % (c.name, c.where(), " ".join(c.sets)))
+        return 0
+    report_path = os.path.abspath(args.report or (
+        os.path.join(args.out, "matrix.md") if args.quick or args.cells
+        else paths.report_path(paths.REPORT_MATRIX)))
+    command = "tests/lab/bwss-lab " + " ".join(shlex.quote(a) for a in argv)
+    modes = matrix.MODES + ((matrix.ADOPT_MODE,) if args.adopt else ())
+    if args.report_only:
+        print("wrote %s" % matrix.write_report(os.path.abspath(args.out), report_path, command, modes))
+        return 0
+    if os.geteuid() != 0:
+        raise LabError("needs root (network namespaces, tc)")
+    args.report = report_path
+    take(args, "matrix")                   # the whole matrix: no other run between its cells
+    try:
+        return matrix.run(args, run_once, check_tools, command)
+    except LabError:
+        topology.down(quiet=True)          # still ours: the lock goes after
+        raise
+    finally:
+        lock.release()
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="bwss-lab", description="the network lab of bwss")
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("list")
     u = sub.add_parser("up")
+    u.add_argument("--no-wait", action="store_true", help="exit 2 at once while the lab is in use")
     u.add_argument("--set", action="append")
     u.add_argument("--build-dir", default=paths.BUILD_DIR)
     u.add_argument("--stats", help="the delay stage writes its statistics (JSON) here when it stops")
-    sub.add_parser("down")
+    d = sub.add_parser("down")
+    d.add_argument("--force", action="store_true", help="also when another (live) owner holds the lab")
     r = sub.add_parser("run")
     r.add_argument("scenario")
+    r.add_argument("--no-wait", action="store_true", help="exit 2 at once while the lab is in use")
     r.add_argument("--mode", action="append")
     r.add_argument("--repeat", type=int, default=1)
     r.add_argument("--duration", type=float)
@@ -157,6 +251,26 @@ def main(argv=None):
     p.add_argument("dirs", nargs="+")
     p.add_argument("--out", default=paths.report_path())
     p.add_argument("--command", action="append", help="a command line to name in the report")
+    k = sub.add_parser("lock")
+    k.add_argument("--no-wait", action="store_true", help="exit 2 at once while the lab is in use")
+    k.add_argument("--skip", action="store_true",
+                   help="with --no-wait: print a TAP skip line and exit 77 instead (test scripts)")
+    k.add_argument("command", nargs=argparse.REMAINDER)
+    sub.add_parser("owner")
+    x = sub.add_parser("matrix", help="the bottleneck matrix (docs/lab.md)")
+    x.add_argument("--list", action="store_true", help="print the cells and exit")
+    x.add_argument("--no-wait", action="store_true", help="exit 2 at once while the lab is in use")
+    x.add_argument("--quick", action="store_true", help="only the %d cells of the suite" % len(matrix.QUICK))
+    x.add_argument("--cells", help="only the cells matching these comma-separated shell patterns")
+    x.add_argument("--adopt", action="store_true", help="also mode bwss-adopt")
+    x.add_argument("--again", action="store_true", help="run cells again that have a valid summary")
+    x.add_argument("--out", default=os.path.join(os.getcwd(), "results", "matrix"))
+    x.add_argument("--report", help="the report (default docs/results/matrix.md; with --quick or "
+                   "--cells OUT/matrix.md)")
+    x.add_argument("--report-only", action="store_true", help="write the report from the summaries "
+                   "under --out, run nothing")
+    x.add_argument("--build-dir", default=paths.BUILD_DIR)
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = ap.parse_args(argv)
     try:
         if args.cmd == "list":
@@ -165,11 +279,23 @@ def main(argv=None):
             return 0
         if args.cmd == "report":
             return cmd_report(args)
+        if args.cmd == "matrix":
+            if args.quick and args.cells:
+                raise LabError("--quick and --cells: one or the other", 2)
+            return cmd_matrix(args, argv)
         if args.cmd == "run":
             prepared = prepare_run(args)
         if os.geteuid() != 0:
             raise LabError("needs root (network namespaces, tc)")
+        if args.cmd == "owner":
+            return cmd_owner()
+        if args.cmd == "lock":
+            return cmd_lock(args)
         if args.cmd == "down":
+            ok, rec = lock.may_tear_down(args.force)
+            if not ok:
+                raise LabError("the lab is in use by %s: not removed (--force removes it anyway)"
+                               % lock.describe(rec), lock.BUSY)
             topology.down()
             return 0
         if args.cmd == "up":
@@ -177,18 +303,30 @@ def main(argv=None):
                 sc = SCENARIOS["streaming"].with_sets(args.set)
             except ScenarioError as e:
                 raise LabError(str(e), 2)
-            trace = None
-            pts = linktrace.points(sc)
-            if pts:
-                os.makedirs(STATE_DIR, exist_ok=True)
-                trace = os.path.join(STATE_DIR, "link-trace.txt")
-                linktrace.write(pts, trace)
-            proc = topology.up(sc, os.path.abspath(args.build_dir), trace_file=trace,
-                               stats_file=os.path.abspath(args.stats) if args.stats else None)
+            owner = lock.owner_of_up()
+            take(args, "up", pid=owner)
+            try:
+                trace = None
+                pts = linktrace.points(sc)
+                if pts:
+                    os.makedirs(STATE_DIR, exist_ok=True)
+                    trace = os.path.join(STATE_DIR, "link-trace.txt")
+                    linktrace.write(pts, trace)
+                proc = topology.up(sc, os.path.abspath(args.build_dir), trace_file=trace,
+                                   stats_file=os.path.abspath(args.stats) if args.stats else None)
+            except LabError:
+                lock.release(owner)
+                raise
             topology.start_trace(proc)
             return 0
-        return cmd_run(args, *prepared)
+        take(args, "run")
+        try:
+            return cmd_run(args, *prepared)
+        except LabError:
+            topology.down(quiet=True)          # still ours: the lock goes after
+            raise
+        finally:
+            lock.release()
     except LabError as e:
-        topology.down(quiet=True) if os.geteuid() == 0 and args.cmd == "run" else None
         print("bwss-lab: %s" % e, file=sys.stderr)
         return e.code

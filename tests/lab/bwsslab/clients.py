@@ -11,6 +11,7 @@ from .scenario import BWSS_MODES
 from .topology import CLIENT_ADDR, CROSS_ADDR, NS_C, NS_S, VIDEO_ADDR, VIDEO_PORT, bulk_addr
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BULK_FILE_BYTES = 8 << 30       # the sparse file every download fetches
 
 
 def start_servers(sc, work, t0, build_dir):
@@ -19,7 +20,7 @@ def start_servers(sc, work, t0, build_dir):
     www = os.path.join(work, "www")
     os.makedirs(www, exist_ok=True)
     with open(os.path.join(www, "bulk.bin"), "wb") as f:
-        f.truncate(8 << 30)                               # sparse: 8 GiB of zeros
+        f.truncate(BULK_FILE_BYTES)                       # sparse: 8 GiB of zeros
     conf = os.path.join(work, "nginx.conf")
     with open(conf, "w") as f:
         f.write("""worker_processes 1;
@@ -113,9 +114,9 @@ def client_cmd(sc, mode, build_dir, kind, i=0, out_dir=None):
                 "http://%s/hls/master.m3u8" % VIDEO_ADDR]
     if kind == "video":
         url = "http://%s:%d/video" % (VIDEO_ADDR, VIDEO_PORT)
+        base = ["curl", "-sSf", "-o", "/dev/null", url]
     else:
-        url = "http://%s/bulk.bin" % bulk_addr(i)
-    base = ["curl", "-sSf", "-o", "/dev/null", url]
+        base = bulk_download(sc, bulk_addr(i))
     if kind == "video" and sc.video_client == "gst":
         # the element: bwsshttpsrc registers itself; the baseline is
         # souphttpsrc, which it is drop-in for
@@ -142,6 +143,24 @@ def client_cmd(sc, mode, build_dir, kind, i=0, out_dir=None):
     return base
 
 
+def bulk_download(sc, addr):
+    """One bulk download from the server at addr: one curl, or with
+    bulk_conns=K one curl fetching the file as K byte ranges over K parallel
+    connections at once (--parallel-immediate: a connection each, as a
+    download manager's "-x K" or a browser's parallel fetches), one process
+    either way, so bwss-run or a bwssd rule gives its weight once."""
+    url = "http://%s/bulk.bin" % addr
+    k = sc.bulk_conns
+    if k <= 1:
+        return ["curl", "-sSf", "-o", "/dev/null", url]
+    cmd = ["curl", "--parallel", "--parallel-immediate", "--parallel-max", str(k)]
+    part = BULK_FILE_BYTES // k
+    for c in range(k):
+        last = BULK_FILE_BYTES - 1 if c == k - 1 else (c + 1) * part - 1
+        cmd += (["--next"] if c else []) + ["-sSf", "-r", "%d-%d" % (c * part, last), "-o", "/dev/null", url]
+    return cmd
+
+
 def adopt_rules(sc):
     """bwssd's rules file for mode bwss-adopt: one rule per bulk server
     (matched by its address) with that download's weight."""
@@ -161,18 +180,21 @@ def domain_paths(build_dir, env):
     return dict(line.split(" ", 1) for line in out.splitlines())
 
 
-def start_bwssd(sc, work, build_dir, env, out_dir):
-    """Starts bwssd in the client namespace (mode bwss-adopt) and waits
+def start_bwssd(sc, work, build_dir, env, out_dir, ns_name=NS_C, rules_text=None, tag=""):
+    """Starts bwssd in the client namespace (mode bwss-adopt; or in ns_name
+    with rules_text, the second machine's, files named with tag) and waits
     until it has written its status; returns its process."""
-    rules = os.path.join(work, "rules.conf")
+    suffix = "-" + tag if tag else ""
+    rules = os.path.join(work, "rules%s.conf" % suffix)
     with open(rules, "w") as f:
-        f.write(adopt_rules(sc))
-    p = spawn(NS_C, [program(build_dir, "bwssd"), "--foreground",
-                     "--rules", rules], env=env, out=os.path.join(out_dir, "bwssd.log"))
+        f.write(rules_text if rules_text is not None else adopt_rules(sc))
+    log = os.path.join(out_dir, "bwssd%s.log" % suffix)
+    p = spawn(ns_name, [program(build_dir, "bwssd"), "--foreground",
+                        "--rules", rules], env=env, out=log)
     remember(p.pid)
     status = domain_paths(build_dir, env)["bwssd-status"]
     for _ in range(100):
         if os.path.exists(status):
             return p
         time.sleep(0.05)
-    die("bwssd did not start (see %s)" % os.path.join(out_dir, "bwssd.log"))
+    die("bwssd did not start (see %s)" % log)

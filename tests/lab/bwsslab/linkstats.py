@@ -97,7 +97,7 @@ def use_of_capacity(sc, cap, rate, cross, skip, payload_share, udp_wire, at_min)
     secs = range(skip, dur)
     out = {"capacity_mean_kbps": round(sum(cap[s] for s in secs) / len(secs), 1)}
     video = rate.get("video")
-    bulk = [rate[n] for n in rate if n.startswith("bulk")]
+    bulk = [rate[n] for n in rate if "bulk" in n]      # every machine's downloads
     if video is not None and sc.video_min_kbps > 0:
         capable = [s for s in secs if cap[s] >= CAPABLE * sc.video_min_kbps]
         out["capable_seconds"] = len(capable)

@@ -14,6 +14,8 @@ RESULTS_DIR = os.path.join(SRC_ROOT, "docs", "results")
 
 # the reports `bwss-lab report` writes (--out): every scenario and mode
 REPORT_MODES = "modes.md"
+# the bottleneck matrix `bwss-lab matrix` writes (--report)
+REPORT_MATRIX = "matrix.md"
 
 
 def runs_dir():

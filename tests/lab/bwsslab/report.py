@@ -58,6 +58,8 @@ def median_summary(runs):
     if any("shares" in r for r in runs):
         keys = sorted({k for r in runs for k in r.get("shares") or {}})
         out["shares"] = {k: _median([_get(r, "shares", k) for r in runs]) for k in keys}
+    if "machines" in first:
+        out["machines"] = {h: _median([_get(r, "machines", h) for r in runs]) for h in first["machines"]}
     if "adaptive" in first:
         a0 = first["adaptive"]
         out["adaptive"] = {
@@ -172,6 +174,12 @@ def table(results):
                      for k in ("error_before", "error_during", "error_after")]
                     + ["back within %.0f s" % back if back is not None else "not back"])
             lines.append("- %s: %s" % (s["mode"], text))
+    machines = [s for s in results if s.get("machines") and s.get("valid_runs", 1 if s.get("valid", True) else 0)]
+    if machines:
+        lines += ["", "Each machine's flows together (hosts=2; host 1 runs the mode, host 2 its own downloads):", ""]
+        lines += ["- %s: %s" % (s["mode"], ", ".join("host %s %s kbit/s" % (h, _fmt(v))
+                                                       for h, v in sorted(s["machines"].items())))
+                  for s in machines]
     links = [link_line(s) for s in results if s.get("valid_runs", 1 if s.get("valid", True) else 0)]
     if any(links):
         lines += ["", "The link:", ""] + [x for x in links if x]

@@ -21,6 +21,10 @@ PLAYERS = ("playbin", "playbin3", "uridecodebin", "uridecodebin3")
 # the queue in front of the link (docs/lab.md): drop-tail with a buffer of
 # queue_ms, or an AQM of the user-space bottleneck
 BOTTLENECKS = ("droptail", "codel", "fq_codel")
+# the second machine's downloads (hosts=2, hosts.py): plain, or under its own
+# bwssd (its own runtime directory and domain) that adopts them
+HOST2_KINDS = ("tcp", "bwss")
+MAX_BULK_CONNS = 32             # connections of one download (bulk_conns)
 
 
 class ScenarioError(ValueError):
@@ -61,6 +65,10 @@ class Scenario:
     hls_segment: float = 2.0
     bwss_on_at: float = 0.0
     measure_from: float = 5.0
+    bulk_conns: int = 1           # connections of each bulk download (one process: curl --parallel)
+    hosts: int = 1                # receiving machines behind the link (2: hosts.py)
+    host2: str = "tcp"            # the second machine's downloads: plain, or adopted by its bwssd
+    host2_bulk: int = 2           # the second machine's downloads (weight 1 each)
 
     # ---- derived ----
     def bulk_weight(self, i):
@@ -129,6 +137,14 @@ class Scenario:
             raise ScenarioError("--set stage_realtime: 0 (normal scheduling) or a priority 1-99")
         if self.queue_ms <= 0:
             raise ScenarioError("--set queue_ms: must be > 0")
+        if not 1 <= self.bulk_conns <= MAX_BULK_CONNS:
+            raise ScenarioError("--set bulk_conns: 1 to %d connections per download" % MAX_BULK_CONNS)
+        if self.hosts not in (1, 2):
+            raise ScenarioError("--set hosts: 1 or 2 receiving machines")
+        if self.host2 not in HOST2_KINDS:
+            raise ScenarioError("--set host2: one of %s" % ", ".join(HOST2_KINDS))
+        if self.hosts == 2 and not 1 <= self.host2_bulk <= 8:
+            raise ScenarioError("--set host2_bulk: 1 to 8 downloads on the second machine")
         if self.link_trace:
             from . import linktrace
             try:

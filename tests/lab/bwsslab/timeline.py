@@ -5,7 +5,8 @@ stop.  What it leaves in out_dir: samples.txt (the recorder), cross.json
 (the UDP the link carried), delay.json (the delay stage's precision, and
 as the bottleneck its own), link-trace.txt (with a link trace), tun.json
 (what the kernel dropped on the way into the stage),
-video-client.log, bwss-top.json (modes bwss*), access.log, player.json
+samples-host2.txt and, with host2=bwss, bwssd-host2.log and
+bwss-top-host2.json (hosts=2), video-client.log, bwss-top.json (modes bwss*), access.log, player.json
 (adaptive), run.json (when t0 was)."""
 import json
 import os
@@ -15,7 +16,7 @@ import subprocess
 import tempfile
 import time
 
-from . import clients, linktrace, topology
+from . import clients, hosts, linktrace, topology
 from .proc import die, ns, program, remember, spawn, stop
 from .scenario import BWSS_MODES
 from .topology import NS_C
@@ -61,6 +62,8 @@ def run_mode(sc, mode, build_dir, out_dir):
             procs.append(cross_rx)
         if mode == "bwss-adopt":
             procs.append(clients.start_bwssd(sc, work, build_dir, env, out_dir))
+        host2_procs, host2_env = hosts.start_before(sc, build_dir, work, out_dir, env, clients.start_bwssd)
+        procs += host2_procs
         while time.monotonic() < t0:
             time.sleep(min(0.01, max(0.0, t0 - time.monotonic())))
         topology.start_trace(delay)                     # the stage's clock: t0
@@ -74,6 +77,7 @@ def run_mode(sc, mode, build_dir, out_dir):
                                  out=os.path.join(work, "bulk%d.out" % (i + 1))))
         for c in running:
             remember(c.pid)
+        running += hosts.start_clients(sc, work, host2_env, clients.bulk_download)
         bwss_top = program(build_dir, "bwss-top")
         switched_on = not (mode in BWSS_MODES and sc.bwss_on_at > 0)
         if not switched_on:
@@ -103,6 +107,7 @@ def run_mode(sc, mode, build_dir, out_dir):
                                  capture_output=True, text=True, env=env)
             with open(os.path.join(out_dir, "bwss-top.json"), "w") as f:
                 f.write(top.stdout or top.stderr)
+        hosts.snapshot(sc, build_dir, host2_env, out_dir)
     finally:
         for c in running:
             stop(c, signal.SIGINT)

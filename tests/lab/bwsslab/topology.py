@@ -8,6 +8,9 @@ direction.
   bwsslab-c  c0 10.77.1.2 ── r-c 10.77.1.1  bwsslab-r  r-s 10.77.2.1 ── s0 10.77.2.x  bwsslab-s
   (client: the receiver)      tbf/htb on r-c egress      (servers: video .10, bulk .11…,
                               dly-c ⇄ bwss-delay ⇄ dly-s   cross traffic .50)
+
+With hosts=2 a home switch sits between r-c and two client machines
+(hosts.py).
 """
 import json
 import os
@@ -15,6 +18,7 @@ import signal
 import subprocess
 import time
 
+from . import hosts
 from .proc import STATE_DIR, die, ns, program, remember, sh, spawn
 
 NS_C, NS_R, NS_S = "bwsslab-c", "bwsslab-r", "bwsslab-s"
@@ -40,7 +44,7 @@ def down(quiet=False):
             except (ProcessLookupError, ValueError, PermissionError):
                 pass
         os.unlink(pidfile)
-    for n in (NS_C, NS_R, NS_S):
+    for n in (NS_C, NS_R, NS_S) + hosts.namespaces():
         r = subprocess.run(["ip", "netns", "pids", n], capture_output=True, text=True)
         for pid in r.stdout.split():
             try:
@@ -166,13 +170,14 @@ def up(sc, build_dir, stats_file=None, quiet=False, mode=None, trace_file=None):
     for n in (NS_C, NS_R, NS_S):
         sh("ip", "netns", "add", n)
         ns(n, "ip", "link", "set", "lo", "up")
-    sh("ip", "link", "add", "c0", "netns", NS_C, "type", "veth", "peer", "r-c", "netns", NS_R)
+    hosts.link_clients(sc, NS_C, NS_R)                  # c0 -- r-c, or the home switch (hosts=2)
     sh("ip", "link", "add", "s0", "netns", NS_S, "type", "veth", "peer", "r-s", "netns", NS_R)
     ns(NS_C, "ip", "addr", "add", CLIENT_ADDR + "/24", "dev", "c0")
     ns(NS_C, "ip", "link", "set", "c0", "up")
     ns(NS_C, "ip", "route", "add", "default", "via", "10.77.1.1")
     ns(NS_S, "ip", "addr", "add", "10.77.2.2/24", "dev", "s0")
-    for a in [VIDEO_ADDR, CROSS_ADDR] + [bulk_addr(i) for i in range(max(8, sc.bulk))]:
+    for a in ([VIDEO_ADDR, CROSS_ADDR] + [bulk_addr(i) for i in range(max(8, sc.bulk))]
+              + [a for _, a, _ in hosts.host2_flows(sc)]):
         ns(NS_S, "ip", "addr", "add", a + "/32", "dev", "s0")
     ns(NS_S, "ip", "link", "set", "s0", "up")
     ns(NS_S, "ip", "route", "add", "default", "via", "10.77.2.1")
@@ -201,6 +206,8 @@ def up(sc, build_dir, stats_file=None, quiet=False, mode=None, trace_file=None):
             "--delay", "%s=%g" % (CROSS_ADDR, sc.rtt_cross / 2.0)]
     for i in range(sc.bulk):
         args += ["--delay", "%s=%g" % (bulk_addr(i), sc.bulk_rtt(i) / 2.0)]
+    for _, addr, rtt in hosts.host2_flows(sc):
+        args += ["--delay", "%s=%g" % (addr, rtt / 2.0)]
     if stats_file:
         args += ["--stats", stats_file]
     args += stage_args(sc, mode, trace_file)
@@ -217,11 +224,16 @@ def up(sc, build_dir, stats_file=None, quiet=False, mode=None, trace_file=None):
         log = open(os.path.join(STATE_DIR, "bwss-delay.log")).read().strip()
         down(quiet=True)
         die("the lab path does not answer (delay stage or routing broken)%s" % (": " + log if log else ""))
+    hosts.check_up(sc, VIDEO_ADDR)
     if not quiet:
         print("CLIENT_NS=%s\nROUTER_NS=%s\nSERVER_NS=%s" % (NS_C, NS_R, NS_S))
         print("CLIENT_ADDR=%s\nSERVER_ADDR_VIDEO=%s\nSERVER_ADDR_CROSS=%s" % (CLIENT_ADDR, VIDEO_ADDR, CROSS_ADDR))
         for i in range(sc.bulk):
             print("SERVER_ADDR_BULK%d=%s" % (i + 1, bulk_addr(i)))
+        if sc.hosts == 2:
+            print("CLIENT2_NS=%s\nCLIENT2_ADDR=%s\nHOME_NS=%s" % (hosts.NS_C2, hosts.CLIENT2_ADDR, hosts.NS_H))
+            for j, (_, addr, _) in enumerate(hosts.host2_flows(sc)):
+                print("SERVER_ADDR_HOST2_BULK%d=%s" % (j + 1, addr))
         if sc.stage_bottleneck():
             print("BOTTLENECK=%s:bwss-delay(%s%s) LINK_KBPS=%d QUEUE_MS=%d" % (
                 NS_R, sc.bottleneck, ", trace " + sc.link_trace if sc.link_trace else "",

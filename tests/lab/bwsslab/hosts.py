@@ -1,0 +1,139 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The home side of the link with a second receiving machine (--set hosts=2):
+a second PC on the same home router's LAN.  The router's client-side
+interface r-c (where tbf/htb sit) then leads to a switch, a bridge in its own
+namespace, with both machines on it: one access-link queue feeds both.
+
+  bwsslab-r r-c ── h-r ┐
+                       ├ br0 (bwsslab-h) ┬ h-c  ── c0 10.77.1.2  bwsslab-c  (host 1, the mode's)
+                                         └ h-c2 ── c0 10.77.1.3  bwsslab-c2 (host 2)
+
+The second machine has its own downloads (host2_bulk, weight 1 each, from
+their own server addresses .31…, RTTs continuing rtt_bulk's list) and its own
+recorder; host2=tcp runs them as plain curl, host2=bwss under a bwssd of its
+own (its own runtime directory and domain) whose rules adopt them.  The mode
+of the run is host 1's: the second machine is the neighbour whose software
+the user does not choose.  With hosts=1 the client namespace sits on r-c
+directly, as it always did."""
+import os
+import subprocess
+import time
+
+from .proc import die, ns, program, remember, sh, spawn
+
+NS_H, NS_C2 = "bwsslab-h", "bwsslab-c2"
+CLIENT2_ADDR = "10.77.1.3"
+HOST2_PREFIX = "host2-"         # the second machine's flows: host2-bulk1, …
+
+
+def host2_addr(j):
+    """The server address of the second machine's download j."""
+    return "10.77.2.%d" % (31 + j)
+
+
+def host2_flows(sc):
+    """The second machine's downloads: [(name, server address, added RTT ms)]."""
+    if sc.hosts != 2:
+        return []
+    return [("%sbulk%d" % (HOST2_PREFIX, j + 1), host2_addr(j), sc.bulk_rtt(sc.bulk + j))
+            for j in range(sc.host2_bulk)]
+
+
+def host_of(name):
+    """Which machine a flow of the summary is on (1 or 2)."""
+    return 2 if name.startswith(HOST2_PREFIX) else 1
+
+
+def namespaces():
+    """The namespaces only hosts=2 makes (down() removes them always)."""
+    return (NS_H, NS_C2)
+
+
+def link_clients(sc, ns_c, ns_r):
+    """Connects the client side: c0 in ns_c straight to r-c in ns_r, or with
+    hosts=2 both machines through the home switch."""
+    if sc.hosts != 2:
+        sh("ip", "link", "add", "c0", "netns", ns_c, "type", "veth", "peer", "r-c", "netns", ns_r)
+        return
+    for n in (NS_H, NS_C2):
+        sh("ip", "netns", "add", n)
+        ns(n, "ip", "link", "set", "lo", "up")
+    sh("ip", "link", "add", "h-r", "netns", NS_H, "type", "veth", "peer", "r-c", "netns", ns_r)
+    sh("ip", "link", "add", "c0", "netns", ns_c, "type", "veth", "peer", "h-c", "netns", NS_H)
+    sh("ip", "link", "add", "c0", "netns", NS_C2, "type", "veth", "peer", "h-c2", "netns", NS_H)
+    ns(NS_H, "ip", "link", "add", "br0", "type", "bridge")
+    for port in ("h-r", "h-c", "h-c2"):
+        ns(NS_H, "ip", "link", "set", port, "master", "br0")
+        ns(NS_H, "ip", "link", "set", port, "up")
+    ns(NS_H, "ip", "link", "set", "br0", "up")
+    ns(NS_C2, "ip", "addr", "add", CLIENT2_ADDR + "/24", "dev", "c0")
+    ns(NS_C2, "ip", "link", "set", "c0", "up")
+    ns(NS_C2, "ip", "route", "add", "default", "via", "10.77.1.1")
+
+
+def check_up(sc, addr):
+    """Waits until the second machine reaches addr (nothing with hosts=1)."""
+    if sc.hosts != 2:
+        return
+    for _ in range(50):
+        if ns(NS_C2, "ping", "-c1", "-W1", "-q", addr, check=False) == 0:
+            return
+        time.sleep(0.1)
+    die("the second machine does not reach %s (the home switch is broken)" % addr)
+
+
+def adopt_rules(sc):
+    """The second machine's bwssd rules: each of its downloads by its
+    server's address, weight 1."""
+    lines = ["# bwss-lab: the second machine (host2=bwss)"]
+    for name, addr, _ in host2_flows(sc):
+        lines += ["", "[%s]" % name, "remote-address=%s" % addr, "weight=1"]
+    return "\n".join(lines) + "\n"
+
+
+def host2_env(base_env, work):
+    """The second machine's environment: its own runtime directory (a
+    directory of root's closed to others, as the session's tmpfs would be)
+    and its own domain."""
+    run = os.path.join(work, "host2-runtime")
+    os.makedirs(run, mode=0o700, exist_ok=True)
+    os.chmod(run, 0o700)
+    return dict(base_env, XDG_RUNTIME_DIR=run, BWSS_DOMAIN="bwsslab-host2-%d" % os.getpid())
+
+
+def start_before(sc, build_dir, work, out_dir, base_env, start_bwssd):
+    """What the second machine runs before t0: its recorder (samples-host2.txt)
+    and with host2=bwss its bwssd (start_bwssd: clients.start_bwssd).
+    Returns (processes, its environment)."""
+    if sc.hosts != 2:
+        return [], None
+    env = host2_env(base_env, work)
+    rec = spawn(NS_C2, [program(build_dir, "bwss-lab-sample"), "--period", "50"],
+                out=os.path.join(out_dir, "samples-host2.txt"), env=env)
+    remember(rec.pid)
+    procs = [rec]
+    if sc.host2 == "bwss":
+        procs.append(start_bwssd(sc, work, build_dir, env, out_dir, ns_name=NS_C2,
+                                 rules_text=adopt_rules(sc), tag="host2"))
+    return procs, env
+
+
+def start_clients(sc, work, env, bulk_cmd):
+    """The second machine's downloads at t0 (bulk_cmd: clients.bulk_download)."""
+    out = []
+    for name, addr, _ in host2_flows(sc):
+        p = spawn(NS_C2, bulk_cmd(sc, addr), env=env, out=os.path.join(work, name + ".out"))
+        remember(p.pid)
+        out.append(p)
+    return out
+
+
+def snapshot(sc, build_dir, env, out_dir):
+    """With host2=bwss, its domain as bwss-top sees it (bwss-top-host2.json):
+    that its flows were adopted."""
+    if sc.hosts != 2 or sc.host2 != "bwss":
+        return
+    top = subprocess.run(["ip", "netns", "exec", NS_C2, program(build_dir, "bwss-top"), "--once",
+                          "--json"], capture_output=True, text=True, env=env)
+    with open(os.path.join(out_dir, "bwss-top-host2.json"), "w") as f:
+        f.write(top.stdout or top.stderr)
