@@ -379,6 +379,7 @@ typedef struct {
   pid_t    controller;       /* 0 if none */
   uint64_t start;            /* its start time as published */
   uint64_t heartbeat_us;
+  uint64_t beat_every_us;    /* the next heartbeat it promised, after that one */
 } SegView;
 
 static bool
@@ -396,6 +397,7 @@ seg_view (SegView *v)
   v->controller = s->controller_pid;
   v->start = s->controller_start;
   v->heartbeat_us = s->heartbeat_us;
+  v->beat_every_us = s->beat_every_us < 1000000 ? s->beat_every_us : 1000000;
   munmap (s, sizeof (Segment));
   return true;
 }
@@ -408,13 +410,14 @@ lock_holder (void)
 }
 
 /* The oracle of "a controller is alive", the rule of docs/sockets.md: a
- * heartbeat younger than 1 s and not in the future, from a live pid with
- * the start time it published.  Read straight from the segment. */
+ * heartbeat not in the future and at most 1 s past the next one it
+ * promised (its period, at most 1 s), from a live pid with the start time
+ * it published.  Read straight from the segment. */
 static bool
 controller_alive_now (uint64_t now, SegView *v)
 {
   if (!seg_view (v) || v->controller <= 0 || v->heartbeat_us > now + 100000
-      || now > v->heartbeat_us + 1000000)
+      || now > v->heartbeat_us + v->beat_every_us + 1000000)
     return false;
   char state;
   uint64_t start;

@@ -12,7 +12,8 @@
 #      resolves every dependency from the mirror);
 #   3. check: gst-inspect-1.0 bwsshttpsrc (and the bwss tracer), bwssd --check
 #      reads /etc/bwss/rules.conf, pkg-config --libs bwss, systemd-analyze
-#      --user verify on the unit, the unit enabled for nobody, bwss-run finds
+#      --user verify on the unit, the unit enabled for every user
+#      (systemctl --global is-enabled) and a user's opt-out, bwss-run finds
 #      the installed preload shim, the rules a conffile;
 #   4. remove (the edited conffile stays), purge: no file of dpkg -L is left,
 #      /etc/bwss is gone, no path named *bwss* anywhere.
@@ -196,8 +197,33 @@ install_in() {   # install_in RELEASE DEBS_DIR LOGS_DIR
      test -e "$(pkg-config --variable=libdir bwss)/libbwss.so" && test -f /usr/include/bwss/bwss.h'
   check "systemd-analyze --user verify bwssd.service (ExecStart, man:bwssd(1))" \
     'mkdir -p -m 700 /run/user/0; XDG_RUNTIME_DIR=/run/user/0 systemd-analyze --user verify /usr/lib/systemd/user/bwssd.service'
-  check "the unit is enabled for nobody (no /etc/systemd/user/*.wants link)" \
-    '! ls /etc/systemd/user/*.wants/bwssd.service 2>/dev/null'
+  check "systemctl --global is-enabled bwssd: enabled (on by default for every user)" \
+    'out=$(systemctl --global is-enabled bwssd); echo "$out"; test "$out" = enabled
+     test -L /etc/systemd/user/default.target.wants/bwssd.service'
+  # a user opts out (no user manager in the chroot: systemctl works on the
+  # unit files, SYSTEMD_OFFLINE=1), and nothing of it is left afterwards
+  check "a user opts out with systemctl --user mask bwssd (disable of a unit enabled for all: what it says)" \
+    'useradd --create-home viewer
+     as_viewer() { runuser -u viewer -- env SYSTEMD_OFFLINE=1 XDG_RUNTIME_DIR=/tmp "$@" 2>&1; }
+     state() { as_viewer systemctl --user is-enabled bwssd || true; }
+     before=$(state)
+     rc=0; as_viewer systemctl --user disable bwssd >/tmp/disable.log || rc=$?
+     after_disable=$(state)
+     echo "before: $before; systemctl --user disable -> $rc ($(tr "\n" " " </tmp/disable.log)); then: $after_disable"
+     as_viewer systemctl --user mask bwssd >/dev/null
+     masked=$(state) global=$(systemctl --global is-enabled bwssd || true)
+     echo "after systemctl --user mask bwssd: $masked; for every other user: $global"
+     good=0
+     [ "$before" = enabled ] && [ "$masked" = masked ] && [ "$global" = enabled ] || good=1
+     userdel --remove viewer >/dev/null 2>&1 || true
+     exit $good'
+  # the README's own install lines, as written but for "sudo " (root here)
+  # and "../" (the packages are in /debs): the package names and the
+  # architecture come out right, and the systemctl line says "enabled"
+  local readme
+  readme=$(readme_install_lines "$src/README.md")
+  check "README.md's install lines run as written (sudo dropped, ../ is /debs/): $(echo "$readme" | grep -c .) lines" \
+    "$readme"
   check "bwss-run puts the installed shim in LD_PRELOAD and runs the command" \
     'out=$(bwss-run -- sh -c "echo \$LD_PRELOAD"); echo "$out"; case "$out" in /usr/lib/*/bwss/libbwss-preload.so*) ;; *) exit 1 ;; esac'
   check "/etc/bwss/rules.conf is a conffile of bwssd" \
@@ -230,6 +256,16 @@ install_in() {   # install_in RELEASE DEBS_DIR LOGS_DIR
     [ $left = 1 ] || echo "$(grep -vc "^/\.$" /tmp/ours) paths listed before, none left"
     exit $left'
   timed "$release: remove and purge" "$t0"
+}
+
+# The package and systemctl lines of README.md's first ```sh block after
+# "## Install" (continuations joined): "arch=...", "sudo apt install ../...",
+# "systemctl ...", rewritten for the chroot: no sudo, ../ is /debs/; the
+# dpkg-buildpackage line is what build_in runs.
+readme_install_lines() {
+  awk '/^## Install/ { f = 1 } f && /^```sh/ { b = 1; next } b && /^```/ { exit } b' "$1" |
+    sed -e ':a' -e '/\\$/{N;s/\\\n//;ba' -e '}' |
+    grep -E '^(arch=|sudo apt install \.\./|systemctl )' | sed 's/^sudo //; s|\.\./|/debs/|g'
 }
 
 mkdir -p "$out"

@@ -59,6 +59,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sched.h>
 #include <sys/prctl.h>
 #include <sys/timerfd.h>
@@ -71,7 +72,9 @@
 #define MAX_FRAME    (VNET_HDR + 65536)   /* a GSO super-packet and its header */
 #define MAX_QUEUED   (64u * 1024u * 1024u) /* bytes held at most: 5 s at 100 Mbit/s */
 #define MAX_DELAYS   32
-#define LATE_BUCKETS 64                    /* log2 µs buckets: up to 2^63 µs */
+#define LATE_BIN_NS  10000ull              /* lateness histogram: 10-µs bins ... */
+#define LATE_BINS    2000                  /* ... up to 20 ms (and one for the rest) */
+#define DRAIN_CHECK  16                    /* packets read between two looks at the clock */
 
 typedef struct {
   uint64_t due_ns;
@@ -95,7 +98,7 @@ static bool have_link;
 
 /* statistics */
 static uint64_t st_packets, st_bytes, st_drops, st_max_late_ns;
-static uint64_t st_late[LATE_BUCKETS];
+static uint64_t st_late[LATE_BINS + 1];
 
 static uint64_t
 now_ns (void)
@@ -188,11 +191,28 @@ tun_attach (const char *name, bool tso)
   return fd;
 }
 
-/* Reads every packet waiting on @in and queues it for @out. */
+static void release_due (void);
+
+/* When the next packet is due (the heap's or the link's), UINT64_MAX if none. */
+static uint64_t
+next_due_ns (void)
+{
+  uint64_t due = heap_n ? heap[0].due_ns : UINT64_MAX;
+  if (have_link && link_next_ns (&the_link) < due)
+    due = link_next_ns (&the_link);
+  return due;
+}
+
+/* Reads every packet waiting on @in and queues it for @out.  A sender's
+ * burst can be thousands of packets: every DRAIN_CHECK of them the due
+ * ones go out first, so reading never delays a departure by more than a
+ * few packets' reads. */
 static void
 drain (int in, int out, bool from_client, uint8_t *buf)
 {
-  for (;;) {
+  for (unsigned k = 1;; k++) {
+    if (k % DRAIN_CHECK == 0 && next_due_ns () <= now_ns ())
+      release_due ();
     ssize_t n = read (in, buf, MAX_FRAME);
     if (n <= 0)
       return;
@@ -231,9 +251,7 @@ arm (int tfd)
 {
   struct itimerspec its;
   memset (&its, 0, sizeof its);
-  uint64_t due = heap_n ? heap[0].due_ns : UINT64_MAX;
-  if (have_link && link_next_ns (&the_link) < due)
-    due = link_next_ns (&the_link);
+  uint64_t due = next_due_ns ();
   if (due != UINT64_MAX) {
     its.it_value.tv_sec = (time_t) (due / 1000000000ull);
     its.it_value.tv_nsec = (long) (due % 1000000000ull);
@@ -246,13 +264,8 @@ arm (int tfd)
 static void
 account (uint64_t late_ns, uint32_t bytes)
 {
-  uint64_t us = late_ns / 1000;
-  int b = 0;
-  while (us > 1 && b < LATE_BUCKETS - 1) {
-    us >>= 1;
-    b++;
-  }
-  st_late[b]++;
+  uint64_t b = late_ns / LATE_BIN_NS;
+  st_late[b < LATE_BINS ? b : LATE_BINS]++;
   st_packets++;
   st_bytes += bytes;
   if (late_ns > st_max_late_ns)
@@ -266,13 +279,17 @@ link_write (void *ctx, const LabPkt *p)
     perror ("bwss-delay: write");
 }
 
+/* Writes (or hands to the link) every packet that is due, and the link's
+ * due departures.  A packet's lateness is taken just before its own write:
+ * the writes before it in the batch count (each write runs the kernel's
+ * receive path, and on an ACK the sender's transmit path, in this thread). */
 static void
 release_due (void)
 {
   uint64_t now = now_ns ();
   while (heap_n && heap[0].due_ns <= now) {
     Packet p = heap_pop ();
-    account (now - p.due_ns, p.len - VNET_HDR);
+    account (now_ns () - p.due_ns, p.len - VNET_HDR);
     queued_bytes -= p.len;
     LabPkt *lp = p.to_link ? malloc (sizeof *lp) : NULL;
     if (lp) {
@@ -286,18 +303,19 @@ release_due (void)
     free (p.data);
   }
   if (have_link)
-    link_service (&the_link, now);
+    link_service (&the_link, now_ns ());
 }
 
-/* Returns the upper bound of the lateness bucket holding quantile @q, µs. */
+/* Returns the upper bound of the lateness bin holding quantile @q, µs
+ * (the histogram's end when it is beyond). */
 static uint64_t
 quantile_us (double q)
 {
   uint64_t want = (uint64_t) (q * (double) st_packets), seen = 0;
-  for (int b = 0; b < LATE_BUCKETS; b++) {
+  for (int b = 0; b <= LATE_BINS; b++) {
     seen += st_late[b];
     if (seen > want)
-      return 1ull << b;
+      return (uint64_t) (b + 1) * LATE_BIN_NS / 1000;
   }
   return 0;
 }
@@ -457,6 +475,10 @@ main (int argc, char **argv)
     struct sched_param sp = { .sched_priority = rt_prio > 99 ? 99 : (int) rt_prio };
     if (sched_setscheduler (0, SCHED_FIFO, &sp) < 0)
       perror ("bwss-delay: --realtime (left at normal priority)");
+    /* no page fault on the way to a departure (the machine's other work
+     * may press its memory) */
+    if (mlockall (MCL_CURRENT | MCL_FUTURE) < 0)
+      perror ("bwss-delay: mlockall (pages left unlocked)");
   }
 
   uint8_t *buf = malloc (MAX_FRAME);
@@ -489,6 +511,7 @@ main (int argc, char **argv)
       link_start (&the_link, now_ns ());
     struct epoll_event evs[8];
     int n = epoll_wait (ep, evs, 8, 1000);
+    release_due ();                          /* the due ones first, then the reads */
     for (int i = 0; i < n; i++) {
       if (evs[i].data.fd == cfd)
         drain (cfd, sfd, true, buf);

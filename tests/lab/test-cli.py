@@ -124,6 +124,35 @@ check(share_summary(dict(params, weights=[1.0, 1.0]), [b1, b2]) is None,
 # bounds; a file's points; the capacity per second; the figures over it
 from bwsslab import linkstats, linktrace  # noqa: E402
 from bwsslab.scenario import SCENARIOS  # noqa: E402
+# the description follows the --sets (issue 25): the base's text only without any
+base = SCENARIOS["streaming"]
+d = base.with_sets(["link_kbps=20000", "bottleneck=fq_codel", "duration=30", "cross_start=10",
+                    "cross_end=20"]).doc
+check(base.with_sets([]).doc == base.doc and "Fig. 7" not in d and "20 Mbit/s link, FQ-CoDel" in d
+      and "320k UDP from 10 s to 20 s" in d and d.endswith("30 s")
+      and "link_kbps=20000" in d, "the description follows the --sets: %s" % d)
+# the lab's lock, in its own records (no namespace): a free lab is taken, a
+# live owner's is not, a dead owner's is
+from bwsslab import lock  # noqa: E402
+with tempfile.TemporaryDirectory() as d:
+    lock.LOCK_FILE, lock.OWNER_FILE = os.path.join(d, "lock"), os.path.join(d, "owner")
+    sleeper = subprocess.Popen(["sleep", "30"])
+    check(lock.try_take("test", "run", pid=sleeper.pid) is None and lock.current()["pid"] == sleeper.pid,
+          "lock: a free lab is taken, the owner recorded")
+    other = subprocess.Popen(["sleep", "30"])
+    held = lock.try_take("test 2", "run", pid=other.pid)
+    check(held is not None and held["pid"] == sleeper.pid, "lock: a live owner's lab is not taken")
+    ok, rec = lock.may_tear_down()
+    check(not ok and rec["pid"] == sleeper.pid and lock.current() is not None,
+          "lock: down refuses a live owner's topology")
+    sleeper.kill()
+    sleeper.wait()
+    check(lock.current() is None and lock.try_take("test 2", "run", pid=other.pid) is None
+          and lock.current()["pid"] == other.pid, "lock: a dead owner's lab is free")
+    lock.release(other.pid)
+    check(lock.current() is None and not os.path.exists(lock.OWNER_FILE), "lock: released by its owner")
+    other.kill()
+    other.wait()
 sc = SCENARIOS["streaming"].with_sets(["link_trace=wifi"])
 w1, w2 = linktrace.points(sc), linktrace.points(sc)
 w3 = linktrace.points(SCENARIOS["streaming"].with_sets(["link_trace=wifi", "trace_seed=2"]))

@@ -6,6 +6,7 @@
  * really goes back) and its role taken over, a lock holder killed inside
  * the lock.  Each test uses its own domain name.
  */
+#define BWSS_USE_UNSTABLE_API        /* BwssParams: the control period the dispatch returns */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -1173,6 +1174,125 @@ test_glib_source (void)
   unlink_domain (name);
 }
 
+/* ---- idle (issue 26): no flow, no work ---- */
+
+/* The dispatch asks for the control period while there is a flow, and for
+ * the next whole second of CLOCK_MONOTONIC while there is none. */
+static void
+test_idle_dispatch_delay (void)
+{
+  g_autofree char *name = domain_name ("idle-delay");
+  BwssDomain *d = NULL;
+  g_assert_cmpint (bwss_domain_open (name, 0, &d), ==, 0);
+  BwssParams p;
+  bwss_params_init (&p);
+  uint64_t now = mono_us ();
+  uint64_t wait = bwss_domain_dispatch (d, now);                    /* controller, no flow */
+  g_assert_cmpuint (wait, >, 0);
+  g_assert_cmpuint (wait, <=, G_USEC_PER_SEC);
+  g_assert_cmpuint ((now + wait) % G_USEC_PER_SEC, ==, 0);
+  int c, sv;
+  tcp_pair_with_data (&c, &sv);
+  BwssFlow *f = NULL;
+  BwssPrefs prefs = { .weight = 1 };
+  g_assert_cmpint (bwss_flow_register (d, c, &prefs, &f), ==, 0);
+  g_assert_cmpuint (bwss_domain_dispatch (d, mono_us ()), ==, p.min_phi_us);   /* 10 ms before, always */
+  bwss_flow_unregister (f);
+  now = mono_us ();
+  wait = bwss_domain_dispatch (d, now);
+  g_assert_cmpuint ((now + wait) % G_USEC_PER_SEC, ==, 0);
+  g_assert_cmpuint (bwss_domain_dispatch (NULL, 0), ==, G_USEC_PER_SEC);
+  close (c); close (sv);
+  bwss_domain_close (d);
+  unlink_domain (name);
+}
+
+/* An idle controller promised its next heartbeat a second on: it stays
+ * the controller for that second and one more (a heartbeat under 1 s old
+ * was the rule before), then counts as gone. */
+static void
+test_idle_controller_alive (void)
+{
+  g_autofree char *name = domain_name ("idle-alive");
+  BwssDomain *d = NULL;
+  g_assert_cmpint (bwss_domain_open (name, 0, &d), ==, 0);
+  bwss_domain_dispatch (d, mono_us ());
+  uint64_t beat = mono_us ();
+  BwssDomainStats ds;
+  g_usleep (1500000);
+  g_assert_cmpint (bwss_domain_get_stats (d, &ds), ==, 0);
+  g_assert_cmpint (ds.controller_pid, ==, getpid ());              /* 0 before */
+  while (mono_us () < beat + 2200000)
+    g_usleep (100000);
+  g_assert_cmpint (bwss_domain_get_stats (d, &ds), ==, 0);
+  g_assert_cmpint (ds.controller_pid, ==, 0);
+  bwss_domain_close (d);
+  unlink_domain (name);
+}
+
+typedef struct {
+  GMainContext *context;
+  gint          iterations;
+  gint          stop;
+} Worker;
+
+static gpointer
+iterate_context (gpointer data)
+{
+  Worker *w = data;
+  g_main_context_push_thread_default (w->context);
+  while (!g_atomic_int_get (&w->stop)) {
+    g_main_context_iteration (w->context, TRUE);
+    g_atomic_int_inc (&w->iterations);
+  }
+  g_main_context_pop_thread_default (w->context);
+  return NULL;
+}
+
+/* bwss_domain_source_new() on a worker thread's own main context: idle, it
+ * wakes that context once a second (a 10-ms timer woke it 100 times); a
+ * flow registered from another thread wakes it at once (the domain's fd)
+ * and from then on it dispatches every control period. */
+static void
+test_glib_source_idle (void)
+{
+  g_autofree char *name = domain_name ("glib-idle");
+  BwssDomain *d = NULL;
+  g_assert_cmpint (bwss_domain_open (name, BWSS_DOMAIN_NO_CONTROLLER, &d), ==, 0);
+  g_assert_cmpint (bwss_domain_get_fd (NULL), ==, BWSS_EINVAL);
+  g_assert_cmpint (bwss_domain_get_fd (d), >=, 0);
+  Worker w = { .context = g_main_context_new () };
+  GSource *src = bwss_domain_source_new (d);
+  g_source_attach (src, w.context);
+  GThread *t = g_thread_new ("worker", iterate_context, &w);
+  g_usleep (500000);
+  gint before = g_atomic_int_get (&w.iterations);
+  g_usleep (2500000);
+  gint idle = g_atomic_int_get (&w.iterations) - before;
+  g_assert_cmpint (idle, <=, 4);                                   /* 250 before */
+
+  int c, sv;
+  tcp_pair_with_data (&c, &sv);
+  BwssFlow *f = NULL;
+  BwssPrefs prefs = { .weight = 1 };
+  g_assert_cmpint (bwss_flow_register (d, c, &prefs, &f), ==, 0);
+  before = g_atomic_int_get (&w.iterations);
+  g_usleep (1000000);
+  gint busy = g_atomic_int_get (&w.iterations) - before;
+  g_assert_cmpint (busy, >=, 10);                                  /* ~100: every 10 ms */
+
+  g_atomic_int_set (&w.stop, 1);
+  g_main_context_wakeup (w.context);
+  g_thread_join (t);
+  g_source_destroy (src);
+  g_source_unref (src);
+  g_main_context_unref (w.context);
+  bwss_flow_unregister (f);
+  close (c); close (sv);
+  bwss_domain_close (d);
+  unlink_domain (name);
+}
+
 /* Raises this process's fd limit to at least @want; returns FALSE if the
  * hard limit is lower. */
 static gboolean
@@ -1351,6 +1471,9 @@ main (int argc, char **argv)
   g_test_add_func ("/domain/lock-holder-killed", test_lock_holder_killed);
   g_test_add_func ("/domain/suspend-resume", test_suspend_resume);
   g_test_add_func ("/domain/glib-source", test_glib_source);
+  g_test_add_func ("/domain/idle/dispatch-delay", test_idle_dispatch_delay);
+  g_test_add_func ("/domain/idle/controller-alive", test_idle_controller_alive);
+  g_test_add_func ("/domain/idle/glib-source", test_glib_source_idle);
   g_test_add_func ("/domain/stopped-holder/defers", test_stopped_holder_defers);
   g_test_add_func ("/domain/stopped-holder/recovery", test_stopped_holder_recovery);
   g_test_add_func ("/domain/lock/forged-words", test_forged_lock_words);

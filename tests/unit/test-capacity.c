@@ -1034,58 +1034,107 @@ typedef struct {
   unsigned      conns;         /* connections per download */
   const double *rtt_bulk;      /* one per download, s */
   double        cross_bps;     /* UDP from 30 to 60 s */
-  bool          wifi;          /* the link moves: a new rate every 100-500 ms, ±50 % */
+  int           trace;         /* the link moves: TRACE_WIFI, TRACE_LTE; 0 = fixed */
 } Cell;
 
 typedef struct {
   unsigned at_min;             /* seconds of [5, 90) with the video at >= 95 % of its
-                                * minimum (wifi: 90 %, of the seconds the link carries
-                                * >= 1.1 × the minimum, the second after a fall of
-                                * more than 30 % excluded) */
+                                * minimum (a moving link: 90 %, of the seconds
+                                * trace_capable counts) */
   unsigned counted;            /* ... of these many */
   double   video, downloads;   /* mean rates over [5, 90), bit/s */
   double   left;               /* what the link leaves the downloads, bit/s */
   double   share_dev;          /* largest |share − 1/N| / (1/N) among the downloads */
   double   q_video, q_bulk;    /* median own queue, ms */
+  double   over_room;          /* largest Σ of the downloads' targets over link −
+                                * minimum − UDP delivered, of the seconds (fixed link) */
+  unsigned steady;             /* a moving link: seconds it has held within ±15 % for 3 s */
+  double   sigma_lo, sigma_hi; /* ... σ over the link in them, least and most */
 } CellResult;
 
 static const Cell *cell_now;
-static double wifi_rate[SIM_MAX_SECONDS * 10];    /* per 100 ms */
+enum { TRACE_FIXED = 0, TRACE_WIFI, TRACE_LTE };
+#define TRACE_STEPS_PER_S 100
+static double trace_rate[SIM_MAX_SECONDS * TRACE_STEPS_PER_S];   /* per 10 ms */
 
-/* The Wi-Fi-like trace of the lab (linktrace.py's "wifi"): a new rate every
- * 100-500 ms, uniform within ±50 % of the link; a fixed LCG, so every run
- * sees the same trace. */
+/* A fixed LCG, so every run sees the same trace: uniform in [lo, hi). */
+static double
+trace_uniform (uint32_t *x, double lo, double hi)
+{
+  *x = *x * 1103515245u + 12345u;
+  return lo + (hi - lo) * (double) (*x >> 8) / (double) (1u << 24);
+}
+
+/* Fills trace_rate from @i on with @rate for @len_s; returns the next index. */
+static unsigned
+trace_hold (unsigned i, double rate, double len_s)
+{
+  unsigned end = i + (unsigned) (len_s * TRACE_STEPS_PER_S + 0.5);
+  for (; i < end && i < G_N_ELEMENTS (trace_rate); i++)
+    trace_rate[i] = rate;
+  return end;
+}
+
+/* The lab's moving links (linktrace.py), around @link: "wifi" a new rate
+ * every 100-500 ms, uniform within ±50 %; "lte" levels of 1-4 s between
+ * 40 % and 130 % with ±10 % jitter every 250-500 ms, and fades of 2-5 s at
+ * 20 % (one level in five). */
 static void
-wifi_fill (double link)
+trace_fill (int kind, double link)
 {
   uint32_t x = 12345;
-  double rate = link;
-  unsigned next = 0;
-  for (unsigned i = 0; i < G_N_ELEMENTS (wifi_rate); i++) {
-    if (i == next) {
-      x = x * 1103515245u + 12345u;
-      rate = link * (0.5 + (double) (x >> 8) / (double) (1u << 24));
-      x = x * 1103515245u + 12345u;
-      next = i + 1 + (x >> 8) % 5;
+  unsigned i = 0;
+  while (i < G_N_ELEMENTS (trace_rate)) {
+    if (kind == TRACE_WIFI) {
+      double rate = link * trace_uniform (&x, 0.5, 1.5);
+      i = trace_hold (i, rate, trace_uniform (&x, 0.1, 0.5));
+      continue;
     }
-    wifi_rate[i] = rate;
+    bool fade = i > 0 && trace_uniform (&x, 0.0, 1.0) < 0.2;
+    double level = fade ? 0.2 : trace_uniform (&x, 0.4, 1.3);
+    double left = fade ? trace_uniform (&x, 2.0, 5.0) : trace_uniform (&x, 1.0, 4.0);
+    while (left > 0.0 && i < G_N_ELEMENTS (trace_rate)) {
+      double jitter = fade ? 1.0 : trace_uniform (&x, 0.9, 1.1);
+      double len = trace_uniform (&x, 0.25, 0.5);
+      i = trace_hold (i, link * level * jitter, len);
+      left -= len;
+    }
   }
 }
 
 static double
-wifi_at (const Sim *s, double t)
+trace_at (const Sim *s, double t)
 {
   (void) s;
-  return wifi_rate[(unsigned) (t * 10.0) % G_N_ELEMENTS (wifi_rate)];
+  return trace_rate[(unsigned) (t * TRACE_STEPS_PER_S) % G_N_ELEMENTS (trace_rate)];
 }
 
+/* The link's mean rate over second @sec, bit/s. */
 static double
-wifi_mean (unsigned sec)
+trace_mean (unsigned sec)
 {
   double sum = 0.0;
-  for (unsigned k = 0; k < 10; k++)
-    sum += wifi_rate[sec * 10 + k];
-  return sum / 10.0;
+  for (unsigned k = 0; k < TRACE_STEPS_PER_S; k++)
+    sum += trace_rate[sec * TRACE_STEPS_PER_S + k];
+  return sum / TRACE_STEPS_PER_S;
+}
+
+/* Returns true if second @sec counts for a video of minimum @vmin on a
+ * moving link (issue 28): the link carries at least 1.1 × the minimum
+ * throughout it (a paced video cannot catch up a fade's shortfall later in
+ * the second), and does not fall within it by more than 30 % below the
+ * second before (no receiver sees a fall before its queue does: the second
+ * after the fall is excluded, whichever part of it the fall lands in). */
+static bool
+trace_capable (unsigned sec, double vmin)
+{
+  double before = trace_mean (sec - 1);
+  for (unsigned k = 0; k < TRACE_STEPS_PER_S; k++) {
+    double rate = trace_rate[sec * TRACE_STEPS_PER_S + k];
+    if (rate < 1.1 * vmin || rate < 0.7 * before)
+      return false;
+  }
+  return true;
 }
 
 static void
@@ -1104,9 +1153,9 @@ run_cell (const Cell *cell, bool controlled, bool latch)
   s.m.aqm_target_s = cell->aqm_s;
   s.m.fq = cell->fq;
   s.m.rcv_rtt_latch = latch;
-  if (cell->wifi) {
-    wifi_fill (cell->link_bps);
-    s.capacity_at = wifi_at;
+  if (cell->trace) {
+    trace_fill (cell->trace, cell->link_bps);
+    s.capacity_at = trace_at;
   }
   size_t v = sim_add (&s, 0.030, 10, cell->video_min, 1, controlled);
   s.m.f[v].source_bps = cell->video_min;
@@ -1120,9 +1169,9 @@ run_cell (const Cell *cell, bool controlled, bool latch)
   CellResult r = { 0 };
   double carried = 0.0;
   for (unsigned t = 5; t < 90; t++) {
-    double link = cell->wifi ? wifi_mean (t) : cell->link_bps;
-    double floor = cell->wifi ? 0.9 : 0.95;
-    if (cell->wifi && (link < 1.1 * cell->video_min || (t > 0 && link < 0.7 * wifi_mean (t - 1))))
+    double link = cell->trace ? trace_mean (t) : cell->link_bps;
+    double floor = cell->trace ? 0.9 : 0.95;
+    if (cell->trace && !trace_capable (t, cell->video_min))
       continue;
     r.counted++;
     if (s.rate[t][v] >= floor * cell->video_min)
@@ -1132,15 +1181,31 @@ run_cell (const Cell *cell, bool controlled, bool latch)
                       s.rate[t][v] / 1e3, link / 1e3);
     carried += link - s.cross[t];
   }
+  /* σ follows the link: where it has held for 3 s (a level of the LTE
+   * trace), σ at the end of the second against its rate */
+  r.sigma_lo = INFINITY;
+  for (unsigned t = 7; cell->trace && t < 90; t++) {
+    double lo = INFINITY, hi = 0.0;
+    for (unsigned k = (t - 2) * TRACE_STEPS_PER_S; k < (t + 1) * TRACE_STEPS_PER_S; k++) {
+      lo = fmin (lo, trace_rate[k]);
+      hi = fmax (hi, trace_rate[k]);
+    }
+    if (hi > 1.25 * lo || lo < 1.1 * cell->video_min)
+      continue;
+    double ratio = s.stats[t].sigma_bps / trace_mean (t);
+    r.steady++;
+    r.sigma_lo = fmin (r.sigma_lo, ratio);
+    r.sigma_hi = fmax (r.sigma_hi, ratio);
+  }
   r.video = sim_mean (&s, v, 5, 90);
   r.downloads = sim_mean_aggregate (&s, 5, 90) - r.video;
   double cross = 0.0;
   for (unsigned t = 5; t < 90; t++)
     cross += s.cross[t] / 85.0;
-  double link = cell->wifi ? 0.0 : cell->link_bps;
-  if (cell->wifi)
+  double link = cell->trace ? 0.0 : cell->link_bps;
+  if (cell->trace)
     for (unsigned t = 5; t < 90; t++)
-      link += wifi_mean (t) / 85.0;
+      link += trace_mean (t) / 85.0;
   r.left = link - cross - r.video;
   size_t nd = cell->downloads * cell->conns;
   for (unsigned d = 0; d < cell->downloads; d++) {
@@ -1154,6 +1219,16 @@ run_cell (const Cell *cell, bool controlled, bool latch)
   }
   r.q_video = sim_median_flow_queue_ms (&s, v, 5, 90);
   r.q_bulk = sim_median_flow_queue_ms (&s, 1, 5, 90);
+  /* under FQ σ is no slack: what the downloads may take (their targets)
+   * against what the link leaves them, second by second */
+  for (unsigned t = 5; controlled && !cell->trace && t < 90; t++) {
+    double targets = 0.0;
+    for (size_t i = 1; i < s.m.n; i++)
+      targets += s.target[t][i];
+    double room = cell->link_bps - cell->video_min - s.cross[t];
+    if (targets / room > r.over_room)
+      r.over_room = targets / room;
+  }
   (void) carried;
   sim_free (&s);
   return r;
@@ -1177,13 +1252,28 @@ check_cell (const Cell *cell, unsigned short_max, double downloads_use)
     CellResult b = run_cell (cell, true, latch);
     g_test_message ("%s, rcv_rtt %s: bwss: video at its minimum %u of %u s (%.1f %%), video %.0f, "
                     "downloads %.0f of %.0f left (%.1f %%, shares within %.1f %%), own queue "
-                    "video %.1f, downloads %.1f ms", cell->name, latch ? "6.16+" : "before 6.16",
+                    "video %.1f, downloads %.1f ms; their targets at most %.2f × the room "
+                    "(fixed link)", cell->name, latch ? "6.16+" : "before 6.16",
                     b.at_min, b.counted, 100.0 * b.at_min / b.counted, b.video / 1e3,
                     b.downloads / 1e3, b.left / 1e3, 100.0 * b.downloads / b.left,
-                    100.0 * b.share_dev, b.q_video, b.q_bulk);
+                    100.0 * b.share_dev, b.q_video, b.q_bulk, b.over_room);
     g_assert_cmpuint (b.counted - b.at_min, <=, short_max);
     g_assert_cmpuint (b.at_min, >, tcp.at_min);
     g_assert_cmpfloat (b.downloads, >=, downloads_use * b.left);
+    /* under FQ the flows we window sum to at most link − minimum − what the
+     * UDP takes (issue 28), within the loop's steps (α, and a probe's) */
+    if (cell->fq && !cell->trace)
+      g_assert_cmpfloat (b.over_room, <=, 1.10);
+    /* σ follows a moving link (issue 28, item 3): in the seconds the link
+     * has held for 3 s, within 0.85-1.35 × its rate (above it by what the
+     * video's target leaves unused and a probe's step) */
+    if (b.steady > 0) {
+      g_test_message ("%s, rcv_rtt %s: σ over the link in the %u steady seconds %.2f-%.2f",
+                      cell->name, latch ? "6.16+" : "before 6.16", b.steady, b.sigma_lo,
+                      b.sigma_hi);
+      g_assert_cmpfloat (b.sigma_lo, >=, 0.85);
+      g_assert_cmpfloat (b.sigma_hi, <=, 1.35);
+    }
     if (latch)
       r = b;
   }
@@ -1198,12 +1288,12 @@ static const double rtt_30[] = { 0.030, 0.030, 0.030 };
 static void
 test_trace_fq_codel (void)
 {
-  Cell cell = { "fq_codel 8M", 8e6, 0.150, 0.005, true, 3e6, 3, 1, rtt_15_40_90, 2e6, false };
+  Cell cell = { "fq_codel 8M", 8e6, 0.150, 0.005, true, 3e6, 3, 1, rtt_15_40_90, 2e6, TRACE_FIXED };
   /* 9.4 % of the seconds before the video's own evidence (the lab's figure
-   * too); short now in the second the UDP arrives (its fair share taken at
-   * once, before the video's queue shows) and once as σ climbs back after
-   * it left */
-  CellResult r = check_cell (&cell, 2, 0.90);
+   * too), 97.6 % with it; short now only in the second the UDP arrives (its
+   * fair share taken at once, before the video's queue shows): 98.8 % (the
+   * climb after the UDP left stops at the link its own queue showed) */
+  CellResult r = check_cell (&cell, 1, 0.90);
   g_assert_cmpfloat (r.share_dev, <=, 0.10);
 }
 
@@ -1214,7 +1304,7 @@ test_trace_fq_codel_many (void)
 {
   static const double rtt[] = { 0.030 };
   Cell cell = { "fq_codel 20M, 8 connections", 20e6, 0.150, 0.005, true, 10.3e6, 1, 8, rtt,
-                0.0, false };
+                0.0, TRACE_FIXED };
   /* 3.5 % of the seconds before (6.16+); one second short in the start */
   check_cell (&cell, 1, 0.90);
 }
@@ -1223,28 +1313,50 @@ test_trace_fq_codel_many (void)
 static void
 test_trace_codel_960k (void)
 {
-  Cell cell = { "CoDel 960k", 960e3, 0.150, 0.005, false, 496e3, 2, 1, rtt_30, 320e3, false };
-  /* 78.8 % of the seconds before; the UDP's onset and the climb after it
-   * cost 2 s (before 6.16) and 4 s (6.16+: the RTT reads the troughs):
-   * short of the 98 % target */
+  Cell cell = { "CoDel 960k", 960e3, 0.150, 0.005, false, 496e3, 2, 1, rtt_30, 320e3, TRACE_FIXED };
+  /* 78.8 % of the seconds before the video's own evidence; the UDP's
+   * onset and the climb after it cost 2 s (before 6.16) and 4 s (6.16+:
+   * the RTT reads the troughs, the queue looks empty and the probe after
+   * the UDP left overshoots): short of the 98 % target */
   check_cell (&cell, 4, 0.90);
 }
 
-/* A Wi-Fi-like moving rate around 8 Mbit/s, video 2 Mbit/s, three
- * downloads: behind a 60-ms drop-tail buffer and behind fq_codel. */
+/* Moving links (the lab's traces, around 8 Mbit/s), a video of 2 Mbit/s
+ * and three downloads, behind a 60-ms drop-tail buffer and behind
+ * fq_codel.  The video is counted in the seconds issue 28 names
+ * (trace_capable); what the downloads use of what it leaves is short of
+ * the 85 % target where the bound says so: the loop decides every 100 ms
+ * and a level of the Wi-Fi trace lasts 300 ms on average, so σ spends
+ * most of it on the way up (drop-tail) or held below the dips that take
+ * the video's fair share (fq_codel). */
 static void
 test_trace_wifi (void)
 {
-  /* the video is held; the downloads use 74-78 % of what it leaves (as
-   * before the video's own evidence): after each fall rule deficit bounds
-   * the raises to loss_raise for loss_memory_us — short of the 85 % target */
-  Cell tail = { "wifi, 60-ms drop-tail", 8e6, 0.060, 0.0, false, 2e6, 3, 1, rtt_30, 0.0, true };
-  check_cell (&tail, 0, 0.74);
-  /* short of the targets: the video at its minimum in 81-90 % of the
-   * seconds (a fall within a second is felt before its queue shows), the
-   * downloads use 58 % */
-  Cell fq = { "wifi, fq_codel", 8e6, 0.150, 0.005, true, 2e6, 3, 1, rtt_30, 0.0, true };
-  check_cell (&fq, 15, 0.55);
+  /* downloads 79.0 / 81.6 % (as before this issue: the queue holds σ) */
+  Cell tail = { "wifi, 60-ms drop-tail", 8e6, 0.060, 0.0, false, 2e6, 3, 1, rtt_30, 0.0,
+                TRACE_WIFI };
+  check_cell (&tail, 0, 0.78);
+  /* downloads 55.4 / 57.8 % before the deficits the video's own queue
+   * shows stopped bounding the raises, 60.8 / 59.0 % now */
+  Cell fq = { "wifi, fq_codel", 8e6, 0.150, 0.005, true, 2e6, 3, 1, rtt_30, 0.0, TRACE_WIFI };
+  check_cell (&fq, 0, 0.58);
+}
+
+/* The LTE-like trace: levels of 1-4 s, fades of 2-5 s to 20 %. */
+static void
+test_trace_lte (void)
+{
+  /* downloads 72.4 / 86.7 % before the link the video's own queue showed
+   * became the link seen busy, 80.7 / 86.7 % now */
+  Cell tail = { "lte, 60-ms drop-tail", 8e6, 0.060, 0.0, false, 2e6, 3, 1, rtt_30, 0.0,
+                TRACE_LTE };
+  check_cell (&tail, 0, 0.80);
+  /* the video at its minimum 54 / 55 of 56 s (96.4 / 98.2 %: short in the
+   * second after the excluded one, σ still settling after a fall from 10
+   * to 3.4 or from 7.8 to 5.2 Mbit/s), downloads 78.9 / 82.2 % before,
+   * 80.6 / 85.4 % now */
+  Cell fq = { "lte, fq_codel", 8e6, 0.150, 0.005, true, 2e6, 3, 1, rtt_30, 0.0, TRACE_LTE };
+  check_cell (&fq, 2, 0.80);
 }
 
 int
@@ -1288,5 +1400,6 @@ main (int argc, char **argv)
   g_test_add_func ("/capacity/trace/fq-codel-many", test_trace_fq_codel_many);
   g_test_add_func ("/capacity/trace/codel-960k", test_trace_codel_960k);
   g_test_add_func ("/capacity/trace/wifi", test_trace_wifi);
+  g_test_add_func ("/capacity/trace/lte", test_trace_lte);
   return g_test_run ();
 }

@@ -74,7 +74,9 @@ struct BwssParams {
   double   epsilon;             /* EWMA weight ε of the previous estimate; [0, 1) */
   double   phi_rtts;            /* estimation period φ in RTTs (paper: 2); > 0 */
   double   wait_phis;           /* hold after a change: RTT + wait_phis·φ (paper: 3); >= 1 */
-  uint64_t min_phi_us;          /* floor on φ, µs (tick resolution) */
+  uint64_t min_phi_us;          /* the control period, µs: the controller is ticked (and
+                                 * the domain dispatched) this often while flows run;
+                                 * the floor on φ */
   uint32_t min_window_segments; /* w >= this (paper: 1); >= 1 */
   uint32_t min_window_bytes;    /* below min_window_segments: one window smaller than a
                                  * segment, bytes (0 = none; the kernel clamps at ~1140) */
@@ -354,8 +356,8 @@ BWSS_API int bwss_controller_set_group (BwssController *c, uint64_t id, uint64_t
 BWSS_API int bwss_controller_observe (BwssController *c, uint64_t id,
                                       const BwssSample *sample);
 
-/* Runs the σ loop, the TRAS and every FCS at @now_us.  Call it at least
- * every few ms of the shortest φ (the socket layer uses 10 ms). */
+/* Runs the σ loop, the TRAS and every FCS at @now_us.  Call it every
+ * control period (params min_phi_us; the domain does). */
 BWSS_API void bwss_controller_tick (BwssController *c, uint64_t now_us);
 
 BWSS_API int  bwss_controller_flow_state (const BwssController *c, uint64_t id,

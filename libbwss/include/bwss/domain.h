@@ -15,9 +15,9 @@
  * reported on stderr once and the default is used.
  *
  * Threads: a BwssDomain may be used from several threads.  Nothing runs by
- * itself: call bwss_domain_dispatch() periodically, attach it to a GLib main
- * context (bwss/bwss-glib.h), or let it run its own thread
- * (BWSS_DOMAIN_THREAD).
+ * itself: call bwss_domain_dispatch() when it asks (its return value, and
+ * bwss_domain_get_fd()), attach it to a GLib main context
+ * (bwss/bwss-glib.h), or let it run its own thread (BWSS_DOMAIN_THREAD).
  *
  * Never blocked by another process: the domain's lock is shared by every
  * participant, and one of them may be stopped (SIGSTOP, Ctrl-Z) or hung
@@ -226,8 +226,24 @@ BWSS_API int bwss_domain_list_flow_groups (BwssDomain *d, BwssFlowInfo *out,
  * may create it).  @now_us must be CLOCK_MONOTONIC (0: read it): heartbeats
  * on another clock look dead or forged to the other processes.  Waits for
  * the lock a few milliseconds at most, and only if this handle may control.
- * Returns the µs until it wants to run again. */
+ *
+ * Returns the µs until it wants to run again: the control period (the
+ * laws' min_phi_us, 10 ms) while this process has flows or controls the
+ * domain's; with none, the time to the next whole second of
+ * CLOCK_MONOTONIC (at most 1 s, so idle processes wake together).  Run it
+ * then, and at once when bwss_domain_get_fd() is readable: a process with
+ * no flow costs one wakeup a second. */
 BWSS_API uint64_t bwss_domain_dispatch (BwssDomain *d, uint64_t now_us);
+
+/* Returns a file descriptor that becomes readable when @d wants
+ * bwss_domain_dispatch() before the time it last returned: a flow was
+ * registered or its preferences changed (from any thread) while the domain
+ * was idle.  bwss_domain_dispatch() reads it empty.  Owned by the domain
+ * (valid until the last handle of this domain in this process is closed;
+ * do not read or close it): poll it for input, with the dispatch's delay as
+ * the timeout.  Returns BWSS_EINVAL for NULL, or BWSS_ENOMEM if the domain
+ * has none (then the delay alone wakes the dispatch). */
+BWSS_API int bwss_domain_get_fd (BwssDomain *d);
 
 #ifdef __cplusplus
 }

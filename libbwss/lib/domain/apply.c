@@ -6,39 +6,30 @@
  * ends.
  *
  * Fail-open.  A participant applies a published window only while the
- * heartbeat is fresh (FAILOPEN_US), not in the future, and the controller's
- * pid lives with the start time it published; otherwise it puts the clamp of
- * each of its sockets back to the value the kernel had before we touched it.
- * A crashed or stopped controller never leaves a flow throttled for more than
- * FAILOPEN_US plus one dispatch of the participant.
+ * controller is alive (leader_alive(): its heartbeat not in the future and
+ * at most FAILOPEN_US past the one it promised, its pid living with the
+ * start time it published); otherwise it puts the clamp of each of its
+ * sockets back to the value the kernel had before we touched it.  A crashed
+ * or stopped controller never leaves a flow throttled for more than
+ * FAILOPEN_US past its promised heartbeat plus one dispatch of the
+ * participant: a controller that controls flows promises its next beat
+ * within a control period, and a participant with flows dispatches every
+ * control period.
  */
 #include <stdlib.h>
 #include "domain-private.h"
 
 /* ---- read pacing: the token bucket of a paced flow ---- */
 
-/* Returns the default parameters, for what read pacing needs of them (the
- * bucket's depth, the receive buffer). */
-static const BwssParams *
-pacing_defaults (void)
-{
-  static BwssParams defaults;
-  static bool have_defaults;
-  if (!have_defaults) {
-    bwss_params_init (&defaults);
-    have_defaults = true;
-  }
-  return &defaults;
-}
-
 /* Brings @f's read credit up to @now: pace·elapsed, at most the bucket's
- * depth.  g->local held. */
+ * depth (the parameters the controller is built with, g->params).
+ * g->local held. */
 static void
 pacing_refill (BwssFlow *f, uint64_t now)
 {
-  const BwssParams *defaults = pacing_defaults ();
-  double mss = f->mss ? f->mss : defaults->default_mss;
-  double depth = defaults->pace_burst_segments * mss;
+  const BwssParams *p = &f->seg->params;
+  double mss = f->mss ? f->mss : p->default_mss;
+  double depth = p->pace_burst_segments * mss;
   if (f->tokens_us && now > f->tokens_us)
     f->tokens += f->pace_bps / 8.0 * (double) (now - f->tokens_us) / 1e6;
   if (f->tokens > depth)
@@ -75,41 +66,63 @@ apply_release (Seg *g, BwssFlow *f)
   free (f);
 }
 
+/* Returns true if @f's fd still names its socket, asking the kernel at
+ * most once a round (*@known: asked already, the answer in *@valid); an
+ * fd the program closed behind our back (or that now names something
+ * else) is never written to again. */
+static bool
+still_ours (BwssFlow *f, bool *known, bool *valid)
+{
+  if (!*known) {
+    *valid = knob_fd_is (f->fd, f->inode);
+    *known = true;
+    if (!*valid)
+      restore_socket (f, false);
+  }
+  return *valid;
+}
+
 /* Applies the published windows (and read rates) to this process's
- * sockets, or restores them if no controller is alive.  g->local held. */
+ * sockets, or restores them if no controller is alive.  The fd is checked
+ * by inode before anything is written to it, not when nothing is: a round
+ * that changes nothing costs one getsockopt per flow.  g->local held. */
 void
 apply_windows (Seg *g, uint64_t now)
 {
-  const BwssParams *defaults = pacing_defaults ();
+  const BwssParams *p = &g->params;
   Segment *s = g->s;
   bool alive = leader_alive (s, now);
   for (BwssFlow *f = g->flows; f; f = f->next) {
-    if (!knob_fd_is (f->fd, f->inode)) {
-      /* the program closed the socket behind our back (or the fd now
-       * names something else): never touch it again */
-      restore_socket (f, false);
-      continue;
-    }
+    bool known = false, valid = false;
     const SegSlot *sl = slot_is_ours (s, f) ? &s->slots[f->slot] : NULL;
     uint32_t want = alive && sl && sl->controlled ? sl->window_bytes : 0;
     if (want == 0) {
-      restore_socket (f, true);
+      if ((f->applied || f->rcvbuf) && still_ours (f, &known, &valid))
+        restore_socket (f, true);
+      f->pace_bps = 0.0;
       continue;
     }
     /* re-assert too: receive-buffer autotuning may raise the clamp */
     uint32_t cur = 0;
-    if (want != f->applied || (knob_get_clamp (f->fd, &cur) == 0 && cur != want)) {
-      if (knob_set_clamp (f->fd, want) == 0)
-        f->applied = want;
+    if (knob_get_clamp (f->fd, &cur) != 0) {
+      restore_socket (f, false);         /* no longer a TCP socket: never touched again */
+      continue;
     }
+    if ((want != f->applied || cur != want) && still_ours (f, &known, &valid)
+        && knob_set_clamp (f->fd, want) == 0)
+      f->applied = want;
+    if (known && !valid)
+      continue;
     /* read pacing: a receive buffer the size of the window, so the sender
      * sends what is read (resized when the window moves by a quarter) */
     double pace = f->paced_reads && sl->read_rate_bps > 0.0 ? sl->read_rate_bps : 0.0;
     if (pace > 0.0) {
-      uint32_t buf = want > defaults->pace_rcvbuf_bytes ? want : defaults->pace_rcvbuf_bytes;
+      uint32_t buf = want > p->pace_rcvbuf_bytes ? want : p->pace_rcvbuf_bytes;
       if ((f->rcvbuf == 0 || buf > f->rcvbuf + f->rcvbuf / 4 || buf + buf / 4 < f->rcvbuf)
-          && knob_set_rcvbuf (f->fd, buf) == 0)
+          && still_ours (f, &known, &valid) && knob_set_rcvbuf (f->fd, buf) == 0)
         f->rcvbuf = buf;
+      if (known && !valid)
+        continue;
       if (f->pace_bps == 0.0) {
         f->tokens = 0.0;                 /* pacing starts: no credit yet */
         f->tokens_us = now;
@@ -119,7 +132,7 @@ apply_windows (Seg *g, uint64_t now)
       f->mss = sl->mss;
       f->pace_bps = pace;
     } else {
-      if (f->rcvbuf)
+      if (f->rcvbuf && still_ours (f, &known, &valid))
         knob_restore_rcvbuf (f->fd);
       f->rcvbuf = 0;
       f->pace_bps = 0.0;
@@ -139,7 +152,7 @@ bwss_flow_read_wait_us (BwssFlow *f, size_t want)
   pthread_mutex_lock (&g->local);
   if (f->pace_bps > 0.0) {
     pacing_refill (f, bwss__clock_now_us ());
-    double need = f->mss ? (double) f->mss : pacing_defaults ()->default_mss;
+    double need = f->mss ? (double) f->mss : g->params.default_mss;
     if (want && (double) want < need)
       need = (double) want;
     if (f->tokens < need)

@@ -13,31 +13,40 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/eventfd.h>
 #include <sys/types.h>
 #include <bwss/control.h>
 #include <bwss/domain.h>
 #include "sys.h"
 #include "segment.h"
 
-/* A controller silent for this long is dead: its windows are released.
- * 100 dispatch periods; a controller process that is merely busy for a
- * second loses nothing but a second of control. */
+/* Control period and idling.  While the domain has flows, a controller
+ * runs a round and a participant with flows applies its windows once per
+ * control period: the laws' tick, min_phi_us of the controller's parameters
+ * (params.c owns the value, 10 ms).  With no flow there is nothing to
+ * measure or apply: a process dispatches once per IDLE_US, on whole
+ * multiples of it on CLOCK_MONOTONIC so that the idle processes of a domain
+ * (and bwssd's scan) wake together; a flow registered meanwhile wakes the
+ * dispatch at once (the domain's wake fd, bwss_domain_get_fd()). */
+#define IDLE_US           1000000ull
+/* A controller counts as dead FAILOPEN_US after the heartbeat it promised:
+ * its last heartbeat plus the period it published with it (the control
+ * period while it controls flows, IDLE_US while it has none: with no flow
+ * there is nothing to fail open).  With flows, 100 control periods: a
+ * controller process that is merely busy for a second loses nothing but a
+ * second of control. */
 #define FAILOPEN_US       1000000ull
 /* A heartbeat further in the future than this is forged or on another
  * clock (a reader's clock sample may predate the writer's by a round). */
 #define FUTURE_SLACK_US   100000ull
-/* Dispatch period: the FCS needs samples well inside φ = 2·RTT (>= 10 ms). */
-#define DISPATCH_US       10000ull
-/* Slots whose socket sock_diag no longer lists, this many dumps in a row,
- * are freed (a dump can race a connection that is just being set up). */
+/* Slots whose socket sock_diag no longer lists, this many rounds in a row,
+ * are freed (an answer can race a connection that is just being set up). */
 #define GONE_DUMPS        3
-/* The controller dumps every socket of the namespace this often, and when
- * a flow it has not seen yet appears; in between it asks the kernel about
- * its flows' sockets one by one (knob_query()).  A dump walks the kernel's
- * whole connection table, whatever it finds: ~2.4 ms a round for 100 flows
- * on this 2-core machine's 256k-bucket table, a third of a core at the
- * dispatch period with a single download (measured, 2026-11-25). */
-#define FULL_DUMP_US      1000000ull
+/* The controller asks the kernel about each flow's socket by the id its
+ * participant wrote into the slot (knob_query(): exact lookups, 64 to a
+ * message), never with a dump of every socket of the namespace: a dump
+ * walks the kernel's whole connection table whatever it finds (~1 ms a
+ * family on this 2-core machine's 256k-bucket table, measured 2026-11-25). */
 /* Wait for a segment an older creator is still initialising, at open. */
 #define INIT_WAIT_US      500000ull
 /* Longest wait for the segment lock from a controller round or a reader:
@@ -72,6 +81,7 @@ struct BwssFlow {
   uint64_t    tokens_us;     /* when the credit was last brought up to date */
   uint32_t    rcvbuf;        /* SO_RCVBUF we set for pacing, bytes; 0 = the kernel's */
   uint32_t    mss;           /* the socket's receive MSS, for the token bucket */
+  KnobInfo    diag;          /* how sock_diag names the socket (knob_diag_id()) */
   char        comm[16];      /* of the socket's owner */
   char        local[64];
   char        remote[64];
@@ -99,12 +109,11 @@ struct Seg {
   bool            may_control;
   bool            may_create;
   bool            controller;
+  BwssParams      params;         /* the laws' parameters, built once at open ($BWSS_LOOP) */
   BwssController *ctl;
   KnobDump        dump;           /* the round's measurement, inode order */
-  KnobDump        known;          /* the flows' sockets, as the last full dump found them */
-  bool            dump_full;      /* dump is a full dump (else the answers to known) */
-  bool            dump_stale;     /* a flow that is not in known: dump it all next round */
-  uint64_t        next_full_dump_us;
+  KnobDump        want;           /* the sockets of the flows the controller knows */
+  bool            want_stale;     /* a flow came or went: want is built again */
   uint32_t        ctl_gen[SEG_MAX_FLOWS];    /* gen the controller knows per slot */
   uint32_t        ctl_serial[SEG_MAX_FLOWS]; /* prefs serial it knows */
   uint8_t         gone[SEG_MAX_FLOWS];
@@ -113,6 +122,7 @@ struct Seg {
   uint64_t        role_stuck_since;  /* since when the role's holder does not beat */
   uint64_t        next_judge_us;
   uint64_t        next_follow_us;
+  int             wake_fd;        /* an eventfd: readable when a dispatch is due at once */
   pthread_t       thread;
   bool            thread_on;
   atomic_bool     thread_stop;
@@ -132,6 +142,15 @@ slot_is_ours (const Segment *s, const BwssFlow *f)
 {
   return f->slot != NO_SLOT && s->slots[f->slot].state == SLOT_ACTIVE
          && s->slots[f->slot].gen == f->gen;
+}
+
+/* Makes @g's wake fd readable: a dispatch is due at once (a flow to
+ * publish, the dispatch thread to stop).  Any thread. */
+static inline void
+seg_wake (Seg *g)
+{
+  if (g->wake_fd >= 0)
+    eventfd_write (g->wake_fd, 1);
 }
 
 /* ---- domain-seg.c: the segment lock, following, recovery ---- */
@@ -172,12 +191,16 @@ void apply_release (Seg *g, BwssFlow *f);
 
 /* ---- leader.c: the controller role ---- */
 
+/* Fills @p with the parameters of the laws: the delay loop, or the one
+ * $BWSS_LOOP names (an unknown name reported once). */
+void leader_params (BwssParams *p);
 /* Returns true if the controller @s names is alive at @now. */
 bool leader_alive (const Segment *s, uint64_t now);
 /* Takes the controller role if @g may and it is free.  g->local held. */
 void leader_elect (Seg *g, uint64_t now);
-/* One controller round: measure, run the laws, publish.  g->local held. */
-void leader_round (Seg *g, uint64_t now);
+/* One controller round: measure, run the laws, publish.  Returns true if
+ * the domain has flows.  g->local held. */
+bool leader_round (Seg *g, uint64_t now);
 /* Forgets the controller state (a new segment, or the role lost). */
 void leader_reset (Seg *g);
 /* Tells the domain at once that @g's controller is gone.  g->local held. */

@@ -29,11 +29,15 @@
  * dispatch), measures every flow with sock_diag, runs the laws and publishes a
  * window per slot with a heartbeat and its pid's start time.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 #include "sys.h"
@@ -46,12 +50,22 @@ static Seg *segs;
 
 static void *dispatch_thread (void *data);
 
+/* Empties @g's wake fd (a dispatch is running). */
+static void
+seg_drain_wake (Seg *g)
+{
+  eventfd_t v;
+  if (g->wake_fd >= 0)
+    eventfd_read (g->wake_fd, &v);
+}
+
 static void
 seg_stop_thread (Seg *g)
 {
   if (!g->thread_on)
     return;
   atomic_store (&g->thread_stop, true);
+  seg_wake (g);
   pthread_join (g->thread, NULL);
   g->thread_on = false;
 }
@@ -70,9 +84,11 @@ seg_free (Seg *g)
   pthread_mutex_unlock (&g->local);
   bwss_controller_free (g->ctl);
   knob_dump_clear (&g->dump);
-  knob_dump_clear (&g->known);
+  knob_dump_clear (&g->want);
   SegFile f = seg_file (g);
   segment_close (&f);                    /* drops the controller lock, if held */
+  if (g->wake_fd >= 0)
+    close (g->wake_fd);
   pthread_mutex_destroy (&g->local);
   free (g);
 }
@@ -94,6 +110,12 @@ after_fork_child (void)
     g->starttime = proc_starttime (g->pid);
     g->lock_stuck_since = 0;
     g->role_stuck_since = 0;
+    /* the parent's wake fd is shared with it: a fresh one, same number */
+    int fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (fd >= 0 && g->wake_fd >= 0 && dup3 (fd, g->wake_fd, O_CLOEXEC) >= 0)
+      close (fd);
+    else if (fd >= 0)
+      g->wake_fd = fd;
   }
   pthread_mutex_init (&segs_lock, NULL);
 }
@@ -142,6 +164,8 @@ bwss_domain_open (const char *name, unsigned flags, BwssDomain **out)
     g->pid = getpid ();
     g->starttime = proc_starttime (g->pid);
     g->debug = getenv ("BWSS_DEBUG") != NULL;
+    g->wake_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);   /* -1: the dispatch wakes on time only */
+    leader_params (&g->params);
     g->next = segs;
     segs = g;
   }
@@ -373,10 +397,19 @@ bwss_domain_list_flow_groups (BwssDomain *d, BwssFlowInfo *out, BwssFlowGroup *g
 
 /* ---- dispatch: follow, elect, publish, control, apply, recover ---- */
 
+/* Returns the delay from @now to the next whole multiple of IDLE_US on
+ * CLOCK_MONOTONIC: idle processes wake together. */
+static uint64_t
+idle_delay (uint64_t now)
+{
+  return IDLE_US - now % IDLE_US;
+}
+
 static uint64_t
 seg_dispatch (Seg *g, uint64_t now)
 {
   pthread_mutex_lock (&g->local);
+  seg_drain_wake (g);
   follow (g, now);
   leader_elect (g, now);
   /* a data path (the shim's hooks) never waits; a controller candidate may */
@@ -384,24 +417,41 @@ seg_dispatch (Seg *g, uint64_t now)
     flows_publish (g);
     seg_unlock (g->s);
   }
+  /* the control period while there is work: windows to apply or flows to
+   * publish, a round of the controller, or (a candidate) a role to take
+   * over at once if its holder dies */
+  bool busy = g->flows != NULL;
   if (g->controller)
-    leader_round (g, now);
+    busy = leader_round (g, now) || busy;
+  else if (g->may_control && __atomic_load_n (&g->s->n_flows, __ATOMIC_RELAXED) > 0)
+    busy = true;
   apply_windows (g, now);
   if (g->may_create && g->may_control && seg_stuck_for (g, now) >= RECOVER_US
       && seg_recover (g, now))
     leader_reset (g);
+  uint64_t wait = busy ? g->params.min_phi_us : idle_delay (now);
   pthread_mutex_unlock (&g->local);
-  return DISPATCH_US;
+  return wait;
 }
 
 uint64_t
 bwss_domain_dispatch (BwssDomain *d, uint64_t now)
 {
   if (d == NULL || d->seg == NULL)
-    return DISPATCH_US;
+    return IDLE_US;
   return seg_dispatch (d->seg, now ? now : bwss__clock_now_us ());
 }
 
+int
+bwss_domain_get_fd (BwssDomain *d)
+{
+  if (d == NULL || d->seg == NULL)
+    return BWSS_EINVAL;
+  return d->seg->wake_fd >= 0 ? d->seg->wake_fd : BWSS_ENOMEM;
+}
+
+/* BWSS_DOMAIN_THREAD: dispatches at the time the domain asks for, or at
+ * once when the wake fd says so (a registration, bwss_domain_close()). */
 static void *
 dispatch_thread (void *data)
 {
@@ -409,7 +459,13 @@ dispatch_thread (void *data)
   while (!atomic_load (&g->thread_stop)) {
     uint64_t wait = seg_dispatch (g, bwss__clock_now_us ());
     struct timespec ts = { .tv_sec = (time_t) (wait / 1000000), .tv_nsec = (long) (wait % 1000000) * 1000 };
-    nanosleep (&ts, NULL);
+    if (g->wake_fd >= 0) {
+      struct pollfd p = { .fd = g->wake_fd, .events = POLLIN };
+      while (ppoll (&p, 1, &ts, NULL) < 0 && errno == EINTR)
+        ;
+    } else {
+      nanosleep (&ts, NULL);
+    }
   }
   return NULL;
 }

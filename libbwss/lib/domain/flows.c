@@ -55,6 +55,8 @@ claim_slot (Seg *g, BwssFlow *f)
   sl->prefs = f->prefs;
   sl->prefs_serial = 1;
   sl->flags = f->paced_reads ? SLOT_PACED_READS : 0;
+  sl->diag_family = f->diag.family;
+  sl->diag_id = f->diag.id;
   sl->share = f->share;
   sl->share_key = f->share_key;
   sl->controlled = 0;
@@ -138,9 +140,9 @@ bwss_flow_register_as (BwssDomain *d, int fd, const BwssPrefs *prefs, const char
     return BWSS_EINVAL;
   if (fd < 0 || !knob_is_connected_tcp (fd))
     return BWSS_EBADF;
-  KnobInfo info;
+  KnobInfo diag;
   uint32_t clamp;
-  if (knob_read_info (fd, &info) != 0 || knob_get_clamp (fd, &clamp) != 0)
+  if (knob_diag_id (fd, &diag) != 0 || knob_get_clamp (fd, &clamp) != 0)
     return BWSS_EBADF;
   Seg *g = d->seg;
   BwssFlow *f = calloc (1, sizeof *f);
@@ -149,7 +151,8 @@ bwss_flow_register_as (BwssDomain *d, int fd, const BwssPrefs *prefs, const char
   f->seg = g;
   f->owner = d;
   f->fd = fd;
-  f->inode = info.inode;
+  f->inode = diag.inode;
+  f->diag = diag;
   f->orig_clamp = clamp;
   f->slot = NO_SLOT;
   f->prefs = *prefs;
@@ -179,6 +182,7 @@ bwss_flow_register_as (BwssDomain *d, int fd, const BwssPrefs *prefs, const char
   f->next = g->flows;
   g->flows = f;
   pthread_mutex_unlock (&g->local);
+  seg_wake (g);                          /* an idle dispatch runs now: windows from now on */
   *out = f;
   return 0;
 }
@@ -202,6 +206,8 @@ mark_dirty (Seg *g, BwssFlow *f)
     flows_publish (g);
     seg_unlock (g->s);
   }
+  if (f->prefs_dirty)
+    seg_wake (g);                        /* written at the next dispatch: now */
 }
 
 int

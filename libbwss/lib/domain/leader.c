@@ -8,6 +8,7 @@
  * windows is apply.c.
  */
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,26 +18,31 @@
 
 /* ---- the role and its heartbeat ---- */
 
-/* Returns true if the controller @s names is alive at @now: a heartbeat
- * neither stale nor in the future, and its pid living with the start time
- * it published. */
+/* Returns true if the controller @s names is alive at @now: its heartbeat
+ * not in the future, the next one it promised (beat_every_us after it, at
+ * most IDLE_US: a promise read from shared memory is bounded) late by no
+ * more than FAILOPEN_US, and its pid living with the start time it
+ * published. */
 bool
 leader_alive (const Segment *s, uint64_t now)
 {
   pid_t pid = s->controller_pid;
   uint64_t hb = s->heartbeat_us;
-  if (pid <= 0 || hb > now + FUTURE_SLACK_US || now > hb + FAILOPEN_US)
+  uint64_t every = s->beat_every_us < IDLE_US ? s->beat_every_us : IDLE_US;
+  if (pid <= 0 || hb > now + FUTURE_SLACK_US || now > hb + every + FAILOPEN_US)
     return false;
   return proc_alive (pid, s->controller_start);
 }
 
-/* The controller's mark of life.  s locked. */
+/* The controller's mark of life, and when the next one is due (@every,
+ * µs).  s locked. */
 static void
-heartbeat (Seg *g, Segment *s, uint64_t now)
+heartbeat (Seg *g, Segment *s, uint64_t now, uint64_t every)
 {
   s->controller_pid = getpid ();
   s->controller_start = g->starttime;
   s->heartbeat_us = now;
+  s->beat_every_us = (uint32_t) every;
 }
 
 /* Frees the laws' state and what they knew of the slots. */
@@ -47,6 +53,7 @@ drop_laws (Seg *g)
   g->ctl = NULL;
   memset (g->ctl_gen, 0, sizeof g->ctl_gen);
   g->ctl_hwm = 0;
+  g->want.n = 0;                         /* no flow known, none measured */
 }
 
 /* Forgets the controller state (a new segment, or the role lost). */
@@ -117,9 +124,10 @@ flow_id (uint32_t slot, uint32_t gen)
 }
 
 /* Fills @p with the controller's parameters: the delay loop, or the one
- * $BWSS_LOOP names.  An unknown name is reported once and ignored. */
-static void
-controller_params (BwssParams *p)
+ * $BWSS_LOOP names.  An unknown name is reported once and ignored.  Called
+ * once per process and domain (bwss_domain_open()). */
+void
+leader_params (BwssParams *p)
 {
   static bool warned;
   BwssLoop loop = BWSS_LOOP_DELAY;
@@ -154,35 +162,32 @@ suspend (Seg *g, Segment *s)
   s->queue_target_us = 0.0;
 }
 
-/* Measures the flows' sockets into g->dump: a full dump every
- * FULL_DUMP_US and when a flow is new, else exact queries for the sockets
- * the last full dump found.  Returns false if the kernel did not answer.
- * Not under the segment lock. */
-static bool
-measure (Seg *g, uint64_t now)
+/* Builds g->want again from the slots of the flows the controller knows:
+ * each socket as its participant named it (inode, family, id).  s locked. */
+static void
+build_want (Seg *g, const Segment *s)
 {
-  g->dump_full = g->dump_stale || now >= g->next_full_dump_us;
-  if (!g->dump_full)
-    return knob_query (&g->known, &g->dump) == 0;
-  g->dump_stale = false;
-  g->next_full_dump_us = now + FULL_DUMP_US;
-  g->known.n = 0;                      /* refilled from this dump by leader_round() */
-  return knob_dump (&g->dump) == 0;
+  g->want.n = 0;
+  for (uint32_t i = 0; i < g->ctl_hwm; i++) {
+    const SegSlot *sl = &s->slots[i];
+    if (g->ctl_gen[i] == 0 || sl->state != SLOT_ACTIVE || g->ctl_gen[i] != sl->gen
+        || (sl->diag_family != AF_INET && sl->diag_family != AF_INET6))
+      continue;
+    KnobInfo k = { .inode = sl->inode, .family = (uint8_t) sl->diag_family, .id = sl->diag_id };
+    if (knob_dump_push (&g->want, &k) != 0)
+      break;                             /* out of memory: the rest go unmeasured */
+  }
+  g->want_stale = false;
 }
 
-/* Returns the measurement of slot @sl's socket in this round's dump, or
- * NULL.  After exact queries, a socket the last full dump did not know
- * (a new flow) is not missing: the next round dumps everything. */
-static const KnobInfo *
-measured (Seg *g, const SegSlot *sl, bool *unknown)
+/* Measures the sockets of the flows the controller knows into g->dump:
+ * one exact query each, by the id the participant wrote (the answer must
+ * carry the same inode: a forged id measures nothing).  Returns false if
+ * the kernel did not answer.  Not under the segment lock. */
+static bool
+measure (Seg *g)
 {
-  const KnobInfo *k = knob_dump_find (&g->dump, sl->inode);
-  *unknown = k == NULL && !g->dump_full && knob_dump_find (&g->known, sl->inode) == NULL;
-  if (*unknown)
-    g->dump_stale = true;
-  if (k && g->dump_full)
-    knob_dump_push (&g->known, k);
-  return k;
+  return knob_query (&g->want, &g->dump) == 0;
 }
 
 /* Passes slot @i's group to the controller.  The slot's share is read here
@@ -208,6 +213,7 @@ sync_slot (Seg *g, SegSlot *sl, uint32_t i, uint64_t now)
   if (g->ctl_gen[i] && (!active || g->ctl_gen[i] != sl->gen)) {
     bwss_controller_remove_flow (g->ctl, flow_id (i, g->ctl_gen[i]), now);
     g->ctl_gen[i] = 0;
+    g->want_stale = true;
   }
   if (!active)
     return false;
@@ -218,6 +224,8 @@ sync_slot (Seg *g, SegSlot *sl, uint32_t i, uint64_t now)
     g->ctl_serial[i] = sl->prefs_serial;
     g->gone[i] = 0;
     sync_group (g, sl, i, now);
+    g->want_stale = true;
+    return false;                        /* measured from the next round on */
   } else if (g->ctl_serial[i] != sl->prefs_serial) {
     bwss_controller_set_prefs (g->ctl, flow_id (i, sl->gen), &sl->prefs, now);
     g->ctl_serial[i] = sl->prefs_serial;
@@ -232,14 +240,12 @@ sync_slot (Seg *g, SegSlot *sl, uint32_t i, uint64_t now)
 static void
 observe_slot (Seg *g, Segment *s, SegSlot *sl, uint32_t i, bool have_dump, uint64_t now)
 {
-  bool unknown = false;
-  const KnobInfo *k = have_dump ? measured (g, sl, &unknown) : NULL;
-  if (unknown)
-    return;
+  const KnobInfo *k = have_dump ? knob_dump_find (&g->dump, sl->inode) : NULL;
   if (have_dump && (k == NULL || k->state != SYS_TCP_ESTABLISHED)) {
     if (++g->gone[i] >= GONE_DUMPS) {
       bwss_controller_remove_flow (g->ctl, flow_id (i, sl->gen), now);
       g->ctl_gen[i] = 0;
+      g->want_stale = true;
       segment_free_slot (s, i);
     }
     return;
@@ -269,8 +275,8 @@ observe_slots (Seg *g, Segment *s, bool have_dump, uint64_t now)
   while (end > 0 && g->ctl_gen[end - 1] == 0)
     end--;
   g->ctl_hwm = end;
-  if (have_dump && g->dump_full)
-    knob_dump_sort (&g->known);
+  if (g->want_stale)
+    build_want (g, s);
 }
 
 /* Writes the controller's decision for each flow into its slot.  s locked. */
@@ -325,20 +331,19 @@ debug_print (Seg *g, const Segment *s, const BwssControllerStats *st, uint64_t n
 }
 
 /* One controller round: measure the sockets (outside the lock), then under
- * it sync and observe the slots, run the laws, publish, beat.  g->local
- * held. */
-void
+ * it sync and observe the slots, run the laws, publish, beat.  Returns
+ * true if the domain has flows (the next round is due in a control period,
+ * else in IDLE_US).  g->local held. */
+bool
 leader_round (Seg *g, uint64_t now)
 {
   Segment *s = g->s;
-  bool have_dump = measure (g, now);
+  bool have_dump = measure (g);
 
   if (seg_lock (g, LOCK_WAIT_US) != 0)
-    return;
+    return true;                         /* busy: try again at the next period */
   segment_sweep (s);
-  BwssParams params;
-  controller_params (&params);
-  if (s->suspended || (g->ctl == NULL && bwss_controller_new (&params, &g->ctl) != 0)) {
+  if (s->suspended || (g->ctl == NULL && bwss_controller_new (&g->params, &g->ctl) != 0)) {
     suspend (g, s);
   } else {
     observe_slots (g, s, have_dump, now);
@@ -349,6 +354,8 @@ leader_round (Seg *g, uint64_t now)
     debug_print (g, s, &st, now);
     publish_domain (s, &st);
   }
-  heartbeat (g, s, now);
+  bool busy = s->n_flows > 0;
+  heartbeat (g, s, now, busy ? g->params.min_phi_us : IDLE_US);
   seg_unlock (s);
+  return busy;
 }

@@ -17,16 +17,19 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <linux/inet_diag.h>
 #include <bwss/control.h>
 #include <bwss/domain.h>
 
 #define SEG_MAGIC     UINT64_C (0x314d4f4453535742) /* "BWSSDOM1" */
-#define SEG_VERSION   7u        /* 2: `suspended`; 3: loop, queue, base RTT;
+#define SEG_VERSION   8u        /* 2: `suspended`; 3: loop, queue, base RTT;
                                  * 4: controller_start, SLOT_RELEASED;
                                  * 5: read pacing (flags, read_rate_bps);
                                  * 6: origin, owner_pid (adopted flows),
                                  *    10240 slots, slot_hwm;
-                                 * 7: share, share_key (groups) */
+                                 * 7: beat_every_us (the heartbeat's promise),
+                                 *    diag_family, diag_id (exact queries);
+                                 * 8: share, share_key (groups) */
 #define SEG_MAX_FLOWS ((uint32_t) BWSS_DOMAIN_MAX_FLOWS)
 
 enum {
@@ -57,6 +60,8 @@ typedef struct {
   BwssPrefs prefs;
   uint32_t  prefs_serial;    /* bumped by every preference change */
   uint32_t  flags;           /* SLOT_PACED_READS: the owner paces its reads */
+  uint32_t  diag_family;     /* AF_INET or AF_INET6: what sock_diag asks about it by ... */
+  struct inet_diag_sockid diag_id; /* ... its addresses, ports, interface and cookie */
   uint32_t  share;           /* BwssShare: whose flows share this one's share */
   uint32_t  pad;
   uint64_t  share_key;       /* FLOW: 0; PROCESS: the socket owner's pid; UNIT: its
@@ -92,7 +97,8 @@ typedef struct {
   uint32_t        n_flows;         /* slots ACTIVE or RELEASED */
   uint32_t        suspended;       /* 1: sharing switched off (any participant) */
   uint32_t        loop;            /* BwssLoop the controller runs */
-  uint32_t        pad2;
+  uint32_t        beat_every_us;   /* its next heartbeat is due this long after the last,
+                                    * µs: the control period, or IDLE_US with no flow */
   double          queue_us;        /* delay loop: the link's queueing delay, -1 unknown */
   double          queue_target_us; /* ... and its target */
   SegSlot         slots[SEG_MAX_FLOWS];

@@ -35,10 +35,10 @@
  * |           |                              |                                             | U' = Σ max(R_i, m_i); not below Σm, never   |
  * |           |                              |                                             | above the σ before                          |
  * | deficit   | short buffers, AQMs, FQ      | a flow with a minimum below (1−α)·m, and    | σ ← max(Σm, min(σ − D, U_link)), D what the |
- * |           | (capacity-full.c)            | either its own queue (RTT excess over the   | minima miss; the link seen busy ← U_link;   |
- * |           |                              | link's largest queue of own_queue_memory_us | raises bounded by loss_raise for            |
- * |           |                              | by own_queue_us and the band, not held by   | loss_memory_us (room again ends it)         |
- * |           |                              | its window) or, for less than               |                                             |
+ * |           | (capacity-full.c)            | either its own queue (RTT excess over the   | minima miss; the link seen busy ← U_link    |
+ * |           |                              | link's largest queue of own_queue_memory_us | (U if higher, on its own queue); raises     |
+ * |           |                              | by own_queue_us and the band, not held by   | bounded by loss_raise for loss_memory_us    |
+ * |           |                              | its window) or, for less than               | (room again ends it), not on its own queue  |
  * |           |                              | reserve_hold_us, a queue (above the band)   |                                             |
  * |           |                              | now or at the last decision or its losses   |                                             |
  * |           |                              | (ooopack); Σm < U < σ                       |                                             |

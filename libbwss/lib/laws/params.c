@@ -19,8 +19,11 @@
 #define DEFAULT_EPSILON          0.3   /* paper: EWMA weight of the old R */
 #define DEFAULT_PHI_RTTS         2.0   /* paper: φ = 2·RTT */
 #define DEFAULT_WAIT_PHIS        3.0   /* paper: no adjustment before RTT + 3φ */
-#define DEFAULT_MIN_PHI_US       10000 /* 10 ms: the socket layer ticks every 10 ms,
-                                        * a shorter period would be mostly jitter */
+#define DEFAULT_MIN_PHI_US       10000 /* 10 ms: the control period, the one owner of
+                                        * it (the domain dispatches, and so ticks the
+                                        * controller, this often while flows run), and
+                                        * φ's floor: a shorter period would be mostly
+                                        * jitter of the tick */
 #define DEFAULT_MIN_WINDOW       1     /* paper: w >= 1 so every RTT moves data */
 #define DEFAULT_MAX_WINDOW_FACTOR 4.0  /* anti-windup: a flow that cannot reach T
                                         * (limited elsewhere) must not grow w without

@@ -174,6 +174,55 @@ knob_endpoints (int fd, char *local, size_t local_len, char *remote, size_t remo
 
 /* ---- sock_diag ---- */
 
+/* Copies the address and port of @ss into a sock_diag id's @addr/@port. */
+static void
+diag_addr (const struct sockaddr_storage *ss, __be32 addr[4], __be16 *port)
+{
+  memset (addr, 0, 4 * sizeof addr[0]);
+  if (ss->ss_family == AF_INET) {
+    const struct sockaddr_in *in = (const void *) ss;
+    memcpy (addr, &in->sin_addr, 4);
+    *port = in->sin_port;
+  } else {
+    const struct sockaddr_in6 *in6 = (const void *) ss;
+    memcpy (addr, &in6->sin6_addr, 16);
+    *port = in6->sin6_port;
+  }
+}
+
+int
+knob_diag_id (int fd, KnobInfo *out)
+{
+  struct sockaddr_storage local, peer;
+  socklen_t llen = sizeof local, plen = sizeof peer, len;
+  uint64_t cookie = 0;
+  int ifindex = 0;
+  struct stat st;
+  memset (&local, 0, sizeof local);
+  memset (&peer, 0, sizeof peer);
+  if (getsockname (fd, (struct sockaddr *) &local, &llen) != 0
+      || getpeername (fd, (struct sockaddr *) &peer, &plen) != 0 || fstat (fd, &st) != 0)
+    return -errno;
+  if (local.ss_family != AF_INET && local.ss_family != AF_INET6)
+    return -EAFNOSUPPORT;
+  len = sizeof cookie;
+  if (getsockopt (fd, SOL_SOCKET, SO_COOKIE, &cookie, &len) != 0)
+    return -errno;
+  len = sizeof ifindex;
+  if (getsockopt (fd, SOL_SOCKET, SO_BINDTOIFINDEX, &ifindex, &len) != 0)
+    ifindex = 0;                         /* before Linux 5.0: bound to a device is rare */
+  memset (out, 0, sizeof *out);
+  out->inode = st.st_ino;
+  out->uid = st.st_uid;
+  out->family = (uint8_t) local.ss_family;
+  diag_addr (&local, out->id.idiag_src, &out->id.idiag_sport);
+  diag_addr (&peer, out->id.idiag_dst, &out->id.idiag_dport);
+  out->id.idiag_if = (uint32_t) ifindex;
+  out->id.idiag_cookie[0] = (uint32_t) cookie;        /* as sock_diag writes it */
+  out->id.idiag_cookie[1] = (uint32_t) (cookie >> 32);
+  return 0;
+}
+
 int
 knob_dump_push (KnobDump *d, const KnobInfo *k)
 {

@@ -117,6 +117,12 @@ int  knob_dump (KnobDump *dump);
  * there under the same inode, in inode order, in the states a dump lists
  * and others (check ->state).  0 or -errno. */
 int  knob_query (const KnobDump *want, KnobDump *out);
+/* Fills @out with what names @fd's socket to sock_diag — inode, uid,
+ * family and the id an exact query needs (addresses, ports, interface,
+ * cookie) — without walking the connection table: @out can go to
+ * knob_query() as it is.  0 or -errno (not an IPv4/IPv6 socket, not
+ * connected). */
+int  knob_diag_id (int fd, KnobInfo *out);
 /* Appends @k to @d (0 or -ENOMEM); puts @d in inode order again. */
 int  knob_dump_push (KnobDump *d, const KnobInfo *k);
 void knob_dump_sort (KnobDump *d);

@@ -12,9 +12,11 @@
 #include "sys.h"
 #include "tool-json.h"
 
-/* The ledger is swept for a dead daemon's records every this many scans
- * (1 s: a flow it left is back within 2 s of its death). */
-#define SWEEP_EVERY_SCANS 4
+/* The ledger is swept for a dead daemon's records this often, at a scan
+ * (a flow it left is back within 2 s of its death), and a socket another
+ * bwssd held is looked at again this often.  Less a scan's jitter: the
+ * idle scans come ADOPT_IDLE_SCAN_US apart, and each of them sweeps. */
+#define SWEEP_US (G_USEC_PER_SEC - ADOPT_SCAN_MS * 1000 / 2)
 
 /* A flow bwssd holds: a duplicate of its owner's socket. */
 typedef struct {
@@ -37,7 +39,7 @@ typedef struct {
   char     remote[64];
   char    *reason;
   gboolean elsewhere;          /* another bwssd holds it: looked at again */
-  guint    next_look;          /* ... at this scan */
+  gint64   next_look;          /* ... at this time (monotonic µs) */
 } Refused;
 
 struct Adopter {
@@ -54,7 +56,7 @@ struct Adopter {
   KnobDump       dump;
   char          *last_status;
   char          *status_error;  /* the last write error said */
-  guint          scans;
+  gint64         next_sweep;    /* monotonic µs */
 };
 
 static guint64 *
@@ -246,15 +248,18 @@ adopter_set_rules (Adopter *ad, AdoptRules *rules)
 /* ---- one scan ---- */
 
 /* Returns the set of inodes other participants registered (their
- * preferences win over the rules). */
+ * preferences win over the rules); *@busy TRUE if the domain has flows (or
+ * cannot be read now). */
 static GHashTable *
-registered_by_others (Adopter *ad)
+registered_by_others (Adopter *ad, gboolean *busy)
 {
   GHashTable *set = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   static BwssFlowInfo rows[BWSS_DOMAIN_MAX_FLOWS];
   size_t n = 0;
+  *busy = TRUE;
   if (bwss_domain_list_flows (ad->domain, rows, G_N_ELEMENTS (rows), &n) != 0)
     return set;
+  *busy = n > 0;
   for (size_t i = 0; i < n; i++)
     if (rows[i].participant != getpid ())
       g_hash_table_add (set, key_new (rows[i].inode));
@@ -284,15 +289,16 @@ drop_lost (Adopter *ad, GHashTable *live, GHashTable *others)
 }
 
 /* Returns TRUE if the refused socket @inode was held by another bwssd that
- * let it go (looked at every SWEEP_EVERY_SCANS scans); it is no longer
+ * let it go (looked at every SWEEP_US); it is no longer
  * refused then. */
 static gboolean
 let_go_elsewhere (Adopter *ad, guint64 inode)
 {
   Refused *r = g_hash_table_lookup (ad->refused, &inode);
-  if (!r->elsewhere || ad->scans < r->next_look)
+  gint64 now = g_get_monotonic_time ();
+  if (!r->elsewhere || now < r->next_look)
     return FALSE;
-  r->next_look = ad->scans + SWEEP_EVERY_SCANS;
+  r->next_look = now + SWEEP_US;
   g_autofree char *holder = NULL;
   if (adopt_ledger_held_elsewhere (ad->ledger, inode, &holder))
     return FALSE;
@@ -451,15 +457,19 @@ why_no_holder (const GArray *hidden)
                           hidden->len > 1 ? ", ..." : "");
 }
 
-void
+gboolean
 adopter_scan (Adopter *ad)
 {
-  if (ad->scans++ % SWEEP_EVERY_SCANS == 0)
+  gint64 now = g_get_monotonic_time ();
+  if (now >= ad->next_sweep) {
     adopt_ledger_restore_dead (ad->ledger, NULL);   /* what a dead bwssd left, any domain */
+    ad->next_sweep = now + SWEEP_US;
+  }
   if (knob_dump (&ad->dump) != 0)
-    return;
+    return g_hash_table_size (ad->adopted) > 0;
+  gboolean busy = FALSE;
   g_autoptr (GHashTable) live = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
-  g_autoptr (GHashTable) others = registered_by_others (ad);
+  g_autoptr (GHashTable) others = registered_by_others (ad, &busy);
   g_autoptr (GHashTable) wanted = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   for (size_t i = 0; i < ad->dump.n; i++) {
     const KnobInfo *k = &ad->dump.items[i];
@@ -496,6 +506,7 @@ adopter_scan (Adopter *ad)
     }
   }
   write_status (ad);
+  return busy || g_hash_table_size (ad->adopted) > 0;
 }
 
 void

@@ -2,11 +2,12 @@
 /*
  * adopter.h — bwssd's adoption of the user's TCP flows.
  *
- * Each scan (adopter_scan(), every ADOPT_SCAN_MS) reads the namespace's TCP
- * sockets with sock_diag and:
+ * Each scan (adopter_scan(): every ADOPT_SCAN_MS while the domain has flows,
+ * else every ADOPT_IDLE_SCAN_US, on the idle domain's dispatch) reads the
+ * namespace's TCP sockets with sock_diag and:
  *
  *   rule | condition                                         | action
- *   dead | every SWEEP_EVERY_SCANS scans (and at start)      | the ledger's records of dead
+ *   dead | a scan a second (and at start)                    | the ledger's records of dead
  *        |                                                   | daemons: clamps put back
  *   gone | an adopted socket is closed, or its owner no      | unregister it, close the
  *        | longer holds it (its fd now names something else) | duplicate, remove its record
@@ -36,7 +37,13 @@
 #include "adopt-rules.h"
 #include "adopt-watchdog.h"
 
-#define ADOPT_SCAN_MS 250            /* a flow is adopted within two scans */
+#define ADOPT_SCAN_MS 250            /* while the domain has flows: a flow is adopted within
+                                      * two scans */
+#define ADOPT_IDLE_SCAN_US G_USEC_PER_SEC /* with none: a download is adopted at the first
+                                      * scan after its first 32 kB, within 1.5 s of its
+                                      * start; the idle domain's period (its dispatch runs on
+                                      * whole seconds of the monotonic clock: both in one
+                                      * wakeup, bwss/domain.h) */
 #define ADOPT_MIN_BYTES 32768        /* a flow that received less is not a download yet */
 #define ADOPT_STATUS_MAX_REFUSED 1000 /* the status file lists at most this many (~250 kB) */
 
@@ -54,8 +61,9 @@ void adopter_set_rules (Adopter *a, AdoptRules *rules);
 /* Returns the rules in force. */
 const AdoptRules *adopter_rules (const Adopter *a);
 
-/* One scan (the rule table above). */
-void adopter_scan (Adopter *a);
+/* One scan (the rule table above).  Returns TRUE while the domain has flows
+ * (the next scan is due in ADOPT_SCAN_MS, else ADOPT_IDLE_SCAN_US). */
+gboolean adopter_scan (Adopter *a);
 
 /* Returns the number of flows adopted now. */
 guint adopter_count (const Adopter *a);

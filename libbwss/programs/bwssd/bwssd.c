@@ -42,6 +42,7 @@
 #include "adopt-rules.h"
 #include "adopt-watchdog.h"
 #include "adopter.h"
+#include "sd-notify.h"
 #include "tool-domain.h"
 
 static gboolean opt_foreground;
@@ -70,6 +71,7 @@ typedef struct {
   int           status;        /* the exit status */
   AdoptWatchdog watchdog;
   Adopter      *adopter;
+  GSource      *scan;          /* at the time the last scan set (on_scan) */
   char         *user_rules;    /* the file watched: --rules, or the user's */
   GFileMonitor *monitor;
   gboolean      loading;       /* a reload runs in a worker thread */
@@ -166,12 +168,37 @@ on_term (gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
+/* A scan, and when the next is due: ADOPT_SCAN_MS while the domain has
+ * flows; with none, the next whole second of the monotonic clock, when the
+ * idle domain's dispatch runs too (bwss_domain_dispatch()): an idle bwssd
+ * wakes once a second for both. */
 static gboolean
 on_scan (gpointer data)
 {
   Daemon *dm = data;
-  adopter_scan (dm->adopter);
+  gboolean busy = adopter_scan (dm->adopter);
+  gint64 now = g_get_monotonic_time ();
+  g_source_set_ready_time (dm->scan, busy ? now + ADOPT_SCAN_MS * 1000
+                                          : now + ADOPT_IDLE_SCAN_US - now % ADOPT_IDLE_SCAN_US);
   return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+scan_source_dispatch (GSource *source, GSourceFunc callback, gpointer data)
+{
+  return callback (data);
+}
+
+/* The scan's source: runs at the ready time on_scan() sets, first at once. */
+static GSource *
+scan_source_new (Daemon *dm)
+{
+  static GSourceFuncs funcs = { NULL, NULL, scan_source_dispatch, NULL, NULL, NULL };
+  GSource *source = g_source_new (&funcs, sizeof (GSource));
+  g_source_set_name (source, "bwssd-scan");
+  g_source_set_callback (source, on_scan, dm, NULL);
+  g_source_set_ready_time (source, 0);
+  return source;
 }
 
 static void
@@ -395,15 +422,24 @@ run (BwssDomain *domain, AdoptLedger *ledger, AdoptRules *rules)
   g_autofree char *status = tool_domain_bwssd_status (opt_domain);
   dm.adopter = adopter_new (domain, &dm.watchdog, ledger, rules, status, capability);
   guint dispatch = bwss_domain_attach (domain, NULL);
-  guint scan = can ? g_timeout_add (ADOPT_SCAN_MS, on_scan, &dm) : 0;
-  if (can)
-    on_scan (&dm);
+  if (can) {
+    dm.scan = scan_source_new (&dm);
+    on_scan (&dm);                     /* the first scan before anything else */
+    g_source_attach (dm.scan, NULL);
+  }
   watch_inputs (&dm);
+  int nerr = bwssd_notify ("READY=1");  /* the unit is Type=notify: started now */
+  if (nerr < 0)
+    g_printerr ("bwssd: cannot tell systemd it is ready ($NOTIFY_SOCKET): %s\n", g_strerror (-nerr));
 
   g_main_loop_run (dm.loop);
 
-  if (scan)
-    g_source_remove (scan);
+  bwssd_notify ("STOPPING=1");
+
+  if (dm.scan) {
+    g_source_destroy (dm.scan);
+    g_source_unref (dm.scan);
+  }
   g_source_remove (dispatch);
   g_clear_object (&dm.monitor);
   adopter_free (dm.adopter);           /* every adopted flow back to the kernel */

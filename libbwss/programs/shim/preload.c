@@ -10,9 +10,11 @@
  * bwss-run) in the group BWSS_SHARE names (process when unset: the
  * process's connections share one share; flow, unit); UDP, UNIX, listening and other fds are remembered as not ours
  * and pass through.  The windows the controller publishes are applied from
- * the same hooks (reads, poll, epoll, select), at most every 10 ms, so a
- * program blocked in poll() still follows.  close() unregisters and restores
- * the kernel's window.
+ * the same hooks (reads, poll, epoll, select), at the time the domain asks
+ * for (bwss_domain_dispatch(): every control period while the process has
+ * flows), so a program blocked in poll() still follows.  The shim has no
+ * thread: a program that makes no call the hooks see is not woken by it.
+ * close() unregisters and restores the kernel's window.
  *
  * Never blocked by the domain: registering from inside a read, applying
  * windows and unregistering in close() never wait for the domain's lock (a
@@ -44,7 +46,8 @@
  * not a connected TCP socket, FD_NOT_OURS), so they pass straight through;
  * knobs.c's recv()/close() on a sock_diag socket run only in a controller,
  * and the shim never takes that role.  stdio (fopen/fgets of /proc files)
- * does not go through these symbols.  One case is not covered: an fd number
+ * and glibc's eventfd_read/eventfd_write (the domain's wake fd) do not go
+ * through these symbols.  One case is not covered: an fd number
  * the program closed behind the hooks' back (dup2, close_range) keeps a
  * stale state until a hook sees it again; if the segment reuses that number,
  * its close() takes table_lock under the domain's local lock.
@@ -70,8 +73,6 @@
 
 /* fds above this are left alone (a table of 64 Ki entries is 0.5 MiB) */
 #define MAX_FD 65536
-/* the hooks apply published windows at most this often, µs */
-#define APPLY_EVERY_US 10000ull
 /* a paced read sleeps at most this long at a time, then looks again (the
  * rate may have changed or pacing ended) */
 #define PACE_SLEEP_MAX_US 50000ull
@@ -84,7 +85,7 @@ static BwssShare share = BWSS_SHARE_PROCESS;
 static uint8_t *fd_state;
 static BwssFlow **fd_flow;
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t last_apply_us;
+static uint64_t next_apply_us;       /* the domain's next dispatch is due then (µs) */
 
 static ssize_t (*real_read) (int, void *, size_t);
 static ssize_t (*real_readv) (int, const struct iovec *, int);
@@ -219,14 +220,17 @@ preload_fini (void)
   }
 }
 
+/* Dispatches the domain if it is due; one thread at a time does. */
 static void
 maybe_apply (void)
 {
   uint64_t now = bwss__clock_now_us ();
-  if (now - __atomic_load_n (&last_apply_us, __ATOMIC_RELAXED) < APPLY_EVERY_US)
+  uint64_t next = __atomic_load_n (&next_apply_us, __ATOMIC_RELAXED);
+  if (now < next || !__atomic_compare_exchange_n (&next_apply_us, &next, UINT64_MAX, false,
+                                                  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
     return;
-  __atomic_store_n (&last_apply_us, now, __ATOMIC_RELAXED);
-  bwss_domain_dispatch (domain, now);
+  uint64_t wait = bwss_domain_dispatch (domain, now);
+  __atomic_store_n (&next_apply_us, now + wait, __ATOMIC_RELEASE);
 }
 
 /* Called after a read returned data on @fd. */
@@ -245,6 +249,7 @@ saw_data (int fd)
                 bwss_share_name (share));
         fd_flow[fd] = f;
         fd_state[fd] = FD_REGISTERED;
+        __atomic_store_n (&next_apply_us, 0, __ATOMIC_RELAXED);   /* a flow: dispatch now */
       } else {
         fd_state[fd] = FD_NOT_OURS;   /* not a connected TCP socket, or full */
       }

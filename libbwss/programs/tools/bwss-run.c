@@ -25,6 +25,7 @@
  * 126 (not executable), as a shell would.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -36,6 +37,7 @@
 #include <unistd.h>
 #include <glib.h>
 #include <glib-unix.h>
+#include <bwss/bwss-glib.h>
 #include <bwss/domain.h>
 #include "tool-domain.h"
 #include "sys.h"
@@ -68,17 +70,16 @@ static GOptionEntry entries[] = {
   { NULL }
 };
 
-/* The domain's dispatch period, ms (bwss/bwss-glib.h's). */
-#define DISPATCH_MS 10
-
 static pid_t child = -1;
-static volatile sig_atomic_t stop_requested;
+static int tstp_pipe[2] = { -1, -1 };   /* SIGTSTP's handler writes, the main loop reads */
 
 /* The parent's main loop: the command's exit, forwarded signals, Ctrl-Z
- * and the domain's dispatch. */
+ * and the domain's dispatch (bwss/bwss-glib.h's source: at the time the
+ * domain asks for). */
 typedef struct {
   GMainLoop       *loop;
   BwssDomain      *domain;
+  GSource         *dispatch;
   int              wstatus;    /* the command's wait status */
   struct sigaction tstp;
 } Run;
@@ -110,7 +111,10 @@ forward_quit (int sig)
 static void
 on_tstp (int sig)
 {
-  stop_requested = 1;
+  char b = 1;
+  if (write (tstp_pipe[1], &b, 1) < 0) {
+    /* full: a stop is pending already */
+  }
 }
 
 G_GNUC_NORETURN G_GNUC_PRINTF (2, 3) static void
@@ -219,17 +223,36 @@ stop_and_continue (BwssDomain *domain, const struct sigaction *tstp)
   return d;
 }
 
-/* Dispatches the domain; a Ctrl-Z asked for since the last time is done
- * here, between dispatches. */
+/* Dispatches run->domain from the default main context. */
+static void
+attach_domain (Run *run)
+{
+  if (run->domain == NULL)
+    return;
+  run->dispatch = bwss_domain_source_new (run->domain);
+  g_source_attach (run->dispatch, NULL);
+}
+
+static void
+detach_domain (Run *run)
+{
+  if (run->dispatch == NULL)
+    return;
+  g_source_destroy (run->dispatch);
+  g_clear_pointer (&run->dispatch, g_source_unref);
+}
+
+/* Ctrl-Z, read from the handler's pipe: done here, between dispatches. */
 static gboolean
-on_dispatch (gpointer data)
+on_stop (gint fd, GIOCondition cond, gpointer data)
 {
   Run *run = data;
-  if (stop_requested) {
-    stop_requested = 0;
-    run->domain = stop_and_continue (run->domain, &run->tstp);
-  }
-  bwss_domain_dispatch (run->domain, (uint64_t) g_get_monotonic_time ());
+  char buf[16];
+  while (read (fd, buf, sizeof buf) > 0)
+    ;
+  detach_domain (run);
+  run->domain = stop_and_continue (run->domain, &run->tstp);
+  attach_domain (run);
   return G_SOURCE_CONTINUE;
 }
 
@@ -311,20 +334,26 @@ main (int argc, char **argv)
   }
   /* the parent must not run with the shim: its own reads are not flows */
   Run run = { .loop = g_main_loop_new (NULL, FALSE), .domain = domain, .wstatus = 1 << 8 };
+  if (!g_unix_open_pipe (tstp_pipe, FD_CLOEXEC, NULL) || !g_unix_set_fd_nonblocking (tstp_pipe[0], TRUE, NULL)
+      || !g_unix_set_fd_nonblocking (tstp_pipe[1], TRUE, NULL))
+    die (1, "pipe: %s", g_strerror (errno));
+  g_unix_fd_add (tstp_pipe[0], G_IO_IN, on_stop, &run);
   g_child_watch_add (child, on_child_exit, &run);
   g_unix_signal_add (SIGINT, on_forward, GINT_TO_POINTER (SIGINT));
   g_unix_signal_add (SIGTERM, on_forward, GINT_TO_POINTER (SIGTERM));
   g_unix_signal_add (SIGHUP, on_forward, GINT_TO_POINTER (SIGHUP));
-  /* GLib has no source for these two: plain handlers, async-signal-safe */
+  /* GLib has no source for these two: plain handlers, async-signal-safe
+   * (SIGTSTP's wakes the main loop through tstp_pipe) */
   struct sigaction quit = { .sa_handler = forward_quit, .sa_flags = SA_RESTART };
   sigemptyset (&quit.sa_mask);
   sigaction (SIGQUIT, &quit, NULL);
   run.tstp = (struct sigaction) { .sa_handler = on_tstp, .sa_flags = SA_RESTART };
   sigemptyset (&run.tstp.sa_mask);
   sigaction (SIGTSTP, &run.tstp, NULL);
-  g_timeout_add (DISPATCH_MS, on_dispatch, &run);
+  attach_domain (&run);
 
   g_main_loop_run (run.loop);
+  detach_domain (&run);
   g_main_loop_unref (run.loop);
   domain = run.domain;
   int wstatus = run.wstatus;

@@ -8,6 +8,13 @@
  *   bwss-top [--once] [--json] [--interval SECONDS] [--domain NAME]
  *   bwss-top --suspend | --resume [--domain NAME]
  *   bwss-top --paths [--domain NAME]
+ *   bwss-top --check [--domain NAME]
+ *
+ * On a terminal the view is redrawn in place, one screen (the verdict line
+ * first: is the video safe?); piped, it appends plain snapshots, one blank
+ * line apart; --json prints one object a snapshot.  --check says whether
+ * protection is on (top-check.h): exit status 0 if it is, 1 if not, with
+ * the command that turns it on.
  *
  * It never creates the domain nor takes the controller role; --suspend
  * switches sharing off for the whole domain (every window back to the
@@ -23,7 +30,10 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <glib.h>
 #include <json-glib/json-glib.h>
@@ -31,6 +41,8 @@
 #include "tool-domain.h"
 #include "tool-file.h"
 #include "tool-json.h"
+#include "top-check.h"
+#include "top-verdict.h"
 #include "sys.h"
 
 #define MAX_ROWS BWSS_DOMAIN_MAX_FLOWS
@@ -50,6 +62,7 @@ static gchar *opt_domain;
 static gboolean opt_suspend;
 static gboolean opt_resume;
 static gboolean opt_paths;
+static gboolean opt_check;
 
 static GOptionEntry entries[] = {
   { "once", '1', 0, G_OPTION_ARG_NONE, &opt_once, "Print one snapshot and exit", NULL },
@@ -59,6 +72,7 @@ static GOptionEntry entries[] = {
   { "suspend", 0, 0, G_OPTION_ARG_NONE, &opt_suspend, "Switch sharing off (windows back to the kernel's) and exit", NULL },
   { "resume", 0, 0, G_OPTION_ARG_NONE, &opt_resume, "Switch sharing on again and exit", NULL },
   { "paths", 0, 0, G_OPTION_ARG_NONE, &opt_paths, "Print where the domain's files are (runtime-dir, segment, bwssd-status, bwssd-lock) and exit", NULL },
+  { "check", 0, 0, G_OPTION_ARG_NONE, &opt_check, "Say whether protection is on (bwssd, adoption, bwss-sockd, the plugin) and the command that turns it on; exit 0 if on, 1 if not", NULL },
   { NULL }
 };
 
@@ -286,28 +300,31 @@ fmt_rate (char *buf, size_t len, double bps)
 }
 
 static void
-print_table (const BwssDomainStats *ds, const BwssFlowInfo *rows, const BwssFlowGroup *groups,
-             size_t n)
+print_table (FILE *out, const BwssDomainStats *ds, const BwssFlowInfo *rows,
+             const BwssFlowGroup *groups, size_t n)
 {
   char sigma[32], agg[32];
   fmt_rate (sigma, sizeof sigma, ds->controller_pid ? ds->sigma_bps : -1);
   fmt_rate (agg, sizeof agg, ds->controller_pid ? ds->aggregate_bps : -1);
+  char verdict[256];
+  top_verdict (verdict, sizeof verdict, ds, rows, n, g_get_charset (NULL));
+  fprintf (out, "%s\n", verdict);
   /* the count is that of the rows below: taken after the sweep, in the same
    * snapshot */
   if (ds->suspended)
-    printf ("sharing suspended (bwss-top --resume)  flows %zu\n", n);
+    fprintf (out, "sharing suspended (bwss-top --resume)  flows %zu\n", n);
   else if (ds->controller_pid && ds->loop == BWSS_LOOP_DELAY && ds->queue_us >= 0)
-    printf ("controller %d  loop delay  phase %s  sigma %s  aggregate %s  queue %.1f/%.1fms  flows %zu\n",
+    fprintf (out, "controller %d  loop delay  phase %s  sigma %s  aggregate %s  queue %.1f/%.1fms  flows %zu\n",
             ds->controller_pid, bwss_phase_name (ds->phase), sigma, agg, ds->queue_us / 1000.0,
             ds->queue_target_us / 1000.0, n);
   else if (ds->controller_pid)
-    printf ("controller %d  loop %s  phase %s  sigma %s  aggregate %s  flows %zu\n", ds->controller_pid,
+    fprintf (out, "controller %d  loop %s  phase %s  sigma %s  aggregate %s  flows %zu\n", ds->controller_pid,
             bwss_loop_name (ds->loop), bwss_phase_name (ds->phase), sigma, agg, n);
   else
-    printf ("no controller (windows are the kernel's)  flows %zu\n", n);
-  printf ("%7s %-12s %-14s %-22s %-22s %4s %8s %6s %-11s %8s %8s %7s %7s %8s %8s\n", "PID",
-          "COMMAND", "ORIGIN", "LOCAL", "REMOTE", "PRIO", "MIN", "WEIGHT", "GROUP", "TARGET", "RATE",
-          "RTT", "BASE", "WINDOW", "READS");
+    fprintf (out, "no controller (windows are the kernel's)  flows %zu\n", n);
+  fprintf (out, "%7s %-12s %-14s %-22s %-22s %4s %8s %6s %-11s %8s %8s %7s %7s %8s %8s\n", "PID",
+           "COMMAND", "ORIGIN", "LOCAL", "REMOTE", "PRIO", "MIN", "WEIGHT", "GROUP", "TARGET", "RATE",
+           "RTT", "BASE", "WINDOW", "READS");
   for (size_t i = 0; i < n; i++) {
     const BwssFlowInfo *f = &rows[i];
     char min[32], target[32], rate[32], win[32], comm[17], origin[BWSS_ORIGIN_MAX], local[65], remote[65];
@@ -328,25 +345,24 @@ print_table (const BwssDomainStats *ds, const BwssFlowInfo *rows, const BwssFlow
       fmt_rate (reads, sizeof reads, f->stats.read_rate_bps);
     else
       g_snprintf (reads, sizeof reads, "free");
-    printf ("%7d %-12.12s %-14.14s %-22.22s %-22.22s %4d %8s %6.3g %-11.11s %8s %8s %5.1fms %5.1fms %8s %8s\n",
-            f->pid, comm, origin, local, remote, f->stats.prefs.priority, min, f->stats.prefs.weight, group,
-            target, rate, f->stats.rtt_us / 1000.0, f->stats.base_rtt_us / 1000.0, win, reads);
+    fprintf (out, "%7d %-12.12s %-14.14s %-22.22s %-22.22s %4d %8s %6.3g %-11.11s %8s %8s %5.1fms %5.1fms %8s %8s\n",
+             f->pid, comm, origin, local, remote, f->stats.prefs.priority, min, f->stats.prefs.weight, group,
+             target, rate, f->stats.rtt_us / 1000.0, f->stats.base_rtt_us / 1000.0, win, reads);
   }
   g_autoptr (JsonObject) st = read_bwssd_status ();
   JsonArray *a = st ? not_adopted (st) : NULL;
   if (a && json_array_get_length (a) > 0)
-    printf ("not adopted by bwssd %" G_GINT64_FORMAT ":\n", int_member (st, "pid"));
+    fprintf (out, "not adopted by bwssd %" G_GINT64_FORMAT ":\n", int_member (st, "pid"));
   for (guint i = 0; a && i < json_array_get_length (a); i++) {
     JsonObject *r = json_array_get_object_element (a, i);
     char comm[17], remote[65], reason[257];
     printable (comm, sizeof comm, str_member (r, "command"), 16);
     printable (remote, sizeof remote, str_member (r, "remote"), 64);
     printable (reason, sizeof reason, str_member (r, "reason"), 256);
-    printf ("%7" G_GINT64_FORMAT " %-12.12s %-22.22s %s\n", int_member (r, "pid"),
+    fprintf (out, "%7" G_GINT64_FORMAT " %-12.12s %-22.22s %s\n", int_member (r, "pid"),
             comm, remote, reason);
   }
-  fflush (stdout);
-}
+  }
 
 /* --paths: where the files of the domain in force are, one "KEY PATH" a
  * line, for scripts (the lab, the tests).  Returns the exit status. */
@@ -363,6 +379,81 @@ print_paths (void)
     return 1;
   printf ("runtime-dir %s\nsegment %s\nbwssd-status %s\nbwssd-lock %s\n", dir, segment, status, lock);
   return 0;
+}
+
+/* The live view on a terminal (as top's): the alternate screen (the shell's
+ * screen comes back on exit), each frame drawn from the top-left corner,
+ * every line cut to the terminal's width and the frame to its height, the
+ * rest of the screen cleared.  SIGINT, SIGTERM and SIGHUP end it (the
+ * terminal restored); SIGWINCH redraws at once. */
+static volatile sig_atomic_t stop_requested;
+
+static void
+on_stop (int sig)
+{
+  stop_requested = 1;
+}
+
+static void
+on_winch (int sig)
+{
+}
+
+static void
+live_begin (void)
+{
+  struct sigaction sa = { .sa_handler = on_stop };   /* no SA_RESTART: the sleep ends */
+  sigemptyset (&sa.sa_mask);
+  sigaction (SIGINT, &sa, NULL);
+  sigaction (SIGTERM, &sa, NULL);
+  sigaction (SIGHUP, &sa, NULL);
+  sa.sa_handler = on_winch;
+  sigaction (SIGWINCH, &sa, NULL);
+  fputs ("\033[?1049h\033[?25l", stdout);   /* alternate screen, no cursor */
+  fflush (stdout);
+}
+
+static void
+live_end (void)
+{
+  fputs ("\033[?25h\033[?1049l", stdout);
+  fflush (stdout);
+}
+
+static void
+live_draw (const char *frame)
+{
+  struct winsize ws = { 0 };
+  size_t cols = 80, lines = 24;
+  if (ioctl (STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 && ws.ws_row > 0) {
+    cols = ws.ws_col;
+    lines = ws.ws_row;
+  }
+  g_autoptr (GString) s = g_string_new ("\033[H");
+  const char *p = frame;
+  for (size_t row = 0; *p && row < lines; row++) {
+    const char *nl = strchr (p, '\n');
+    size_t len = nl ? (size_t) (nl - p) : strlen (p), cut = MIN (len, cols);
+    while (cut < len && cut > 0 && ((unsigned char) p[cut] & 0xc0) == 0x80)
+      cut--;                           /* never half a UTF-8 character (the verdict's dash) */
+    g_string_append_len (s, p, (gssize) cut);
+    g_string_append (s, "\033[K");
+    if (row + 1 < lines && nl)
+      g_string_append_c (s, '\n');     /* no newline on the last row: the screen never scrolls */
+    p = nl ? nl + 1 : p + len;
+  }
+  g_string_append (s, "\033[J");
+  fwrite (s->str, 1, s->len, stdout);
+  fflush (stdout);
+}
+
+/* Sleeps @seconds, cut short by a signal (the live view's end, a resize). */
+static void
+pause_for (double seconds)
+{
+  struct timespec ts = { .tv_sec = (time_t) seconds,
+                         .tv_nsec = (long) ((seconds - (double) (time_t) seconds) * 1e9) };
+  nanosleep (&ts, NULL);
 }
 
 /* Takes one snapshot of the domain, retrying while its lock is busy for at
@@ -415,6 +506,11 @@ main (int argc, char **argv)
     return 2;
   }
   g_autofree char *bad_dir = tool_domain_runtime_problem ();
+  if (opt_check) {
+    g_autofree char *name = tool_domain_name (opt_domain);
+    g_autoptr (JsonObject) st = bad_dir ? NULL : read_bwssd_status ();
+    return top_check (name, opt_domain != NULL, st, bad_dir);
+  }
   if (bad_dir) {
     fprintf (stderr, "bwss-top: %s\n", bad_dir);
     return 1;
@@ -444,7 +540,10 @@ main (int argc, char **argv)
   static BwssFlowInfo rows[MAX_ROWS];
   static BwssFlowGroup groups[MAX_ROWS];
   int status = 0;
-  for (;;) {
+  gboolean live = !opt_json && !opt_once && isatty (STDOUT_FILENO);
+  if (live)
+    live_begin ();
+  while (!stop_requested) {
     BwssDomainStats ds;
     size_t n = 0;
     err = snapshot (d, &ds, rows, groups, &n);
@@ -460,16 +559,31 @@ main (int argc, char **argv)
       status = 1;
       break;
     }
-    if (opt_json)
+    if (opt_json) {
       print_json (&ds, rows, groups, n);
-    else
-      print_table (&ds, rows, groups, n);
+    } else if (live) {
+      g_autofree char *frame = NULL;
+      size_t len = 0;
+      FILE *f = open_memstream (&frame, &len);
+      if (f == NULL) {
+        status = 1;
+        break;
+      }
+      print_table (f, &ds, rows, groups, n);
+      fclose (f);
+      live_draw (frame);
+    } else {
+      print_table (stdout, &ds, rows, groups, n);
+      fflush (stdout);
+    }
     if (opt_once)
       break;
-    if (!opt_json)
+    if (!opt_json && !live)
       printf ("\n");
-    g_usleep ((gulong) (interval * 1e6));
+    pause_for (interval);
   }
+  if (live)
+    live_end ();
   bwss_domain_close (d);
   return status;
 }

@@ -18,8 +18,7 @@ from .topology import VIDEO_ADDR, bulk_addr, ideal_video_class_kbps
 PREBUFFERS = ("0.5", "1", "2", "4", "8")
 PAYLOAD_SHARE = 1448.0 / 1500.0       # TCP payload of a full packet (timestamps on)
 UDP_WIRE = 1042.0 / 1000.0            # iperf3's 1000-byte datagrams on the wire
-DELAY_P99_MAX_US = 2048               # the delay stage may be this late (p99) ...
-TCP_FILL = 0.90                       # ... plain TCP fills this much of what is left
+TCP_FILL = 0.90                       # plain TCP fills this much of what is left ...
 IDEAL_VIDEO = 0.95                    # ... the ideal router gives the video this much
 AT_MIN = 0.90                         # video_at_min: a second with >= 0.9 × the minimum
 
@@ -163,7 +162,7 @@ def validity(sc, mode, out_dir, agg_by_sec, cross, video_series, skip, cap):
     reasons = []
     try:
         d = json.load(open(os.path.join(out_dir, "delay.json")))
-        if d.get("late_p99_us", 0) > DELAY_P99_MAX_US:
+        if d.get("late_p99_us", 0) > linkstats.LATE_P99_MAX_US:
             reasons.append("delay stage p99 lateness %d us" % d["late_p99_us"])
         if d.get("drops", 0):
             reasons.append("delay stage dropped %d packets" % d["drops"])

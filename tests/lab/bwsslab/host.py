@@ -23,12 +23,14 @@ class Span:
         self.ticks = cpu_ticks()
 
     def summary(self):
-        """The fields summary.json gets: kernel, the span's wall times and
-        its steal time as a percentage of all CPU time."""
+        """The fields summary.json gets: kernel, the span's wall times, its
+        steal time as a percentage of all CPU time and the load average at
+        its end (the other work the stages competed with)."""
         steal, total = cpu_ticks()
         d_steal, d_total = steal - self.ticks[0], total - self.ticks[1]
         return {"kernel": os.uname().release,
                 "cpus": os.cpu_count(),
                 "started_unix": round(self.start, 3),
                 "ended_unix": round(time.time(), 3),
-                "steal_pct": round(100.0 * d_steal / d_total, 2) if d_total > 0 else None}
+                "steal_pct": round(100.0 * d_steal / d_total, 2) if d_total > 0 else None,
+                "loadavg_1min": round(os.getloadavg()[0], 2)}

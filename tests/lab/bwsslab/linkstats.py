@@ -10,8 +10,15 @@ import os
 
 from . import linktrace
 
-STAGE_LATE_P99_MAX_US = 2048    # the bottleneck may write its departures this late (p99) ...
-STAGE_CARRIED = 0.98            # ... and must deliver this much of the rate in its busy seconds
+# How late either stage (the delay stage, the bottleneck) may release its
+# packets, p99, µs — the one bound of the lab's timing (docs/lab.md, "The
+# stages' timing").  A packet released L late reaches its receiver L later:
+# every flow's measured queueing delay (RTT less the path's) reads L too
+# high, whatever the rate, so the bound is a time, not a number of packets:
+# ~2 ms, against the 5-ms target of CoDel, the smallest queue the lab
+# measures.
+LATE_P99_MAX_US = 2048
+STAGE_CARRIED = 0.98            # the bottleneck must deliver this much of the rate in its busy seconds
 STAGE_BUSY_MS = 990             # a busy second: the link transmitted this long in it
 CAPABLE = 1.1                   # a second in which the link carries >= 1.1 × the video's minimum
 
@@ -71,7 +78,7 @@ def stage_validity(stage, out_dir):
     if stage is None:
         return ["no bottleneck statistics from the stage"]
     reasons = []
-    if stage.get("late_p99_us", 0) > STAGE_LATE_P99_MAX_US:
+    if stage.get("late_p99_us", 0) > LATE_P99_MAX_US:
         reasons.append("bottleneck stage p99 lateness %d us" % stage["late_p99_us"])
     ratio, busy = carried(stage)
     if ratio is not None and ratio < STAGE_CARRIED:

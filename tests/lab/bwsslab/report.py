@@ -9,6 +9,7 @@ import platform
 import statistics
 
 from .analysis import PREBUFFERS, shares_from_series
+from .linkstats import LATE_P99_MAX_US
 from .scenario import MODES
 
 
@@ -230,10 +231,11 @@ def write_results(dirs, path, commands):
                datetime.date.today().isoformat(), machine()), "",
            "Commands:", ""] + ["    " + c for c in commands] + ["",
            "Each cell is the median over the runs of that scenario and mode (`valid` counts the runs in "
-           "which the lab carried the link: delay stage within %.0f ms at p99, plain TCP filling 90 %% of "
+           "which the lab carried the link: both stages within %.3f ms at p99, plain TCP filling 90 %% of "
            "what cross traffic left, the ideal router giving the video its stream). Queueing delay is every "
            "flow's receiver RTT less its path's, pooled over the flows, from `measure_from` on; `video at "
-           "min` the share of 1-s bins with the video at >= 90 %% of its minimum." % 2.048, ""]
+           "min` the share of 1-s bins with the video at >= 90 %% of its minimum." % (LATE_P99_MAX_US / 1000.0),
+           ""]
     for label in labels:
         modes = groups[label]
         meds = [median_summary(modes[m]) for m in MODES if m in modes]

@@ -58,7 +58,7 @@ class Scenario:
     bottleneck: str = "droptail"  # the link's queue: droptail, codel, fq_codel
     link_trace: str = ""          # the link's rate over time (linktrace.py): none, a name or a file
     trace_seed: int = 1
-    stage_realtime: int = 10      # SCHED_FIFO priority of the stage as the bottleneck (0: normal)
+    stage_realtime: int = 10      # SCHED_FIFO priority of the delay stage (and bottleneck; 0: normal)
     adaptive: int = 0
     player: str = "playbin"
     hls_variants: Tuple[int, ...] = (450, 350, 262, 60)
@@ -101,10 +101,43 @@ class Scenario:
                 d[k] = list(v)
         return d
 
+    def describe(self):
+        """The experiment in words, from its fields (what a run with --sets
+        actually did; the hand-written doc is the paper's base case)."""
+        def k(v):
+            return "%gk" % v if v < 1000 else "%g Mbit/s" % (v / 1000.0)
+        link = "%s link" % k(self.link_kbps)
+        if self.link_trace:
+            link += " following trace %s" % self.link_trace
+        link += {"droptail": ", drop-tail %g ms" % self.queue_ms, "codel": ", CoDel",
+                 "fq_codel": ", FQ-CoDel"}[self.bottleneck]
+        parts = [link + ", senders %s" % self.sender_cc]
+        if self.adaptive:
+            parts.append("HLS (%s k variants) played by %s" % ("/".join("%d" % v for v in self.hls_variants),
+                                                             self.player))
+        elif self.video:
+            v = "video %s (min %s)" % (k(self.video_kbps), k(self.video_min_kbps))
+            if self.video_low_kbps and self.video_low_to > self.video_low_from:
+                v += ", %s from %g s to %g s" % (k(self.video_low_kbps), self.video_low_from, self.video_low_to)
+            parts.append(v)
+        if self.bulk:
+            ws = [self.bulk_weight(i) for i in range(self.bulk)]
+            rtts = sorted({self.bulk_rtt(i) for i in range(self.bulk)})
+            parts.append("%d bulk flow%s (weights %s, RTT %s ms)" % (
+                self.bulk, "" if self.bulk == 1 else "s", ":".join("%g" % w for w in ws),
+                "/".join("%g" % r for r in rtts)))
+        if self.cross_kbps and self.cross_end > self.cross_start:
+            parts.append("%s UDP from %g s to %g s" % (k(self.cross_kbps), self.cross_start, self.cross_end))
+        if self.bwss_on_at:
+            parts.append("BWSS on at %g s" % self.bwss_on_at)
+        return "%s; %g s" % ("; ".join(parts), self.duration)
+
     # ---- overrides ----
     def with_sets(self, sets):
         """Returns a copy with KEY=VALUE overrides applied, each parsed by the
-        field's type; raises ScenarioError for an unknown key or a bad value."""
+        field's type; raises ScenarioError for an unknown key or a bad value.
+        With any override the copy's doc is its description (describe()),
+        naming the base scenario: the base's text would tell another run."""
         fields = {f.name: f for f in dataclasses.fields(self) if f.name not in ("name", "doc")}
         changes = {}
         for s in sets or []:
@@ -117,6 +150,9 @@ class Scenario:
             changes[k] = _parse(k, v, getattr(self, k))
         sc = dataclasses.replace(self, **changes)
         sc.validate()
+        if changes:
+            sc = dataclasses.replace(sc, doc="%s with %s: %s" % (
+                self.name, ", ".join(sets), sc.describe()))
         return sc
 
     def validate(self):
