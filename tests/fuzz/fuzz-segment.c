@@ -50,6 +50,8 @@ init_base (Segment *s, int with_flows)
     snprintf (sl->remote, sizeof sl->remote, "[::1]:80");
     sl->prefs = (BwssPrefs) { .priority = (int32_t) i * 10, .min_rate_bps = 496e3 * i, .weight = 1 + i };
     sl->prefs_serial = 1;
+    sl->share = i % 3;                       /* flow, process, unit */
+    sl->share_key = i % 3 == 1 ? (uint64_t) sl->pid : i % 3 == 2 ? 4242 : 0;
     sl->controlled = 1;
     sl->window_bytes = 14480;
     sl->target_bps = 1e6;
@@ -96,6 +98,11 @@ check_accepted (const Segment *s, const Segment *kind)
            && terminated (sl->remote, sizeof sl->remote));
     CHECK (prefs_ok (&sl->prefs));
     CHECK (sl->pid > 0 && sl->fd >= 0);
+    /* a group the controller can trust: a share it knows, the key its share says */
+    int32_t owner = sl->owner_pid ? sl->owner_pid : sl->pid;
+    CHECK ((sl->share == 0 && sl->share_key == 0)
+           || (sl->share == 1 && owner > 0 && sl->share_key == (uint64_t) owner)
+           || (sl->share == 2 && sl->share_key != 0 && sl->share_key < (UINT64_C (1) << 62)));
   }
 }
 

@@ -128,6 +128,7 @@ with tempfile.TemporaryDirectory() as d:
 
 # ---- hosts=2 and bulk_conns ----
 BAD = [("hosts=3", "hosts"), ("host2=vlc", "host2"), ("bulk_conns=0", "bulk_conns"), ("bulk_conns=33", "bulk_conns"),
+       ("bulk_conns=8,0", "bulk_conns"),
        ("host2_bulk=0", "host2_bulk")]
 for setting, word in BAD:
     r = lab("run", "streaming", "--set", "hosts=2", "--set", setting)
@@ -142,6 +143,10 @@ check(cmd[:3] == ["/b/libbwss/programs/tools/bwss-run", "--weight", "1"] and cmd
 spans = [tuple(int(x) for x in rg.split("-")) for rg in ranges]
 check(spans[0][0] == 0 and spans[-1][1] == clients.BULK_FILE_BYTES - 1
       and all(b[0] == a[1] + 1 for a, b in zip(spans, spans[1:])), "the ranges cover the file once")
+sc8 = SCENARIOS["streaming"].with_sets(["bulk_conns=8,1"])
+check(clients.client_cmd(sc8, "bwss", "/b", "bulk", 0).count("-r") == 8
+      and clients.client_cmd(sc8, "bwss", "/b", "bulk", 1).count("-r") == 0,
+      "bulk_conns=8,1: the first download of 8 connections, the second of one")
 check(clients.client_cmd(SCENARIOS["streaming"], "bwss-adopt", "/b", "bulk", 0) ==
       ["curl", "-sSf", "-o", "/dev/null", "http://10.77.2.11/bulk.bin"], "bulk_conns=1: one plain curl")
 sc2 = SCENARIOS["streaming"].with_sets(["hosts=2", "host2=bwss", "host2_bulk=3", "rtt_bulk=20,80"])

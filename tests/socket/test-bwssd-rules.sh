@@ -80,6 +80,11 @@ check_file "$tmp/nul.conf"
 check "--check on a NUL byte -> exit 2 naming its line: $(said)" \
   '[ $rc -eq 2 ] && grep -q "nul.conf:3: a NUL byte" "$tmp/err"'
 
+printf '[x]\nexe=curl\nshare=thread\n' >"$tmp/share.conf"
+check_file "$tmp/share.conf"
+check "--check on share=thread -> exit 2 naming line 3 and the key: $(said)" \
+  '[ $rc -eq 2 ] && grep -q "share.conf:3: \[x\] share: .thread. is neither process, unit nor flow" "$tmp/err"'
+
 # ---- names and addresses: --check and the daemon agree ----
 truncate -s 4G "$tmp/big.bin"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -94,6 +99,7 @@ cat >"$tmp/names.conf" <<RULES
 exe=curl
 remote-port=$port
 weight=2
+share=flow
 
 [mapped]
 remote-address=::ffff:127.0.0.1
@@ -114,7 +120,7 @@ import json, sys
 d = json.load(sys.stdin)
 for f in d["flows"]:
     if f["pid"] == int(sys.argv[1]):
-        print(f["origin"].replace(" ", "_"), f["weight"])
+        print(f["origin"].replace(" ", "_"), f["weight"], f["share"])
 for r in d["not_adopted"]:
     if r["pid"] == int(sys.argv[1]):
         print("refused:", r["reason"])' "$1"; }
@@ -123,8 +129,8 @@ for _ in $(seq 60); do
   [ -n "$a" ] && [ -n "$b" ] && break
   sleep 0.05
 done
-check "the daemon adopts the [vidéo] flow as 'rule vid?o', weight 2 ($a)" '[ "$a" = "rule_vid?o 2" ]'
-check "the ::ffff:127.0.0.1 rule matches a flow to 127.0.0.1, weight 3 ($b)" '[ "$b" = "rule_mapped 3" ]'
+check "the daemon adopts the [vidéo] flow as 'rule vid?o', weight 2, share=flow: alone ($a)" '[ "$a" = "rule_vid?o 2 flow" ]'
+check "the ::ffff:127.0.0.1 rule matches a flow to 127.0.0.1, weight 3, in its process's group by default ($b)" '[ "$b" = "rule_mapped 3 process" ]'
 kill -TERM $d; wait $d
 kill $c1 $c2 2>/dev/null
 

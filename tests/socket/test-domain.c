@@ -212,6 +212,29 @@ test_corrupt_segment (void)
   make_segment (name, sizeof (Segment), s, sizeof (Segment), 0600);
   check_refused (name, BWSS_EPROTO);
   s->slots[7].prefs.priority = 0;
+  /* a share unknown, or a key that is not what its share says */
+  s->slots[7].share = 7;
+  make_segment (name, sizeof (Segment), s, sizeof (Segment), 0600);
+  check_refused (name, BWSS_EPROTO);
+  s->slots[7].share = BWSS_SHARE_PROCESS;
+  s->slots[7].share_key = (uint64_t) getpid () + 1;   /* not the socket owner's */
+  make_segment (name, sizeof (Segment), s, sizeof (Segment), 0600);
+  check_refused (name, BWSS_EPROTO);
+  s->slots[7].share = BWSS_SHARE_UNIT;
+  s->slots[7].share_key = 0;
+  make_segment (name, sizeof (Segment), s, sizeof (Segment), 0600);
+  check_refused (name, BWSS_EPROTO);
+  s->slots[7].share = BWSS_SHARE_FLOW;
+  s->slots[7].share_key = 5;
+  make_segment (name, sizeof (Segment), s, sizeof (Segment), 0600);
+  check_refused (name, BWSS_EPROTO);
+  s->slots[7].share = BWSS_SHARE_PROCESS;             /* right: accepted */
+  s->slots[7].share_key = (uint64_t) getpid ();
+  make_segment (name, sizeof (Segment), s, sizeof (Segment), 0600);
+  g_assert_cmpint (bwss_domain_open (name, BWSS_DOMAIN_NO_CREATE, &d), ==, 0);
+  bwss_domain_close (d);
+  s->slots[7].share = BWSS_SHARE_FLOW;
+  s->slots[7].share_key = 0;
   /* a used slot above the high-water mark (hidden from every loop) */
   s->slot_hwm = 7;
   make_segment (name, sizeof (Segment), s, sizeof (Segment), 0600);
@@ -303,6 +326,134 @@ test_register_rules (void)
   g_assert_cmpuint (n, ==, 0);
   close (c); close (s); close (u); close (x); close (l);
   bwss_domain_close (d);
+  unlink_domain (name);
+}
+
+/* ---- groups: an application is one download ---- */
+
+/* Four flows of this process sharing its share and one alone, through a
+ * controller of this process running the paper's loop (no demand caps: the
+ * targets are the TRAS's alone): the group is listed as process/4, the
+ * alone one as a flow, and the controller gives the four together what it
+ * gives the one (eq. 5g), a quarter each (eq. 5m).  Bad shares change
+ * nothing. */
+static void
+test_groups (void)
+{
+  g_autofree char *name = domain_name ("groups");
+  g_setenv ("BWSS_LOOP", "paper", TRUE);
+  BwssDomain *d = NULL;
+  g_assert_cmpint (bwss_domain_open (name, 0, &d), ==, 0);
+  enum { N = 5 };
+  int c[N], sv[N];
+  BwssFlow *f[N];
+  BwssPrefs p = { .priority = 0, .min_rate_bps = 0, .weight = 1 };
+  for (int i = 0; i < N; i++) {
+    tcp_pair_with_data (&c[i], &sv[i]);
+    g_assert_cmpint (bwss_flow_register (d, c[i], &p, &f[i]), ==, 0);
+    if (i < 4)
+      g_assert_cmpint (bwss_flow_set_share (f[i], BWSS_SHARE_PROCESS), ==, 0);
+    g_assert_cmpint (fcntl (sv[i], F_SETFL, O_NONBLOCK), ==, 0);
+    g_assert_cmpint (fcntl (c[i], F_SETFL, O_NONBLOCK), ==, 0);
+  }
+  g_assert_cmpint (bwss_flow_set_share (f[4], (BwssShare) 3), ==, BWSS_EINVAL);
+  g_assert_cmpint (bwss_flow_set_share (NULL, BWSS_SHARE_FLOW), ==, BWSS_EINVAL);
+  BwssShare sh = BWSS_SHARE_UNIT;
+  g_assert_cmpint (bwss_share_parse ("thread", &sh), ==, BWSS_EINVAL);
+  g_assert_cmpint (sh, ==, BWSS_SHARE_UNIT);
+  g_assert_cmpint (bwss_share_parse ("process", &sh), ==, 0);
+  g_assert_cmpint (sh, ==, BWSS_SHARE_PROCESS);
+  g_assert_cmpstr (bwss_share_name (BWSS_SHARE_UNIT), ==, "unit");
+  g_assert_null (bwss_share_name ((BwssShare) 9));
+
+  BwssFlowInfo rows[8];
+  BwssFlowGroup groups[8];
+  size_t n = 0;
+  /* a unit: this process's cgroup, where cgroup v2 is mounted */
+  if (access ("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0) {
+    g_assert_cmpint (bwss_flow_set_share (f[4], BWSS_SHARE_UNIT), ==, 0);
+    g_assert_cmpint (bwss_domain_list_flow_groups (d, rows, groups, 8, &n), ==, 0);
+    size_t units = 0;
+    for (size_t i = 0; i < n; i++)
+      if (groups[i].share == BWSS_SHARE_UNIT) {
+        g_assert_cmpuint (groups[i].members, ==, 1);
+        g_assert_cmpuint (groups[i].group, !=, 0);
+        units++;
+      }
+    g_assert_cmpuint (units, ==, 1);
+    g_assert_cmpint (bwss_flow_set_share (f[4], BWSS_SHARE_FLOW), ==, 0);
+  }
+  g_assert_cmpint (bwss_domain_list_flow_groups (d, rows, groups, 8, &n), ==, 0);
+  g_assert_cmpuint (n, ==, N);
+  uint64_t key = 0;
+  for (size_t i = 0; i < n; i++) {
+      if (groups[i].group == 0) {
+      g_assert_cmpint (groups[i].share, ==, BWSS_SHARE_FLOW);
+      g_assert_cmpuint (groups[i].members, ==, 1);
+    } else {
+      g_assert_cmpint (groups[i].share, ==, BWSS_SHARE_PROCESS);
+      g_assert_cmpuint (groups[i].members, ==, 4);
+      g_assert_true (key == 0 || key == groups[i].group);
+      key = groups[i].group;
+    }
+  }
+  g_assert_cmpuint (key, !=, 0);
+
+  /* data through every flow until the controller gives each a target */
+  static char buf[65536];
+  BwssFlowStats st[N];
+  bool all = false;
+  for (uint64_t t0 = mono_us (); !all && mono_us () - t0 < WAIT_LIMIT_US;) {
+    bwss_domain_dispatch (d, mono_us ());
+    for (int i = 0; i < N; i++) {
+      if (write (sv[i], buf, sizeof buf) < 0)
+        g_assert_cmpint (errno, ==, EAGAIN);
+      while (read (c[i], buf, sizeof buf) > 0)
+        ;
+    }
+    all = true;
+    for (int i = 0; i < N; i++)
+      all = all && bwss_flow_get_stats (f[i], &st[i]) == 0 && st[i].target_bps > 0;
+    g_usleep (10000);
+  }
+  g_assert_true (all);
+  double group = 0;
+  for (int i = 0; i < 4; i++) {
+    g_assert_cmpfloat_with_epsilon (st[i].target_bps, st[0].target_bps, 1e-6 * st[0].target_bps);
+    group += st[i].target_bps;
+  }
+  g_test_message ("group of 4: %.0f bit/s together, the one alone %.0f", group, st[4].target_bps);
+  g_assert_cmpfloat_with_epsilon (group, st[4].target_bps, 1e-6 * st[4].target_bps);
+
+  /* back to one share each: five equal targets */
+  for (int i = 0; i < 4; i++)
+    g_assert_cmpint (bwss_flow_set_share (f[i], BWSS_SHARE_FLOW), ==, 0);
+  all = false;
+  for (uint64_t t0 = mono_us (); !all && mono_us () - t0 < WAIT_LIMIT_US;) {
+    bwss_domain_dispatch (d, mono_us ());
+    for (int i = 0; i < N; i++) {
+      if (write (sv[i], buf, sizeof buf) < 0)
+        g_assert_cmpint (errno, ==, EAGAIN);
+      while (read (c[i], buf, sizeof buf) > 0)
+        ;
+    }
+    all = true;                        /* one snapshot: the controller is this thread's */
+    for (int i = 0; i < N; i++)
+      all = bwss_flow_get_stats (f[i], &st[i]) == 0 && all;
+    for (int i = 0; i < N; i++)
+      all = all && st[i].target_bps > 0
+            && fabs (st[i].target_bps - st[4].target_bps) <= 1e-6 * st[4].target_bps;
+    g_usleep (10000);
+  }
+  g_test_message ("one share each: %.0f bit/s", st[4].target_bps);
+  g_assert_true (all);
+  for (int i = 0; i < N; i++) {
+    bwss_flow_unregister (f[i]);
+    close (c[i]);
+    close (sv[i]);
+  }
+  bwss_domain_close (d);
+  g_unsetenv ("BWSS_LOOP");
   unlink_domain (name);
 }
 
@@ -1314,6 +1465,7 @@ main (int argc, char **argv)
   g_test_add_func ("/domain/segment/corrupt", test_corrupt_segment);
   g_test_add_func ("/domain/segment/foreign", test_foreign_segment);
   g_test_add_func ("/domain/register-rules", test_register_rules);
+  g_test_add_func ("/domain/groups", test_groups);
   g_test_add_func ("/domain/killed-participant", test_killed_participant);
   g_test_add_func ("/domain/controller-death-releases-windows", test_controller_death_releases_windows);
   g_test_add_func ("/domain/lock-holder-killed", test_lock_holder_killed);

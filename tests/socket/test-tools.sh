@@ -49,6 +49,8 @@ bad_option "--priority" --priority " 5"
 bad_option "--weight" --weight 1e3
 bad_option "--weight" --weight 0x10
 bad_option "--weight" --weight 2000000000
+bad_option "--share" --share thread
+bad_option "--share" --share ""
 bad_option "--min-rate" --min-rate 1e6
 # the capacity loop: delay (the default) or the paper's
 bad_option "--loop" --loop fast
@@ -145,9 +147,10 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 f = [x for x in d["flows"] if x["weight"] == 2.0 and x["min_rate_bps"] == 300000.0]
 sys.exit(0 if f and d["controller_pid"] > 0 and d["loop"] == "delay" and "queue_delay_us" in d
-         and "queue_target_us" in d and "base_rtt_us" in f[0] else 1)' "$tmp/top.json"; then found=yes; break; fi
+         and "queue_target_us" in d and "base_rtt_us" in f[0] and f[0]["share"] == "process"
+         and f[0]["group_members"] == 1 and int(f[0]["group"], 16) != 0 else 1)' "$tmp/top.json"; then found=yes; break; fi
 done
-[ $found = yes ] && ok "bwss-top --json shows the flow with its weight and min rate, and a controller running the delay loop" \
+[ $found = yes ] && ok "bwss-top --json shows the flow with its weight and min rate, its process's group (bwss-run's default), and a controller running the delay loop" \
   || not_ok "bwss-top --json: $(cat "$tmp/top.json")"
 wait $client; kill $srv 2>/dev/null; wait $srv 2>/dev/null
 

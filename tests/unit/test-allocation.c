@@ -256,6 +256,113 @@ test_capped_edges (void)
   g_assert_cmpfloat (t[1], >=, DBL_MAX / 4 * (1 - 1e-9));
 }
 
+/* Groups (eq. 5g, 5m): one 8-connection download and one 1-connection
+ * download of equal weights get equal halves; within the group equal
+ * parts; key 0 is alone; no keys at all is bwss_allocate. */
+static void
+test_grouped_halves (void)
+{
+  BwssPrefs p[9];
+  uint64_t g[9];
+  double t[9], m[9];
+  for (int i = 0; i < 9; i++) {
+    p[i] = P (0, 0, 1);
+    g[i] = i < 8 ? 42 : 0;
+  }
+  g_assert_cmpint (bwss_allocate_grouped (8e6, p, g, 9, t), ==, 0);
+  for (int i = 0; i < 8; i++)
+    g_assert_cmpfloat_with_epsilon (t[i], 0.5e6, 1e-6);
+  g_assert_cmpfloat_with_epsilon (t[8], 4e6, 1e-6);
+  /* the members need not be next to each other, nor the key small */
+  uint64_t mixed[9] = { 0, UINT64_MAX, 7, UINT64_MAX, 0, 7, 7, UINT64_MAX, 0 };
+  g_assert_cmpint (bwss_allocate_grouped (9e6, p, mixed, 9, t), ==, 0);
+  /* five participants: three alone, the group of 3 (key MAX), the group of 3 (key 7) */
+  for (int i = 0; i < 9; i++)
+    g_assert_cmpfloat_with_epsilon (t[i], mixed[i] == 0 ? 1.8e6 : 0.6e6, 1e-6);
+  g_assert_cmpfloat_with_epsilon (sum (t, 9), 9e6, 1e-6);
+  /* groups NULL, or every key 0: bwss_allocate */
+  double plain[9];
+  uint64_t none[9] = { 0 };
+  g_assert_cmpint (bwss_allocate (8e6, p, 9, plain), ==, 0);
+  g_assert_cmpint (bwss_allocate_grouped (8e6, p, NULL, 9, t), ==, 0);
+  for (int i = 0; i < 9; i++)
+    g_assert_cmpfloat_with_epsilon (t[i], plain[i], 1e-6);
+  g_assert_cmpint (bwss__allocate_grouped_capped (8e6, p, NULL, none, 9, t, m), ==, 0);
+  for (int i = 0; i < 9; i++) {
+    g_assert_cmpfloat_with_epsilon (t[i], plain[i], 1e-6);
+    g_assert_cmpfloat (m[i], ==, 0.0);
+  }
+  /* weights between groups: a group of weight 2 against one flow of weight 1 */
+  for (int i = 0; i < 8; i++)
+    p[i].weight = 2;
+  g_assert_cmpint (bwss_allocate_grouped (9e6, p, g, 9, t), ==, 0);
+  g_assert_cmpfloat_with_epsilon (sum (t, 8), 6e6, 1e-6);
+  g_assert_cmpfloat_with_epsilon (t[8], 3e6, 1e-6);
+}
+
+/* A group's minimum is split so the group as a whole gets it: four
+ * connections whose rule gives 1 Mbit/s hold 1 Mbit/s together (250k
+ * each), not 4; below Σm eq. (7) serves the group by its priority. */
+static void
+test_grouped_minimum (void)
+{
+  BwssPrefs p[] = { P (10, 1e6, 1), P (10, 1e6, 1), P (10, 1e6, 1), P (10, 1e6, 1),
+                    P (0, 0, 1) };
+  uint64_t g[] = { 5, 5, 5, 5, 0 };
+  double t[5], m[5];
+  g_assert_cmpint (bwss__allocate_grouped_capped (3e6, p, NULL, g, 5, t, m), ==, 0);
+  /* Σm = 1M (one group), 2M left 1:1 */
+  for (int i = 0; i < 4; i++) {
+    g_assert_cmpfloat_with_epsilon (t[i], 0.5e6, 1e-6);
+    g_assert_cmpfloat_with_epsilon (m[i], 0.25e6, 1e-6);
+  }
+  g_assert_cmpfloat_with_epsilon (t[4], 1e6, 1e-6);
+  g_assert_cmpfloat (m[4], ==, 0.0);
+  /* σ below the group's minimum: all of it to the group, a quarter each */
+  g_assert_cmpint (bwss_allocate_grouped (0.6e6, p, g, 5, t), ==, 0);
+  for (int i = 0; i < 4; i++)
+    g_assert_cmpfloat_with_epsilon (t[i], 0.15e6, 1e-6);
+  g_assert_cmpfloat (t[4], ==, 0.0);
+  /* members of unequal minima: the group's (the largest) in proportion */
+  BwssPrefs q[] = { P (10, 600e3, 1), P (10, 200e3, 1), P (0, 0, 1) };
+  uint64_t gq[] = { 9, 9, 0 };
+  g_assert_cmpint (bwss__allocate_grouped_capped (600e3, q, NULL, gq, 3, t, m), ==, 0);
+  g_assert_cmpfloat_with_epsilon (m[0], 450e3, 1e-6);
+  g_assert_cmpfloat_with_epsilon (m[1], 150e3, 1e-6);
+  g_assert_cmpfloat_with_epsilon (t[0] + t[1], 600e3, 1e-6);
+  g_assert_cmpfloat (t[2], ==, 0.0);
+}
+
+/* Caps in groups: a member limited elsewhere leaves its part to its
+ * siblings first; a group whose every member is capped leaves the rest to
+ * the others; bad input changes nothing. */
+static void
+test_grouped_capped (void)
+{
+  BwssPrefs p[] = { P (0, 0, 1), P (0, 0, 1), P (0, 0, 1), P (0, 0, 1) };
+  uint64_t g[] = { 3, 3, 3, 0 };
+  double caps[] = { 100e3, -1, -1, -1 }, t[4];
+  g_assert_cmpint (bwss__allocate_grouped_capped (2e6, p, caps, g, 4, t, NULL), ==, 0);
+  g_assert_cmpfloat_with_epsilon (t[0], 100e3, 1e-6);
+  g_assert_cmpfloat_with_epsilon (t[1], 450e3, 1e-6);
+  g_assert_cmpfloat_with_epsilon (t[2], 450e3, 1e-6);
+  g_assert_cmpfloat_with_epsilon (t[3], 1e6, 1e-6);
+  double all[] = { 100e3, 100e3, 100e3, -1 };
+  g_assert_cmpint (bwss__allocate_grouped_capped (2e6, p, all, g, 4, t, NULL), ==, 0);
+  for (int i = 0; i < 3; i++)
+    g_assert_cmpfloat_with_epsilon (t[i], 100e3, 1e-6);
+  g_assert_cmpfloat_with_epsilon (t[3], 1.7e6, 1e-6);
+  double keep[4] = { 1, 2, 3, 4 }, bad[] = { NAN, -1, -1, -1 };
+  g_assert_cmpint (bwss__allocate_grouped_capped (2e6, p, bad, g, 4, keep, NULL), ==, BWSS_EINVAL);
+  g_assert_cmpint (bwss_allocate_grouped (-1, p, g, 4, keep), ==, BWSS_EINVAL);
+  BwssPrefs neg[] = { P (0, 0, 1), P (0, -1, 1) };
+  g_assert_cmpint (bwss_allocate_grouped (1e6, neg, g, 2, keep), ==, BWSS_EINVAL);
+  g_assert_cmpint (bwss_allocate_grouped (1e6, p, g, 4, NULL), ==, BWSS_EINVAL);
+  for (int i = 0; i < 4; i++)
+    g_assert_cmpfloat (keep[i], ==, i + 1);
+  g_assert_cmpint (bwss_allocate_grouped (1e6, NULL, NULL, 0, NULL), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -272,5 +379,8 @@ main (int argc, char **argv)
   g_test_add_func ("/allocation/eq5/partition-property", test_partition_property);
   g_test_add_func ("/allocation/eq6-capped/water-fill", test_capped_water_fill);
   g_test_add_func ("/allocation/eq6-capped/edges", test_capped_edges);
+  g_test_add_func ("/allocation/groups/halves", test_grouped_halves);
+  g_test_add_func ("/allocation/groups/minimum", test_grouped_minimum);
+  g_test_add_func ("/allocation/groups/capped", test_grouped_capped);
   return g_test_run ();
 }

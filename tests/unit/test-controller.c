@@ -225,6 +225,10 @@ test_api_errors (void)
   g_assert_cmpint (bwss_controller_add_flow (c, 1, &ok, 0), ==, BWSS_EEXIST);
   g_assert_cmpint (bwss_controller_set_prefs (c, 1, &bad, 0), ==, BWSS_EINVAL);
   g_assert_cmpint (bwss_controller_set_prefs (c, 2, &ok, 0), ==, BWSS_ENOENT);
+  g_assert_cmpint (bwss_controller_set_group (c, 2, 7, 0), ==, BWSS_ENOENT);
+  g_assert_cmpint (bwss_controller_set_group (NULL, 1, 7, 0), ==, BWSS_EINVAL);
+  g_assert_cmpint (bwss_controller_set_group (c, 1, 7, 0), ==, 0);
+  g_assert_cmpint (bwss_controller_set_group (c, 1, 0, 0), ==, 0);
   BwssSample smp = { 0 };
   g_assert_cmpint (bwss_controller_observe (c, 2, &smp), ==, BWSS_ENOENT);
   BwssFlowState st;

@@ -86,6 +86,23 @@ BWSS_API int bwss_parse_weight (const char *text, double *out);
  * [BWSS_PRIORITY_MIN, BWSS_PRIORITY_MAX]. */
 BWSS_API int bwss_parse_priority (const char *text, int32_t *out);
 
+/* Whose flows share one share of a domain (bwss/domain.h,
+ * bwss_flow_set_share(); bwss_allocate_grouped(): the group as one flow of
+ * the preferences its flows carry, split among them). */
+typedef enum {
+  BWSS_SHARE_FLOW = 0,     /* the flow alone: one share per connection (the
+                            * default of bwss_flow_register()) */
+  BWSS_SHARE_PROCESS = 1,  /* every flow of the socket's owner process (the
+                            * default of bwssd and bwss-run) */
+  BWSS_SHARE_UNIT = 2,     /* every flow of the owner's systemd unit: its
+                            * cgroup (v2), whichever process holds it */
+} BwssShare;
+
+/* Returns "flow", "process" or "unit" (NULL for an unknown value). */
+BWSS_API const char *bwss_share_name (BwssShare share);
+/* Parses "flow", "process" or "unit"; returns 0 or BWSS_EINVAL (out untouched). */
+BWSS_API int  bwss_share_parse (const char *text, BwssShare *out);
+
 /* Returns the library version as "MAJOR.MINOR.MICRO". */
 BWSS_API const char *bwss_version_string (void);
 

@@ -198,6 +198,18 @@ BWSS_API int bwss_prefs_check (const BwssPrefs *prefs);
 BWSS_API int bwss_allocate (double sigma, const BwssPrefs *prefs, size_t n,
                             double *targets);
 
+/* The TRAS over groups of flows (an application is one download): flows
+ * whose @groups key is the same non-zero value share one share of σ, as if
+ * they were one flow with the group's largest priority, minimum and weight
+ * (eq. 5–7 over the groups), and the group's target is split among them by
+ * the same equations (the group's minimum in proportion to the members'
+ * own minima, the rest by their weights).  A key of 0 is a flow alone;
+ * @groups NULL is bwss_allocate().  E.g. eight flows of one key and one flow
+ * alone, equal weights: each side gets σ/2, each of the eight σ/16.
+ * Returns what bwss_allocate() returns, or BWSS_ENOMEM. */
+BWSS_API int bwss_allocate_grouped (double sigma, const BwssPrefs *prefs,
+                                    const uint64_t *groups, size_t n, double *targets);
+
 /* ---- rate estimator (Sec. IV-B) and rate meter ---------------------------- */
 
 /* Entries of the meter's history: with the default step (25 ms) they cover
@@ -334,6 +346,11 @@ BWSS_API int bwss_controller_set_prefs (BwssController *c, uint64_t id,
                                         const BwssPrefs *prefs, uint64_t now_us);
 BWSS_API int bwss_controller_remove_flow (BwssController *c, uint64_t id,
                                           uint64_t now_us);
+/* Puts flow @id in group @group (0: alone, the default): the flows of one
+ * group share one share of σ (bwss_allocate_grouped()).  BWSS_ENOENT,
+ * BWSS_EINVAL. */
+BWSS_API int bwss_controller_set_group (BwssController *c, uint64_t id, uint64_t group,
+                                        uint64_t now_us);
 
 /* Feeds one sample of flow @id.  BWSS_ENOENT, BWSS_EINVAL. */
 BWSS_API int bwss_controller_observe (BwssController *c, uint64_t id,

@@ -119,6 +119,13 @@ BWSS_API int  bwss_flow_register_as (BwssDomain *d, int fd, const BwssPrefs *pre
 /* Changes @f's preferences (checked as above); never waits either. */
 BWSS_API int  bwss_flow_set_prefs (BwssFlow *f, const BwssPrefs *prefs);
 
+/* Puts @f in the group @share names (BWSS_SHARE_FLOW: alone again).
+ * BWSS_SHARE_UNIT reads the owner's cgroup once, now (a process that moves
+ * to another unit keeps its group until set again).  Returns 0, BWSS_EINVAL
+ * (an unknown share), BWSS_ENOENT (reclaimed: its socket was gone; or no
+ * cgroup v2 for the owner: @f is left as it was).  Never waits. */
+BWSS_API int  bwss_flow_set_share (BwssFlow *f, BwssShare share);
+
 /* Read pacing.  A participant that reads @f's socket itself (the preload
  * shim does) may offer to pace its reads: on a slow link the controller can
  * then hold the flow below one segment per round trip, which no window can
@@ -194,6 +201,21 @@ typedef struct {
  * *n_out = number copied.  Returns 0 or BWSS_EBUSY. */
 BWSS_API int bwss_domain_list_flows (BwssDomain *d, BwssFlowInfo *out, size_t max,
                                      size_t *n_out);
+
+/* Which group a flow of bwss_domain_list_flow_groups() is in. */
+typedef struct {
+  BwssShare share;
+  uint64_t  group;         /* the key its group shares: 0 alone, else the same
+                            * value for every flow of one group */
+  uint32_t  members;       /* listed flows of its group, itself included */
+  uint32_t  reserved[5];
+} BwssFlowGroup;
+
+/* As bwss_domain_list_flows(), with each flow's group in @groups[i] (@max
+ * entries too).  Returns 0, BWSS_EINVAL or BWSS_EBUSY. */
+BWSS_API int bwss_domain_list_flow_groups (BwssDomain *d, BwssFlowInfo *out,
+                                           BwssFlowGroup *groups, size_t max,
+                                           size_t *n_out);
 
 /* Does this process's share of the work at @now_us (CLOCK_MONOTONIC µs):
  * applies published windows to its own sockets, restores them if the

@@ -87,6 +87,8 @@ struct BwssFlow {
   char        remote[64];
   char        origin[BWSS_ORIGIN_MAX];
   pid_t       owner_pid;     /* 0: this process's own socket */
+  BwssShare   share;         /* its group (bwss_flow_set_share) ... */
+  uint64_t    share_key;     /* ... and the key the slot carries (segment.h) */
   BwssFlow   *next;
 };
 

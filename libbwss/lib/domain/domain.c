@@ -299,8 +299,54 @@ bwss_domain_set_suspended (BwssDomain *d, bool suspended)
   return 0;
 }
 
+static int
+cmp_u64 (const void *a, const void *b)
+{
+  uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* Counts, for each of @n listed flows, the listed flows of its group. */
+static void
+count_members (BwssFlowGroup *groups, size_t n)
+{
+  uint64_t *keys = malloc (n * sizeof *keys);
+  for (size_t i = 0; i < n; i++) {
+    groups[i].members = 1;
+    if (keys)
+      keys[i] = groups[i].group;
+  }
+  if (keys == NULL)
+    return;                            /* out of memory: each counts itself */
+  qsort (keys, n, sizeof *keys, cmp_u64);
+  for (size_t i = 0; i < n; i++) {
+    if (groups[i].group == 0)
+      continue;
+    size_t lo = 0, hi = n;             /* first key >= group */
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (keys[mid] < groups[i].group)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    size_t end = lo;
+    while (end < n && keys[end] == groups[i].group)
+      end++;
+    groups[i].members = (uint32_t) (end - lo);
+  }
+  free (keys);
+}
+
 int
 bwss_domain_list_flows (BwssDomain *d, BwssFlowInfo *out, size_t max, size_t *n_out)
+{
+  return bwss_domain_list_flow_groups (d, out, NULL, max, n_out);
+}
+
+int
+bwss_domain_list_flow_groups (BwssDomain *d, BwssFlowInfo *out, BwssFlowGroup *groups,
+                              size_t max, size_t *n_out)
 {
   if (d == NULL || n_out == NULL || (out == NULL && max > 0))
     return BWSS_EINVAL;
@@ -335,8 +381,16 @@ bwss_domain_list_flows (BwssDomain *d, BwssFlowInfo *out, size_t max, size_t *n_
     fi->stats.base_rtt_us = sl->base_rtt_us;
     fi->stats.mss = sl->mss;
     fi->stats.read_rate_bps = fi->stats.controlled ? sl->read_rate_bps : 0.0;
+    if (groups) {
+      BwssFlowGroup *gr = &groups[n - 1];
+      memset (gr, 0, sizeof *gr);
+      if (segment_slot_group (sl, &gr->group) == BWSS_OK)
+        gr->share = (BwssShare) sl->share;
+    }
   }
   seg_read_unlock (g);
+  if (groups)
+    count_members (groups, n);
   *n_out = n;
   return 0;
 }

@@ -57,6 +57,8 @@ claim_slot (Seg *g, BwssFlow *f)
   sl->flags = f->paced_reads ? SLOT_PACED_READS : 0;
   sl->diag_family = f->diag.family;
   sl->diag_id = f->diag.id;
+  sl->share = f->share;
+  sl->share_key = f->share_key;
   sl->controlled = 0;
   sl->window_bytes = 0;
   sl->rtt_us = 0;
@@ -96,6 +98,8 @@ flows_publish (Seg *g)
       if (slot_is_ours (s, f)) {
         s->slots[f->slot].prefs = f->prefs;
         s->slots[f->slot].flags = f->paced_reads ? SLOT_PACED_READS : 0;
+        s->slots[f->slot].share = f->share;
+        s->slots[f->slot].share_key = f->share_key;
         s->slots[f->slot].prefs_serial++;
       }
       f->prefs_dirty = false;
@@ -219,6 +223,44 @@ bwss_flow_set_prefs (BwssFlow *f, const BwssPrefs *prefs)
   }
   f->prefs = *prefs;
   mark_dirty (g, f);
+  pthread_mutex_unlock (&g->local);
+  return 0;
+}
+
+/* Returns the key of process @pid's unit for a slot: its cgroup's inode
+ * (sys.h), 0 if it has none or one the slot cannot carry (the top bits
+ * carry the share, segment.h). */
+static uint64_t
+unit_key (pid_t pid)
+{
+  uint64_t id = 0;
+  if (proc_cgroup_id (pid, &id) != 0)
+    return 0;
+  return id >> 62 ? 0 : id;
+}
+
+int
+bwss_flow_set_share (BwssFlow *f, BwssShare share)
+{
+  if (f == NULL || f->seg == NULL || bwss_share_name (share) == NULL)
+    return BWSS_EINVAL;
+  Seg *g = f->seg;
+  pid_t owner = f->owner_pid ? f->owner_pid : g->pid;
+  uint64_t key = 0;
+  if (share == BWSS_SHARE_PROCESS)
+    key = (uint64_t) owner;
+  else if (share == BWSS_SHARE_UNIT && (key = unit_key (owner)) == 0)
+    return BWSS_ENOENT;
+  pthread_mutex_lock (&g->local);
+  if (reclaimed (g, f)) {
+    pthread_mutex_unlock (&g->local);
+    return BWSS_ENOENT;
+  }
+  if (f->share != share || f->share_key != key) {
+    f->share = share;
+    f->share_key = key;
+    mark_dirty (g, f);
+  }
   pthread_mutex_unlock (&g->local);
   return 0;
 }

@@ -190,6 +190,18 @@ measure (Seg *g)
   return knob_query (&g->want, &g->dump) == 0;
 }
 
+/* Passes slot @i's group to the controller.  The slot's share is read here
+ * from memory every participant writes: one it does not check out
+ * (segment_slot_group()) leaves the flow alone.  s locked. */
+static void
+sync_group (Seg *g, const SegSlot *sl, uint32_t i, uint64_t now)
+{
+  uint64_t group = 0;
+  if (segment_slot_group (sl, &group) != BWSS_OK)
+    group = 0;
+  bwss_controller_set_group (g->ctl, flow_id (i, sl->gen), group, now);
+}
+
 /* Brings the controller's flow of slot @i in line with the slot: a flow
  * whose slot was freed or reused is removed, a new one added, changed
  * preferences passed on.  Returns true if slot @i holds a flow the
@@ -211,11 +223,13 @@ sync_slot (Seg *g, SegSlot *sl, uint32_t i, uint64_t now)
     g->ctl_gen[i] = sl->gen;
     g->ctl_serial[i] = sl->prefs_serial;
     g->gone[i] = 0;
+    sync_group (g, sl, i, now);
     g->want_stale = true;
     return false;                        /* measured from the next round on */
   } else if (g->ctl_serial[i] != sl->prefs_serial) {
     bwss_controller_set_prefs (g->ctl, flow_id (i, sl->gen), &sl->prefs, now);
     g->ctl_serial[i] = sl->prefs_serial;
+    sync_group (g, sl, i, now);
   }
   return true;
 }

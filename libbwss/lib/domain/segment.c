@@ -108,6 +108,35 @@ slot_word (const SegSlot *sl)
   return w;
 }
 
+int
+segment_slot_group (const SegSlot *sl, uint64_t *group)
+{
+  int32_t owner = sl->owner_pid ? sl->owner_pid : sl->pid;
+  uint64_t g;
+  switch (sl->share) {
+  case BWSS_SHARE_FLOW:
+    if (sl->share_key != 0)
+      return BWSS_EPROTO;
+    g = 0;
+    break;
+  case BWSS_SHARE_PROCESS:
+    if (owner <= 0 || sl->share_key != (uint64_t) owner)
+      return BWSS_EPROTO;
+    g = UINT64_C (1) << 62 | sl->share_key;
+    break;
+  case BWSS_SHARE_UNIT:
+    if (sl->share_key == 0 || sl->share_key >> 62 != 0)
+      return BWSS_EPROTO;
+    g = UINT64_C (2) << 62 | sl->share_key;
+    break;
+  default:
+    return BWSS_EPROTO;
+  }
+  if (group)
+    *group = g;
+  return BWSS_OK;
+}
+
 /* Returns true if the fields of a used slot are impossible. */
 static bool
 slot_is_bad (const SegSlot *sl, uint32_t state)
@@ -118,7 +147,7 @@ slot_is_bad (const SegSlot *sl, uint32_t state)
          || memchr (sl->remote, 0, sizeof sl->remote) == NULL
          || memchr (sl->origin, 0, sizeof sl->origin) == NULL || sl->owner_pid < 0
          || bwss_prefs_check (&sl->prefs) != BWSS_OK || sl->pid <= 0 || sl->fd < 0
-         || (sl->flags & ~SLOT_PACED_READS) != 0
+         || (sl->flags & ~SLOT_PACED_READS) != 0 || segment_slot_group (sl, NULL) != BWSS_OK
          || !(sl->read_rate_bps >= 0.0 && sl->read_rate_bps <= BWSS_RATE_MAX_BPS);
 }
 

@@ -22,13 +22,14 @@
 #include <bwss/domain.h>
 
 #define SEG_MAGIC     UINT64_C (0x314d4f4453535742) /* "BWSSDOM1" */
-#define SEG_VERSION   7u        /* 2: `suspended`; 3: loop, queue, base RTT;
+#define SEG_VERSION   8u        /* 2: `suspended`; 3: loop, queue, base RTT;
                                  * 4: controller_start, SLOT_RELEASED;
                                  * 5: read pacing (flags, read_rate_bps);
                                  * 6: origin, owner_pid (adopted flows),
                                  *    10240 slots, slot_hwm;
                                  * 7: beat_every_us (the heartbeat's promise),
-                                 *    diag_family, diag_id (exact queries) */
+                                 *    diag_family, diag_id (exact queries);
+                                 * 8: share, share_key (groups) */
 #define SEG_MAX_FLOWS ((uint32_t) BWSS_DOMAIN_MAX_FLOWS)
 
 enum {
@@ -61,6 +62,10 @@ typedef struct {
   uint32_t  flags;           /* SLOT_PACED_READS: the owner paces its reads */
   uint32_t  diag_family;     /* AF_INET or AF_INET6: what sock_diag asks about it by ... */
   struct inet_diag_sockid diag_id; /* ... its addresses, ports, interface and cookie */
+  uint32_t  share;           /* BwssShare: whose flows share this one's share */
+  uint32_t  pad;
+  uint64_t  share_key;       /* FLOW: 0; PROCESS: the socket owner's pid; UNIT: its
+                              * cgroup's inode (the controller checks: slot_group()) */
   /* written by the controller */
   uint32_t  controlled;      /* 1: window_bytes is a decision for this slot */
   uint32_t  window_bytes;    /* 0 = kernel default */
@@ -137,6 +142,12 @@ void segment_init (Segment *s, const Segment *carry);
  * that changes while it is being checked is someone's write in progress,
  * not corruption.  Returns 0 or a BWSS_E code. */
 int  segment_validate (const Segment *s);
+
+/* Checks slot @sl's share (a share known, its key what it must be) and, if
+ * @group is not NULL, sets it to the controller's group key: 0 for a flow
+ * alone, else the share in the top two bits and the key below, so a
+ * process and a unit never meet.  Returns 0 or BWSS_EPROTO. */
+int  segment_slot_group (const SegSlot *sl, uint64_t *group);
 
 /* Who holds the lock, as far as /proc tells (for messages). */
 typedef struct {

@@ -32,6 +32,24 @@
  * stays at the link's rate instead of growing by every share a flow leaves
  * unused.  Caps never go below a minimum; if every flow is capped, what is
  * left is split by eq. (6) over all (no flow wants it; Σ T = σ holds).
+ *
+ * Groups (bwss_allocate_grouped, issue 29: an application is one download):
+ * flows with the same non-zero group key are one participant of the TRAS.
+ * The split is done twice, by the same equations:
+ *
+ *   over groups:  group g has p_g = max p_i, m_g = max m_i, w_g = max w_i
+ *                 (the rule gives each member the group's preferences; a
+ *                 member that differs cannot raise the group above its
+ *                 largest), cap c_g = Σ c_i if every member is capped,
+ *                 else none; T_g by eq. (5)–(7), (6')               (eq. 5g)
+ *   within g:     member i has p_i, m_i' = m_g·m_i/Σ_{j∈g} m_j, w_i, c_i;
+ *                 T_i by eq. (5)–(7), (6') of T_g                   (eq. 5m)
+ *
+ * so Σ_{i∈g} T_i = T_g and Σ T = σ; a group of k connections gets one
+ * share, not k; its minimum is split in proportion to the members' own
+ * (equally, when the rule gave them all the same), so the group as a whole
+ * gets it; a member limited elsewhere leaves its part to its siblings first.
+ * A flow of key 0 is a group of its own.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -281,4 +299,165 @@ bwss__allocate_capped (double sigma, const BwssPrefs *prefs, const double *caps,
   free (frozen);
   free (out);
   return BWSS_OK;
+}
+
+/* ---- groups (eq. 5g, 5m) ---- */
+
+typedef struct {
+  const uint64_t *keys;
+} GroupOrder;
+
+static int
+by_group (const void *a, const void *b, void *ctx)
+{
+  const GroupOrder *o = ctx;
+  size_t ia = *(const size_t *) a, ib = *(const size_t *) b;
+  uint64_t ka = o->keys[ia], kb = o->keys[ib];
+  /* key 0 flows sort by index; group_starts() keeps each apart */
+  if (ka != kb)
+    return ka < kb ? -1 : 1;
+  return ia < ib ? -1 : (ia > ib);
+}
+
+/* Returns true if @order[k] starts a new group (a key other than the
+ * previous one's, or key 0). */
+static bool
+group_starts (const uint64_t *keys, const size_t *order, size_t k)
+{
+  return k == 0 || keys[order[k]] == 0 || keys[order[k]] != keys[order[k - 1]];
+}
+
+/* Scratch of bwss__allocate_grouped_capped, one allocation. */
+typedef struct {
+  size_t    *order;    /* flows by group */
+  BwssPrefs *gprefs;   /* per group, then per member of the group being split */
+  double    *gcaps;
+  double    *gtargets;
+  double    *mtargets;
+} GroupScratch;
+
+int
+bwss__allocate_grouped_capped (double sigma, const BwssPrefs *prefs, const double *caps,
+                              const uint64_t *groups, size_t n, double *targets,
+                              double *minima)
+{
+  if (groups == NULL) {
+    int err = bwss__allocate_capped (sigma, prefs, caps, n, targets);
+    for (size_t i = 0; err == BWSS_OK && minima != NULL && i < n; i++)
+      minima[i] = prefs[i].min_rate_bps;
+    return err;
+  }
+  if (!isfinite (sigma) || sigma < 0.0 || (n > 0 && (prefs == NULL || targets == NULL)))
+    return BWSS_EINVAL;
+  for (size_t i = 0; caps != NULL && i < n; i++)
+    if (isnan (caps[i]))
+      return BWSS_EINVAL;
+  if (n == 0)
+    return BWSS_OK;
+  GroupScratch w = {
+    .order = malloc (n * sizeof *w.order), .gprefs = malloc (n * sizeof *w.gprefs),
+    .gcaps = malloc (n * sizeof *w.gcaps), .gtargets = malloc (n * sizeof *w.gtargets),
+    .mtargets = malloc (n * sizeof *w.mtargets),
+  };
+  int err = BWSS_ENOMEM;
+  if (w.order == NULL || w.gprefs == NULL || w.gcaps == NULL || w.gtargets == NULL
+      || w.mtargets == NULL)
+    goto out;
+  for (size_t i = 0; i < n; i++)
+    w.order[i] = i;
+  GroupOrder o = { groups };
+  qsort_r (w.order, n, sizeof *w.order, by_group, &o);
+
+  /* eq. (5g): each group as one participant */
+  size_t ng = 0;
+  for (size_t k = 0; k < n; k++) {
+    const BwssPrefs *pi = &prefs[w.order[k]];
+    double ci = caps ? caps[w.order[k]] : -1.0;
+    bool capped = ci >= 0.0 && !isinf (ci);
+    if (group_starts (groups, w.order, k)) {
+      w.gprefs[ng++] = *pi;
+      w.gcaps[ng - 1] = capped ? 0.0 : -1.0;
+    }
+    BwssPrefs *g = &w.gprefs[ng - 1];
+    if (pi->priority > g->priority)
+      g->priority = pi->priority;
+    if (pi->min_rate_bps > g->min_rate_bps)
+      g->min_rate_bps = pi->min_rate_bps;
+    if (pi->weight > g->weight)
+      g->weight = pi->weight;
+    if (!capped)
+      w.gcaps[ng - 1] = -1.0;
+    else if (w.gcaps[ng - 1] >= 0.0)   /* a cap under the member's minimum counts as it */
+      w.gcaps[ng - 1] += ci > pi->min_rate_bps ? ci : pi->min_rate_bps;
+  }
+  err = bwss__allocate_capped (sigma, w.gprefs, caps ? w.gcaps : NULL, ng, w.gtargets);
+  if (err != BWSS_OK)
+    goto out;
+
+  /* eq. (5m): each group's target among its members */
+  size_t g = 0;
+  for (size_t k = 0; k < n; g++) {
+    size_t end = k + 1;
+    while (end < n && !group_starts (groups, w.order, end))
+      end++;
+    size_t m = end - k;
+    if (m == 1) {
+      targets[w.order[k]] = w.gtargets[g];
+      if (minima != NULL)
+        minima[w.order[k]] = prefs[w.order[k]].min_rate_bps;
+      k = end;
+      continue;
+    }
+    double gmin = 0.0, mmax = 0.0;
+    for (size_t j = k; j < end; j++)
+      if (prefs[w.order[j]].min_rate_bps > mmax)
+        mmax = prefs[w.order[j]].min_rate_bps;
+    gmin = mmax;                       /* m_g, eq. (5g) */
+    double msum_scaled = 0.0;          /* Σ m_j / max m_j, finite */
+    for (size_t j = k; j < end && mmax > 0.0; j++)
+      msum_scaled += prefs[w.order[j]].min_rate_bps / mmax;
+    BwssPrefs *mp = w.gprefs;          /* the groups' prefs are no longer needed ... */
+    double *mc = w.gcaps;              /* ... once this group's target is read */
+    double tg = w.gtargets[g];
+    for (size_t j = k; j < end; j++) {
+      const BwssPrefs *pj = &prefs[w.order[j]];
+      mp[j - k] = *pj;
+      /* m_i' = m_g·m_i/Σm (eq. 5m) */
+      mp[j - k].min_rate_bps = mmax > 0.0 ? gmin * ((pj->min_rate_bps / mmax) / msum_scaled) : 0.0;
+      mc[j - k] = caps ? caps[w.order[j]] : -1.0;
+    }
+    err = bwss__allocate_capped (tg, mp, caps ? mc : NULL, m, w.mtargets);
+    if (err != BWSS_OK)
+      goto out;
+    for (size_t j = k; j < end; j++) {
+      targets[w.order[j]] = w.mtargets[j - k];
+      if (minima != NULL)
+        minima[w.order[j]] = mp[j - k].min_rate_bps;
+    }
+    k = end;
+  }
+  err = BWSS_OK;
+out:
+  free (w.order);
+  free (w.gprefs);
+  free (w.gcaps);
+  free (w.gtargets);
+  free (w.mtargets);
+  return err;
+}
+
+int
+bwss_allocate_grouped (double sigma, const BwssPrefs *prefs, const uint64_t *groups, size_t n,
+                       double *targets)
+{
+  if (!isfinite (sigma) || sigma < 0.0)
+    return BWSS_EINVAL;
+  if (n == 0)
+    return BWSS_OK;
+  if (prefs == NULL || targets == NULL)
+    return BWSS_EINVAL;
+  for (size_t i = 0; i < n; i++)
+    if (bwss_prefs_validate (&prefs[i]) != BWSS_OK)
+      return BWSS_EINVAL;
+  return bwss__allocate_grouped_capped (sigma, prefs, NULL, groups, n, targets, NULL);
 }

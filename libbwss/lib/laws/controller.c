@@ -7,8 +7,8 @@
  *   1. U = Σ R_i and each R_i, from the flows' estimators (estimator.c);
  *   2. the σ loop decides — the delay loop (capacity.c, the default) or the
  *      paper's (sigma.c), as params->loop says;
- *   3. if σ, the flow set or a preference changed, the TRAS re-splits σ
- *      (allocation.c);
+ *   3. if σ, the flow set, a preference or a group changed, the TRAS
+ *      re-splits σ (allocation.c: over the groups, then within each);
  *   4. every FCS steps towards its target (fcs.c); while the loop releases
  *      the flows (its initialisation) every window is the kernel's own.
  *
@@ -33,6 +33,8 @@
 typedef struct {
   uint64_t    id;
   BwssPrefs   prefs;
+  uint64_t    group;            /* shares σ with the flows of this key; 0 = alone */
+  double      min_bps;          /* its minimum: m_i, or its part of its group's (eq. 5m) */
   BwssFcs     fcs;              /* its estimator is the flow's one rate estimator */
   BwssBaseRtt base;
   double      joined_queue_us;  /* the link's queue when it was added, µs; < 0 unknown */
@@ -65,7 +67,9 @@ struct BwssController {
   BwssCapacityFlow *cap_view;    /* scratch for the delay loop */
   BwssPrefs        *prefs;       /* scratch for the TRAS */
   double           *caps;
+  uint64_t         *groups;      /* scratch: each flow's group, for the TRAS */
   double           *targets;
+  double           *minima;
   BwssSigma         sigma;       /* the paper's loop */
   BwssCapacity      capacity;    /* the delay loop */
   bool              reallocate;
@@ -108,7 +112,9 @@ bwss_controller_free (BwssController *c)
   free (c->cap_view);
   free (c->prefs);
   free (c->caps);
+  free (c->groups);
   free (c->targets);
+  free (c->minima);
   free (c);
 }
 
@@ -164,7 +170,9 @@ grow (BwssController *c)
       || !grow_array ((void **) &c->cap_view, cap, sizeof *c->cap_view)
       || !grow_array ((void **) &c->prefs, cap, sizeof *c->prefs)
       || !grow_array ((void **) &c->caps, cap, sizeof *c->caps)
-      || !grow_array ((void **) &c->targets, cap, sizeof *c->targets))
+      || !grow_array ((void **) &c->groups, cap, sizeof *c->groups)
+      || !grow_array ((void **) &c->targets, cap, sizeof *c->targets)
+      || !grow_array ((void **) &c->minima, cap, sizeof *c->minima))
     return BWSS_ENOMEM;
   c->cap = cap;
   return BWSS_OK;
@@ -187,6 +195,7 @@ bwss_controller_add_flow (BwssController *c, uint64_t id, const BwssPrefs *prefs
   memset (f, 0, sizeof *f);
   f->id = id;
   f->prefs = *prefs;
+  f->min_bps = prefs->min_rate_bps;     /* until the TRAS splits a group's */
   bwss__fcs_init (&f->fcs);
   bwss__base_rtt_init (&f->base);
   f->joined_queue_us = c->capacity.queue_us;
@@ -225,6 +234,21 @@ bwss_controller_set_prefs (BwssController *c, uint64_t id, const BwssPrefs *pref
 }
 
 int
+bwss_controller_set_group (BwssController *c, uint64_t id, uint64_t group, uint64_t now_us)
+{
+  (void) now_us;
+  if (c == NULL)
+    return BWSS_EINVAL;
+  Flow *f = find (c, id);
+  if (f == NULL)
+    return BWSS_ENOENT;
+  if (f->group != group)
+    c->reallocate = true;
+  f->group = group;
+  return BWSS_OK;
+}
+
+int
 bwss_controller_remove_flow (BwssController *c, uint64_t id, uint64_t now_us)
 {
   if (c == NULL)
@@ -247,7 +271,7 @@ bwss_controller_remove_flow (BwssController *c, uint64_t id, uint64_t now_us)
 static bool
 has_minimum (const Flow *f)
 {
-  return f->prefs.min_rate_bps > 0.0;
+  return f->min_bps > 0.0;
 }
 
 /* Returns the RTT flow @f's window is sized for, µs: its measured RTT in
@@ -331,17 +355,22 @@ bwss_controller_observe (BwssController *c, uint64_t id, const BwssSample *s)
 static void
 reallocate (BwssController *c, double sigma, uint64_t now_us)
 {
+  bool grouped = false;
   for (size_t i = 0; i < c->n; i++) {
     c->prefs[i] = c->flows[i].prefs;
     c->caps[i] = c->flows[i].demand_cap;
+    c->groups[i] = c->flows[i].group;
+    grouped = grouped || c->groups[i] != 0;
   }
-  if (bwss__allocate_capped (sigma, c->prefs, paper_loop (c) ? NULL : c->caps, c->n,
-                            c->targets) != BWSS_OK)
+  if (bwss__allocate_grouped_capped (sigma, c->prefs, paper_loop (c) ? NULL : c->caps,
+                                    grouped ? c->groups : NULL, c->n, c->targets,
+                                    c->minima) != BWSS_OK)
     return;                             /* prefs were validated on entry; out of memory:
                                          * the targets stay, the next decision retries */
   for (size_t i = 0; i < c->n; i++) {
     Flow *f = &c->flows[i];
     double old = f->target_bps, t = c->targets[i];
+    f->min_bps = c->minima[i];
     if (fabs (t - old) > c->p.alpha * old)
       f->target_moved_us = now_us;
     f->target_bps = t;
@@ -358,7 +387,7 @@ reallocate (BwssController *c, double sigma, uint64_t now_us)
 static double
 fcs_target (const BwssController *c, const Flow *f)
 {
-  double t = f->target_bps, m = f->prefs.min_rate_bps;
+  double t = f->target_bps, m = f->min_bps;
   if (!paper_loop (c) && m > 0.0 && t >= (1.0 - c->p.alpha) * m && t < (1.0 + c->p.alpha) * m)
     t = (1.0 + c->p.alpha) * m;
   return t;
@@ -435,7 +464,7 @@ capacity_view (BwssController *c, uint64_t now_us, uint64_t window_us)
      * verdict on the link (read as a deficit, its own first burst made it
      * "held": σ cut to the minima at every fragment, the downloads at
      * 8 kbit/s — lab, adaptive3, 2026-11-26) */
-    v->min_rate_bps = f->min_back_us && now_us - f->min_back_us < window_us ? 0.0 : f->prefs.min_rate_bps;
+    v->min_rate_bps = f->min_back_us && now_us - f->min_back_us < window_us ? 0.0 : f->min_bps;
     v->rtt_us = f->rtt_us;
     v->base_rtt_us = bwss__base_rtt_get (&f->base);
     v->mss = mss;
@@ -453,7 +482,7 @@ capacity_view (BwssController *c, uint64_t now_us, uint64_t window_us)
     /* losses since its last decision: segments that arrived after a hole */
     v->lost = f->ooopack != f->ooopack_mark;
     /* below its minimum since when (judged at decisions) */
-    if (!bwss__below_minimum (v->rate_bps, f->prefs.min_rate_bps, c->p.alpha))
+    if (!bwss__below_minimum (v->rate_bps, f->min_bps, c->p.alpha))
       v->below_min_us = 0;
     else
       v->below_min_us = f->below_min_since ? now_us - f->below_min_since : 0;
@@ -490,7 +519,7 @@ demand_cap (const BwssController *c, size_t i)
       || v->rate_bps >= (1.0 - c->p.alpha) * f->target_bps)
     return -1.0;
   double cap = (1.0 + c->p.demand_headroom) * v->rate_bps;
-  double floor = (1.0 + c->p.alpha) * f->prefs.min_rate_bps;
+  double floor = (1.0 + c->p.alpha) * f->min_bps;
   return cap > floor ? cap : floor;
 }
 
@@ -530,7 +559,7 @@ tick_delay (BwssController *c, uint64_t now_us)
       f->window_low = f->fcs.window;   /* a new interval */
       f->samples = f->backlogged = 0;
       f->ooopack_mark = f->ooopack;
-      if (!bwss__below_minimum (c->cap_view[i].rate_bps, f->prefs.min_rate_bps, c->p.alpha))
+      if (!bwss__below_minimum (c->cap_view[i].rate_bps, f->min_bps, c->p.alpha))
         f->below_min_since = 0;
       else if (f->below_min_since == 0)
         f->below_min_since = now_us;

@@ -39,6 +39,21 @@
 int bwss__allocate_capped (double sigma, const BwssPrefs *prefs, const double *caps,
                           size_t n, double *targets);
 
+/* The TRAS over groups (allocation.c, eq. 5g and 5m): flows of one
+ * non-zero @groups key are split σ as one participant (its largest
+ * priority, minimum and weight; capped when every member is, by Σ of the
+ * caps), then its target among them (the group's minimum in proportion to
+ * the members' own minima, the rest by their weights, caps water-filled
+ * within the group first).  Key 0 is a group of its own; @groups NULL is
+ * bwss__allocate_capped.  @prefs trusted as there.  @minima, if not NULL,
+ * gets each flow's part of its group's minimum (m_i' of eq. 5m; m_i for a
+ * flow alone): the floor the loops keep for it.  Returns 0, BWSS_EINVAL
+ * (as bwss__allocate_capped; @targets untouched) or BWSS_ENOMEM (@targets
+ * and @minima then undefined). */
+int bwss__allocate_grouped_capped (double sigma, const BwssPrefs *prefs, const double *caps,
+                                  const uint64_t *groups, size_t n, double *targets,
+                                  double *minima);
+
 /* ---- the minimum rate ---- */
 
 /* Returns true if a flow of minimum @min_rate_bps that moves @rate_bps is

@@ -175,6 +175,25 @@ bwss_parse_priority (const char *text, int32_t *out)
   return BWSS_OK;
 }
 
+static const char *const share_names[] = { "flow", "process", "unit" };
+
+const char *
+bwss_share_name (BwssShare share)
+{
+  return (unsigned) share < sizeof share_names / sizeof share_names[0] ? share_names[share] : NULL;
+}
+
+int
+bwss_share_parse (const char *text, BwssShare *out)
+{
+  for (unsigned i = 0; text && out && i < sizeof share_names / sizeof share_names[0]; i++)
+    if (strcmp (text, share_names[i]) == 0) {
+      *out = (BwssShare) i;
+      return 0;
+    }
+  return BWSS_EINVAL;
+}
+
 int
 bwss_prefs_check (const BwssPrefs *prefs)
 {

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include "sys.h"
@@ -187,6 +189,26 @@ proc_cgroup (pid_t pid, char *path, size_t len)
     }
   fclose (f);
   return err;
+}
+
+int
+proc_cgroup_id (pid_t pid, uint64_t *id)
+{
+  char rel[4096], dir[4096 + 32];
+  int err = proc_cgroup (pid, rel, sizeof rel);
+  if (err)
+    return err;
+  struct stat st;
+  if ((size_t) snprintf (dir, sizeof dir, "/sys/fs/cgroup%s", rel) >= sizeof dir)
+    return -ENAMETOOLONG;
+  struct statfs fs;
+  if (stat (dir, &st) != 0 || statfs (dir, &fs) != 0)
+    return -errno;
+  /* a hybrid system mounts v1 controllers there and v2 elsewhere (or not) */
+  if (!S_ISDIR (st.st_mode) || fs.f_type != CGROUP2_SUPER_MAGIC)
+    return -ENOENT;
+  *id = (uint64_t) st.st_ino;
+  return 0;
 }
 
 int

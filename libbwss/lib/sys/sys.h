@@ -211,6 +211,13 @@ int proc_exec_self (char *const argv[]);
  * -ENOENT if it is in none, or -errno. */
 int proc_cgroup (pid_t pid, char *path, size_t len);
 
+/* Sets *@id to the inode of @pid's cgroup (v2) directory under
+ * /sys/fs/cgroup: its unit's identity while the unit exists, the same for
+ * every process in it (the kernel's cgroup id).  0 or -errno (-ENOENT: in
+ * no unified hierarchy, or no cgroup2 file system mounted there: a hybrid
+ * system's v1 controllers). */
+int proc_cgroup_id (pid_t pid, uint64_t *id);
+
 /* Sets *@uid to the owner of /proc/@pid: the process's effective uid, or
  * root if it is not dumpable.  0 or -errno (-ENOENT: no such process). */
 int proc_owner (pid_t pid, uid_t *uid);

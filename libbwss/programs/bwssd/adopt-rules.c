@@ -8,7 +8,8 @@
 #define DEFAULT_GROUP "default"
 
 static const char *const match_keys[] = { "exe", "unit", "remote-port", "remote-address", NULL };
-static const char *const action_keys[] = { "priority", "min-rate", "weight", "adopt", NULL };
+static const char *const action_keys[] = { "priority", "min-rate", "weight", "share", "adopt",
+                                            NULL };
 
 static void
 rule_free (gpointer data)
@@ -27,13 +28,15 @@ rule_free (gpointer data)
 }
 
 /* Returns a rule named @name with the built-in preferences: priority 0, no
- * minimum, weight 1 (what bwss-run gives a program without options). */
+ * minimum, weight 1, one share per process (what bwss-run gives a program
+ * without options). */
 static AdoptRule *
 rule_new (const char *name)
 {
   AdoptRule *r = g_new0 (AdoptRule, 1);
   r->name = g_strdup (name);
   r->prefs = (BwssPrefs) { .priority = 0, .min_rate_bps = 0, .weight = 1 };
+  r->share = BWSS_SHARE_PROCESS;
   r->adopt = TRUE;
   return r;
 }
@@ -250,6 +253,7 @@ read_actions (GKeyFile *kf, const char *path, const char *text, const char *grou
   g_autofree char *min = g_key_file_get_value (kf, group, "min-rate", NULL);
   g_autofree char *weight = g_key_file_get_value (kf, group, "weight", NULL);
   g_autofree char *adopt = g_key_file_get_value (kf, group, "adopt", NULL);
+  g_autofree char *share = g_key_file_get_value (kf, group, "share", NULL);
   if (prio && bwss_parse_priority (trim (prio), &r->prefs.priority) != 0) {
     g_autofree char *q = tool_file_quote (prio, -1);
     fail (error, path, text, group, "priority", "'%s' is not a priority (an integer from %d to %d)",
@@ -264,6 +268,11 @@ read_actions (GKeyFile *kf, const char *path, const char *text, const char *grou
   if (weight && bwss_parse_weight (trim (weight), &r->prefs.weight) != 0) {
     g_autofree char *q = tool_file_quote (weight, -1);
     fail (error, path, text, group, "weight", "'%s' is not a weight (a decimal number from 0)", q);
+    return FALSE;
+  }
+  if (share && bwss_share_parse (trim (share), &r->share) != 0) {
+    g_autofree char *q = tool_file_quote (share, -1);
+    fail (error, path, text, group, "share", "'%s' is neither process, unit nor flow", q);
     return FALSE;
   }
   if (adopt) {

@@ -16,7 +16,9 @@
  * exe and unit take shell-style globs ('*', '?'); an IPv4-mapped address
  * (::ffff:192.0.2.7, ::ffff:10.0.0.0/104) is the IPv4 address it maps.
  * Action keys: priority, min-rate (bwss_parse_rate: 500k, 2.5M), weight,
- * and adopt=false (leave matching flows alone).  An unknown key, a bad
+ * share (process, the default: the flows of one process share one share of
+ * the preferences; unit: those of one systemd unit; flow: each connection
+ * its own), and adopt=false (leave matching flows alone).  An unknown key, a bad
  * value, a rule without a match key or a line that is not a group, key or
  * comment refuses the whole file, with one message naming the file, the
  * line and the key, quoting at most TOOL_FILE_QUOTE_MAX bytes of it.
@@ -47,6 +49,7 @@ typedef struct {
 typedef struct {
   char      *name;             /* the group's name; "default" */
   BwssPrefs  prefs;
+  BwssShare  share;            /* whose flows share the preferences */
   gboolean   adopt;            /* FALSE: adopt=false, leave it alone */
   /* match keys: NULL = not set */
   char     **exe;
@@ -61,7 +64,8 @@ typedef struct {
   AdoptRule *fallback;         /* [default], or the built-in one */
 } AdoptRules;
 
-/* Returns the rules without a file: everything at priority 0, weight 1. */
+/* Returns the rules without a file: everything at priority 0, weight 1,
+ * one share per process. */
 AdoptRules *adopt_rules_builtin (void);
 
 /* Largest rules file, bytes. */

@@ -155,6 +155,17 @@ give_back (Adopter *ad, Adopted *a)
   adopt_ledger_release (ad->ledger, a->inode);
 }
 
+/* Puts @a's flow in the group @rule says (share=): a unit the owner has
+ * not (no cgroup v2) leaves it alone, said once per flow. */
+static void
+share_as (Adopted *a, const AdoptRule *rule)
+{
+  int err = bwss_flow_set_share (a->flow, rule->share);
+  if (err != 0)
+    g_message ("pid %d: share=%s: %s; its flow has a share of its own", (int) a->pid,
+               bwss_share_name (rule->share), bwss_strerror (err));
+}
+
 /* Registers @a's duplicate with the preferences of @rule.  Returns 0 or a
  * BWSS_E code. */
 static int
@@ -162,6 +173,8 @@ register_with (Adopter *ad, Adopted *a, const AdoptRule *rule)
 {
   g_autofree char *origin = adopt_rule_origin (ad->rules, rule);
   int err = bwss_flow_register_as (ad->domain, a->fd, &rule->prefs, origin, a->pid, &a->flow);
+  if (err == 0)
+    share_as (a, rule);
   if (err == 0) {
     g_free (a->rule);
     a->rule = g_strdup (rule->name);
@@ -218,6 +231,7 @@ adopter_set_rules (Adopter *ad, AdoptRules *rules)
     }
     if (g_strcmp0 (rule->name, a->rule) == 0) {
       bwss_flow_set_prefs (a->flow, &rule->prefs);
+      share_as (a, rule);
       continue;
     }
     /* another rule: registered again, so the domain shows the new origin */

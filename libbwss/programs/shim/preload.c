@@ -7,7 +7,8 @@
  * A socket is classified the first time a read on it returns data: a
  * connected TCP socket over IPv4 or IPv6 is registered with the preferences
  * of the environment (BWSS_PRIORITY, BWSS_MIN_RATE, BWSS_WEIGHT, set by
- * bwss-run); UDP, UNIX, listening and other fds are remembered as not ours
+ * bwss-run) in the group BWSS_SHARE names (process when unset: the
+ * process's connections share one share; flow, unit); UDP, UNIX, listening and other fds are remembered as not ours
  * and pass through.  The windows the controller publishes are applied from
  * the same hooks (reads, poll, epoll, select), at the time the domain asks
  * for (bwss_domain_dispatch(): every control period while the process has
@@ -80,6 +81,7 @@ enum { FD_UNKNOWN = 0, FD_NOT_OURS, FD_REGISTERED };
 
 static BwssDomain *domain;           /* NULL: pass-through */
 static BwssPrefs prefs;
+static BwssShare share = BWSS_SHARE_PROCESS;
 static uint8_t *fd_state;
 static BwssFlow **fd_flow;
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -131,6 +133,10 @@ prefs_from_env (BwssPrefs *p)
   if ((v = getenv ("BWSS_WEIGHT")) && bwss_parse_weight (v, &p->weight) != 0) {
     warn ("BWSS_WEIGHT=%s is not a weight (a decimal number from 0 to %g); not joining the domain",
           v, BWSS_WEIGHT_MAX);
+    return false;
+  }
+  if ((v = getenv ("BWSS_SHARE")) && bwss_share_parse (v, &share) != 0) {
+    warn ("BWSS_SHARE=%s is neither process, flow nor unit; not joining the domain", v);
     return false;
   }
   return true;
@@ -238,6 +244,9 @@ saw_data (int fd)
       int err = bwss_flow_register_as (domain, fd, &prefs, "shim", 0, &f);
       if (err == 0) {
         bwss_flow_offer_read_pacing (f);   /* the hooks below pace its reads */
+        if (share != BWSS_SHARE_FLOW && bwss_flow_set_share (f, share) != 0)
+          warn ("fd %d: no %s to share with; the flow has a share of its own", fd,
+                bwss_share_name (share));
         fd_flow[fd] = f;
         fd_state[fd] = FD_REGISTERED;
         __atomic_store_n (&next_apply_us, 0, __ATOMIC_RELAXED);   /* a flow: dispatch now */

@@ -2,12 +2,15 @@
 /*
  * bwss-run — run a command with its TCP flows in the user's BWSS domain.
  *
- *   bwss-run [--priority N] [--min-rate RATE] [--weight W] [--no-inherit]
- *            [--domain NAME] -- COMMAND [ARGS…]
+ *   bwss-run [--priority N] [--min-rate RATE] [--weight W] [--share S]
+ *            [--no-inherit] [--domain NAME] -- COMMAND [ARGS…]
  *
  * Like nice(1) or trickle(1): the command runs with libbwss-preload.so in
  * LD_PRELOAD (kept in front of what was there) and its preferences in the
- * environment, as given (the shim reads them with the same parsers).
+ * environment, as given (the shim reads them with the same parsers).  The
+ * preferences are each process's, not each connection's: a process's flows
+ * share one share (--share process, the default; --share flow gives each
+ * connection its own; --share unit groups by systemd unit).
  * bwss-run stays as the command's parent and is a controller candidate:
  * while it lives the domain has a controller even if every other participant
  * is a preloaded program.  It forwards SIGINT, SIGTERM, SIGHUP and SIGQUIT
@@ -42,6 +45,7 @@
 static gchar *opt_priority;
 static gchar *opt_min_rate;
 static gchar *opt_weight;
+static gchar *opt_share;
 static gboolean opt_no_inherit;
 static gchar *opt_domain;
 static gchar *opt_loop;
@@ -53,6 +57,9 @@ static GOptionEntry entries[] = {
     "Minimum rate in bit/s, with k/M/G (default 0)", "RATE" },
   { "weight", 'w', 0, G_OPTION_ARG_STRING, &opt_weight,
     "Weight of the rest of the link, 0 to 1e9 (default 1)", "W" },
+  { "share", 's', 0, G_OPTION_ARG_STRING, &opt_share,
+    "Whose flows share the preferences: process (default: one share for all the "
+    "connections of a process), flow (one per connection) or unit (per systemd unit)", "S" },
   { "no-inherit", 0, 0, G_OPTION_ARG_NONE, &opt_no_inherit,
     "Programs the command executes run outside the domain", NULL },
   { "domain", 0, 0, G_OPTION_ARG_STRING, &opt_domain,
@@ -275,6 +282,9 @@ main (int argc, char **argv)
   if (opt_weight && bwss_parse_weight (opt_weight, &prefs.weight) != 0)
     die (2, "--weight: '%s' is not a weight (a decimal number from 0 to %g)", opt_weight,
          BWSS_WEIGHT_MAX);
+  BwssShare share;
+  if (opt_share && bwss_share_parse (opt_share, &share) != 0)
+    die (2, "--share: '%s' is neither process, flow nor unit", opt_share);
   BwssLoop loop;
   if (opt_loop && bwss_loop_parse (opt_loop, &loop) != 0)
     die (2, "--loop: '%s' is neither delay nor paper", opt_loop);
@@ -311,6 +321,7 @@ main (int argc, char **argv)
   g_setenv ("BWSS_PRIORITY", opt_priority ? opt_priority : "0", TRUE);
   g_setenv ("BWSS_MIN_RATE", opt_min_rate ? opt_min_rate : "0", TRUE);
   g_setenv ("BWSS_WEIGHT", opt_weight ? opt_weight : "1", TRUE);
+  g_setenv ("BWSS_SHARE", opt_share ? opt_share : "process", TRUE);
   g_setenv ("BWSS_INHERIT", opt_no_inherit ? "0" : "1", TRUE);
 
   child = fork ();

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * bwss-top — the user's BWSS domain, like ss(8)/nethogs: every flow with its
- * owner, preferences, target, measured rate, RTT and window, and the
+ * owner, preferences, group (whose flows share one share: a process, a
+ * unit, or the flow alone), target, measured rate, RTT and window, and the
  * controller's σ and phase.
  *
  *   bwss-top [--once] [--json] [--interval SECONDS] [--domain NAME]
@@ -207,8 +208,20 @@ add_bwssd (JsonBuilder *b, JsonObject *st)
   json_builder_end_array (b);
 }
 
+/* Writes flow @g's group for the table: "flow" alone, else the share and
+ * how many listed flows it holds ("process/8"). */
 static void
-print_json (const BwssDomainStats *ds, const BwssFlowInfo *rows, size_t n)
+fmt_group (char *buf, size_t len, const BwssFlowGroup *g)
+{
+  if (g->group == 0)
+    g_snprintf (buf, len, "flow");
+  else
+    g_snprintf (buf, len, "%s/%u", bwss_share_name (g->share), g->members);
+}
+
+static void
+print_json (const BwssDomainStats *ds, const BwssFlowInfo *rows, const BwssFlowGroup *groups,
+            size_t n)
 {
   g_autoptr (JsonBuilder) b = json_builder_new ();
   json_builder_begin_object (b);
@@ -239,6 +252,12 @@ print_json (const BwssDomainStats *ds, const BwssFlowInfo *rows, size_t n)
     add_number (b, "priority", f->stats.prefs.priority);
     add_number (b, "min_rate_bps", f->stats.prefs.min_rate_bps);
     add_number (b, "weight", f->stats.prefs.weight);
+    json_builder_set_member_name (b, "share");
+    json_builder_add_string_value (b, groups[i].group ? bwss_share_name (groups[i].share) : "flow");
+    json_builder_set_member_name (b, "group");   /* a key the flows of one group share */
+    g_autofree char *key = g_strdup_printf ("%016" G_GINT64_MODIFIER "x", groups[i].group);
+    json_builder_add_string_value (b, key);
+    add_number (b, "group_members", groups[i].members);
     add_rate (b, "target_bps", f->stats.target_bps);
     add_rate (b, "rate_bps", f->stats.rate_bps);
     add_number (b, "rtt_us", f->stats.rtt_us);
@@ -281,7 +300,8 @@ fmt_rate (char *buf, size_t len, double bps)
 }
 
 static void
-print_table (FILE *out, const BwssDomainStats *ds, const BwssFlowInfo *rows, size_t n)
+print_table (FILE *out, const BwssDomainStats *ds, const BwssFlowInfo *rows,
+             const BwssFlowGroup *groups, size_t n)
 {
   char sigma[32], agg[32];
   fmt_rate (sigma, sizeof sigma, ds->controller_pid ? ds->sigma_bps : -1);
@@ -302,9 +322,9 @@ print_table (FILE *out, const BwssDomainStats *ds, const BwssFlowInfo *rows, siz
             bwss_loop_name (ds->loop), bwss_phase_name (ds->phase), sigma, agg, n);
   else
     fprintf (out, "no controller (windows are the kernel's)  flows %zu\n", n);
-  fprintf (out, "%7s %-12s %-14s %-22s %-22s %4s %8s %6s %8s %8s %7s %7s %8s %8s\n", "PID", "COMMAND",
-          "ORIGIN", "LOCAL", "REMOTE", "PRIO", "MIN", "WEIGHT", "TARGET", "RATE", "RTT", "BASE",
-          "WINDOW", "READS");
+  fprintf (out, "%7s %-12s %-14s %-22s %-22s %4s %8s %6s %-11s %8s %8s %7s %7s %8s %8s\n", "PID",
+           "COMMAND", "ORIGIN", "LOCAL", "REMOTE", "PRIO", "MIN", "WEIGHT", "GROUP", "TARGET", "RATE",
+           "RTT", "BASE", "WINDOW", "READS");
   for (size_t i = 0; i < n; i++) {
     const BwssFlowInfo *f = &rows[i];
     char min[32], target[32], rate[32], win[32], comm[17], origin[BWSS_ORIGIN_MAX], local[65], remote[65];
@@ -319,14 +339,15 @@ print_table (FILE *out, const BwssDomainStats *ds, const BwssFlowInfo *rows, siz
       g_snprintf (win, sizeof win, "%u", f->stats.window_bytes);
     else
       g_snprintf (win, sizeof win, "kernel");
-    char reads[32];
+    char reads[32], group[32];
+    fmt_group (group, sizeof group, &groups[i]);
     if (f->stats.read_rate_bps > 0.0)
       fmt_rate (reads, sizeof reads, f->stats.read_rate_bps);
     else
       g_snprintf (reads, sizeof reads, "free");
-    fprintf (out, "%7d %-12.12s %-14.14s %-22.22s %-22.22s %4d %8s %6.3g %8s %8s %5.1fms %5.1fms %8s %8s\n",
-            f->pid, comm, origin, local, remote, f->stats.prefs.priority, min, f->stats.prefs.weight, target, rate,
-            f->stats.rtt_us / 1000.0, f->stats.base_rtt_us / 1000.0, win, reads);
+    fprintf (out, "%7d %-12.12s %-14.14s %-22.22s %-22.22s %4d %8s %6.3g %-11.11s %8s %8s %5.1fms %5.1fms %8s %8s\n",
+             f->pid, comm, origin, local, remote, f->stats.prefs.priority, min, f->stats.prefs.weight, group,
+             target, rate, f->stats.rtt_us / 1000.0, f->stats.base_rtt_us / 1000.0, win, reads);
   }
   g_autoptr (JsonObject) st = read_bwssd_status ();
   JsonArray *a = st ? not_adopted (st) : NULL;
@@ -438,11 +459,11 @@ pause_for (double seconds)
 /* Takes one snapshot of the domain, retrying while its lock is busy for at
  * most BUSY_WAIT_US.  Returns 0, BWSS_EBUSY or another BWSS_E code. */
 static int
-snapshot (BwssDomain *d, BwssDomainStats *ds, BwssFlowInfo *rows, size_t *n)
+snapshot (BwssDomain *d, BwssDomainStats *ds, BwssFlowInfo *rows, BwssFlowGroup *groups, size_t *n)
 {
   gint64 deadline = g_get_monotonic_time () + BUSY_WAIT_US;
   for (;;) {
-    int err = bwss_domain_list_flows (d, rows, MAX_ROWS, n);
+    int err = bwss_domain_list_flow_groups (d, rows, groups, MAX_ROWS, n);
     if (err == 0)
       err = bwss_domain_get_stats (d, ds);
     if (err != BWSS_EBUSY || g_get_monotonic_time () >= deadline)
@@ -517,6 +538,7 @@ main (int argc, char **argv)
     return 0;
   }
   static BwssFlowInfo rows[MAX_ROWS];
+  static BwssFlowGroup groups[MAX_ROWS];
   int status = 0;
   gboolean live = !opt_json && !opt_once && isatty (STDOUT_FILENO);
   if (live)
@@ -524,7 +546,7 @@ main (int argc, char **argv)
   while (!stop_requested) {
     BwssDomainStats ds;
     size_t n = 0;
-    err = snapshot (d, &ds, rows, &n);
+    err = snapshot (d, &ds, rows, groups, &n);
     if (err == BWSS_EBUSY) {
       fprintf (stderr, "bwss-top: the domain is busy: its lock was not free for %.1f s (a participant "
                "holds it, e.g. stopped inside it; the domain moves to a fresh segment when a "
@@ -538,7 +560,7 @@ main (int argc, char **argv)
       break;
     }
     if (opt_json) {
-      print_json (&ds, rows, n);
+      print_json (&ds, rows, groups, n);
     } else if (live) {
       g_autofree char *frame = NULL;
       size_t len = 0;
@@ -547,11 +569,11 @@ main (int argc, char **argv)
         status = 1;
         break;
       }
-      print_table (f, &ds, rows, n);
+      print_table (f, &ds, rows, groups, n);
       fclose (f);
       live_draw (frame);
     } else {
-      print_table (stdout, &ds, rows, n);
+      print_table (stdout, &ds, rows, groups, n);
       fflush (stdout);
     }
     if (opt_once)

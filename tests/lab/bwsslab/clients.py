@@ -131,7 +131,7 @@ def client_cmd(sc, mode, build_dir, kind, i=0, out_dir=None):
         url = "http://%s:%d/video" % (VIDEO_ADDR, VIDEO_PORT)
         base = ["curl", "-sSf", "-o", "/dev/null", url]
     else:
-        base = bulk_download(sc, bulk_addr(i))
+        base = bulk_download(sc, bulk_addr(i), i)
     if kind == "video" and sc.video_client == "gst":
         # the element: bwsshttpsrc registers itself; the baseline is
         # souphttpsrc, which it is drop-in for
@@ -158,14 +158,15 @@ def client_cmd(sc, mode, build_dir, kind, i=0, out_dir=None):
     return base
 
 
-def bulk_download(sc, addr):
-    """One bulk download from the server at addr: one curl, or with
-    bulk_conns=K one curl fetching the file as K byte ranges over K parallel
+def bulk_download(sc, addr, i=0):
+    """Bulk download i from the server at addr: one curl, or with
+    bulk_conns=K (its value for download i: bulk_conns=8,1 gives the first
+    eight connections, the others one) one curl fetching the file as K byte ranges over K parallel
     connections at once (--parallel-immediate: a connection each, as a
     download manager's "-x K" or a browser's parallel fetches), one process
     either way, so bwss-run or a bwssd rule gives its weight once."""
     url = "http://%s/bulk.bin" % addr
-    k = sc.bulk_conns
+    k = sc.bulk_conns_of(i)
     if k <= 1:
         return ["curl", "-sSf", "-o", "/dev/null", url]
     cmd = ["curl", "--parallel", "--parallel-immediate", "--parallel-max", str(k)]

@@ -16,6 +16,8 @@ RESULTS_DIR = os.path.join(SRC_ROOT, "docs", "results")
 REPORT_MODES = "modes.md"
 # the bottleneck matrix `bwss-lab matrix` writes (--report)
 REPORT_MATRIX = "matrix.md"
+# an application is one download (issue 29): bwss-lab report --out docs/results/groups.md
+REPORT_GROUPS = "groups.md"
 
 
 def runs_dir():

@@ -67,7 +67,8 @@ class Scenario:
     hls_segment: float = 2.0
     bwss_on_at: float = 0.0
     measure_from: float = 5.0
-    bulk_conns: int = 1           # connections of each bulk download (one process: curl --parallel)
+    bulk_conns: Tuple[int, ...] = (1,)  # connections of each bulk download (one process: curl
+                                  # --parallel; the last value repeats)
     hosts: int = 1                # receiving machines behind the link (2: hosts.py)
     host2: str = "tcp"            # the second machine's downloads: plain, or adopted by its bwssd
     host2_bulk: int = 2           # the second machine's downloads (weight 1 each)
@@ -76,6 +77,10 @@ class Scenario:
     def bulk_weight(self, i):
         """Weight of bulk flow i (the last weight repeats)."""
         return self.weights[min(i, len(self.weights) - 1)]
+
+    def bulk_conns_of(self, i):
+        """Connections of bulk download i (the last value repeats)."""
+        return self.bulk_conns[min(i, len(self.bulk_conns) - 1)]
 
     def bulk_rtt(self, i):
         """Added RTT of bulk flow i, ms (the last value repeats)."""
@@ -179,7 +184,7 @@ class Scenario:
             raise ScenarioError("--set stage_realtime: 0 (normal scheduling) or a priority 1-99")
         if self.queue_ms <= 0:
             raise ScenarioError("--set queue_ms: must be > 0")
-        if not 1 <= self.bulk_conns <= MAX_BULK_CONNS:
+        if not self.bulk_conns or not all(1 <= k <= MAX_BULK_CONNS for k in self.bulk_conns):
             raise ScenarioError("--set bulk_conns: 1 to %d connections per download" % MAX_BULK_CONNS)
         if self.hosts not in (1, 2):
             raise ScenarioError("--set hosts: 1 or 2 receiving machines")
