@@ -185,8 +185,10 @@ allocate_trusted (double sigma, const BwssPrefs *prefs, size_t n, double *target
   return allocate_by_priority (sigma, prefs, n, targets);
 }
 
-int
-bwss_allocate (double sigma, const BwssPrefs *prefs, size_t n, double *targets)
+/* The public entries' one check of their input (the trust boundary: within
+ * the laws the prefs are trusted).  Returns BWSS_OK or BWSS_EINVAL. */
+static int
+check_input (double sigma, const BwssPrefs *prefs, size_t n, const double *targets)
 {
   if (!isfinite (sigma) || sigma < 0.0)
     return BWSS_EINVAL;
@@ -197,6 +199,15 @@ bwss_allocate (double sigma, const BwssPrefs *prefs, size_t n, double *targets)
   for (size_t i = 0; i < n; i++)
     if (bwss_prefs_validate (&prefs[i]) != BWSS_OK)
       return BWSS_EINVAL;
+  return BWSS_OK;
+}
+
+int
+bwss_allocate (double sigma, const BwssPrefs *prefs, size_t n, double *targets)
+{
+  int err = check_input (sigma, prefs, n, targets);
+  if (err != BWSS_OK || n == 0)
+    return err;
   return allocate_trusted (sigma, prefs, n, targets);
 }
 
@@ -450,14 +461,8 @@ int
 bwss_allocate_grouped (double sigma, const BwssPrefs *prefs, const uint64_t *groups, size_t n,
                        double *targets)
 {
-  if (!isfinite (sigma) || sigma < 0.0)
-    return BWSS_EINVAL;
-  if (n == 0)
-    return BWSS_OK;
-  if (prefs == NULL || targets == NULL)
-    return BWSS_EINVAL;
-  for (size_t i = 0; i < n; i++)
-    if (bwss_prefs_validate (&prefs[i]) != BWSS_OK)
-      return BWSS_EINVAL;
+  int err = check_input (sigma, prefs, n, targets);
+  if (err != BWSS_OK || n == 0)
+    return err;
   return bwss__allocate_grouped_capped (sigma, prefs, NULL, groups, n, targets, NULL);
 }
