@@ -347,6 +347,75 @@ typedef struct {
   double    *mtargets;
 } GroupScratch;
 
+/* eq. (5g): the flows, in w->order, as one participant per group (its
+ * members' largest priority, minimum and weight; capped only if every
+ * member is, by the sum of their caps, a cap under a member's minimum
+ * counting as the minimum).  Returns the number of groups. */
+static size_t
+groups_as_participants (const BwssPrefs *prefs, const double *caps, const uint64_t *groups,
+                        size_t n, GroupScratch *w)
+{
+  size_t ng = 0;
+  for (size_t k = 0; k < n; k++) {
+    const BwssPrefs *pi = &prefs[w->order[k]];
+    double ci = caps ? caps[w->order[k]] : -1.0;
+    bool capped = ci >= 0.0 && !isinf (ci);
+    if (group_starts (groups, w->order, k)) {
+      w->gprefs[ng++] = *pi;
+      w->gcaps[ng - 1] = capped ? 0.0 : -1.0;
+    }
+    BwssPrefs *g = &w->gprefs[ng - 1];
+    if (pi->priority > g->priority)
+      g->priority = pi->priority;
+    if (pi->min_rate_bps > g->min_rate_bps)
+      g->min_rate_bps = pi->min_rate_bps;
+    if (pi->weight > g->weight)
+      g->weight = pi->weight;
+    if (!capped)
+      w->gcaps[ng - 1] = -1.0;
+    else if (w->gcaps[ng - 1] >= 0.0)
+      w->gcaps[ng - 1] += ci > pi->min_rate_bps ? ci : pi->min_rate_bps;
+  }
+  return ng;
+}
+
+/* eq. (5m): the target @tg of the group of the members w->order[k..end)
+ * among them: the group's minimum in proportion to their own minima, the
+ * rest by weight (and their caps).  The groups' prefs and caps of @w are
+ * reused as the members'.  Returns 0 or what bwss__allocate_capped returns. */
+static int
+split_group (double tg, const BwssPrefs *prefs, const double *caps, size_t k, size_t end,
+             GroupScratch *w, double *targets, double *minima)
+{
+  size_t m = end - k;
+  double mmax = 0.0;
+  for (size_t j = k; j < end; j++)
+    if (prefs[w->order[j]].min_rate_bps > mmax)
+      mmax = prefs[w->order[j]].min_rate_bps;
+  double gmin = mmax;                /* m_g, eq. (5g) */
+  double msum_scaled = 0.0;          /* Σ m_j / max m_j, finite */
+  for (size_t j = k; j < end && mmax > 0.0; j++)
+    msum_scaled += prefs[w->order[j]].min_rate_bps / mmax;
+  BwssPrefs *mp = w->gprefs;
+  double *mc = w->gcaps;
+  for (size_t j = k; j < end; j++) {
+    const BwssPrefs *pj = &prefs[w->order[j]];
+    mp[j - k] = *pj;
+    /* m_i' = m_g·m_i/Σm (eq. 5m) */
+    mp[j - k].min_rate_bps = mmax > 0.0 ? gmin * ((pj->min_rate_bps / mmax) / msum_scaled) : 0.0;
+    mc[j - k] = caps ? caps[w->order[j]] : -1.0;
+  }
+  int err = bwss__allocate_capped (tg, mp, caps ? mc : NULL, m, w->mtargets);
+  if (err != BWSS_OK)
+    return err;
+  for (size_t j = k; j < end; j++) {
+    targets[w->order[j]] = w->mtargets[j - k];
+    if (minima != NULL)
+      minima[w->order[j]] = mp[j - k].min_rate_bps;
+  }
+  return BWSS_OK;
+}
+
 int
 bwss__allocate_grouped_capped (double sigma, const BwssPrefs *prefs, const double *caps,
                               const uint64_t *groups, size_t n, double *targets,
@@ -379,75 +448,21 @@ bwss__allocate_grouped_capped (double sigma, const BwssPrefs *prefs, const doubl
   GroupOrder o = { groups };
   qsort_r (w.order, n, sizeof *w.order, by_group, &o);
 
-  /* eq. (5g): each group as one participant */
-  size_t ng = 0;
-  for (size_t k = 0; k < n; k++) {
-    const BwssPrefs *pi = &prefs[w.order[k]];
-    double ci = caps ? caps[w.order[k]] : -1.0;
-    bool capped = ci >= 0.0 && !isinf (ci);
-    if (group_starts (groups, w.order, k)) {
-      w.gprefs[ng++] = *pi;
-      w.gcaps[ng - 1] = capped ? 0.0 : -1.0;
-    }
-    BwssPrefs *g = &w.gprefs[ng - 1];
-    if (pi->priority > g->priority)
-      g->priority = pi->priority;
-    if (pi->min_rate_bps > g->min_rate_bps)
-      g->min_rate_bps = pi->min_rate_bps;
-    if (pi->weight > g->weight)
-      g->weight = pi->weight;
-    if (!capped)
-      w.gcaps[ng - 1] = -1.0;
-    else if (w.gcaps[ng - 1] >= 0.0)   /* a cap under the member's minimum counts as it */
-      w.gcaps[ng - 1] += ci > pi->min_rate_bps ? ci : pi->min_rate_bps;
-  }
+  size_t ng = groups_as_participants (prefs, caps, groups, n, &w);      /* eq. (5g) */
   err = bwss__allocate_capped (sigma, w.gprefs, caps ? w.gcaps : NULL, ng, w.gtargets);
-  if (err != BWSS_OK)
-    goto out;
-
-  /* eq. (5m): each group's target among its members */
-  size_t g = 0;
-  for (size_t k = 0; k < n; g++) {
+  for (size_t k = 0, g = 0; err == BWSS_OK && k < n; g++) {            /* eq. (5m) */
     size_t end = k + 1;
     while (end < n && !group_starts (groups, w.order, end))
       end++;
-    size_t m = end - k;
-    if (m == 1) {
+    if (end - k == 1) {
       targets[w.order[k]] = w.gtargets[g];
       if (minima != NULL)
         minima[w.order[k]] = prefs[w.order[k]].min_rate_bps;
-      k = end;
-      continue;
-    }
-    double gmin = 0.0, mmax = 0.0;
-    for (size_t j = k; j < end; j++)
-      if (prefs[w.order[j]].min_rate_bps > mmax)
-        mmax = prefs[w.order[j]].min_rate_bps;
-    gmin = mmax;                       /* m_g, eq. (5g) */
-    double msum_scaled = 0.0;          /* Σ m_j / max m_j, finite */
-    for (size_t j = k; j < end && mmax > 0.0; j++)
-      msum_scaled += prefs[w.order[j]].min_rate_bps / mmax;
-    BwssPrefs *mp = w.gprefs;          /* the groups' prefs are no longer needed ... */
-    double *mc = w.gcaps;              /* ... once this group's target is read */
-    double tg = w.gtargets[g];
-    for (size_t j = k; j < end; j++) {
-      const BwssPrefs *pj = &prefs[w.order[j]];
-      mp[j - k] = *pj;
-      /* m_i' = m_g·m_i/Σm (eq. 5m) */
-      mp[j - k].min_rate_bps = mmax > 0.0 ? gmin * ((pj->min_rate_bps / mmax) / msum_scaled) : 0.0;
-      mc[j - k] = caps ? caps[w.order[j]] : -1.0;
-    }
-    err = bwss__allocate_capped (tg, mp, caps ? mc : NULL, m, w.mtargets);
-    if (err != BWSS_OK)
-      goto out;
-    for (size_t j = k; j < end; j++) {
-      targets[w.order[j]] = w.mtargets[j - k];
-      if (minima != NULL)
-        minima[w.order[j]] = mp[j - k].min_rate_bps;
+    } else {
+      err = split_group (w.gtargets[g], prefs, caps, k, end, &w, targets, minima);
     }
     k = end;
   }
-  err = BWSS_OK;
 out:
   free (w.order);
   free (w.gprefs);
