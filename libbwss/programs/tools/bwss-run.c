@@ -256,22 +256,11 @@ on_stop (gint fd, GIOCondition cond, gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
-int
-main (int argc, char **argv)
+/* Every option checked with the parsers the shim uses; a bad one ends the
+ * program with status 2 before anything runs. */
+static void
+check_options (void)
 {
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GOptionContext) ctx = g_option_context_new ("-- COMMAND [ARGS…]");
-  g_option_context_set_summary (ctx,
-      "Run COMMAND with its TCP flows shared by the user's preferences (receiver-driven\n"
-      "bandwidth sharing: priority first, then minimum rates, then weights).");
-  g_option_context_set_description (ctx,
-      "Numbers are decimal. Exit status: the command's; 2 for a usage error; 126/127 if\n"
-      "COMMAND cannot be executed or found; 1 if the domain cannot be opened.");
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  g_option_context_set_strict_posix (ctx, TRUE);   /* options stop at COMMAND */
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
-    die (2, "%s", error->message);
-
   BwssPrefs prefs = { .priority = 0, .min_rate_bps = 0, .weight = 1 };
   if (opt_priority && bwss_parse_priority (opt_priority, &prefs.priority) != 0)
     die (2, "--priority: '%s' is not a priority (a decimal integer from %d to %d)", opt_priority,
@@ -291,6 +280,65 @@ main (int argc, char **argv)
   g_autofree char *bad_domain = tool_domain_name_problem (opt_domain);
   if (bad_domain)
     die (2, "%s", bad_domain);
+}
+
+/* The shim and the preferences into the environment COMMAND inherits. */
+static void
+set_child_environment (void)
+{
+  /* the preferences go to the shim as they were given: it parses them with
+   * the same parsers, so it reads exactly what was checked here */
+  g_autofree char *shim = find_shim ();
+  const char *old = g_getenv ("LD_PRELOAD");
+  g_autofree char *preload = old && *old ? g_strdup_printf ("%s %s", shim, old) : g_strdup (shim);
+  g_setenv ("LD_PRELOAD", preload, TRUE);
+  g_setenv ("BWSS_PRIORITY", opt_priority ? opt_priority : "0", TRUE);
+  g_setenv ("BWSS_MIN_RATE", opt_min_rate ? opt_min_rate : "0", TRUE);
+  g_setenv ("BWSS_WEIGHT", opt_weight ? opt_weight : "1", TRUE);
+  g_setenv ("BWSS_SHARE", opt_share ? opt_share : "process", TRUE);
+  g_setenv ("BWSS_INHERIT", opt_no_inherit ? "0" : "1", TRUE);
+}
+
+/* The parent's sources: the child's exit, the signals it forwards, and
+ * SIGTSTP's pipe (GLib has no source for SIGTSTP and SIGQUIT). */
+static void
+watch_child_and_signals (Run *run)
+{
+  if (!g_unix_open_pipe (tstp_pipe, FD_CLOEXEC, NULL) || !g_unix_set_fd_nonblocking (tstp_pipe[0], TRUE, NULL)
+      || !g_unix_set_fd_nonblocking (tstp_pipe[1], TRUE, NULL))
+    die (1, "pipe: %s", g_strerror (errno));
+  g_unix_fd_add (tstp_pipe[0], G_IO_IN, on_stop, run);
+  g_child_watch_add (child, on_child_exit, run);
+  g_unix_signal_add (SIGINT, on_forward, GINT_TO_POINTER (SIGINT));
+  g_unix_signal_add (SIGTERM, on_forward, GINT_TO_POINTER (SIGTERM));
+  g_unix_signal_add (SIGHUP, on_forward, GINT_TO_POINTER (SIGHUP));
+  /* GLib has no source for these two: plain handlers, async-signal-safe
+   * (SIGTSTP's wakes the main loop through tstp_pipe) */
+  struct sigaction quit = { .sa_handler = forward_quit, .sa_flags = SA_RESTART };
+  sigemptyset (&quit.sa_mask);
+  sigaction (SIGQUIT, &quit, NULL);
+  run->tstp = (struct sigaction) { .sa_handler = on_tstp, .sa_flags = SA_RESTART };
+  sigemptyset (&run->tstp.sa_mask);
+  sigaction (SIGTSTP, &run->tstp, NULL);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("-- COMMAND [ARGS…]");
+  g_option_context_set_summary (ctx,
+      "Run COMMAND with its TCP flows shared by the user's preferences (receiver-driven\n"
+      "bandwidth sharing: priority first, then minimum rates, then weights).");
+  g_option_context_set_description (ctx,
+      "Numbers are decimal. Exit status: the command's; 2 for a usage error; 126/127 if\n"
+      "COMMAND cannot be executed or found; 1 if the domain cannot be opened.");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_option_context_set_strict_posix (ctx, TRUE);   /* options stop at COMMAND */
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    die (2, "%s", error->message);
+
+  check_options ();
   int first = 1;
   if (first < argc && strcmp (argv[first], "--") == 0)
     first++;
@@ -312,17 +360,7 @@ main (int argc, char **argv)
   if (err)
     die (1, "cannot open the domain: %s", bwss_strerror (err));
 
-  /* the preferences go to the shim as they were given: it parses them with
-   * the same parsers, so it reads exactly what was checked here */
-  g_autofree char *shim = find_shim ();
-  const char *old = g_getenv ("LD_PRELOAD");
-  g_autofree char *preload = old && *old ? g_strdup_printf ("%s %s", shim, old) : g_strdup (shim);
-  g_setenv ("LD_PRELOAD", preload, TRUE);
-  g_setenv ("BWSS_PRIORITY", opt_priority ? opt_priority : "0", TRUE);
-  g_setenv ("BWSS_MIN_RATE", opt_min_rate ? opt_min_rate : "0", TRUE);
-  g_setenv ("BWSS_WEIGHT", opt_weight ? opt_weight : "1", TRUE);
-  g_setenv ("BWSS_SHARE", opt_share ? opt_share : "process", TRUE);
-  g_setenv ("BWSS_INHERIT", opt_no_inherit ? "0" : "1", TRUE);
+  set_child_environment ();
 
   child = fork ();
   if (child < 0)
@@ -334,22 +372,7 @@ main (int argc, char **argv)
   }
   /* the parent must not run with the shim: its own reads are not flows */
   Run run = { .loop = g_main_loop_new (NULL, FALSE), .domain = domain, .wstatus = 1 << 8 };
-  if (!g_unix_open_pipe (tstp_pipe, FD_CLOEXEC, NULL) || !g_unix_set_fd_nonblocking (tstp_pipe[0], TRUE, NULL)
-      || !g_unix_set_fd_nonblocking (tstp_pipe[1], TRUE, NULL))
-    die (1, "pipe: %s", g_strerror (errno));
-  g_unix_fd_add (tstp_pipe[0], G_IO_IN, on_stop, &run);
-  g_child_watch_add (child, on_child_exit, &run);
-  g_unix_signal_add (SIGINT, on_forward, GINT_TO_POINTER (SIGINT));
-  g_unix_signal_add (SIGTERM, on_forward, GINT_TO_POINTER (SIGTERM));
-  g_unix_signal_add (SIGHUP, on_forward, GINT_TO_POINTER (SIGHUP));
-  /* GLib has no source for these two: plain handlers, async-signal-safe
-   * (SIGTSTP's wakes the main loop through tstp_pipe) */
-  struct sigaction quit = { .sa_handler = forward_quit, .sa_flags = SA_RESTART };
-  sigemptyset (&quit.sa_mask);
-  sigaction (SIGQUIT, &quit, NULL);
-  run.tstp = (struct sigaction) { .sa_handler = on_tstp, .sa_flags = SA_RESTART };
-  sigemptyset (&run.tstp.sa_mask);
-  sigaction (SIGTSTP, &run.tstp, NULL);
+  watch_child_and_signals (&run);
   attach_domain (&run);
 
   g_main_loop_run (run.loop);

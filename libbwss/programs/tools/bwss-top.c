@@ -472,6 +472,78 @@ snapshot (BwssDomain *d, BwssDomainStats *ds, BwssFlowInfo *rows, BwssFlowGroup 
   }
 }
 
+/* --suspend or --resume: the domain's sharing off or on again.  Returns the
+ * exit status. */
+static int
+set_suspended (BwssDomain *d)
+{
+  int err = bwss_domain_set_suspended (d, opt_suspend);
+  bwss_domain_close (d);
+  if (err) {
+    fprintf (stderr, "bwss-top: %s\n", bwss_strerror (err));
+    return 1;
+  }
+  printf ("sharing %s\n", opt_suspend ? "suspended" : "resumed");
+  return 0;
+}
+
+/* The view: a snapshot every @interval s (once with --once), as JSON, as
+ * plain lines when piped, or redrawn in place on a terminal.  Returns the
+ * exit status. */
+static int
+show (BwssDomain *d, double interval)
+{
+  int err;
+  static BwssFlowInfo rows[MAX_ROWS];
+  static BwssFlowGroup groups[MAX_ROWS];
+  int status = 0;
+  gboolean live = !opt_json && !opt_once && isatty (STDOUT_FILENO);
+  if (live)
+    live_begin ();
+  while (!stop_requested) {
+    BwssDomainStats ds;
+    size_t n = 0;
+    err = snapshot (d, &ds, rows, groups, &n);
+    if (err == BWSS_EBUSY) {
+      fprintf (stderr, "bwss-top: the domain is busy: its lock was not free for %.1f s (a participant "
+               "holds it, e.g. stopped inside it; the domain moves to a fresh segment when a "
+               "controller candidate sees it stuck)\n", BUSY_WAIT_US / 1e6);
+      status = EXIT_BUSY;
+      break;
+    }
+    if (err) {
+      fprintf (stderr, "bwss-top: the domain segment cannot be read: %s\n", bwss_strerror (err));
+      status = 1;
+      break;
+    }
+    if (opt_json) {
+      print_json (&ds, rows, groups, n);
+    } else if (live) {
+      g_autofree char *frame = NULL;
+      size_t len = 0;
+      FILE *f = open_memstream (&frame, &len);
+      if (f == NULL) {
+        status = 1;
+        break;
+      }
+      print_table (f, &ds, rows, groups, n);
+      fclose (f);
+      live_draw (frame);
+    } else {
+      print_table (stdout, &ds, rows, groups, n);
+      fflush (stdout);
+    }
+    if (opt_once)
+      break;
+    if (!opt_json && !live)
+      printf ("\n");
+    pause_for (interval);
+  }
+  if (live)
+    live_end ();
+  return status;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -527,63 +599,9 @@ main (int argc, char **argv)
     fprintf (stderr, "bwss-top: cannot open the domain: %s\n", bwss_strerror (err));
     return err == BWSS_EBUSY ? EXIT_BUSY : 1;
   }
-  if (opt_suspend || opt_resume) {
-    err = bwss_domain_set_suspended (d, opt_suspend);
-    bwss_domain_close (d);
-    if (err) {
-      fprintf (stderr, "bwss-top: %s\n", bwss_strerror (err));
-      return 1;
-    }
-    printf ("sharing %s\n", opt_suspend ? "suspended" : "resumed");
-    return 0;
-  }
-  static BwssFlowInfo rows[MAX_ROWS];
-  static BwssFlowGroup groups[MAX_ROWS];
-  int status = 0;
-  gboolean live = !opt_json && !opt_once && isatty (STDOUT_FILENO);
-  if (live)
-    live_begin ();
-  while (!stop_requested) {
-    BwssDomainStats ds;
-    size_t n = 0;
-    err = snapshot (d, &ds, rows, groups, &n);
-    if (err == BWSS_EBUSY) {
-      fprintf (stderr, "bwss-top: the domain is busy: its lock was not free for %.1f s (a participant "
-               "holds it, e.g. stopped inside it; the domain moves to a fresh segment when a "
-               "controller candidate sees it stuck)\n", BUSY_WAIT_US / 1e6);
-      status = EXIT_BUSY;
-      break;
-    }
-    if (err) {
-      fprintf (stderr, "bwss-top: the domain segment cannot be read: %s\n", bwss_strerror (err));
-      status = 1;
-      break;
-    }
-    if (opt_json) {
-      print_json (&ds, rows, groups, n);
-    } else if (live) {
-      g_autofree char *frame = NULL;
-      size_t len = 0;
-      FILE *f = open_memstream (&frame, &len);
-      if (f == NULL) {
-        status = 1;
-        break;
-      }
-      print_table (f, &ds, rows, groups, n);
-      fclose (f);
-      live_draw (frame);
-    } else {
-      print_table (stdout, &ds, rows, groups, n);
-      fflush (stdout);
-    }
-    if (opt_once)
-      break;
-    if (!opt_json && !live)
-      printf ("\n");
-    pause_for (interval);
-  }
-  if (live)
-    live_end ();
+  if (opt_suspend || opt_resume)
+    return set_suspended (d);
+  int status = show (d, interval);
   bwss_domain_close (d);
   return status;
 }
