@@ -262,18 +262,28 @@ fill_water (double sigma, const BwssPrefs *prefs, const double *caps, size_t n,
   }
 }
 
-int
-bwss__allocate_capped (double sigma, const BwssPrefs *prefs, const double *caps, size_t n,
-                      double *targets)
+/* The capped allocations' check of what the laws pass them (their prefs
+ * are trusted): σ, the arrays, no NaN cap.  Returns BWSS_OK or BWSS_EINVAL. */
+static int
+check_capped_input (double sigma, const BwssPrefs *prefs, const double *caps, size_t n,
+                    const double *targets)
 {
   if (!isfinite (sigma) || sigma < 0.0 || (n > 0 && (prefs == NULL || targets == NULL)))
     return BWSS_EINVAL;
   for (size_t i = 0; caps != NULL && i < n; i++)
     if (isnan (caps[i]))
       return BWSS_EINVAL;
-  if (n == 0)
-    return BWSS_OK;
-  int err = allocate_trusted (sigma, prefs, n, targets);
+  return BWSS_OK;
+}
+
+int
+bwss__allocate_capped (double sigma, const BwssPrefs *prefs, const double *caps, size_t n,
+                      double *targets)
+{
+  int err = check_capped_input (sigma, prefs, caps, n, targets);
+  if (err != BWSS_OK || n == 0)
+    return err;
+  err = allocate_trusted (sigma, prefs, n, targets);
   if (err != BWSS_OK || caps == NULL)
     return err;
   /* eq. (7) already serves less than the minima: caps (>= minima) cannot bind */
@@ -427,19 +437,15 @@ bwss__allocate_grouped_capped (double sigma, const BwssPrefs *prefs, const doubl
       minima[i] = prefs[i].min_rate_bps;
     return err;
   }
-  if (!isfinite (sigma) || sigma < 0.0 || (n > 0 && (prefs == NULL || targets == NULL)))
-    return BWSS_EINVAL;
-  for (size_t i = 0; caps != NULL && i < n; i++)
-    if (isnan (caps[i]))
-      return BWSS_EINVAL;
-  if (n == 0)
-    return BWSS_OK;
+  int err = check_capped_input (sigma, prefs, caps, n, targets);
+  if (err != BWSS_OK || n == 0)
+    return err;
   GroupScratch w = {
     .order = malloc (n * sizeof *w.order), .gprefs = malloc (n * sizeof *w.gprefs),
     .gcaps = malloc (n * sizeof *w.gcaps), .gtargets = malloc (n * sizeof *w.gtargets),
     .mtargets = malloc (n * sizeof *w.mtargets),
   };
-  int err = BWSS_ENOMEM;
+  err = BWSS_ENOMEM;
   if (w.order == NULL || w.gprefs == NULL || w.gcaps == NULL || w.gtargets == NULL
       || w.mtargets == NULL)
     goto out;
