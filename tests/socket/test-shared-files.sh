@@ -28,6 +28,9 @@ if [ "$(id -u)" != 0 ] || ! command -v useradd >/dev/null || ! command -v setpri
 fi
 . "$(dirname "$0")/bwssd-common.sh" shared
 chmod 755 "$tmp"
+# what the users run, where they can read it (the clone may be closed to them)
+. "$(dirname "$0")/stage.sh"
+stage "$tmp/stage" bwssd top run || { echo "Bail out! cannot stage the programs in $tmp/stage"; exit 1; }
 victim="bwssv$$" other="bwssa$$" users=
 for u in $victim $other; do
   useradd --system --no-create-home --shell /usr/sbin/nologin "$u" >/dev/null 2>&1 \

@@ -36,6 +36,9 @@ domain="bwss-test-sockd-$$"
 u1="bwss-t1-$$" u2="bwss-t2-$$" u3="bwss-t3-$$"    # the user, another user, the helper's
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
+# what the users run, where they can read it (the clone may be closed to them)
+. "$(dirname "$0")/stage.sh"
+stage "$tmp/stage" sockd bwssd top ask clamp getter || { echo "Bail out! cannot stage the programs in $tmp/stage"; exit 1; }
 pids=
 cleanup () {
   kill -9 $pids 2>/dev/null
