@@ -55,18 +55,6 @@
 #include <stdlib.h>
 #include "laws.h"
 
-int
-bwss_prefs_validate (const BwssPrefs *prefs)
-{
-  if (prefs == NULL)
-    return BWSS_EINVAL;
-  if (!isfinite (prefs->min_rate_bps) || prefs->min_rate_bps < 0.0)
-    return BWSS_EINVAL;
-  if (!isfinite (prefs->weight) || prefs->weight < 0.0)
-    return BWSS_EINVAL;
-  return BWSS_OK;
-}
-
 /* Returns the largest weight (@weights) or minimum rate of @prefs, >= 0. */
 static double
 max_of (const BwssPrefs *prefs, size_t n, bool weights)
@@ -197,7 +185,7 @@ check_input (double sigma, const BwssPrefs *prefs, size_t n, const double *targe
   if (prefs == NULL || targets == NULL)
     return BWSS_EINVAL;
   for (size_t i = 0; i < n; i++)
-    if (bwss_prefs_validate (&prefs[i]) != BWSS_OK)
+    if (bwss_prefs_check (&prefs[i]) != BWSS_OK)
       return BWSS_EINVAL;
   return BWSS_OK;
 }

@@ -182,7 +182,7 @@ int
 bwss_controller_add_flow (BwssController *c, uint64_t id, const BwssPrefs *prefs,
                           uint64_t now_us)
 {
-  if (c == NULL || bwss_prefs_validate (prefs) != BWSS_OK)
+  if (c == NULL || bwss_prefs_check (prefs) != BWSS_OK)
     return BWSS_EINVAL;
   if (find (c, id))
     return BWSS_EEXIST;
@@ -213,7 +213,7 @@ int
 bwss_controller_set_prefs (BwssController *c, uint64_t id, const BwssPrefs *prefs,
                            uint64_t now_us)
 {
-  if (c == NULL || bwss_prefs_validate (prefs) != BWSS_OK)
+  if (c == NULL || bwss_prefs_check (prefs) != BWSS_OK)
     return BWSS_EINVAL;
   Flow *f = find (c, id);
   if (f == NULL)
