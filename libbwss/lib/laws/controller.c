@@ -582,8 +582,9 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
   bool released = phase == BWSS_PHASE_RELEASE || phase == BWSS_PHASE_IDLE;
   /* the delay loop's start holds the flows without a minimum at their
    * floor and leaves those with one to the kernel: the start protects
-   * them, and a flow with a minimum alone starts at the link's pace, not its minimum's
-   * (σ = Σm would clamp it to its minimum until the raise found the link) */
+   * them, and a flow with a minimum alone starts at the link's pace, not
+   * its minimum's (σ = Σm would clamp it to its minimum until the raise
+   * found the link) */
   bool start = !paper_loop (c) && phase == BWSS_PHASE_START;
   bool pace = may_pace (c);
   for (size_t i = 0; i < c->n; i++) {
