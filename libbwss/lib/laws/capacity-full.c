@@ -17,7 +17,7 @@
  * whose rate falls this is the verdict that follows it down, from the first
  * decision after the video falls short).
  *
- * The video's own evidence (issue 28).  Under fq_codel each flow has a
+ * The video's own evidence.  Under fq_codel each flow has a
  * queue of its own: a video held below its fair share keeps CoDel's 5 ms in
  * its own queue while the downloads' — whose windows and paced reads hold
  * them under their share — stay empty, so the link's queue (the smallest
