@@ -47,7 +47,7 @@
  *     latency falls with no loss of quality);
  *   - not fetching (between an ABR player's fragments, once the buffer is
  *     full): minimum 0 — a reservation the flow does not use is the
- *     others' (item 2 of issue 29); it is taken back at the next request.
+ *     others'; it is taken back at the next request.
  * A minimum the application set (the min-rate property) is its own: it
  * stays while fetching whatever the buffer, only the weight follows the
  * buffer.

@@ -33,7 +33,7 @@
  * unused.  Caps never go below a minimum; if every flow is capped, what is
  * left is split by eq. (6) over all (no flow wants it; Σ T = σ holds).
  *
- * Groups (bwss_allocate_grouped, issue 29: an application is one download):
+ * Groups (bwss_allocate_grouped: an application is one download):
  * flows with the same non-zero group key are one participant of the TRAS.
  * The split is done twice, by the same equations:
  *
