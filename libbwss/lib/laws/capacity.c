@@ -498,7 +498,8 @@ update_boost (BwssCapacity *c, int rule, const CapacityCounts *k)
     c->raise_boost = 1.0;
 }
 
-/* U while the queue is at its target or above: what the link gives us now
+/* The link seen busy (capacity.h, "Busy"): U while the queue is at its
+ * target or above: what the link gives us now
  * (what the raise ramps to; a shorter queue, as the kernel's average shows
  * it, may have been empty for part of the interval), at most max_raise
  * above the last such U (a burst measured over a short interval is not the
