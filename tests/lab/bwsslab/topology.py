@@ -135,21 +135,22 @@ def start_trace(proc):
 
 
 def tun_drops():
-    """Packets the kernel dropped on the way into the stage (the TUN devices'
-    tx_dropped and their qdiscs' drops): the stage did not read fast enough."""
+    """Packets the kernel dropped on the way into the stage, per TUN device:
+    its tx_dropped (the driver's: a full ring, no reader attached, a
+    segmentation or checksum the kernel could not do) and its qdisc's
+    drops (a full qdisc), kept apart to tell where a drop happened; None
+    where they could not be read."""
     out = {}
     for dev in ("dly-c", "dly-s"):
-        n = 0
         r = subprocess.run(["ip", "-n", NS_R, "-s", "-j", "link", "show", dev],
                            capture_output=True, text=True)
         q = subprocess.run(["tc", "-n", NS_R, "-s", "-j", "qdisc", "show", "dev", dev],
                            capture_output=True, text=True)
         try:
-            n += json.loads(r.stdout)[0]["stats64"]["tx"]["dropped"]
-            n += sum(x.get("drops", 0) for x in json.loads(q.stdout))
+            out[dev] = {"tx_dropped": json.loads(r.stdout)[0]["stats64"]["tx"]["dropped"],
+                        "qdisc_drops": sum(x.get("drops", 0) for x in json.loads(q.stdout))}
         except (ValueError, LookupError, TypeError):
-            n = None
-        out[dev] = n
+            out[dev] = None
     return out
 
 
@@ -175,7 +176,7 @@ def up(sc, build_dir, stats_file=None, quiet=False, mode=None, trace_file=None):
     ns(NS_C, "ip", "route", "add", "default", "via", "10.77.1.1")
     ns(NS_S, "ip", "addr", "add", "10.77.2.2/24", "dev", "s0")
     for a in ([VIDEO_ADDR, CROSS_ADDR] + [bulk_addr(i) for i in range(max(8, sc.bulk))]
-              + [a for _, a, _ in hosts.host2_flows(sc)]):
+              + [a for _, a, _ in hosts.host2_servers(sc)]):
         ns(NS_S, "ip", "addr", "add", a + "/32", "dev", "s0")
     ns(NS_S, "ip", "link", "set", "s0", "up")
     ns(NS_S, "ip", "route", "add", "default", "via", "10.77.2.1")
@@ -204,7 +205,7 @@ def up(sc, build_dir, stats_file=None, quiet=False, mode=None, trace_file=None):
             "--delay", "%s=%g" % (CROSS_ADDR, sc.rtt_cross / 2.0)]
     for i in range(sc.bulk):
         args += ["--delay", "%s=%g" % (bulk_addr(i), sc.bulk_rtt(i) / 2.0)]
-    for _, addr, rtt in hosts.host2_flows(sc):
+    for _, addr, rtt in hosts.host2_servers(sc):
         args += ["--delay", "%s=%g" % (addr, rtt / 2.0)]
     if stats_file:
         args += ["--stats", stats_file]
