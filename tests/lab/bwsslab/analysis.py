@@ -450,6 +450,7 @@ def analyse(sc, mode, out_dir, build_dir):
     if udp is not None:
         # the second machine's UDP: a flow of the summary (the recorders see TCP only)
         rate[hosts.UDP_NAME] = udp
+        qdelay[hosts.UDP_NAME] = []                     # no RTT: the receiver sends nothing back
         moved[hosts.UDP_NAME] = [s + 0.5 for s, k in enumerate(udp) if k > 0]
     cross = load_cross(sc, out_dir)
     dur = int(sc.duration)
