@@ -101,7 +101,9 @@ def tun_lost(out_dir):
     except (OSError, ValueError):
         return None
     lost = 0
-    for v in tun.values():
+    for dev, v in tun.items():
+        if dev == "setup":
+            continue                 # the counts before the run (topology.tun_drops_since)
         if isinstance(v, dict):
             lost += sum(x for x in v.values() if isinstance(x, int))
         elif isinstance(v, int):
@@ -151,7 +153,7 @@ def use_of_capacity(sc, cap, rate, cross, skip, payload_share, udp_wire, at_min)
     secs = range(skip, dur)
     out = {"capacity_mean_kbps": round(sum(cap[s] for s in secs) / len(secs), 1)}
     video = rate.get("video")
-    bulk = [rate[n] for n in rate if "bulk" in n]      # every machine's downloads
+    bulk = [rate[n] for n in rate if "bulk" in n or n == "quic"]      # every machine's downloads
     if video is not None and sc.video_min_kbps > 0:
         capable = [s for s in secs if cap[s] >= CAPABLE * sc.video_min_kbps]
         out["capable_seconds"] = len(capable)

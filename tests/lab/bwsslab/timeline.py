@@ -36,6 +36,7 @@ def run_mode(sc, mode, build_dir, out_dir):
         linktrace.write(pts, trace_file)
     delay = topology.up(sc, build_dir, stats_file=delay_stats, quiet=True, mode=mode,
                         trace_file=trace_file)
+    tun_setup = topology.tun_drops()     # what the set-up left in the counters: not the run's
     if mode == "ideal" and not sc.stage_bottleneck():
         topology.bottleneck_ideal(sc)
     work = tempfile.mkdtemp(prefix="bwss-lab-")
@@ -82,6 +83,10 @@ def run_mode(sc, mode, build_dir, out_dir):
             running.append(("bulk%d" % (i + 1), spawn(NS_C, clients.client_cmd(sc, mode, build_dir, "bulk", i),
                                                       env=clients.client_env(sc, mode, env, "bulk"),
                                                       out=os.path.join(work, "bulk%d.out" % (i + 1)))))
+        if sc.quic:
+            time.sleep(0.3)           # the HTTP/3 server (Python) binds after the TCP ones
+            running.append(("quic", spawn(NS_C, clients.quic_client_cmd(out_dir),
+                                          out=os.path.join(work, "quic.out"))))
         for _, c in running:
             remember(c.pid)
         h2_from, h2_to = sc.host2_window()
@@ -141,7 +146,7 @@ def run_mode(sc, mode, build_dir, out_dir):
         for pr in procs:
             stop(pr)
         with open(os.path.join(out_dir, "tun.json"), "w") as f:
-            json.dump(topology.tun_drops(), f)
+            json.dump(topology.tun_drops_since(tun_setup), f)
         topology.stop_delay_stage(delay)
         for name in ended:
             log = os.path.join(work, name + ".out")
