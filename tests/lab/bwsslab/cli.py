@@ -356,7 +356,7 @@ def main(argv=None):
     k = sub.add_parser("lock")
     k.add_argument("--no-wait", action="store_true", help="exit 2 at once while the lab is in use")
     k.add_argument("--skip", action="store_true",
-                   help="with --no-wait: print a TAP skip line and exit 77 instead (test scripts)")
+                   help="with --no-wait: print a TAP skip plan and exit 0 instead (test scripts)")
     k.add_argument("command", nargs=argparse.REMAINDER)
     sub.add_parser("owner")
     x = sub.add_parser("matrix", help="the bottleneck matrix (docs/lab.md)")
