@@ -171,16 +171,16 @@ typedef struct {
   double  weight;       /* w_i >= 0 */
 } BwssPrefs;
 
-/* Returns 0 if @prefs is finite and non-negative (priority is free),
- * BWSS_EINVAL otherwise. */
-BWSS_API int bwss_prefs_validate (const BwssPrefs *prefs);
-
 /* Returns 0 if @prefs lies within the limits of bwss/base.h (priority in
  * [BWSS_PRIORITY_MIN, BWSS_PRIORITY_MAX], min_rate_bps in
  * [0, BWSS_RATE_MAX_BPS], weight in [0, BWSS_WEIGHT_MAX]), BWSS_EINVAL
- * otherwise.  The laws accept any finite non-negative input; a domain and
- * every front end accept only this. */
+ * otherwise (NULL, NaN).  The one check of preferences: the laws (the
+ * controller, bwss_allocate()), a domain and every front end accept what
+ * it accepts and nothing else. */
 BWSS_API int bwss_prefs_check (const BwssPrefs *prefs);
+/* The same as bwss_prefs_check(), kept for the programs built against
+ * libbwss0 when the laws took any finite non-negative input. */
+BWSS_API int bwss_prefs_validate (const BwssPrefs *prefs);
 
 /* The TRAS: splits @sigma (bit/s) among @n flows into @targets (bit/s) so
  * that Σ targets = sigma (eq. 5):

@@ -47,8 +47,8 @@
  * they hold is physics: the loop cuts σ to the minima and no further, and
  * the queue settles where the floors fit — it is not a target the loop
  * chases (a target that rose with the need made the loop raise σ into it,
- * and the targets then grew the windows: tried and measured, see the note
- * of issue 10).
+ * and the targets then grew the windows: tried and measured,
+ * docs/lab-results.md).
  *
  * The decision interval (bwss__capacity_interval): decision_rtts RTTs of the
  * slowest flow (its base plus q_t), and at least decision_segments segments

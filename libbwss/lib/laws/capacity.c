@@ -74,9 +74,9 @@
  * fills (a plain TCP flow outside the domain) from its own.  Our bulk flows
  * then yield to it down to their floor, as LEDBAT's would; the video keeps
  * its minimum.  (A verdict from "our windows shrank and the queue did not"
- * misfired at 960 kbit/s, where a few segments of window are most of the
- * queue, and held σ while the FCSs filled the link; issue 12's daemon puts
- * those downloads in the domain instead.)
+ * misfires at 960 kbit/s, where a few segments of window are most of the
+ * queue, and holds σ while the FCSs fill the link; the user's daemon,
+ * bwssd, puts those downloads in the domain instead.)
  *
  * Where the bottleneck has an AQM (CoDel, fq_codel, cake) or a short buffer
  * (12 ms) the queue never reaches the target, so "cut" never acts: the
@@ -144,8 +144,7 @@ bwss__capacity_init (BwssCapacity *c)
 /* Returns true once the start is over: release_us at the minima, and a
  * first U measured.  Flows adopted mid-stream behind a full queue have no
  * rate estimate for φ = 2·RTT (400 ms at 200 ms), longer than release_us:
- * σ ← U = 0 then, and no raise can leave 0 (the lab's capacity-drop under
- * bwssd kept σ at 0 for 120 s, 2026-11-25). */
+ * σ ← U = 0 then, and no raise can leave 0 (docs/lab-results.md). */
 static bool
 rule_start (const BwssCapacity *c, const BwssParams *p, uint64_t now, double u)
 {
@@ -499,7 +498,8 @@ update_boost (BwssCapacity *c, int rule, const CapacityCounts *k)
     c->raise_boost = 1.0;
 }
 
-/* U while the queue is at its target or above: what the link gives us now
+/* The link seen busy (capacity.h, "Busy"): U while the queue is at its
+ * target or above: what the link gives us now
  * (what the raise ramps to; a shorter queue, as the kernel's average shows
  * it, may have been empty for part of the interval), at most max_raise
  * above the last such U (a burst measured over a short interval is not the

@@ -63,6 +63,22 @@ queue_empty (const CapacityCounts *k)
   return k->q >= 0.0 && k->q <= k->band;
 }
 
+/* Busy, the one definition.  The link is busy when it carries all it can
+ * give us: then σ above it shows as a queue.  The loop reads that two ways:
+ *   - the link seen busy (BwssCapacity.busy_link_bps): U at a decision that
+ *     found the queue at its target or above, so U is what the link
+ *     delivers (note_busy_link, capacity.c; on a flow's own evidence, rule
+ *     "deficit", capacity-full.c);
+ *   - the link busy at this decision (link_busy): a queue above the band
+ *     now or at the last decision — an AQM's queue comes and goes with its
+ *     drops, decision by decision, and a short one is all a full link
+ *     behind an AQM or a short buffer shows. */
+static inline bool
+link_busy (const BwssCapacity *c, const CapacityCounts *k)
+{
+  return !queue_empty (k) || c->prev_queue_us > k->band;
+}
+
 /* Sets σ (bit/s, 0 for anything not positive) and counts a change. */
 static inline void
 capacity_set_sigma (BwssCapacity *c, double sigma)

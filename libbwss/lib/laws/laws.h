@@ -248,8 +248,8 @@ typedef struct {
   double    queue_target_us;  /* q_t, last decision */
   double    last_band_us;     /* its dead zone's half width, last decision */
   double    link_bps;         /* the link's rate C2 saw, last decision */
-  double    busy_link_bps;    /* U at the last decision that found the queue at its
-                               * target (the link busy: what it gives us now), 0 = never */
+  double    busy_link_bps;    /* the link seen busy (capacity.h, "Busy"): U when it
+                               * last was, what it gives us; 0 = never */
   double    link_max_bps;     /* the largest of those, 0 = never */
   double    queue_peak_us;    /* the link's largest queue lately (own_queue_memory_us) */
   uint64_t  queue_peak_at_us; /* ... measured then */

@@ -107,8 +107,9 @@
 #define DELAY_RELEASE_US         200000 /* 200 ms: the flows' first RTT samples (their
                                           * handshake's, at once) and a first U; the loop
                                           * finds the link itself.  Every ms of release is
-                                          * plain TCP: at 960 kbit/s the first second of it
-                                          * cost the video 1-2.5 s of media in the lab */
+                                          * plain TCP: at 960 kbit/s a first second of it
+                                          * costs a video that starts with downloads 1-2.5 s
+                                          * of media (docs/lab-results.md) */
 #define DEFAULT_QUEUE_TARGET_MIN_US 10000 /* 10 ms: short enough for calls and games
                                         * sharing the link, long enough that the
                                         * kernel's ms-granular RTT sees it */
@@ -120,9 +121,9 @@
 #define DEFAULT_QUEUE_BAND       0.20  /* ±20 % of q_t: the RTT's ms granularity and
                                         * a segment of dither per flow */
 #define DEFAULT_LINK_DECAY       0.1   /* C2's link rate: the U of one short interval
-                                        * can be a burst's worth or nothing (measured in
-                                        * the lab at 960 kbit/s); cross traffic's 33 %
-                                        * is taken in four decisions */
+                                        * can be a burst's worth or nothing (at 960
+                                        * kbit/s, docs/lab-results.md); cross traffic's
+                                        * 33 % is taken in four decisions */
 #define DEFAULT_DRAIN_HORIZON_RTTS 2.0 /* excess queue removed over two RTTs: the
                                         * queue answers σ within about one RTT, so a
                                         * loop gain of 1/2 (stable) */
@@ -159,9 +160,9 @@
                                         * 8 Mbit/s idle for that long in the model) */
 #define DEFAULT_LINK_WINDOW_US   500000 /* the rate the link gives us is U over half a
                                         * second at least: a decision 60 ms after the
-                                        * last (a queue that grew fast) saw 1.1 Mbit/s
-                                        * on a 960 kbit/s link in the lab (reads paced in
-                                        * bursts of a window) */
+                                        * last (a queue that grew fast) can see 1.1
+                                        * Mbit/s on a 960 kbit/s link (reads paced in
+                                        * bursts of a window; docs/lab-results.md) */
 #define DEFAULT_RESERVE_HOLD_US  (2ull * 1000000ull) /* a video below its minimum
                                         * for less than 2 s is the queue's victim (it
                                         * catches up when the queue drains: its
@@ -171,8 +172,8 @@
                                         * link's (the smallest) by 2 ms or more.  Under
                                         * fq_codel a flow that sends more than its fair
                                         * share holds CoDel's 5-ms target in its own
-                                        * queue, the others' read ~0-2 ms (lab,
-                                        * 2026-11-26: 4.9 against ~2 ms): below CoDel's
+                                        * queue, the others' read ~0-2 ms (4.9 against
+                                        * ~2 ms, docs/lab-results.md): below CoDel's
                                         * target, so the queue CoDel keeps shows; above
                                         * the kernel's 1-ms RTT samples and a segment of
                                         * 8 Mbit/s (1.5 ms), so one segment more in one
