@@ -82,6 +82,7 @@ bwss_phase_name (BwssPhase phase)
     case BWSS_PHASE_LINK_CONGESTED: return "link-congested";
     case BWSS_PHASE_TRACK:          return "track";
     case BWSS_PHASE_START:          return "start";
+    case BWSS_PHASE_COMPETE:        return "compete";
     default:                        return "unknown";
   }
 }
