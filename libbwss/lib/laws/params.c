@@ -205,12 +205,18 @@
 #define DEFAULT_COMPETE_YIELD    2.0   /* a FIFO shares what our downloads give up
                                         * among every flow still sending: the video
                                         * takes about half of it beside one neighbour */
-#define DEFAULT_COMPETE_PROBE_US (45ull * 1000000ull) /* a drain every 8 s costs the
-                                        * downloads ~5 % (half a second at the floor) */
-#define DEFAULT_COMPETE_PROBE_RISE 0.15 /* the neighbour's share comes back to us within
-                                        * an RTT of its queue draining: a quarter or
-                                        * more of the link; our own sawtooth moves U
-                                        * over half a second by less */
+#define DEFAULT_COMPETE_PROBE_US (45ull * 1000000ull) /* the drain that asks whether
+                                        * the queue is ours again, at least this often
+                                        * (a neighbour there from the start: no link
+                                        * known to see its share come back).  Each one
+                                        * hands the neighbour room its window keeps and
+                                        * costs the video an overflow when ours come
+                                        * back: every 8 s cost this machine 20 % of
+                                        * plain TCP's total in the model, every 30 s 7 % */
+#define DEFAULT_COMPETE_PROBE_RISE 0.15 /* U within 15 % of the link this host had alone:
+                                        * the neighbour's share came back (one of four
+                                        * flows is 25 %); beside it, U stays below
+                                        * (the model: 6.0 of 8 Mbit/s at most) */
 #define DEFAULT_COMPETE_DRAIN_US 800000 /* a 150-ms buffer of our own drains in two
                                         * RTTs of 190 ms after our windows close, and
                                         * the kernel's RTT average shows it ~100 ms
@@ -218,10 +224,12 @@
 #define DEFAULT_PROGRESS_BYTES   65536.0 /* 64 KiB: a third of a 192-KiB send buffer —
                                         * a sender waiting for room (nginx) is woken
                                         * when a third of its buffer has gone */
-#define DEFAULT_PROGRESS_PERIOD_US (30ull * 1000000ull) /* 15 s: half the shortest
-                                        * common stall timeout (clients' 30 s), a
-                                        * quarter of nginx's send_timeout (60 s):
-                                        * 35 kbit/s, the slowest any flow is read */
+#define DEFAULT_PROGRESS_PERIOD_US (30ull * 1000000ull) /* ... per 30 s, the shortest
+                                        * common stall timeout (clients'); half of
+                                        * nginx's send_timeout (60 s): 17.5 kbit/s, the
+                                        * slowest any flow is read.  Per 15 s (35 kbit/s)
+                                        * cost the 960-kbit/s streaming video a second
+                                        * more below its minimum in the model */
 
 const char *
 bwss_loop_name (BwssLoop loop)
