@@ -307,6 +307,13 @@ typedef enum {
 
 BWSS_API const char *bwss_phase_name (BwssPhase phase);
 
+/* Returns what the loop is doing in @phase, for a user: "keeping the queue
+ * short" (the delay loop's START and TRACK), "sharing the link with traffic
+ * bwss does not control" (COMPETE: a queue others refill, this host
+ * competes for its total as plain TCP would); NULL for the other phases
+ * (idle, the paper's loop). */
+BWSS_API const char *bwss_phase_mode (BwssPhase phase);
+
 /* ---- the controller ------------------------------------------------------ */
 
 typedef struct BwssController BwssController;

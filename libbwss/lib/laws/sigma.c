@@ -87,6 +87,17 @@ bwss_phase_name (BwssPhase phase)
   }
 }
 
+const char *
+bwss_phase_mode (BwssPhase phase)
+{
+  switch (phase) {
+    case BWSS_PHASE_START:
+    case BWSS_PHASE_TRACK:   return "keeping the queue short";
+    case BWSS_PHASE_COMPETE: return "sharing the link with traffic bwss does not control";
+    default:                 return NULL;
+  }
+}
+
 void
 bwss__sigma_init (BwssSigma *s)
 {
