@@ -306,6 +306,37 @@ test_fq_codel (void)
   check_house (&h, (Bounds) { 0.90, 0.98, 0.90 });
 }
 
+/* A video out of reach beside the neighbour: 3 Mbit/s beside two downloads
+ * here and two plain-TCP flows of the second host on one 150-ms drop-tail
+ * queue (its fair fifth is 1.6 Mbit/s).  The downloads yield to it first —
+ * the user's priority — so it gets at least what the loop without COMPETE
+ * gives it (the downloads then at their floor), and COMPETE, which fails
+ * it, is left for a while each time. */
+static void
+test_out_of_reach (void)
+{
+  House h = { "drop-tail 8M, video 3M, 2 neighbour flows", 8e6, 0.0, false, 3e6, 2, NB_TCP, 2, 0,
+              0, 90 };
+  BwssParams never = delay;
+  never.compete_enter = 1.0;          /* the score never reaches 1: TRACK only */
+  HouseResult tcp = run_house (&h, false, true);
+  report (&h, "tcp", &tcp);
+  for (int latch = 0; latch < 2; latch++) {
+    delay = never;
+    HouseResult before = run_house (&h, true, latch);
+    bwss_params_init (&delay);
+    HouseResult now = run_house (&h, true, latch);
+    report (&h, "bwss without COMPETE", &before);
+    report (&h, "bwss", &now);
+    g_test_message ("%s, rcv_rtt %s: video %.0f (without COMPETE %.0f, tcp %.0f), this machine "
+                    "%.0f (%.0f, %.0f) kbit/s", h.name, latch ? "6.16+" : "before 6.16",
+                    now.video / 1e3, before.video / 1e3, tcp.video / 1e3, now.total / 1e3,
+                    before.total / 1e3, tcp.total / 1e3);
+    g_assert_cmpfloat (now.video, >=, 0.97 * before.video);
+    g_assert_cmpfloat (now.min_progress_s, <, 30.0);
+  }
+}
+
 /* No download fails because of bwss (fcs.c's progress law): the worst the
  * loop does to a download is hold it at its floor for good — here a video
  * and UDP that take all of a 960-kbit/s link but a few kbit/s, beside two
@@ -364,6 +395,7 @@ main (int argc, char **argv)
   g_test_add_func ("/household/on-off", test_on_off);
   g_test_add_func ("/household/udp", test_udp);
   g_test_add_func ("/household/fq-codel", test_fq_codel);
+  g_test_add_func ("/household/out-of-reach", test_out_of_reach);
   g_test_add_func ("/household/progress-floor", test_progress_floor);
   return g_test_run ();
 }
