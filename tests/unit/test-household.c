@@ -219,16 +219,16 @@ check_house (const House *h, Bounds bd)
 
 /* The issue's first household: a 2-Mbit/s video and two downloads here,
  * one plain-TCP download on the second host, one 150-ms drop-tail queue.
- * Before COMPETE: our downloads 8 + 8 kbit/s, this machine 33 % of TCP's.
- * The video at its minimum in 97.6 / 98.8 % of the seconds (plain TCP:
- * 97.6 %): the model's drop-tail takes a segment of every flow that arrives
- * at a full buffer, the video's too; the yields win back what they can. */
+ * Before COMPETE: our downloads 8 + 8 kbit/s, this machine 33 % of TCP's;
+ * now 93.7 %, the video at its minimum in 98.8 % of the seconds (plain TCP:
+ * 97.6 %: the model's drop-tail takes a segment of every flow that arrives
+ * at a full buffer, the video's too; the yields win it back). */
 static void
 test_droptail_one (void)
 {
   House h = { "drop-tail 8M, video 2M, 1 neighbour flow", 8e6, 0.0, false, 2e6, 2, NB_TCP, 1, 0,
               0, 90 };
-  check_house (&h, (Bounds) { 0.90, 0.97, 0.95 });
+  check_house (&h, (Bounds) { 0.90, 0.98, 0.95 });
 }
 
 /* ... a 1-Mbit/s video, three neighbour flows. */
@@ -266,7 +266,7 @@ test_codel_three (void)
 
 /* The neighbour on from 20 to 60 s: COMPETE while it runs (entered ~3 s
  * after its start, the downloads climbing from their floor for a few more:
- * 82.8 / 81.6 % of plain TCP's total over those 40 s, short of the 90 %
+ * 84.6 / 82.5 % of plain TCP's total over those 40 s, short of the 90 %
  * target),
  * the short queue within 5 s after it (the drain when U reaches the link
  * this host had alone before). */

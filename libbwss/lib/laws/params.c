@@ -189,15 +189,18 @@
                                         * shows by using it (then it is uncapped) */
 
 /* Beside traffic the loop does not control (capacity-compete.c) */
-#define DEFAULT_COMPETE_DETECT_US (2ull * 1000000ull) /* 2 s: a queue of our own that
+#define DEFAULT_COMPETE_DETECT_US 1500000 /* 1.5 s: a queue of our own that
                                         * stands above its target is drained by the cut
                                         * within a second (max_cut a decision, the
-                                        * kernel's RTT average half a second behind);
-                                        * one that stands for seconds while σ holds
-                                        * the downloads at their floor is refilled by
-                                        * someone else */
+                                        * kernel's RTT average behind it); one that
+                                        * stands for seconds while σ holds the downloads
+                                        * at their floor is refilled by someone else.
+                                        * 1 s: UDP overfilling a 960-kbit/s link beside
+                                        * a video read as a neighbour in 11 % of the
+                                        * seconds (the model); 2 s: the neighbour's
+                                        * onset cost 2 points more */
 #define DEFAULT_COMPETE_ENTER    0.75  /* three quarters of the detector's memory with
-                                        * the queue standing: ~3 s from the first
+                                        * the queue standing: ~2 s from the first
                                         * decision that held the downloads down */
 #define DEFAULT_COMPETE_HEADROOM 0.5   /* windows half again above what a flow moves:
                                         * its congestion window, not ours, holds it
