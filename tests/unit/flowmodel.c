@@ -382,7 +382,11 @@ fifo_drop (Model *m, const ModelPacket *p)
 static void
 fifo_arrive (Model *m, size_t i, double bits)
 {
+  /* a source that writes less than a segment at a time, with the sender
+   * waiting for it (source_gaps), sends each write as a segment */
   double pkt = 8.0 * MODEL_MSS;
+  if (i < m->n && m->source_gaps && m->f[i].source_packet > 0 && m->f[i].source_bound)
+    pkt = 8.0 * m->f[i].source_packet;
   m->packet_credit[i] += bits;
   while (m->packet_credit[i] >= pkt) {
     m->packet_credit[i] -= pkt;
