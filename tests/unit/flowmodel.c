@@ -74,7 +74,7 @@ sending_rate (const Model *m, ModelFlow *f, double q, bool *cwnd_limited)
   double rate = w * 8.0 / rtt;
   double other = INFINITY;
   if (f->source_bps > 0)
-    other = f->source_bps;
+    other = f->source_bps + f->source_backlog_bits / m->dt_s;
   if (f->path_limit_bps > 0 && f->path_limit_bps < other)
     other = f->path_limit_bps;
   f->read_bound = false;
@@ -83,7 +83,8 @@ sending_rate (const Model *m, ModelFlow *f, double q, bool *cwnd_limited)
     f->read_bound = f->read_bps < rate;
   }
   *cwnd_limited = f->cwnd_bytes < adv && rate <= other;
-  f->source_bound = f->source_bps > 0 && f->source_bps <= other && f->source_bps < rate;
+  double source = f->source_bps + f->source_backlog_bits / m->dt_s;
+  f->source_bound = f->source_bps > 0 && source <= other && source < rate;
   if (path_binds (f, rate)) {
     /* the queue elsewhere stretches the RTT the window is spread over */
     double r2 = w * 8.0 / (rtt + f->path_delay_s);
@@ -175,6 +176,13 @@ send (Model *m, bool *cwnd_limited, double *arriving)
     ModelFlow *f = &m->f[i];
     double qi = m->fq ? f->queue_s : q;
     f->send_bps = f->active ? sending_rate (m, f, qi, &cwnd_limited[i]) : 0.0;
+    if (m->packets && f->active && f->source_bps > 0) {
+      /* the source writes at its rate into a large send buffer: what the
+       * sender could not send yet waits there and leaves later */
+      f->source_backlog_bits += (f->source_bps - f->send_bps) * dt;
+      if (f->source_backlog_bits < 0.0)
+        f->source_backlog_bits = 0.0;
+    }
     f->pipe[slot] = f->send_bps;
     size_t lag = (size_t) llround (f->base_rtt_s / 2.0 / dt);
     if (lag >= MODEL_PIPE_STEPS)

@@ -76,7 +76,11 @@
  * loss with fewer than two segments in flight is a tail loss: no later
  * segment tells the sender, and Linux's tail loss probe (one segment out)
  * fires 2·SRTT + TCP_RTO_MIN later; the flow delivers nothing until then.
- * A download its reads pace at a DSL rate has one segment in flight.
+ * A download its reads pace at a DSL rate has one segment in flight.  And
+ * a source (source_bps) writes into a large send buffer: what the sender
+ * could not send yet (a loss, a probe's wait) leaves later, as the lab's
+ * video source does; a source that writes less than a segment at a time
+ * with source_gaps sends each write as a segment of source_packet bytes.
  *
  * With source_gaps, a sender its source holds (source_i binds: a paced
  * video) has no data when an ACK arrives; the first segment after it
@@ -121,6 +125,7 @@ typedef struct {
   double   base_rtt_s;
   uint32_t window_bytes;    /* advertised window; 0 = unlimited */
   double   source_bps;      /* 0 = sends as fast as allowed */
+  double   source_backlog_bits; /* packets: written by the source, not sent yet */
   double   read_bps;        /* the receiver reads no faster; 0 = freely */
   double   path_limit_bps;  /* 0 = none */
   double   path_delay_s;    /* queueing delay elsewhere while path_limit binds */

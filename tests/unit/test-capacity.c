@@ -1327,17 +1327,20 @@ test_trace_fq_codel_many (void)
  * RTT holds a segment's transmission that the handshake's (the base) does
  * not, and a download its reads pace has one segment in flight, so each
  * of its losses waits for the tail loss probe (flowmodel.h); the video is
- * the lab's source, 1000-byte writes every 16 ms, each a segment, and the
- * receiver's samples read the sender's wait for them (source_gaps).  The
- * fluid model had the downloads at 90 % of what the video leaves where the
- * lab measures 47-49 % (kernel 6.18); at packet level 58.7 % (before 6.16)
- * and 84.6 % (6.16+), the video at its minimum 84 and 82 of 85 s. */
+ * the lab's source: 1000-byte writes every 16 ms into a large send buffer
+ * (each its own segment; what the sender could not send yet leaves later,
+ * as the lab's video-server.py), and the receiver's samples read the
+ * sender's wait for them (source_gaps).  The fluid model had the downloads
+ * at 90 % of what the video leaves where the lab measures 47-49 % (kernel
+ * 6.18); at packet level 60.5 % (before 6.16) and 85.2 % (6.16+), the
+ * video at its minimum 84 and 81 of 85 s; plain TCP: video 301, downloads
+ * 582 kbit/s (the lab: 269 and 558). */
 static void
 test_trace_codel_960k (void)
 {
   Cell cell = { "CoDel 960k", 960e3, 0.150, 0.005, false, 496e3, 2, 1, rtt_30, 320e3, TRACE_FIXED,
                 true };
-  check_cell (&cell, 3, 0.58);
+  check_cell (&cell, 4, 0.60);
 }
 
 /* Moving links (the lab's traces, around 8 Mbit/s), a video of 2 Mbit/s
