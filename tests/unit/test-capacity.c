@@ -1035,6 +1035,7 @@ typedef struct {
   const double *rtt_bulk;      /* one per download, s */
   double        cross_bps;     /* UDP from 30 to 60 s */
   int           trace;         /* the link moves: TRACE_WIFI, TRACE_LTE; 0 = fixed */
+  bool          packets;       /* the model at packet level (Model.packets) */
 } Cell;
 
 typedef struct {
@@ -1153,12 +1154,16 @@ run_cell (const Cell *cell, bool controlled, bool latch)
   s.m.aqm_target_s = cell->aqm_s;
   s.m.fq = cell->fq;
   s.m.rcv_rtt_latch = latch;
+  s.m.packets = cell->packets;
+  s.m.source_gaps = cell->packets;          /* the lab's video source, at packet level */
   if (cell->trace) {
     trace_fill (cell->trace, cell->link_bps);
     s.capacity_at = trace_at;
   }
   size_t v = sim_add (&s, 0.030, 10, cell->video_min, 1, controlled);
   s.m.f[v].source_bps = cell->video_min;
+  if (cell->packets)
+    s.m.f[v].source_packet = 1000;          /* the lab's source: 1000 bytes every 16 ms */
   sim_no_pacing (&s, v);                    /* the element reads by itself */
   for (unsigned d = 0; d < cell->downloads; d++)
     for (unsigned k = 0; k < cell->conns; k++)
@@ -1230,6 +1235,12 @@ run_cell (const Cell *cell, bool controlled, bool latch)
       r.over_room = targets / room;
   }
   (void) carried;
+  if (cell->packets)
+    g_test_message ("%s: %s: CoDel dropped %u packets; the video lost %u times (%u tail "
+                    "loss probes), a download %u (%u)", cell->name,
+                    controlled ? (latch ? "bwss 6.16+" : "bwss before 6.16") : "plain TCP",
+                    s.m.codel_drops, s.m.f[v].losses, s.m.f[v].stalls, s.m.f[1].losses,
+                    s.m.f[1].stalls);
   sim_free (&s);
   return r;
 }
@@ -1288,7 +1299,8 @@ static const double rtt_30[] = { 0.030, 0.030, 0.030 };
 static void
 test_trace_fq_codel (void)
 {
-  Cell cell = { "fq_codel 8M", 8e6, 0.150, 0.005, true, 3e6, 3, 1, rtt_15_40_90, 2e6, TRACE_FIXED };
+  Cell cell = { "fq_codel 8M", 8e6, 0.150, 0.005, true, 3e6, 3, 1, rtt_15_40_90, 2e6, TRACE_FIXED,
+                false };
   /* 9.4 % of the seconds before the video's own evidence (the lab's figure
    * too), 97.6 % with it; short now only in the second the UDP arrives (its
    * fair share taken at once, before the video's queue shows): 98.8 % (the
@@ -1304,21 +1316,31 @@ test_trace_fq_codel_many (void)
 {
   static const double rtt[] = { 0.030 };
   Cell cell = { "fq_codel 20M, 8 connections", 20e6, 0.150, 0.005, true, 10.3e6, 1, 8, rtt,
-                0.0, TRACE_FIXED };
+                0.0, TRACE_FIXED, false };
   /* 3.5 % of the seconds before (6.16+); one second short in the start */
   check_cell (&cell, 1, 0.90);
 }
 
-/* The Fig. 7 streaming cell behind CoDel at 960 kbit/s (one queue). */
+/* The Fig. 7 streaming cell behind CoDel at 960 kbit/s (one queue), at
+ * packet level: a segment takes 12 ms to send here, more than CoDel's
+ * 5-ms target, so what CoDel drops depends on whole packets, every data
+ * RTT holds a segment's transmission that the handshake's (the base) does
+ * not, and a download its reads pace has one segment in flight, so each
+ * of its losses waits for the tail loss probe (flowmodel.h); the video is
+ * the lab's source: 1000-byte writes every 16 ms into a large send buffer
+ * (each its own segment; what the sender could not send yet leaves later,
+ * as the lab's video-server.py), and the receiver's samples read the
+ * sender's wait for them (source_gaps).  The fluid model had the downloads
+ * at 90 % of what the video leaves where the lab measures 47-49 % (kernel
+ * 6.18); at packet level 60.5 % (before 6.16) and 85.2 % (6.16+), the
+ * video at its minimum 84 and 81 of 85 s; plain TCP: video 301, downloads
+ * 582 kbit/s (the lab: 269 and 558). */
 static void
 test_trace_codel_960k (void)
 {
-  Cell cell = { "CoDel 960k", 960e3, 0.150, 0.005, false, 496e3, 2, 1, rtt_30, 320e3, TRACE_FIXED };
-  /* 78.8 % of the seconds before the video's own evidence; the UDP's
-   * onset and the climb after it cost 2 s (before 6.16) and 4 s (6.16+:
-   * the RTT reads the troughs, the queue looks empty and the probe after
-   * the UDP left overshoots): short of the 98 % target */
-  check_cell (&cell, 4, 0.90);
+  Cell cell = { "CoDel 960k", 960e3, 0.150, 0.005, false, 496e3, 2, 1, rtt_30, 320e3, TRACE_FIXED,
+                true };
+  check_cell (&cell, 4, 0.60);
 }
 
 /* Moving links (the lab's traces, around 8 Mbit/s), a video of 2 Mbit/s
@@ -1334,11 +1356,12 @@ test_trace_wifi (void)
 {
   /* downloads 79.0 / 81.6 % (as before this issue: the queue holds σ) */
   Cell tail = { "wifi, 60-ms drop-tail", 8e6, 0.060, 0.0, false, 2e6, 3, 1, rtt_30, 0.0,
-                TRACE_WIFI };
+                TRACE_WIFI, false };
   check_cell (&tail, 0, 0.78);
   /* downloads 55.4 / 57.8 % before the deficits the video's own queue
    * shows stopped bounding the raises, 60.8 / 59.0 % now */
-  Cell fq = { "wifi, fq_codel", 8e6, 0.150, 0.005, true, 2e6, 3, 1, rtt_30, 0.0, TRACE_WIFI };
+  Cell fq = { "wifi, fq_codel", 8e6, 0.150, 0.005, true, 2e6, 3, 1, rtt_30, 0.0, TRACE_WIFI,
+              false };
   check_cell (&fq, 0, 0.58);
 }
 
@@ -1349,13 +1372,13 @@ test_trace_lte (void)
   /* downloads 72.4 / 86.7 % before the link the video's own queue showed
    * became the link seen busy, 80.7 / 86.7 % now */
   Cell tail = { "lte, 60-ms drop-tail", 8e6, 0.060, 0.0, false, 2e6, 3, 1, rtt_30, 0.0,
-                TRACE_LTE };
+                TRACE_LTE, false };
   check_cell (&tail, 0, 0.80);
   /* the video at its minimum 54 / 55 of 56 s (96.4 / 98.2 %: short in the
    * second after the excluded one, σ still settling after a fall from 10
    * to 3.4 or from 7.8 to 5.2 Mbit/s), downloads 78.9 / 82.2 % before,
    * 80.6 / 85.4 % now */
-  Cell fq = { "lte, fq_codel", 8e6, 0.150, 0.005, true, 2e6, 3, 1, rtt_30, 0.0, TRACE_LTE };
+  Cell fq = { "lte, fq_codel", 8e6, 0.150, 0.005, true, 2e6, 3, 1, rtt_30, 0.0, TRACE_LTE, false };
   check_cell (&fq, 2, 0.80);
 }
 
