@@ -269,8 +269,8 @@ check(code == cli.INVALID_EXIT and code != 0 and "stayed invalid in 3 tries" in 
       "three invalid tries: exit %d, the message names the noise: %s" % (code, msg))
 calls, res, text, listing, kept = retried({1}, faults=["bulk1 went 31.0 s without progress"])
 code, msg = cli.verdict(res)
-check(calls == {"tcp": 1, "bwss": 1} and code == cli.FAULT_EXIT and "product fault" in msg
-      and "bulk1 went 31.0 s" in msg, "a valid run's fault is the product's: exit %d, %s" % (code, msg.replace("\n", " / ")))
+check(calls == {"tcp": 1, "bwss": 1} and code == cli.FAULT_EXIT and "mode bwss: a product fault" in msg
+      and "mode tcp: a fault without bwss" in msg and "bulk1 went 31.0 s" in msg, "a valid run's fault is the product's: exit %d, %s" % (code, msg.replace("\n", " / ")))
 r = lab("run", "streaming", "--tries", "0")
 check(r.returncode == 2 and "--tries" in r.stderr, "--tries 0 is refused: %s" % r.stderr.strip())
 # the progress check: the longest time without progress per flow (the

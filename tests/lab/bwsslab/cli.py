@@ -130,7 +130,9 @@ def verdict(results):
     for s in results:
         if s.get("valid") and s.get("faults"):
             code = code or FAULT_EXIT
-            lines.append("mode %s: a product fault in a valid run: %s" % (s.get("mode"), "; ".join(s["faults"])))
+            lines.append("mode %s: %s in a valid run: %s" % (
+                s.get("mode"), "a product fault" if s.get("mode") in BWSS_MODES
+                else "a fault without bwss (the baseline's own)", "; ".join(s["faults"])))
     return code, "\n".join(lines)
 
 
