@@ -176,10 +176,9 @@ def tun_drops_since(setup):
 
 def wait_attached(proc):
     """Waits until the stage has attached both TUNs (their carrier is on):
-    until then the kernel drops whatever is routed to them (the path's first
-    ping raced the stage's start-up and lost one packet in about a third of
-    the runs whose bottleneck is the stage — counted as a drop on the way
-    into the stage, it made the run invalid)."""
+    until then the kernel drops whatever is routed to them — the path's
+    first ping would be lost and counted in the TUN's tx_dropped, a drop
+    on the way into the stage (docs/lab.md, "The TUN drop, found")."""
     for _ in range(1000):
         r = subprocess.run(["ip", "-n", NS_R, "-j", "link", "show"], capture_output=True, text=True)
         try:
