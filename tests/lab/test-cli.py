@@ -310,6 +310,20 @@ check(hosts.host2_flows(u) == [] and hosts.host2_udp_flow(u)[:2] == ("host2-udp"
       and u.host2_udp() == 2000 and u3.host2_udp() == 3000 and u3.host2_window() == (20.0, 60.0)
       and "2 Mbit/s UDP" in u.with_sets(["duration=90"]).doc and "from 20 s to 60 s" in u3.describe(),
       "host2=udp: no downloads, 2000 kbit/s of UDP by default, host2_on's window: %s" % u3.describe())
+# the QUIC download's record (quic-samples.txt: its client's byte counts on
+# the recorder's clock) as a flow: kbit/s per second, the instants it moved
+with tempfile.TemporaryDirectory() as d:
+    qsc = SCENARIOS["streaming"].with_sets(["quic=1", "duration=4", "measure_from=0"])
+    with open(os.path.join(d, "quic-samples.txt"), "w") as f:
+        for k in range(80):                               # 100.05 .. 104.0 s, 50 ms apart
+            t = 100.05 + 0.05 * k
+            f.write("%.6f %d\n" % (t, 0 if t < 101 else (12500 if t < 102.5 else 25000)))
+    qrate, qmoved = analysis.load_quic(qsc, d, 100.0)
+    check([round(x) for x in qrate] == [0, 100, 100, 0] and len(qmoved) == 2
+          and analysis.longest_stall(qmoved, 0, 4) > 1.4,
+          "quic: its record as kbit/s per second and progress instants: %s %s" % (qrate, qmoved))
+r = lab("run", "streaming", "--set", "quic=2")
+check(r.returncode == 2 and "quic" in r.stderr, "quic=2 is refused: %s" % r.stderr.strip())
 os.unlink(BAD_TRACE.name)
 os.unlink(WORD_TRACE.name)
 print("1..%d" % n)

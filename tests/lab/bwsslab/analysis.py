@@ -13,7 +13,7 @@ import subprocess
 from . import hosts, linkstats
 from .proc import program
 from .scenario import BWSS_MODES
-from .topology import VIDEO_ADDR, bulk_addr, ideal_video_class_kbps
+from .topology import VIDEO_ADDR, bulk_addr, ideal_video_class_kbps, quic_rtt
 
 PREBUFFERS = ("0.5", "1", "2", "4", "8")
 PAYLOAD_SHARE = 1448.0 / 1500.0       # TCP payload of a full packet (timestamps on)
@@ -98,6 +98,27 @@ def load_samples(sc, out_dir, t0):
     conns = {n: sum(1 for (r, ino) in last if ino != "0" and names.by_addr[r.rsplit(":", 1)[0]][0] == n)
              for n in names.names()}
     return rate, qdelay, video_trace, sigma, ctl_queue, conns, moved
+
+
+def load_quic(sc, out_dir, t0):
+    """The QUIC download's kbit/s per second and the instants its byte count
+    grew (quic-samples.txt: "t_monotonic bytes" every 50 ms)."""
+    dur = int(sc.duration)
+    rate, moved, last = [0.0] * dur, [], 0
+    try:
+        lines = open(os.path.join(out_dir, "quic-samples.txt")).read().splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        try:
+            t, b = float(line.split()[0]) - t0, int(line.split()[1])
+        except (ValueError, IndexError):
+            continue
+        if b > last and 0 <= t < dur:
+            rate[int(t)] += (b - last) * 8 / 1000.0
+            moved.append(t)
+        last = max(last, b)
+    return rate, moved
 
 
 def load_cross(sc, out_dir):
@@ -446,6 +467,10 @@ def analyse(sc, mode, out_dir, build_dir):
     """Analyses the run in out_dir; writes series.csv and summary.json."""
     run = json.load(open(os.path.join(out_dir, "run.json")))
     rate, qdelay, video_trace, sigma, ctl_queue, conns, moved = load_samples(sc, out_dir, run["t0_monotonic"])
+    if sc.quic:
+        # the QUIC download: its client's own record (the recorders see TCP only)
+        rate["quic"], moved["quic"] = load_quic(sc, out_dir, run["t0_monotonic"])
+        qdelay["quic"] = []
     udp = hosts.load_udp(sc, out_dir)
     if udp is not None:
         # the second machine's UDP: a flow of the summary (the recorders see TCP only)
@@ -492,6 +517,10 @@ def analyse(sc, mode, out_dir, build_dir):
         if name == "video":
             entry["min_rate_kbps"] = sc.video_min_kbps
             entry["weight"] = sc.video_weight
+        elif name == "quic":
+            entry["min_rate_kbps"] = 0
+            entry["weight"] = None                      # not bwss's: no weight
+            entry["rtt_ms"] = quic_rtt(sc)
         elif hosts.host_of(name) == 2:
             entry["min_rate_kbps"] = 0
             entry["weight"] = 1.0

@@ -26,7 +26,7 @@ import signal
 import subprocess
 import sys
 
-from . import analysis, host, linkstats, linktrace, lock, matrix, paths, plots, report, timeline, topology
+from . import analysis, clients, host, linkstats, linktrace, lock, matrix, paths, plots, report, timeline, topology
 from .proc import STATE_DIR, LabError, program
 from .scenario import BWSS_MODES, MODES, SCENARIOS, ScenarioError
 
@@ -45,6 +45,10 @@ def check_tools(sc, modes, build_dir):
         raise LabError("scenario %s needs bwss-lab-player (built with -Dgst-plugin=enabled)" % sc.name)
     if sc.ping_ms and shutil.which("ping") is None:
         raise LabError("ping is not installed (package iputils-ping)")
+    if sc.quic:
+        why = clients.check_quic()
+        if why:
+            raise LabError(why)
     for tool in ["nginx", "iperf3", "curl"] + (["trickle"] if "trickle" in modes else []):
         if shutil.which(tool) is None:
             raise LabError("%s is not installed (tests/bootstrap installs it)" % tool)

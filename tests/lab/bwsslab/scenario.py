@@ -76,6 +76,8 @@ class Scenario:
     host2_bulk: int = 2           # the second machine's downloads (weight 1 each)
     host2_on: str = ""            # when the second machine's traffic runs, "FROM-TO" s (empty: all the run)
     host2_udp_kbps: float = 0.0   # the second machine's UDP (inelastic), kbit/s (host2=udp: default 2000)
+    quic: int = 0                 # a QUIC (HTTP/3) download on this machine, beside the others (0/1)
+    quic_cc: str = "cubic"        # its server's congestion control (aioquic: cubic or reno)
 
     # ---- derived ----
     def bulk_weight(self, i):
@@ -152,6 +154,8 @@ class Scenario:
             parts.append("%d bulk flow%s (weights %s, RTT %s ms)" % (
                 self.bulk, "" if self.bulk == 1 else "s", ":".join("%g" % w for w in ws),
                 "/".join("%g" % r for r in rtts)))
+        if self.quic:
+            parts.append("a QUIC download (%s)" % self.quic_cc)
         if self.cross_kbps and self.cross_end > self.cross_start:
             parts.append("%s UDP from %g s to %g s" % (k(self.cross_kbps), self.cross_start, self.cross_end))
         if self.bwss_on_at:
@@ -234,6 +238,10 @@ class Scenario:
             if not (math.isfinite(a) and math.isfinite(b) and 0 <= a < b <= self.duration):
                 raise ScenarioError("--set host2_on: FROM-TO with 0 <= FROM < TO <= the duration (%g s)"
                                     % self.duration)
+        if self.quic not in (0, 1):
+            raise ScenarioError("--set quic: 0 or 1 QUIC download on this machine")
+        if self.quic_cc not in ("cubic", "reno"):
+            raise ScenarioError("--set quic_cc: cubic or reno (aioquic's)")
         if (self.host2_on or self.host2_udp_kbps) and self.hosts != 2:
             raise ScenarioError("--set host2_on, host2_udp_kbps: only with hosts=2")
         if self.link_trace:
