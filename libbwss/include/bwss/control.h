@@ -154,13 +154,15 @@ struct BwssParams {
                                  * stood while σ held our downloads down) reaches this;
                                  * (0, 1] */
   double   compete_headroom;    /* COMPETE: σ this fraction above what the flows move,
-                                 * so no window binds them; > 0 */
+                                 * the video's window above its minimum, so no window
+                                 * binds them; > 0 */
   double   compete_yield;       /* COMPETE: the downloads yield this many times what the
                                  * minima miss (the neighbour takes its part); > 0 */
   uint64_t compete_probe_us;    /* COMPETE: a drain that asks whether the queue is ours
                                  * again at least this often, µs ... */
-  double   compete_probe_rise;  /* ... and sooner when U rises by this fraction above
-                                 * its mean in COMPETE (the neighbour left); > 0 */
+  double   compete_probe_rise;  /* ... and as soon as U comes within this fraction of
+                                 * the link this host had alone (the neighbour left);
+                                 * (0, 100] */
   uint64_t compete_drain_us;    /* ... each drain lasting at most this, µs */
   double   progress_bytes;      /* every controlled flow moves at least this many bytes
                                  * ... ; > 0 */

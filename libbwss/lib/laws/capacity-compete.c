@@ -79,7 +79,7 @@
  * flows moved before, through the windows (released at once, their
  * congestion windows would burst into the buffer together, and its
  * overflow takes the video's segments too).
-
+ *
  * Whatever σ and the state decide, every flow keeps moving: the progress
  * law is fcs.c's (bwss__progress_floor_bps).
  */
@@ -110,6 +110,11 @@
  * second; traffic that does not give way, a third or more for good). */
 #define DEEP 0.2
 
+/* The downloads yield once the video has been short this many decisions in
+ * a row: its rate over one decision (two RTTs) is a few segments, one of
+ * them late is no shortfall. */
+#define YIELD_DECISIONS 2
+
 /* ---- the detector (TRACK) ---- */
 
 /* Returns true if this host moves about all of the link it had to itself
@@ -120,8 +125,9 @@ has_link (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
   return c->link_alone_bps > 0.0 && k->u_link >= (1.0 - p->compete_probe_rise) * c->link_alone_bps;
 }
 
-/* The queue we did not make: every download held at its floor, and the
- * link still busy (a standing queue, or our losses under an AQM). */
+/* The queue we did not make: every download held at its floor, every
+ * minimum met, no flow above its allotment, U short of the link we had
+ * alone, and still a standing queue. */
 static bool
 foreign (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
 {
@@ -311,8 +317,8 @@ capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
     return start_drain (c, p, now, k);
   /* the video first: the downloads yield what the minima miss, and more
    * (the neighbour takes its part); never below the minima */
-  c->loss_votes = k->deficit > 0.0 ? c->loss_votes + 1 : 0;
-  if (c->loss_votes >= 2) {
+  c->loss_votes = k->deficit > 0.0 ? c->loss_votes + 1 : 0;   /* in COMPETE: yield votes */
+  if (c->loss_votes >= YIELD_DECISIONS) {
     /* at most max_cut of what the downloads move, a decision */
     double s = k->u_kept - p->compete_yield * k->deficit;
     double least = k->minima + (1.0 - p->max_cut) * (k->u_kept - k->minima);
