@@ -16,6 +16,13 @@ sim_init (Sim *s, double capacity, const BwssParams *params, SimEvent event)
   model_init (&s->m, capacity, 0.15, 0.001);
   g_assert_cmpint (bwss_controller_new (params, &s->c), ==, 0);
   s->event = event;
+  const char *phase = getenv ("BWSS_SIM_TICK_PHASE_MS");
+  if (phase && *phase) {
+    char *end;
+    unsigned long ms = strtoul (phase, &end, 10);
+    g_assert_true (*end == '\0' && ms * MS < TICK);     /* 0 to 9 */
+    s->tick_phase_us = ms * MS;
+  }
 }
 
 size_t
@@ -97,7 +104,7 @@ sim_run (Sim *s, unsigned seconds)
         fqsum[i] += s->m.f[i].queue_s;
       cross += s->m.cross_rate_bps;
       s->now_us += MS;
-      if (s->now_us % TICK == 0)
+      if (s->now_us % TICK == s->tick_phase_us)
         tick (s);
     }
     s->queue_ms[sec] = qsum;              /* Σ over 1000 ms of seconds = mean in ms */

@@ -5,6 +5,12 @@
  * controller observes every controlled flow (received bytes, the kernel's
  * receiver RTT) and ticks every 10 ms like the socket layer, and its windows
  * go back into the model.  Per-second records for the traces' assertions.
+ *
+ * $BWSS_SIM_TICK_PHASE_MS (0 to 9, default 0): the controller ticks that
+ * many ms after each multiple of 10 ms of the model's clock — physically
+ * neutral (a controller's clock has no phase relation to the link's), so
+ * a law's figures over the ten phases are its spread in the model
+ * (tests/unit/sim-spread.sh).  Not set in the suite.
  */
 #ifndef SIM_H
 #define SIM_H
@@ -24,6 +30,7 @@ struct Sim {
   BwssController *c;
   bool            controlled[MODEL_MAX_FLOWS];
   bool            pacable[MODEL_MAX_FLOWS];  /* the receiver can pace its reads */
+  uint64_t        tick_phase_us;             /* ticks at this offset in each 10 ms */
   uint64_t        now_us;
   /* per second */
   double          rate[SIM_MAX_SECONDS][MODEL_MAX_FLOWS];    /* bit/s */
