@@ -72,7 +72,7 @@
  * queued, then drops at interval/√count, a count resumed within 16
  * intervals).  A data segment's RTT then also holds its own transmission
  * at the bottleneck, which the handshake's small segments (the base) do
- * not (the lab reads 12 ms of "queue" on an idle 960-kbit/s link), and a
+ * not (12 ms of "queue" on an idle 960-kbit/s link), and a
  * loss with fewer than two segments in flight is a tail loss: no later
  * segment tells the sender, and Linux's tail loss probe (one segment out)
  * fires 2·SRTT + TCP_RTO_MIN later; the flow delivers nothing until then.

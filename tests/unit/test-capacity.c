@@ -1337,10 +1337,10 @@ test_trace_fq_codel_many (void)
  * (each its own segment; what the sender could not send yet leaves later,
  * as the lab's video-server.py), and the receiver's samples read the
  * sender's wait for them (source_gaps).  The fluid model had the downloads
- * at 90 % of what the video leaves where the lab measures 47-49 % (kernel
- * 6.18); at packet level 60.5 % (before 6.16) and 85.2 % (6.16+), the
- * video at its minimum 84 and 81 of 85 s; plain TCP: video 301, downloads
- * 582 kbit/s (the lab: 269 and 558). */
+ * at 90 % of what the video leaves; at packet level 60.5 % (before 6.16)
+ * and 85.2 % (6.16+), the video at its minimum 84 and 81 of 85 s; plain
+ * TCP: video 301, downloads 582 kbit/s (docs/testing.md compares these
+ * with the lab's). */
 static void
 test_trace_codel_960k (void)
 {
