@@ -76,7 +76,10 @@
  * loss with fewer than two segments in flight is a tail loss: no later
  * segment tells the sender, and Linux's tail loss probe (one segment out)
  * fires 2·SRTT + TCP_RTO_MIN later; the flow delivers nothing until then.
- * A download its reads pace at a DSL rate has one segment in flight.  And
+ * A download its reads pace at a DSL rate has one segment in flight.  The
+ * window the SYN offered (64240 bytes, before any clamp) is never taken
+ * back: until that much arrived the sender may send it, whatever the
+ * clamp or the reads (the senders' initial windows in the first second).  And
  * a source (source_bps) writes into a large send buffer: what the sender
  * could not send yet (a loss, a probe's wait) leaves later, as the lab's
  * video source does; a source that writes less than a segment at a time
