@@ -70,11 +70,12 @@ sending_rate (const Model *m, ModelFlow *f, double q, bool *cwnd_limited)
   double rtt = f->base_rtt_s + q;
   double adv = f->window_bytes ? (double) f->window_bytes : INFINITY;
   bool offered = false;
-  if (m->packets && SYN_WINDOW - (double) f->bytes > adv) {
+  double syn = f->syn_window_bytes > 0 ? f->syn_window_bytes : SYN_WINDOW;
+  if (m->packets && syn - (double) f->bytes > adv) {
     /* a receiver never takes back a window it offered: what its SYN
      * offered (before any clamp) stays open until that much arrived, and
      * the reads need not open it */
-    adv = SYN_WINDOW - (double) f->bytes;
+    adv = syn - (double) f->bytes;
     offered = true;
   }
   if (adv < MODEL_MSS)

@@ -137,6 +137,7 @@ typedef struct {
   double   ssthresh_bytes;
   double   last_loss_s;
   double   stall_until_s;   /* a tail loss: nothing until its probe, s */
+  double   syn_window_bytes; /* packets: what its SYN offered (0: Linux's 64240) */
   uint32_t stalls;
   double   pipe[MODEL_PIPE_STEPS];  /* sending rate history, bit/s */
   /* bottleneck and receiver state */
