@@ -71,7 +71,9 @@ sending_rate (const Model *m, ModelFlow *f, double q, bool *cwnd_limited)
   double adv = f->window_bytes ? (double) f->window_bytes : INFINITY;
   bool offered = false;
   double syn = f->syn_window_bytes > 0 ? f->syn_window_bytes : SYN_WINDOW;
-  if (m->packets && syn - (double) f->bytes > adv) {
+  if (m->packets && !f->window_bytes)
+    adv = syn;                          /* no clamp yet: the window its SYN offered */
+  else if (m->packets && syn - (double) f->bytes > adv) {
     /* a receiver never takes back a window it offered: what its SYN
      * offered (before any clamp) stays open until that much arrived, and
      * the reads need not open it */
