@@ -190,7 +190,7 @@ typedef struct {
   double    packet_credit[MODEL_MAX_FLOWS + 1];   /* arrived bits not yet a whole packet */
   ModelCodel codel;
   uint32_t  codel_lastcount;
-  uint32_t  codel_drops;
+  uint32_t  codel_drops;    /* packets it dropped (CoDel and the limit) */
   /* outputs */
   double    queue_s;        /* queueing delay at the bottleneck now */
   double    cross_rate_bps; /* cross traffic delivered over the last step */

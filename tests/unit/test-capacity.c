@@ -1262,7 +1262,7 @@ run_cell (const Cell *cell, bool controlled, bool latch)
   }
   (void) carried;
   if (cell->packets)
-    g_test_message ("%s: %s: CoDel dropped %u packets; the video lost %u times (%u tail "
+    g_test_message ("%s: %s: the bottleneck dropped %u packets; the video lost %u times (%u tail "
                     "loss probes), a download %u (%u)", cell->name,
                     controlled ? (latch ? "bwss 6.16+" : "bwss before 6.16") : "plain TCP",
                     s.m.codel_drops, s.m.f[v].losses, s.m.f[v].stalls, s.m.f[1].losses,
