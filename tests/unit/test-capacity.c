@@ -1367,9 +1367,9 @@ test_trace_fq_codel_many (void)
  * sender's wait for them (source_gaps); the window each SYN offered
  * (64 kB, before any clamp) stays open until used, so the first second
  * carries the senders' initial windows.  The fluid model had the downloads
- * at 90 % of what the video leaves; at packet level 66.2 % (before 6.16)
- * and 82.5 % (6.16+), the video at its minimum 84 and 82 of 85 s, its
- * required prebuffer 0.72 and 0.84 s (docs/testing.md compares these with
+ * at 90 % of what the video leaves; at packet level 69.8 % (before 6.16)
+ * and 83.7 % (6.16+), the video at its minimum 83 of 85 s under both, its
+ * required prebuffer 0.72 and 0.85 s (docs/testing.md compares these with
  * the lab's). */
 static void
 test_trace_codel_960k (void)
