@@ -8,6 +8,7 @@
 #define MIN_CWND_SEGMENTS     2
 #define DEFAULT_AQM_INTERVAL  0.100    /* CoDel's interval */
 #define SUB_MSS_YIELD         0.5      /* a window below one MSS: half of it per RTT */
+#define SYN_WINDOW            64240.0  /* bytes: the window Linux's SYN offers (44 segments) */
 #define TAIL_FLIGHT_SEGMENTS  2.0      /* fewer segments in flight: a loss is a tail loss */
 #define RTO_MIN               0.200    /* TCP_RTO_MIN, s: the probe timeout's floor with one
                                         * segment out (tcp_schedule_loss_probe) */
@@ -68,6 +69,17 @@ sending_rate (const Model *m, ModelFlow *f, double q, bool *cwnd_limited)
   }
   double rtt = f->base_rtt_s + q;
   double adv = f->window_bytes ? (double) f->window_bytes : INFINITY;
+  bool offered = false;
+  double syn = f->syn_window_bytes > 0 ? f->syn_window_bytes : SYN_WINDOW;
+  if (m->packets && !f->window_bytes)
+    adv = syn;                          /* no clamp yet: the window its SYN offered */
+  else if (m->packets && syn - (double) f->bytes > adv) {
+    /* a receiver never takes back a window it offered: what its SYN
+     * offered (before any clamp) stays open until that much arrived, and
+     * the reads need not open it */
+    adv = syn - (double) f->bytes;
+    offered = true;
+  }
   if (adv < MODEL_MSS)
     adv *= m->sub_mss_yield;
   double w = f->cwnd_bytes < adv ? f->cwnd_bytes : adv;
@@ -78,7 +90,7 @@ sending_rate (const Model *m, ModelFlow *f, double q, bool *cwnd_limited)
   if (f->path_limit_bps > 0 && f->path_limit_bps < other)
     other = f->path_limit_bps;
   f->read_bound = false;
-  if (f->read_bps > 0 && f->read_bps < other) {
+  if (f->read_bps > 0 && f->read_bps < other && !offered) {
     other = f->read_bps;              /* the window opens by what is read */
     f->read_bound = f->read_bps < rate;
   }

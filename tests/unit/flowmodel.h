@@ -72,11 +72,14 @@
  * queued, then drops at interval/√count, a count resumed within 16
  * intervals).  A data segment's RTT then also holds its own transmission
  * at the bottleneck, which the handshake's small segments (the base) do
- * not (the lab reads 12 ms of "queue" on an idle 960-kbit/s link), and a
+ * not (12 ms of "queue" on an idle 960-kbit/s link), and a
  * loss with fewer than two segments in flight is a tail loss: no later
  * segment tells the sender, and Linux's tail loss probe (one segment out)
  * fires 2·SRTT + TCP_RTO_MIN later; the flow delivers nothing until then.
- * A download its reads pace at a DSL rate has one segment in flight.  And
+ * A download its reads pace at a DSL rate has one segment in flight.  The
+ * window the SYN offered (64240 bytes, before any clamp) is never taken
+ * back: until that much arrived the sender may send it, whatever the
+ * clamp or the reads (the senders' initial windows in the first second).  And
  * a source (source_bps) writes into a large send buffer: what the sender
  * could not send yet (a loss, a probe's wait) leaves later, as the lab's
  * video source does; a source that writes less than a segment at a time
@@ -134,6 +137,7 @@ typedef struct {
   double   ssthresh_bytes;
   double   last_loss_s;
   double   stall_until_s;   /* a tail loss: nothing until its probe, s */
+  double   syn_window_bytes; /* packets: what its SYN offered (0: Linux's 64240) */
   uint32_t stalls;
   double   pipe[MODEL_PIPE_STEPS];  /* sending rate history, bit/s */
   /* bottleneck and receiver state */
@@ -186,7 +190,7 @@ typedef struct {
   double    packet_credit[MODEL_MAX_FLOWS + 1];   /* arrived bits not yet a whole packet */
   ModelCodel codel;
   uint32_t  codel_lastcount;
-  uint32_t  codel_drops;
+  uint32_t  codel_drops;    /* packets it dropped (CoDel and the limit) */
   /* outputs */
   double    queue_s;        /* queueing delay at the bottleneck now */
   double    cross_rate_bps; /* cross traffic delivered over the last step */
