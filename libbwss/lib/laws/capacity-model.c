@@ -283,10 +283,10 @@ count_flow (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
   if (rtt > 0.0 && 8.0 * p->min_window_bytes / rtt > floor)
     floor = 8.0 * p->min_window_bytes / rtt;
   /* moving well above what it is allotted — compete_headroom above, more
-   * than a decision's few segments of jitter (a video's 2 Mbit/s over
-   * 100 ms read 1.8-2.2 in the lab; at 1.1 × the detector took 7 s to
-   * enter beside a neighbour): released (a player's fragment, a flow just
-   * added), it may fill the queue itself */
+   * than a decision's jitter of a few segments (a 2-Mbit/s video read
+   * 1.8-2.4 a second beside a neighbour in the lab, more over a decision):
+   * released (a player's fragment, a flow just added), it may fill the
+   * queue itself */
   double allotted = f->target_bps > f->min_rate_bps ? f->target_bps : f->min_rate_bps;
   if (floor > allotted)
     allotted = floor;
