@@ -282,12 +282,15 @@ count_flow (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
   double floor = bwss__progress_floor_bps (p);
   if (rtt > 0.0 && 8.0 * p->min_window_bytes / rtt > floor)
     floor = 8.0 * p->min_window_bytes / rtt;
-  /* moving well above what it is allotted (released: a player's fragment,
-   * a flow just added): it may fill the queue itself */
+  /* moving well above what it is allotted — compete_headroom above, more
+   * than a decision's jitter of a few segments (a 2-Mbit/s video read
+   * 1.8-2.4 a second beside a neighbour in the lab, more over a decision):
+   * released (a player's fragment, a flow just added), it may fill the
+   * queue itself */
   double allotted = f->target_bps > f->min_rate_bps ? f->target_bps : f->min_rate_bps;
   if (floor > allotted)
     allotted = floor;
-  if (f->rate_bps > (1.0 + 2.0 * p->alpha) * allotted)
+  if (f->rate_bps > (1.0 + p->compete_headroom) * allotted)
     k->overrun++;
   /* held down by σ: allocated no more than its floor */
   if (f->min_rate_bps <= 0.0) {

@@ -141,9 +141,8 @@ bwss__capacity_init (BwssCapacity *c)
   c->last_rule = RULE_NONE;
   c->foreign_score = 0.0;
   c->link_alone_bps = 0.0;
-  c->compete_short_since_us = 0;
+  c->compete_short_score = 0.0;
   c->compete_yield_at_us = 0;
-  c->compete_met_since_us = 0;
   c->compete_hold_us = 0;
   c->compete_hold_until_us = 0;
   c->compete_probe_at_us = 0;

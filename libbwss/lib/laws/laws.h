@@ -285,8 +285,8 @@ typedef struct {
   double    compete_sigma_before;  /* COMPETE: what the flows moved before the last drain,
                                * bit/s (the windows bind until they move it again) */
   uint64_t  compete_yield_at_us;    /* COMPETE: the last yield to a minimum */
-  uint64_t  compete_short_since_us; /* COMPETE: a minimum unmet since, 0 = none ... */
-  uint64_t  compete_met_since_us;   /* ... every minimum met since, 0 = not now */
+  double    compete_short_score;    /* COMPETE: the share of the last reserve_hold_us a
+                                     * minimum was missed by a fifth or more, [0, 1] */
   uint64_t  compete_hold_us;  /* after COMPETE failed the video: no entry for this long,
                                * doubling (0: params' first) ... */
   uint64_t  compete_hold_until_us; /* ... until then */
