@@ -33,8 +33,9 @@ said () { head -c 160 "$tmp/err" | head -1; }
 mkdir -p "$tmp/cfg/bwss"
 mkfifo "$tmp/cfg/bwss/rules.conf"
 check_file "$tmp/cfg/bwss/rules.conf"
+# (a bwssd that opened the FIFO would wait for a writer: timeout's 124, not 2)
 check "--check on a FIFO -> exit 2 in $ms ms: $(said)" \
-  '[ $rc -eq 2 ] && [ $ms -lt 2000 ] && grep -q "rules.conf: a FIFO, not a regular file" "$tmp/err"'
+  '[ $rc -eq 2 ] && grep -q "rules.conf: a FIFO, not a regular file" "$tmp/err"'
 XDG_CONFIG_HOME="$tmp/cfg" "$bwssd" --foreground 2>"$tmp/fifo.log" &
 d=$!; pids="$pids $d"
 started=no

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # bwssd on loopback, no privileges (issue 12), with real processes: idle, it
-# wakes once a second; a plain curl download started then is adopted within
-# 1.5 s and listed by bwss-top --json with its
-# rule's weight; a rules file with errors is refused naming file:line and
-# key, and the rules in force stay; a good change is picked up by the file
-# monitor; a flow registered by bwss-run keeps its own preferences; kill -9
-# of bwssd puts the socket's clamp back within 2 s (read from the socket
-# itself) while a flow its owner registered stays controlled, and a
-# restarted bwssd adopts it again; SIGTERM gives it back at
-# once; bad options and a second bwssd are refused.  (TAP.)
+# wakes about once a second; a plain curl download started then is adopted
+# and listed by bwss-top --json with its rule's weight; a rules file with
+# errors is refused naming file:line and key, and the rules in force stay; a
+# good change is picked up by the file monitor; a flow registered by
+# bwss-run keeps its own preferences; kill -9 of bwssd puts the socket's
+# clamp back (read from the socket itself) while a flow its owner registered
+# stays controlled, and a restarted bwssd adopts it again; SIGTERM gives it
+# back at once; bad options and a second bwssd are refused.  (TAP.)
+# Times: the waits are $patience_ms, fail-open's bound $failopen_bound_ms
+# (flow-watch.sh says why); how soon bwssd adopts is measured by the
+# benchmark bwssd-times (tests/bench/bench-bwssd-times.sh).
 # $1 bwssd, $2 bwss-top, $3 bwss-run, $4 sock-clamp.py
 set -u
 bwssd=$1 top=$2 run=$3 clamp=$4
@@ -34,7 +36,7 @@ truncate -s 4G "$tmp/big.bin"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 python3 -m http.server "$port" --bind 127.0.0.1 --directory "$tmp" >/dev/null 2>&1 &
 pids="$pids $!"
-for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
+for _ in $(seq $((patience_ms / 100))); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
 url="http://127.0.0.1:$port/big.bin"
 
 cat >"$tmp/rules.conf" <<'RULES'
@@ -51,7 +53,7 @@ start_bwssd () {
   "$bwssd" --foreground --rules "$tmp/rules.conf" 2>>"$tmp/bwssd.log" &
   bwssd_pid=$!
   pids="$pids $bwssd_pid"
-  for _ in $(seq 100); do [ -e "$rundir/$domain.bwssd" ] && return 0; sleep 0.05; done
+  for _ in $(seq $((patience_ms / 50))); do [ -e "$rundir/$domain.bwssd" ] && return 0; sleep 0.05; done
   return 1
 }
 
@@ -77,40 +79,49 @@ check "bwssd says what it can adopt" 'grep -q "adopt" "$tmp/bwssd.log"'
 check "a second bwssd for the domain -> exit 1: $(cat "$tmp/err")" '[ $rc -eq 1 ] && grep -q "another bwssd" "$tmp/err"'
 
 # idle (no flow in the domain): one wakeup a second for the scan and the
-# dispatch together, counted over every thread of bwssd (it was 100 a second)
+# dispatch together, counted over every thread of bwssd (it was 100 a
+# second).  Allowed: 2 a second of the time that really passed, plus one (a
+# late tick falls together with the next, it does not add one).
 wakeups () { cat /proc/$1/task/*/status 2>/dev/null | awk '/^voluntary_ctxt_switches/ { n += $2 } END { print n }'; }
 sleep 1
-w0=$(wakeups $bwssd_pid)
+w0=$(wakeups $bwssd_pid) t0=$(now_ms)
 sleep 3
-w1=$(wakeups $bwssd_pid)
-check "idle bwssd: $((w1 - w0)) wakeups in 3 s (once a second: <= 6)" '[ $((w1 - w0)) -le 6 ]'
+w1=$(wakeups $bwssd_pid) t1=$(now_ms)
+check "idle bwssd: $((w1 - w0)) wakeups in $((t1 - t0)) ms (once a second: <= 2 a second + 1)" \
+  '[ $((w1 - w0)) -le $((2 * (t1 - t0) / 1000 + 1)) ]'
 
 # a download that starts while bwssd idles: adopted at the next scan
 curl -s --limit-rate 1M -o /dev/null "$url" &
 curl_a=$!; pids="$pids $curl_a"
-ms=$(wait_flow $curl_a '^rule_downloads 2 [0-9]+ True$' 3000)
-check "plain curl started while bwssd idles adopted by rule 'downloads' (weight 2, controlled) in ${ms:-never} ms (<= 1500)" \
-  '[ -n "$ms" ] && [ "$ms" -le 1500 ]'
+ms=$(wait_flow $curl_a '^rule_downloads 2 [0-9]+ True$' $patience_ms)
+check "plain curl started while bwssd idles adopted by rule 'downloads' (weight 2, controlled) in ${ms:-never} ms" \
+  '[ -n "$ms" ]'
 
 # ---- rules: a bad file changes nothing, a good one is picked up ----
 cp "$tmp/rules.conf" "$tmp/good.conf"
 printf '# test rules\n[downloads]\nexe=curl\nweight=-3\n' >"$tmp/rules.conf.new"
 mv "$tmp/rules.conf.new" "$tmp/rules.conf"
 kill -HUP $bwssd_pid
-sleep 0.5
+refused=1
+for _ in $(seq $((patience_ms / 50))); do grep -q 'rules.conf:4' "$tmp/bwssd.log" && refused=0 && break; sleep 0.05; done
 check "a bad rules file is refused with file:line and key: $(grep 'rules.conf:4' "$tmp/bwssd.log" | head -1)" \
-  'grep -q "rules.conf:4: \[downloads\] weight: .* (the rules in force stay)" "$tmp/bwssd.log"'
+  '[ $refused = 0 ] && grep -q "rules.conf:4: \[downloads\] weight: .* (the rules in force stay)" "$tmp/bwssd.log"'
 check "... and the rules in force stay (weight 2)" 'flow_of $curl_a | grep -Eq "^rule_downloads 2 "'
 printf '[downloads]\nexe=curl\nweight=3\n' >"$tmp/rules.conf.new"
 mv "$tmp/rules.conf.new" "$tmp/rules.conf"
-ms=$(wait_flow $curl_a '^rule_downloads 3 ' 3000)
+ms=$(wait_flow $curl_a '^rule_downloads 3 ' $patience_ms)
 check "a fixed rules file is picked up without a signal (weight 3 in ${ms:-never} ms)" '[ -n "$ms" ]'
 
 # ---- a registered flow keeps its own preferences ----
 "$run" --weight 5 -- curl -s --limit-rate 1M -o /dev/null "$url" &
 runner=$!; pids="$pids $runner"
-sleep 1.5
-curl_b=$(pgrep -P $runner curl || echo $runner)
+curl_b=
+for _ in $(seq $((patience_ms / 50))); do
+  curl_b=$(pgrep -P $runner curl || echo $runner)
+  [ -n "$(flow_of $curl_b)" ] && break
+  sleep 0.05
+done
+sleep 1       # a scan or more of bwssd: it must not list the flow a second time
 check "curl under bwss-run --weight 5: listed once, as the shim registered it ($(flow_of $curl_b))" \
   '[ "$(flows_of $curl_b)" = 1 ] && flow_of $curl_b | grep -Eq "^shim 5 "'
 
@@ -120,15 +131,15 @@ check "the adopted socket's clamp is bwssd's window ($c_before = $win)" '[ "$c_b
 watchdog=$(pgrep -P $bwssd_pid)
 kill -9 $bwssd_pid
 t0=$(now_ms) restored=
-while [ $(($(now_ms) - t0)) -lt 2000 ]; do
+while [ $(($(now_ms) - t0)) -lt $failopen_bound_ms ]; do
   c=$("$clamp" $curl_a $port)
   if [ "$c" != "$win" ]; then restored=$(($(now_ms) - t0)); break; fi
   sleep 0.02
 done
-check "kill -9 of bwssd: clamp back to the kernel's in ${restored:-never} ms (now $c, was $win)" \
+check "kill -9 of bwssd: clamp back to the kernel's in ${restored:-never} ms (the promise $failopen_promise_ms ms; now $c, was $win)" \
   '[ -n "$restored" ] && [ "$c" -gt "$win" ]'
-sleep 0.3
 gone () { [ ! -e /proc/$1/stat ] || [ "$(sed 's/.*) //' /proc/$1/stat | cut -c1)" = Z ]; }
+for _ in $(seq $((patience_ms / 50))); do gone $watchdog && break; sleep 0.05; done
 check "... and its watchdog ($watchdog, $(cat /proc/$watchdog/comm 2>/dev/null || echo gone)) has exited" \
   '[ -n "$watchdog" ] && gone $watchdog'
 # the flow bwss-run registered (as a video would be) stays in the domain
@@ -138,8 +149,8 @@ for _ in $(seq 5); do shim_looks="$shim_looks $(flow_of $curl_b | cut -d" " -f1,
 check "... while the bwss-run flow stays in the domain, controlled:$shim_looks" \
   '[ "$(echo $shim_looks | tr " " "\n" | sort -u | tr "\n" " ")" = "True shim " ]'
 start_bwssd
-ms=$(wait_flow $curl_a '^rule_downloads 3 [0-9]+ True$' 3000)
-check "a restarted bwssd adopts the flow again in ${ms:-never} ms" '[ -n "$ms" ] && [ "$ms" -le 1000 ]'
+ms=$(wait_flow $curl_a '^rule_downloads 3 [0-9]+ True$' $patience_ms)
+check "a restarted bwssd adopts the flow again in ${ms:-never} ms" '[ -n "$ms" ]'
 check "... and leaves the bwss-run flow its own ($(flow_of $curl_b))" 'flow_of $curl_b | grep -Eq "^shim 5 [0-9]+ True$"'
 kill $runner $curl_b 2>/dev/null
 sleep 0.5

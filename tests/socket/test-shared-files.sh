@@ -28,6 +28,9 @@ if [ "$(id -u)" != 0 ] || ! command -v useradd >/dev/null || ! command -v setpri
 fi
 . "$(dirname "$0")/bwssd-common.sh" shared
 chmod 755 "$tmp"
+# what the users run, where they can read it (the clone may be closed to them)
+. "$(dirname "$0")/stage.sh"
+stage "$tmp/stage" bwssd top run || { echo "Bail out! cannot stage the programs in $tmp/stage"; exit 1; }
 victim="bwssv$$" other="bwssa$$" users=
 for u in $victim $other; do
   useradd --system --no-create-home --shell /usr/sbin/nologin "$u" >/dev/null 2>&1 \
@@ -62,13 +65,13 @@ vtop () { as_victim "$top" "$@"; }
 # where the victim's file $2 of domain $1 is
 vpath () { vtop --paths --domain "$1" | awk -v k="$2" '$1 == k { print $2 }'; }
 # starts the victim's bwssd for domain $1 with rules $2; sets $daemon;
-# fails if it writes no status within 3 s
+# fails if it writes no status within $patience_ms
 start_vbwssd () {
   local status
   status=$(vpath "$1" bwssd-status)
   "${as_victim[@]}" "$bwssd" --foreground --domain "$1" --rules "$2" 2>"$tmp/$1.log" &
   daemon=$!; pids="$pids $daemon"
-  for _ in $(seq 60); do [ -e "$status" ] && return 0; sleep 0.05; done
+  for _ in $(seq $((patience_ms / 50))); do [ -e "$status" ] && return 0; sleep 0.05; done
   return 1
 }
 # makes the victim's domain $1 exist (a participant that stays: $runner)
@@ -77,7 +80,7 @@ make_domain () {
   segment=$(vpath "$1" segment)
   "${as_victim[@]}" "$run" --domain "$1" -- sleep 60 >/dev/null 2>&1 &
   runner=$!; pids="$pids $runner"
-  for _ in $(seq 60); do [ -e "$segment" ] && break; sleep 0.05; done
+  for _ in $(seq $((patience_ms / 50))); do [ -e "$segment" ] && break; sleep 0.05; done
   pids="$pids $(pgrep -P $runner)"     # its command, which kill -9 of bwss-run leaves
   [ -e "$segment" ]
 }
@@ -113,7 +116,7 @@ print("locked", flush=True)
 time.sleep(120)' "/dev/shm/$d1.bwssd.lock" >"$tmp/holder.out" &
 pids="$pids $!"
 as_other sh -c "umask 077; : >/dev/shm/$d1"
-for _ in $(seq 60); do grep -q locked "$tmp/holder.out" && break; sleep 0.05; done
+for _ in $(seq $((patience_ms / 50))); do grep -q locked "$tmp/holder.out" && break; sleep 0.05; done
 start_vbwssd "$d1" "$tmp/none.conf"; started=$?
 check "another user holds /dev/shm/$d1.bwssd.lock and owns /dev/shm/$d1: bwssd starts anyway ($(grep -v "^bwssd: \(can\|rules\)" "$tmp/$d1.log" | head -1))" \
   '[ $started -eq 0 ] && grep -q "locked" "$tmp/holder.out"'
@@ -160,7 +163,7 @@ truncate -s 4G "$tmp/big.bin"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 python3 -m http.server "$port" --bind 127.0.0.1 --directory "$tmp" >/dev/null 2>&1 &
 pids="$pids $!"
-for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
+for _ in $(seq $((patience_ms / 100))); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
 cat >"$tmp/nodump.py" <<'PY'
 import ctypes, sys, time, urllib.request
 ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)          # PR_SET_DUMPABLE 0

@@ -19,16 +19,19 @@
 #     still served
 #   - the helper as the unit runs it (not root, CAP_SYS_PTRACE alone) grants
 #     and refuses the same
-# Needs root; exits 77 (skipped) otherwise.  (TAP.)
+# Needs root; skips (a TAP skip plan, exit 0) otherwise.  (TAP.)
+# Times: the waits are $patience_ms, fail-open's bound $failopen_bound_ms
+# (flow-watch.sh says why); the helper's own 2 s (a silent client) is
+# checked as "not before 2 s", and "at once" as "before a 2-s hang-up".
 # $1 bwss-sockd, $2 bwssd, $3 bwss-top, $4 sockd-ask.py, $5 sock-clamp.py, $6 slow-get.py
 set -u
 sockd=$1 bwssd=$2 top=$3 ask=$4 clamp=$5 getter=$6
-[ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root (creates users, runs the helper)"; exit 77; }
+[ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root (creates users, runs the helper)"; exit 0; }
 for t in useradd userdel setpriv curl; do
-  command -v $t >/dev/null || { echo "1..0 # SKIP $t not installed"; exit 77; }
+  command -v $t >/dev/null || { echo "1..0 # SKIP $t not installed"; exit 0; }
 done
 py=/usr/bin/python3                    # the users' python (root's may be in root's home)
-[ -x $py ] || { echo "1..0 # SKIP no $py"; exit 77; }
+[ -x $py ] || { echo "1..0 # SKIP no $py"; exit 0; }
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/flow-watch.sh"
 
@@ -36,6 +39,9 @@ domain="bwss-test-sockd-$$"
 u1="bwss-t1-$$" u2="bwss-t2-$$" u3="bwss-t3-$$"    # the user, another user, the helper's
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
+# what the users run, where they can read it (the clone may be closed to them)
+. "$(dirname "$0")/stage.sh"
+stage "$tmp/stage" sockd bwssd top ask clamp getter || { echo "Bail out! cannot stage the programs in $tmp/stage"; exit 1; }
 pids=
 cleanup () {
   kill -9 $pids 2>/dev/null
@@ -68,14 +74,14 @@ mkdir "$tmp/www" && truncate -s 4G "$tmp/www/big.bin"
 port=$($py -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 $py -m http.server "$port" --bind 127.0.0.1 --directory "$tmp/www" >/dev/null 2>&1 &
 pids="$pids $!"
-for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
+for _ in $(seq $((patience_ms / 100))); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
 url="http://127.0.0.1:$port/big.bin"
 
 # a download by @1.. (a command as some user), its pid in $dl
 download () { "$@" & dl=$!; pids="$pids $dl"; }
 # "FD INODE" of @1's socket to the server, once it has one (root reads it)
 socket_of () {
-  for _ in $(seq 50); do $py "$ask" find "$1" "$port" && return 0; sleep 0.05; done
+  for _ in $(seq $((patience_ms / 50))); do $py "$ask" find "$1" "$port" && return 0; sleep 0.05; done
   return 1
 }
 # asks the helper at @1 as user @2 for pid @3's socket to the server: prints "granted INODE" / "refused NAME"
@@ -108,14 +114,14 @@ import json, sys
 p = json.load(sys.stdin).get("bwssd_pid")
 print(int(p) if isinstance(p, (int, float)) else 0)'
 }
-# waits until the helper's log @1 has a line matching @2 (at most 3 s)
-wait_log () { for _ in $(seq 60); do grep -Eq "$2" "$1" && return 0; sleep 0.05; done; return 1; }
+# waits until the helper's log @1 has a line matching @2 ($patience_ms at most)
+wait_log () { for _ in $(seq $((patience_ms / 50))); do grep -Eq "$2" "$1" && return 0; sleep 0.05; done; return 1; }
 
 # ---- the helper, as root, in the foreground ----
 sock=$tmp/sockd.sock
 "$sockd" --socket "$sock" 2>"$tmp/sockd.log" &
 sockd_pid=$!; pids="$pids $sockd_pid"
-for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.02; done
+for _ in $(seq $((patience_ms / 50))); do [ -S "$sock" ] && break; sleep 0.05; done
 check "bwss-sockd listens at a socket anybody may connect to ($(stat -c %A "$sock" 2>/dev/null))" \
   '[ -S "$sock" ] && [ "$(stat -c %a "$sock")" = 666 ] && grep -q "listening at $sock" "$tmp/sockd.log"'
 "$sockd" --socket "$sock" 2>"$tmp/err"; rc=$?
@@ -135,15 +141,15 @@ RULES
 chmod 644 "$tmp/rules.conf"
 "${as1[@]}" "$bwssd" --foreground --rules "$tmp/rules.conf" --adopt-helper "$sock" 2>"$tmp/bwssd.log" &
 bwssd_pid=$!; pids="$pids $bwssd_pid"
-for _ in $(seq 100); do [ "$(bwssd_pid_seen)" = "$bwssd_pid" ] && break; sleep 0.05; done
+for _ in $(seq $((patience_ms / 50))); do [ "$(bwssd_pid_seen)" = "$bwssd_pid" ] && break; sleep 0.05; done
 check "bwssd runs as $u1 and says it adopts through the helper only: $(grep -m1 'through bwss-sockd' "$tmp/bwssd.log")" \
   '[ "$(bwssd_pid_seen)" = "$bwssd_pid" ] && grep -q "adopts only through bwss-sockd at $sock (forced" "$tmp/bwssd.log"'
 
 download "${as1[@]}" curl -s --limit-rate 1M -o /dev/null "$url"
 curl1=$dl
-ms=$(wait_flow $curl1 '^rule_downloads 2 [0-9]+ True$' 3000)
+ms=$(wait_flow $curl1 '^rule_downloads 2 [0-9]+ True$' $patience_ms)
 check "$u1's plain curl adopted through the helper by rule 'downloads' (weight 2, controlled) in ${ms:-never} ms" \
-  '[ -n "$ms" ] && [ "$ms" -le 1500 ]'
+  '[ -n "$ms" ]'
 check "... the helper's log names the grant to bwssd: $(grep -m1 "pid $curl1 .*granted" "$tmp/sockd.log")" \
   'grep -Eq "uid $uid1 pid $bwssd_pid: pid $curl1 fd [0-9]+ socket [0-9]+: granted$" "$tmp/sockd.log"'
 read -r c win <<<"$(stable_clamp $curl1 $py "$clamp" $curl1 $port)"
@@ -213,18 +219,27 @@ out=$(setpriv --reuid=$u1 --regid=$u1 --init-groups --nnp $py "$ask" ask "$sock"
 check "$u1 asking with no_new_privs set (a sandbox): $out" '[ "$out" = "refused caller-sandboxed" ]'
 
 # ---- bounds ----
+# hung up on after the helper's 2 s (REQUEST_MS), not before; how late is
+# the machine's (the client waits 5 s, then says "open")
 out=$("${as1[@]}" $py "$ask" idle "$sock" 5)
-check "a client that sends nothing is hung up on after 2 s: $out" '[[ "$out" =~ ^closed\ 2\.[0-4]$ ]]'
+check "a client that sends nothing is hung up on after 2 s: $out" '[[ "$out" =~ ^closed\ [234]\.[0-9]$ ]]'
+read -r fd2 ino2 < <(socket_of $curl2)
 "${as1[@]}" $py "$ask" hold "$sock" 5 3 >"$tmp/hold" &
 holder=$!; pids="$pids $holder"
-for _ in $(seq 40); do [ -s "$tmp/hold" ] && break; sleep 0.05; done
+for _ in $(seq $((patience_ms / 50))); do grep -q connected "$tmp/hold" && break; sleep 0.05; done
 t0=$(now_ms)
-out=$(ask_for "$sock" as2 $curl2)
+out=$("${as2[@]}" $py "$ask" ask "$sock" $curl2 "${fd2:-0}" "${ino2:-0}")
 t=$(($(now_ms) - t0))
-check "$u1 holding 5 idle connections: 4 wait, the 5th is told at once: $(cat "$tmp/hold")" \
-  '[ "$(cat "$tmp/hold")" = "waiting waiting waiting waiting busy" ]'
-check "... while $u2 is served meanwhile ($out, in $t ms)" '[[ "$out" == granted\ * ]] && [ $t -lt 1000 ]'
 wait $holder
+held=$(tail -n 1 "$tmp/hold")
+check "$u1 holding 5 idle connections: 4 wait, the 5th is told at once: $held" \
+  '[ "$held" = "waiting waiting waiting waiting busy" ]'
+# "meanwhile": the helper logged $u2's grant before it hung up on the first
+# of $u1's waiting connections (its log, one line per exchange, in order)
+granted_at=$(grep -nE "uid $uid2 pid [0-9]+: pid $curl2 .*granted$" "$tmp/sockd.log" | head -1 | cut -d: -f1)
+hungup_at=$(grep -nE "uid $uid1 pid $holder: no request within" "$tmp/sockd.log" | head -1 | cut -d: -f1)
+check "... while $u2 is served meanwhile ($out in $t ms; the helper's log: the grant line ${granted_at:-none}, $u1's first hang-up line ${hungup_at:-none})" \
+  '[[ "$out" == granted\ * ]] && [ -n "$granted_at" ] && [ -n "$hungup_at" ] && [ "$granted_at" -lt "$hungup_at" ]'
 
 # ---- fail-open through the helper ----
 # What "given back" means is the ledger's: the clamp the socket had before
@@ -239,14 +254,14 @@ original=$(sed -n 's/^clamp=\([0-9]*\) .*/\1/p' "$ledger/$ino1" 2>/dev/null)
 watchdog=$(pgrep -P $bwssd_pid)
 kill -9 $bwssd_pid
 t0=$(now_ms) restored=
-while [ $(($(now_ms) - t0)) -lt 2000 ]; do
+while [ $(($(now_ms) - t0)) -lt $failopen_bound_ms ]; do
   c=$($py "$clamp" $curl1 $port)
   if [ -n "$original" ] && [ ! -e "$ledger/$ino1" ] && [ "$c" -ge "$original" ]; then
     restored=$(($(now_ms) - t0)); break
   fi
   sleep 0.02
 done
-check "kill -9 of bwssd: its watchdog gives the original clamp back through the helper in ${restored:-never} ms (now $c, the ledger's record ${original:-none})" \
+check "kill -9 of bwssd: its watchdog gives the original clamp back through the helper in ${restored:-never} ms (the promise $failopen_promise_ms ms; now $c, the ledger's record ${original:-none})" \
   '[ -n "$restored" ] && grep -Eq "uid $uid1 pid ${watchdog:-x}: pid $curl1 .*granted$" "$tmp/sockd.log"'
 
 # ---- the helper as its unit runs it: not root, CAP_SYS_PTRACE alone ----
@@ -255,7 +270,7 @@ sock3=$tmp/unit/sockd.sock
 setpriv --reuid=$u3 --regid=$u3 --clear-groups --inh-caps=-all,+sys_ptrace --ambient-caps=-all,+sys_ptrace \
   --bounding-set=-all,+sys_ptrace "$sockd" --socket "$sock3" 2>"$tmp/sockd3.log" &
 pids="$pids $!"
-for _ in $(seq 100); do [ -S "$sock3" ] && break; sleep 0.02; done
+for _ in $(seq $((patience_ms / 50))); do [ -S "$sock3" ] && break; sleep 0.05; done
 read -r fd1 ino1 < <(socket_of $curl1)
 a=$("${as1[@]}" $py "$ask" ask "$sock3" $curl1 "$fd1" "$ino1")
 b=$(ask_for "$sock3" as1 $curl2)

@@ -30,6 +30,9 @@ sim_add (Sim *s, double rtt, int32_t prio, double min, double weight, bool contr
 {
   size_t i = model_add (&s->m, rtt);
   s->controlled[i] = controlled;
+  for (size_t k = 0; k < i; k++)
+    if (s->controlled[k] != controlled)
+      s->mixed = true;
   s->pacable[i] = controlled;
   if (controlled) {
     BwssPrefs p = { .priority = prio, .min_rate_bps = min, .weight = weight };
@@ -121,9 +124,25 @@ sim_run (Sim *s, unsigned seconds)
   s->seconds = seconds;
 }
 
+unsigned
+sim_seconds_competing (const Sim *s, unsigned from, unsigned to)
+{
+  unsigned n = 0;
+  for (unsigned t = from; t < to && t < s->seconds; t++)
+    if (s->stats[t].phase == BWSS_PHASE_COMPETE)
+      n++;
+  return n;
+}
+
 void
 sim_free (Sim *s)
 {
+  if (!s->mixed && s->seconds > 0) {
+    unsigned compete = sim_seconds_competing (s, 0, s->seconds);
+    if (compete)
+      g_test_message ("COMPETE in %u of %u s (nobody else's queue)", compete, s->seconds);
+    g_assert_cmpuint (compete, <=, s->seconds / 10);
+  }
   bwss_controller_free (s->c);
 }
 

@@ -49,6 +49,7 @@ struct Sim {
    * (an application that changes its flows' sources or preferences) */
   void          (*on_tick) (Sim *s);
   void           *user;
+  bool            mixed;     /* flows bwss controls beside flows it does not */
 };
 
 /* A link of @capacity with a 150-ms drop-tail buffer (tbf latency 150ms),
@@ -63,7 +64,12 @@ void   sim_stop_flow (Sim *s, size_t i);
 void   sim_no_pacing (Sim *s, size_t i);
 /* Runs until @seconds from the start (the records are indexed by second). */
 void   sim_run (Sim *s, unsigned seconds);
+/* Frees @s.  A run where every flow is controlled (or none is) has nobody
+ * else's queue: it asserts that the delay loop stayed out of COMPETE in at
+ * least 90 % of its seconds (capacity-compete.c). */
 void   sim_free (Sim *s);
+/* Seconds of [from, to) the delay loop spent in COMPETE. */
+unsigned sim_seconds_competing (const Sim *s, unsigned from, unsigned to);
 
 /* Mean rate of flow @i over seconds [from, to), bit/s. */
 double sim_mean (const Sim *s, size_t i, unsigned from, unsigned to);

@@ -97,6 +97,8 @@ static const char *const rule_names[] = {
   [RULE_NONE] = "none", [RULE_START] = "start", [RULE_PROBED] = "probed", [RULE_CUT] = "cut",
   [RULE_DEFICIT] = "deficit", [RULE_LOSS] = "loss",
   [RULE_RAISE] = "raise", [RULE_HOLD] = "hold", [RULE_IDLE] = "idle",
+  [RULE_ENTER] = "enter", [RULE_COMPETE] = "compete", [RULE_YIELD] = "yield",
+  [RULE_DRAIN] = "drain", [RULE_EXIT] = "exit",
 };
 
 const char *
@@ -137,6 +139,16 @@ bwss__capacity_init (BwssCapacity *c)
   c->probe_from_bps = 0.0;
   c->changes = 0;
   c->last_rule = RULE_NONE;
+  c->foreign_score = 0.0;
+  c->link_alone_bps = 0.0;
+  c->compete_short_score = 0.0;
+  c->compete_yield_at_us = 0;
+  c->compete_hold_us = 0;
+  c->compete_hold_until_us = 0;
+  c->compete_probe_at_us = 0;
+  c->compete_drain_until_us = 0;
+  c->compete_sigma_before = 0.0;
+  c->compete_free = false;
 }
 
 /* ---- one predicate per rule (deficit and loss: capacity-full.c) ---- */
@@ -508,7 +520,8 @@ update_boost (BwssCapacity *c, int rule, const CapacityCounts *k)
 static void
 note_busy_link (BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
 {
-  if (!(k->q >= 0.0 && k->q >= k->qt))
+  /* in COMPETE the queue is the neighbour's too: U is our share, not the link */
+  if (c->phase != BWSS_PHASE_TRACK || !(k->q >= 0.0 && k->q >= k->qt))
     return;
   double busy = k->u_link;
   if (c->busy_link_bps > 0.0 && busy > (1.0 + p->max_raise) * c->busy_link_bps)
@@ -574,11 +587,21 @@ bwss__capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
   BwssPhase phase_before = c->phase;
   double since_last = c->last_decision_us ? (double) (now - c->last_decision_us) : 0.0;
   CapacityCounts k = capacity_count (c, p, u, flows, n, since_last);
-  int rule = c->phase == BWSS_PHASE_START ? decide_start (c, p, now, &k)
-                                          : decide (c, p, now, &k, since_last);
+  int rule;
+  if (c->phase == BWSS_PHASE_START)
+    rule = decide_start (c, p, now, &k);
+  else if (c->phase == BWSS_PHASE_COMPETE)
+    rule = capacity_compete_decide (c, p, now, &k, since_last);
+  else {
+    rule = decide (c, p, now, &k, since_last);
+    if (capacity_compete_watch (c, p, now, &k, since_last))
+      rule = RULE_ENTER;
+  }
   update_boost (c, rule, &k);
   c->last_rule = (uint32_t) rule;
   trace_decision (c, now, rule, sigma_before, &k);
-  record (c, p, now, &k, bwss__capacity_interval (p, flows, n, k.qt), since_last);
+  /* in COMPETE the queue stands: the flows' RTT holds it, not the target */
+  double held = c->phase == BWSS_PHASE_COMPETE && k.q > k.qt ? k.q : k.qt;
+  record (c, p, now, &k, bwss__capacity_interval (p, flows, n, held), since_last);
   return c->phase != phase_before || c->sigma_bps != sigma_before;
 }

@@ -36,11 +36,20 @@ typedef struct {
   double band;         /* half the dead zone around q_t, µs */
   double u_link;       /* U over link_window_us at least: the link's rate for us */
   double link;         /* the link's rate for C2 and the band, bit/s */
+  size_t bulk;         /* flows without a minimum */
+  size_t bulk_floored; /* ... allocated no more than their floor: σ holds them down */
+  size_t lost;         /* flows that lost segments during the interval */
+  size_t short_min;    /* flows below their minimum ((1−α)·m_i) ... */
+  double shortfall;    /* ... Σ m_i − R_i over them, bit/s */
+  size_t overrun;      /* flows moving well above their target, minimum and floor
+                        * (released: a player's fragment): they may fill the queue */
 } CapacityCounts;
 
 /* The rules, in the order of capacity.c's table (bwss__capacity_rule_name). */
 enum { RULE_NONE = 0, RULE_START, RULE_PROBED, RULE_CUT, RULE_DEFICIT, RULE_LOSS, RULE_RAISE,
-       RULE_HOLD, RULE_IDLE };
+       RULE_HOLD, RULE_IDLE,
+       /* the COMPETE state's (capacity-compete.c) */
+       RULE_ENTER, RULE_COMPETE, RULE_YIELD, RULE_DRAIN, RULE_EXIT };
 
 /* The queue above its target and band. */
 static inline bool
@@ -107,5 +116,13 @@ bool capacity_rule_loss (const BwssCapacity *c, const BwssParams *p);
 int  capacity_act_loss (BwssCapacity *c, const BwssParams *p, uint64_t now,
                         const CapacityCounts *k);
 void capacity_vote_loss (BwssCapacity *c, const BwssParams *p, const CapacityCounts *k);
+
+/* capacity-compete.c: the state beside traffic the loop does not control.
+ * In TRACK, the detector (called at every decision, after the rule): returns
+ * true if it entered COMPETE.  In COMPETE, the decision; returns the rule. */
+bool capacity_compete_watch (BwssCapacity *c, const BwssParams *p, uint64_t now,
+                             const CapacityCounts *k, double interval_us);
+int  capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
+                              const CapacityCounts *k, double interval_us);
 
 #endif /* BWSS_CAPACITY_H */

@@ -289,7 +289,10 @@ static uint32_t
 model_rtt (const BwssController *c, const Flow *f)
 {
   double now = c->capacity.queue_us;
-  if (paper_loop (c) || now < 0.0 || f->rtt_us == 0 || has_minimum (f))
+  /* in COMPETE the queue is the neighbour's as much as ours: no target of
+   * ours to size for, the windows follow the RTT measured (capacity-compete.c) */
+  if (paper_loop (c) || now < 0.0 || f->rtt_us == 0 || has_minimum (f)
+      || c->capacity.phase == BWSS_PHASE_COMPETE)
     return f->rtt_us;
   double q = c->capacity.queue_target_us;
   if (now < q)
@@ -390,6 +393,12 @@ fcs_target (const BwssController *c, const Flow *f)
   double t = f->target_bps, m = f->min_bps;
   if (!paper_loop (c) && m > 0.0 && t >= (1.0 - c->p.alpha) * m && t < (1.0 + c->p.alpha) * m)
     t = (1.0 + c->p.alpha) * m;
+  /* in COMPETE the queue swings with the neighbour's sawtooth, and the RTT
+   * the window is sized for lags it: a window of (1 + α)·m held the video
+   * under its minimum at every rise (capacity-compete.c) */
+  if (!paper_loop (c) && m > 0.0 && c->capacity.phase == BWSS_PHASE_COMPETE
+      && t < (1.0 + c->p.compete_headroom) * m)
+    t = (1.0 + c->p.compete_headroom) * m;
   return t;
 }
 
@@ -399,7 +408,10 @@ static bool
 may_pace (const BwssController *c)
 {
   double link = c->capacity.link_max_bps;
-  return !paper_loop (c) && c->p.pace_reads && link > 0.0 && link <= c->p.pace_max_link_bps;
+  /* not in COMPETE: the reads would carry σ open loop, and σ there is no
+   * bound of ours but room above what the flows win */
+  return !paper_loop (c) && c->p.pace_reads && link > 0.0 && link <= c->p.pace_max_link_bps
+      && c->capacity.phase != BWSS_PHASE_COMPETE;
 }
 
 /* ---- the paper's loop ---- */
@@ -586,6 +598,9 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
    * its minimum's (σ = Σm would clamp it to its minimum until the raise
    * found the link) */
   bool start = !paper_loop (c) && phase == BWSS_PHASE_START;
+  /* COMPETE with σ binding nobody: the flows without a minimum are the
+   * kernel's, as under plain TCP (capacity-compete.c) */
+  bool compete_free = !paper_loop (c) && phase == BWSS_PHASE_COMPETE && c->capacity.compete_free;
   bool pace = may_pace (c);
   for (size_t i = 0; i < c->n; i++) {
     Flow *f = &c->flows[i];
@@ -593,7 +608,7 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
     /* a flow with a minimum is not paced: its minimum is a floor, and
      * after a stall it needs more than its target to catch up */
     bwss__fcs_set_paced (&f->fcs, &c->p, pace && f->can_pace && !has_minimum (f));
-    if (released || (start && has_minimum (f)))
+    if (released || (start && has_minimum (f)) || (compete_free && !has_minimum (f)))
       bwss__fcs_release (&f->fcs);
     else
       bwss__fcs_step (&f->fcs, &c->p, now_us, target, model_rtt (c, f), f->mss);

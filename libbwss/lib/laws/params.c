@@ -189,6 +189,52 @@
                                         * room to catch up after a stall, which it
                                         * shows by using it (then it is uncapped) */
 
+/* Beside traffic the loop does not control (capacity-compete.c) */
+#define DEFAULT_COMPETE_DETECT_US 1500000 /* 1.5 s: a queue of our own that
+                                        * stands above its target is drained by the cut
+                                        * within a second (max_cut a decision, the
+                                        * kernel's RTT average behind it); one that
+                                        * stands for seconds while σ holds the downloads
+                                        * at their floor is refilled by someone else.
+                                        * 1 s: UDP overfilling a 960-kbit/s link beside
+                                        * a video read as a neighbour in 11 % of the
+                                        * seconds (the model); 2 s: the neighbour's
+                                        * onset cost 2 points more */
+#define DEFAULT_COMPETE_ENTER    0.75  /* three quarters of the detector's memory with
+                                        * the queue standing: ~2 s from the first
+                                        * decision that held the downloads down */
+#define DEFAULT_COMPETE_HEADROOM 0.5   /* windows half again above what a flow moves:
+                                        * its congestion window, not ours, holds it
+                                        * (a Reno sawtooth swings ±33 % around its mean) */
+#define DEFAULT_COMPETE_YIELD    2.0   /* a FIFO shares what our downloads give up
+                                        * among every flow still sending: the video
+                                        * takes about half of it beside one neighbour */
+#define DEFAULT_COMPETE_PROBE_US (45ull * 1000000ull) /* the drain that asks whether
+                                        * the queue is ours again, at least this often
+                                        * (a neighbour there from the start: no link
+                                        * known to see its share come back).  Each one
+                                        * hands the neighbour room its window keeps and
+                                        * costs the video an overflow when ours come
+                                        * back: every 8 s cost this machine 20 % of
+                                        * plain TCP's total in the model, every 30 s 7 % */
+#define DEFAULT_COMPETE_PROBE_RISE 0.15 /* U within 15 % of the link this host had alone:
+                                        * the neighbour's share came back (one of four
+                                        * flows is 25 %); beside it, U stays below
+                                        * (the model: 6.0 of 8 Mbit/s at most) */
+#define DEFAULT_COMPETE_DRAIN_US 800000 /* a 150-ms buffer of our own drains in two
+                                        * RTTs of 190 ms after our windows close, and
+                                        * the kernel's RTT average shows it ~100 ms
+                                        * later */
+#define DEFAULT_PROGRESS_BYTES   65536.0 /* 64 KiB: a third of a 192-KiB send buffer —
+                                        * a sender waiting for room (nginx) is woken
+                                        * when a third of its buffer has gone */
+#define DEFAULT_PROGRESS_PERIOD_US (30ull * 1000000ull) /* ... per 30 s, the shortest
+                                        * common stall timeout (clients'); half of
+                                        * nginx's send_timeout (60 s): 17.5 kbit/s, the
+                                        * slowest any flow is read.  Per 15 s (35 kbit/s)
+                                        * cost the 960-kbit/s streaming video a second
+                                        * more below its minimum in the model */
+
 const char *
 bwss_loop_name (BwssLoop loop)
 {
@@ -269,6 +315,15 @@ bwss_params_init_for (BwssParams *p, BwssLoop loop)
   p->link_window_us = DEFAULT_LINK_WINDOW_US;
   p->probe_wait_us = DEFAULT_PROBE_WAIT_US;
   p->probe_wait_max_us = DEFAULT_PROBE_WAIT_MAX_US;
+  p->compete_detect_us = DEFAULT_COMPETE_DETECT_US;
+  p->compete_enter = DEFAULT_COMPETE_ENTER;
+  p->compete_headroom = DEFAULT_COMPETE_HEADROOM;
+  p->compete_yield = DEFAULT_COMPETE_YIELD;
+  p->compete_probe_us = DEFAULT_COMPETE_PROBE_US;
+  p->compete_probe_rise = DEFAULT_COMPETE_PROBE_RISE;
+  p->compete_drain_us = DEFAULT_COMPETE_DRAIN_US;
+  p->progress_bytes = DEFAULT_PROGRESS_BYTES;
+  p->progress_period_us = DEFAULT_PROGRESS_PERIOD_US;
   if (loop == BWSS_LOOP_PAPER) {
     p->release_us = PAPER_RELEASE_US;
     p->reinit_period_us = DEFAULT_REINIT_PERIOD_US;
@@ -380,6 +435,20 @@ bwss_params_validate (const BwssParams *p, const char **field)
   CHECK (p->link_window_us <= MAX_US, "link_window_us");
   CHECK (p->own_queue_us <= MAX_US, "own_queue_us");
   CHECK (p->own_queue_memory_us <= MAX_US, "own_queue_memory_us");
+  CHECK (p->compete_detect_us >= 1000 && p->compete_detect_us <= MAX_US, "compete_detect_us");
+  CHECK (isfinite (p->compete_enter) && p->compete_enter > 0.0 && p->compete_enter <= 1.0,
+         "compete_enter");
+  CHECK (isfinite (p->compete_headroom) && p->compete_headroom > 0.0
+         && p->compete_headroom <= 100.0, "compete_headroom");
+  CHECK (isfinite (p->compete_yield) && p->compete_yield > 0.0 && p->compete_yield <= 100.0,
+         "compete_yield");
+  CHECK (p->compete_probe_us >= 1000 && p->compete_probe_us <= MAX_US, "compete_probe_us");
+  CHECK (isfinite (p->compete_probe_rise) && p->compete_probe_rise > 0.0
+         && p->compete_probe_rise <= 100.0, "compete_probe_rise");
+  CHECK (p->compete_drain_us >= 1000 && p->compete_drain_us <= MAX_US, "compete_drain_us");
+  CHECK (isfinite (p->progress_bytes) && p->progress_bytes > 0.0 && p->progress_bytes <= 1e9,
+         "progress_bytes");
+  CHECK (p->progress_period_us >= 1000 && p->progress_period_us <= MAX_US, "progress_period_us");
   CHECK (isfinite (p->demand_headroom) && p->demand_headroom >= 0.0 && p->demand_headroom <= 100.0,
          "demand_headroom");
   return BWSS_OK;
