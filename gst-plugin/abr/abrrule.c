@@ -54,16 +54,17 @@ abr_min_rate (const AbrInput *in, guint64 *chosen)
 }
 
 void
-player_prefs (const PlayerInput *in, double *min_rate, double *weight)
+player_prefs (const PlayerInput *in, BwssPrefs *out)
 {
-  *weight = in->weight;
+  out->priority = in->priority;
+  out->weight = in->weight;
   if (!in->fetching) {
-    *min_rate = 0.0;                   /* no request: the reservation is the others' */
+    out->min_rate_bps = 0.0;           /* no request: the reservation is the others' */
     return;
   }
-  *min_rate = in->min_rate;
+  out->min_rate_bps = in->min_rate;
   if (in->buffer == PLAYER_BUFFER_FULL && in->min_rate > 0.0)
-    *weight = 0.0;                     /* eq. 6 with w = 0: the target is the minimum */
+    out->weight = 0.0;                 /* eq. 6 with w = 0: the target is the minimum */
 }
 
 PlayerBuffer

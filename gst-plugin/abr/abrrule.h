@@ -47,7 +47,7 @@
  *     latency falls with no loss of quality);
  *   - not fetching (between an ABR player's fragments, once the buffer is
  *     full): minimum 0 — a reservation the flow does not use is the
- *     others' (item 2 of issue 29); it is taken back at the next request.
+ *     others'; it is taken back at the next request.
  * A minimum the application set (the min-rate property) is its own: it
  * stays while fetching whatever the buffer, only the weight follows the
  * buffer.
@@ -97,16 +97,25 @@ typedef enum {
 /* ... and the target when the demuxer sets neither, ns. */
 #define PLAYER_DEFAULT_TARGET_NS  (10 * G_GUINT64_CONSTANT (1000000000))
 
+/* The video flow's defaults, the element's and the tracer's alike: served
+ * before the downloads beside it (bwss-run's default priority is 0), an
+ * equal weight, and a minimum from a bitrate with the paper's margin (its
+ * 520 kbit/s for a 450-kbit/s stream). */
+#define VIDEO_FLOW_PRIORITY  10
+#define VIDEO_FLOW_WEIGHT    1.0
+#define VIDEO_RATE_HEADROOM  (520.0 / 450.0)
+
 typedef struct {
   double       min_rate;   /* the stream's minimum, bit/s (abr_min_rate, the
                             * min-rate property, bitrate × headroom); 0 unknown */
-  double       weight;     /* the flow's weight */
+  gint32       priority;   /* the flow's priority (VIDEO_FLOW_PRIORITY unless set) */
+  double       weight;     /* the flow's weight (VIDEO_FLOW_WEIGHT unless set) */
   PlayerBuffer buffer;
   gboolean     fetching;   /* a request is being served on the flow */
 } PlayerInput;
 
-/* The minimum and weight the flow registers (the rule above). */
-void player_prefs (const PlayerInput *in, double *min_rate, double *weight);
+/* The preferences the video flow registers (the rule above). */
+void player_prefs (const PlayerInput *in, BwssPrefs *out);
 
 /* The buffer of an adaptivedemux2 demuxer: its video level against its
  * target (@level_ns < 0: unknown). */

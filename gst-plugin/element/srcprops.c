@@ -71,10 +71,10 @@ enum {
 #define DEFAULT_RETRY_BACKOFF_MAX      60.0    /* s */
 #define DEFAULT_BLOCKSIZE              4096
 /* bwss */
-#define DEFAULT_PRIORITY               10      /* above bwss-run's default 0 */
-#define DEFAULT_WEIGHT                 1.0
+#define DEFAULT_PRIORITY               VIDEO_FLOW_PRIORITY   /* the video's policy: abrrule.h */
+#define DEFAULT_WEIGHT                 VIDEO_FLOW_WEIGHT
 #define DEFAULT_MIN_RATE               0       /* automatic */
-#define DEFAULT_RATE_HEADROOM          (520.0 / 450.0)  /* the paper's 520k for a 450k stream */
+#define DEFAULT_RATE_HEADROOM          VIDEO_RATE_HEADROOM
 #define DEFAULT_BITRATE                0
 #define DEFAULT_STATS_INTERVAL         GST_SECOND
 
@@ -374,10 +374,10 @@ apply_prefs_locked (GstBwssHttpSrc *src)
 {
   BitrateChoice c;
   bitrate_settle (&src->learned, src->bitrate, src->min_rate, src->rate_headroom, &c);
-  PlayerInput in = { .min_rate = c.min_rate, .weight = src->weight, .buffer = src->buffer,
-                     .fetching = src->fetching };
-  BwssPrefs p = { .priority = src->priority };
-  player_prefs (&in, &p.min_rate_bps, &p.weight);
+  PlayerInput in = { .min_rate = c.min_rate, .priority = src->priority, .weight = src->weight,
+                     .buffer = src->buffer, .fetching = src->fetching };
+  BwssPrefs p;
+  player_prefs (&in, &p);
   src_flow_set_prefs (&src->flow, &p);
   src_stats_set_stream (&src->stats, c.bitrate, bitrate_source_name (c.source), c.min_rate);
 }

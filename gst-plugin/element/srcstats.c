@@ -104,10 +104,16 @@ build (SrcStats *s, gint64 now, const SrcFlowSnapshot *snap)
       "bitrate", G_TYPE_UINT64, s->bitrate,
       "bitrate-source", G_TYPE_STRING, s->source ? s->source : "none",
       "sigma", G_TYPE_DOUBLE, live ? snap->domain.sigma_bps : -1.0,
+      "loop-phase", G_TYPE_STRING, live ? bwss_phase_name (snap->domain.phase) : "none",
       "rtt", G_TYPE_UINT64, (guint64) (reg ? fs->rtt_us : 0) * GST_USECOND,
       "window", G_TYPE_UINT, reg ? fs->window_bytes : 0,
       "registered", G_TYPE_BOOLEAN, snap->registered,
       "controlled", G_TYPE_BOOLEAN, reg && fs->controlled, NULL);
+  /* what the loop does for a user (bwss_phase_mode()): absent where
+   * nothing is decided (no live controller, sharing suspended, idle) */
+  const char *mode = live && !snap->domain.suspended ? bwss_phase_mode (snap->domain.phase) : NULL;
+  if (mode)
+    gst_structure_set (st, "loop-mode", G_TYPE_STRING, mode, NULL);
   if (s->late_on) {
     uint64_t t = s->start_us ? (uint64_t) (now - s->start_us) : 0;
     static const char *names[] = { "late-0.5", "late-1", "late-2", "late-4", "late-8" };

@@ -12,8 +12,6 @@
 GST_DEBUG_CATEGORY_EXTERN (bwss_watch_debug);
 #define GST_CAT_DEFAULT bwss_watch_debug
 
-#define DEMUX2_PRIORITY   10
-#define DEMUX2_WEIGHT     1.0
 /* A name's addresses are looked up again after this long, µs. */
 #define RESOLVE_TTL_US    (60 * G_USEC_PER_SEC)
 
@@ -131,8 +129,11 @@ update_flows (GArray *socks, double min_rate, PlayerBuffer buffer)
       t = g_new0 (Tracked, 1);
       t->inode = s->inode;
       t->last_bytes = s->bytes_received;
-      t->weight = DEMUX2_WEIGHT;
-      BwssPrefs p = { .priority = DEMUX2_PRIORITY, .min_rate_bps = 0, .weight = DEMUX2_WEIGHT };
+      t->weight = VIDEO_FLOW_WEIGHT;
+      /* not fetching yet: the video's preferences with no minimum */
+      PlayerInput idle = { .priority = VIDEO_FLOW_PRIORITY, .weight = VIDEO_FLOW_WEIGHT };
+      BwssPrefs p;
+      player_prefs (&idle, &p);
       int err = bwss_flow_register_as (domain, s->fd, &p, "bwsshttpsrc demux2", 0, &t->flow);
       if (err) {
         t->flow = NULL;
@@ -161,17 +162,17 @@ update_flows (GArray *socks, double min_rate, PlayerBuffer buffer)
       g_hash_table_iter_remove (&it);
       continue;
     }
-    PlayerInput in = { .min_rate = min_rate, .weight = DEMUX2_WEIGHT, .buffer = buffer,
+    PlayerInput in = { .min_rate = min_rate, .priority = VIDEO_FLOW_PRIORITY,
+                       .weight = VIDEO_FLOW_WEIGHT, .buffer = buffer,
                        .fetching = GPOINTER_TO_INT (key) == busiest && fetching };
-    double want, weight;
-    player_prefs (&in, &want, &weight);
-    if (t->flow && (want != t->min_rate || weight != t->weight)) {
-      BwssPrefs p = { .priority = DEMUX2_PRIORITY, .min_rate_bps = want, .weight = weight };
-      if (bwss_flow_set_prefs (t->flow, &p) == 0) {
-        t->min_rate = want;
-        t->weight = weight;
-        GST_DEBUG ("fd %d: minimum %.0f bit/s, weight %g", GPOINTER_TO_INT (key), want, weight);
-      }
+    BwssPrefs p;
+    player_prefs (&in, &p);
+    if (t->flow && (p.min_rate_bps != t->min_rate || p.weight != t->weight)
+        && bwss_flow_set_prefs (t->flow, &p) == 0) {
+      t->min_rate = p.min_rate_bps;
+      t->weight = p.weight;
+      GST_DEBUG ("fd %d: minimum %.0f bit/s, weight %g", GPOINTER_TO_INT (key), p.min_rate_bps,
+                 p.weight);
     }
   }
 }

@@ -7,8 +7,9 @@
  * element sees the fragments.  While such a demuxer is PAUSED or PLAYING, a
  * thread of the plugin looks every DEMUX2_TICK_MS for this process's
  * established TCP connections to the servers its manifest names
- * (ownsockets.c), registers them in the user's domain (priority 10, weight
- * 1, as bwsshttpsrc), and gives the ABR-aware minimum of the variant in use
+ * (ownsockets.c), registers them in the user's domain with the video
+ * flow's preferences (abrrule.h, as bwsshttpsrc), and gives the ABR-aware
+ * minimum of the variant in use
  * (abrrule.h) to the connection that is downloading (the one whose received
  * byte count grew most since the last look; the others get no minimum).
  * Flows go when their connection closes or no such demuxer is left.
@@ -20,9 +21,9 @@
 #include <glib.h>
 
 /* 100 ms: a fragment's request gets its minimum back within a look (at
- * 200 ms the first fifth of a 1.5-s fragment ran on the share alone, and
- * the demuxer measured too little to keep its variant: 16 switches in
- * adaptive3, 2026-11-26); a look reads /proc/self/fd and a TCP_INFO per
+ * 200 ms the first fifth of a 1.5-s fragment runs on the share alone, and
+ * the demuxer measures too little to keep its variant;
+ * docs/lab-results.md); a look reads /proc/self/fd and a TCP_INFO per
  * socket of the servers, a few hundred system calls a second. */
 #define DEMUX2_TICK_MS 100
 /* A connection that sent a request or received data this recently is

@@ -4,7 +4,9 @@
 # from 10 s to 35 s) in modes tcp and bwss.  Asserts the lab produced its
 # files and sane rates, that it carried the link (valid), that bwss needs
 # less prebuffering than plain TCP, and that the link's queue under bwss is
-# shorter than under plain TCP.
+# shorter than under plain TCP, and that no flow stalled nor any client
+# failed.  The lab retries a run it could not carry (host noise); the test
+# fails on that only when every try was invalid, and says so.
 # A TAP skip plan (exit 0) without root or /dev/net/tun, or while another run holds
 # the lab (its lock, tests/lab/bwsslab/lock.py).  (TAP output.)
 set -u
@@ -23,7 +25,13 @@ trap 'rm -rf "$out"; "$lab" down >/dev/null 2>&1' EXIT
   --set duration=45 --set cross_start=10 --set cross_end=35 >"$out/log" 2>&1
 rc=$?
 sed 's/^/# /' "$out/log"
-[ $rc -eq 0 ] || { echo "not ok 1 - bwss-lab run failed ($rc)"; echo "1..1"; exit 1; }
+# 0: valid runs; 4: valid runs with a product fault (judged below); 3: a
+# mode the lab could not carry in any of its tries (host noise, named)
+if [ $rc = 3 ]; then
+  echo "not ok 1 - the lab could not carry the link in any try: host noise, not a product fault: $(grep 'stayed invalid' "$out/log" | tr '\n' ' ')"
+  echo "1..1"; exit 1
+fi
+[ $rc -eq 0 ] || [ $rc -eq 4 ] || { echo "not ok 1 - bwss-lab run failed ($rc)"; echo "1..1"; exit 1; }
 /usr/bin/python3 - "$out/streaming" <<'PY'
 import json, os, sys
 root = sys.argv[1]
@@ -43,7 +51,12 @@ for m, x in s.items():
     check(all(os.path.exists(os.path.join(root, m, f))
               for f in ("series.csv", "rates.png", "samples.txt", "delay.json")),
           "%s: series, plot and the delay stage's statistics written" % m)
-    check(x.get("valid") is True, "%s: the lab carried the link (%s)" % (m, "; ".join(x.get("invalid_reasons", []))))
+    check(x.get("valid") is True, "%s: the lab carried the link (on try %d of its tries; %s)" % (
+        m, len(x.get("tries") or [1]), " | ".join("; ".join(t["invalid_reasons"]) for t in x.get("tries", [])
+                                                  if t["invalid_reasons"]) or "no invalid try"))
+    check(not x.get("faults"), "%s: every flow kept moving (longest stall %s s), every client kept going%s" % (
+        m, max((x.get("progress") or {}).get("longest_stall_s", {"?": None}).values()),
+        ": " + "; ".join(x["faults"]) if x.get("faults") else ""))
     check(x["queue_delay_ms"].get("median") is not None, "%s: queueing delay measured (median %s ms)"
           % (m, x["queue_delay_ms"].get("median")))
 check(os.path.exists(os.path.join(root, "comparison.md")), "comparison table written")

@@ -8,6 +8,10 @@
 #define MIN_CWND_SEGMENTS     2
 #define DEFAULT_AQM_INTERVAL  0.100    /* CoDel's interval */
 #define SUB_MSS_YIELD         0.5      /* a window below one MSS: half of it per RTT */
+#define SYN_WINDOW            64240.0  /* bytes: the window Linux's SYN offers (44 segments) */
+#define TAIL_FLIGHT_SEGMENTS  2.0      /* fewer segments in flight: a loss is a tail loss */
+#define RTO_MIN               0.200    /* TCP_RTO_MIN, s: the probe timeout's floor with one
+                                        * segment out (tcp_schedule_loss_probe) */
 
 void
 model_init (Model *m, double capacity_bps, double max_queue_s, double dt_s)
@@ -57,24 +61,42 @@ path_binds (const ModelFlow *f, double rate)
 static double
 sending_rate (const Model *m, ModelFlow *f, double q, bool *cwnd_limited)
 {
+  if (m->now_s < f->stall_until_s) {
+    *cwnd_limited = false;                /* waiting for the loss probe */
+    f->read_bound = false;
+    f->source_bound = false;
+    return 0.0;
+  }
   double rtt = f->base_rtt_s + q;
   double adv = f->window_bytes ? (double) f->window_bytes : INFINITY;
+  bool offered = false;
+  double syn = f->syn_window_bytes > 0 ? f->syn_window_bytes : SYN_WINDOW;
+  if (m->packets && !f->window_bytes)
+    adv = syn;                          /* no clamp yet: the window its SYN offered */
+  else if (m->packets && syn - (double) f->bytes > adv) {
+    /* a receiver never takes back a window it offered: what its SYN
+     * offered (before any clamp) stays open until that much arrived, and
+     * the reads need not open it */
+    adv = syn - (double) f->bytes;
+    offered = true;
+  }
   if (adv < MODEL_MSS)
     adv *= m->sub_mss_yield;
   double w = f->cwnd_bytes < adv ? f->cwnd_bytes : adv;
   double rate = w * 8.0 / rtt;
   double other = INFINITY;
   if (f->source_bps > 0)
-    other = f->source_bps;
+    other = f->source_bps + f->source_backlog_bits / m->dt_s;
   if (f->path_limit_bps > 0 && f->path_limit_bps < other)
     other = f->path_limit_bps;
   f->read_bound = false;
-  if (f->read_bps > 0 && f->read_bps < other) {
+  if (f->read_bps > 0 && f->read_bps < other && !offered) {
     other = f->read_bps;              /* the window opens by what is read */
     f->read_bound = f->read_bps < rate;
   }
   *cwnd_limited = f->cwnd_bytes < adv && rate <= other;
-  f->source_bound = f->source_bps > 0 && f->source_bps <= other && f->source_bps < rate;
+  double source = f->source_bps + f->source_backlog_bits / m->dt_s;
+  f->source_bound = f->source_bps > 0 && source <= other && source < rate;
   if (path_binds (f, rate)) {
     /* the queue elsewhere stretches the RTT the window is spread over */
     double r2 = w * 8.0 / (rtt + f->path_delay_s);
@@ -84,13 +106,23 @@ sending_rate (const Model *m, ModelFlow *f, double q, bool *cwnd_limited)
   return rate < other ? rate : other;
 }
 
-/* A loss seen by @f at @now: Reno halves its window, once per RTT. */
+/* A loss seen by @f at @now: Reno halves its window, once per RTT.  With
+ * fewer than TAIL_FLIGHT_SEGMENTS in flight no later segment tells the
+ * sender (no SACK, no RACK), and with one segment out Linux's tail loss
+ * probe waits 2·SRTT + TCP_RTO_MIN: the flow delivers nothing until then
+ * (a flow its reads pace at a DSL rate sends one segment per window
+ * opening, so each of its losses is one). */
 static void
-lose (ModelFlow *f, double now)
+lose (ModelFlow *f, double now, bool tail_probe)
 {
   if (now - f->last_loss_s < f->rtt_s)
     return;
   f->last_loss_s = now;
+  double in_flight = f->send_bps * f->rtt_s / (8.0 * MODEL_MSS);
+  if (tail_probe && f->active && in_flight < TAIL_FLIGHT_SEGMENTS) {
+    f->stall_until_s = now + 2.0 * f->rtt_s + RTO_MIN;
+    f->stalls++;
+  }
   f->cwnd_bytes /= 2.0;
   if (f->cwnd_bytes < MIN_CWND_SEGMENTS * MODEL_MSS)
     f->cwnd_bytes = MIN_CWND_SEGMENTS * MODEL_MSS;
@@ -156,6 +188,13 @@ send (Model *m, bool *cwnd_limited, double *arriving)
     ModelFlow *f = &m->f[i];
     double qi = m->fq ? f->queue_s : q;
     f->send_bps = f->active ? sending_rate (m, f, qi, &cwnd_limited[i]) : 0.0;
+    if (m->packets && f->active && f->source_bps > 0) {
+      /* the source writes at its rate into a large send buffer: what the
+       * sender could not send yet waits there and leaves later */
+      f->source_backlog_bits += (f->source_bps - f->send_bps) * dt;
+      if (f->source_backlog_bits < 0.0)
+        f->source_backlog_bits = 0.0;
+    }
     f->pipe[slot] = f->send_bps;
     size_t lag = (size_t) llround (f->base_rtt_s / 2.0 / dt);
     if (lag >= MODEL_PIPE_STEPS)
@@ -176,7 +215,9 @@ receive (Model *m, ModelFlow *f, double out, bool cwnd_limited)
   uint64_t whole = (uint64_t) (f->bits_frac / 8.0);
   f->bytes += whole;
   f->bits_frac -= 8.0 * (double) whole;
-  f->rtt_s = f->base_rtt_s + f->queue_s
+  /* a data segment's RTT holds its transmission at the bottleneck, which
+   * the handshake's small segments (the base) do not: 12 ms at 960 kbit/s */
+  f->rtt_s = f->base_rtt_s + f->queue_s + (m->packets ? 8.0 * MODEL_MSS / m->capacity_bps : 0.0)
       + (path_binds (f, f->send_bps) ? f->path_delay_s : 0.0);
   sample_rtt (f, out, m->rcv_rtt_latch, m->source_gaps);
   if (f->active)
@@ -261,7 +302,7 @@ drop_from (Model *m, size_t i, double bits)
     return;
   }
   m->f[i].queued_bits -= bits;
-  lose (&m->f[i], m->now_s);
+  lose (&m->f[i], m->now_s, m->packets);
 }
 
 /* fq_codel's overflow: beyond the limit, the fattest queue drops. */
@@ -335,6 +376,168 @@ step_fq (Model *m, const bool *cwnd_limited, const double *arriving)
   m->queue_s = model_queued_bits (m) / c;
 }
 
+/* ---- the single CoDel queue, packet by packet ----
+ *
+ * At a DSL rate a packet takes longer to send than CoDel's target (12 ms
+ * at 960 kbit/s against 5 ms), so what CoDel does depends on whole
+ * packets: a fluid queue that is empty while the arrivals fit the link
+ * holds a packet or two in the real one whenever two flows' packets meet,
+ * and CoDel drops once more than one MTU stayed queued with a sojourn
+ * above target for an interval.  So this bottleneck queues packets: what
+ * reaches it becomes whole segments, served one at a time in FIFO order,
+ * and CoDel runs at each dequeue as RFC 8289 (and the lab's stage) does. */
+
+/* Drops the packet @p (CoDel or the limit): its flow sees a loss. */
+static void
+fifo_drop (Model *m, const ModelPacket *p)
+{
+  m->dropped_bits += p->bits;
+  m->codel_drops++;
+  if (p->flow < m->n)
+    lose (&m->f[p->flow], m->now_s, m->packets);
+}
+
+/* Queues @bits of flow @i (m->n: the cross traffic), a packet once a
+ * whole segment arrived; beyond the buffer the packet is dropped. */
+static void
+fifo_arrive (Model *m, size_t i, double bits)
+{
+  /* a source that writes less than a segment at a time, with the sender
+   * waiting for it (source_gaps), sends each write as a segment */
+  double pkt = 8.0 * MODEL_MSS;
+  if (i < m->n && m->source_gaps && m->f[i].source_packet > 0 && m->f[i].source_bound)
+    pkt = 8.0 * m->f[i].source_packet;
+  m->packet_credit[i] += bits;
+  while (m->packet_credit[i] >= pkt) {
+    m->packet_credit[i] -= pkt;
+    ModelPacket p = { .flow = (uint32_t) i, .bits = pkt, .enq_s = m->now_s };
+    if (m->fifo_n >= MODEL_FIFO_PACKETS
+        || model_queued_bits (m) + pkt > m->max_queue_s * m->capacity_bps) {
+      fifo_drop (m, &p);
+      continue;
+    }
+    m->fifo[(m->fifo_head + m->fifo_n) % MODEL_FIFO_PACKETS] = p;
+    m->fifo_n++;
+    if (i < m->n)
+      m->f[i].queued_bits += pkt;
+    else
+      m->cross_queued_bits += pkt;
+  }
+}
+
+/* Takes the head packet at @now into *@p; returns whether CoDel finds its
+ * sojourn above target for an interval (RFC 8289's dodequeue; no verdict
+ * while at most one MTU stays queued). */
+static bool
+fifo_pop (Model *m, double now, ModelPacket *p, bool *ok_to_drop)
+{
+  *ok_to_drop = false;
+  if (m->fifo_n == 0) {
+    m->codel.first_above_s = 0.0;
+    return false;
+  }
+  *p = m->fifo[m->fifo_head];
+  m->fifo_head = (m->fifo_head + 1) % MODEL_FIFO_PACKETS;
+  m->fifo_n--;
+  if (p->flow < m->n)
+    m->f[p->flow].queued_bits -= p->bits;
+  else
+    m->cross_queued_bits -= p->bits;
+  double sojourn = now - p->enq_s;
+  if (sojourn < m->aqm_target_s || model_queued_bits (m) <= 8.0 * MODEL_MSS)
+    m->codel.first_above_s = 0.0;
+  else if (m->codel.first_above_s == 0.0)
+    m->codel.first_above_s = now + m->aqm_interval_s;
+  else if (now >= m->codel.first_above_s)
+    *ok_to_drop = true;
+  return true;
+}
+
+/* CoDel's dequeue at @now (RFC 8289): the packet to send next in *@p, or
+ * false if none is left. */
+static bool
+codel_dequeue (Model *m, double now, ModelPacket *p)
+{
+  ModelCodel *cd = &m->codel;
+  double interval = m->aqm_interval_s;
+  bool ok;
+  if (!fifo_pop (m, now, p, &ok)) {
+    cd->dropping = false;
+    return false;
+  }
+  if (cd->dropping) {
+    if (!ok) {
+      cd->dropping = false;
+      return true;
+    }
+    while (cd->dropping && now >= cd->drop_next_s) {
+      fifo_drop (m, p);
+      cd->count++;
+      if (!fifo_pop (m, now, p, &ok)) {
+        cd->dropping = false;
+        return false;
+      }
+      if (!ok)
+        cd->dropping = false;
+      else
+        cd->drop_next_s += interval / sqrt ((double) cd->count);
+    }
+    return true;
+  }
+  if (!ok)
+    return true;
+  fifo_drop (m, p);
+  bool more = fifo_pop (m, now, p, &ok);
+  cd->dropping = true;
+  /* a drop state entered soon after the last resumes its rate */
+  uint32_t delta = cd->count - m->codel_lastcount;
+  cd->count = delta > 1 && now - cd->drop_next_s < 16.0 * interval ? delta : 1;
+  cd->drop_next_s = now + interval / sqrt ((double) cd->count);
+  m->codel_lastcount = cd->count;
+  return more;
+}
+
+/* One step of the single CoDel queue: arrivals as packets, then the link
+ * sends packet after packet, each from when the one before has left. */
+static void
+step_packets (Model *m, const bool *cwnd_limited, const double *arriving)
+{
+  double dt = m->dt_s, c = m->capacity_bps, end = m->now_s + dt;
+  double got[MODEL_MAX_FLOWS + 1] = { 0.0 };
+  double wait[MODEL_MAX_FLOWS];
+  bool waited[MODEL_MAX_FLOWS] = { false };
+  m->dropped_bits = 0.0;
+  fifo_arrive (m, m->n, m->cross_bps * dt);
+  for (size_t i = 0; i < m->n; i++)
+    fifo_arrive (m, i, arriving[i]);
+  for (;;) {
+    if (m->in_service.bits > 0.0) {
+      if (m->link_free_s > end)
+        break;
+      got[m->in_service.flow] += m->in_service.bits;
+      m->in_service.bits = 0.0;
+    }
+    double start = m->link_free_s > m->now_s ? m->link_free_s : m->now_s;
+    ModelPacket p;
+    if (m->fifo_n == 0 || start >= end || !codel_dequeue (m, start, &p))
+      break;
+    if (p.flow < m->n) {
+      wait[p.flow] = start - p.enq_s;
+      waited[p.flow] = true;
+    }
+    m->in_service = p;
+    m->link_free_s = start + p.bits / c;
+  }
+  m->cross_rate_bps = got[m->n] / dt;
+  m->queue_s = model_queued_bits (m) / c;
+  for (size_t i = 0; i < m->n; i++) {
+    ModelFlow *f = &m->f[i];
+    if (waited[i])
+      f->queue_s = wait[i];              /* what its last packet waited */
+    receive (m, f, got[i], cwnd_limited[i]);
+  }
+}
+
 void
 model_step (Model *m)
 {
@@ -345,8 +548,11 @@ model_step (Model *m)
 
   /* 1. senders: what leaves them now, what reaches the bottleneck now */
   double total_in = send (m, cwnd_limited, arriving);
-  if (m->fq) {
-    step_fq (m, cwnd_limited, arriving);
+  if (m->fq || (m->packets && m->aqm_target_s > 0)) {
+    if (m->fq)
+      step_fq (m, cwnd_limited, arriving);
+    else
+      step_packets (m, cwnd_limited, arriving);
     m->step++;
     m->now_s += dt;
     return;
@@ -366,7 +572,7 @@ model_step (Model *m)
     ModelFlow *f = &m->f[i];
     f->queued_bits += arriving[i] * keep;
     if (keep < 1.0 && arriving[i] > 0)
-      lose (f, m->now_s);
+      lose (f, m->now_s, m->packets);
   }
 
   /* 3. the AQM, if any: losses while the delay stays above its target */
@@ -377,7 +583,7 @@ model_step (Model *m)
       else if (m->now_s - m->above_since_s >= m->aqm_interval_s) {
         for (size_t i = 0; i < m->n; i++)
           if (m->f[i].queued_bits > 0)
-            lose (&m->f[i], m->now_s);
+            lose (&m->f[i], m->now_s, m->packets);
         m->above_since_s = m->now_s;    /* next drop one interval later */
       }
     } else {

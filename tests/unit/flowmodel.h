@@ -63,6 +63,28 @@
  * the queue when the flow was added — and ooopack (tcpi_rcv_ooopack): the
  * segments received after a hole, a window's worth per loss.
  *
+ * With packets (packet level, where a segment takes longer to send than
+ * CoDel's target: 12 ms at 960 kbit/s against 5 ms), the single CoDel queue
+ * holds whole segments: what reaches the bottleneck becomes MSS-sized
+ * packets, served one at a time in FIFO order from when the one before
+ * has left, and RFC 8289's CoDel runs at each dequeue as the lab's stage
+ * does (sojourn above target for an interval with more than one MTU
+ * queued, then drops at interval/√count, a count resumed within 16
+ * intervals).  A data segment's RTT then also holds its own transmission
+ * at the bottleneck, which the handshake's small segments (the base) do
+ * not (12 ms of "queue" on an idle 960-kbit/s link), and a
+ * loss with fewer than two segments in flight is a tail loss: no later
+ * segment tells the sender, and Linux's tail loss probe (one segment out)
+ * fires 2·SRTT + TCP_RTO_MIN later; the flow delivers nothing until then.
+ * A download its reads pace at a DSL rate has one segment in flight.  The
+ * window the SYN offered (64240 bytes, before any clamp) is never taken
+ * back: until that much arrived the sender may send it, whatever the
+ * clamp or the reads (the senders' initial windows in the first second).  And
+ * a source (source_bps) writes into a large send buffer: what the sender
+ * could not send yet (a loss, a probe's wait) leaves later, as the lab's
+ * video source does; a source that writes less than a segment at a time
+ * with source_gaps sends each write as a segment of source_packet bytes.
+ *
  * With source_gaps, a sender its source holds (source_i binds: a paced
  * video) has no data when an ACK arrives; the first segment after it
  * leaves when the source produces one, echoing that ACK's timestamp, so
@@ -92,11 +114,21 @@ typedef struct {
   bool     dropping;
 } ModelCodel;
 
+/* A packet in the single CoDel queue (packet-level: see model_step). */
+typedef struct {
+  uint32_t flow;            /* its flow, or the model's n for the cross traffic */
+  double   bits;
+  double   enq_s;
+} ModelPacket;
+
+#define MODEL_FIFO_PACKETS 4096
+
 typedef struct {
   bool     active;
   double   base_rtt_s;
   uint32_t window_bytes;    /* advertised window; 0 = unlimited */
   double   source_bps;      /* 0 = sends as fast as allowed */
+  double   source_backlog_bits; /* packets: written by the source, not sent yet */
   double   read_bps;        /* the receiver reads no faster; 0 = freely */
   double   path_limit_bps;  /* 0 = none */
   double   path_delay_s;    /* queueing delay elsewhere while path_limit binds */
@@ -104,6 +136,9 @@ typedef struct {
   double   cwnd_bytes;
   double   ssthresh_bytes;
   double   last_loss_s;
+  double   stall_until_s;   /* a tail loss: nothing until its probe, s */
+  double   syn_window_bytes; /* packets: what its SYN offered (0: Linux's 64240) */
+  uint32_t stalls;
   double   pipe[MODEL_PIPE_STEPS];  /* sending rate history, bit/s */
   /* bottleneck and receiver state */
   double   queued_bits;
@@ -135,6 +170,8 @@ typedef struct {
   double    sub_mss_yield;  /* what a window below one MSS moves per RTT, of itself */
   bool      fq;             /* fq_codel: a queue per flow, DRR, CoDel per queue */
   bool      rcv_rtt_latch;  /* the receiver RTT of Linux >= 6.16: lower samples at once */
+  bool      packets;        /* packet level: CoDel on whole segments, their transmission
+                             * in the RTT, tail loss probes (model_step) */
   bool      source_gaps;    /* a source-bound sender's samples include its wait for data */
   size_t    n;
   ModelFlow f[MODEL_MAX_FLOWS];
@@ -145,6 +182,15 @@ typedef struct {
   double    cross_queued_bits;
   double    above_since_s;  /* AQM: queue above its target since; < 0 if not */
   ModelCodel cross_codel;   /* fq: the cross traffic's queue's CoDel */
+  /* the single CoDel queue, packet by packet */
+  ModelPacket fifo[MODEL_FIFO_PACKETS];
+  size_t    fifo_head, fifo_n;
+  ModelPacket in_service;   /* bits 0: the link is idle */
+  double    link_free_s;    /* when the packet in service has left */
+  double    packet_credit[MODEL_MAX_FLOWS + 1];   /* arrived bits not yet a whole packet */
+  ModelCodel codel;
+  uint32_t  codel_lastcount;
+  uint32_t  codel_drops;    /* packets it dropped (CoDel and the limit) */
   /* outputs */
   double    queue_s;        /* queueing delay at the bottleneck now */
   double    cross_rate_bps; /* cross traffic delivered over the last step */

@@ -16,6 +16,13 @@ sim_init (Sim *s, double capacity, const BwssParams *params, SimEvent event)
   model_init (&s->m, capacity, 0.15, 0.001);
   g_assert_cmpint (bwss_controller_new (params, &s->c), ==, 0);
   s->event = event;
+  const char *phase = getenv ("BWSS_SIM_TICK_PHASE_MS");
+  if (phase && *phase) {
+    char *end;
+    unsigned long ms = strtoul (phase, &end, 10);
+    g_assert_true (*end == '\0' && ms * MS < TICK);     /* 0 to 9 */
+    s->tick_phase_us = ms * MS;
+  }
 }
 
 size_t
@@ -23,6 +30,9 @@ sim_add (Sim *s, double rtt, int32_t prio, double min, double weight, bool contr
 {
   size_t i = model_add (&s->m, rtt);
   s->controlled[i] = controlled;
+  for (size_t k = 0; k < i; k++)
+    if (s->controlled[k] != controlled)
+      s->mixed = true;
   s->pacable[i] = controlled;
   if (controlled) {
     BwssPrefs p = { .priority = prio, .min_rate_bps = min, .weight = weight };
@@ -94,7 +104,7 @@ sim_run (Sim *s, unsigned seconds)
         fqsum[i] += s->m.f[i].queue_s;
       cross += s->m.cross_rate_bps;
       s->now_us += MS;
-      if (s->now_us % TICK == 0)
+      if (s->now_us % TICK == s->tick_phase_us)
         tick (s);
     }
     s->queue_ms[sec] = qsum;              /* Σ over 1000 ms of seconds = mean in ms */
@@ -114,9 +124,25 @@ sim_run (Sim *s, unsigned seconds)
   s->seconds = seconds;
 }
 
+unsigned
+sim_seconds_competing (const Sim *s, unsigned from, unsigned to)
+{
+  unsigned n = 0;
+  for (unsigned t = from; t < to && t < s->seconds; t++)
+    if (s->stats[t].phase == BWSS_PHASE_COMPETE)
+      n++;
+  return n;
+}
+
 void
 sim_free (Sim *s)
 {
+  if (!s->mixed && s->seconds > 0) {
+    unsigned compete = sim_seconds_competing (s, 0, s->seconds);
+    if (compete)
+      g_test_message ("COMPETE in %u of %u s (nobody else's queue)", compete, s->seconds);
+    g_assert_cmpuint (compete, <=, s->seconds / 10);
+  }
   bwss_controller_free (s->c);
 }
 

@@ -5,6 +5,12 @@
  * controller observes every controlled flow (received bytes, the kernel's
  * receiver RTT) and ticks every 10 ms like the socket layer, and its windows
  * go back into the model.  Per-second records for the traces' assertions.
+ *
+ * $BWSS_SIM_TICK_PHASE_MS (0 to 9, default 0): the controller ticks that
+ * many ms after each multiple of 10 ms of the model's clock — physically
+ * neutral (a controller's clock has no phase relation to the link's), so
+ * a law's figures over the ten phases are its spread in the model
+ * (tests/unit/sim-spread.sh).  Not set in the suite.
  */
 #ifndef SIM_H
 #define SIM_H
@@ -24,6 +30,7 @@ struct Sim {
   BwssController *c;
   bool            controlled[MODEL_MAX_FLOWS];
   bool            pacable[MODEL_MAX_FLOWS];  /* the receiver can pace its reads */
+  uint64_t        tick_phase_us;             /* ticks at this offset in each 10 ms */
   uint64_t        now_us;
   /* per second */
   double          rate[SIM_MAX_SECONDS][MODEL_MAX_FLOWS];    /* bit/s */
@@ -42,6 +49,7 @@ struct Sim {
    * (an application that changes its flows' sources or preferences) */
   void          (*on_tick) (Sim *s);
   void           *user;
+  bool            mixed;     /* flows bwss controls beside flows it does not */
 };
 
 /* A link of @capacity with a 150-ms drop-tail buffer (tbf latency 150ms),
@@ -56,7 +64,12 @@ void   sim_stop_flow (Sim *s, size_t i);
 void   sim_no_pacing (Sim *s, size_t i);
 /* Runs until @seconds from the start (the records are indexed by second). */
 void   sim_run (Sim *s, unsigned seconds);
+/* Frees @s.  A run where every flow is controlled (or none is) has nobody
+ * else's queue: it asserts that the delay loop stayed out of COMPETE in at
+ * least 90 % of its seconds (capacity-compete.c). */
 void   sim_free (Sim *s);
+/* Seconds of [from, to) the delay loop spent in COMPETE. */
+unsigned sim_seconds_competing (const Sim *s, unsigned from, unsigned to);
 
 /* Mean rate of flow @i over seconds [from, to), bit/s. */
 double sim_mean (const Sim *s, size_t i, unsigned from, unsigned to);

@@ -206,27 +206,31 @@ test_dash (void)
 static void
 test_player_prefs (void)
 {
-  double m, w;
-  PlayerInput in = { .min_rate = 618750, .weight = 2.0, .buffer = PLAYER_BUFFER_LOW, .fetching = TRUE };
-  player_prefs (&in, &m, &w);
-  g_assert_cmpfloat (m, ==, 618750);
-  g_assert_cmpfloat (w, ==, 2.0);
+  BwssPrefs p;
+  PlayerInput in = { .min_rate = 618750, .priority = 20, .weight = 2.0, .buffer = PLAYER_BUFFER_LOW,
+                     .fetching = TRUE };
+  player_prefs (&in, &p);
+  g_assert_cmpint (p.priority, ==, 20);
+  g_assert_cmpfloat (p.min_rate_bps, ==, 618750);
+  g_assert_cmpfloat (p.weight, ==, 2.0);
   in.buffer = PLAYER_BUFFER_UNKNOWN;            /* not seen: as low */
-  player_prefs (&in, &m, &w);
-  g_assert_cmpfloat (w, ==, 2.0);
+  player_prefs (&in, &p);
+  g_assert_cmpfloat (p.weight, ==, 2.0);
   in.buffer = PLAYER_BUFFER_FULL;               /* eq. 6 with w = 0: exactly m */
-  player_prefs (&in, &m, &w);
-  g_assert_cmpfloat (m, ==, 618750);
-  g_assert_cmpfloat (w, ==, 0.0);
+  player_prefs (&in, &p);
+  g_assert_cmpfloat (p.min_rate_bps, ==, 618750);
+  g_assert_cmpfloat (p.weight, ==, 0.0);
   in.fetching = FALSE;                          /* between fragments */
-  player_prefs (&in, &m, &w);
-  g_assert_cmpfloat (m, ==, 0.0);
-  g_assert_cmpfloat (w, ==, 2.0);
+  player_prefs (&in, &p);
+  g_assert_cmpfloat (p.min_rate_bps, ==, 0.0);
+  g_assert_cmpfloat (p.weight, ==, 2.0);
+  g_assert_cmpint (p.priority, ==, 20);
   /* a full buffer with no minimum known keeps its weight (nothing to hold
    * it to) */
-  PlayerInput none = { .min_rate = 0, .weight = 1.0, .buffer = PLAYER_BUFFER_FULL, .fetching = TRUE };
-  player_prefs (&none, &m, &w);
-  g_assert_cmpfloat (w, ==, 1.0);
+  PlayerInput none = { .min_rate = 0, .priority = VIDEO_FLOW_PRIORITY, .weight = VIDEO_FLOW_WEIGHT,
+                       .buffer = PLAYER_BUFFER_FULL, .fetching = TRUE };
+  player_prefs (&none, &p);
+  g_assert_cmpfloat (p.weight, ==, 1.0);
   /* hlsdemux2's level against its target (30 s): full from 15 s */
   guint64 s30 = 30 * G_GUINT64_CONSTANT (1000000000);
   g_assert_cmpint (player_buffer_of_level (-1, s30), ==, PLAYER_BUFFER_UNKNOWN);

@@ -111,24 +111,35 @@ test_sigma_zero_and_empty (void)
   g_assert_cmpint (bwss_allocate (1000, NULL, 0, NULL), ==, 0);
 }
 
-/* Huge finite values must not overflow to inf or NaN. */
+/* Huge values must not overflow to inf or NaN: σ up to DBL_MAX, the
+ * preferences up to the limits of bwss_prefs_check() (and none beyond). */
 static void
 test_huge_values (void)
 {
-  BwssPrefs p[] = { P (1, DBL_MAX, DBL_MAX), P (1, DBL_MAX, DBL_MAX), P (0, 0, DBL_MAX) };
+  BwssPrefs p[] = { P (1, BWSS_RATE_MAX_BPS, BWSS_WEIGHT_MAX), P (1, BWSS_RATE_MAX_BPS, BWSS_WEIGHT_MAX),
+                    P (0, 0, BWSS_WEIGHT_MAX) };
   double t[3];
   g_assert_cmpint (bwss_allocate (DBL_MAX, p, 3, t), ==, 0);
   for (int i = 0; i < 3; i++)
     g_assert_true (isfinite (t[i]) && t[i] >= 0);
-  /* σ = DBL_MAX < Σm = 2·DBL_MAX: the equal-priority pair shares it */
-  g_assert_cmpfloat_with_epsilon (t[0] / DBL_MAX, 0.5, 1e-9);
-  g_assert_cmpfloat_with_epsilon (t[1] / DBL_MAX, 0.5, 1e-9);
+  g_assert_cmpfloat_with_epsilon (t[0] / t[1], 1.0, 1e-9);
+  g_assert_cmpfloat_with_epsilon ((t[0] + t[1] + t[2]) / DBL_MAX, 1.0, 1e-9);
+  /* σ = 1e15 < Σm = 2e15: the equal-priority pair shares it */
+  g_assert_cmpint (bwss_allocate (BWSS_RATE_MAX_BPS, p, 3, t), ==, 0);
+  g_assert_cmpfloat_with_epsilon (t[0] / BWSS_RATE_MAX_BPS, 0.5, 1e-9);
+  g_assert_cmpfloat_with_epsilon (t[1] / BWSS_RATE_MAX_BPS, 0.5, 1e-9);
   g_assert_cmpfloat (t[2], ==, 0);
 
-  BwssPrefs q[] = { P (0, 0, DBL_MAX), P (0, 0, DBL_MAX / 2) };
+  BwssPrefs q[] = { P (0, 0, BWSS_WEIGHT_MAX), P (0, 0, BWSS_WEIGHT_MAX / 2) };
   g_assert_cmpint (bwss_allocate (3e9, q, 2, t), ==, 0);
   g_assert_cmpfloat_with_epsilon (t[0], 2e9, 1e-3);
   g_assert_cmpfloat_with_epsilon (t[1], 1e9, 1e-3);
+
+  /* beyond the limits: refused, the targets untouched */
+  BwssPrefs over[] = { P (0, 0, DBL_MAX), P (0, 0, 1) };
+  t[0] = 7;
+  g_assert_cmpint (bwss_allocate (3e9, over, 2, t), ==, BWSS_EINVAL);
+  g_assert_cmpfloat (t[0], ==, 7);
 }
 
 /* Bad input: a clear error and the output untouched. */
@@ -249,7 +260,7 @@ test_capped_edges (void)
   g_assert_cmpint (bwss__allocate_capped (-1, p, caps, 2, keep), ==, BWSS_EINVAL);
   g_assert_cmpfloat (keep[0], ==, 7);
   /* huge values stay finite */
-  BwssPrefs h[] = { P (0, DBL_MAX / 2, 1), P (0, 0, DBL_MAX) };
+  BwssPrefs h[] = { P (0, BWSS_RATE_MAX_BPS / 2, 1), P (0, 0, BWSS_WEIGHT_MAX) };
   double hc[] = { DBL_MAX / 2, DBL_MAX / 4 };
   g_assert_cmpint (bwss__allocate_capped (DBL_MAX, h, hc, 2, t), ==, 0);
   g_assert_true (isfinite (t[0]) && isfinite (t[1]));

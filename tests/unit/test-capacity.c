@@ -1035,6 +1035,8 @@ typedef struct {
   const double *rtt_bulk;      /* one per download, s */
   double        cross_bps;     /* UDP from 30 to 60 s */
   int           trace;         /* the link moves: TRACE_WIFI, TRACE_LTE; 0 = fixed */
+  bool          packets;       /* the model at packet level (Model.packets) */
+  double        syn_bulk;      /* packets: what the downloads' SYNs offer, bytes (0: Linux's) */
 } Cell;
 
 typedef struct {
@@ -1042,6 +1044,9 @@ typedef struct {
                                 * minimum (a moving link: 90 %, of the seconds
                                 * trace_capable counts) */
   unsigned counted;            /* ... of these many */
+  unsigned at_min_lab;         /* ... at >= 90 % of it (the lab's video_at_min) */
+  double   prebuffer_s;        /* the video's largest lateness (required prebuffer) */
+  double   start_late_s;       /* ... within the first 5 s */
   double   video, downloads;   /* mean rates over [5, 90), bit/s */
   double   left;               /* what the link leaves the downloads, bit/s */
   double   share_dev;          /* largest |share − 1/N| / (1/N) among the downloads */
@@ -1137,6 +1142,22 @@ trace_capable (unsigned sec, double vmin)
   return true;
 }
 
+/* The video's lateness so far (what bwss-late calls the required
+ * prebuffer): of the media received, how long after its time it came —
+ * the video is flow 0, its stream starts with the run. */
+static double cell_late_s, cell_late_start_s;    /* all run; its first 5 s */
+
+static void
+cell_lateness (Sim *s)
+{
+  double due = (double) s->m.f[0].bytes * 8.0 / cell_now->video_min;
+  double late = (double) s->now_us / 1e6 - due;
+  if (late > cell_late_s)
+    cell_late_s = late;
+  if (s->now_us < 5000000 && late > cell_late_start_s)
+    cell_late_start_s = late;
+}
+
 static void
 cell_cross (Sim *s, unsigned sec)
 {
@@ -1153,16 +1174,22 @@ run_cell (const Cell *cell, bool controlled, bool latch)
   s.m.aqm_target_s = cell->aqm_s;
   s.m.fq = cell->fq;
   s.m.rcv_rtt_latch = latch;
+  s.m.packets = cell->packets;
+  cell_late_s = cell_late_start_s = 0.0;
+  s.on_tick = cell_lateness;
+  s.m.source_gaps = cell->packets;          /* the lab's video source, at packet level */
   if (cell->trace) {
     trace_fill (cell->trace, cell->link_bps);
     s.capacity_at = trace_at;
   }
   size_t v = sim_add (&s, 0.030, 10, cell->video_min, 1, controlled);
   s.m.f[v].source_bps = cell->video_min;
+  if (cell->packets)
+    s.m.f[v].source_packet = 1000;          /* the lab's source: 1000 bytes every 16 ms */
   sim_no_pacing (&s, v);                    /* the element reads by itself */
   for (unsigned d = 0; d < cell->downloads; d++)
     for (unsigned k = 0; k < cell->conns; k++)
-      sim_add (&s, cell->rtt_bulk[d], 0, 0, 1, controlled);
+      s.m.f[sim_add (&s, cell->rtt_bulk[d], 0, 0, 1, controlled)].syn_window_bytes = cell->syn_bulk;
   sim_run (&s, 90);
   if (controlled)
     sim_log (&s, 3);
@@ -1176,6 +1203,8 @@ run_cell (const Cell *cell, bool controlled, bool latch)
     r.counted++;
     if (s.rate[t][v] >= floor * cell->video_min)
       r.at_min++;
+    if (s.rate[t][v] >= 0.9 * cell->video_min)
+      r.at_min_lab++;
     else if (controlled)
       g_test_message ("%s: video short at %u s: %.0f (link %.0f)", cell->name, t,
                       s.rate[t][v] / 1e3, link / 1e3);
@@ -1197,6 +1226,8 @@ run_cell (const Cell *cell, bool controlled, bool latch)
     r.sigma_lo = fmin (r.sigma_lo, ratio);
     r.sigma_hi = fmax (r.sigma_hi, ratio);
   }
+  r.prebuffer_s = cell_late_s;
+  r.start_late_s = cell_late_start_s;
   r.video = sim_mean (&s, v, 5, 90);
   r.downloads = sim_mean_aggregate (&s, 5, 90) - r.video;
   double cross = 0.0;
@@ -1230,6 +1261,12 @@ run_cell (const Cell *cell, bool controlled, bool latch)
       r.over_room = targets / room;
   }
   (void) carried;
+  if (cell->packets)
+    g_test_message ("%s: %s: the bottleneck dropped %u packets; the video lost %u times (%u tail "
+                    "loss probes), a download %u (%u)", cell->name,
+                    controlled ? (latch ? "bwss 6.16+" : "bwss before 6.16") : "plain TCP",
+                    s.m.codel_drops, s.m.f[v].losses, s.m.f[v].stalls, s.m.f[1].losses,
+                    s.m.f[1].stalls);
   sim_free (&s);
   return r;
 }
@@ -1274,6 +1311,14 @@ check_cell (const Cell *cell, unsigned short_max, double downloads_use)
       g_assert_cmpfloat (b.sigma_lo, >=, 0.85);
       g_assert_cmpfloat (b.sigma_hi, <=, 1.35);
     }
+    g_test_message ("%s, rcv_rtt %s: the video at >= 90 %% of its minimum (the lab's measure) "
+                    "%u of %u s", cell->name, latch ? "6.16+" : "before 6.16", b.at_min_lab,
+                    b.counted);
+    /* lateness means something where the source keeps what it could not
+     * send (packet level); elsewhere a shortfall is never made up */
+    if (cell->packets)
+      g_test_message ("%s, rcv_rtt %s: required prebuffer %.2f s (plain TCP %.2f s)", cell->name,
+                      latch ? "6.16+" : "before 6.16", b.prebuffer_s, tcp.prebuffer_s);
     if (latch)
       r = b;
   }
@@ -1288,7 +1333,8 @@ static const double rtt_30[] = { 0.030, 0.030, 0.030 };
 static void
 test_trace_fq_codel (void)
 {
-  Cell cell = { "fq_codel 8M", 8e6, 0.150, 0.005, true, 3e6, 3, 1, rtt_15_40_90, 2e6, TRACE_FIXED };
+  Cell cell = { "fq_codel 8M", 8e6, 0.150, 0.005, true, 3e6, 3, 1, rtt_15_40_90, 2e6, TRACE_FIXED,
+                false, 0.0 };
   /* 9.4 % of the seconds before the video's own evidence (the lab's figure
    * too), 97.6 % with it; short now only in the second the UDP arrives (its
    * fair share taken at once, before the video's queue shows): 98.8 % (the
@@ -1304,21 +1350,56 @@ test_trace_fq_codel_many (void)
 {
   static const double rtt[] = { 0.030 };
   Cell cell = { "fq_codel 20M, 8 connections", 20e6, 0.150, 0.005, true, 10.3e6, 1, 8, rtt,
-                0.0, TRACE_FIXED };
+                0.0, TRACE_FIXED, false, 0.0 };
   /* 3.5 % of the seconds before (6.16+); one second short in the start */
   check_cell (&cell, 1, 0.90);
 }
 
-/* The Fig. 7 streaming cell behind CoDel at 960 kbit/s (one queue). */
+/* The Fig. 7 streaming cell behind CoDel at 960 kbit/s (one queue), at
+ * packet level: a segment takes 12 ms to send here, more than CoDel's
+ * 5-ms target, so what CoDel drops depends on whole packets, every data
+ * RTT holds a segment's transmission that the handshake's (the base) does
+ * not, and a download its reads pace has one segment in flight, so each
+ * of its losses waits for the tail loss probe (flowmodel.h); the video is
+ * the lab's source: 1000-byte writes every 16 ms into a large send buffer
+ * (each its own segment; what the sender could not send yet leaves later,
+ * as the lab's video-server.py), and the receiver's samples read the
+ * sender's wait for them (source_gaps); the window each SYN offered
+ * (64 kB, before any clamp) stays open until used, so the first second
+ * carries the senders' initial windows.  The fluid model had the downloads
+ * at 90 % of what the video leaves; at packet level 69.8 % (before 6.16)
+ * and 83.7 % (6.16+), the video at its minimum 83 of 85 s under both, its
+ * required prebuffer 0.72 and 0.85 s (docs/testing.md compares these with
+ * the lab's). */
 static void
 test_trace_codel_960k (void)
 {
-  Cell cell = { "CoDel 960k", 960e3, 0.150, 0.005, false, 496e3, 2, 1, rtt_30, 320e3, TRACE_FIXED };
-  /* 78.8 % of the seconds before the video's own evidence; the UDP's
-   * onset and the climb after it cost 2 s (before 6.16) and 4 s (6.16+:
-   * the RTT reads the troughs, the queue looks empty and the probe after
-   * the UDP left overshoots): short of the 98 % target */
-  check_cell (&cell, 4, 0.90);
+  Cell cell = { "CoDel 960k", 960e3, 0.150, 0.005, false, 496e3, 2, 1, rtt_30, 320e3, TRACE_FIXED,
+                true, 0.0 };
+  check_cell (&cell, 3, 0.66);
+}
+
+/* The first second of the same cell: what the downloads' SYNs offer (64
+ * kB, before any clamp) arrives with the video's first response.  Bounded
+ * to two segments (a window offered small before connect()), the video's
+ * lateness in its first 5 s falls from 0.72 s to 0.08 / 0.09 s under the
+ * two receiver RTTs: in the model the downloads' first windows are the
+ * whole of the first second's cost. */
+static void
+test_trace_codel_960k_first_second (void)
+{
+  Cell cell = { "CoDel 960k", 960e3, 0.150, 0.005, false, 496e3, 2, 1, rtt_30, 320e3, TRACE_FIXED,
+                true, 0.0 };
+  Cell bounded = cell;
+  bounded.syn_bulk = 2.0 * MODEL_MSS;
+  for (int latch = 0; latch < 2; latch++) {
+    CellResult open = run_cell (&cell, true, latch), held = run_cell (&bounded, true, latch);
+    g_test_message ("rcv_rtt %s: the video's lateness in its first 5 s %.2f s with the "
+                    "downloads' SYNs at 64 kB, %.2f s at two segments (over the run %.2f and "
+                    "%.2f s)", latch ? "6.16+" : "before 6.16", open.start_late_s,
+                    held.start_late_s, open.prebuffer_s, held.prebuffer_s);
+    g_assert_cmpfloat (held.start_late_s, <, open.start_late_s - 0.2);
+  }
 }
 
 /* Moving links (the lab's traces, around 8 Mbit/s), a video of 2 Mbit/s
@@ -1334,11 +1415,12 @@ test_trace_wifi (void)
 {
   /* downloads 79.0 / 81.6 % (as before this issue: the queue holds σ) */
   Cell tail = { "wifi, 60-ms drop-tail", 8e6, 0.060, 0.0, false, 2e6, 3, 1, rtt_30, 0.0,
-                TRACE_WIFI };
+                TRACE_WIFI, false, 0.0 };
   check_cell (&tail, 0, 0.78);
   /* downloads 55.4 / 57.8 % before the deficits the video's own queue
    * shows stopped bounding the raises, 60.8 / 59.0 % now */
-  Cell fq = { "wifi, fq_codel", 8e6, 0.150, 0.005, true, 2e6, 3, 1, rtt_30, 0.0, TRACE_WIFI };
+  Cell fq = { "wifi, fq_codel", 8e6, 0.150, 0.005, true, 2e6, 3, 1, rtt_30, 0.0, TRACE_WIFI,
+              false, 0.0 };
   check_cell (&fq, 0, 0.58);
 }
 
@@ -1349,13 +1431,14 @@ test_trace_lte (void)
   /* downloads 72.4 / 86.7 % before the link the video's own queue showed
    * became the link seen busy, 80.7 / 86.7 % now */
   Cell tail = { "lte, 60-ms drop-tail", 8e6, 0.060, 0.0, false, 2e6, 3, 1, rtt_30, 0.0,
-                TRACE_LTE };
+                TRACE_LTE, false, 0.0 };
   check_cell (&tail, 0, 0.80);
   /* the video at its minimum 54 / 55 of 56 s (96.4 / 98.2 %: short in the
    * second after the excluded one, σ still settling after a fall from 10
    * to 3.4 or from 7.8 to 5.2 Mbit/s), downloads 78.9 / 82.2 % before,
    * 80.6 / 85.4 % now */
-  Cell fq = { "lte, fq_codel", 8e6, 0.150, 0.005, true, 2e6, 3, 1, rtt_30, 0.0, TRACE_LTE };
+  Cell fq = { "lte, fq_codel", 8e6, 0.150, 0.005, true, 2e6, 3, 1, rtt_30, 0.0, TRACE_LTE, false,
+              0.0 };
   check_cell (&fq, 2, 0.80);
 }
 
@@ -1399,6 +1482,7 @@ main (int argc, char **argv)
   g_test_add_func ("/capacity/trace/fq-codel", test_trace_fq_codel);
   g_test_add_func ("/capacity/trace/fq-codel-many", test_trace_fq_codel_many);
   g_test_add_func ("/capacity/trace/codel-960k", test_trace_codel_960k);
+  g_test_add_func ("/capacity/trace/codel-960k-first-second", test_trace_codel_960k_first_second);
   g_test_add_func ("/capacity/trace/wifi", test_trace_wifi);
   g_test_add_func ("/capacity/trace/lte", test_trace_lte);
   return g_test_run ();

@@ -285,9 +285,12 @@ test_fcs_paced_reads (void)
   g_assert_true (f.pacing);
   g_assert_false (f.sub);
   g_assert_cmpfloat (bwss__fcs_pace_bps (&f, &delay_params, 100e3), ==, 100e3);
-  /* below the slowest pace: pace_min_bps */
+  /* below the slowest pace: the progress floor (64 KiB per 30 s, above
+   * pace_min_bps: fcs.c's progress law) */
   g_assert_cmpuint (bwss__fcs_step (&f, &delay_params, 20 * MS, 0.0, 30 * MS, 1448), ==, 2);
-  g_assert_cmpfloat (bwss__fcs_pace_bps (&f, &delay_params, 0.0), ==, delay_params.pace_min_bps);
+  g_assert_cmpfloat (bwss__progress_floor_bps (&delay_params), >, delay_params.pace_min_bps);
+  g_assert_cmpfloat_with_epsilon (bwss__fcs_pace_bps (&f, &delay_params, 0.0), 65536 * 8 / 30.0,
+                                  1e-6);
   /* 1 Mbit/s at 30 ms needs 2.6 segments: ceil + 1 = 4, at once (no hold) */
   g_assert_cmpuint (bwss__fcs_step (&f, &delay_params, 30 * MS, 1e6, 30 * MS, 1448), ==, 4);
   g_assert_cmpfloat (bwss__fcs_pace_bps (&f, &delay_params, 1e6), ==, 1e6);

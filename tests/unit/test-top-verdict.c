@@ -84,6 +84,39 @@ test_no_controller_suspended_no_video (void)
   g_assert_cmpstr (d, ==, "no video (no flow has a minimum rate); no other download");
 }
 
+/* what the loop does: the queue kept short, or the link shared with
+ * traffic bwss does not control (COMPETE); nothing while it starts idle,
+ * without a controller or suspended */
+static void
+test_mode (void)
+{
+  BwssFlowInfo rows[] = { flow (2e6, 2.1e6, 2.0e6), flow (0, 2e6, 1.9e6), flow (0, 2e6, 1.8e6) };
+  BwssDomainStats track = { .controller_pid = 42, .loop = BWSS_LOOP_DELAY,
+                            .phase = BWSS_PHASE_TRACK };
+  g_autofree char *a = verdict (&track, rows, 3, FALSE);
+  g_assert_cmpstr (a, ==, "video 2.0 of 2.0 Mbit/s needed - OK; 2 downloads share 3.7 Mbit/s; "
+                          "keeping the queue short");
+  BwssDomainStats compete = track;
+  compete.phase = BWSS_PHASE_COMPETE;
+  g_autofree char *b = verdict (&compete, rows, 3, FALSE);
+  g_assert_cmpstr (b, ==, "video 2.0 of 2.0 Mbit/s needed - OK; 2 downloads share 3.7 Mbit/s; "
+                          "sharing the link with traffic bwss does not control");
+  BwssDomainStats suspended = compete;
+  suspended.suspended = TRUE;
+  g_autofree char *c = verdict (&suspended, rows, 3, FALSE);
+  g_assert_cmpstr (c, ==, "video 2.0 of 2.0 Mbit/s needed - sharing suspended, nothing is protected; "
+                          "2 downloads share 3.7 Mbit/s");
+  BwssDomainStats none = compete;
+  none.controller_pid = 0;
+  g_autofree char *d = verdict (&none, rows, 3, FALSE);
+  g_assert_cmpstr (d, ==, "video 2.0 of 2.0 Mbit/s needed - no controller, nothing is protected; "
+                          "2 downloads share 3.7 Mbit/s");
+  BwssDomainStats idle = track;
+  idle.phase = BWSS_PHASE_IDLE;
+  g_autofree char *e = verdict (&idle, rows, 3, FALSE);
+  g_assert_cmpstr (e, ==, "video 2.0 of 2.0 Mbit/s needed - OK; 2 downloads share 3.7 Mbit/s");
+}
+
 /* a buffer too small is cut, NUL-terminated */
 static void
 test_truncated (void)
@@ -103,6 +136,7 @@ main (int argc, char **argv)
   g_test_add_func ("/top-verdict/reads-less-and-short", test_reads_less_and_short);
   g_test_add_func ("/top-verdict/sums-and-units", test_sums_and_units);
   g_test_add_func ("/top-verdict/no-controller-suspended-no-video", test_no_controller_suspended_no_video);
+  g_test_add_func ("/top-verdict/mode", test_mode);
   g_test_add_func ("/top-verdict/truncated", test_truncated);
   return g_test_run ();
 }

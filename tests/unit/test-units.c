@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* test-units.c — the one parser per unit every tool, the shim and the
  * element use (bwss/bwss.h): decimal only, bounded, all or nothing. */
+#include <math.h>
 #include <stdint.h>
 #include <glib.h>
 #include <bwss/bwss.h>
@@ -119,9 +120,20 @@ test_prefs_check (void)
   p.min_rate_bps = 2e15;
   g_assert_cmpint (bwss_prefs_check (&p), ==, BWSS_EINVAL);
   g_assert_cmpint (bwss_prefs_check (NULL), ==, BWSS_EINVAL);
-  /* the laws themselves take any finite non-negative value */
-  p.min_rate_bps = 2e15;
+  /* one check: the laws refuse what the domain refuses, NaN included */
+  g_assert_cmpint (bwss_prefs_validate (&p), ==, BWSS_EINVAL);
+  BwssController *c;
+  g_assert_cmpint (bwss_controller_new (NULL, &c), ==, 0);
+  g_assert_cmpint (bwss_controller_add_flow (c, 1, &p, 0), ==, BWSS_EINVAL);
+  p.min_rate_bps = NAN;
+  g_assert_cmpint (bwss_prefs_check (&p), ==, BWSS_EINVAL);
+  p.min_rate_bps = BWSS_RATE_MAX_BPS;
+  p.priority = BWSS_PRIORITY_MIN - 1;
+  g_assert_cmpint (bwss_controller_add_flow (c, 1, &p, 0), ==, BWSS_EINVAL);
+  p.priority = BWSS_PRIORITY_MIN;
   g_assert_cmpint (bwss_prefs_validate (&p), ==, 0);
+  g_assert_cmpint (bwss_controller_add_flow (c, 1, &p, 0), ==, 0);
+  bwss_controller_free (c);
 }
 
 int

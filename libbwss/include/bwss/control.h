@@ -148,6 +148,25 @@ struct BwssParams {
   uint64_t own_queue_us;        /* a flow whose RTT exceeds the link's queue by this
                                  * holds a queue of its own (fq_codel), µs ... */
   uint64_t own_queue_memory_us; /* ... the link's queue being its largest over this, µs */
+  /* the delay loop beside traffic it does not control (capacity-compete.c) */
+  uint64_t compete_detect_us;   /* the detector's memory: its score's time constant, µs */
+  double   compete_enter;       /* COMPETE once the score (the share of time the queue
+                                 * stood while σ held our downloads down) reaches this;
+                                 * (0, 1] */
+  double   compete_headroom;    /* COMPETE: σ this fraction above what the flows move,
+                                 * the video's window above its minimum, so no window
+                                 * binds them; > 0 */
+  double   compete_yield;       /* COMPETE: the downloads yield this many times what the
+                                 * minima miss (the neighbour takes its part); > 0 */
+  uint64_t compete_probe_us;    /* COMPETE: a drain that asks whether the queue is ours
+                                 * again at least this often, µs ... */
+  double   compete_probe_rise;  /* ... and as soon as U comes within this fraction of
+                                 * the link this host had alone (the neighbour left);
+                                 * (0, 100] */
+  uint64_t compete_drain_us;    /* ... each drain lasting at most this, µs */
+  double   progress_bytes;      /* every controlled flow moves at least this many bytes
+                                 * ... ; > 0 */
+  uint64_t progress_period_us;  /* ... per this, µs (no peer's stall timeout fires) */
 };
 #endif /* BWSS_USE_UNSTABLE_API */
 
@@ -171,16 +190,16 @@ typedef struct {
   double  weight;       /* w_i >= 0 */
 } BwssPrefs;
 
-/* Returns 0 if @prefs is finite and non-negative (priority is free),
- * BWSS_EINVAL otherwise. */
-BWSS_API int bwss_prefs_validate (const BwssPrefs *prefs);
-
 /* Returns 0 if @prefs lies within the limits of bwss/base.h (priority in
  * [BWSS_PRIORITY_MIN, BWSS_PRIORITY_MAX], min_rate_bps in
  * [0, BWSS_RATE_MAX_BPS], weight in [0, BWSS_WEIGHT_MAX]), BWSS_EINVAL
- * otherwise.  The laws accept any finite non-negative input; a domain and
- * every front end accept only this. */
+ * otherwise (NULL, NaN).  The one check of preferences: the laws (the
+ * controller, bwss_allocate()), a domain and every front end accept what
+ * it accepts and nothing else. */
 BWSS_API int bwss_prefs_check (const BwssPrefs *prefs);
+/* The same as bwss_prefs_check(), kept for the programs built against
+ * libbwss0 when the laws took any finite non-negative input. */
+BWSS_API int bwss_prefs_validate (const BwssPrefs *prefs);
 
 /* The TRAS: splits @sigma (bit/s) among @n flows into @targets (bit/s) so
  * that Σ targets = sigma (eq. 5):
@@ -281,11 +300,21 @@ typedef enum {
   BWSS_PHASE_LINK_CONGESTED, /* paper: σ lowered to U; waiting for U to rise again */
   BWSS_PHASE_TRACK,          /* delay: σ follows the link, holding the queue target */
   BWSS_PHASE_START,          /* delay: σ = the minima while a first U is measured */
+  BWSS_PHASE_COMPETE,        /* delay: a queue others refill (elastic traffic bwss does
+                              * not control): this host competes for its total as plain
+                              * TCP would, the video first within it */
 } BwssPhase;
 
-#define BWSS_PHASE_LAST BWSS_PHASE_START
+#define BWSS_PHASE_LAST BWSS_PHASE_COMPETE
 
 BWSS_API const char *bwss_phase_name (BwssPhase phase);
+
+/* Returns what the loop is doing in @phase, for a user: "keeping the queue
+ * short" (the delay loop's START and TRACK), "sharing the link with traffic
+ * bwss does not control" (COMPETE: a queue others refill, this host
+ * competes for its total as plain TCP would); NULL for the other phases
+ * (idle, the paper's loop). */
+BWSS_API const char *bwss_phase_mode (BwssPhase phase);
 
 /* ---- the controller ------------------------------------------------------ */
 

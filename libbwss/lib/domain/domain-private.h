@@ -45,8 +45,8 @@
 /* The controller asks the kernel about each flow's socket by the id its
  * participant wrote into the slot (knob_query(): exact lookups, 64 to a
  * message), never with a dump of every socket of the namespace: a dump
- * walks the kernel's whole connection table whatever it finds (~1 ms a
- * family on this 2-core machine's 256k-bucket table, measured 2026-11-25). */
+ * walks the kernel's whole connection table whatever it finds (about a
+ * millisecond a family on a 256k-bucket table; docs/testing.md). */
 /* Wait for a segment an older creator is still initialising, at open. */
 #define INIT_WAIT_US      500000ull
 /* Longest wait for the segment lock from a controller round or a reader:

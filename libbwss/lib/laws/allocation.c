@@ -33,7 +33,7 @@
  * unused.  Caps never go below a minimum; if every flow is capped, what is
  * left is split by eq. (6) over all (no flow wants it; Σ T = σ holds).
  *
- * Groups (bwss_allocate_grouped, issue 29: an application is one download):
+ * Groups (bwss_allocate_grouped: an application is one download):
  * flows with the same non-zero group key are one participant of the TRAS.
  * The split is done twice, by the same equations:
  *
@@ -54,18 +54,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include "laws.h"
-
-int
-bwss_prefs_validate (const BwssPrefs *prefs)
-{
-  if (prefs == NULL)
-    return BWSS_EINVAL;
-  if (!isfinite (prefs->min_rate_bps) || prefs->min_rate_bps < 0.0)
-    return BWSS_EINVAL;
-  if (!isfinite (prefs->weight) || prefs->weight < 0.0)
-    return BWSS_EINVAL;
-  return BWSS_OK;
-}
 
 /* Returns the largest weight (@weights) or minimum rate of @prefs, >= 0. */
 static double
@@ -197,7 +185,7 @@ check_input (double sigma, const BwssPrefs *prefs, size_t n, const double *targe
   if (prefs == NULL || targets == NULL)
     return BWSS_EINVAL;
   for (size_t i = 0; i < n; i++)
-    if (bwss_prefs_validate (&prefs[i]) != BWSS_OK)
+    if (bwss_prefs_check (&prefs[i]) != BWSS_OK)
       return BWSS_EINVAL;
   return BWSS_OK;
 }

@@ -17,7 +17,7 @@
  * whose rate falls this is the verdict that follows it down, from the first
  * decision after the video falls short).
  *
- * The video's own evidence (issue 28).  Under fq_codel each flow has a
+ * The video's own evidence.  Under fq_codel each flow has a
  * queue of its own: a video held below its fair share keeps CoDel's 5 ms in
  * its own queue while the downloads' — whose windows and paced reads hold
  * them under their share — stay empty, so the link's queue (the smallest
@@ -55,23 +55,22 @@
 
 /* Rule "deficit": a flow with a minimum gets less than it with a queue of
  * its own (the network holds it: fq_codel), or for less than
- * reserve_hold_us (longer, its source is what sends less) while the link is
- * busy (a queue now or at the last decision, short as a short buffer or an
- * AQM keeps it, or its losses); and σ lets the others take more than the
- * link leaves: U is what
- * the link delivers to us, and σ above it means targets the flows without a
- * minimum reach only through losses — which the flow with a minimum shares
- * (a 12-ms drop-tail buffer or CoDel drop from every flow). */
+ * reserve_hold_us (longer, its source is what sends less) while the link
+ * is busy (link_busy, capacity.h) or it has losses; and σ lets the others
+ * take more than the link leaves: U is what the link delivers to us, and
+ * σ above it means targets the flows without a minimum reach only through
+ * losses — which the flow with a minimum shares (a 12-ms drop-tail buffer
+ * or CoDel drop from every flow). */
 bool
 capacity_rule_deficit (const BwssCapacity *c, const CapacityCounts *k)
 {
-  bool busy = !queue_empty (k) || c->prev_queue_us > k->band || k->short_lost > 0;
+  bool busy = link_busy (c, k) || k->short_lost > 0;
   bool evidence = k->deficit_own > 0.0 || (k->deficit > 0.0 && k->q >= 0.0 && busy);
   return evidence && c->sigma_bps > k->u && k->u > k->minima;
 }
 
 /* Returns true if this decision finds σ above what the link gives: the link
- * busy (a queue, if short: an AQM holds it there), U below σ, and the flows
+ * busy (link_busy, capacity.h), U below σ, and the flows
  * that something else than their window holds below their target carry at
  * least half of U — losses hold them: the link (the paper's "half of the
  * flows", weighed by rate; a flow its window holds at its target meanwhile
@@ -82,10 +81,7 @@ capacity_rule_deficit (const BwssCapacity *c, const CapacityCounts *k)
 static bool
 above_link (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
 {
-  /* busy: a queue now or at the last decision (an AQM's queue comes and
-   * goes with its drops, decision by decision) */
-  bool busy = !queue_empty (k) || c->prev_queue_us > k->band;
-  return k->q >= 0.0 && !over_target (k) && busy
+  return k->q >= 0.0 && !over_target (k) && link_busy (c, k)
       && k->u < (1.0 - p->alpha) * c->sigma_bps && 2.0 * k->u_lost >= k->u;
 }
 

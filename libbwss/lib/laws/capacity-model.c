@@ -47,8 +47,8 @@
  * they hold is physics: the loop cuts σ to the minima and no further, and
  * the queue settles where the floors fit — it is not a target the loop
  * chases (a target that rose with the need made the loop raise σ into it,
- * and the targets then grew the windows: tried and measured, see the note
- * of issue 10).
+ * and the targets then grew the windows: tried and measured,
+ * docs/lab-results.md).
  *
  * The decision interval (bwss__capacity_interval): decision_rtts RTTs of the
  * slowest flow (its base plus q_t), and at least decision_segments segments
@@ -270,6 +270,34 @@ count_flow (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
     k->held++;
   if (f->window_limited && f->rate_bps >= (1.0 - p->alpha) * f->target_bps)
     k->hungry++;
+  if (f->lost)
+    k->lost++;
+  if (below) {
+    k->short_min++;
+    k->shortfall += f->min_rate_bps - f->rate_bps;
+  }
+  /* its floor: the sub-segment window's rate at its RTT, or the progress
+   * floor (fcs.c) */
+  double rtt = f->rtt_us ? (double) f->rtt_us / 1e6 : 0.0;
+  double floor = bwss__progress_floor_bps (p);
+  if (rtt > 0.0 && 8.0 * p->min_window_bytes / rtt > floor)
+    floor = 8.0 * p->min_window_bytes / rtt;
+  /* moving well above what it is allotted — compete_headroom above, more
+   * than a decision's jitter of a few segments (a 2-Mbit/s video read
+   * 1.8-2.4 a second beside a neighbour in the lab, more over a decision):
+   * released (a player's fragment, a flow just added), it may fill the
+   * queue itself */
+  double allotted = f->target_bps > f->min_rate_bps ? f->target_bps : f->min_rate_bps;
+  if (floor > allotted)
+    allotted = floor;
+  if (f->rate_bps > (1.0 + p->compete_headroom) * allotted)
+    k->overrun++;
+  /* held down by σ: allocated no more than its floor */
+  if (f->min_rate_bps <= 0.0) {
+    k->bulk++;
+    if (f->target_bps <= (1.0 + p->alpha) * floor)
+      k->bulk_floored++;
+  }
 }
 
 CapacityCounts

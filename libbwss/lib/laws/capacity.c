@@ -74,9 +74,9 @@
  * fills (a plain TCP flow outside the domain) from its own.  Our bulk flows
  * then yield to it down to their floor, as LEDBAT's would; the video keeps
  * its minimum.  (A verdict from "our windows shrank and the queue did not"
- * misfired at 960 kbit/s, where a few segments of window are most of the
- * queue, and held σ while the FCSs filled the link; issue 12's daemon puts
- * those downloads in the domain instead.)
+ * misfires at 960 kbit/s, where a few segments of window are most of the
+ * queue, and holds σ while the FCSs fill the link; the user's daemon,
+ * bwssd, puts those downloads in the domain instead.)
  *
  * Where the bottleneck has an AQM (CoDel, fq_codel, cake) or a short buffer
  * (12 ms) the queue never reaches the target, so "cut" never acts: the
@@ -97,6 +97,8 @@ static const char *const rule_names[] = {
   [RULE_NONE] = "none", [RULE_START] = "start", [RULE_PROBED] = "probed", [RULE_CUT] = "cut",
   [RULE_DEFICIT] = "deficit", [RULE_LOSS] = "loss",
   [RULE_RAISE] = "raise", [RULE_HOLD] = "hold", [RULE_IDLE] = "idle",
+  [RULE_ENTER] = "enter", [RULE_COMPETE] = "compete", [RULE_YIELD] = "yield",
+  [RULE_DRAIN] = "drain", [RULE_EXIT] = "exit",
 };
 
 const char *
@@ -137,6 +139,16 @@ bwss__capacity_init (BwssCapacity *c)
   c->probe_from_bps = 0.0;
   c->changes = 0;
   c->last_rule = RULE_NONE;
+  c->foreign_score = 0.0;
+  c->link_alone_bps = 0.0;
+  c->compete_short_score = 0.0;
+  c->compete_yield_at_us = 0;
+  c->compete_hold_us = 0;
+  c->compete_hold_until_us = 0;
+  c->compete_probe_at_us = 0;
+  c->compete_drain_until_us = 0;
+  c->compete_sigma_before = 0.0;
+  c->compete_free = false;
 }
 
 /* ---- one predicate per rule (deficit and loss: capacity-full.c) ---- */
@@ -144,8 +156,7 @@ bwss__capacity_init (BwssCapacity *c)
 /* Returns true once the start is over: release_us at the minima, and a
  * first U measured.  Flows adopted mid-stream behind a full queue have no
  * rate estimate for φ = 2·RTT (400 ms at 200 ms), longer than release_us:
- * σ ← U = 0 then, and no raise can leave 0 (the lab's capacity-drop under
- * bwssd kept σ at 0 for 120 s, 2026-11-25). */
+ * σ ← U = 0 then, and no raise can leave 0 (docs/lab-results.md). */
 static bool
 rule_start (const BwssCapacity *c, const BwssParams *p, uint64_t now, double u)
 {
@@ -499,7 +510,8 @@ update_boost (BwssCapacity *c, int rule, const CapacityCounts *k)
     c->raise_boost = 1.0;
 }
 
-/* U while the queue is at its target or above: what the link gives us now
+/* The link seen busy (capacity.h, "Busy"): U while the queue is at its
+ * target or above: what the link gives us now
  * (what the raise ramps to; a shorter queue, as the kernel's average shows
  * it, may have been empty for part of the interval), at most max_raise
  * above the last such U (a burst measured over a short interval is not the
@@ -508,7 +520,8 @@ update_boost (BwssCapacity *c, int rule, const CapacityCounts *k)
 static void
 note_busy_link (BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
 {
-  if (!(k->q >= 0.0 && k->q >= k->qt))
+  /* in COMPETE the queue is the neighbour's too: U is our share, not the link */
+  if (c->phase != BWSS_PHASE_TRACK || !(k->q >= 0.0 && k->q >= k->qt))
     return;
   double busy = k->u_link;
   if (c->busy_link_bps > 0.0 && busy > (1.0 + p->max_raise) * c->busy_link_bps)
@@ -574,11 +587,21 @@ bwss__capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
   BwssPhase phase_before = c->phase;
   double since_last = c->last_decision_us ? (double) (now - c->last_decision_us) : 0.0;
   CapacityCounts k = capacity_count (c, p, u, flows, n, since_last);
-  int rule = c->phase == BWSS_PHASE_START ? decide_start (c, p, now, &k)
-                                          : decide (c, p, now, &k, since_last);
+  int rule;
+  if (c->phase == BWSS_PHASE_START)
+    rule = decide_start (c, p, now, &k);
+  else if (c->phase == BWSS_PHASE_COMPETE)
+    rule = capacity_compete_decide (c, p, now, &k, since_last);
+  else {
+    rule = decide (c, p, now, &k, since_last);
+    if (capacity_compete_watch (c, p, now, &k, since_last))
+      rule = RULE_ENTER;
+  }
   update_boost (c, rule, &k);
   c->last_rule = (uint32_t) rule;
   trace_decision (c, now, rule, sigma_before, &k);
-  record (c, p, now, &k, bwss__capacity_interval (p, flows, n, k.qt), since_last);
+  /* in COMPETE the queue stands: the flows' RTT holds it, not the target */
+  double held = c->phase == BWSS_PHASE_COMPETE && k.q > k.qt ? k.q : k.qt;
+  record (c, p, now, &k, bwss__capacity_interval (p, flows, n, held), since_last);
   return c->phase != phase_before || c->sigma_bps != sigma_before;
 }

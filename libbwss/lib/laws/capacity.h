@@ -36,11 +36,20 @@ typedef struct {
   double band;         /* half the dead zone around q_t, µs */
   double u_link;       /* U over link_window_us at least: the link's rate for us */
   double link;         /* the link's rate for C2 and the band, bit/s */
+  size_t bulk;         /* flows without a minimum */
+  size_t bulk_floored; /* ... allocated no more than their floor: σ holds them down */
+  size_t lost;         /* flows that lost segments during the interval */
+  size_t short_min;    /* flows below their minimum ((1−α)·m_i) ... */
+  double shortfall;    /* ... Σ m_i − R_i over them, bit/s */
+  size_t overrun;      /* flows moving well above their target, minimum and floor
+                        * (released: a player's fragment): they may fill the queue */
 } CapacityCounts;
 
 /* The rules, in the order of capacity.c's table (bwss__capacity_rule_name). */
 enum { RULE_NONE = 0, RULE_START, RULE_PROBED, RULE_CUT, RULE_DEFICIT, RULE_LOSS, RULE_RAISE,
-       RULE_HOLD, RULE_IDLE };
+       RULE_HOLD, RULE_IDLE,
+       /* the COMPETE state's (capacity-compete.c) */
+       RULE_ENTER, RULE_COMPETE, RULE_YIELD, RULE_DRAIN, RULE_EXIT };
 
 /* The queue above its target and band. */
 static inline bool
@@ -61,6 +70,22 @@ static inline bool
 queue_empty (const CapacityCounts *k)
 {
   return k->q >= 0.0 && k->q <= k->band;
+}
+
+/* Busy, the one definition.  The link is busy when it carries all it can
+ * give us: then σ above it shows as a queue.  The loop reads that two ways:
+ *   - the link seen busy (BwssCapacity.busy_link_bps): U at a decision that
+ *     found the queue at its target or above, so U is what the link
+ *     delivers (note_busy_link, capacity.c; on a flow's own evidence, rule
+ *     "deficit", capacity-full.c);
+ *   - the link busy at this decision (link_busy): a queue above the band
+ *     now or at the last decision — an AQM's queue comes and goes with its
+ *     drops, decision by decision, and a short one is all a full link
+ *     behind an AQM or a short buffer shows. */
+static inline bool
+link_busy (const BwssCapacity *c, const CapacityCounts *k)
+{
+  return !queue_empty (k) || c->prev_queue_us > k->band;
 }
 
 /* Sets σ (bit/s, 0 for anything not positive) and counts a change. */
@@ -91,5 +116,13 @@ bool capacity_rule_loss (const BwssCapacity *c, const BwssParams *p);
 int  capacity_act_loss (BwssCapacity *c, const BwssParams *p, uint64_t now,
                         const CapacityCounts *k);
 void capacity_vote_loss (BwssCapacity *c, const BwssParams *p, const CapacityCounts *k);
+
+/* capacity-compete.c: the state beside traffic the loop does not control.
+ * In TRACK, the detector (called at every decision, after the rule): returns
+ * true if it entered COMPETE.  In COMPETE, the decision; returns the rule. */
+bool capacity_compete_watch (BwssCapacity *c, const BwssParams *p, uint64_t now,
+                             const CapacityCounts *k, double interval_us);
+int  capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
+                              const CapacityCounts *k, double interval_us);
 
 #endif /* BWSS_CAPACITY_H */

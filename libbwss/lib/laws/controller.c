@@ -182,7 +182,7 @@ int
 bwss_controller_add_flow (BwssController *c, uint64_t id, const BwssPrefs *prefs,
                           uint64_t now_us)
 {
-  if (c == NULL || bwss_prefs_validate (prefs) != BWSS_OK)
+  if (c == NULL || bwss_prefs_check (prefs) != BWSS_OK)
     return BWSS_EINVAL;
   if (find (c, id))
     return BWSS_EEXIST;
@@ -213,16 +213,16 @@ int
 bwss_controller_set_prefs (BwssController *c, uint64_t id, const BwssPrefs *prefs,
                            uint64_t now_us)
 {
-  if (c == NULL || bwss_prefs_validate (prefs) != BWSS_OK)
+  if (c == NULL || bwss_prefs_check (prefs) != BWSS_OK)
     return BWSS_EINVAL;
   Flow *f = find (c, id);
   if (f == NULL)
     return BWSS_ENOENT;
-  /* a minimum that comes back is a request that begins (a player's next
-   * fragment, issue 29): its window is set for the new target by eq. (1)
-   * at the next step, not scaled from the window of its idle time — whose
-   * rate, near 0, made the rescale put the whole cap (4× T·RTT) on the
-   * link (90 ms of queue at 960 kbit/s, the trace player/adaptive3) */
+  /* a minimum that comes back (from 0) is a request that begins: its
+   * window is set for the new target by eq. (1) at the next step, not
+   * scaled from the window of its idle time, whose rate near 0 would make
+   * the rescale put the whole cap (max_window_factor·T·RTT) on the link
+   * (docs/lab-results.md, "Why the code does what it does") */
   if (f->prefs.min_rate_bps <= 0.0 && prefs->min_rate_bps > 0.0) {
     f->min_back_us = now_us ? now_us : 1;
     if (f->fcs.state != BWSS_FCS_RELEASED && !f->fcs.paced)
@@ -289,7 +289,10 @@ static uint32_t
 model_rtt (const BwssController *c, const Flow *f)
 {
   double now = c->capacity.queue_us;
-  if (paper_loop (c) || now < 0.0 || f->rtt_us == 0 || has_minimum (f))
+  /* in COMPETE the queue is the neighbour's as much as ours: no target of
+   * ours to size for, the windows follow the RTT measured (capacity-compete.c) */
+  if (paper_loop (c) || now < 0.0 || f->rtt_us == 0 || has_minimum (f)
+      || c->capacity.phase == BWSS_PHASE_COMPETE)
     return f->rtt_us;
   double q = c->capacity.queue_target_us;
   if (now < q)
@@ -330,15 +333,15 @@ bwss_controller_observe (BwssController *c, uint64_t id, const BwssSample *s)
   /* a newcomer behind a queue the others measure: that queue is not its
    * path.  Its first RTT of data less the queue now: two measures of one
    * moment.  Not its handshake's RTT (tcpi_min_rtt), which may be from
-   * before that queue: flows that start together — a video and the bulk
-   * flows whose first windows fill the buffer while its request is on the
-   * way — would get a base a whole queue too short, and that excess, read as
-   * the link's queue, held σ at the minima for good (lab, RTT 180/20 ms,
-   * 2026-11-24).  Only a flow that joined behind a queue: one added to an
-   * empty link (or with the others, before any queue was measured) crossed
-   * it with its handshake, and its first RTT paired with the queue of the
-   * others' slow start — which their kernel's average reads high while the
-   * loop drains it — fell 64 ms short of a 180-ms path (the trace rtt-mix) */
+   * before that queue: flows that start together (one whose request is on
+   * the way while the others' first windows fill the buffer) would get a
+   * base a whole queue too short, and that excess, read as the link's
+   * queue, would hold σ at the minima for good.  Only a flow that joined
+   * behind a queue: one added to an empty link (or with the others, before
+   * any queue was measured) crossed it with its handshake, and its first
+   * RTT paired with the queue of the others' slow start (which their
+   * kernel's average reads high while the loop drains it) falls short of
+   * its path (docs/lab-results.md, "Why the code does what it does") */
   if (first_rtt && f->joined_queue_us > c->capacity.last_band_us && c->capacity.queue_us > 0.0)
     bwss__base_rtt_seed (&f->base, s->rtt_us, c->capacity.queue_us);
   bwss__base_rtt_sample (&f->base, s->rtt_us);
@@ -381,15 +384,21 @@ reallocate (BwssController *c, double sigma, uint64_t now_us)
 /* Returns the target handed to flow @f's FCS, bit/s: its target, raised in
  * the delay loop to (1 + α)·m when that is more, so that the FCS's desired
  * interval [(1−α)T, (1+α)T] lies above the minimum m: a minimum is a floor
- * of what the flow gets, not the middle of the law's slack (a video paced at
- * its minimum ran 3-5 % under it for seconds in the lab, and the late-packet
- * metric counts every bit of that). */
+ * of what the flow gets, not the middle of the law's slack (held at its
+ * middle, a flow runs up to α under its minimum for seconds, and every bit
+ * short of a minimum is late data). */
 static double
 fcs_target (const BwssController *c, const Flow *f)
 {
   double t = f->target_bps, m = f->min_bps;
   if (!paper_loop (c) && m > 0.0 && t >= (1.0 - c->p.alpha) * m && t < (1.0 + c->p.alpha) * m)
     t = (1.0 + c->p.alpha) * m;
+  /* in COMPETE the queue swings with the neighbour's sawtooth, and the RTT
+   * the window is sized for lags it: a window of (1 + α)·m held the video
+   * under its minimum at every rise (capacity-compete.c) */
+  if (!paper_loop (c) && m > 0.0 && c->capacity.phase == BWSS_PHASE_COMPETE
+      && t < (1.0 + c->p.compete_headroom) * m)
+    t = (1.0 + c->p.compete_headroom) * m;
   return t;
 }
 
@@ -399,7 +408,10 @@ static bool
 may_pace (const BwssController *c)
 {
   double link = c->capacity.link_max_bps;
-  return !paper_loop (c) && c->p.pace_reads && link > 0.0 && link <= c->p.pace_max_link_bps;
+  /* not in COMPETE: the reads would carry σ open loop, and σ there is no
+   * bound of ours but room above what the flows win */
+  return !paper_loop (c) && c->p.pace_reads && link > 0.0 && link <= c->p.pace_max_link_bps
+      && c->capacity.phase != BWSS_PHASE_COMPETE;
 }
 
 /* ---- the paper's loop ---- */
@@ -461,9 +473,8 @@ capacity_view (BwssController *c, uint64_t now_us, uint64_t window_us)
     v->target_bps = f->fcs.state == BWSS_FCS_RELEASED ? 0.0 : f->target_bps;
     /* a minimum that came back within the window is a request ramping up:
      * its rate over the window still holds the idle time before it, no
-     * verdict on the link (read as a deficit, its own first burst made it
-     * "held": σ cut to the minima at every fragment, the downloads at
-     * 8 kbit/s — lab, adaptive3, 2026-11-26) */
+     * verdict on the link (read as a deficit, its own first burst would
+     * make it "held" and cut σ to the minima at every request) */
     v->min_rate_bps = f->min_back_us && now_us - f->min_back_us < window_us ? 0.0 : f->min_bps;
     v->rtt_us = f->rtt_us;
     v->base_rtt_us = bwss__base_rtt_get (&f->base);
@@ -493,12 +504,10 @@ capacity_view (BwssController *c, uint64_t now_us, uint64_t window_us)
     if (f->pace_bps > 0.0)
       v->window_limited = 2 * f->backlogged > f->samples;
     /* held by its own reader (data waited unread most of the interval, and
-     * not by our pacing: a player whose buffer is full): its receiver RTT is
-     * the spacing of its reads' window openings, not its path's — the
-     * kernel's window-based sample, a minimum, falls to it (the lab's
-     * progressive player: 30 ms flat on a 30-ms path under 110 ms of
-     * queue; as the smallest excess it made the link's queue 0 and σ ran to
-     * 9 Mbit/s on 4).  No measure of the link's queue. */
+     * not by our pacing): its receiver RTT is the spacing of its reads'
+     * window openings, not its path's — the kernel's window-based sample, a
+     * minimum, falls to it and reads no queue where there is one.  No
+     * measure of the link's queue. */
     if (f->pace_bps <= 0.0 && f->samples > 0 && 2 * f->backlogged > f->samples)
       v->fresh = false;
   }
@@ -585,9 +594,13 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
   bool released = phase == BWSS_PHASE_RELEASE || phase == BWSS_PHASE_IDLE;
   /* the delay loop's start holds the flows without a minimum at their
    * floor and leaves those with one to the kernel: the start protects
-   * them, and a video alone starts at the link's pace, not its minimum's
-   * (σ = Σm would clamp it to its minimum until the raise found the link) */
+   * them, and a flow with a minimum alone starts at the link's pace, not
+   * its minimum's (σ = Σm would clamp it to its minimum until the raise
+   * found the link) */
   bool start = !paper_loop (c) && phase == BWSS_PHASE_START;
+  /* COMPETE with σ binding nobody: the flows without a minimum are the
+   * kernel's, as under plain TCP (capacity-compete.c) */
+  bool compete_free = !paper_loop (c) && phase == BWSS_PHASE_COMPETE && c->capacity.compete_free;
   bool pace = may_pace (c);
   for (size_t i = 0; i < c->n; i++) {
     Flow *f = &c->flows[i];
@@ -595,7 +608,7 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
     /* a flow with a minimum is not paced: its minimum is a floor, and
      * after a stall it needs more than its target to catch up */
     bwss__fcs_set_paced (&f->fcs, &c->p, pace && f->can_pace && !has_minimum (f));
-    if (released || (start && has_minimum (f)))
+    if (released || (start && has_minimum (f)) || (compete_free && !has_minimum (f)))
       bwss__fcs_release (&f->fcs);
     else
       bwss__fcs_step (&f->fcs, &c->p, now_us, target, model_rtt (c, f), f->mss);

@@ -96,13 +96,30 @@ bwss__fcs_set_paced (BwssFcs *f, const BwssParams *params, bool paced)
   f->paced = paced && params->pace_reads;
 }
 
+/* The progress law.  Whatever σ decides, no flow is read slower than
+ * progress_bytes per progress_period_us: a sender blocked on a full send
+ * buffer (nginx: send_timeout, 60 s between two writes) is woken when a
+ * third of it has gone, a client gives up after 30 s without data (a flow
+ * read at 8 kbit/s for a minute lost its server in the lab).  The window's
+ * own floor (below a segment, min_window_bytes) moves more than this at any
+ * RTT under 250 ms; the paced reads, which carry the target open loop, are
+ * where it binds. */
+double
+bwss__progress_floor_bps (const BwssParams *params)
+{
+  return 8.0 * params->progress_bytes / ((double) params->progress_period_us / 1e6);
+}
+
 double
 bwss__fcs_pace_bps (const BwssFcs *f, const BwssParams *params, double target_bps)
 {
   if (!f->pacing || f->state == BWSS_FCS_RELEASED)
     return 0.0;
-  if (!(target_bps > params->pace_min_bps))   /* also catches NaN */
-    return params->pace_min_bps;
+  double floor = bwss__progress_floor_bps (params);
+  if (params->pace_min_bps > floor)
+    floor = params->pace_min_bps;
+  if (!(target_bps > floor))   /* also catches NaN */
+    return floor;
   return target_bps;
 }
 

@@ -135,9 +135,13 @@ uint32_t bwss__fcs_window_bytes (const BwssFcs *f, const BwssParams *params,
  * longer can, the window takes over again from eq. (1). */
 void bwss__fcs_set_paced (BwssFcs *f, const BwssParams *params, bool paced);
 
+/* Returns the slowest rate any controlled flow is read at, bit/s:
+ * progress_bytes per progress_period_us (fcs.c: the progress law). */
+double bwss__progress_floor_bps (const BwssParams *params);
+
 /* Returns the rate at which the receiver should read the flow, bit/s:
- * @target_bps (at least pace_min_bps) while the reads carry it; 0 (read
- * freely) otherwise. */
+ * @target_bps (at least pace_min_bps and the progress floor) while the
+ * reads carry it; 0 (read freely) otherwise. */
 double bwss__fcs_pace_bps (const BwssFcs *f, const BwssParams *params,
                           double target_bps);
 
@@ -248,8 +252,8 @@ typedef struct {
   double    queue_target_us;  /* q_t, last decision */
   double    last_band_us;     /* its dead zone's half width, last decision */
   double    link_bps;         /* the link's rate C2 saw, last decision */
-  double    busy_link_bps;    /* U at the last decision that found the queue at its
-                               * target (the link busy: what it gives us now), 0 = never */
+  double    busy_link_bps;    /* the link seen busy (capacity.h, "Busy"): U when it
+                               * last was, what it gives us; 0 = never */
   double    link_max_bps;     /* the largest of those, 0 = never */
   double    queue_peak_us;    /* the link's largest queue lately (own_queue_memory_us) */
   uint64_t  queue_peak_at_us; /* ... measured then */
@@ -271,6 +275,23 @@ typedef struct {
   uint32_t  loss_votes;       /* decisions in a row that found σ above the link */
   uint32_t  changes;          /* count of σ changes, for statistics */
   uint32_t  last_rule;        /* the rule of the last decision (capacity.c) */
+  /* beside traffic the loop does not control (capacity-compete.c) */
+  double    foreign_score;    /* TRACK: the share of the detector's memory in which the
+                               * queue stood while σ held the downloads down, [0, 1] */
+  double    link_alone_bps;   /* the most U reached with the queue ours and at its
+                               * target: the link this host has to itself, 0 = unknown */
+  uint64_t  compete_probe_at_us;   /* COMPETE: the next drain is due, µs */
+  uint64_t  compete_drain_until_us;/* COMPETE: the running drain ends, 0 = none */
+  double    compete_sigma_before;  /* COMPETE: what the flows moved before the last drain,
+                               * bit/s (the windows bind until they move it again) */
+  uint64_t  compete_yield_at_us;    /* COMPETE: the last yield to a minimum */
+  double    compete_short_score;    /* COMPETE: the share of the last reserve_hold_us a
+                                     * minimum was missed by a fifth or more, [0, 1] */
+  uint64_t  compete_hold_us;  /* after COMPETE failed the video: no entry for this long,
+                               * doubling (0: params' first) ... */
+  uint64_t  compete_hold_until_us; /* ... until then */
+  bool      compete_free;     /* COMPETE: σ binds nobody — the flows without a minimum
+                               * are left to the kernel (controller.c) */
 } BwssCapacity;
 
 void bwss__capacity_init (BwssCapacity *c);

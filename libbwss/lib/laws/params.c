@@ -107,8 +107,9 @@
 #define DELAY_RELEASE_US         200000 /* 200 ms: the flows' first RTT samples (their
                                           * handshake's, at once) and a first U; the loop
                                           * finds the link itself.  Every ms of release is
-                                          * plain TCP: at 960 kbit/s the first second of it
-                                          * cost the video 1-2.5 s of media in the lab */
+                                          * plain TCP: at 960 kbit/s a first second of it
+                                          * costs a video that starts with downloads 1-2.5 s
+                                          * of media (docs/lab-results.md) */
 #define DEFAULT_QUEUE_TARGET_MIN_US 10000 /* 10 ms: short enough for calls and games
                                         * sharing the link, long enough that the
                                         * kernel's ms-granular RTT sees it */
@@ -120,9 +121,9 @@
 #define DEFAULT_QUEUE_BAND       0.20  /* ±20 % of q_t: the RTT's ms granularity and
                                         * a segment of dither per flow */
 #define DEFAULT_LINK_DECAY       0.1   /* C2's link rate: the U of one short interval
-                                        * can be a burst's worth or nothing (measured in
-                                        * the lab at 960 kbit/s); cross traffic's 33 %
-                                        * is taken in four decisions */
+                                        * can be a burst's worth or nothing (at 960
+                                        * kbit/s, docs/lab-results.md); cross traffic's
+                                        * 33 % is taken in four decisions */
 #define DEFAULT_DRAIN_HORIZON_RTTS 2.0 /* excess queue removed over two RTTs: the
                                         * queue answers σ within about one RTT, so a
                                         * loop gain of 1/2 (stable) */
@@ -159,9 +160,9 @@
                                         * 8 Mbit/s idle for that long in the model) */
 #define DEFAULT_LINK_WINDOW_US   500000 /* the rate the link gives us is U over half a
                                         * second at least: a decision 60 ms after the
-                                        * last (a queue that grew fast) saw 1.1 Mbit/s
-                                        * on a 960 kbit/s link in the lab (reads paced in
-                                        * bursts of a window) */
+                                        * last (a queue that grew fast) can see 1.1
+                                        * Mbit/s on a 960 kbit/s link (reads paced in
+                                        * bursts of a window; docs/lab-results.md) */
 #define DEFAULT_RESERVE_HOLD_US  (2ull * 1000000ull) /* a video below its minimum
                                         * for less than 2 s is the queue's victim (it
                                         * catches up when the queue drains: its
@@ -171,8 +172,8 @@
                                         * link's (the smallest) by 2 ms or more.  Under
                                         * fq_codel a flow that sends more than its fair
                                         * share holds CoDel's 5-ms target in its own
-                                        * queue, the others' read ~0-2 ms (lab,
-                                        * 2026-11-26: 4.9 against ~2 ms): below CoDel's
+                                        * queue, the others' read ~0-2 ms (4.9 against
+                                        * ~2 ms, docs/lab-results.md): below CoDel's
                                         * target, so the queue CoDel keeps shows; above
                                         * the kernel's 1-ms RTT samples and a segment of
                                         * 8 Mbit/s (1.5 ms), so one segment more in one
@@ -187,6 +188,52 @@
                                         * bitrate) gets a quarter more than it used:
                                         * room to catch up after a stall, which it
                                         * shows by using it (then it is uncapped) */
+
+/* Beside traffic the loop does not control (capacity-compete.c) */
+#define DEFAULT_COMPETE_DETECT_US 1500000 /* 1.5 s: a queue of our own that
+                                        * stands above its target is drained by the cut
+                                        * within a second (max_cut a decision, the
+                                        * kernel's RTT average behind it); one that
+                                        * stands for seconds while σ holds the downloads
+                                        * at their floor is refilled by someone else.
+                                        * 1 s: UDP overfilling a 960-kbit/s link beside
+                                        * a video read as a neighbour in 11 % of the
+                                        * seconds (the model); 2 s: the neighbour's
+                                        * onset cost 2 points more */
+#define DEFAULT_COMPETE_ENTER    0.75  /* three quarters of the detector's memory with
+                                        * the queue standing: ~2 s from the first
+                                        * decision that held the downloads down */
+#define DEFAULT_COMPETE_HEADROOM 0.5   /* windows half again above what a flow moves:
+                                        * its congestion window, not ours, holds it
+                                        * (a Reno sawtooth swings ±33 % around its mean) */
+#define DEFAULT_COMPETE_YIELD    2.0   /* a FIFO shares what our downloads give up
+                                        * among every flow still sending: the video
+                                        * takes about half of it beside one neighbour */
+#define DEFAULT_COMPETE_PROBE_US (45ull * 1000000ull) /* the drain that asks whether
+                                        * the queue is ours again, at least this often
+                                        * (a neighbour there from the start: no link
+                                        * known to see its share come back).  Each one
+                                        * hands the neighbour room its window keeps and
+                                        * costs the video an overflow when ours come
+                                        * back: every 8 s cost this machine 20 % of
+                                        * plain TCP's total in the model, every 30 s 7 % */
+#define DEFAULT_COMPETE_PROBE_RISE 0.15 /* U within 15 % of the link this host had alone:
+                                        * the neighbour's share came back (one of four
+                                        * flows is 25 %); beside it, U stays below
+                                        * (the model: 6.0 of 8 Mbit/s at most) */
+#define DEFAULT_COMPETE_DRAIN_US 800000 /* a 150-ms buffer of our own drains in two
+                                        * RTTs of 190 ms after our windows close, and
+                                        * the kernel's RTT average shows it ~100 ms
+                                        * later */
+#define DEFAULT_PROGRESS_BYTES   65536.0 /* 64 KiB: a third of a 192-KiB send buffer —
+                                        * a sender waiting for room (nginx) is woken
+                                        * when a third of its buffer has gone */
+#define DEFAULT_PROGRESS_PERIOD_US (30ull * 1000000ull) /* ... per 30 s, the shortest
+                                        * common stall timeout (clients'); half of
+                                        * nginx's send_timeout (60 s): 17.5 kbit/s, the
+                                        * slowest any flow is read.  Per 15 s (35 kbit/s)
+                                        * cost the 960-kbit/s streaming video a second
+                                        * more below its minimum in the model */
 
 const char *
 bwss_loop_name (BwssLoop loop)
@@ -268,6 +315,15 @@ bwss_params_init_for (BwssParams *p, BwssLoop loop)
   p->link_window_us = DEFAULT_LINK_WINDOW_US;
   p->probe_wait_us = DEFAULT_PROBE_WAIT_US;
   p->probe_wait_max_us = DEFAULT_PROBE_WAIT_MAX_US;
+  p->compete_detect_us = DEFAULT_COMPETE_DETECT_US;
+  p->compete_enter = DEFAULT_COMPETE_ENTER;
+  p->compete_headroom = DEFAULT_COMPETE_HEADROOM;
+  p->compete_yield = DEFAULT_COMPETE_YIELD;
+  p->compete_probe_us = DEFAULT_COMPETE_PROBE_US;
+  p->compete_probe_rise = DEFAULT_COMPETE_PROBE_RISE;
+  p->compete_drain_us = DEFAULT_COMPETE_DRAIN_US;
+  p->progress_bytes = DEFAULT_PROGRESS_BYTES;
+  p->progress_period_us = DEFAULT_PROGRESS_PERIOD_US;
   if (loop == BWSS_LOOP_PAPER) {
     p->release_us = PAPER_RELEASE_US;
     p->reinit_period_us = DEFAULT_REINIT_PERIOD_US;
@@ -379,6 +435,20 @@ bwss_params_validate (const BwssParams *p, const char **field)
   CHECK (p->link_window_us <= MAX_US, "link_window_us");
   CHECK (p->own_queue_us <= MAX_US, "own_queue_us");
   CHECK (p->own_queue_memory_us <= MAX_US, "own_queue_memory_us");
+  CHECK (p->compete_detect_us >= 1000 && p->compete_detect_us <= MAX_US, "compete_detect_us");
+  CHECK (isfinite (p->compete_enter) && p->compete_enter > 0.0 && p->compete_enter <= 1.0,
+         "compete_enter");
+  CHECK (isfinite (p->compete_headroom) && p->compete_headroom > 0.0
+         && p->compete_headroom <= 100.0, "compete_headroom");
+  CHECK (isfinite (p->compete_yield) && p->compete_yield > 0.0 && p->compete_yield <= 100.0,
+         "compete_yield");
+  CHECK (p->compete_probe_us >= 1000 && p->compete_probe_us <= MAX_US, "compete_probe_us");
+  CHECK (isfinite (p->compete_probe_rise) && p->compete_probe_rise > 0.0
+         && p->compete_probe_rise <= 100.0, "compete_probe_rise");
+  CHECK (p->compete_drain_us >= 1000 && p->compete_drain_us <= MAX_US, "compete_drain_us");
+  CHECK (isfinite (p->progress_bytes) && p->progress_bytes > 0.0 && p->progress_bytes <= 1e9,
+         "progress_bytes");
+  CHECK (p->progress_period_us >= 1000 && p->progress_period_us <= MAX_US, "progress_period_us");
   CHECK (isfinite (p->demand_headroom) && p->demand_headroom >= 0.0 && p->demand_headroom <= 100.0,
          "demand_headroom");
   return BWSS_OK;

@@ -82,7 +82,19 @@ bwss_phase_name (BwssPhase phase)
     case BWSS_PHASE_LINK_CONGESTED: return "link-congested";
     case BWSS_PHASE_TRACK:          return "track";
     case BWSS_PHASE_START:          return "start";
+    case BWSS_PHASE_COMPETE:        return "compete";
     default:                        return "unknown";
+  }
+}
+
+const char *
+bwss_phase_mode (BwssPhase phase)
+{
+  switch (phase) {
+    case BWSS_PHASE_START:
+    case BWSS_PHASE_TRACK:   return "keeping the queue short";
+    case BWSS_PHASE_COMPETE: return "sharing the link with traffic bwss does not control";
+    default:                 return NULL;
   }
 }
 

@@ -197,10 +197,16 @@ bwss_share_parse (const char *text, BwssShare *out)
 int
 bwss_prefs_check (const BwssPrefs *prefs)
 {
-  if (bwss_prefs_validate (prefs) != BWSS_OK)
-    return BWSS_EINVAL;
-  if (prefs->priority < BWSS_PRIORITY_MIN || prefs->priority > BWSS_PRIORITY_MAX
-      || prefs->min_rate_bps > BWSS_RATE_MAX_BPS || prefs->weight > BWSS_WEIGHT_MAX)
+  /* the comparisons are false for NaN: a NaN is refused with the rest */
+  if (prefs == NULL || prefs->priority < BWSS_PRIORITY_MIN || prefs->priority > BWSS_PRIORITY_MAX
+      || !(prefs->min_rate_bps >= 0.0 && prefs->min_rate_bps <= BWSS_RATE_MAX_BPS)
+      || !(prefs->weight >= 0.0 && prefs->weight <= BWSS_WEIGHT_MAX))
     return BWSS_EINVAL;
   return BWSS_OK;
+}
+
+int
+bwss_prefs_validate (const BwssPrefs *prefs)
+{
+  return bwss_prefs_check (prefs);
 }

@@ -228,6 +228,13 @@ print_json (const BwssDomainStats *ds, const BwssFlowInfo *rows, const BwssFlowG
   add_number (b, "controller_pid", ds->controller_pid);
   json_builder_set_member_name (b, "phase");
   json_builder_add_string_value (b, ds->controller_pid ? bwss_phase_name (ds->phase) : "none");
+  /* what the loop does (bwss_phase_mode()), null where nothing is decided */
+  const char *mode = ds->controller_pid && !ds->suspended ? bwss_phase_mode (ds->phase) : NULL;
+  json_builder_set_member_name (b, "mode");
+  if (mode)
+    json_builder_add_string_value (b, mode);
+  else
+    json_builder_add_null_value (b);
   add_rate (b, "sigma_bps", ds->controller_pid ? ds->sigma_bps : -1);
   json_builder_set_member_name (b, "loop");
   json_builder_add_string_value (b, bwss_loop_name (ds->loop));

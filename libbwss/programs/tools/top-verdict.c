@@ -70,5 +70,7 @@ top_verdict (char *buf, size_t len, const BwssDomainStats *ds, const BwssFlowInf
   else
     snprintf (rest, sizeof rest, "%zu download%s share%s %s %s", downloads, downloads == 1 ? "" : "s",
               downloads == 1 ? "s" : "", a, unit_name (du));
-  snprintf (buf, len, "%s; %s", video, rest);
+  /* what the loop does, where one allocates */
+  const char *mode = ds->controller_pid && !ds->suspended ? bwss_phase_mode (ds->phase) : NULL;
+  snprintf (buf, len, "%s; %s%s%s", video, rest, mode ? "; " : "", mode ? mode : "");
 }

@@ -14,8 +14,11 @@
  *   T <  M             SHORT         (the link cannot give the minimum)
  *
  * e.g. "video 4.1 of 3.5 Mbit/s needed — OK; 3 downloads share 4.2 Mbit/s".
- * Without a controller, or with sharing suspended, nobody allocates and the
- * line says so instead of judging.
+ * Then what the loop does (bwss_phase_mode()): "keeping the queue short",
+ * or "sharing the link with traffic bwss does not control" — the
+ * downloads are as fast as plain TCP would make them, beside a neighbour
+ * that fills the queue.  Without a controller, or with sharing suspended,
+ * nobody allocates and the line says so instead of judging.
  */
 #ifndef BWSS_TOP_VERDICT_H
 #define BWSS_TOP_VERDICT_H

@@ -13,7 +13,7 @@ import subprocess
 from . import hosts, linkstats
 from .proc import program
 from .scenario import BWSS_MODES
-from .topology import VIDEO_ADDR, bulk_addr, ideal_video_class_kbps
+from .topology import VIDEO_ADDR, bulk_addr, ideal_video_class_kbps, quic_rtt
 
 PREBUFFERS = ("0.5", "1", "2", "4", "8")
 PAYLOAD_SHARE = 1448.0 / 1500.0       # TCP payload of a full packet (timestamps on)
@@ -56,6 +56,7 @@ def load_samples(sc, out_dir, t0):
     dur = int(sc.duration)
     rate = {n: [0.0] * dur for n in names.names()}
     qdelay = {n: [] for n in names.names()}            # (t, ms)
+    moved = {n: [] for n in names.names()}             # when the flow's byte count grew, s
     video_trace = []
     sigma = [None] * dur
     ctl_queue = [None] * dur
@@ -85,6 +86,7 @@ def load_samples(sc, out_dir, t0):
         last[key] = b
         if delta <= 0:
             continue
+        moved[name].append(t)
         sec = int(t)
         if 0 <= sec < dur:
             rate[name][sec] += delta * 8 / 1000.0
@@ -95,7 +97,28 @@ def load_samples(sc, out_dir, t0):
     # a socket being closed (orphaned) is reported with inode 0: not another connection
     conns = {n: sum(1 for (r, ino) in last if ino != "0" and names.by_addr[r.rsplit(":", 1)[0]][0] == n)
              for n in names.names()}
-    return rate, qdelay, video_trace, sigma, ctl_queue, conns
+    return rate, qdelay, video_trace, sigma, ctl_queue, conns, moved
+
+
+def load_quic(sc, out_dir, t0):
+    """The QUIC download's kbit/s per second and the instants its byte count
+    grew (quic-samples.txt: "t_monotonic bytes" every 50 ms)."""
+    dur = int(sc.duration)
+    rate, moved, last = [0.0] * dur, [], 0
+    try:
+        lines = open(os.path.join(out_dir, "quic-samples.txt")).read().splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        try:
+            t, b = float(line.split()[0]) - t0, int(line.split()[1])
+        except (ValueError, IndexError):
+            continue
+        if b > last and 0 <= t < dur:
+            rate[int(t)] += (b - last) * 8 / 1000.0
+            moved.append(t)
+        last = max(last, b)
+    return rate, moved
 
 
 def load_cross(sc, out_dir):
@@ -367,10 +390,93 @@ def shares_from_series(summary, series_csv):
     return share_summary(summary.get("parameters") or {}, bulk)
 
 
+# The longest a flow may go without progress: many clients give up on a
+# download after 30 s without data (curl's --speed-time, browsers' stall
+# timeouts; nginx's send_timeout is 60 s): the shortest common timeout.
+PROGRESS_MAX_S = 30.0
+
+
+def longest_stall(times, start, end):
+    """The longest time without progress in [start, end), s: the largest
+    gap between the instants a flow's byte count grew, the window's ends
+    counted (a flow that never moved stalled all of it)."""
+    pts = [start] + sorted(t for t in times if start <= t < end) + [end]
+    return max(b - a for a, b in zip(pts, pts[1:]))
+
+
+def progress(sc, moved, clients):
+    """Whether every flow kept moving and every client kept going: per flow
+    the longest time without progress (over the run; the second machine's
+    over host2_on), every client's end (exit status, or running at the
+    end).  Returns (progress, faults): faults names each flow that went
+    PROGRESS_MAX_S or more without progress and each client that exited
+    with a non-zero status — a product fault, not the lab's."""
+    h2_from, h2_to = sc.host2_window()
+    stalls, faults = {}, []
+    for name in sorted(moved):
+        lo, hi = (h2_from, h2_to) if hosts.host_of(name) == 2 else (0.0, float(sc.duration))
+        end = (clients or {}).get(name) or {}
+        if end.get("exit") == 0 and end.get("at_s") is not None:
+            hi = min(hi, end["at_s"])                   # done: nothing more to move
+        g = longest_stall(moved[name], lo, hi)
+        stalls[name] = round(g, 2)
+        if g >= PROGRESS_MAX_S:
+            faults.append("%s went %.1f s without progress" % (name, g))
+    for name, end in sorted((clients or {}).items()):
+        if end.get("exit") not in (None, 0):
+            faults.append("client %s exited with status %d at %.1f s" % (name, end["exit"], end.get("at_s", 0)))
+    return {"longest_stall_s": stalls, "max_s": PROGRESS_MAX_S, "clients": clients or {}}, faults
+
+
+QUEUE_SHORT_MS = 25.0         # host2_on's "after": the queue back this short (its 1-s median) ...
+QUEUE_SHORT_HOLD_S = 5        # ... and staying so this long
+
+
+def host2_window_summary(sc, rate, qdelay, skip):
+    """With host2_on (the second machine on from FROM to TO): each
+    machine's mean rate during the window, this machine's queueing delay
+    (median over its flows' samples) during it and after it, and
+    queue_back_s: the seconds after TO until this machine's queue (the
+    1-s median of its flows' samples) is at most QUEUE_SHORT_MS and stays
+    so QUEUE_SHORT_HOLD_S s (None if it never is).  None without host2_on."""
+    if sc.hosts != 2 or not sc.host2_on:
+        return None
+    a, b = sc.host2_window()
+    lo, hi, dur = max(int(a), skip), int(b), int(sc.duration)
+    mine = [n for n in qdelay if hosts.host_of(n) == 1]
+
+    def queue(t0, t1):
+        vals = [q for n in mine for t, q in qdelay[n] if t0 <= t < t1]
+        return round(statistics.median(vals), 1) if vals else None
+    during = {"machines": {str(h): round(sum(sum(rate[n][lo:hi]) for n in rate if hosts.host_of(n) == h)
+                                         / max(1, hi - lo), 1) for h in (1, 2)},
+              "flows": {n: round(sum(rate[n][lo:hi]) / max(1, hi - lo), 1) for n in sorted(rate)},
+              "queue_median_ms": queue(lo, hi)}
+    per_sec = [queue(t, t + 1) for t in range(dur)]
+    back = None
+    for t in range(hi, dur - QUEUE_SHORT_HOLD_S + 1):
+        if all(q is not None and q <= QUEUE_SHORT_MS for q in per_sec[t:t + QUEUE_SHORT_HOLD_S]):
+            back = t - hi
+            break
+    return {"from_s": a, "to_s": b, "during": during,
+            "after": {"queue_median_ms": queue(hi, dur), "queue_back_s": back,
+                      "queue_short_ms": QUEUE_SHORT_MS, "hold_s": QUEUE_SHORT_HOLD_S}}
+
+
 def analyse(sc, mode, out_dir, build_dir):
     """Analyses the run in out_dir; writes series.csv and summary.json."""
     run = json.load(open(os.path.join(out_dir, "run.json")))
-    rate, qdelay, video_trace, sigma, ctl_queue, conns = load_samples(sc, out_dir, run["t0_monotonic"])
+    rate, qdelay, video_trace, sigma, ctl_queue, conns, moved = load_samples(sc, out_dir, run["t0_monotonic"])
+    if sc.quic:
+        # the QUIC download: its client's own record (the recorders see TCP only)
+        rate["quic"], moved["quic"] = load_quic(sc, out_dir, run["t0_monotonic"])
+        qdelay["quic"] = []
+    udp = hosts.load_udp(sc, out_dir)
+    if udp is not None:
+        # the second machine's UDP: a flow of the summary (the recorders see TCP only)
+        rate[hosts.UDP_NAME] = udp
+        qdelay[hosts.UDP_NAME] = []                     # no RTT: the receiver sends nothing back
+        moved[hosts.UDP_NAME] = [s + 0.5 for s, k in enumerate(udp) if k > 0]
     cross = load_cross(sc, out_dir)
     dur = int(sc.duration)
     skip = min(int(sc.measure_from), dur - 1)
@@ -411,10 +517,14 @@ def analyse(sc, mode, out_dir, build_dir):
         if name == "video":
             entry["min_rate_kbps"] = sc.video_min_kbps
             entry["weight"] = sc.video_weight
+        elif name == "quic":
+            entry["min_rate_kbps"] = 0
+            entry["weight"] = None                      # not bwss's: no weight
+            entry["rtt_ms"] = quic_rtt(sc)
         elif hosts.host_of(name) == 2:
             entry["min_rate_kbps"] = 0
             entry["weight"] = 1.0
-            entry["rtt_ms"] = {n: rtt for n, _, rtt in hosts.host2_flows(sc)}[name]
+            entry["rtt_ms"] = {n: rtt for n, _, rtt in hosts.host2_servers(sc)}[name]
         else:
             i = int(name[4:]) - 1
             entry["min_rate_kbps"] = 0
@@ -454,6 +564,10 @@ def analyse(sc, mode, out_dir, build_dir):
     if any(v is not None for v in sigma):
         vals = [v for v in sigma[skip:] if v is not None]
         summary["sigma_median_kbps"] = round(statistics.median(vals), 1) if vals else None
+    window = host2_window_summary(sc, rate, qdelay, skip)
+    if window is not None:
+        summary["host2_on"] = window
+    summary["progress"], summary["faults"] = progress(sc, moved, run.get("clients"))
     summary["valid"], summary["invalid_reasons"] = validity(
         sc, mode, out_dir, agg_by_sec, cross, video or [0.0] * dur, skip, cap)
     with open(os.path.join(out_dir, "summary.json"), "w") as f:

@@ -26,7 +26,7 @@ import signal
 import subprocess
 import sys
 
-from . import analysis, host, linktrace, lock, matrix, paths, plots, report, timeline, topology
+from . import analysis, clients, host, linkstats, linktrace, lock, matrix, paths, plots, report, timeline, topology
 from .proc import STATE_DIR, LabError, program
 from .scenario import BWSS_MODES, MODES, SCENARIOS, ScenarioError
 
@@ -45,25 +45,117 @@ def check_tools(sc, modes, build_dir):
         raise LabError("scenario %s needs bwss-lab-player (built with -Dgst-plugin=enabled)" % sc.name)
     if sc.ping_ms and shutil.which("ping") is None:
         raise LabError("ping is not installed (package iputils-ping)")
+    if sc.quic:
+        why = clients.check_quic()
+        if why:
+            raise LabError(why)
     for tool in ["nginx", "iperf3", "curl"] + (["trickle"] if "trickle" in modes else []):
         if shutil.which(tool) is None:
             raise LabError("%s is not installed (tests/bootstrap installs it)" % tool)
 
 
-def run_once(sc, label, modes, build_dir, out_root):
+# A run the lab could not carry (its summary invalid: a stage late at p99, a
+# packet the kernel dropped into the stage, a baseline that did not fill the
+# link) says nothing of the product: it is host noise, and the mode is run
+# again, at most TRIES times in all.  A mode still invalid then makes
+# `run` and `matrix` exit INVALID_EXIT, naming each try's noise.
+TRIES = 3
+INVALID_EXIT = matrix.INVALID_EXIT   # exit status: a mode stayed invalid in every try (host noise)
+FAULT_EXIT = matrix.FAULT_EXIT       # exit status: a valid run failed its progress check (a product fault)
+
+
+def measure_mode(sc, mode, build_dir, out_dir):
+    """One try of one mode: the run, its analysis, the host's noise, the
+    plot; returns the summary (written to out_dir/summary.json)."""
+    span = host.Span()
+    _, took = timeline.run_mode(sc, mode, build_dir, out_dir)
+    s, series = analysis.analyse(sc, mode, out_dir, build_dir)
+    s["host"] = span.summary()
+    s["noise"] = linkstats.noise(out_dir, s["host"])
+    s["took_s"] = round(took, 1)
+    plots.plot_run(sc, s, series, out_dir)
+    return s
+
+
+def keep_invalid_try(out_dir, k):
+    """Moves an invalid try's files aside, to out_dir-invalid-tryK, its
+    summary renamed summary-invalid.json (reports and the matrix read only
+    summary.json: the try is kept for reading, never counted)."""
+    dst = "%s-invalid-try%d" % (out_dir, k)
+    shutil.rmtree(dst, ignore_errors=True)
+    os.rename(out_dir, dst)
+    if os.path.exists(os.path.join(dst, "summary.json")):
+        os.rename(os.path.join(dst, "summary.json"), os.path.join(dst, "summary-invalid.json"))
+
+
+def try_mode(mode, tries, one_try, keep, say):
+    """Runs one mode until a try is valid, at most @tries times: one_try(k)
+    returns try k's summary, keep(k) moves an invalid try aside before the
+    next, say(text) reports.  Returns the last summary with "tries" (each
+    try's validity, reasons and noise)."""
+    history = []
+    for k in range(1, tries + 1):
+        s = one_try(k)
+        history.append({"try": k, "valid": bool(s.get("valid")),
+                        "invalid_reasons": list(s.get("invalid_reasons") or []),
+                        "noise": s.get("noise") or {}})
+        if s.get("valid"):
+            if k > 1:
+                say("  mode %s valid on try %d of %d" % (mode, k, tries))
+            break
+        say("  mode %s try %d of %d INVALID (host noise, not a result: %s; %s)%s"
+            % (mode, k, tries, "; ".join(s.get("invalid_reasons") or []),
+               linkstats.describe_noise(s.get("noise") or {}), " — trying again" if k < tries else ""))
+        if k < tries:
+            keep(k)
+    s["tries"] = history
+    return s
+
+
+def verdict(results):
+    """The exit status of a run (or a cell) from its modes' final summaries,
+    and a message: INVALID_EXIT when a mode stayed invalid in every try
+    (naming each try's noise: host noise, not a product fault), FAULT_EXIT
+    when a valid run's progress check failed (a product fault), else 0."""
+    lines, code = [], 0
+    for s in results:
+        if not s.get("valid"):
+            code = INVALID_EXIT
+            tries = s.get("tries") or [{"try": 1, "invalid_reasons": s.get("invalid_reasons") or [],
+                                        "noise": s.get("noise") or {}}]
+            lines.append("mode %s stayed invalid in %d tr%s — host noise, not a product fault: %s" % (
+                s.get("mode"), len(tries), "y" if len(tries) == 1 else "ies", " | ".join(
+                    "try %d: %s (%s)" % (t["try"], "; ".join(t["invalid_reasons"]),
+                                         linkstats.describe_noise(t.get("noise") or {})) for t in tries)))
+    for s in results:
+        if s.get("valid") and s.get("faults"):
+            code = code or FAULT_EXIT
+            lines.append("mode %s: %s in a valid run: %s" % (
+                s.get("mode"), "a product fault" if s.get("mode") in BWSS_MODES
+                else "a fault without bwss (the baseline's own)", "; ".join(s["faults"])))
+    return code, "\n".join(lines)
+
+
+def run_once(sc, label, modes, build_dir, out_root, tries=TRIES, measure=measure_mode):
+    """Runs each mode (retrying an invalid one, try_mode) into
+    out_root/<mode>; writes comparison.md; returns (summaries, table).
+    measure(sc, mode, build_dir, out_dir) -> summary is one try."""
     results = []
     for m in modes:
         out_dir = os.path.join(out_root, m)
-        os.makedirs(out_dir, exist_ok=True)
-        print("- mode %s (%d s)" % (m, sc.duration), flush=True)
-        span = host.Span()
-        _, took = timeline.run_mode(sc, m, build_dir, out_dir)
-        s, series = analysis.analyse(sc, m, out_dir, build_dir)
+
+        def one_try(k):
+            os.makedirs(out_dir, exist_ok=True)
+            print("- mode %s (%d s)%s" % (m, sc.duration, "" if k == 1 else ", try %d of %d" % (k, tries)),
+                  flush=True)
+            s = measure(sc, m, build_dir, out_dir)
+            s["label"], s["doc"] = label, sc.doc
+            return s
+        s = try_mode(m, tries, one_try, lambda k: keep_invalid_try(out_dir, k),
+                     lambda text: print(text, flush=True))
         s["label"], s["doc"] = label, sc.doc
-        s["host"] = span.summary()
         with open(os.path.join(out_dir, "summary.json"), "w") as f:
             json.dump(s, f, indent=2)
-        plots.plot_run(sc, s, series, out_dir)
         results.append(s)
         extra = ""
         if "required_prebuffer_s" in s:
@@ -75,7 +167,10 @@ def run_once(sc, label, modes, build_dir, out_root):
                                                            s["adaptive"].get("stalls", "?"))
         if not s["valid"]:
             extra += " — INVALID: " + "; ".join(s["invalid_reasons"])
-        print("  aggregate %.0f kbit/s%s (%.0f s)" % (s["aggregate_kbps"], extra, took), flush=True)
+        if s.get("faults"):
+            extra += " — FAULT: " + "; ".join(s["faults"])
+        print("  aggregate %.0f kbit/s%s (%.0f s, try %d)" % (s["aggregate_kbps"], extra, s.get("took_s", 0),
+                                                           len(s["tries"])), flush=True)
     table = report.table(results)
     with open(os.path.join(out_root, "comparison.md"), "w") as f:
         f.write(table + "\n")
@@ -99,6 +194,8 @@ def prepare_run(args):
         sets.append("duration=%g" % args.duration)
     if args.repeat < 1 or args.repeat > 100:
         raise LabError("--repeat must be 1..100", 2)
+    if args.tries < 1 or args.tries > 10:
+        raise LabError("--tries must be 1..10", 2)
     try:
         sc = SCENARIOS[args.scenario].with_sets(sets)
     except ScenarioError as e:
@@ -123,12 +220,17 @@ def cmd_run(args, sc, modes, label):
     signal.signal(signal.SIGTERM, on_signal)
     print("%s: %s" % (label, sc.doc))
     runs = []
+    code, why = 0, []
     for k in range(args.repeat):
         out_root = base if args.repeat == 1 else os.path.join(base, "run%d" % (k + 1))
         if args.repeat > 1:
             print("run %d of %d" % (k + 1, args.repeat), flush=True)
-        results, table = run_once(sc, label, modes, build_dir, out_root)
+        results, table = run_once(sc, label, modes, build_dir, out_root, tries=args.tries)
         runs.append(results)
+        c, text = verdict(results)
+        if c:
+            code = code if code == INVALID_EXIT else c
+            why.append(("run %d: " % (k + 1) if args.repeat > 1 else "") + text)
         print()
         print(table)
         print()
@@ -139,7 +241,9 @@ def cmd_run(args, sc, modes, label):
             f.write(table + "\n")
         print("medians of %d runs:\n\n%s\n" % (args.repeat, table))
     print("results, CSV series and plots: %s" % base)
-    return 0
+    if code:
+        print("bwss-lab: %s" % "\n".join(why), file=sys.stderr, flush=True)
+    return code
 
 
 def take(args, kind, pid=None):
@@ -244,6 +348,8 @@ def main(argv=None):
     r.add_argument("--no-wait", action="store_true", help="exit 2 at once while the lab is in use")
     r.add_argument("--mode", action="append")
     r.add_argument("--repeat", type=int, default=1)
+    r.add_argument("--tries", type=int, default=TRIES,
+                   help="runs of a mode whose run is invalid (host noise), in all (default %d)" % TRIES)
     r.add_argument("--duration", type=float)
     r.add_argument("--set", action="append")
     r.add_argument("--label")
@@ -266,6 +372,8 @@ def main(argv=None):
     x.add_argument("--cells", help="only the cells matching these comma-separated shell patterns")
     x.add_argument("--adopt", action="store_true", help="also mode bwss-adopt")
     x.add_argument("--again", action="store_true", help="run cells again that have a valid summary")
+    x.add_argument("--tries", type=int, default=TRIES,
+                   help="runs of a mode whose run is invalid (host noise), in all (default %d)" % TRIES)
     x.add_argument("--out", default=os.path.join(os.getcwd(), "results", "matrix"))
     x.add_argument("--report", help="the report (default docs/results/matrix.md; with --quick or "
                    "--cells OUT/matrix.md)")
@@ -284,6 +392,8 @@ def main(argv=None):
         if args.cmd == "matrix":
             if args.quick and args.cells:
                 raise LabError("--quick and --cells: one or the other", 2)
+            if args.tries < 1 or args.tries > 10:
+                raise LabError("--tries must be 1..10", 2)
             return cmd_matrix(args, argv)
         if args.cmd == "run":
             prepared = prepare_run(args)

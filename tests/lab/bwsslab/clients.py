@@ -8,10 +8,49 @@ import time
 
 from .proc import die, ns, program, remember, spawn
 from .scenario import BWSS_MODES
-from .topology import CLIENT_ADDR, CROSS_ADDR, NS_C, NS_S, VIDEO_ADDR, VIDEO_PORT, bulk_addr
+from .topology import (CLIENT_ADDR, CROSS_ADDR, NS_C, NS_S, QUIC_ADDR, QUIC_PORT, VIDEO_ADDR, VIDEO_PORT,
+                       bulk_addr)
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BULK_FILE_BYTES = 8 << 30       # the sparse file every download fetches
+# The Python that has aioquic (quic=1): a virtual environment, aioquic is not
+# a Debian package (tests/deps/quic-venv.sh makes it)
+QUIC_PYTHON = os.environ.get("BWSS_LAB_QUIC_PYTHON", "/opt/bwss-lab-quic/bin/python")
+QUIC_TOOL = os.path.join(HERE, "quic-download.py")
+
+
+def check_quic():
+    """Whether the QUIC download can run: None, or why not."""
+    if not os.access(QUIC_PYTHON, os.X_OK):
+        return "quic=1 needs %s with aioquic (tests/deps/quic-venv.sh, or BWSS_LAB_QUIC_PYTHON)" % QUIC_PYTHON
+    r = subprocess.run([QUIC_PYTHON, "-c", "import aioquic"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return "quic=1: %s cannot import aioquic (tests/deps/quic-venv.sh)" % QUIC_PYTHON
+    if shutil.which("openssl") is None:
+        return "quic=1 needs openssl (its server's certificate)"
+    return None
+
+
+def start_quic_server(sc, work):
+    """The HTTP/3 server of the QUIC download (a self-signed certificate made
+    for the run: the client does not verify it)."""
+    key, cert = os.path.join(work, "quic-key.pem"), os.path.join(work, "quic-cert.pem")
+    r = subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                        "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=bwss-lab"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        die("cannot make the QUIC server's certificate: " + r.stderr.strip())
+    p = spawn(NS_S, [QUIC_PYTHON, QUIC_TOOL, "serve", "--bind", QUIC_ADDR, "--port", str(QUIC_PORT),
+                     "--cert", cert, "--key", key, "--cc", sc.quic_cc], out=os.path.join(work, "quic-server.out"))
+    remember(p.pid)
+    return p
+
+
+def quic_client_cmd(out_dir):
+    """The QUIC download's client: it records its body's bytes every 50 ms
+    (quic-samples.txt; the recorder sees TCP sockets only)."""
+    return [QUIC_PYTHON, QUIC_TOOL, "get", "--url", "https://%s:%d/bulk" % (QUIC_ADDR, QUIC_PORT),
+            "--samples", os.path.join(out_dir, "quic-samples.txt")]
 
 
 def start_servers(sc, work, t0, build_dir):
@@ -68,6 +107,8 @@ http {
             cmd += ["--low-rate", str(sc.video_low_kbps * 1000), "--low-from",
                     str(sc.video_low_from), "--low-to", str(sc.video_low_to)]
         procs.append(spawn(NS_S, cmd, out=os.path.join(work, "video-server.out")))
+    if sc.quic:
+        procs.append(start_quic_server(sc, work))
     for pr in procs:
         remember(pr.pid)
     for _ in range(50):

@@ -15,6 +15,7 @@ own (its own runtime directory and domain) whose rules adopt them.  The mode
 of the run is host 1's: the second machine is the neighbour whose software
 the user does not choose.  With hosts=1 the client namespace sits on r-c
 directly, as it always did."""
+import json
 import os
 import subprocess
 import time
@@ -31,12 +32,29 @@ def host2_addr(j):
     return "10.77.2.%d" % (31 + j)
 
 
+UDP_NAME = HOST2_PREFIX + "udp"   # the second machine's inelastic UDP, a flow of the summary
+UDP_ADDR = "10.77.2.41"          # ... and its server's address
+
+
 def host2_flows(sc):
     """The second machine's downloads: [(name, server address, added RTT ms)]."""
-    if sc.hosts != 2:
-        return []
     return [("%sbulk%d" % (HOST2_PREFIX, j + 1), host2_addr(j), sc.bulk_rtt(sc.bulk + j))
-            for j in range(sc.host2_bulk)]
+            for j in range(sc.host2_downloads())]
+
+
+def host2_udp_flow(sc):
+    """The second machine's UDP (name, server address, added RTT ms), None
+    without it."""
+    if not sc.host2_udp():
+        return None
+    return (UDP_NAME, UDP_ADDR, sc.bulk_rtt(sc.bulk + sc.host2_downloads()))
+
+
+def host2_servers(sc):
+    """Every server the second machine receives from: its downloads' and its
+    UDP's (name, address, RTT)."""
+    udp = host2_udp_flow(sc)
+    return host2_flows(sc) + ([udp] if udp else [])
 
 
 def host_of(name):
@@ -102,9 +120,10 @@ def host2_env(base_env, work):
 
 
 def start_before(sc, build_dir, work, out_dir, base_env, start_bwssd):
-    """What the second machine runs before t0: its recorder (samples-host2.txt)
-    and with host2=bwss its bwssd (start_bwssd: clients.start_bwssd).
-    Returns (processes, its environment)."""
+    """What the second machine runs before t0: its recorder (samples-host2.txt),
+    with UDP its receiver (iperf3, one test, per-second report as JSON:
+    host2-udp.json) and with host2=bwss its bwssd (start_bwssd:
+    clients.start_bwssd).  Returns (processes, its environment)."""
     if sc.hosts != 2:
         return [], None
     env = host2_env(base_env, work)
@@ -112,20 +131,57 @@ def start_before(sc, build_dir, work, out_dir, base_env, start_bwssd):
                 out=os.path.join(out_dir, "samples-host2.txt"), env=env)
     remember(rec.pid)
     procs = [rec]
+    if sc.host2_udp():
+        rx = spawn(NS_C2, ["iperf3", "-s", "-1", "-J", "-B", CLIENT2_ADDR],
+                   out=os.path.join(out_dir, "host2-udp.json"))
+        remember(rx.pid)
+        procs.append(rx)
     if sc.host2 == "bwss":
         procs.append(start_bwssd(sc, work, build_dir, env, out_dir, ns_name=NS_C2,
                                  rules_text=adopt_rules(sc), tag="host2"))
     return procs, env
 
 
-def start_clients(sc, work, env, bulk_cmd):
-    """The second machine's downloads at t0 (bulk_cmd: clients.bulk_download)."""
+def start_clients(sc, work, env, bulk_cmd, ns_s):
+    """The second machine's traffic, at host2_on's start: its downloads
+    (bulk_cmd: clients.bulk_download) and its UDP, sent from the server
+    namespace ns_s until host2_on's end.  Returns ([(name, client
+    process)], [the UDP sender, if any])."""
     out = []
     for name, addr, _ in host2_flows(sc):
         p = spawn(NS_C2, bulk_cmd(sc, addr), env=env, out=os.path.join(work, name + ".out"))
         remember(p.pid)
-        out.append(p)
-    return out
+        out.append((name, p))
+    senders = []
+    if sc.host2_udp():
+        a, b = sc.host2_window()
+        p = spawn(ns_s, ["iperf3", "-c", CLIENT2_ADDR, "-u", "-b", "%dk" % sc.host2_udp(), "-t",
+                         str(max(1, int(round(b - a)))), "-l", "1000", "-B", UDP_ADDR],
+                  out=os.path.join(work, "host2-udp-sender.out"))
+        remember(p.pid)
+        senders.append(p)
+    return out, senders
+
+
+def load_udp(sc, out_dir):
+    """The second machine's UDP per second of the run, kbit/s of payload
+    (host2-udp.json, the receiver's report from host2_on's start), None
+    without it."""
+    if not sc.host2_udp():
+        return None
+    dur = int(sc.duration)
+    rate = [0.0] * dur
+    try:
+        report = json.load(open(os.path.join(out_dir, "host2-udp.json")))
+    except (OSError, ValueError):
+        return rate
+    start = sc.host2_window()[0]
+    for iv in report.get("intervals", []):
+        s = iv.get("sum", {})
+        sec = int(start + s.get("start", 0.0))
+        if 0 <= sec < dur:
+            rate[sec] += s.get("bits_per_second", 0.0) / 1000.0 * (s.get("end", 1) - s.get("start", 0))
+    return rate
 
 
 def snapshot(sc, build_dir, env, out_dir):

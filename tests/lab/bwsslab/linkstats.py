@@ -86,14 +86,63 @@ def stage_validity(stage, out_dir):
                        % (100 * ratio, busy))
     if not stage.get("trace_started"):
         reasons.append("the bottleneck's clock never started (no SIGUSR1)")
+    lost = tun_lost(out_dir)
+    if lost:
+        reasons.append("the kernel dropped %d packets on the way into the stage" % lost)
+    return reasons
+
+
+def tun_lost(out_dir):
+    """Packets the kernel dropped on the way into the stage (tun.json: per
+    TUN device a count, or its tx_dropped and qdisc_drops), None if not
+    recorded."""
     try:
         tun = json.load(open(os.path.join(out_dir, "tun.json")))
-        lost = sum(v for v in tun.values() if v)
-        if lost:
-            reasons.append("the kernel dropped %d packets on the way into the stage" % lost)
+    except (OSError, ValueError):
+        return None
+    lost = 0
+    for dev, v in tun.items():
+        if dev == "setup":
+            continue                 # the counts before the run (topology.tun_drops_since)
+        if isinstance(v, dict):
+            lost += sum(x for x in v.values() if isinstance(x, int))
+        elif isinstance(v, int):
+            lost += v
+    return lost
+
+
+def noise(out_dir, host):
+    """The host's noise in one run, the figures that tell a run the lab
+    could not carry (host noise: retried) from a product's result: the
+    steal time and load over the run (host: host.Span.summary()), both
+    stages' lateness at p99 (µs), the delay stage's own drops and the
+    packets the kernel dropped into the stage's TUNs.  A figure not
+    recorded is None."""
+    out = {"steal_pct": (host or {}).get("steal_pct"), "loadavg_1min": (host or {}).get("loadavg_1min"),
+           "delay_late_p99_us": None, "delay_drops": None, "bottleneck_late_p99_us": None,
+           "tun_drops": tun_lost(out_dir)}
+    try:
+        d = json.load(open(os.path.join(out_dir, "delay.json")))
+        out["delay_late_p99_us"], out["delay_drops"] = d.get("late_p99_us"), d.get("drops")
+        out["bottleneck_late_p99_us"] = (d.get("bottleneck") or {}).get("late_p99_us")
     except (OSError, ValueError):
         pass
-    return reasons
+    return out
+
+
+def describe_noise(n):
+    """noise() in words: "steal 8.1 %, load 4.2, delay stage late 2510 µs at
+    p99, bottleneck late 90 µs at p99, TUN drops 1"."""
+    def f(v, spec):
+        return "-" if v is None else spec % v
+    parts = ["steal %s" % f(n.get("steal_pct"), "%.1f %%"), "load %s" % f(n.get("loadavg_1min"), "%.1f"),
+             "delay stage late %s at p99" % f(n.get("delay_late_p99_us"), "%d us")]
+    if n.get("bottleneck_late_p99_us") is not None:
+        parts.append("bottleneck late %d us at p99" % n["bottleneck_late_p99_us"])
+    if n.get("delay_drops"):
+        parts.append("delay stage drops %d" % n["delay_drops"])
+    parts.append("TUN drops %s" % f(n.get("tun_drops"), "%d"))
+    return ", ".join(parts)
 
 
 def use_of_capacity(sc, cap, rate, cross, skip, payload_share, udp_wire, at_min):
@@ -104,15 +153,16 @@ def use_of_capacity(sc, cap, rate, cross, skip, payload_share, udp_wire, at_min)
     secs = range(skip, dur)
     out = {"capacity_mean_kbps": round(sum(cap[s] for s in secs) / len(secs), 1)}
     video = rate.get("video")
-    bulk = [rate[n] for n in rate if "bulk" in n]      # every machine's downloads
+    bulk = [rate[n] for n in rate if "bulk" in n or n == "quic"]      # every machine's downloads
     if video is not None and sc.video_min_kbps > 0:
         capable = [s for s in secs if cap[s] >= CAPABLE * sc.video_min_kbps]
         out["capable_seconds"] = len(capable)
         ok = sum(1 for s in capable if video[s] >= at_min * sc.video_min_kbps)
         out["video_at_min_capable"] = round(ok / len(capable), 4) if capable else None
     if bulk:
-        left = sum(max(0.0, cap[s] * payload_share - (video[s] if video else 0.0) - cross[s] * udp_wire)
-                   for s in secs)
+        udp = next((rate[n] for n in rate if n.endswith("-udp")), None)    # a second machine's UDP
+        left = sum(max(0.0, cap[s] * payload_share - (video[s] if video else 0.0) - cross[s] * udp_wire
+                       - (udp[s] * udp_wire if udp else 0.0)) for s in secs)
         got = sum(b[s] for b in bulk for s in secs)
         out["bulk_use_of_left"] = round(got / left, 4) if left > 0 else None
     return out

@@ -36,6 +36,7 @@ SENDER_CCS = ("cubic", "bbr")
 RATE_SHAPES = (("fixed", ""), ("wifi", "wifi"))
 LINKS_KBPS = (960, 20000)
 MODES = ("tcp", "bwss", "ideal")
+INVALID_EXIT, FAULT_EXIT = 3, 4  # as bwss-lab run (cli.py): a cell's mode stayed invalid; a product fault
 ADOPT_MODE = "bwss-adopt"
 # --quick: one cell per kind of bottleneck (tbf, the stage's drop-tail on a
 # trace, CoDel, FQ-CoDel), both rates and both senders: ~14 min of lab
@@ -214,7 +215,7 @@ def run(args, run_once, check_tools, command):
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     rev = commit()
-    failed = []
+    failed, invalid, faults = [], [], []
     for k, c in enumerate(chosen):
         todo = pending(out, c, modes, args.again)
         print("cell %d of %d: %s (%s) — %s" % (k + 1, len(chosen), c.name, c.where(),
@@ -222,7 +223,8 @@ def run(args, run_once, check_tools, command):
               flush=True)
         for m in todo:
             try:
-                run_once(scs[c.name], "matrix " + c.name, [m], build_dir, os.path.join(out, c.name))
+                run_once(scs[c.name], "matrix " + c.name, [m], build_dir, os.path.join(out, c.name),
+                         tries=args.tries)
             except LabError as e:
                 # a run that could not finish (a client died): the others go
                 # on; running the matrix again retries it
@@ -237,16 +239,28 @@ def run(args, run_once, check_tools, command):
                            "date": datetime.date.today().isoformat()}
             with open(path, "w") as f:
                 json.dump(s, f, indent=2)
+            if not s.get("valid"):
+                invalid.append("%s/%s: invalid in %d tries (%s)" % (
+                    c.name, m, len(s.get("tries") or [1]), "; ".join(s.get("invalid_reasons") or [])))
+            elif s.get("faults"):
+                faults.append("%s/%s: %s" % (c.name, m, "; ".join(s["faults"])))
         runs = load(out, c, modes)
         with open(os.path.join(out, c.name, "comparison.md"), "w") as f:
             f.write(report.table([runs[m] for m in modes if m in runs]) + "\n")
     path = write_report(out, args.report, command, modes)
     print("wrote %s" % path)
+    if faults:
+        print("bwss-lab: %d valid runs failed their progress check (a product fault):\n  %s"
+              % (len(faults), "\n  ".join(faults)), file=sys.stderr)
+    if invalid:
+        print("bwss-lab: %d runs stayed invalid in every try (host noise, not a product fault; run the "
+              "matrix again to retry them):\n  %s" % (len(invalid), "\n  ".join(invalid)), file=sys.stderr)
     if failed:
         print("bwss-lab: %d runs did not finish (run the matrix again to retry them):\n  %s"
               % (len(failed), "\n  ".join(failed)), file=sys.stderr)
+    if failed:
         return 1
-    return 0
+    return INVALID_EXIT if invalid else FAULT_EXIT if faults else 0
 
 
 # ---- the report ----

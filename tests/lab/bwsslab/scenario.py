@@ -21,9 +21,11 @@ PLAYERS = ("playbin", "playbin3", "uridecodebin", "uridecodebin3")
 # the queue in front of the link (docs/lab.md): drop-tail with a buffer of
 # queue_ms, or an AQM of the user-space bottleneck
 BOTTLENECKS = ("droptail", "codel", "fq_codel")
-# the second machine's downloads (hosts=2, hosts.py): plain, or under its own
-# bwssd (its own runtime directory and domain) that adopts them
-HOST2_KINDS = ("tcp", "bwss")
+# the second machine's traffic (hosts=2, hosts.py): plain downloads, downloads
+# under its own bwssd (its own runtime directory and domain) that adopts
+# them, or only inelastic UDP (a call, a CBR stream: host2_udp_kbps)
+HOST2_KINDS = ("tcp", "bwss", "udp")
+HOST2_UDP_KBPS = 2000.0         # host2=udp's rate when host2_udp_kbps is not set: a video call's
 MAX_BULK_CONNS = 32             # connections of one download (bulk_conns)
 
 
@@ -72,6 +74,10 @@ class Scenario:
     hosts: int = 1                # receiving machines behind the link (2: hosts.py)
     host2: str = "tcp"            # the second machine's downloads: plain, or adopted by its bwssd
     host2_bulk: int = 2           # the second machine's downloads (weight 1 each)
+    host2_on: str = ""            # when the second machine's traffic runs, "FROM-TO" s (empty: all the run)
+    host2_udp_kbps: float = 0.0   # the second machine's UDP (inelastic), kbit/s (host2=udp: default 2000)
+    quic: int = 0                 # a QUIC (HTTP/3) download on this machine, beside the others (0/1)
+    quic_cc: str = "cubic"        # its server's congestion control (aioquic: cubic or reno)
 
     # ---- derived ----
     def bulk_weight(self, i):
@@ -90,6 +96,26 @@ class Scenario:
         """Whether the user-space stage is the bottleneck (an AQM or a moving
         rate); drop-tail at a fixed rate stays the kernel's tbf."""
         return self.bottleneck != "droptail" or bool(self.link_trace)
+
+    def host2_window(self):
+        """(from, to): the seconds of the run in which the second machine's
+        traffic runs (host2_on, the whole run without it)."""
+        if not self.host2_on:
+            return 0.0, float(self.duration)
+        a, b = self.host2_on.split("-", 1)
+        return float(a), float(b)
+
+    def host2_downloads(self):
+        """The second machine's downloads (none with host2=udp)."""
+        return 0 if self.hosts != 2 or self.host2 == "udp" else self.host2_bulk
+
+    def host2_udp(self):
+        """The second machine's UDP rate, kbit/s (0: none)."""
+        if self.hosts != 2:
+            return 0.0
+        if self.host2 == "udp":
+            return self.host2_udp_kbps or HOST2_UDP_KBPS
+        return self.host2_udp_kbps
 
     def cross_at(self, t):
         """Cross traffic scheduled at run time t, kbit/s."""
@@ -128,10 +154,22 @@ class Scenario:
             parts.append("%d bulk flow%s (weights %s, RTT %s ms)" % (
                 self.bulk, "" if self.bulk == 1 else "s", ":".join("%g" % w for w in ws),
                 "/".join("%g" % r for r in rtts)))
+        if self.quic:
+            parts.append("a QUIC download (%s)" % self.quic_cc)
         if self.cross_kbps and self.cross_end > self.cross_start:
             parts.append("%s UDP from %g s to %g s" % (k(self.cross_kbps), self.cross_start, self.cross_end))
         if self.bwss_on_at:
             parts.append("BWSS on at %g s" % self.bwss_on_at)
+        if self.hosts == 2:
+            h2 = []
+            if self.host2_downloads():
+                h2.append("%d %s download%s" % (self.host2_downloads(), "plain" if self.host2 == "tcp" else "bwss",
+                                               "" if self.host2_downloads() == 1 else "s"))
+            if self.host2_udp():
+                h2.append("%s UDP" % k(self.host2_udp()))
+            a, b = self.host2_window()
+            parts.append("a second machine: %s%s" % (" + ".join(h2), " from %g s to %g s" % (a, b)
+                                                      if self.host2_on else ""))
         return "%s; %g s" % ("; ".join(parts), self.duration)
 
     # ---- overrides ----
@@ -192,6 +230,20 @@ class Scenario:
             raise ScenarioError("--set host2: one of %s" % ", ".join(HOST2_KINDS))
         if self.hosts == 2 and not 1 <= self.host2_bulk <= 8:
             raise ScenarioError("--set host2_bulk: 1 to 8 downloads on the second machine")
+        if self.host2_on:
+            try:
+                a, b = (float(x) for x in self.host2_on.split("-", 1))
+            except ValueError:
+                raise ScenarioError("--set host2_on: FROM-TO in seconds of the run (e.g. 20-60)")
+            if not (math.isfinite(a) and math.isfinite(b) and 0 <= a < b <= self.duration):
+                raise ScenarioError("--set host2_on: FROM-TO with 0 <= FROM < TO <= the duration (%g s)"
+                                    % self.duration)
+        if self.quic not in (0, 1):
+            raise ScenarioError("--set quic: 0 or 1 QUIC download on this machine")
+        if self.quic_cc not in ("cubic", "reno"):
+            raise ScenarioError("--set quic_cc: cubic or reno (aioquic's)")
+        if (self.host2_on or self.host2_udp_kbps) and self.hosts != 2:
+            raise ScenarioError("--set host2_on, host2_udp_kbps: only with hosts=2")
         if self.link_trace:
             from . import linktrace
             try:

@@ -5,7 +5,7 @@ stop.  What it leaves in out_dir: samples.txt (the recorder), cross.json
 (the UDP the link carried), delay.json (the delay stage's precision, and
 as the bottleneck its own), link-trace.txt (with a link trace), tun.json
 (what the kernel dropped on the way into the stage),
-samples-host2.txt and, with host2=bwss, bwssd-host2.log and
+samples-host2.txt, host2-udp.json (its UDP) and, with host2=bwss, bwssd-host2.log and
 bwss-top-host2.json (hosts=2), video-client.log, bwss-top.json (modes bwss*), access.log, player.json
 (adaptive, progressive), ping.txt (ping_ms), run.json (when t0 was)."""
 import json
@@ -19,7 +19,7 @@ import time
 from . import clients, hosts, linktrace, topology
 from .proc import die, ns, program, remember, spawn, stop
 from .scenario import BWSS_MODES
-from .topology import NS_C
+from .topology import NS_C, NS_S
 
 
 def run_mode(sc, mode, build_dir, out_dir):
@@ -36,6 +36,7 @@ def run_mode(sc, mode, build_dir, out_dir):
         linktrace.write(pts, trace_file)
     delay = topology.up(sc, build_dir, stats_file=delay_stats, quiet=True, mode=mode,
                         trace_file=trace_file)
+    tun_setup = topology.tun_drops()     # what the set-up left in the counters: not the run's
     if mode == "ideal" and not sc.stage_bottleneck():
         topology.bottleneck_ideal(sc)
     work = tempfile.mkdtemp(prefix="bwss-lab-")
@@ -48,7 +49,8 @@ def run_mode(sc, mode, build_dir, out_dir):
     for leftover in leftovers:
         if os.path.exists(leftover):
             os.unlink(leftover)
-    procs, running = [], []
+    procs, running = [], []              # running: [(client's name, process)]
+    ended = {}                           # client's name -> how it ended before the run did
     try:
         t0 = time.monotonic() + 1.0
         procs = clients.start_servers(sc, work, t0, build_dir)
@@ -74,16 +76,22 @@ def run_mode(sc, mode, build_dir, out_dir):
                                       clients.VIDEO_ADDR], out=os.path.join(out_dir, "ping.txt")))
             remember(procs[-1].pid)
         if sc.video:
-            running.append(spawn(NS_C, clients.client_cmd(sc, mode, build_dir, "video", out_dir=out_dir),
-                                 env=clients.client_env(sc, mode, env, "video"),
-                                 out=os.path.join(out_dir, "video-client.log")))
+            running.append(("video", spawn(NS_C, clients.client_cmd(sc, mode, build_dir, "video", out_dir=out_dir),
+                                           env=clients.client_env(sc, mode, env, "video"),
+                                           out=os.path.join(out_dir, "video-client.log"))))
         for i in range(sc.bulk):
-            running.append(spawn(NS_C, clients.client_cmd(sc, mode, build_dir, "bulk", i),
-                                 env=clients.client_env(sc, mode, env, "bulk"),
-                                 out=os.path.join(work, "bulk%d.out" % (i + 1))))
-        for c in running:
+            running.append(("bulk%d" % (i + 1), spawn(NS_C, clients.client_cmd(sc, mode, build_dir, "bulk", i),
+                                                      env=clients.client_env(sc, mode, env, "bulk"),
+                                                      out=os.path.join(work, "bulk%d.out" % (i + 1)))))
+        if sc.quic:
+            time.sleep(0.3)           # the HTTP/3 server (Python) binds after the TCP ones
+            running.append(("quic", spawn(NS_C, clients.quic_client_cmd(out_dir),
+                                          out=os.path.join(work, "quic.out"))))
+        for _, c in running:
             remember(c.pid)
-        running += hosts.start_clients(sc, work, host2_env, clients.bulk_download)
+        h2_from, h2_to = sc.host2_window()
+        host2_on = host2_off = sc.hosts != 2
+        host2_running = []
         bwss_top = program(build_dir, "bwss-top")
         switched_on = not (mode in BWSS_MODES and sc.bwss_on_at > 0)
         if not switched_on:
@@ -94,6 +102,19 @@ def run_mode(sc, mode, build_dir, out_dir):
             t = time.monotonic() - t0
             if t >= sc.duration:
                 break
+            if not host2_on and t >= h2_from:
+                # the second machine's traffic: from host2_on's start
+                host2_running, senders = hosts.start_clients(sc, work, host2_env, clients.bulk_download, NS_S)
+                running += host2_running
+                procs += senders
+                host2_on = True
+            if host2_on and not host2_off and t >= h2_to:
+                # ... to its end: its downloads stopped as a user stops them
+                for name, c in host2_running:
+                    if c.poll() is None:
+                        stop(c, signal.SIGINT)
+                        ended[name] = {"exit": None, "stopped_at_s": round(t, 2)}
+                host2_off = True
             if not switched_on and t >= sc.bwss_on_at:
                 ns(NS_C, "env", "BWSS_DOMAIN=" + domain, bwss_top, "--resume")
                 switched_on = True
@@ -103,10 +124,15 @@ def run_mode(sc, mode, build_dir, out_dir):
             if t >= next_progress:
                 print("  [%s/%s] %3d/%d s" % (sc.name, mode, t, sc.duration), flush=True)
                 next_progress += 10
-            for c in running:
-                if c.poll() is not None and c.returncode not in (0, None):
-                    die("a client exited with status %d (%s); logs in %s"
-                        % (c.returncode, " ".join(c.args[4:]), work))
+            for name, c in running:
+                if name not in ended and c.poll() is not None:
+                    # a client that ends on its own: its status is a result
+                    # (a download bwss made fail is the worst outcome), the
+                    # run goes on
+                    ended[name] = {"exit": c.returncode, "at_s": round(t, 2)}
+                    if c.returncode != 0:
+                        print("  [%s/%s] client %s exited with status %d at %.1f s"
+                              % (sc.name, mode, name, c.returncode, t), flush=True)
             time.sleep(0.2)
         if mode in BWSS_MODES:
             top = subprocess.run(["ip", "netns", "exec", NS_C, bwss_top, "--once", "--json"],
@@ -115,13 +141,17 @@ def run_mode(sc, mode, build_dir, out_dir):
                 f.write(top.stdout or top.stderr)
         hosts.snapshot(sc, build_dir, host2_env, out_dir)
     finally:
-        for c in running:
+        for _, c in running:
             stop(c, signal.SIGINT)
         for pr in procs:
             stop(pr)
         with open(os.path.join(out_dir, "tun.json"), "w") as f:
-            json.dump(topology.tun_drops(), f)
+            json.dump(topology.tun_drops_since(tun_setup), f)
         topology.stop_delay_stage(delay)
+        for name in ended:
+            log = os.path.join(work, name + ".out")
+            if ended[name].get("exit") not in (0, None) and os.path.exists(log):
+                shutil.copy(log, os.path.join(out_dir, "client-%s.log" % name))
         if os.path.exists(os.path.join(work, "access.log")):
             shutil.copy(os.path.join(work, "access.log"), os.path.join(out_dir, "access.log"))
         topology.down(quiet=True)
@@ -133,7 +163,11 @@ def run_mode(sc, mode, build_dir, out_dir):
         else:
             shutil.rmtree(work, ignore_errors=True)
     with open(os.path.join(out_dir, "run.json"), "w") as f:
-        json.dump({"t0_wall": t0 + wall_minus_mono, "t0_monotonic": t0}, f)
+        # every client: how it ended before the run did (exit status and
+        # when, or stopped by host2_on's schedule), or running at the end
+        json.dump({"t0_wall": t0 + wall_minus_mono, "t0_monotonic": t0,
+                   "clients": {name: ended.get(name, {"exit": None, "running_at_end": True})
+                               for name, _ in running}}, f)
     return t0, time.monotonic() - t_setup
 
 

@@ -25,6 +25,8 @@ NS_C, NS_R, NS_S = "bwsslab-c", "bwsslab-r", "bwsslab-s"
 CLIENT_ADDR = "10.77.1.2"
 VIDEO_ADDR = "10.77.2.10"
 CROSS_ADDR = "10.77.2.50"
+QUIC_ADDR = "10.77.2.21"       # the QUIC download's server (quic=1)
+QUIC_PORT = 4433
 VIDEO_PORT = 8000
 MAX_BULK = 16
 TUN_RING = 20000               # packets the kernel may hand the stage at once
@@ -32,6 +34,12 @@ TUN_RING = 20000               # packets the kernel may hand the stage at once
 
 def bulk_addr(i):
     return "10.77.2.%d" % (11 + i)
+
+
+def quic_rtt(sc):
+    """The QUIC download's added RTT, ms: the next of rtt_bulk's list after
+    this machine's downloads (the last value repeats)."""
+    return sc.bulk_rtt(sc.bulk)
 
 
 def down(quiet=False):
@@ -135,22 +143,56 @@ def start_trace(proc):
 
 
 def tun_drops():
-    """Packets the kernel dropped on the way into the stage (the TUN devices'
-    tx_dropped and their qdiscs' drops): the stage did not read fast enough."""
+    """Packets the kernel dropped on the way into the stage, per TUN device:
+    its tx_dropped (the driver's: a full ring, no reader attached, a
+    segmentation or checksum the kernel could not do) and its qdisc's
+    drops (a full qdisc), kept apart to tell where a drop happened; None
+    where they could not be read."""
     out = {}
     for dev in ("dly-c", "dly-s"):
-        n = 0
         r = subprocess.run(["ip", "-n", NS_R, "-s", "-j", "link", "show", dev],
                            capture_output=True, text=True)
         q = subprocess.run(["tc", "-n", NS_R, "-s", "-j", "qdisc", "show", "dev", dev],
                            capture_output=True, text=True)
         try:
-            n += json.loads(r.stdout)[0]["stats64"]["tx"]["dropped"]
-            n += sum(x.get("drops", 0) for x in json.loads(q.stdout))
+            out[dev] = {"tx_dropped": json.loads(r.stdout)[0]["stats64"]["tx"]["dropped"],
+                        "qdisc_drops": sum(x.get("drops", 0) for x in json.loads(q.stdout))}
         except (ValueError, LookupError, TypeError):
-            n = None
-        out[dev] = n
+            out[dev] = None
     return out
+
+
+def tun_drops_since(setup):
+    """tun_drops() less the counts @setup (taken once the path answered):
+    the drops of the run, per device, and "setup" the counts before it."""
+    now = tun_drops()
+    out = {}
+    for dev, counts in now.items():
+        base = (setup or {}).get(dev)
+        out[dev] = None if counts is None or base is None else {k: counts[k] - base[k] for k in counts}
+    out["setup"] = setup
+    return out
+
+
+def wait_attached(proc):
+    """Waits until the stage has attached both TUNs (their carrier is on):
+    until then the kernel drops whatever is routed to them — the path's
+    first ping would be lost and counted in the TUN's tx_dropped, a drop
+    on the way into the stage (docs/lab.md, "The TUN drop, found")."""
+    for _ in range(1000):
+        r = subprocess.run(["ip", "-n", NS_R, "-j", "link", "show"], capture_output=True, text=True)
+        try:
+            up = {d["ifname"]: "LOWER_UP" in d.get("flags", []) for d in json.loads(r.stdout)}
+        except (ValueError, LookupError, TypeError):
+            up = {}
+        if up.get("dly-c") and up.get("dly-s"):
+            return
+        if proc.poll() is not None:
+            break
+        time.sleep(0.01)
+    log = open(os.path.join(STATE_DIR, "bwss-delay.log")).read().strip()
+    down(quiet=True)
+    die("the delay stage did not attach its TUN devices%s" % (": " + log if log else ""))
 
 
 def up(sc, build_dir, stats_file=None, quiet=False, mode=None, trace_file=None):
@@ -174,8 +216,8 @@ def up(sc, build_dir, stats_file=None, quiet=False, mode=None, trace_file=None):
     ns(NS_C, "ip", "link", "set", "c0", "up")
     ns(NS_C, "ip", "route", "add", "default", "via", "10.77.1.1")
     ns(NS_S, "ip", "addr", "add", "10.77.2.2/24", "dev", "s0")
-    for a in ([VIDEO_ADDR, CROSS_ADDR] + [bulk_addr(i) for i in range(max(8, sc.bulk))]
-              + [a for _, a, _ in hosts.host2_flows(sc)]):
+    for a in ([VIDEO_ADDR, CROSS_ADDR, QUIC_ADDR] + [bulk_addr(i) for i in range(max(8, sc.bulk))]
+              + [a for _, a, _ in hosts.host2_servers(sc)]):
         ns(NS_S, "ip", "addr", "add", a + "/32", "dev", "s0")
     ns(NS_S, "ip", "link", "set", "s0", "up")
     ns(NS_S, "ip", "route", "add", "default", "via", "10.77.2.1")
@@ -201,10 +243,11 @@ def up(sc, build_dir, stats_file=None, quiet=False, mode=None, trace_file=None):
     ns(NS_R, "ip", "route", "add", "default", "dev", "dly-s", "table", "101")
     args = [delay, "--client-tun", "dly-c", "--server-tun", "dly-s", "--default-ms", "0",
             "--delay", "%s=%g" % (VIDEO_ADDR, sc.rtt_video / 2.0),
-            "--delay", "%s=%g" % (CROSS_ADDR, sc.rtt_cross / 2.0)]
+            "--delay", "%s=%g" % (CROSS_ADDR, sc.rtt_cross / 2.0),
+            "--delay", "%s=%g" % (QUIC_ADDR, quic_rtt(sc) / 2.0)]
     for i in range(sc.bulk):
         args += ["--delay", "%s=%g" % (bulk_addr(i), sc.bulk_rtt(i) / 2.0)]
-    for _, addr, rtt in hosts.host2_flows(sc):
+    for _, addr, rtt in hosts.host2_servers(sc):
         args += ["--delay", "%s=%g" % (addr, rtt / 2.0)]
     if stats_file:
         args += ["--stats", stats_file]
@@ -216,6 +259,7 @@ def up(sc, build_dir, stats_file=None, quiet=False, mode=None, trace_file=None):
     os.makedirs(STATE_DIR, exist_ok=True)
     proc = spawn(NS_R, args, out=os.path.join(STATE_DIR, "bwss-delay.log"))
     remember(proc.pid)
+    wait_attached(proc)
     if not sc.stage_bottleneck():
         bottleneck_tbf(sc)
     for _ in range(50):
