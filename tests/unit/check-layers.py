@@ -155,10 +155,12 @@ def check_calls(layers, api, libc):
     return graph, upward, inside
 
 
-def check_coverage(root, layers):
+def check_coverage(root, layers, unbuilt):
     missing = []
     given = {folder: {o[:-2] for o in objs} for _, folder, objs in layers}   # "x.c.o" -> "x.c"
     for folder, cs in sorted(code_folders(root).items()):
+        if folder in unbuilt:
+            continue
         if folder not in given:
             missing.append("%s is not checked" % folder)
         else:
@@ -180,8 +182,11 @@ def main(argv):
     api = exported(opts["api"])
     graph, upward, inside = check_calls(layers, api, libc_symbols())
     found = cycles(graph)
-    missing = check_coverage(opts["source"], layers)
-    print("1..4")
+    # folders this configuration does not build (the plugin and the example
+    # player without GStreamer): not checked, and said so as a counted skip
+    unbuilt = [f for f in opts.get("unbuilt", "").split(",") if f]
+    missing = check_coverage(opts["source"], layers, set(unbuilt))
+    print("1..%d" % (5 if unbuilt else 4))
     report(1, upward, "calls go downwards only (%s)" % " < ".join(f for _, f, _ in layers),
            "a folder calls a folder above it")
     report(2, [" <-> ".join(c) for c in found], "no call cycle among %d files" % len(graph),
@@ -189,6 +194,8 @@ def main(argv):
     report(3, inside, "the programs call the library through its API (%d symbols) or the "
            "system layer only" % len(api), "a program calls the library's inside")
     report(4, missing, "every code folder is checked (%d)" % len(layers), "code not checked")
+    if unbuilt:
+        print("ok 5 # SKIP not built in this configuration, so not checked: %s" % ", ".join(unbuilt))
     return 1 if upward or found or inside or missing else 0
 
 
