@@ -322,6 +322,15 @@ with tempfile.TemporaryDirectory() as d:
     check([round(x) for x in qrate] == [0, 100, 100, 0] and len(qmoved) == 2
           and analysis.longest_stall(qmoved, 0, 4) > 1.4,
           "quic: its record as kbit/s per second and progress instants: %s %s" % (qrate, qmoved))
+# a download stopped within the run (host2_on): its closing socket is
+# reported without its inode and must not be counted again
+with tempfile.TemporaryDirectory() as d:
+    ssc = SCENARIOS["streaming"].with_sets(["duration=4", "measure_from=0", "video=0", "bulk=1"])
+    with open(os.path.join(d, "samples.txt"), "w") as f:
+        f.write("100.5 10.77.2.11:80 12500 4242 30000\n101.5 10.77.2.11:80 25000 4242 30000\n"
+                "102.5 10.77.2.11:80 25100 0 30000\n")
+    srate = analysis.load_samples(ssc, d, 100.0)[0]["bulk1"]
+    check([round(x) for x in srate] == [100, 100, 0, 0], "a closing socket (inode 0) is not counted again: %s" % srate)
 r = lab("run", "streaming", "--set", "quic=2")
 check(r.returncode == 2 and "quic" in r.stderr, "quic=2 is refused: %s" % r.stderr.strip())
 os.unlink(BAD_TRACE.name)

@@ -2,7 +2,8 @@
 /*
  * test-household.c — the delay loop beside traffic it does not control
  * (capacity-compete.c): a second machine's plain-TCP downloads on the same
- * queue, on and off, inelastic UDP, and the fq_codel household, against the
+ * queue, on and off, inelastic UDP, the fq_codel household, a video out of
+ * reach beside the neighbour, and the progress law (fcs.c), against the
  * fluid model (sim.h), under both receiver RTTs of Linux (before 6.16 a
  * plain 1/8 average; from 6.16 lower samples latched).
  *

@@ -81,6 +81,11 @@ def load_samples(sc, out_dir, t0):
         if addr not in names.by_addr:
             continue
         name, path_ms = names.by_addr[addr]
+        if inode == "0":
+            # a socket being closed (orphaned, a download stopped within the
+            # run) is reported without its inode: its bytes were counted
+            # under its inode, a new key would count them all again
+            continue
         key = (remote, inode)                            # one counter per socket
         delta = b - last.get(key, 0)
         last[key] = b

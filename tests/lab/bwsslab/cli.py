@@ -7,6 +7,7 @@
   bwss-lab run SCENARIO [--no-wait] [--mode MODE]... [--repeat N] [--duration S] [--set KEY=VALUE]...
                [--label TEXT] [--out DIR] [--build-dir DIR]
   bwss-lab report DIR... [--out FILE] [--command TEXT]...
+  bwss-lab reanalyse DIR... [--build-dir DIR]   analyse finished runs again (nothing run)
   bwss-lab matrix [--list] [--no-wait] [--quick | --cells PATTERN] [--adopt] [--again] [--out DIR]
                   [--report FILE] [--report-only] [--build-dir DIR]
   bwss-lab lock [--no-wait [--skip]] -- COMMAND...   run COMMAND holding the lab
@@ -287,6 +288,40 @@ def cmd_lock(args):
     return rc if rc >= 0 else 128 - rc
 
 
+KEPT = ("label", "doc", "host", "noise", "took_s", "tries", "matrix")   # what analyse() does not make
+
+
+def cmd_reanalyse(args):
+    """Analyses finished runs again from their raw files (a corrected
+    analysis, nothing run): every summary.json under the directories, its
+    scenario from its own parameters; the fields the run itself recorded
+    (KEPT) are kept."""
+    import dataclasses
+    from .scenario import Scenario
+    done = 0
+    for root in args.dirs:
+        for d, _, files in sorted(os.walk(root)):
+            if "summary.json" not in files or not os.path.exists(os.path.join(d, "run.json")):
+                continue
+            with open(os.path.join(d, "summary.json")) as f:
+                old = json.load(f)
+            names = {f.name for f in dataclasses.fields(Scenario)}
+            params = {k: tuple(v) if isinstance(v, list) else v for k, v in old["parameters"].items()
+                      if k in names and k not in ("name", "doc")}
+            sc = Scenario(name=old["scenario"], doc=old.get("doc", ""), **params)
+            s, series = analysis.analyse(sc, old["mode"], d, os.path.abspath(args.build_dir))
+            s.update({k: old[k] for k in KEPT if k in old})
+            with open(os.path.join(d, "summary.json"), "w") as f:
+                json.dump(s, f, indent=2)
+            plots.plot_run(sc, s, series, d)
+            print("%s: aggregate %.0f kbit/s, %s" % (d, s["aggregate_kbps"], "valid" if s["valid"] else
+                                                      "INVALID: " + "; ".join(s["invalid_reasons"])))
+            done += 1
+    if not done:
+        raise LabError("no run (summary.json with run.json) under %s" % ", ".join(args.dirs))
+    return 0
+
+
 def cmd_owner():
     rec = lock.current()
     if rec is None:
@@ -359,6 +394,9 @@ def main(argv=None):
     p.add_argument("dirs", nargs="+")
     p.add_argument("--out", default=paths.report_path())
     p.add_argument("--command", action="append", help="a command line to name in the report")
+    a = sub.add_parser("reanalyse", help="analyse finished runs again from their raw files")
+    a.add_argument("dirs", nargs="+")
+    a.add_argument("--build-dir", default=paths.BUILD_DIR)
     k = sub.add_parser("lock")
     k.add_argument("--no-wait", action="store_true", help="exit 2 at once while the lab is in use")
     k.add_argument("--skip", action="store_true",
@@ -389,6 +427,8 @@ def main(argv=None):
             return 0
         if args.cmd == "report":
             return cmd_report(args)
+        if args.cmd == "reanalyse":
+            return cmd_reanalyse(args)
         if args.cmd == "matrix":
             if args.quick and args.cells:
                 raise LabError("--quick and --cells: one or the other", 2)
