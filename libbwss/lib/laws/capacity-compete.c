@@ -23,8 +23,9 @@
  * At every decision in TRACK the detector scores what it sees:
  *   - foreign: σ holds every download at its floor, every minimum is met
  *     (a link that cannot carry them holds a queue of the video's own: a
- *     fade), no flow moves well above its target, minimum and floor (a
- *     player's fragment, released, fills the queue itself), U is short of
+ *     fade), no flow its window does not hold moves well above its
+ *     target, minimum and floor (a player's fragment, released, fills the
+ *     queue itself), U is short of
  *     the link this host had to itself when the queue was its own (if it
  *     knows it: a video whose window covers a queue it made moves all of
  *     the link), and the queue still stands above its target and band;
