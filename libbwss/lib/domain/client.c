@@ -54,8 +54,11 @@ extern char **environ;
  * nothing periodic to do and asks again after this (a message wakes it at
  * once through the domain's fd). */
 #define IDLE_US         1000000ull
-/* Connecting again after the connection ended, while flows remain. */
+/* Connecting again after the connection ended, while flows remain or the
+ * handle may start bwssd (bwss-run keeps one for its command's flows);
+ * after each failure twice as long, up to RETRY_MAX_US. */
 #define RETRY_US        1000000ull
+#define RETRY_MAX_US    16000000ull
 /* An autostarted bwssd listens within this (its start is ~10 ms). */
 #define START_WAIT_US   2000000ull
 /* Longest wait for a reader's reply, or for a message to go out: bwssd
@@ -105,6 +108,7 @@ struct Conn {
   uint64_t    next_id;
   uint32_t    seq;
   uint64_t    next_connect_us;
+  uint64_t    retry_us;            /* the wait after the next failure to connect */
   uint32_t    ping_seq;            /* the sign of life asked for, 0 if none outstanding */
   uint64_t    ping_us;             /* ... when */
   bool        failed_open;         /* bwssd did not answer: the sockets are the kernel's */
@@ -306,11 +310,14 @@ conn_open (Conn *c)
     }
   }
   if (fd < 0) {
-    c->next_connect_us = bwss__clock_now_us () + RETRY_US;
+    c->retry_us = c->retry_us ? c->retry_us : RETRY_US;
+    c->next_connect_us = bwss__clock_now_us () + c->retry_us;
+    c->retry_us = c->retry_us * 2 < RETRY_MAX_US ? c->retry_us * 2 : RETRY_MAX_US;
     return fd == -ENOENT || fd == -ECONNREFUSED ? BWSS_ENOENT
            : fd == -EACCES || fd == -EPERM     ? BWSS_EPERM : BWSS_EPROTO;
   }
   c->fd = fd;
+  c->retry_us = RETRY_US;
   struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
   epoll_ctl (c->ep_fd, EPOLL_CTL_ADD, fd, &ev);
   for (BwssFlow *f = c->flows; f && c->fd >= 0; f = f->next)
@@ -1021,8 +1028,8 @@ bwss_domain_list_flow_groups (BwssDomain *d, BwssFlowInfo *out, BwssFlowGroup *g
 static void
 check_alive (Conn *c, uint64_t now)
 {
-  if (c->ping_seq && now - c->ping_us < LIVE_US)
-    return;
+  if (now - c->ping_us < LIVE_US)
+    return;                              /* asked (and maybe answered) less than LIVE_US ago */
   if (c->ping_seq && !c->failed_open) {
     c->failed_open = true;
     for (BwssFlow *f = c->flows; f; f = f->next)
@@ -1048,7 +1055,8 @@ conn_dispatch (Conn *c, uint64_t now)
   eventfd_t v;
   if (c->wake_fd >= 0)
     eventfd_read (c->wake_fd, &v);
-  if (c->fd < 0 && c->flows && now >= c->next_connect_us)
+  bool wants = c->flows || c->may_start;
+  if (c->fd < 0 && wants && now >= c->next_connect_us)
     conn_open (c);
   conn_drain (c);
   /* a paced flow's owner reads bwssd's rates each control period, whether
@@ -1061,7 +1069,7 @@ conn_dispatch (Conn *c, uint64_t now)
   if (handed && c->fd >= 0)
     check_alive (c, now);
   uint64_t wait = paced ? c->params.min_phi_us
-                  : c->fd < 0 && c->flows ? c->next_connect_us > now ? c->next_connect_us - now : 1
+                  : c->fd < 0 && wants ? c->next_connect_us > now ? c->next_connect_us - now : 1
                   : handed ? LIVE_US - now % LIVE_US
                   : IDLE_US - now % IDLE_US;
   pthread_mutex_unlock (&c->lock);

@@ -288,6 +288,20 @@ on_serve_yield (guint64 inode, gpointer data)
   adopter_yield (dm->adopter, inode);
 }
 
+/* Sharing off or on, for this bwssd and the next: the domain's
+ * ".suspended" file says it is off (a bwssd started again keeps it off). */
+static void
+on_serve_suspend (gboolean on, gpointer data)
+{
+  Daemon *dm = data;
+  ctl_set_suspended (dm->ctl, on);
+  g_autofree char *path = tool_domain_path (opt_domain, ".suspended");
+  if (path && on)
+    g_file_set_contents_full (path, "", 0, G_FILE_SET_CONTENTS_NONE, 0600, NULL);
+  else if (path)
+    unlink (path);
+}
+
 static void
 on_rules_changed (GFileMonitor *m, GFile *file, GFile *other, GFileMonitorEvent ev, gpointer data)
 {
@@ -534,7 +548,11 @@ run (int listen_fd, AdoptLedger *ledger, AdoptRules *rules)
   dm.round = round_source_new (&dm);
   g_source_attach (dm.round, NULL);
   dm.adopter = adopter_new (dm.ctl, &dm.watchdog, ledger, rules, status, capability);
-  ServeFuncs sf = { .changed = on_serve_changed, .yield = on_serve_yield, .data = &dm };
+  g_autofree char *suspended = tool_domain_path (opt_domain, ".suspended");
+  if (suspended && g_file_test (suspended, G_FILE_TEST_EXISTS))
+    ctl_set_suspended (dm.ctl, TRUE);
+  ServeFuncs sf = { .changed = on_serve_changed, .yield = on_serve_yield,
+                    .suspend = on_serve_suspend, .data = &dm };
   dm.serve = serve_new (dm.ctl, listen_fd, &sf);
   on_serve_changed (&dm);              /* autostarted: exits if nobody connects */
   if (can) {

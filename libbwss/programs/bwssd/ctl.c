@@ -384,8 +384,9 @@ ctl_flow_stats (const Ctl *c, const CtlFlow *f, BwssFlowStats *out)
 void
 ctl_stats (const Ctl *c, BwssDomainStats *out)
 {
+  g_autoptr (GPtrArray) live = ctl_flows (c);
   *out = (BwssDomainStats) { .controller_pid = getpid (), .phase = BWSS_PHASE_IDLE,
-                             .n_flows = g_hash_table_size (c->flows), .suspended = c->suspended,
+                             .n_flows = live->len, .suspended = c->suspended,
                              .loop = c->params.loop, .queue_us = -1.0 };
   if (c->laws == NULL)
     return;
@@ -407,6 +408,7 @@ ctl_flows (const Ctl *c)
   gpointer v;
   g_hash_table_iter_init (&it, c->flows);
   while (g_hash_table_iter_next (&it, NULL, &v))
-    g_ptr_array_add (a, v);
+    if (!((CtlFlow *) v)->released)
+      g_ptr_array_add (a, v);
   return a;
 }

@@ -84,7 +84,8 @@ guint    ctl_count (const Ctl *c);
 gboolean ctl_holds_inode (const Ctl *c, guint64 inode);
 void     ctl_flow_stats (const Ctl *c, const CtlFlow *f, BwssFlowStats *out);
 void     ctl_stats (const Ctl *c, BwssDomainStats *out);
-/* Returns a new array of every flow (the flows are the controller's). */
+/* Returns a new array of every flow not released (closed sockets wait
+ * for their owner to remove them; the flows are the controller's). */
 GPtrArray *ctl_flows (const Ctl *c);
 /* Sharing off (every window back to the kernel's, the laws forgotten) or
  * on again (the laws start from their initialisation). */

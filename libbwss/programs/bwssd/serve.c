@@ -277,7 +277,10 @@ on_message (Client *cl, const WireMsg *m, size_t n, int fd)
     return TRUE;
   case WIRE_SUSPEND: {
     WireHead r;
-    ctl_set_suspended (s->ctl, m->h.arg != 0);
+    if (s->funcs.suspend)
+      s->funcs.suspend (m->h.arg != 0, s->funcs.data);
+    else
+      ctl_set_suspended (s->ctl, m->h.arg != 0);
     reply (cl, &r, WIRE_DONE, m->h.seq, 0, 0);
     send_to (cl, &r, sizeof r, -1);
     return TRUE;

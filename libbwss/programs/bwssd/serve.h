@@ -37,6 +37,8 @@ typedef struct {
   void     (*changed) (gpointer data);
   /* the adopter holds @inode: give it back (a client registers it) */
   void     (*yield) (guint64 inode, gpointer data);
+  /* a client switched sharing off (@on) or on again */
+  void     (*suspend) (gboolean on, gpointer data);
   gpointer data;
 } ServeFuncs;
 
