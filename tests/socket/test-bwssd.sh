@@ -140,7 +140,7 @@ check "... and bwss-run's client starts bwssd again ($auto), its flow controlled
   '[ -n "$ms" ] && [ -n "$auto" ] && [ "$auto" != "$bwssd_pid" ]'
 # the user's bwssd (with rules) replaces it: the client finds it at its next try
 kill -TERM "$auto"
-for _ in $(seq 100); do kill -0 "$auto" 2>/dev/null || break; sleep 0.02; done
+for _ in $(seq 100); do gone "$auto" && break; sleep 0.02; done
 start_bwssd
 ms=$(wait_flow $curl_a '^rule_downloads 3 [0-9]+ True$' 3000)
 check "a restarted bwssd adopts the flow again in ${ms:-never} ms" '[ -n "$ms" ] && [ "$ms" -le 1000 ]'
