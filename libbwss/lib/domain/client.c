@@ -40,6 +40,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -126,6 +127,29 @@ struct BwssDomain {
 static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
 static Conn *conns;
 
+/* The connection's own calls go to the kernel directly: inside the preload
+ * shim the process's close(), recvmsg() and poll() are the shim's hooks
+ * (programs/shim/preload.c), which must not come back into the domain from
+ * under its lock. */
+static int
+sys_close (int fd)
+{
+  return (int) syscall (SYS_close, fd);
+}
+
+static ssize_t
+sys_recvmsg (int fd, struct msghdr *m, int flags)
+{
+  return (ssize_t) syscall (SYS_recvmsg, fd, m, flags);
+}
+
+static int
+sys_poll (struct pollfd *p, nfds_t n, int ms)
+{
+  struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long) (ms % 1000) * 1000000 };
+  return (int) syscall (SYS_ppoll, p, n, ms < 0 ? NULL : &ts, NULL, 0);
+}
+
 /* ---- the connection ---- */
 
 /* Makes @c's wake fd readable: a dispatch is due at once.  Any thread. */
@@ -164,7 +188,7 @@ conn_send (Conn *c, const void *msg, size_t len, int fd)
     if (errno != EAGAIN || now >= end)
       return -errno;
     struct pollfd p = { .fd = c->fd, .events = POLLOUT };
-    poll (&p, 1, (int) ((end - now + 999) / 1000));
+    sys_poll (&p, 1, (int) ((end - now + 999) / 1000));
   }
 }
 
@@ -201,7 +225,7 @@ conn_lost (Conn *c)
   if (c->fd < 0)
     return;
   epoll_ctl (c->ep_fd, EPOLL_CTL_DEL, c->fd, NULL);
-  close (c->fd);
+  sys_close (c->fd);
   c->fd = -1;
   for (BwssFlow *f = c->flows; f; f = f->next) {
     if (f->handed)
@@ -242,8 +266,9 @@ hand_over (Conn *c, BwssFlow *f)
   f->refused = 0;
 }
 
-/* Starts `bwssd --autostart` for domain @name, its output on /dev/null
- * and without the preload shim, and waits for the process it spawned (it
+/* Starts `bwssd --autostart` for domain @name, its output on /dev/null,
+ * none of this process's other files (a daemon holding a program's pipe or
+ * socket would keep it open) and without the preload shim, and waits for the process it spawned (it
  * detaches).  bwssd: $BWSS_BWSSD, else the installed one. */
 static void
 spawn_bwssd (const char *name)
@@ -266,6 +291,7 @@ spawn_bwssd (const char *name)
   posix_spawn_file_actions_init (&fa);
   for (int i = 0; i < 3; i++)
     posix_spawn_file_actions_addopen (&fa, i, "/dev/null", i ? O_WRONLY : O_RDONLY, 0);
+  posix_spawn_file_actions_addclosefrom_np (&fa, 3);   /* none of this process's files */
   pid_t pid;
   if (posix_spawn (&pid, exe, &fa, NULL, argv, envp) == 0)
     while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
@@ -287,7 +313,7 @@ try_connect (const char *path)
   if (connect (fd, (struct sockaddr *) &sa, sizeof sa) == 0)
     return fd;
   int e = errno;
-  close (fd);
+  sys_close (fd);
   return -e;
 }
 
@@ -397,7 +423,7 @@ conn_recv (Conn *c, WireMsg *m, int *fd_out)
   struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
                        .msg_controllen = sizeof u.buf };
   ssize_t n;
-  while ((n = recvmsg (c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+  while ((n = sys_recvmsg (c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
     ;
   if (n < 0 && errno == EAGAIN)
     return 0;
@@ -408,10 +434,10 @@ conn_recv (Conn *c, WireMsg *m, int *fd_out)
   if (fd_out)
     *fd_out = fd;
   else if (fd >= 0)
-    close (fd);
+    sys_close (fd);
   if (n < (ssize_t) sizeof (WireHead) || m->h.version != WIRE_VERSION) {
     if (fd_out && fd >= 0)
-      close (fd);
+      sys_close (fd);
     conn_lost (c);
     return -1;
   }
@@ -456,7 +482,7 @@ request (Conn *c, WireHead *req, size_t len, WireMsg *reply, int *fd_out)
       return n;
     }
     if (fd >= 0)
-      close (fd);
+      sys_close (fd);
     if (n > 0) {
       handle_push (c, reply, (size_t) n);
       continue;
@@ -465,7 +491,7 @@ request (Conn *c, WireHead *req, size_t len, WireMsg *reply, int *fd_out)
     if (now >= end)
       return BWSS_EBUSY;
     struct pollfd p = { .fd = c->fd, .events = POLLIN };
-    poll (&p, 1, (int) ((end - now + 999) / 1000));
+    sys_poll (&p, 1, (int) ((end - now + 999) / 1000));
   }
 }
 
@@ -511,12 +537,12 @@ conn_free (Conn *c)
     release (c, f);
   }
   if (c->fd >= 0)
-    close (c->fd);
+    sys_close (c->fd);
   pthread_mutex_unlock (&c->lock);
   if (c->wake_fd >= 0)
-    close (c->wake_fd);
+    sys_close (c->wake_fd);
   if (c->ep_fd >= 0)
-    close (c->ep_fd);
+    sys_close (c->ep_fd);
   pthread_mutex_destroy (&c->lock);
   free (c);
 }
@@ -529,11 +555,11 @@ conn_fds (Conn *c)
   int w = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
   int e = epoll_create1 (EPOLL_CLOEXEC);
   if (w >= 0 && c->wake_fd >= 0 && dup3 (w, c->wake_fd, O_CLOEXEC) >= 0) {
-    close (w);
+    sys_close (w);
     w = c->wake_fd;
   }
   if (e >= 0 && c->ep_fd >= 0 && dup3 (e, c->ep_fd, O_CLOEXEC) >= 0) {
-    close (e);
+    sys_close (e);
     e = c->ep_fd;
   }
   c->wake_fd = w;
@@ -556,7 +582,7 @@ after_fork_child (void)
       f->c = NULL;                       /* handles still point at it: inert */
     }
     if (c->fd >= 0)
-      close (c->fd);
+      sys_close (c->fd);
     c->fd = -1;
     c->thread_on = false;
     conn_fds (c);
@@ -996,14 +1022,14 @@ bwss_domain_list_flow_groups (BwssDomain *d, BwssFlowInfo *out, BwssFlowGroup *g
     return (int) n;
   if (m.h.type != WIRE_LISTED || (size_t) n < sizeof m.listed || m.listed.n > BWSS_DOMAIN_MAX_FLOWS) {
     if (fd >= 0)
-      close (fd);
+      sys_close (fd);
     return BWSS_EPROTO;
   }
   size_t len = m.listed.n * sizeof (WireListEntry);
   const WireListEntry *e = NULL;
   if (len && (fd < 0 || (e = mmap (NULL, len, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED)) {
     if (fd >= 0)
-      close (fd);
+      sys_close (fd);
     return BWSS_EPROTO;
   }
   size_t k = 0;
@@ -1015,7 +1041,7 @@ bwss_domain_list_flow_groups (BwssDomain *d, BwssFlowInfo *out, BwssFlowGroup *g
   if (len)
     munmap ((void *) e, len);
   if (fd >= 0)
-    close (fd);
+    sys_close (fd);
   *n_out = k;
   return 0;
 }
@@ -1103,7 +1129,7 @@ dispatch_thread (void *data)
     struct pollfd p = { .fd = c->ep_fd, .events = POLLIN };
     int ms = (int) ((wait + 999) / 1000);
     if (c->ep_fd >= 0)
-      poll (&p, 1, ms);
+      sys_poll (&p, 1, ms);
     else
       usleep ((useconds_t) wait);
   }
