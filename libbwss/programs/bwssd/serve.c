@@ -93,13 +93,13 @@ serve_pace (CtlFlow *f, double rate, gpointer data)
   send_to (cl, &m, sizeof m, -1);
 }
 
-/* Removes @cl's flow @f: its socket given back, bwssd's duplicate closed. */
+/* Removes @cl's flow @f: its socket given back, bwssd's duplicate closed
+ * (out of @cl's table first: its key is in @f). */
 static void
 drop_flow (Client *cl, CtlFlow *f)
 {
-  guint64 id = f->owner_id;
+  g_hash_table_remove (cl->flows, &f->owner_id);
   ctl_remove (cl->s->ctl, f);
-  g_hash_table_remove (cl->flows, &id);
 }
 
 static void
@@ -408,8 +408,8 @@ serve_check_held (Serve *s)
       guint64 inode = proc_fd_socket (cl->pid, f->owner_fd);
       if (inode == f->diag.inode || (inode == 0 && errno == EACCES))
         continue;                        /* held, or a process that hides its fds */
-      ctl_remove (s->ctl, f);
       g_hash_table_iter_remove (&jt);
+      ctl_remove (s->ctl, f);
       changed = TRUE;
     }
   }
