@@ -172,7 +172,7 @@ static int
 register_with (Adopter *ad, Adopted *a, const AdoptRule *rule)
 {
   g_autofree char *origin = adopt_rule_origin (ad->rules, rule);
-  int fd = dup (a->fd);
+  int fd = fcntl (a->fd, F_DUPFD_CLOEXEC, 0);     /* the controller's own duplicate */
   int err = fd < 0 ? BWSS_ENOMEM : ctl_add (ad->ctl, fd, &rule->prefs, origin, a->pid, getpid (), &a->flow);
   if (err == 0)
     share_as (ad, a, rule);
