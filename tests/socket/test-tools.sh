@@ -278,6 +278,7 @@ kill -CONT "$daemon"
 
 # ---- a killed bwssd: the next client starts another ----
 kill -KILL "$daemon"
+for _ in $(seq 100); do [ -e "/proc/$daemon" ] || break; sleep 0.02; done
 "$run" -- true 2>"$tmp/err"; rc=$?
 "$top" --once >/dev/null 2>>"$tmp/err"; rc2=$?
 again=$("$top" --once --json 2>/dev/null | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["controller_pid"] or "")' 2>/dev/null)

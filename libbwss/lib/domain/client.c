@@ -62,6 +62,7 @@ extern char **environ;
 #define RETRY_MAX_US    16000000ull
 /* An autostarted bwssd listens within this (its start is ~10 ms). */
 #define START_WAIT_US   2000000ull
+#define START_AGAIN_US  500000ull
 /* Longest wait for a reader's reply, or for a message to go out: bwssd
  * answers between two rounds (well under a millisecond each). */
 #define REPLY_WAIT_US   200000ull
@@ -327,12 +328,18 @@ conn_open (Conn *c)
     return 0;
   int fd = try_connect (c->path);
   if (fd < 0 && c->may_start && (fd == -ENOENT || fd == -ECONNREFUSED)) {
-    spawn_bwssd (c->name);
-    uint64_t end = bwss__clock_now_us () + START_WAIT_US;
-    while ((fd = try_connect (c->path)) < 0 && (fd == -ENOENT || fd == -ECONNREFUSED)
-           && bwss__clock_now_us () < end) {
+    /* started again every START_AGAIN_US: one that finds the domain's lock
+     * still held by a bwssd that is dying exits at once */
+    uint64_t now = bwss__clock_now_us (), end = now + START_WAIT_US, spawned = 0;
+    while (fd < 0 && (fd == -ENOENT || fd == -ECONNREFUSED) && now < end) {
+      if (now - spawned >= START_AGAIN_US) {
+        spawn_bwssd (c->name);
+        spawned = now;
+      }
       struct timespec ts = { 0, 10 * 1000 * 1000 };
       nanosleep (&ts, NULL);
+      fd = try_connect (c->path);
+      now = bwss__clock_now_us ();
     }
   }
   if (fd < 0) {
