@@ -330,7 +330,10 @@ bwssd_alive_now (void)
 {
   pid_t pid = __atomic_load_n (&C.bwssd, __ATOMIC_ACQUIRE);
   BwssDomainStats ds;
-  if ((pid <= 0 || kill (pid, 0) != 0) && bwss_domain_get_stats (C.observer, &ds) == 0
+  char was = pid > 0 ? state_of (pid) : 0;
+  if (was == 'Z')
+    waitpid (pid, NULL, WNOHANG);        /* a killed bwssd: ours to reap (we are the subreaper) */
+  if ((pid <= 0 || was == 0 || was == 'Z') && bwss_domain_get_stats (C.observer, &ds) == 0
       && ds.controller_pid > 0) {
     if (pid > 0 && ds.controller_pid != pid)
       C.restarts++;
