@@ -563,6 +563,9 @@ trial (GRand *rand, unsigned t, Counts *n)
     n->bwssd_hits++;
   int what = g_rand_int_range (rand, 0, 100);
   int sig = what < 45 ? SIGSTOP : what < 80 ? SIGTSTP : SIGKILL;
+  if (p->kind == P_BWSSD && sig == SIGTSTP)
+    sig = SIGSTOP;                       /* bwssd detached: its process group is orphaned, and
+                                          * the kernel drops SIGTSTP sent to one */
   bool long_stop = t % 10 == 9;
   sleep_us ((uint64_t) g_rand_int_range (rand, 0, 80000));
   if (g_getenv ("CHAOS_VERBOSE"))
