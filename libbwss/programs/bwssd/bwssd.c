@@ -197,11 +197,14 @@ on_term (gpointer data)
  * flows; with none, the next whole second of the monotonic clock, when the
  * idle domain's dispatch runs too (bwss_domain_dispatch()): an idle bwssd
  * wakes once a second for both. */
+static void kick_round (Daemon *dm);
+
 static gboolean
 on_scan (gpointer data)
 {
   Daemon *dm = data;
   gboolean busy = adopter_scan (dm->adopter);
+  kick_round (dm);                     /* a flow adopted: controlled from now */
   gint64 now = g_get_monotonic_time ();
   g_source_set_ready_time (dm->scan, busy ? now + ADOPT_SCAN_MS * 1000
                                           : now + ADOPT_IDLE_SCAN_US - now % ADOPT_IDLE_SCAN_US);
@@ -268,6 +271,16 @@ on_linger_end (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
+/* A round at once if none is due and the controller has flows (a flow
+ * came, handed over or adopted): the rounds stop by themselves when the
+ * last flow is gone (on_round). */
+static void
+kick_round (Daemon *dm)
+{
+  if (g_source_get_ready_time (dm->round) < 0 && ctl_count (dm->ctl) > 0)
+    g_source_set_ready_time (dm->round, 0);
+}
+
 /* Clients or their flows changed: a round at once if one is not due (a
  * flow came), and an autostarted bwssd with no client left lingers, then
  * exits. */
@@ -275,8 +288,7 @@ static void
 on_serve_changed (gpointer data)
 {
   Daemon *dm = data;
-  if (g_source_get_ready_time (dm->round) < 0 && ctl_count (dm->ctl) > 0)
-    g_source_set_ready_time (dm->round, 0);
+  kick_round (dm);
   if (opt_autostart && dm->linger == 0 && serve_clients (dm->serve) == 0)
     dm->linger = g_timeout_add_seconds (AUTOSTART_LINGER_S, on_linger_end, dm);
 }
