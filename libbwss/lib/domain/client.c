@@ -166,31 +166,7 @@ conn_wake (Conn *c)
 static int
 conn_send (Conn *c, const void *msg, size_t len, int fd)
 {
-  struct iovec iov = { .iov_base = (void *) msg, .iov_len = len };
-  union { char buf[CMSG_SPACE (sizeof (int))]; struct cmsghdr align; } u;
-  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-  if (fd >= 0) {
-    memset (&u, 0, sizeof u);
-    mh.msg_control = u.buf;
-    mh.msg_controllen = sizeof u.buf;
-    struct cmsghdr *cm = CMSG_FIRSTHDR (&mh);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN (sizeof (int));
-    memcpy (CMSG_DATA (cm), &fd, sizeof fd);
-  }
-  uint64_t end = bwss__clock_now_us () + REPLY_WAIT_US;
-  for (;;) {
-    if (sendmsg (c->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t) len)
-      return 0;
-    if (errno == EINTR)
-      continue;
-    uint64_t now = bwss__clock_now_us ();
-    if (errno != EAGAIN || now >= end)
-      return -errno;
-    struct pollfd p = { .fd = c->fd, .events = POLLOUT };
-    sys_poll (&p, 1, (int) ((end - now + 999) / 1000));
-  }
+  return sock_send_msg (c->fd, msg, len, fd, REPLY_WAIT_US);
 }
 
 static void
@@ -1074,8 +1050,7 @@ check_alive (Conn *c, uint64_t now)
                                           * answer bwssd could not send is lost) */
   WireHead h;
   head (&h, WIRE_GET_DOMAIN, ++c->seq, 0);
-  if (sendmsg (c->fd, &(struct msghdr) { .msg_iov = &(struct iovec) { &h, sizeof h }, .msg_iovlen = 1 },
-               MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t) sizeof h) {
+  if (sock_send_msg (c->fd, &h, sizeof h, -1, 0) == 0) {
     c->ping_seq = h.seq;
     c->ping_us = now;
   }

@@ -152,6 +152,12 @@ int sock_peer_label (int fd, char *label, size_t *len);
  * -errno. */
 int sock_cookie (int fd, uint64_t *cookie);
 int sock_bound_ifindex (int fd, int *ifindex);
+/* Sends @len bytes of @msg on the connected UNIX socket @fd as one message
+ * (SOCK_SEQPACKET, SOCK_DGRAM), with @pass (if >= 0) as SCM_RIGHTS,
+ * waiting at most @wait_us for room in the peer's buffer (0: never waits;
+ * the wait is a ppoll(2) syscall, not the libc call a preload shim hooks).
+ * 0, or -errno (-EAGAIN: no room in time). */
+int sock_send_msg (int fd, const void *msg, size_t len, int pass, uint64_t wait_us);
 
 /* ---- the runtime directory (rundir.c) ----------------------------------- */
 

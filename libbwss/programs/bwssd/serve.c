@@ -55,21 +55,7 @@ serve_listen (const char *path)
 static void
 send_to (Client *cl, const void *msg, size_t len, int fd)
 {
-  struct iovec iov = { .iov_base = (void *) msg, .iov_len = len };
-  union { char buf[CMSG_SPACE (sizeof (int))]; struct cmsghdr align; } u;
-  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-  if (fd >= 0) {
-    memset (&u, 0, sizeof u);
-    mh.msg_control = u.buf;
-    mh.msg_controllen = sizeof u.buf;
-    struct cmsghdr *cm = CMSG_FIRSTHDR (&mh);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN (sizeof (int));
-    memcpy (CMSG_DATA (cm), &fd, sizeof fd);
-  }
-  while (sendmsg (cl->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno == EINTR)
-    ;
+  sock_send_msg (cl->fd, msg, len, fd, 0);
 }
 
 static void
