@@ -82,14 +82,21 @@ check "a second bwssd for the domain -> exit 1: $(cat "$tmp/err")" '[ $rc -eq 1 
 # idle (no flow in the domain): one wakeup a second for the scan and the
 # dispatch together, counted over every thread of bwssd (it was 100 a
 # second).  Allowed: 2 a second of the time that really passed, plus one (a
-# late tick falls together with the next, it does not add one).
+# late tick falls together with the next, it does not add one).  The count
+# is of the threads' sleeps, and a loaded host adds some (a page brought
+# back in, a lock met on the way): a window over the bound is measured
+# again, up to 3 windows; bwssd waking on its own fails every one.
 wakeups () { cat /proc/$1/task/*/status 2>/dev/null | awk '/^voluntary_ctxt_switches/ { n += $2 } END { print n }'; }
 sleep 1
-w0=$(wakeups $bwssd_pid) t0=$(now_ms)
-sleep 3
-w1=$(wakeups $bwssd_pid) t1=$(now_ms)
-check "idle bwssd: $((w1 - w0)) wakeups in $((t1 - t0)) ms (once a second: <= 2 a second + 1)" \
-  '[ $((w1 - w0)) -le $((2 * (t1 - t0) / 1000 + 1)) ]'
+idle_seen="" idle_ok=1
+for _ in 1 2 3; do
+  w0=$(wakeups $bwssd_pid) t0=$(now_ms)
+  sleep 3
+  w1=$(wakeups $bwssd_pid) t1=$(now_ms)
+  idle_seen="$idle_seen $((w1 - w0))/$((t1 - t0))ms"
+  [ $((w1 - w0)) -le $((2 * (t1 - t0) / 1000 + 1)) ] && idle_ok=0 && break
+done
+check "idle bwssd: wakeups in a window (once a second: <= 2 a second + 1):$idle_seen" '[ $idle_ok = 0 ]'
 
 # a download that starts while bwssd idles: adopted at the next scan
 curl -s --limit-rate 1M -o /dev/null "$url" &
