@@ -134,18 +134,40 @@ check "curl under bwss-run --weight 5: listed once, as the shim registered it ($
   '[ "$(flows_of $curl_b)" = 1 ] && flow_of $curl_b | grep -Eq "^shim 5 "'
 
 # ---- fail-open: kill -9, restart, SIGTERM ----
+# What "given back" means is the ledger's, as in test-sockd.sh: the clamp
+# the socket had before bwssd adopted it (its record, clamp=N), put back
+# before the record goes; at least that (the kernel's autotuning may raise
+# an unlocked clamp again).  Not compared with the window bwssd last set: on
+# loopback the laws' one-segment window can be the kernel's first clamp
+# itself (65483 both: seen once in 7 runs).
+ledger=$rundir/adopted
+# the inode of @1's (pid) TCP socket to the server, from its fds and the namespace's table
+inode_of () {
+  local ino
+  for ino in $(ls -l /proc/$1/fd 2>/dev/null | sed -n 's/.*socket:\[\([0-9]*\)\]$/\1/p'); do
+    awk -v p="$(printf '%04X' $port)" -v i="$ino" \
+      'NR > 1 && substr($3, index($3, ":") + 1) == p && $10 == i { f = 1 } END { exit !f }' /proc/net/tcp &&
+      { echo "$ino"; return 0; }
+  done
+  return 1
+}
+# the clamp in @1's (inode) record, or nothing
+recorded () { sed -n 's/^clamp=\([0-9]*\) .*/\1/p' "$ledger/$1" 2>/dev/null; }
 read -r c_before win <<<"$(stable_clamp $curl_a "$clamp" $curl_a $port)"
 check "the adopted socket's clamp is bwssd's window ($c_before = $win)" '[ "$c_before" = "$win" ]'
+ino_a=$(inode_of $curl_a) original=$(recorded "$ino_a")
 watchdog=$(pgrep -P $bwssd_pid)
 kill -9 $bwssd_pid
 t0=$(now_ms) restored=
 while [ $(($(now_ms) - t0)) -lt $failopen_bound_ms ]; do
   c=$("$clamp" $curl_a $port)
-  if [ "$c" != "$win" ]; then restored=$(($(now_ms) - t0)); break; fi
+  if [ -n "$original" ] && [ ! -e "$ledger/$ino_a" ] && [ "$c" -ge "$original" ]; then
+    restored=$(($(now_ms) - t0)); break
+  fi
   sleep 0.02
 done
-check "kill -9 of bwssd: clamp back to the kernel's in ${restored:-never} ms (the promise $failopen_promise_ms ms; now $c, was $win)" \
-  '[ -n "$restored" ] && [ "$c" -gt "$win" ]'
+check "kill -9 of bwssd: its watchdog gives the original clamp back in ${restored:-never} ms (the promise $failopen_promise_ms ms; now $c, the ledger's record ${original:-none} of socket ${ino_a:-none}, bwssd's window $win)" \
+  '[ -n "$restored" ]'
 gone () { [ ! -e /proc/$1/stat ] || [ "$(sed 's/.*) //' /proc/$1/stat | cut -c1)" = Z ]; }
 for _ in $(seq $((patience_ms / 50))); do gone $watchdog && break; sleep 0.05; done
 check "... and its watchdog ($watchdog, $(cat /proc/$watchdog/comm 2>/dev/null || echo gone)) has exited" \
@@ -166,11 +188,11 @@ ms=$(wait_flow $curl_b '^shim 5 [0-9]+ True$' $patience_ms)
 check "... and leaves the bwss-run flow its own ($(flow_of $curl_b))" '[ -n "$ms" ]'
 kill $runner $curl_b 2>/dev/null
 sleep 0.5
-win=$(flow_of $curl_a | cut -d" " -f3)
+win=$(flow_of $curl_a | cut -d" " -f3) original=$(recorded "$ino_a")
 kill -TERM $bwssd_pid; wait $bwssd_pid; rc=$?
 c=$("$clamp" $curl_a $port)
-check "SIGTERM: exit 0, clamp back at once ($c, window was $win), status file gone" \
-  '[ $rc -eq 0 ] && [ "$c" -gt "$win" ] && [ ! -e "$rundir/$domain.bwssd" ]'
+check "SIGTERM: exit 0, the original clamp back at once ($c, the ledger's record ${original:-none}, window was $win), record and status file gone" \
+  '[ $rc -eq 0 ] && [ -n "$original" ] && [ "$c" -ge "$original" ] && [ ! -e "$ledger/$ino_a" ] && [ ! -e "$rundir/$domain.bwssd" ]'
 
 kill $curl_a 2>/dev/null
 echo "1..$n"
