@@ -29,7 +29,7 @@ and a moving-block bootstrap (5-s blocks, 2000 draws, seed 1) of each
 figure's standard error over the kept seconds, against the run-to-run
 standard deviation.
 
-usage: duration-study.py [--durations 40,45,50] [--markdown] RUN_DIR...
+usage: duration-study.py [--durations 40,45,50] [--reference 60] RUN_DIR...
   RUN_DIR: a run directory (summary.json, samples.txt, video-trace.txt,
   run.json) or any directory above some (bwss-lab run --repeat's base,
   bwss-lab matrix's --out); runs of the same parameters and mode are one
@@ -194,6 +194,9 @@ def fmt(v, k):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--durations", default="40,45,50")
+    ap.add_argument("--reference", type=int, default=0,
+                    help="compare with an emulated run of this many seconds (the matrix's 60) instead of "
+                         "the whole recording, when the recording is longer")
     ap.add_argument("runs", nargs="+")
     args = ap.parse_args()
     durations = [int(x) for x in args.durations.split(",") if x]
@@ -249,17 +252,21 @@ def main():
 
     rng = random.Random(1)
     print("## Each figure: run-to-run spread, and the emulated shorter run's shift\n")
-    print("Spread: the range (max − min) and standard deviation of the full runs' figure in the group. "
-          "Shift: |shorter − full| per run, its largest over the group's runs. SE: the bootstrap's "
-          "standard error, median over the runs.\n")
-    print("| group (mode, runs) | figure | full runs | range | sd | SE full run | "
+    print("Reference: the whole recording%s. Spread: the range (max − min) and standard deviation of the "
+          "reference's figure over the group's runs. Shift: |shorter − reference| per run, its largest over "
+          "the group's runs. SE: the bootstrap's standard error, median over the runs.\n"
+          % (", or an emulated run of %d s when the recording is longer" % args.reference if args.reference else ""))
+    print("| group (mode, runs) | figure | reference runs | range | sd | SE reference | "
           + " | ".join("D=%d: largest shift, SE" % D for D in durations) + " |")
     print("|---|---|---|---|---|---|" + "---|" * len(durations))
     for key, g in groups.items():
         sc = g[0]["sc"]
-        name = "%s %s %s %gk %s, %s" % (g[0]["summary"]["mode"], sc.bottleneck, sc.sender_cc, sc.link_kbps,
-                                         sc.link_trace or "fixed", "%d s" % sc.duration)
-        full = [figures(r, [(0.0, float(sc.duration))]) for r in g]
+        w = disturbance(sc)
+        name = "%s %s %s %gk %s, %d s%s" % (g[0]["summary"]["mode"], sc.bottleneck, sc.sender_cc, sc.link_kbps,
+                                             sc.link_trace or "fixed", sc.duration,
+                                             ", disturbance %g-%g s" % w if w else "")
+        ref = args.reference if 0 < args.reference < sc.duration else int(sc.duration)
+        full = [figures(r, kept_seconds(sc, ref)) for r in g]
         short_f = {D: [figures(r, kept_seconds(sc, D)) for r in g] for D in durations}
         se_full = [bootstrap_se(r, secs, rng) for r, (_, secs) in zip(g, full)]
         se_short = {D: [bootstrap_se(r, secs, rng) for r, (_, secs) in zip(g, short_f[D])] for D in durations}
