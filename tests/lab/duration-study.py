@@ -46,7 +46,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bwsslab import analysis, linkstats  # noqa: E402
+from bwsslab import analysis, linkstats, matrix  # noqa: E402
 from bwsslab.scenario import SCENARIOS  # noqa: E402
 
 VIDEO_TARGETS = (0.95, 0.98)   # the matrix's share of seconds now, and issue 32's
@@ -288,6 +288,7 @@ def main():
                   % (name, len(g), k, UNITS[k], " ".join(fmt(v, k) for v in vals), fmt(rng_, k), fmt(sd, k),
                      fmt(statistics.median(ses), k) if ses else "–", " | ".join(cols)))
     print()
+    verdicts(groups, args, durations)
     print("## Where each run's largest lateness (its prebuffer) arrived, s from the start\n")
     for key, g in groups.items():
         for r in g:
@@ -295,6 +296,54 @@ def main():
                 t, x = max(r["late"], key=lambda p: p[1])
                 print("- %s: %.2f s at %.1f s (disturbance %s)" % (short(r["dir"]), x, t, disturbance(r["sc"])))
     return 0
+
+
+def as_summary(f):
+    """The figures in the shape matrix.TARGETS reads."""
+    return {"video_at_min": None if f.get("video") is None else f["video"] / 100.0,
+            "required_prebuffer_s": f.get("prebuffer"), "aggregate_kbps": f.get("aggregate"),
+            "queue_delay_ms": {} if f.get("queue") is None else {"median": f["queue"]}, "link": {}}
+
+
+def verdicts(groups, args, durations):
+    """The matrix's targets (matrix.TARGETS) on each run of bwss with the
+    tcp and ideal runs beside it (the same directory above the mode's), at
+    the reference and at each shorter duration: a target whose verdict
+    flips is what shortening would change."""
+    triples = collections.defaultdict(dict)
+    for g in groups.values():
+        for r in g:
+            triples[os.path.dirname(r["dir"])][r["summary"]["mode"]] = r
+    rows = []
+    for parent, modes in sorted(triples.items()):
+        if "bwss" not in modes or "ideal" not in modes:
+            continue
+        sc = modes["bwss"]["sc"]
+        ref = args.reference if 0 < args.reference < sc.duration else int(sc.duration)
+        cols = []
+        for D in [ref] + durations:
+            f = {m: as_summary(figures(r, kept_seconds(sc, D))[0]) for m, r in modes.items()}
+            out = []
+            for k, _, _, test in matrix.TARGETS:
+                if k == "queue" and "tcp" not in f:
+                    out.append("%s –" % k)
+                    continue
+                try:
+                    ok = test(f["bwss"], f.get("tcp", {}), f["ideal"])
+                except (KeyError, TypeError):
+                    ok = None
+                out.append("%s %s" % (k, "–" if ok is None else "met" if ok else "MISSED"))
+            cols.append(", ".join(out))
+        flips = sum(1 for c in cols[1:] if c != cols[0])
+        rows.append("| %s | %s | %d of %d |" % (short(parent), " | ".join(cols), flips, len(durations)))
+    if not rows:
+        return
+    print("## The matrix's targets on each bwss run (with the tcp and ideal runs beside it)\n")
+    print("| runs | reference | " + " | ".join("D=%d" % D for D in durations) + " | durations changing a verdict |")
+    print("|---|---|" + "---|" * len(durations) + "---|")
+    for r in rows:
+        print(r)
+    print()
 
 
 def analysis_video(s):
