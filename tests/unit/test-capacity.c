@@ -1440,8 +1440,11 @@ test_trace_codel_960k_first_second (void)
     CellResult open = run_cell (&cell, true, latch), held = run_cell (&bounded, true, latch);
     g_test_message ("rcv_rtt %s: the video's lateness in its first 5 s %.2f s with the "
                     "downloads' SYNs at 64 kB, %.2f s at two segments (over the run %.2f and "
-                    "%.2f s)", latch ? "6.16+" : "before 6.16", open.start_late_s,
-                    held.start_late_s, open.prebuffer_s, held.prebuffer_s);
+                    "%.2f s; the downloads' use of what the video leaves %.1f and %.1f %%, the "
+                    "video at its minimum %u and %u of %u s)", latch ? "6.16+" : "before 6.16",
+                    open.start_late_s, held.start_late_s, open.prebuffer_s, held.prebuffer_s,
+                    100.0 * open.downloads / open.left, 100.0 * held.downloads / held.left,
+                    open.at_min, held.at_min, open.counted);
     g_assert_cmpfloat (held.start_late_s, <, open.start_late_s - 0.2);
   }
 }
