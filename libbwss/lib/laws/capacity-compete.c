@@ -167,6 +167,22 @@ score (BwssCapacity *c, const BwssParams *p, double x, double interval_us)
   c->foreign_score += w * (x - c->foreign_score);
 }
 
+void
+capacity_compete_init (BwssCapacity *c)
+{
+  c->foreign_score = 0.0;
+  c->link_alone_bps = 0.0;
+  c->compete_probe_at_us = 0;
+  c->compete_drain_until_us = 0;
+  c->compete_sigma_before = 0.0;
+  c->compete_yield_at_us = 0;
+  c->compete_yield_votes = 0;
+  c->compete_short_score = 0.0;
+  c->compete_hold_us = 0;
+  c->compete_hold_until_us = 0;
+  c->compete_free = false;
+}
+
 /* Enters COMPETE: from what the flows move, the drain first due after a
  * full probe interval; what TRACK learned of the link is not the link's
  * now (the neighbour takes part of it). */
@@ -180,10 +196,8 @@ enter_compete (BwssCapacity *c, const BwssParams *p, uint64_t now, const Capacit
   c->compete_sigma_before = 0.0;
   c->compete_free = true;
   c->compete_short_score = 0.0;
-  c->drain_until_us = 0;
-  c->probe_from_bps = 0.0;
-  c->last_loss_us = 0;
-  c->loss_votes = 0;
+  c->compete_yield_votes = 0;
+  capacity_forget_track (c);
   double s = (1.0 + p->compete_headroom) * k->u_kept;
   capacity_set_sigma (c, s > c->sigma_bps ? s : c->sigma_bps);
 }
@@ -220,12 +234,7 @@ exit_compete (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
   c->foreign_score = 0.0;
   c->compete_drain_until_us = 0;
   c->compete_free = false;
-  c->busy_link_bps = 0.0;
-  c->raise_boost = 1.0;
-  c->probe_wait_us = 0;
-  c->last_probed_us = 0;
-  c->probe_from_bps = 0.0;
-  c->last_loss_us = 0;
+  capacity_forget_track (c);
   capacity_set_sigma (c, k->u_kept > k->minima ? k->u_kept : k->minima);
   return RULE_EXIT;
 }
@@ -324,8 +333,8 @@ capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
     return start_drain (c, p, now, k);
   /* the video first: the downloads yield what the minima miss, and more
    * (the neighbour takes its part); never below the minima */
-  c->loss_votes = k->deficit > 0.0 ? c->loss_votes + 1 : 0;   /* in COMPETE: yield votes */
-  if (c->loss_votes >= YIELD_DECISIONS) {
+  c->compete_yield_votes = k->deficit > 0.0 ? c->compete_yield_votes + 1 : 0;
+  if (c->compete_yield_votes >= YIELD_DECISIONS) {
     /* at most max_cut of what the downloads move, a decision */
     double s = k->u_kept - p->compete_yield * k->deficit;
     double least = k->minima + (1.0 - p->max_cut) * (k->u_kept - k->minima);

@@ -285,6 +285,7 @@ typedef struct {
   double    compete_sigma_before;  /* COMPETE: what the flows moved before the last drain,
                                * bit/s (the windows bind until they move it again) */
   uint64_t  compete_yield_at_us;    /* COMPETE: the last yield to a minimum */
+  uint32_t  compete_yield_votes;    /* COMPETE: decisions in a row a minimum was missed */
   double    compete_short_score;    /* COMPETE: the share of the last reserve_hold_us a
                                      * minimum was missed by a fifth or more, [0, 1] */
   uint64_t  compete_hold_us;  /* after COMPETE failed the video: no entry for this long,
