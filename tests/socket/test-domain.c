@@ -446,6 +446,10 @@ test_bwssd_killed (void)
   BwssPrefs p = { .weight = 1 };
   g_assert_cmpint (bwss_flow_register (d, c, &p, &f), ==, 0);
   g_assert_true (wait_controlled (d, f, c, s, TRUE));
+  BwssFlowStats st;
+  g_assert_cmpint (bwss_flow_get_stats (f, &st), ==, 0);
+  g_test_message ("clamp %u before, %u under bwssd (its window %u, mss %u)", original, clamp_of (c),
+                  st.window_bytes, st.mss);
   g_assert_cmpuint (clamp_of (c), !=, original);
   pid_t first = bwssd_of (d);
   g_assert_cmpint (first, >, 0);
