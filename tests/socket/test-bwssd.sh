@@ -139,7 +139,7 @@ check "curl under bwss-run --weight 5: listed once, as the shim registered it ($
 # before the record goes; at least that (the kernel's autotuning may raise
 # an unlocked clamp again).  Not compared with the window bwssd last set: on
 # loopback the laws' one-segment window can be the kernel's first clamp
-# itself (65483 both: seen once in 7 runs).
+# itself (65483 both).
 ledger=$rundir/adopted
 # the inode of @1's (pid) TCP socket to the server, from its fds and the namespace's table
 inode_of () {
