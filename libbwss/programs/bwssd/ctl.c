@@ -249,8 +249,12 @@ observe (Ctl *c, CtlFlow *f, gboolean have_dump, guint64 now)
   f->bytes = k->bytes_received;
 }
 
-/* Sets @f's window (re-asserted: autotuning may raise the clamp) and, if
- * its reads are paced, its receive buffer and its owner's read rate. */
+/* Sets @f's window (re-asserted in the rounds that measured it:
+ * autotuning may raise the clamp when the owner reads data, and a flow not
+ * measured this round is at rest — no byte for a second, none unread at its
+ * last measurement — so its first new data shows at its next measurement)
+ * and, if its reads are paced, its receive buffer and its owner's read
+ * rate. */
 static void
 apply (Ctl *c, CtlFlow *f)
 {
@@ -261,8 +265,8 @@ apply (Ctl *c, CtlFlow *f)
       restore (c, f);
     return;
   }
-  guint32 cur = 0;
-  if (knob_get_clamp (f->fd, &cur) != 0)
+  guint32 cur = want;
+  if ((f->asked || want != f->applied) && knob_get_clamp (f->fd, &cur) != 0)
     return;
   if ((want != f->applied || cur != want) && knob_set_clamp (f->fd, want) == 0)
     f->applied = want;
