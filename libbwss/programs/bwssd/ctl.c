@@ -20,8 +20,7 @@ struct Ctl {
   GHashTable     *flows;       /* id → CtlFlow (owned) */
   GHashTable     *inodes;      /* inode → CtlFlow */
   guint64         next_id;
-  KnobDump        want, dump;
-  gboolean        want_stale;
+  KnobDump        due, dump;   /* the round's: the flows the laws ask about, the answers */
   gboolean        suspended;
   gboolean        debug;       /* $BWSS_DEBUG: the loop and every flow on stderr, once a second */
   guint64         next_debug_us;
@@ -87,7 +86,6 @@ release (Ctl *c, CtlFlow *f, guint64 now)
   restore (c, f);
   f->released = TRUE;
   f->have_st = FALSE;
-  c->want_stale = TRUE;
 }
 
 /* Puts @f into the laws with its preferences and group. */
@@ -98,7 +96,6 @@ admit (Ctl *c, CtlFlow *f, guint64 now)
   if (l == NULL || bwss_controller_add_flow (l, f->id, &f->prefs, now) != 0)
     return;
   bwss_controller_set_group (l, f->id, f->group, now);
-  c->want_stale = TRUE;
 }
 
 int
@@ -203,35 +200,39 @@ ctl_free (Ctl *c)
   g_hash_table_unref (c->inodes);
   g_hash_table_unref (c->flows);
   bwss_controller_free (c->laws);
-  knob_dump_clear (&c->want);
+  knob_dump_clear (&c->due);
   knob_dump_clear (&c->dump);
   g_free (c);
 }
 
 /* ---- a round ---- */
 
-/* The sockets to ask the kernel about: every flow in the laws. */
+/* Fills c->due with the sockets of the flows the laws ask about by the
+ * round at @now (bwss_controller_next_measure(): a connection at rest less
+ * often than every round) and marks them asked. */
 static void
-build_want (Ctl *c)
+build_due (Ctl *c, guint64 now)
 {
-  c->want.n = 0;
+  c->due.n = 0;
   GHashTableIter it;
   gpointer v;
   g_hash_table_iter_init (&it, c->flows);
   while (g_hash_table_iter_next (&it, NULL, &v)) {
     CtlFlow *f = v;
-    if (!f->released && knob_dump_push (&c->want, &f->diag) != 0)
-      break;                             /* out of memory: the rest go unmeasured */
+    f->asked = !f->released
+        && bwss_controller_next_measure (c->laws, f->id) <= now + c->params.min_phi_us / 2
+        && knob_dump_push (&c->due, &f->diag) == 0;  /* out of memory: unmeasured */
   }
-  knob_dump_sort (&c->want);
-  c->want_stale = FALSE;
 }
 
-/* Feeds the laws this round's measurement of @f; a socket the kernel no
- * longer lists as established CTL_GONE_ROUNDS rounds in a row is released. */
+/* Feeds the laws this round's measurement of @f, if it was asked about; a
+ * socket the kernel no longer lists as established CTL_GONE_ROUNDS of its
+ * measurements in a row is released. */
 static void
 observe (Ctl *c, CtlFlow *f, gboolean have_dump, guint64 now)
 {
+  if (!f->asked)
+    return;                              /* not due: the laws did not ask */
   const KnobInfo *k = have_dump ? knob_dump_find (&c->dump, f->diag.inode) : NULL;
   if (have_dump && (k == NULL || k->state != SYS_TCP_ESTABLISHED)) {
     if (++f->gone >= CTL_GONE_ROUNDS)
@@ -248,8 +249,12 @@ observe (Ctl *c, CtlFlow *f, gboolean have_dump, guint64 now)
   f->bytes = k->bytes_received;
 }
 
-/* Sets @f's window (re-asserted: autotuning may raise the clamp) and, if
- * its reads are paced, its receive buffer and its owner's read rate. */
+/* Sets @f's window (re-asserted in the rounds that measured it:
+ * autotuning may raise the clamp when the owner reads data, and a flow not
+ * measured this round is at rest — no byte for a second, none unread at its
+ * last measurement — so its first new data shows at its next measurement)
+ * and, if its reads are paced, its receive buffer and its owner's read
+ * rate. */
 static void
 apply (Ctl *c, CtlFlow *f)
 {
@@ -260,8 +265,8 @@ apply (Ctl *c, CtlFlow *f)
       restore (c, f);
     return;
   }
-  guint32 cur = 0;
-  if (knob_get_clamp (f->fd, &cur) != 0)
+  guint32 cur = want;
+  if ((f->asked || want != f->applied) && knob_get_clamp (f->fd, &cur) != 0)
     return;
   if ((want != f->applied || cur != want) && knob_set_clamp (f->fd, want) == 0)
     f->applied = want;
@@ -313,9 +318,8 @@ ctl_round (Ctl *c, guint64 now)
     return 0;
   if (c->suspended || laws (c) == NULL)
     return c->params.min_phi_us;
-  if (c->want_stale)
-    build_want (c);
-  gboolean have_dump = knob_query (&c->want, &c->dump) == 0;
+  build_due (c, now);
+  gboolean have_dump = knob_query (&c->due, &c->dump) == 0;
   GHashTableIter it;
   gpointer v;
   g_hash_table_iter_init (&it, c->flows);

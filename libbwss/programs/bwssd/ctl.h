@@ -37,7 +37,8 @@ typedef struct {
   guint64       group;       /* the key its group shares (0 alone) */
   gboolean      paced;       /* its owner paces its reads */
   gboolean      released;    /* closed, or no longer established: out of the laws */
-  guint         gone;        /* rounds in a row not established */
+  guint         gone;        /* measurements in a row not established */
+  gboolean      asked;       /* measured this round (the laws said it was due) */
   double        pace_sent;   /* the read rate its owner was told (-1: to be told) */
   pid_t         pid;         /* the socket's owner, as listed */
   pid_t         key_pid;     /* whose process group share=process joins */
