@@ -25,7 +25,7 @@ server=$1 top=$3
 # lingers AUTOSTART_LINGER_S = 2 s for a next client); how long a step
 # that the test itself makes possible may take on a loaded machine
 EXIT_WAIT_S=10
-STEP_WAIT_S=60
+STEP_WAIT_S=30
 
 command -v gst-launch-1.0 >/dev/null || { echo "1..0 # SKIP no gst-launch-1.0"; exit 0; }
 for e in audiotestsrc wavenc wavparse playbin fakesink; do
