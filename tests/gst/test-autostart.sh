@@ -34,10 +34,12 @@ done
 
 echo "1..13"
 tmp=$(mktemp -d)
-srv= gpid=
+srv= gpid= bwssd=
 cleanup () {
   [ -z "$gpid" ] || kill "$gpid" 2>/dev/null
   [ -z "$srv" ] || kill "$srv" 2>/dev/null
+  # a bwssd still there (a check failed): ours only if its pid still runs our command line
+  [ -z "$bwssd" ] || ! pgrep -fx -- "$bwssd_argv" | grep -qx "$bwssd" || kill "$bwssd"
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -49,7 +51,10 @@ mkdir -m 700 "$tmp/run"
 export XDG_RUNTIME_DIR="$tmp/run"
 dom="bwss-test-autostart-$$"
 export BWSS_DOMAIN="$dom"
-bwssd_argv="$BWSS_BWSSD --autostart --domain $dom"   # what a client starts (client.c)
+# $1 as an extended regular expression that matches it literally (pgrep)
+re_quote () { printf '%s' "$1" | sed 's/[][\\.*^$+?(){}|]/\\&/g'; }
+# what a client starts (client.c), for pgrep -fx
+bwssd_argv=$(re_quote "$BWSS_BWSSD --autostart --domain $dom")
 
 # flows of process $1 in bwss-top's JSON on stdin, one line each:
 # "ORIGIN PRIORITY WEIGHT MIN_RATE CONTROLLED CONTROLLER_PID"
@@ -98,7 +103,7 @@ bwssd=$(head -n 1 "$tmp/bwssd")
 check "the player autostarted bwssd for the domain (pid ${bwssd:-none})" \
   '[ -n "$bwssd" ] && [ "$(wc -l < "$tmp/bwssd")" -eq 1 ]'
 check "its control socket is in the runtime directory" '[ -S "$rt/$dom.sock" ]'
-watchdog="--watchdog-for $bwssd --ledger $rt/adopted"               # adopt-watchdog.c
+watchdog=$(re_quote "--watchdog-for $bwssd --ledger $rt/adopted")   # adopt-watchdog.c
 check "and its watchdog runs" '[ -n "$bwssd" ] && pgrep -f -- "$watchdog\$" >/dev/null'
 
 wait_for "$STEP_WAIT_S" \
