@@ -43,6 +43,7 @@ cleanup () {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
+trap "exit 1" HUP INT TERM   # (meson's timeout: SIGTERM) the cleanup still runs
 
 # a shell without a session: no systemd, no D-Bus, a runtime directory of
 # our own (closed to others, as a session's is)
