@@ -99,16 +99,18 @@ gst-launch-1.0 playbin "uri=http://127.0.0.1:$port/clip.wav" audio-sink=fakesink
   > "$tmp/gst.out" 2>&1 &
 gpid=$!
 
-wait_for "$STEP_WAIT_S" 'pgrep -fx -- "$bwssd_argv" > "$tmp/bwssd"'
+# first the flow, listed and controlled: by then the bwssd its client
+# started has detached (the client waits for that before it connects) and
+# started its watchdog (before it serves a client)
+wait_for "$STEP_WAIT_S" \
+  '"$top" --once --json > "$tmp/top" 2>&1 && flows_of "$gpid" < "$tmp/top" > "$tmp/flow" && grep -q " controlled " "$tmp/flow"'
+pgrep -fx -- "$bwssd_argv" > "$tmp/bwssd"
 bwssd=$(head -n 1 "$tmp/bwssd")
 check "the player autostarted bwssd for the domain (pid ${bwssd:-none})" \
   '[ -n "$bwssd" ] && [ "$(wc -l < "$tmp/bwssd")" -eq 1 ]'
 check "its control socket is in the runtime directory" '[ -S "$rt/$dom.sock" ]'
 watchdog=$(re_quote "--watchdog-for $bwssd --ledger $rt/adopted")   # adopt-watchdog.c
 check "and its watchdog runs" '[ -n "$bwssd" ] && pgrep -f -- "$watchdog\$" >/dev/null'
-
-wait_for "$STEP_WAIT_S" \
-  '"$top" --once --json > "$tmp/top" 2>&1 && flows_of "$gpid" < "$tmp/top" > "$tmp/flow" && [ -s "$tmp/flow" ]'
 flow=$(cat "$tmp/flow")
 check "bwss-top lists the player's flow, from bwsshttpsrc (${flow:-none})" \
   '[ "$(wc -l < "$tmp/flow")" -eq 1 ] && [ "${flow%% *}" = bwsshttpsrc ]'
@@ -117,7 +119,7 @@ check "with the element's preferences: priority 10, weight 1 (priority $prio, we
   '[ "$prio" = 10 ] && [ "$weight" = 1 ]'
 check "controlled by the autostarted bwssd (${ctl:-none} by ${cpid:-none})" \
   '[ "$ctl" = controlled ] && [ "$cpid" = "$bwssd" ]'
-[ -s "$tmp/flow" ] || { echo "# bwss-top:"; sed 's/^/# /' "$tmp/top"; }
+grep -q " controlled " "$tmp/flow" || { echo "# bwss-top:"; sed 's/^/# /' "$tmp/top"; }
 check "the player is still playing (the download is held open)" 'kill -0 "$gpid" 2>/dev/null'
 
 touch "$tmp/release"
