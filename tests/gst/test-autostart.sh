@@ -32,7 +32,7 @@ for e in audiotestsrc wavenc wavparse playbin fakesink; do
   gst-inspect-1.0 --exists "$e" || { echo "1..0 # SKIP no GStreamer element $e"; exit 0; }
 done
 
-echo "1..13"
+echo "1..14"
 tmp=$(mktemp -d)
 srv= gpid= bwssd=
 cleanup () {
@@ -117,6 +117,8 @@ check "bwss-top lists the player's flow, from bwsshttpsrc (${flow:-none})" \
 read -r origin prio weight min ctl cpid < "$tmp/flow"
 check "with the element's preferences: priority 10, weight 1 (priority $prio, weight $weight, min $min bit/s)" \
   '[ "$prio" = 10 ] && [ "$weight" = 1 ]'
+top_pid=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["bwssd_pid"])' < "$tmp/top")
+check "bwss-top names it as the domain's bwssd (bwssd_pid $top_pid)" '[ -n "$bwssd" ] && [ "$top_pid" = "$bwssd" ]'
 check "controlled by the autostarted bwssd (${ctl:-none} by ${cpid:-none})" \
   '[ "$ctl" = controlled ] && [ "$cpid" = "$bwssd" ]'
 grep -q " controlled " "$tmp/flow" || { echo "# bwss-top:"; sed 's/^/# /' "$tmp/top"; }
