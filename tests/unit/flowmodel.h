@@ -42,7 +42,10 @@
  *     buffer of a few segments, so the sender can send no faster;
  *   - the sender's congestion window cwnd_i: slow start (doubling per RTT)
  *     until the first loss, then +1 MSS per RTT; halved on a loss, at most
- *     once per RTT.  It grows only while it limits the flow (Linux's
+ *     once per RTT (ai_segments and md_keep make a sender more aggressive:
+ *     a CUBIC sender keeps 0.7 of its window and regrows faster, so a
+ *     shared drop-tail buffer overflows every few seconds, not every few
+ *     tens).  It grows only while it limits the flow (Linux's
  *     cwnd-limited test), so a flow held by adv_i does not build a cwnd it
  *     never used;
  *   - optionally a source rate (an application that sends no faster, e.g. a
@@ -103,6 +106,10 @@
 
 #define MODEL_MAX_FLOWS 16
 #define MODEL_MSS       1448
+/* what a full segment carries besides its payload on an Ethernet link, bytes:
+ * Ethernet 14, IPv4 20, TCP 20, the timestamp option 12 (a 1514-byte frame,
+ * 12.6 ms at 960 kbit/s) */
+#define MODEL_WIRE_HEADER 66
 /* history of sending rates, one entry per step: b_i/2 must fit */
 #define MODEL_PIPE_STEPS 2048
 
@@ -135,6 +142,8 @@ typedef struct {
   /* sender state */
   double   cwnd_bytes;
   double   ssthresh_bytes;
+  double   ai_segments;     /* congestion avoidance: segments per RTT (0: 1, Reno) */
+  double   md_keep;         /* what a loss leaves of cwnd (0: 1/2, Reno; CUBIC 0.7) */
   double   last_loss_s;
   double   stall_until_s;   /* a tail loss: nothing until its probe, s */
   double   syn_window_bytes; /* packets: what its SYN offered (0: Linux's 64240) */
@@ -143,6 +152,7 @@ typedef struct {
   /* bottleneck and receiver state */
   double   queued_bits;
   double   seg_credit;      /* received segments not yet sampled */
+  double   ts_phase;        /* where in its ms tick the next sample's segment arrives, [0, 1) */
   double   rcv_rtt8_us;     /* the kernel's 8× scaled estimate */
   /* outputs */
   double   rate_bps;        /* departures over the last step */

@@ -117,7 +117,6 @@ bwss__capacity_init (BwssCapacity *c)
   c->queue_target_us = 0.0;
   c->last_band_us = 0.0;
   c->link_bps = 0.0;
-  c->busy_link_bps = 0.0;
   c->link_max_bps = 0.0;
   c->queue_peak_us = 0.0;
   c->queue_peak_at_us = 0;
@@ -126,29 +125,13 @@ bwss__capacity_init (BwssCapacity *c)
   c->next_decision_us = 0;
   c->last_decision_us = 0;
   c->prev_queue_us = -1.0;
-  c->raise_boost = 1.0;
-  c->last_loss_us = 0;
-  c->loss_votes = 0;
-  c->cruise_bps = 0.0;
   memset (c->u_hist, 0, sizeof c->u_hist);
   memset (c->u_hist_us, 0, sizeof c->u_hist_us);
   c->u_hist_head = 0;
-  c->drain_until_us = 0;
-  c->last_probed_us = 0;
-  c->probe_wait_us = 0;
-  c->probe_from_bps = 0.0;
   c->changes = 0;
   c->last_rule = RULE_NONE;
-  c->foreign_score = 0.0;
-  c->link_alone_bps = 0.0;
-  c->compete_short_score = 0.0;
-  c->compete_yield_at_us = 0;
-  c->compete_hold_us = 0;
-  c->compete_hold_until_us = 0;
-  c->compete_probe_at_us = 0;
-  c->compete_drain_until_us = 0;
-  c->compete_sigma_before = 0.0;
-  c->compete_free = false;
+  capacity_forget_track (c);
+  capacity_compete_init (c);
 }
 
 /* ---- one predicate per rule (deficit and loss: capacity-full.c) ---- */

@@ -41,6 +41,9 @@ typedef struct {
   size_t lost;         /* flows that lost segments during the interval */
   size_t short_min;    /* flows below their minimum ((1−α)·m_i) ... */
   double shortfall;    /* ... Σ m_i − R_i over them, bit/s */
+  uint64_t short_us;   /* ... the shortest time one of them has been below, µs */
+  size_t with_min;     /* flows with a minimum ... */
+  double with_min_rate;/* ... Σ R_i over them, bit/s */
   size_t overrun;      /* flows moving well above their target, minimum and floor
                         * (released: a player's fragment): they may fill the queue */
 } CapacityCounts;
@@ -117,9 +120,30 @@ int  capacity_act_loss (BwssCapacity *c, const BwssParams *p, uint64_t now,
                         const CapacityCounts *k);
 void capacity_vote_loss (BwssCapacity *c, const BwssParams *p, const CapacityCounts *k);
 
-/* capacity-compete.c: the state beside traffic the loop does not control.
- * In TRACK, the detector (called at every decision, after the rule): returns
- * true if it entered COMPETE.  In COMPETE, the decision; returns the rule. */
+/* TRACK's memory of its own steps and of the link it saw busy — the one
+ * place it is reset: at the start (capacity.c), and when COMPETE begins or
+ * ends (capacity-compete.c): what TRACK learned before COMPETE is not the
+ * link beside the neighbour, and what the loop moved in COMPETE was its
+ * share beside it, not the link. */
+static inline void
+capacity_forget_track (BwssCapacity *c)
+{
+  c->busy_link_bps = 0.0;
+  c->cruise_bps = 0.0;
+  c->drain_until_us = 0;
+  c->last_probed_us = 0;
+  c->probe_wait_us = 0;
+  c->probe_from_bps = 0.0;
+  c->raise_boost = 1.0;
+  c->last_loss_us = 0;
+  c->loss_votes = 0;
+}
+
+/* capacity-compete.c: the state beside traffic the loop does not control —
+ * its fields at the start (the one place they are set so); in TRACK, the
+ * detector (called at every decision, after the rule): returns true if it
+ * entered COMPETE; in COMPETE, the decision: returns the rule. */
+void capacity_compete_init (BwssCapacity *c);
 bool capacity_compete_watch (BwssCapacity *c, const BwssParams *p, uint64_t now,
                              const CapacityCounts *k, double interval_us);
 int  capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
