@@ -183,8 +183,6 @@ register_with (Adopter *ad, Adopted *a, const AdoptRule *rule)
   return err;
 }
 
-static void write_status (Adopter *ad);
-
 Adopter *
 adopter_new (Ctl *ctl, AdoptWatchdog *watchdog, AdoptLedger *ledger, AdoptRules *rules,
              const char *status_path, const char *capability)
@@ -200,7 +198,6 @@ adopter_new (Ctl *ctl, AdoptWatchdog *watchdog, AdoptLedger *ledger, AdoptRules 
   ad->refused = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, refused_free);
   ad->last_bytes = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
   ad->told = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  write_status (ad);                   /* bwss-top finds this bwssd before any scan (none when autostarted) */
   return ad;
 }
 
@@ -514,6 +511,12 @@ adopter_scan (Adopter *ad)
   }
   write_status (ad);
   return busy || g_hash_table_size (ad->adopted) > 0;
+}
+
+void
+adopter_publish (Adopter *a)
+{
+  write_status (a);
 }
 
 void

@@ -73,6 +73,10 @@ void adopter_yield (Adopter *a, guint64 inode);
 /* Returns the number of flows adopted now. */
 guint adopter_count (const Adopter *a);
 
+/* Writes the status file now (it is written after every scan too): a
+ * bwssd that never scans (autostarted) is found by bwss-top all the same. */
+void adopter_publish (Adopter *a);
+
 /* Gives every adopted flow back (its clamp restored, its record removed),
  * removes the status file and frees @a. */
 void adopter_free (Adopter *a);

@@ -572,6 +572,7 @@ run (int listen_fd, AdoptLedger *ledger, AdoptRules *rules)
     on_scan (&dm);                     /* the first scan before anything else */
     g_source_attach (dm.scan, NULL);
   }
+  adopter_publish (dm.adopter);        /* after the first scan: its status says what it adopted */
   watch_inputs (&dm);
   int nerr = bwssd_notify ("READY=1");  /* the unit is Type=notify: started now */
   if (nerr < 0)
