@@ -57,16 +57,15 @@
  * as under plain TCP; the video's window is sized with compete_headroom
  * above its minimum for the RTT measured (the queue swings with the
  * neighbour's sawtooth).  Within that total the video still comes first:
- * when what the flows with a minimum move, over the last compete_detect_us
- * (an exponential memory, remember_minima), misses more than α of their
- * minima (D), and a minimum is missed now, the downloads yield
- * compete_yield·D, at most max_cut of what they move and at most every
- * reserve_hold_us / 2.  Over a memory, not a decision: a video that lost a
- * segment is short for a few RTTs while its congestion window recovers,
- * then catches up from its source's backlog — a yield at each such dip
+ * when the minima missed, over the last compete_detect_us (an exponential
+ * memory of the deficit D of capacity-model.c), more than α of them, the
+ * downloads yield compete_yield·D, at most max_cut of what they move and
+ * at most every half memory.  Over a memory, not a decision: a video that
+ * lost a segment is short for a few RTTs while its congestion window
+ * recovers, then catches up from its source's backlog — a yield then
  * hands the room to every flow still sending (the FIFO shares it, the
- * neighbour's included), buys the video little, and, repeated, holds the
- * downloads far below their share.
+ * neighbour's included) and buys the video little (in the lab, yields at
+ * every such dip held our downloads at a third of their plain-TCP rates).
  * Each download keeps half of what a flow with a minimum moves (YIELD_FAIR:
  * beside an elastic flow that takes what they leave, a minimum out of reach
  * gains little from more).  Their windows, sized for the RTT measured (the
@@ -74,10 +73,11 @@
  * back as Reno grows a window — a segment per RTT per download — until,
  * compete_detect_us after the last yield, no window binds, and the kernel
  * has them again.  The fail-back (Nimbus's question, asked with the entry
- * as the pulse): minima that competing takes from — their mean a fifth or
- * more below what they had at the entry (at most themselves) whatever the
- * downloads yielded, or, out of reach at the entry, α below it once
- * COMPETE has lasted reserve_hold_us — say the traffic beside us did not give way (UDP above what the link
+ * as the pulse): minima that competing takes from — missed by a fifth or
+ * more of what they had at the entry (or of themselves, if met) for half
+ * of the last reserve_hold_us whatever the downloads yielded, or, out of
+ * reach at the entry, below (1 − α) of what they had then over a memory —
+ * say the traffic beside us did not give way (UDP above what the link
  * leaves) or the yields were what the video lived on: the loop goes back
  * to TRACK and stays out of COMPETE for a while, longer each time.
  * Decisions are two RTTs of the queue that stands, not of the target.
@@ -120,12 +120,12 @@
  * rises: 5-6 s of COMPETE at 960 kbit/s in the model). */
 #define COMPETE_HOLD_MAX 4
 
-/* Minima whose mean (remember_minima) falls by more than this fraction of
- * what they had at the entry are ones that competing costs: traffic that
- * does not give way takes a third or more for good, while beside an
- * elastic neighbour the video's dips after its losses are made up by its
- * catch-up and its mean holds (the share of decisions a fifth short, which
- * such dips fill, ends COMPETE beside an elastic neighbour). */
+/* Minima whose mean over reserve_hold_us falls by more than this fraction
+ * of what they had at the entry are ones that competing costs: traffic that
+ * does not give way takes a third or more for good, while beside an elastic
+ * neighbour a 2-Mbit/s video read 1.5-2.6 Mbit/s second by second in the
+ * lab and its mean held (a rule on the share of decisions deeply short
+ * ended COMPETE there after 13 s, and the hold kept the loop out for 45). */
 #define DEEP 0.2
 
 /* What each download keeps of what a flow with a minimum moves, at a
@@ -188,10 +188,10 @@ score (BwssCapacity *c, const BwssParams *p, double x, double interval_us)
 }
 
 /* Moves the memory of what the flows with a minimum move (both states):
- * a mean over compete_detect_us, two-sided — beside a neighbour the video
- * is short for a few RTTs after a loss and then catches up from its
- * source's backlog (a 2-Mbit/s video reads 1.5-2.6 Mbit/s second by
- * second), and neither the dip nor the catch-up is the link's verdict. */
+ * a mean over reserve_hold_us, two-sided — beside a neighbour the video is
+ * short for a few RTTs after a loss and then catches up from its source's
+ * backlog (in the lab 1.5-2.6 Mbit/s a second for a 2-Mbit/s video), and
+ * neither the dip nor the catch-up is the link's verdict. */
 static void
 remember_minima (BwssCapacity *c, const BwssParams *p, const CapacityCounts *k,
                  double interval_us)
