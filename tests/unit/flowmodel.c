@@ -123,7 +123,7 @@ lose (ModelFlow *f, double now, bool tail_probe)
     f->stall_until_s = now + 2.0 * f->rtt_s + RTO_MIN;
     f->stalls++;
   }
-  f->cwnd_bytes *= f->md_keep > 0.0 ? f->md_keep : 0.5;
+  f->cwnd_bytes /= 2.0;
   if (f->cwnd_bytes < MIN_CWND_SEGMENTS * MODEL_MSS)
     f->cwnd_bytes = MIN_CWND_SEGMENTS * MODEL_MSS;
   f->ssthresh_bytes = f->cwnd_bytes;
@@ -145,8 +145,7 @@ grow (ModelFlow *f, double acked_bytes, bool cwnd_limited)
   if (f->cwnd_bytes < f->ssthresh_bytes)
     f->cwnd_bytes += acked_bytes;
   else
-    f->cwnd_bytes += (f->ai_segments > 0.0 ? f->ai_segments : 1.0) * MODEL_MSS * acked_bytes
-                     / f->cwnd_bytes;
+    f->cwnd_bytes += MODEL_MSS * acked_bytes / f->cwnd_bytes;
   if (f->window_bytes && f->cwnd_bytes > 2.0 * f->window_bytes)
     f->cwnd_bytes = 2.0 * f->window_bytes;   /* nothing beyond what it may send */
 }

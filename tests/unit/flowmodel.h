@@ -42,10 +42,7 @@
  *     buffer of a few segments, so the sender can send no faster;
  *   - the sender's congestion window cwnd_i: slow start (doubling per RTT)
  *     until the first loss, then +1 MSS per RTT; halved on a loss, at most
- *     once per RTT (ai_segments and md_keep make a sender more aggressive:
- *     a CUBIC sender keeps 0.7 of its window and regrows faster, so a
- *     shared drop-tail buffer overflows every few seconds, not every few
- *     tens).  It grows only while it limits the flow (Linux's
+ *     once per RTT.  It grows only while it limits the flow (Linux's
  *     cwnd-limited test), so a flow held by adv_i does not build a cwnd it
  *     never used;
  *   - optionally a source rate (an application that sends no faster, e.g. a
@@ -142,8 +139,6 @@ typedef struct {
   /* sender state */
   double   cwnd_bytes;
   double   ssthresh_bytes;
-  double   ai_segments;     /* congestion avoidance: segments per RTT (0: 1, Reno) */
-  double   md_keep;         /* what a loss leaves of cwnd (0: 1/2, Reno; CUBIC 0.7) */
   double   last_loss_s;
   double   stall_until_s;   /* a tail loss: nothing until its probe, s */
   double   syn_window_bytes; /* packets: what its SYN offered (0: Linux's 64240) */
