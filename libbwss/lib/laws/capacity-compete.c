@@ -23,11 +23,7 @@
  * At every decision in TRACK the detector scores what it sees:
  *   - foreign: σ holds every download at its floor, every minimum is met
  *     (a link that cannot carry them holds a queue of the video's own: a
- *     fade) or has not been for OUT_OF_REACH_US with the downloads held
- *     down (out of reach beside the traffic that holds the queue: holding
- *     them down buys it little, the neighbour takes what they leave, and
- *     the fail-back below judges whether competing costs it), no flow its
- *     window does not hold moves well above its
+ *     fade), no flow its window does not hold moves well above its
  *     target, minimum and floor (a player's fragment, released, fills the
  *     queue itself), U is short of
  *     the link this host had to itself when the queue was its own (if it
@@ -56,31 +52,21 @@
  * their congestion windows, the senders' loss response, set their rates,
  * as under plain TCP; the video's window is sized with compete_headroom
  * above its minimum for the RTT measured (the queue swings with the
- * neighbour's sawtooth).  Within that total the video still comes first:
- * when the minima missed, over the last compete_detect_us (an exponential
- * memory of the deficit D of capacity-model.c), more than α of them, the
- * downloads yield compete_yield·D, at most max_cut of what they move and
- * at most every half memory.  Over a memory, not a decision: a video that
- * lost a segment is short for a few RTTs while its congestion window
- * recovers, then catches up from its source's backlog — a yield then
- * hands the room to every flow still sending (the FIFO shares it, the
- * neighbour's included) and buys the video little (in the lab, yields at
- * every such dip held our downloads at a third of their plain-TCP rates).
- * Each download keeps half of what a flow with a minimum moves (YIELD_FAIR:
- * beside an elastic flow that takes what they leave, a minimum out of reach
- * gains little from more).  Their windows, sized for the RTT measured (the
+ * neighbour's sawtooth).  Within that total the video still comes first: a
+ * flow below its minimum (the deficit D of capacity-model.c) for two
+ * decisions in a row (its rate over one decision is a few segments) makes
+ * the downloads yield compete_yield·D, at most max_cut of what they move
+ * (the FIFO shares what they give up among every flow still sending, the
+ * neighbour's included); their windows, sized for the RTT measured (the
  * queue is the neighbour's, no target of ours), bind again, and σ climbs
  * back as Reno grows a window — a segment per RTT per download — until,
  * compete_detect_us after the last yield, no window binds, and the kernel
- * has them again.  The fail-back (Nimbus's question, asked with the entry
- * as the pulse): minima that competing takes from — missed by a fifth or
- * more of what they had at the entry (or of themselves, if met) for half
- * of the last reserve_hold_us whatever the downloads yielded, or, out of
- * reach at the entry, below (1 − α) of what they had then over a memory —
- * say the traffic beside us did not give way (UDP above what the link
- * leaves) or the yields were what the video lived on: the loop goes back
- * to TRACK and stays out of COMPETE for a while, longer each time.
- * Decisions are two RTTs of the queue that stands, not of the target.
+ * has them again.  A minimum missed by a fifth or more for half of the last
+ * reserve_hold_us whatever they yielded says the traffic beside us did not give way: it is inelastic (UDP
+ * above what the link leaves), competing only took the video's share, and
+ * the loop goes back to TRACK and stays out of COMPETE for a while,
+ * longer each time (Nimbus's question, asked with the entry as the pulse).  Decisions are two RTTs of
+ * the queue that stands, not of the target.
  *
  * Exit (BBR's PROBE_RTT: the only way to see a queue's floor is to stop
  * filling it).  A drain when U reaches the link this host had to itself
@@ -120,27 +106,22 @@
  * rises: 5-6 s of COMPETE at 960 kbit/s in the model). */
 #define COMPETE_HOLD_MAX 4
 
-/* Minima whose mean over reserve_hold_us falls by more than this fraction
- * of what they had at the entry are ones that competing costs: traffic that
- * does not give way takes a third or more for good, while beside an elastic
- * neighbour a 2-Mbit/s video read 1.5-2.6 Mbit/s second by second in the
- * lab and its mean held (a rule on the share of decisions deeply short
- * ended COMPETE there after 13 s, and the hold kept the loop out for 45). */
+/* A minimum missed by more than this fraction of the minima is one that
+ * competing costs (a neighbour's drop costs the video a few per cent for a
+ * second; traffic that does not give way, a third or more for good). */
 #define DEEP 0.2
 
-/* What each download keeps of what a flow with a minimum moves, at a
- * yield: half (beside an elastic flow that takes what they leave, their
- * yields buy a video out of reach little, and a download at half a fair
- * share is at half of plain TCP's figure; at 1 the 2-Mbit/s video beside one
- * neighbour flow was at its minimum in 97.6 % of the model's seconds, not
- * 98.8). */
-#define YIELD_FAIR 0.5
+/* ... half of the last reserve_hold_us (an exponential memory: about 1.5 s
+ * of a video deeply short without a break; decided through the brief
+ * recoveries a yield buys it, not reset by them — in the lab a rule that
+ * forgot the shortfall only after 2 s met ended COMPETE beside a neighbour
+ * whose video was at 1.8-2.2 of 2 Mbit/s a second) */
+#define FAIL_SCORE 0.5
 
-/* A minimum the downloads at their floor have not lifted for this long is
- * out of reach beside the traffic that holds the queue: holding them down
- * buys it little (the neighbour takes what they leave), so the detector
- * may enter; the fail-back judges whether competing costs it. */
-#define OUT_OF_REACH_US 5000000
+/* The downloads yield once the video has been short this many decisions in
+ * a row: its rate over one decision (two RTTs) is a few segments, one of
+ * them late is no shortfall. */
+#define YIELD_DECISIONS 2
 
 /* ---- the detector (TRACK) ---- */
 
@@ -158,8 +139,7 @@ has_link (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
 static bool
 foreign (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
 {
-  return k->bulk > 0 && k->bulk_floored == k->bulk && k->overrun == 0
-      && (k->short_min == 0 || k->short_us >= OUT_OF_REACH_US)
+  return k->bulk > 0 && k->bulk_floored == k->bulk && k->overrun == 0 && k->short_min == 0
       && !has_link (c, p, k) && over_target (k);
 }
 
@@ -187,19 +167,6 @@ score (BwssCapacity *c, const BwssParams *p, double x, double interval_us)
   c->foreign_score += w * (x - c->foreign_score);
 }
 
-/* Moves the memory of what the flows with a minimum move (both states):
- * a mean over reserve_hold_us, two-sided — beside a neighbour the video is
- * short for a few RTTs after a loss and then catches up from its source's
- * backlog (in the lab 1.5-2.6 Mbit/s a second for a 2-Mbit/s video), and
- * neither the dip nor the catch-up is the link's verdict. */
-static void
-remember_minima (BwssCapacity *c, const BwssParams *p, const CapacityCounts *k,
-                 double interval_us)
-{
-  double w = interval_us / (double) p->compete_detect_us;
-  c->minima_rate += (w < 1.0 ? w : 1.0) * (k->with_min_rate - c->minima_rate);
-}
-
 void
 capacity_compete_init (BwssCapacity *c)
 {
@@ -209,11 +176,11 @@ capacity_compete_init (BwssCapacity *c)
   c->compete_drain_until_us = 0;
   c->compete_sigma_before = 0.0;
   c->compete_yield_at_us = 0;
+  c->compete_yield_votes = 0;
+  c->compete_short_score = 0.0;
   c->compete_hold_us = 0;
   c->compete_hold_until_us = 0;
   c->compete_free = false;
-  c->minima_rate = 0.0;
-  c->compete_met_before = 0.0;
 }
 
 /* Enters COMPETE: from what the flows move, the drain first due after a
@@ -228,7 +195,8 @@ enter_compete (BwssCapacity *c, const BwssParams *p, uint64_t now, const Capacit
   c->compete_drain_until_us = 0;
   c->compete_sigma_before = 0.0;
   c->compete_free = true;
-  c->compete_met_before = c->minima_rate < k->minima ? c->minima_rate : k->minima;
+  c->compete_short_score = 0.0;
+  c->compete_yield_votes = 0;
   capacity_forget_track (c);
   double s = (1.0 + p->compete_headroom) * k->u_kept;
   capacity_set_sigma (c, s > c->sigma_bps ? s : c->sigma_bps);
@@ -240,7 +208,6 @@ capacity_compete_watch (BwssCapacity *c, const BwssParams *p, uint64_t now,
 {
   if (c->phase != BWSS_PHASE_TRACK || interval_us <= 0.0)
     return false;
-  remember_minima (c, p, k, interval_us);
   if (foreign (c, p, k))
     score (c, p, 1.0, interval_us);
   else if (in_hand (k))
@@ -347,37 +314,32 @@ int
 capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
                          const CapacityCounts *k, double interval_us)
 {
-  remember_minima (c, p, k, interval_us);
-  /* the fail-back: what the minima had at the entry (at most themselves),
-   * and what they move over the memory since */
-  double had = c->compete_met_before;
-  bool deep = c->minima_rate < (1.0 - DEEP) * had;
-  bool out_of_reach = had < (1.0 - p->alpha) * k->minima;
-  bool took = out_of_reach && now - c->phase_since_us >= p->reserve_hold_us
-      && c->minima_rate < (1.0 - p->alpha) * had;
-  if (deep || took)
+  /* minima missed by more than DEEP of them most of the time lately (an
+   * exponential memory of reserve_hold_us, a decision weighing its interval,
+   * two RTTs of the standing queue, up to four short ones): competing costs
+   * the video.  A video a few per cent
+   * short, or deeply short for a decision (its rate over one is a few
+   * segments), is a drop's doing, which the yields answer. */
+  double deep = k->short_min > 0 && k->shortfall > DEEP * k->minima ? 1.0 : 0.0;
+  double span = interval_us < 4.0 * (double) p->decision_min_us ? interval_us
+                                                                : 4.0 * (double) p->decision_min_us;
+  double w = span / (double) (p->reserve_hold_us ? p->reserve_hold_us : 1);
+  c->compete_short_score += (w < 1.0 ? w : 1.0) * (deep - c->compete_short_score);
+  if (c->compete_short_score >= FAIL_SCORE)
     return fail_compete (c, p, now, k);
   if (c->compete_drain_until_us)
     return judge_drain (c, p, now, k);
   if (drain_due (c, p, now, k))
     return start_drain (c, p, now, k);
-  /* the video first: the downloads yield what the minima missed over a
-   * memory, and more (the neighbour takes its part); never below the
-   * minima */
-  double missed = k->minima - c->minima_rate;
-  if (k->deficit > 0.0 && missed > p->alpha * k->minima
-      && now - c->compete_yield_at_us >= p->reserve_hold_us / 2) {
+  /* the video first: the downloads yield what the minima miss, and more
+   * (the neighbour takes its part); never below the minima */
+  c->compete_yield_votes = k->deficit > 0.0 ? c->compete_yield_votes + 1 : 0;
+  if (c->compete_yield_votes >= YIELD_DECISIONS) {
     /* at most max_cut of what the downloads move, a decision */
-    double s = k->u_kept - p->compete_yield * missed;
+    double s = k->u_kept - p->compete_yield * k->deficit;
     double least = k->minima + (1.0 - p->max_cut) * (k->u_kept - k->minima);
     if (s < least)
       s = least;
-    /* each download keeps YIELD_FAIR of what a flow with a minimum moves */
-    double fair = k->with_min ? k->minima + YIELD_FAIR * (double) k->bulk * k->with_min_rate
-                                            / (double) k->with_min
-                              : 0.0;
-    if (s < fair)
-      s = fair;
     if (!c->compete_free && s > c->sigma_bps)
       s = c->sigma_bps;
     capacity_set_sigma (c, s > k->minima ? s : k->minima);

@@ -272,13 +272,7 @@ count_flow (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
     k->hungry++;
   if (f->lost)
     k->lost++;
-  if (f->min_rate_bps > 0.0) {
-    k->with_min++;
-    k->with_min_rate += f->rate_bps > 0.0 ? f->rate_bps : 0.0;
-  }
   if (below) {
-    if (k->short_min == 0 || f->below_min_us < k->short_us)
-      k->short_us = f->below_min_us;
     k->short_min++;
     k->shortfall += f->min_rate_bps - f->rate_bps;
   }

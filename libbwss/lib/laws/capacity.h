@@ -41,9 +41,6 @@ typedef struct {
   size_t lost;         /* flows that lost segments during the interval */
   size_t short_min;    /* flows below their minimum ((1−α)·m_i) ... */
   double shortfall;    /* ... Σ m_i − R_i over them, bit/s */
-  uint64_t short_us;   /* ... the shortest time one of them has been below, µs */
-  size_t with_min;     /* flows with a minimum ... */
-  double with_min_rate;/* ... Σ R_i over them, bit/s */
   size_t overrun;      /* flows moving well above their target, minimum and floor
                         * (released: a player's fragment): they may fill the queue */
 } CapacityCounts;

@@ -280,14 +280,14 @@ typedef struct {
                                * queue stood while σ held the downloads down, [0, 1] */
   double    link_alone_bps;   /* the most U reached with the queue ours and at its
                                * target: the link this host has to itself, 0 = unknown */
-  double    minima_rate;      /* what the flows with a minimum move (Σ R_i), an exponential
-                               * memory of reserve_hold_us, bit/s */
-  double    compete_met_before; /* ... at COMPETE's entry, at most their minima */
   uint64_t  compete_probe_at_us;   /* COMPETE: the next drain is due, µs */
   uint64_t  compete_drain_until_us;/* COMPETE: the running drain ends, 0 = none */
   double    compete_sigma_before;  /* COMPETE: what the flows moved before the last drain,
                                * bit/s (the windows bind until they move it again) */
   uint64_t  compete_yield_at_us;    /* COMPETE: the last yield to a minimum */
+  uint32_t  compete_yield_votes;    /* COMPETE: decisions in a row a minimum was missed */
+  double    compete_short_score;    /* COMPETE: the share of the last reserve_hold_us a
+                                     * minimum was missed by a fifth or more, [0, 1] */
   uint64_t  compete_hold_us;  /* after COMPETE failed the video: no entry for this long,
                                * doubling (0: params' first) ... */
   uint64_t  compete_hold_until_us; /* ... until then */
