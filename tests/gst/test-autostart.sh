@@ -70,6 +70,11 @@ for f in d["flows"]:
 ' "$1"
 }
 
+# process $1 runs: it exists and has not exited (a zombie has: the detached
+# bwssd's parent is the PID namespace's first process, which in a chroot
+# run under unshare --pid may never reap it)
+running () { [ -r "/proc/$1/stat" ] && [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
+
 # wait_for SECONDS EXPR: polls EXPR (eval'd) every 0.1 s
 wait_for () {
   i=0
@@ -136,9 +141,9 @@ check "the player reached the end of the stream and exited 0 (exit $rc)" \
   '[ $rc -eq 0 ] && grep -q "Got EOS" "$tmp/gst.out"'
 [ $rc -eq 0 ] || sed 's/^/# /' "$tmp/gst.out"
 
-wait_for "$EXIT_WAIT_S" '! kill -0 "$bwssd" 2>/dev/null'
+wait_for "$EXIT_WAIT_S" '! running "$bwssd"'
 check "bwssd left once its last client was gone (within ${EXIT_WAIT_S} s)" \
-  '[ -n "$bwssd" ] && ! kill -0 "$bwssd" 2>/dev/null && ! pgrep -fx -- "$bwssd_argv" >/dev/null'
+  '[ -n "$bwssd" ] && ! running "$bwssd" && ! pgrep -fx -- "$bwssd_argv" >/dev/null'
 check "its watchdog left with it" '! pgrep -f -- "$watchdog\$" >/dev/null'
 left=$(cd "$rt" && find . -mindepth 1 ! -path ./adopted ! -path "./$dom.bwssd.lock" | sort | tr '\n' ' ')
 check "of the runtime files only the empty lock and an empty adoption ledger stay (extra: ${left:-none})" \
