@@ -70,11 +70,6 @@ for f in d["flows"]:
 ' "$1"
 }
 
-# process $1 runs: it exists and has not exited (a zombie has: the detached
-# bwssd's parent is the PID namespace's first process, which in a chroot
-# run under unshare --pid may never reap it)
-running () { [ -r "/proc/$1/stat" ] && [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
-
 # wait_for SECONDS EXPR: polls EXPR (eval'd) every 0.1 s
 wait_for () {
   i=0
@@ -141,9 +136,9 @@ check "the player reached the end of the stream and exited 0 (exit $rc)" \
   '[ $rc -eq 0 ] && grep -q "Got EOS" "$tmp/gst.out"'
 [ $rc -eq 0 ] || sed 's/^/# /' "$tmp/gst.out"
 
-wait_for "$EXIT_WAIT_S" '! running "$bwssd"'
+wait_for "$EXIT_WAIT_S" 'gone "$bwssd"'
 check "bwssd left once its last client was gone (within ${EXIT_WAIT_S} s)" \
-  '[ -n "$bwssd" ] && ! running "$bwssd" && ! pgrep -fx -- "$bwssd_argv" >/dev/null'
+  '[ -n "$bwssd" ] && gone "$bwssd" && ! pgrep -fx -- "$bwssd_argv" >/dev/null'
 check "its watchdog left with it" '! pgrep -f -- "$watchdog\$" >/dev/null'
 left=$(cd "$rt" && find . -mindepth 1 ! -path ./adopted ! -path "./$dom.bwssd.lock" | sort | tr '\n' ' ')
 check "of the runtime files only the empty lock and an empty adoption ledger stay (extra: ${left:-none})" \

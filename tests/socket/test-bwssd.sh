@@ -168,7 +168,6 @@ while [ $(($(now_ms) - t0)) -lt $failopen_bound_ms ]; do
 done
 check "kill -9 of bwssd: its watchdog gives the original clamp back in ${restored:-never} ms (the promise $failopen_promise_ms ms; now $c, the ledger's record ${original:-none} of socket ${ino_a:-none}, bwssd's window $win)" \
   '[ -n "$restored" ]'
-gone () { [ ! -e /proc/$1/stat ] || [ "$(sed 's/.*) //' /proc/$1/stat | cut -c1)" = Z ]; }
 for _ in $(seq $((patience_ms / 50))); do gone $watchdog && break; sleep 0.05; done
 check "... and its watchdog ($watchdog, $(cat /proc/$watchdog/comm 2>/dev/null || echo gone)) has exited" \
   '[ -n "$watchdog" ] && gone $watchdog'
