@@ -144,13 +144,6 @@ sys_recvmsg (int fd, struct msghdr *m, int flags)
   return (ssize_t) syscall (SYS_recvmsg, fd, m, flags);
 }
 
-static int
-sys_poll (struct pollfd *p, nfds_t n, int ms)
-{
-  struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long) (ms % 1000) * 1000000 };
-  return (int) syscall (SYS_ppoll, p, n, ms < 0 ? NULL : &ts, NULL, 0);
-}
-
 /* ---- the connection ---- */
 
 /* Makes @c's wake fd readable: a dispatch is due at once.  Any thread. */

@@ -3,7 +3,8 @@
  * sockinfo.c — what a socket says about itself and its peer (socket(7),
  * unix(7)): its kind, whether it listens, who is at the other end of a
  * UNIX socket, the names sock_diag knows it by.  One getsockopt(2) each;
- * and one message sent on a UNIX socket, a descriptor with it.
+ * and one message sent on a UNIX socket, a descriptor with it, and the
+ * poll(2) it waits with.
  */
 #include <errno.h>
 #include <poll.h>
@@ -116,9 +117,14 @@ sock_send_msg (int fd, const void *msg, size_t len, int pass, uint64_t wait_us)
     uint64_t now = bwss__clock_now_us ();
     if (e != EAGAIN || now >= end)
       return -e;
-    uint64_t left = end - now;
-    struct timespec ts = { .tv_sec = (time_t) (left / 1000000), .tv_nsec = (long) (left % 1000000) * 1000 };
     struct pollfd p = { .fd = fd, .events = POLLOUT };
-    syscall (SYS_ppoll, &p, (nfds_t) 1, &ts, NULL, (size_t) 0);
+    sys_poll (&p, 1, (int) ((end - now + 999) / 1000));
   }
+}
+
+int
+sys_poll (struct pollfd *p, nfds_t n, int ms)
+{
+  struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long) (ms % 1000) * 1000000 };
+  return (int) syscall (SYS_ppoll, p, n, ms < 0 ? NULL : &ts, NULL, (size_t) 0);
 }

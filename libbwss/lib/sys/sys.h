@@ -10,7 +10,8 @@
  *                socket of the namespace (sock_diag dumps and exact lookups)
  *   sockinfo.c   what a socket says about itself and its peer: its kind,
  *                listening, the peer's credentials, pidfd and label, cookie;
- *                one message sent on a UNIX socket, a descriptor with it
+ *                one message sent on a UNIX socket, a descriptor with it, and
+ *                the poll(2) it waits with (the system call, not libc's)
  *   rundir.c     the runtime directory: the session's and the shared tmpfs, and
  *                whether a directory is this user's alone
  *   proc.c       what /proc says about a process or a thread (alive, same
@@ -27,6 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -159,6 +161,10 @@ int sock_bound_ifindex (int fd, int *ifindex);
  * the wait is a ppoll(2) syscall, not the libc call a preload shim hooks).
  * 0, or -errno (-EAGAIN: no room in time). */
 int sock_send_msg (int fd, const void *msg, size_t len, int pass, uint64_t wait_us);
+/* poll(2) for @ms milliseconds (< 0: no bound) as the ppoll system call
+ * itself: code that runs inside an application under the preload shim
+ * waits without the libc entry point the shim hooks.  poll(2)'s return. */
+int sys_poll (struct pollfd *p, nfds_t n, int ms);
 
 /* ---- the runtime directory (rundir.c) ----------------------------------- */
 

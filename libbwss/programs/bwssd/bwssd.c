@@ -193,12 +193,20 @@ on_term (gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
+/* A round at once if none is due and the controller has flows (a flow
+ * came, handed over or adopted): the rounds stop by themselves when the
+ * last flow is gone (on_round). */
+static void
+kick_round (Daemon *dm)
+{
+  if (g_source_get_ready_time (dm->round) < 0 && ctl_count (dm->ctl) > 0)
+    g_source_set_ready_time (dm->round, 0);
+}
+
 /* A scan, and when the next is due: ADOPT_SCAN_MS while the domain has
  * flows; with none, the next whole second of the monotonic clock, when the
  * idle domain's dispatch runs too (bwss_domain_dispatch()): an idle bwssd
  * wakes once a second for both. */
-static void kick_round (Daemon *dm);
-
 static gboolean
 on_scan (gpointer data)
 {
@@ -269,16 +277,6 @@ on_linger_end (gpointer data)
   if (serve_clients (dm->serve) == 0 && ctl_count (dm->ctl) == 0)
     g_main_loop_quit (dm->loop);
   return G_SOURCE_REMOVE;
-}
-
-/* A round at once if none is due and the controller has flows (a flow
- * came, handed over or adopted): the rounds stop by themselves when the
- * last flow is gone (on_round). */
-static void
-kick_round (Daemon *dm)
-{
-  if (g_source_get_ready_time (dm->round) < 0 && ctl_count (dm->ctl) > 0)
-    g_source_set_ready_time (dm->round, 0);
 }
 
 /* Clients or their flows changed: a round at once if one is not due (a
