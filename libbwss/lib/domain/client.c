@@ -40,8 +40,6 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -128,21 +126,10 @@ struct BwssDomain {
 static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
 static Conn *conns;
 
-/* The connection's own calls go to the kernel directly: inside the preload
- * shim the process's close(), recvmsg() and poll() are the shim's hooks
- * (programs/shim/preload.c), which must not come back into the domain from
- * under its lock. */
-static int
-sys_close (int fd)
-{
-  return (int) syscall (SYS_close, fd);
-}
-
-static ssize_t
-sys_recvmsg (int fd, struct msghdr *m, int flags)
-{
-  return (ssize_t) syscall (SYS_recvmsg, fd, m, flags);
-}
+/* The connection's own calls go to the kernel directly (sys_close,
+ * sock_recv_msg, sys_poll): inside the preload shim the process's close(),
+ * recvmsg() and poll() are the shim's hooks (programs/shim/preload.c),
+ * which must not come back into the domain from under its lock. */
 
 /* ---- the connection ---- */
 
@@ -270,23 +257,6 @@ spawn_bwssd (const char *name)
   free (envp);
 }
 
-static int
-try_connect (const char *path)
-{
-  struct sockaddr_un sa = { .sun_family = AF_UNIX };
-  if (strlen (path) >= sizeof sa.sun_path)
-    return -ENAMETOOLONG;
-  strcpy (sa.sun_path, path);
-  int fd = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  if (fd < 0)
-    return -errno;
-  if (connect (fd, (struct sockaddr *) &sa, sizeof sa) == 0)
-    return fd;
-  int e = errno;
-  sys_close (fd);
-  return -e;
-}
-
 /* Connects to bwssd, starting it if allowed and none listens, and hands
  * every flow over.  Returns 0, BWSS_ENOENT (no bwssd) or another code.
  * c->lock held. */
@@ -295,7 +265,7 @@ conn_open (Conn *c)
 {
   if (c->fd >= 0)
     return 0;
-  int fd = try_connect (c->path);
+  int fd = sock_unix_connect (c->path, 0);
   if (fd < 0 && c->may_start && (fd == -ENOENT || fd == -ECONNREFUSED)) {
     /* started again every START_AGAIN_US: one that finds the domain's lock
      * still held by a bwssd that is dying exits at once */
@@ -307,7 +277,7 @@ conn_open (Conn *c)
       }
       struct timespec ts = { 0, 10 * 1000 * 1000 };
       nanosleep (&ts, NULL);
-      fd = try_connect (c->path);
+      fd = sock_unix_connect (c->path, 0);
       now = bwss__clock_now_us ();
     }
   }
@@ -394,29 +364,20 @@ handle_push (Conn *c, const WireMsg *m, size_t len)
 static ssize_t
 conn_recv (Conn *c, WireMsg *m, int *fd_out)
 {
-  union { char buf[CMSG_SPACE (sizeof (int))]; struct cmsghdr align; } u;
-  struct iovec iov = { .iov_base = m, .iov_len = sizeof *m };
-  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                       .msg_controllen = sizeof u.buf };
-  ssize_t n;
-  while ((n = sys_recvmsg (c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
-    ;
-  if (n < 0 && errno == EAGAIN)
+  int fd;
+  ssize_t n = sock_recv_msg (c->fd, m, sizeof *m, &fd, NULL);
+  if (n == -EAGAIN)
     return 0;
-  int fd = -1;
-  for (struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR (&mh) : NULL; cm; cm = CMSG_NXTHDR (&mh, cm))
-    if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
-      memcpy (&fd, CMSG_DATA (cm), sizeof fd);
-  if (fd_out)
-    *fd_out = fd;
-  else if (fd >= 0)
-    sys_close (fd);
   if (n < (ssize_t) sizeof (WireHead) || m->h.version != WIRE_VERSION) {
-    if (fd_out && fd >= 0)
+    if (fd >= 0)
       sys_close (fd);
     conn_lost (c);
     return -1;
   }
+  if (fd_out)
+    *fd_out = fd;
+  else if (fd >= 0)
+    sys_close (fd);
   return n;
 }
 

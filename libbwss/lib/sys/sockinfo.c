@@ -2,9 +2,9 @@
 /*
  * sockinfo.c — what a socket says about itself and its peer (socket(7),
  * unix(7)): its kind, whether it listens, who is at the other end of a
- * UNIX socket, the names sock_diag knows it by.  One getsockopt(2) each;
- * and one message sent on a UNIX socket, a descriptor with it, and the
- * poll(2) it waits with.
+ * UNIX socket.  One getsockopt(2) each; and the UNIX sockets the domain
+ * and bwss-sockd talk over: connected, bound, one message sent or received
+ * with a descriptor, and the poll(2) and close(2) they use.
  */
 #include <errno.h>
 #include <poll.h>
@@ -12,15 +12,11 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include "sys.h"
 
-#ifndef SO_COOKIE
-#define SO_COOKIE 57            /* Linux 4.13 */
-#endif
-#ifndef SO_BINDTOIFINDEX
-#define SO_BINDTOIFINDEX 62     /* Linux 5.1 */
-#endif
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77         /* Linux 6.5 */
 #endif
@@ -75,17 +71,55 @@ sock_peer_label (int fd, char *label, size_t *len)
   return 0;
 }
 
-int
-sock_cookie (int fd, uint64_t *cookie)
+/* Fills @sa with the address of the UNIX socket file @path.  0 or
+ * -ENAMETOOLONG. */
+static int
+unix_address (const char *path, struct sockaddr_un *sa)
 {
-  socklen_t len = sizeof *cookie;
-  return getsockopt (fd, SOL_SOCKET, SO_COOKIE, cookie, &len) == 0 ? 0 : -errno;
+  memset (sa, 0, sizeof *sa);
+  sa->sun_family = AF_UNIX;
+  if (strlen (path) >= sizeof sa->sun_path)
+    return -ENAMETOOLONG;
+  strcpy (sa->sun_path, path);
+  return 0;
 }
 
 int
-sock_bound_ifindex (int fd, int *ifindex)
+sock_unix_connect (const char *path, int flags)
 {
-  return get_int (fd, SO_BINDTOIFINDEX, ifindex);
+  struct sockaddr_un sa;
+  int err = unix_address (path, &sa);
+  if (err)
+    return err;
+  int fd = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | flags, 0);
+  if (fd < 0)
+    return -errno;
+  if (connect (fd, (struct sockaddr *) &sa, sizeof sa) == 0)
+    return fd;
+  err = -errno;
+  sys_close (fd);
+  return err;
+}
+
+int
+sock_unix_listen (const char *path, mode_t mode)
+{
+  struct sockaddr_un sa;
+  int err = unix_address (path, &sa);
+  if (err)
+    return err;
+  int fd = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    return -errno;
+  mode_t old = umask (~mode & 0777);     /* the file is made with @mode: no moment with more */
+  int r = bind (fd, (struct sockaddr *) &sa, sizeof sa);
+  umask (old);
+  if (r != 0 || listen (fd, 64) != 0) {
+    err = -errno;
+    sys_close (fd);
+    return err;
+  }
+  return fd;
 }
 
 int
@@ -120,6 +154,48 @@ sock_send_msg (int fd, const void *msg, size_t len, int pass, uint64_t wait_us)
     struct pollfd p = { .fd = fd, .events = POLLOUT };
     sys_poll (&p, 1, (int) ((end - now + 999) / 1000));
   }
+}
+
+ssize_t
+sock_recv_msg (int fd, void *msg, size_t len, int *pass, int *flags)
+{
+  union { char buf[CMSG_SPACE (4 * sizeof (int))]; struct cmsghdr align; } u;
+  struct iovec iov = { .iov_base = msg, .iov_len = len };
+  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                       .msg_controllen = sizeof u.buf };
+  ssize_t n;
+  while ((n = (ssize_t) syscall (SYS_recvmsg, fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC)) < 0
+         && errno == EINTR)
+    ;
+  *pass = -1;
+  if (flags)
+    *flags = 0;
+  if (n < 0)
+    return -errno;
+  int got = mh.msg_flags;
+  for (struct cmsghdr *cm = CMSG_FIRSTHDR (&mh); cm; cm = CMSG_NXTHDR (&mh, cm)) {
+    if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+      continue;
+    for (size_t k = 0; k < (cm->cmsg_len - CMSG_LEN (0)) / sizeof (int); k++) {
+      int x;
+      memcpy (&x, CMSG_DATA (cm) + k * sizeof (int), sizeof x);
+      if (*pass < 0) {
+        *pass = x;
+      } else {
+        sys_close (x);                   /* one descriptor a message */
+        got |= MSG_CTRUNC;
+      }
+    }
+  }
+  if (flags)
+    *flags = got;
+  return n;
+}
+
+int
+sys_close (int fd)
+{
+  return (int) syscall (SYS_close, fd);
 }
 
 int

@@ -9,9 +9,10 @@
  *                receive buffer, TCP_INFO) and the kernel's view of every TCP
  *                socket of the namespace (sock_diag dumps and exact lookups)
  *   sockinfo.c   what a socket says about itself and its peer: its kind,
- *                listening, the peer's credentials, pidfd and label, cookie;
- *                one message sent on a UNIX socket, a descriptor with it, and
- *                the poll(2) it waits with (the system call, not libc's)
+ *                listening, the peer's credentials, pidfd and label; a UNIX
+ *                socket connected or bound, one message sent or received on
+ *                it with a descriptor, the poll(2) and close(2) it uses (the
+ *                system calls, not libc's)
  *   rundir.c     the runtime directory: the session's and the shared tmpfs, and
  *                whether a directory is this user's alone
  *   proc.c       what /proc says about a process or a thread (alive, same
@@ -150,17 +151,31 @@ int sock_peer_pidfd (int fd);
 /* The security module's label of the peer (SO_PEERSEC), @len bytes in and
  * out, not terminated.  0 or -errno (-ENOPROTOOPT: no module labels it). */
 int sock_peer_label (int fd, char *label, size_t *len);
-/* The socket's cookie (SO_COOKIE) and the interface it is bound to
- * (SO_BINDTOIFINDEX, 0: none): what a sock_diag lookup names it by.  0 or
- * -errno. */
-int sock_cookie (int fd, uint64_t *cookie);
-int sock_bound_ifindex (int fd, int *ifindex);
+/* Connects to the AF_UNIX SOCK_SEQPACKET socket at @path (@flags:
+ * SOCK_NONBLOCK or 0; close-on-exec always).  The socket, or -errno
+ * (-ENAMETOOLONG: no such socket address). */
+int sock_unix_connect (const char *path, int flags);
+/* Binds a listening AF_UNIX SOCK_SEQPACKET socket (non-blocking,
+ * close-on-exec) at @path, its file made with the permissions @mode (under
+ * a umask set for the bind: the process's umask meanwhile is not its own,
+ * so call it before threads that make files).  The socket, or -errno
+ * (-EADDRINUSE: a file is there). */
+int sock_unix_listen (const char *path, mode_t mode);
 /* Sends @len bytes of @msg on the connected UNIX socket @fd as one message
  * (SOCK_SEQPACKET, SOCK_DGRAM), with @pass (if >= 0) as SCM_RIGHTS,
  * waiting at most @wait_us for room in the peer's buffer (0: never waits;
  * the wait is a ppoll(2) syscall, not the libc call a preload shim hooks).
  * 0, or -errno (-EAGAIN: no room in time). */
 int sock_send_msg (int fd, const void *msg, size_t len, int pass, uint64_t wait_us);
+/* Receives one message of at most @len bytes on the UNIX socket @fd
+ * without waiting, as the recvmsg system call itself (as sys_poll): *@pass
+ * gets the descriptor it carries (close-on-exec; -1 if none), *@flags (if
+ * not NULL) the message's flags: MSG_TRUNC, MSG_CTRUNC (no room here for
+ * its descriptor, or it carried more than one: the others are closed).
+ * Returns its length (0: the peer closed), or -errno (-EAGAIN: none waits). */
+ssize_t sock_recv_msg (int fd, void *msg, size_t len, int *pass, int *flags);
+/* close(2) as the system call itself (as sys_poll). */
+int sys_close (int fd);
 /* poll(2) for @ms milliseconds (< 0: no bound) as the ppoll system call
  * itself: code that runs inside an application under the preload shim
  * waits without the libc entry point the shim hooks.  poll(2)'s return. */

@@ -2,10 +2,8 @@
 /* adopt-helper.c — bwssd's side of bwss-sockd (see adopt-helper.h). */
 #include <errno.h>
 #include <poll.h>
-#include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 #include "adopt-helper.h"
 #include "sys.h"
@@ -75,28 +73,18 @@ receive (int s, guint64 inode)
   if (!wait_readable (s))
     return refusal (SOCKD_TIMEOUT);
   SockdReply r;
-  struct iovec iov = { .iov_base = &r, .iov_len = sizeof r };
-  union {
-    char           buf[CMSG_SPACE (4 * sizeof (int))];
-    struct cmsghdr align;
-  } u;
-  struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                      .msg_controllen = sizeof u.buf };
-  ssize_t n = recvmsg (s, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+  int fd, flags;
+  ssize_t n = sock_recv_msg (s, &r, sizeof r, &fd, &flags);
   if (n == 0)
     return refusal (SOCKD_INTERNAL);    /* it hung up without answering */
-  int fds[4], nfds = 0;
-  for (struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR (&m) : NULL; c; c = CMSG_NXTHDR (&m, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-      for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN (0)) / sizeof (int) && nfds < 4; i++)
-        memcpy (&fds[nfds++], CMSG_DATA (c) + i * sizeof (int), sizeof (int));
-  gboolean ok = n == (ssize_t) sizeof r && !(m.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
+  /* exactly one descriptor, with a grant only (more is MSG_CTRUNC) */
+  gboolean ok = n == (ssize_t) sizeof r && !(flags & (MSG_TRUNC | MSG_CTRUNC))
                 && r.magic == BWSS_SOCKD_MAGIC && r.inode == inode
-                && (r.status == SOCKD_OK) == (nfds == 1);
-  if (ok && r.status == SOCKD_OK && knob_fd_is (fds[0], inode))
-    return fds[0];
-  for (int i = 0; i < nfds; i++)
-    close (fds[i]);
+                && (r.status == SOCKD_OK) == (fd >= 0);
+  if (ok && r.status == SOCKD_OK && knob_fd_is (fd, inode))
+    return fd;
+  if (fd >= 0)
+    close (fd);
   if (!ok)
     return refusal (SOCKD_PROTOCOL);
   switch (r.status) {
@@ -114,24 +102,14 @@ receive (int s, guint64 inode)
 int
 adopt_helper_take (pid_t pid, int fd, guint64 inode, int absent)
 {
-  const char *path = adopt_helper_forced ();
-  gboolean forced = path != NULL;
-  struct sockaddr_un a = { .sun_family = AF_UNIX };
-  if (!forced)
-    path = BWSS_SOCKD_PATH;
-  if (strlen (path) >= sizeof a.sun_path)
-    return refusal (SOCKD_UNREACHABLE);
-  strcpy (a.sun_path, path);
-  int s = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  const char *forced = adopt_helper_forced ();
+  int s = sock_unix_connect (forced ? forced : BWSS_SOCKD_PATH, SOCK_NONBLOCK);
+  if (s == -EAGAIN)
+    return refusal (SOCKD_BUSY);        /* its backlog is full */
+  if (s == -EMFILE || s == -ENFILE)
+    return s;                           /* no socket to ask with */
   if (s < 0)
-    return -errno;
-  if (connect (s, (struct sockaddr *) &a, sizeof a) != 0) {
-    int err = errno;
-    close (s);
-    if (err == EAGAIN)
-      return refusal (SOCKD_BUSY);      /* its backlog is full */
     return forced ? refusal (SOCKD_UNREACHABLE) : absent;
-  }
   SockdRequest req = { .magic = BWSS_SOCKD_MAGIC, .pid = pid, .fd = fd, .inode = inode };
   int got = send (s, &req, sizeof req, MSG_NOSIGNAL) == (ssize_t) sizeof req ? receive (s, inode)
                                                                               : refusal (SOCKD_UNREACHABLE);

@@ -53,6 +53,7 @@
 #include "ctl.h"
 #include "sd-notify.h"
 #include "serve.h"
+#include "sys.h"
 #include "tool-domain.h"
 
 static gboolean opt_foreground;
@@ -462,7 +463,9 @@ domain_socket (void)
     return 3;
   }
   g_autofree char *path = tool_domain_path (opt_domain, ".sock");
-  int fd = path ? serve_listen (path) : -ENOENT;
+  if (path)
+    unlink (path);                     /* a dead bwssd's: we hold the domain's lock */
+  int fd = path ? sock_unix_listen (path, 0600) : -ENOENT;
   if (fd < 0)
     g_printerr ("bwssd: cannot listen on %s: %s\n", path ? path : "the domain's socket",
                 g_strerror (-fd));

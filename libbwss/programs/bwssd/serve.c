@@ -5,8 +5,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 #include <glib-unix.h>
 #include "serve.h"
@@ -27,28 +25,6 @@ struct Serve {
   guint       listen_source;
   GHashTable *clients;         /* Client (owned) */
 };
-
-int
-serve_listen (const char *path)
-{
-  struct sockaddr_un sa = { .sun_family = AF_UNIX };
-  if (strlen (path) >= sizeof sa.sun_path)
-    return -ENAMETOOLONG;
-  strcpy (sa.sun_path, path);
-  int fd = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0)
-    return -errno;
-  unlink (path);                         /* a dead bwssd's: we hold the domain's lock */
-  mode_t old = umask (0077);
-  int r = bind (fd, (struct sockaddr *) &sa, sizeof sa);
-  umask (old);
-  if (r != 0 || listen (fd, 64) != 0) {
-    int e = errno;
-    close (fd);
-    return -e;
-  }
-  return fd;
-}
 
 /* Sends @len bytes of @msg (and @fd if >= 0) if the client's buffer has
  * room: never waits. */
@@ -291,32 +267,18 @@ on_client (gint fd, GIOCondition cond, gpointer data)
   Client *cl = data;
   for (int i = 0; i < SERVE_BUDGET; i++) {
     WireMsg m;
-    union { char buf[CMSG_SPACE (sizeof (int) * 4)]; struct cmsghdr align; } u;
-    struct iovec iov = { .iov_base = &m, .iov_len = sizeof m };
-    struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                         .msg_controllen = sizeof u.buf };
-    ssize_t n = recvmsg (fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+    int got, flags;
+    ssize_t n = sock_recv_msg (fd, &m, sizeof m, &got, &flags);
+    if (n == -EAGAIN)
       return G_SOURCE_CONTINUE;
-    int got = -1;
-    for (struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR (&mh) : NULL; cm; cm = CMSG_NXTHDR (&mh, cm))
-      if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
-        for (size_t k = 0; k < (cm->cmsg_len - CMSG_LEN (0)) / sizeof (int); k++) {
-          int x;
-          memcpy (&x, CMSG_DATA (cm) + k * sizeof (int), sizeof x);
-          if (got < 0)
-            got = x;
-          else
-            close (x);                   /* one fd a message */
-        }
-    if (n > 0 && (mh.msg_flags & MSG_CTRUNC) && m.h.type == WIRE_REGISTER && got < 0) {
+    if (n > 0 && (flags & MSG_CTRUNC) && m.h.type == WIRE_REGISTER && got < 0) {
       WireHead h;                        /* no fd left here for its socket */
       reply (cl, &h, WIRE_REJECT, m.h.seq, m.h.flow, BWSS_ENOSPC);
       send_to (cl, &h, sizeof h, -1);
       continue;
     }
-    if (n <= 0 || (mh.msg_flags & MSG_TRUNC) || !on_message (cl, &m, (size_t) n, got)) {
-      if (n > 0 && got >= 0 && (mh.msg_flags & MSG_TRUNC))
+    if (n <= 0 || (flags & MSG_TRUNC) || !on_message (cl, &m, (size_t) n, got)) {
+      if (n > 0 && got >= 0 && (flags & MSG_TRUNC))
         close (got);
       cl->source = 0;                    /* removed by returning G_SOURCE_REMOVE */
       client_gone (cl);

@@ -42,9 +42,7 @@ typedef struct {
   gpointer data;
 } ServeFuncs;
 
-/* Binds the domain's socket at @path (a stale one replaced: the caller
- * holds the domain's lock), or NULL... returns the listening fd or -errno. */
-int    serve_listen (const char *path);
+/* Serves the clients that connect to @listen_fd (the domain's socket). */
 Serve *serve_new (Ctl *ctl, int listen_fd, const ServeFuncs *funcs);
 void   serve_free (Serve *s);        /* every client's flows given back */
 guint  serve_clients (const Serve *s);

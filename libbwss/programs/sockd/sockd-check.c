@@ -198,46 +198,6 @@ check_holder (int dir, const SockdSelf *self, const SockdCaller *c)
 
 /* ---- the socket ---- */
 
-/* Fills @k with what names socket @fd of @family in an exact sock_diag
- * query: its addresses and ports, its device and its cookie.  Returns
- * false if it is not connected. */
-static bool
-socket_id (int fd, int family, uint64_t inode, KnobInfo *k)
-{
-  struct sockaddr_storage local, remote;
-  socklen_t llen = sizeof local, rlen = sizeof remote;
-  if (getsockname (fd, (struct sockaddr *) &local, &llen) != 0
-      || getpeername (fd, (struct sockaddr *) &remote, &rlen) != 0)
-    return false;
-  memset (k, 0, sizeof *k);
-  k->inode = inode;
-  k->family = (uint8_t) family;
-  if (family == AF_INET) {
-    const struct sockaddr_in *l = (const void *) &local, *r = (const void *) &remote;
-    k->id.idiag_sport = l->sin_port;
-    k->id.idiag_dport = r->sin_port;
-    memcpy (k->id.idiag_src, &l->sin_addr, 4);
-    memcpy (k->id.idiag_dst, &r->sin_addr, 4);
-  } else {
-    const struct sockaddr_in6 *l = (const void *) &local, *r = (const void *) &remote;
-    k->id.idiag_sport = l->sin6_port;
-    k->id.idiag_dport = r->sin6_port;
-    memcpy (k->id.idiag_src, &l->sin6_addr, 16);
-    memcpy (k->id.idiag_dst, &r->sin6_addr, 16);
-  }
-  int ifindex = 0;
-  if (sock_bound_ifindex (fd, &ifindex) == 0)
-    k->id.idiag_if = (uint32_t) ifindex;
-  uint64_t cookie;
-  if (sock_cookie (fd, &cookie) == 0) {
-    k->id.idiag_cookie[0] = (uint32_t) cookie;
-    k->id.idiag_cookie[1] = (uint32_t) (cookie >> 32);
-  } else {
-    k->id.idiag_cookie[0] = k->id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
-  }
-  return true;
-}
-
 /* The socket's rules, on the duplicate @fd (sockd-check.h).  *@err gets
  * the errno of a SOCKD_INTERNAL. */
 static SockdStatus
@@ -253,8 +213,8 @@ check_socket (int fd, uint64_t inode, const SockdCaller *c, int *err)
     return SOCKD_STALE;
   if (st.st_uid != c->uid)                 /* the socket inode's owner: who created it */
     return SOCKD_SOCKET_OTHER_USER;
-  KnobInfo k;
-  if (!socket_id (fd, domain, inode, &k))
+  KnobInfo k;                               /* what names it to sock_diag */
+  if (knob_diag_id (fd, &k) != 0)
     return SOCKD_NOT_CONNECTED;
   KnobDump want = { .items = &k, .n = 1, .cap = 1 }, got = { 0 };
   int qerr = knob_query (&want, &got);     /* the kernel's word, by the socket's cookie */

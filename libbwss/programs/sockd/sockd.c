@@ -37,7 +37,6 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include "sockd-serve.h"
 #include "sys.h"
@@ -71,9 +70,7 @@ typedef struct {
 static uint64_t
 now_ms (void)
 {
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000u + (uint64_t) ts.tv_nsec / 1000000u;
+  return bwss__clock_now_us () / 1000u;
 }
 
 static void
@@ -127,32 +124,24 @@ listener_from_systemd (void)
 static int
 listen_at (Service *sv, const char *path)
 {
-  struct sockaddr_un a = { .sun_family = AF_UNIX };
-  if (strlen (path) >= sizeof a.sun_path) {
-    fprintf (stderr, "bwss-sockd: %s: path too long for a socket\n", path);
-    return -1;
-  }
-  strcpy (a.sun_path, path);
   struct stat st;
   if (lstat (path, &st) == 0) {
     if (!S_ISSOCK (st.st_mode)) {
       fprintf (stderr, "bwss-sockd: %s exists and is not a socket\n", path);
       return -1;
     }
-    int probe = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    bool taken = probe >= 0 && connect (probe, (struct sockaddr *) &a, sizeof a) == 0;
-    if (probe >= 0)
+    int probe = sock_unix_connect (path, 0);
+    if (probe >= 0) {
       close (probe);
-    if (taken) {
       fprintf (stderr, "bwss-sockd: another process listens at %s\n", path);
       return -1;
     }
     unlink (path);
   }
-  int fd = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0 || bind (fd, (struct sockaddr *) &a, sizeof a) != 0 || chmod (path, 0666) != 0
-      || listen (fd, 64) != 0 || lstat (path, &sv->made) != 0) {
-    fprintf (stderr, "bwss-sockd: cannot listen at %s: %s\n", path, strerror (errno));
+  int fd = sock_unix_listen (path, 0666);
+  int err = fd < 0 ? -fd : lstat (path, &sv->made) != 0 ? errno : 0;
+  if (err) {
+    fprintf (stderr, "bwss-sockd: cannot listen at %s: %s\n", path, strerror (err));
     if (fd >= 0)
       close (fd);
     return -1;

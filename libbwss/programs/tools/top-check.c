@@ -4,9 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 #include <glib.h>
 #include <gmodule.h>
@@ -94,14 +91,10 @@ check_bwssd (const char *domain, gboolean named, JsonObject *st, const char *run
 static gboolean
 sockd_reachable (void)
 {
-  struct sockaddr_un addr = { .sun_family = AF_UNIX };
-  g_strlcpy (addr.sun_path, BWSS_SOCKD_PATH, sizeof addr.sun_path);
-  int s = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  if (s < 0)
-    return FALSE;
-  gboolean ok = connect (s, (struct sockaddr *) &addr, sizeof addr) == 0;
-  close (s);
-  return ok;
+  int s = sock_unix_connect (BWSS_SOCKD_PATH, 0);
+  if (s >= 0)
+    close (s);
+  return s >= 0;
 }
 
 /* What the live bwssd says it can adopt (its status's "adoption", the
