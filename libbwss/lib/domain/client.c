@@ -149,16 +149,6 @@ conn_send (Conn *c, const void *msg, size_t len, int fd)
   return sock_send_msg (c->fd, msg, len, fd, REPLY_WAIT_US);
 }
 
-static void
-head (WireHead *h, uint16_t type, uint32_t seq, uint64_t flow)
-{
-  memset (h, 0, sizeof *h);
-  h->version = WIRE_VERSION;
-  h->type = type;
-  h->seq = seq;
-  h->flow = flow;
-}
-
 /* Gives @f's socket back to the kernel: the clamp it had before it was
  * handed over, the largest receive buffer if pacing fixed it, reads no
  * longer paced.  Only if the fd still names the socket. */
@@ -198,7 +188,7 @@ static void
 fill_flow (WireFlow *m, uint16_t type, const BwssFlow *f)
 {
   memset (m, 0, sizeof *m);
-  head (&m->h, type, 0, f->id);
+  wire_head (&m->h, type, 0, f->id, 0);
   m->prefs = f->prefs;
   m->share = (uint32_t) f->share;
   m->paced = f->paced_reads;
@@ -454,7 +444,7 @@ release (Conn *c, BwssFlow *f)
 {
   if (f->handed && c->fd >= 0) {
     WireHead h;
-    head (&h, WIRE_UNREGISTER, 0, f->id);
+    wire_head (&h, WIRE_UNREGISTER, 0, f->id, 0);
     if (conn_send (c, &h, sizeof h, -1) != 0)
       conn_lost (c);
   }
@@ -865,7 +855,7 @@ bwss_flow_get_stats (BwssFlow *f, BwssFlowStats *out)
     WireHead h;
     WireMsg m;
     int fd;
-    head (&h, WIRE_GET_FLOW, 0, f->id);
+    wire_head (&h, WIRE_GET_FLOW, 0, f->id, 0);
     ssize_t n = request (c, &h, sizeof h, &m, &fd);
     if (n > 0 && m.h.type == WIRE_FLOW && (size_t) n >= sizeof m.flow_stats)
       st = m.flow_stats.st;
@@ -890,19 +880,26 @@ bwss_flow_get_stats (BwssFlow *f, BwssFlowStats *out)
 
 /* ---- the domain-wide readers ---- */
 
+/* Asks bwssd @type (with @arg): request() under the connection's lock. */
+static ssize_t
+ask (Conn *c, uint16_t type, int32_t arg, WireMsg *reply, int *fd_out)
+{
+  WireHead h;
+  wire_head (&h, type, 0, 0, arg);
+  pthread_mutex_lock (&c->lock);
+  ssize_t n = request (c, &h, sizeof h, reply, fd_out);
+  pthread_mutex_unlock (&c->lock);
+  return n;
+}
+
 int
 bwss_domain_get_stats (BwssDomain *d, BwssDomainStats *out)
 {
   if (d == NULL || out == NULL)
     return BWSS_EINVAL;
-  Conn *c = d->c;
-  WireHead h;
   WireMsg m;
   int fd;
-  head (&h, WIRE_GET_DOMAIN, 0, 0);
-  pthread_mutex_lock (&c->lock);
-  ssize_t n = request (c, &h, sizeof h, &m, &fd);
-  pthread_mutex_unlock (&c->lock);
+  ssize_t n = ask (d->c, WIRE_GET_DOMAIN, 0, &m, &fd);
   if (n == BWSS_ENOENT) {                /* no controller: what a reader saw before too */
     *out = (BwssDomainStats) { .phase = BWSS_PHASE_IDLE, .queue_us = -1.0 };
     return 0;
@@ -920,15 +917,9 @@ bwss_domain_set_suspended (BwssDomain *d, bool suspended)
 {
   if (d == NULL)
     return BWSS_EINVAL;
-  Conn *c = d->c;
-  WireHead h;
   WireMsg m;
   int fd;
-  head (&h, WIRE_SUSPEND, 0, 0);
-  h.arg = suspended;
-  pthread_mutex_lock (&c->lock);
-  ssize_t n = request (c, &h, sizeof h, &m, &fd);
-  pthread_mutex_unlock (&c->lock);
+  ssize_t n = ask (d->c, WIRE_SUSPEND, suspended, &m, &fd);
   return n < 0 ? (int) n : m.h.arg;
 }
 
@@ -944,14 +935,9 @@ bwss_domain_list_flow_groups (BwssDomain *d, BwssFlowInfo *out, BwssFlowGroup *g
 {
   if (d == NULL || n_out == NULL || (out == NULL && max > 0))
     return BWSS_EINVAL;
-  Conn *c = d->c;
-  WireHead h;
   WireMsg m;
   int fd;
-  head (&h, WIRE_LIST, 0, 0);
-  pthread_mutex_lock (&c->lock);
-  ssize_t n = request (c, &h, sizeof h, &m, &fd);
-  pthread_mutex_unlock (&c->lock);
+  ssize_t n = ask (d->c, WIRE_LIST, 0, &m, &fd);
   *n_out = 0;
   if (n == BWSS_ENOENT)
     return 0;                            /* no bwssd: no flow is controlled */
@@ -1003,7 +989,7 @@ check_alive (Conn *c, uint64_t now)
     return;                              /* still waiting for that one (then ask again: an
                                           * answer bwssd could not send is lost) */
   WireHead h;
-  head (&h, WIRE_GET_DOMAIN, ++c->seq, 0);
+  wire_head (&h, WIRE_GET_DOMAIN, ++c->seq, 0, 0);
   if (sock_send_msg (c->fd, &h, sizeof h, -1, 0) == 0) {
     c->ping_seq = h.seq;
     c->ping_us = now;

@@ -93,6 +93,13 @@ typedef struct {
   BwssFlowGroup group;
 } WireListEntry;
 
+/* Fills @h: this version, @type, @seq, @flow and @arg. */
+static inline void
+wire_head (WireHead *h, uint16_t type, uint32_t seq, uint64_t flow, int32_t arg)
+{
+  *h = (WireHead) { .version = WIRE_VERSION, .type = type, .seq = seq, .flow = flow, .arg = arg };
+}
+
 typedef union {
   WireHead      h;
   WireFlow      flow;

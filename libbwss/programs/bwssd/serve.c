@@ -34,16 +34,6 @@ send_to (Client *cl, const void *msg, size_t len, int fd)
   sock_send_msg (cl->fd, msg, len, fd, 0);
 }
 
-static void
-reply (Client *cl, WireHead *h, uint16_t type, uint32_t seq, guint64 flow, int arg)
-{
-  h->version = WIRE_VERSION;
-  h->type = type;
-  h->seq = seq;
-  h->flow = flow;
-  h->arg = arg;
-}
-
 void
 serve_pace (CtlFlow *f, double rate, gpointer data)
 {
@@ -51,7 +41,7 @@ serve_pace (CtlFlow *f, double rate, gpointer data)
   if (cl == NULL)
     return;
   WirePace m = { .read_rate_bps = rate, .mss = f->have_st ? f->st.mss : 0 };
-  reply (cl, &m.h, WIRE_PACE, 0, f->owner_id, 0);
+  wire_head (&m.h, WIRE_PACE, 0, f->owner_id, 0);
   send_to (cl, &m, sizeof m, -1);
 }
 
@@ -128,7 +118,7 @@ on_register (Client *cl, const WireFlow *m, int fd)
     return;
   }
   WireHead h;
-  reply (cl, &h, WIRE_REJECT, m->h.seq, m->h.flow, err);
+  wire_head (&h, WIRE_REJECT, m->h.seq, m->h.flow, err);
   send_to (cl, &h, sizeof h, -1);
 }
 
@@ -180,7 +170,7 @@ on_list (Client *cl, const WireHead *q)
   }
   if (e && len)
     munmap (e, len);
-  reply (cl, &m.h, WIRE_LISTED, q->seq, 0, fd >= 0 ? 0 : BWSS_ENOMEM);
+  wire_head (&m.h, WIRE_LISTED, q->seq, 0, fd >= 0 ? 0 : BWSS_ENOMEM);
   send_to (cl, &m, sizeof m, fd);
   if (fd >= 0)
     close (fd);
@@ -223,14 +213,14 @@ on_message (Client *cl, const WireMsg *m, size_t n, int fd)
     WireFlowStats r = { 0 };
     if (f)
       ctl_flow_stats (s->ctl, f, &r.st);
-    reply (cl, &r.h, f ? WIRE_FLOW : WIRE_DONE, m->h.seq, m->h.flow, f ? 0 : BWSS_ENOENT);
+    wire_head (&r.h, f ? WIRE_FLOW : WIRE_DONE, m->h.seq, m->h.flow, f ? 0 : BWSS_ENOENT);
     send_to (cl, &r, f ? sizeof r : sizeof r.h, -1);
     return TRUE;
   }
   case WIRE_GET_DOMAIN: {
     WireDomain r;
     ctl_stats (s->ctl, &r.st);
-    reply (cl, &r.h, WIRE_DOMAIN, m->h.seq, 0, 0);
+    wire_head (&r.h, WIRE_DOMAIN, m->h.seq, 0, 0);
     send_to (cl, &r, sizeof r, -1);
     return TRUE;
   }
@@ -243,7 +233,7 @@ on_message (Client *cl, const WireMsg *m, size_t n, int fd)
       s->funcs.suspend (m->h.arg != 0, s->funcs.data);
     else
       ctl_set_suspended (s->ctl, m->h.arg != 0);
-    reply (cl, &r, WIRE_DONE, m->h.seq, 0, 0);
+    wire_head (&r, WIRE_DONE, m->h.seq, 0, 0);
     send_to (cl, &r, sizeof r, -1);
     return TRUE;
   }
@@ -273,7 +263,7 @@ on_client (gint fd, GIOCondition cond, gpointer data)
       return G_SOURCE_CONTINUE;
     if (n > 0 && (flags & MSG_CTRUNC) && m.h.type == WIRE_REGISTER && got < 0) {
       WireHead h;                        /* no fd left here for its socket */
-      reply (cl, &h, WIRE_REJECT, m.h.seq, m.h.flow, BWSS_ENOSPC);
+      wire_head (&h, WIRE_REJECT, m.h.seq, m.h.flow, BWSS_ENOSPC);
       send_to (cl, &h, sizeof h, -1);
       continue;
     }
