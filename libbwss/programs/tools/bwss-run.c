@@ -11,13 +11,12 @@
  * preferences are each process's, not each connection's: a process's flows
  * share one share (--share process, the default; --share flow gives each
  * connection its own; --share unit groups by systemd unit).
- * bwss-run stays as the command's parent and is a controller candidate:
- * while it lives the domain has a controller even if every other participant
- * is a preloaded program.  It forwards SIGINT, SIGTERM, SIGHUP and SIGQUIT
- * and exits with the command's status (128 + signal if killed).  On SIGTSTP
- * (Ctrl-Z) it leaves the domain first (so it never stops holding the
- * domain's lock or its controller role), stops the command and itself, and
- * joins again when continued.
+ * bwss-run stays as the command's parent, a client of bwssd that may start
+ * it (the preloaded command never does: bwss/domain.h's NO_CREATE), so the
+ * command's flows find a bwssd even where none ran.  It forwards SIGINT,
+ * SIGTERM, SIGHUP and SIGQUIT and exits with the command's status (128 +
+ * signal if killed).  On SIGTSTP (Ctrl-Z, or a kill of bwss-run alone) it
+ * stops the command and itself, and continues the command with itself.
  *
  * Everything is checked before the domain is touched: a bad option, domain
  * name ($BWSS_DOMAIN too) or a missing command gives one line naming it and
@@ -25,7 +24,6 @@
  * 126 (not executable), as a shell would.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -71,17 +69,13 @@ static GOptionEntry entries[] = {
 };
 
 static pid_t child = -1;
-static int tstp_pipe[2] = { -1, -1 };   /* SIGTSTP's handler writes, the main loop reads */
 
-/* The parent's main loop: the command's exit, forwarded signals, Ctrl-Z
- * and the domain's dispatch (bwss/bwss-glib.h's source: at the time the
- * domain asks for). */
+/* The parent's main loop: the command's exit, forwarded signals and the
+ * domain's dispatch (bwss/bwss-glib.h's source: at the time the domain
+ * asks for). */
 typedef struct {
-  GMainLoop       *loop;
-  BwssDomain      *domain;
-  GSource         *dispatch;
-  int              wstatus;    /* the command's wait status */
-  struct sigaction tstp;
+  GMainLoop  *loop;
+  int         wstatus;         /* the command's wait status */
 } Run;
 
 static void
@@ -108,13 +102,23 @@ forward_quit (int sig)
     kill (child, sig);
 }
 
+/* SIGTSTP (SA_NODEFER: not blocked while it runs): stops the command, then
+ * this process with the default action, puts itself back once continued,
+ * and continues the command.  Only async-signal-safe calls. */
 static void
 on_tstp (int sig)
 {
-  char b = 1;
-  if (write (tstp_pipe[1], &b, 1) < 0) {
-    /* full: a stop is pending already */
-  }
+  int saved = errno;
+  struct sigaction dfl = { .sa_handler = SIG_DFL }, mine;
+  sigemptyset (&dfl.sa_mask);
+  if (child > 0)
+    kill (child, SIGTSTP);
+  sigaction (SIGTSTP, &dfl, &mine);
+  raise (SIGTSTP);                       /* stops here, unless no shell can continue us */
+  sigaction (SIGTSTP, &mine, NULL);
+  if (child > 0)
+    kill (child, SIGCONT);
+  errno = saved;
 }
 
 G_GNUC_NORETURN G_GNUC_PRINTF (2, 3) static void
@@ -199,63 +203,6 @@ check_command (const char *cmd, int *err)
   return status;
 }
 
-/* SIGTSTP: leaves the domain (handing the controller role over; nothing is
- * held, this runs between dispatches), stops the command and itself, and
- * joins the domain again once continued.  Returns the new handle (NULL if
- * the domain cannot be opened again: the command then runs on unmanaged). */
-static BwssDomain *
-stop_and_continue (BwssDomain *domain, const struct sigaction *tstp)
-{
-  bwss_domain_close (domain);
-  if (child > 0)
-    kill (child, SIGTSTP);
-  struct sigaction dfl = { .sa_handler = SIG_DFL };
-  sigemptyset (&dfl.sa_mask);
-  sigaction (SIGTSTP, &dfl, NULL);
-  raise (SIGTSTP);                       /* stops here, unless no shell can continue us */
-  sigaction (SIGTSTP, tstp, NULL);
-  if (child > 0)
-    kill (child, SIGCONT);
-  BwssDomain *d = NULL;
-  int err = bwss_domain_open (NULL, 0, &d);
-  if (err)
-    fprintf (stderr, "bwss-run: cannot open the domain again: %s\n", bwss_strerror (err));
-  return d;
-}
-
-/* Dispatches run->domain from the default main context. */
-static void
-attach_domain (Run *run)
-{
-  if (run->domain == NULL)
-    return;
-  run->dispatch = bwss_domain_source_new (run->domain);
-  g_source_attach (run->dispatch, NULL);
-}
-
-static void
-detach_domain (Run *run)
-{
-  if (run->dispatch == NULL)
-    return;
-  g_source_destroy (run->dispatch);
-  g_clear_pointer (&run->dispatch, g_source_unref);
-}
-
-/* Ctrl-Z, read from the handler's pipe: done here, between dispatches. */
-static gboolean
-on_stop (gint fd, GIOCondition cond, gpointer data)
-{
-  Run *run = data;
-  char buf[16];
-  while (read (fd, buf, sizeof buf) > 0)
-    ;
-  detach_domain (run);
-  run->domain = stop_and_continue (run->domain, &run->tstp);
-  attach_domain (run);
-  return G_SOURCE_CONTINUE;
-}
-
 /* Every option checked with the parsers the shim uses; a bad one ends the
  * program with status 2 before anything runs. */
 static void
@@ -299,27 +246,21 @@ set_child_environment (void)
   g_setenv ("BWSS_INHERIT", opt_no_inherit ? "0" : "1", TRUE);
 }
 
-/* The parent's sources: the child's exit, the signals it forwards, and
- * SIGTSTP's pipe (GLib has no source for SIGTSTP and SIGQUIT). */
+/* The parent's sources: the child's exit and the signals it forwards. */
 static void
 watch_child_and_signals (Run *run)
 {
-  if (!g_unix_open_pipe (tstp_pipe, FD_CLOEXEC, NULL) || !g_unix_set_fd_nonblocking (tstp_pipe[0], TRUE, NULL)
-      || !g_unix_set_fd_nonblocking (tstp_pipe[1], TRUE, NULL))
-    die (1, "pipe: %s", g_strerror (errno));
-  g_unix_fd_add (tstp_pipe[0], G_IO_IN, on_stop, run);
   g_child_watch_add (child, on_child_exit, run);
   g_unix_signal_add (SIGINT, on_forward, GINT_TO_POINTER (SIGINT));
   g_unix_signal_add (SIGTERM, on_forward, GINT_TO_POINTER (SIGTERM));
   g_unix_signal_add (SIGHUP, on_forward, GINT_TO_POINTER (SIGHUP));
-  /* GLib has no source for these two: plain handlers, async-signal-safe
-   * (SIGTSTP's wakes the main loop through tstp_pipe) */
+  /* GLib has no source for these two: plain handlers, async-signal-safe */
   struct sigaction quit = { .sa_handler = forward_quit, .sa_flags = SA_RESTART };
   sigemptyset (&quit.sa_mask);
   sigaction (SIGQUIT, &quit, NULL);
-  run->tstp = (struct sigaction) { .sa_handler = on_tstp, .sa_flags = SA_RESTART };
-  sigemptyset (&run->tstp.sa_mask);
-  sigaction (SIGTSTP, &run->tstp, NULL);
+  struct sigaction tstp = { .sa_handler = on_tstp, .sa_flags = SA_RESTART | SA_NODEFER };
+  sigemptyset (&tstp.sa_mask);
+  sigaction (SIGTSTP, &tstp, NULL);
 }
 
 int
@@ -371,14 +312,15 @@ main (int argc, char **argv)
     _exit (errno == ENOENT ? 127 : 126);
   }
   /* the parent must not run with the shim: its own reads are not flows */
-  Run run = { .loop = g_main_loop_new (NULL, FALSE), .domain = domain, .wstatus = 1 << 8 };
+  Run run = { .loop = g_main_loop_new (NULL, FALSE), .wstatus = 1 << 8 };
   watch_child_and_signals (&run);
-  attach_domain (&run);
+  GSource *dispatch = bwss_domain_source_new (domain);
+  g_source_attach (dispatch, NULL);
 
   g_main_loop_run (run.loop);
-  detach_domain (&run);
+  g_source_destroy (dispatch);
+  g_source_unref (dispatch);
   g_main_loop_unref (run.loop);
-  domain = run.domain;
   int wstatus = run.wstatus;
   bwss_domain_close (domain);
   if (WIFSIGNALED (wstatus))
