@@ -14,6 +14,7 @@
 #include <string.h>
 #include <linux/magic.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "sys.h"
 
@@ -272,6 +273,32 @@ proc_self_has_cap (int cap)
       break;
   fclose (f);
   return cap >= 0 && cap < 64 && ((caps >> cap) & 1);
+}
+
+int
+proc_pidfd (pid_t pid)
+{
+  int fd = (int) syscall (SYS_pidfd_open, pid, 0);
+  return fd < 0 ? -errno : fd;
+}
+
+bool
+proc_pidfd_exited (int pidfd)
+{
+  struct pollfd p = { .fd = pidfd, .events = POLLIN };
+  return sys_poll (&p, 1, 0) != 0;       /* readable once its process exited */
+}
+
+int
+proc_take_fd (pid_t pid, int fd)
+{
+  int pidfd = proc_pidfd (pid);
+  if (pidfd < 0)
+    return pidfd;
+  int dup = (int) syscall (SYS_pidfd_getfd, pidfd, fd, 0);
+  int err = dup < 0 ? -errno : 0;
+  close (pidfd);
+  return dup < 0 ? err : dup;
 }
 
 int

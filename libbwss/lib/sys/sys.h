@@ -262,6 +262,18 @@ int proc_yama_scope (void);
  * number) in its effective set. */
 bool proc_self_has_cap (int cap);
 
+/* A pidfd of @pid (pidfd_open(2), Linux 5.3: it names that process
+ * whatever its pid names later), close-on-exec.  The fd, or -errno. */
+int proc_pidfd (pid_t pid);
+
+/* Returns true if the process of @pidfd has exited (or @pidfd is bad). */
+bool proc_pidfd_exited (int pidfd);
+
+/* Duplicates fd @fd of @pid into this process, close-on-exec
+ * (pidfd_getfd(2), Linux 5.6; ptrace's access rules).  The new fd, or
+ * -errno (-EPERM: not allowed, -ESRCH: gone, -EBADF: no such fd, -ENOSYS). */
+int proc_take_fd (pid_t pid, int fd);
+
 /* Opens the /proc directory of @pid, O_DIRECTORY | O_CLOEXEC, for reads
  * relative to it (openat) that stay with that process.  fd or -errno. */
 int proc_open_dir (pid_t pid);

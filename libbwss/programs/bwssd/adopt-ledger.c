@@ -36,24 +36,6 @@ typedef struct {
 
 /* ---- the directory ---- */
 
-/* Returns 0 if @path is (made, if missing) a directory of this user closed
- * to others, opened without following a link; else -errno. */
-static int
-private_dir (const char *path)
-{
-  if (mkdir (path, 0700) != 0 && errno != EEXIST)
-    return -errno;
-  int fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0)
-    return -errno;
-  struct stat st;
-  int err = fstat (fd, &st) != 0 ? -errno : 0;
-  close (fd);
-  if (err == 0 && (!S_ISDIR (st.st_mode) || st.st_uid != geteuid () || (st.st_mode & 077)))
-    err = -EPERM;
-  return err;
-}
-
 AdoptLedger *
 adopt_ledger_open (const char *dir, const char *domain, GError **error)
 {
@@ -69,10 +51,12 @@ adopt_ledger_open (const char *dir, const char *domain, GError **error)
     }
     path = g_build_filename (runtime, ADOPT_LEDGER_DIR, NULL);
   }
-  int err = private_dir (path);
+  char real[PATH_MAX];
+  int err = rundir_check (path, TRUE, real);   /* made 0700 if missing, no link followed */
   if (err) {
     g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (-err), "%s: %s", path,
-                 err == -EPERM ? "not a directory of this user closed to others" : g_strerror (-err));
+                 err == -EPERM ? "not a directory of this user closed to others (or another user "
+                                 "can replace it)" : g_strerror (-err));
     return NULL;
   }
   AdoptLedger *l = g_new0 (AdoptLedger, 1);
@@ -371,8 +355,10 @@ memo_alive (Memo *m, const Record *r)
   return alive;
 }
 
-guint
-adopt_ledger_restore_dead (AdoptLedger *l, guint *busy)
+/* One pass of adopt_ledger_restore_dead(): *@busy gets the number of
+ * records skipped because someone else held them. */
+static guint
+restore_pass (AdoptLedger *l, guint *busy)
 {
   guint restored = 0, skipped = 0;
   Memo memo = { .n = 0 };
@@ -420,7 +406,16 @@ adopt_ledger_restore_dead (AdoptLedger *l, guint *busy)
     }
   }
   closedir (d);
-  if (busy)
-    *busy = skipped;
+  *busy = skipped;
   return restored;
+}
+
+guint
+adopt_ledger_restore_dead (AdoptLedger *l, gint64 wait_us)
+{
+  gint64 deadline = g_get_monotonic_time () + wait_us;
+  guint n = 0, busy = 0;
+  while ((n += restore_pass (l, &busy), busy > 0) && g_get_monotonic_time () < deadline)
+    g_usleep (20000);
+  return n;
 }

@@ -42,6 +42,10 @@
 
 #define ADOPT_LEDGER_DIR "adopted"
 
+/* How long bwssd at start, its watchdog and `bwssd --restore` try again
+ * the records another process holds (one restoring them too), µs. */
+#define ADOPT_LEDGER_RESTORE_WAIT_US (2 * G_USEC_PER_SEC)
+
 typedef struct AdoptLedger AdoptLedger;
 
 /* Opens the ledger in directory @dir (NULL: ADOPT_LEDGER_DIR in the runtime
@@ -72,9 +76,9 @@ void adopt_ledger_release (AdoptLedger *l, guint64 inode);
 gboolean adopt_ledger_held_elsewhere (AdoptLedger *l, guint64 inode, char **holder);
 
 /* Puts back the clamp of every socket whose record names a dead daemon and
- * removes those records.  Returns the number of sockets given their clamp
- * back; *@busy (if not NULL) gets the number of records skipped because
- * someone else held them. */
-guint adopt_ledger_restore_dead (AdoptLedger *l, guint *busy);
+ * removes those records; a record someone else holds (a bwssd restoring it
+ * too) is tried again for up to @wait_us (0: skipped).  Returns the number
+ * of sockets given their clamp back. */
+guint adopt_ledger_restore_dead (AdoptLedger *l, gint64 wait_us);
 
 #endif

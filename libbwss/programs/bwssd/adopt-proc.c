@@ -3,7 +3,6 @@
  * system layer (see adopt-proc.h). */
 #include <errno.h>
 #include <limits.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include "adopt-helper.h"
 #include "adopt-proc.h"
@@ -111,14 +110,9 @@ adopt_proc_take (pid_t pid, int fd, guint64 inode)
 {
   if (adopt_helper_forced ())
     return adopt_helper_take (pid, fd, inode, -EPERM);
-  int pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
-  if (pidfd < 0)
-    return -errno;
-  int dup = (int) syscall (SYS_pidfd_getfd, pidfd, fd, 0);
-  int err = errno;
-  close (pidfd);
+  int dup = proc_take_fd (pid, fd);
   if (dup < 0)
-    return err == EPERM ? adopt_helper_take (pid, fd, inode, -EPERM) : -err;   /* Yama: bwss-sockd */
+    return dup == -EPERM ? adopt_helper_take (pid, fd, inode, -EPERM) : dup;   /* Yama: bwss-sockd */
   if (!knob_fd_is (dup, inode)) {
     close (dup);
     return -ESTALE;
@@ -155,14 +149,10 @@ adopt_proc_capability (gboolean *can)
 {
   if (adopt_helper_forced ())
     return adopt_helper_capability (can);
-  int self = (int) syscall (SYS_pidfd_open, getpid (), 0);
-  int probe = self >= 0 ? (int) syscall (SYS_pidfd_getfd, self, 0, 0) : -1;
-  int err = errno;
-  if (self >= 0)
-    close (self);
+  int probe = proc_take_fd (getpid (), 0);
   if (probe >= 0)
     close (probe);
-  else if (err == ENOSYS) {
+  else if (probe == -ENOSYS) {
     *can = FALSE;
     return g_strdup ("cannot adopt flows: the kernel has no pidfd_open/pidfd_getfd (Linux 5.6+)");
   }

@@ -6,23 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <glib-unix.h>
 #include "adopt-ledger.h"
 #include "adopt-watchdog.h"
 #include "sys.h"
-
-/* How long the watchdog keeps trying records another process holds (a
- * bwssd restoring them too), µs. */
-#define BUSY_RETRY_US (2 * G_USEC_PER_SEC)
-
-static int
-pidfd_of (pid_t pid)
-{
-  return (int) syscall (SYS_pidfd_open, pid, 0);
-}
 
 /* ---- bwssd's side ---- */
 
@@ -44,12 +33,11 @@ spawn (AdoptWatchdog *w)
     proc_exec_self (argv);             /* only exec after a fork of a threaded process */
     _exit (127);
   }
-  int fd = pidfd_of (pid);
+  int fd = proc_pidfd (pid);
   if (fd < 0) {
-    int err = errno;
     kill (pid, SIGKILL);
     waitpid (pid, NULL, 0);
-    return -err;
+    return fd;
   }
   w->pid = pid;
   w->pidfd = fd;
@@ -110,10 +98,7 @@ adopt_watchdog_start (AdoptWatchdog *w, const char *ledger_dir, void (*give_up) 
 gboolean
 adopt_watchdog_alive (AdoptWatchdog *w)
 {
-  if (w->pid <= 0 || w->pidfd < 0)
-    return FALSE;
-  struct pollfd p = { .fd = w->pidfd, .events = POLLIN };
-  return poll (&p, 1, 0) == 0;         /* readable: it has exited */
+  return w->pid > 0 && w->pidfd >= 0 && !proc_pidfd_exited (w->pidfd);
 }
 
 void
@@ -131,33 +116,17 @@ adopt_watchdog_forget (AdoptWatchdog *w)
 
 /* ---- the watchdog's side ---- */
 
-/* Closes every fd of this process but 0, 1 and 2 (it holds no socket, nor
- * a pipe someone waits on). */
-static bool
-close_fd (int fd, void *data)
-{
-  if (fd > 2)
-    close (fd);
-  return true;
-}
-
-static void
-close_others (void)
-{
-  proc_each_fd (0, close_fd, NULL);
-}
-
 /* Returns once @daemon, this process's parent, has died. */
 static void
 wait_for (pid_t daemon)
 {
-  int fd = pidfd_of (daemon);
+  int fd = proc_pidfd (daemon);
   if (fd >= 0 && getppid () == daemon) {
     /* opened while it was our parent, so it is that process */
     struct pollfd p = { .fd = fd, .events = POLLIN };
     while (poll (&p, 1, -1) < 0 && errno == EINTR)
       ;
-  } else if (fd < 0 && errno == ENOSYS) {
+  } else if (fd == -ENOSYS) {
     while (getppid () == daemon)       /* no pidfd (Linux < 5.3): orphaned when it dies */
       g_usleep (50000);
   }
@@ -172,7 +141,7 @@ adopt_watchdog_main (pid_t daemon, const char *ledger_dir)
   signal (SIGINT, SIG_IGN);
   signal (SIGHUP, SIG_IGN);
   prctl (PR_SET_NAME, "bwssd-watchdog");
-  close_others ();
+  close_range (3, ~0u, 0);             /* it holds no socket, nor a pipe someone waits on */
   wait_for (daemon);
   g_autoptr (GError) error = NULL;
   AdoptLedger *l = adopt_ledger_open (ledger_dir, NULL, &error);
@@ -180,14 +149,7 @@ adopt_watchdog_main (pid_t daemon, const char *ledger_dir)
     g_printerr ("bwssd-watchdog: %s: nothing restored\n", error->message);
     return 1;
   }
-  gint64 deadline = g_get_monotonic_time () + BUSY_RETRY_US;
-  for (;;) {
-    guint busy = 0;
-    adopt_ledger_restore_dead (l, &busy);
-    if (busy == 0 || g_get_monotonic_time () >= deadline)
-      break;
-    g_usleep (20000);
-  }
+  adopt_ledger_restore_dead (l, ADOPT_LEDGER_RESTORE_WAIT_US);
   adopt_ledger_free (l);
   return 0;
 }

@@ -201,18 +201,6 @@ adopter_new (Ctl *ctl, AdoptWatchdog *watchdog, AdoptLedger *ledger, AdoptRules 
   return ad;
 }
 
-const AdoptRules *
-adopter_rules (const Adopter *a)
-{
-  return a->rules;
-}
-
-guint
-adopter_count (const Adopter *a)
-{
-  return g_hash_table_size (a->adopted);
-}
-
 void
 adopter_set_rules (Adopter *ad, AdoptRules *rules)
 {
@@ -244,22 +232,6 @@ adopter_set_rules (Adopter *ad, AdoptRules *rules)
 
 /* ---- one scan ---- */
 
-/* Returns the set of inodes clients handed over (their preferences win
- * over the rules); *@busy TRUE if the domain has flows. */
-static GHashTable *
-registered_by_others (Adopter *ad, gboolean *busy)
-{
-  GHashTable *set = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
-  g_autoptr (GPtrArray) all = ctl_flows (ad->ctl);
-  *busy = all->len > 0;
-  for (guint i = 0; i < all->len; i++) {
-    const CtlFlow *f = all->pdata[i];
-    if (f->owner)
-      g_hash_table_add (set, key_new (f->diag.inode));
-  }
-  return set;
-}
-
 void
 adopter_yield (Adopter *ad, guint64 inode)
 {
@@ -270,18 +242,17 @@ adopter_yield (Adopter *ad, guint64 inode)
   g_hash_table_remove (ad->adopted, &inode);
 }
 
-/* Rules gone and owned: gives back what is closed, no longer its owner's,
- * or registered by its owner. */
+/* Rule gone: gives back what is closed or no longer its owner's (rule
+ * owned is adopter_yield(), when the client registers it). */
 static void
-drop_lost (Adopter *ad, GHashTable *live, GHashTable *others)
+drop_lost (Adopter *ad, GHashTable *live)
 {
   GHashTableIter it;
   gpointer k, v;
   g_hash_table_iter_init (&it, ad->adopted);
   while (g_hash_table_iter_next (&it, &k, &v)) {
     Adopted *a = v;
-    if (g_hash_table_contains (live, k) && !g_hash_table_contains (others, k)
-        && adopt_proc_holds (a->pid, a->owner_fd, a->inode))
+    if (g_hash_table_contains (live, k) && adopt_proc_holds (a->pid, a->owner_fd, a->inode))
       continue;
     give_back (ad, a);
     g_hash_table_iter_remove (&it);
@@ -311,14 +282,15 @@ let_go_elsewhere (Adopter *ad, guint64 inode)
 }
 
 /* Returns TRUE if @k is a download bwssd has not seen yet: this user's,
- * established, received ADOPT_MIN_BYTES and more since the last scan; or
- * one another bwssd held and let go (it was a download then; its receive
- * queue may hold seconds of data, so it may receive nothing for a while). */
+ * established, not in the controller (adopted, or a client's: its
+ * preferences win over the rules), received ADOPT_MIN_BYTES and more since
+ * the last scan; or one another bwssd held and let go (it was a download
+ * then; its receive queue may hold seconds of data, so it may receive
+ * nothing for a while). */
 static gboolean
-is_candidate (Adopter *ad, const KnobInfo *k, guint64 last, GHashTable *others)
+is_candidate (Adopter *ad, const KnobInfo *k, guint64 last)
 {
-  if (k->uid != geteuid () || k->state != SYS_TCP_ESTABLISHED
-      || g_hash_table_contains (ad->adopted, &k->inode) || g_hash_table_contains (others, &k->inode))
+  if (k->uid != geteuid () || k->state != SYS_TCP_ESTABLISHED || ctl_holds_inode (ad->ctl, k->inode))
     return FALSE;
   if (g_hash_table_contains (ad->refused, &k->inode))
     return let_go_elsewhere (ad, k->inode);
@@ -466,27 +438,27 @@ adopter_scan (Adopter *ad)
 {
   gint64 now = g_get_monotonic_time ();
   if (now >= ad->next_sweep) {
-    adopt_ledger_restore_dead (ad->ledger, NULL);   /* what a dead bwssd left, any domain */
+    adopt_ledger_restore_dead (ad->ledger, 0);   /* what a dead bwssd left, any domain */
     ad->next_sweep = now + SWEEP_US;
   }
   if (knob_dump (&ad->dump) != 0)
     return g_hash_table_size (ad->adopted) > 0;
-  gboolean busy = FALSE;
+  g_autoptr (GPtrArray) flows = ctl_flows (ad->ctl);
+  gboolean busy = flows->len > 0;
   g_autoptr (GHashTable) live = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
-  g_autoptr (GHashTable) others = registered_by_others (ad, &busy);
   g_autoptr (GHashTable) wanted = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   for (size_t i = 0; i < ad->dump.n; i++) {
     const KnobInfo *k = &ad->dump.items[i];
     if (k->uid != geteuid ())
       continue;
     guint64 *last = g_hash_table_lookup (ad->last_bytes, &k->inode);
-    if (is_candidate (ad, k, last ? *last : 0, others))
+    if (is_candidate (ad, k, last ? *last : 0))
       g_hash_table_add (wanted, key_new (k->inode));
     guint64 *bytes = g_new (guint64, 1);
     *bytes = k->bytes_received;
     g_hash_table_insert (live, key_new (k->inode), bytes);
   }
-  drop_lost (ad, live, others);
+  drop_lost (ad, live);
   /* the bytes of this scan are the next one's reference; closed sockets forgotten */
   GHashTable *swap = ad->last_bytes;
   ad->last_bytes = g_hash_table_ref (live);

@@ -25,7 +25,7 @@
  * and origin "rule NAME" or "default", controlled like the flows clients
  * hand over, their windows set through bwssd's duplicates.
  * The status (what was not adopted and why) goes to a JSON file next to the
- * domain's segment, which bwss-top shows.  The clamp each adopted socket had
+ * domain's socket, which bwss-top shows.  The clamp each adopted socket had
  * is in the ledger (adopt-ledger.h) before bwssd touches it.
  */
 #ifndef BWSS_ADOPTER_H
@@ -59,9 +59,6 @@ Adopter *adopter_new (Ctl *ctl, AdoptWatchdog *watchdog, AdoptLedger *ledger, Ad
 /* Replaces the rules (taking @rules) and applies them to the adopted flows. */
 void adopter_set_rules (Adopter *a, AdoptRules *rules);
 
-/* Returns the rules in force. */
-const AdoptRules *adopter_rules (const Adopter *a);
-
 /* One scan (the rule table above).  Returns TRUE while the domain has flows
  * (the next scan is due in ADOPT_SCAN_MS, else ADOPT_IDLE_SCAN_US). */
 gboolean adopter_scan (Adopter *a);
@@ -69,9 +66,6 @@ gboolean adopter_scan (Adopter *a);
 /* Gives back the adopted socket @inode, if adopted (a client hands it
  * over: its owner's preferences win over the rules). */
 void adopter_yield (Adopter *a, guint64 inode);
-
-/* Returns the number of flows adopted now. */
-guint adopter_count (const Adopter *a);
 
 /* Writes the status file now (it is written after every scan too): a
  * bwssd that never scans (autostarted) is found by bwss-top all the same. */

@@ -420,18 +420,6 @@ rules_at_start (void)
   return adopt_rules_builtin ();
 }
 
-/* Gives back every socket whose record in @l names a dead daemon, trying
- * records another process holds for up to 2 s.  Returns how many. */
-static guint
-restore_dead (AdoptLedger *l)
-{
-  gint64 deadline = g_get_monotonic_time () + 2 * G_USEC_PER_SEC;
-  guint n = 0, busy = 0;
-  while ((n += adopt_ledger_restore_dead (l, &busy), busy > 0) && g_get_monotonic_time () < deadline)
-    g_usleep (20000);
-  return n;
-}
-
 /* --restore (the unit's ExecStopPost): what a dead bwssd left adopted, any
  * domain.  Returns the exit status. */
 static int
@@ -443,7 +431,7 @@ restore_left (void)
     g_printerr ("bwssd: %s\n", error->message);
     return 1;
   }
-  guint n = restore_dead (l);
+  guint n = adopt_ledger_restore_dead (l, ADOPT_LEDGER_RESTORE_WAIT_US);
   g_print ("bwssd: %u socket%s left adopted by a dead bwssd given back\n", n, n == 1 ? "" : "s");
   adopt_ledger_free (l);
   return 0;
@@ -501,7 +489,7 @@ become_daemon (int *lock, AdoptLedger **ledger, int *listen_fd)
     close (*lock);
     return 1;
   }
-  guint n = restore_dead (*ledger);
+  guint n = adopt_ledger_restore_dead (*ledger, ADOPT_LEDGER_RESTORE_WAIT_US);
   if (n)
     g_printerr ("bwssd: %u socket%s left adopted by a dead bwssd given back\n", n, n == 1 ? "" : "s");
   return 0;

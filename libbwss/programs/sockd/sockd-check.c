@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,14 +36,6 @@ all_are (const unsigned ids[4], unsigned id)
   return ids[0] == id && ids[1] == id && ids[2] == id && ids[3] == id;
 }
 
-/* Returns true if the process of @pidfd has not exited. */
-static bool
-pidfd_running (int pidfd)
-{
-  struct pollfd p = { .fd = pidfd, .events = POLLIN };
-  return poll (&p, 1, 0) == 0;              /* a pidfd reads ready once its process exited */
-}
-
 static void
 task_close (Task *p)
 {
@@ -63,7 +54,7 @@ task_open_dir (pid_t pid, int pidfd, Task *p)
 {
   p->pidfd = pidfd;
   p->dir = proc_open_dir (pid);
-  if (p->dir < 0 || !pidfd_running (pidfd)) {   /* alive after the open: the directory is its */
+  if (p->dir < 0 || proc_pidfd_exited (pidfd)) {   /* alive after the open: the directory is its */
     task_close (p);
     return SOCKD_GONE;
   }
@@ -75,9 +66,9 @@ static SockdStatus
 task_open (pid_t pid, Task *p)
 {
   p->pidfd = p->dir = -1;
-  int pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
+  int pidfd = proc_pidfd (pid);
   if (pidfd < 0)
-    return errno == EINVAL ? SOCKD_BAD_REQUEST : SOCKD_GONE;   /* EINVAL: a thread, not a process */
+    return pidfd == -EINVAL ? SOCKD_BAD_REQUEST : SOCKD_GONE;   /* EINVAL: a thread, not a process */
   return task_open_dir (pid, pidfd, p);
 }
 
@@ -160,7 +151,7 @@ sockd_check_caller (int conn, const SockdSelf *self, SockdCaller *caller)
     s = SOCKD_CALLER_NAMESPACE;
   else if (!caller_unconfined (conn, p.dir))
     s = SOCKD_CALLER_CONFINED;
-  else if (!pidfd_running (p.pidfd))
+  else if (proc_pidfd_exited (p.pidfd))
     s = SOCKD_GONE;                        /* what was read may be another process's */
   caller->cap_prm = st.cap_prm;
   task_close (&p);
@@ -260,7 +251,7 @@ sockd_take (const SockdSelf *self, const SockdCaller *c, const SockdRequest *req
   }
   s = check_socket (dup, req->inode, c, err);
   if (s == SOCKD_OK) {                     /* the holder may have changed while we took it */
-    SockdStatus again = pidfd_running (p.pidfd) ? check_holder (p.dir, self, c) : SOCKD_GONE;
+    SockdStatus again = !proc_pidfd_exited (p.pidfd) ? check_holder (p.dir, self, c) : SOCKD_GONE;
     if (again != SOCKD_OK)
       s = again == SOCKD_GONE ? SOCKD_GONE : SOCKD_CHANGED;
   }
