@@ -365,17 +365,14 @@ write_status (Adopter *ad)
     return;
   g_autoptr (JsonBuilder) b = json_builder_new ();
   json_builder_begin_object (b);
-  json_builder_set_member_name (b, "pid");
-  tool_json_add_number (b, getpid ());
+  tool_json_add_number (b, "pid", getpid ());
   json_builder_set_member_name (b, "rules");
   if (ad->rules->path)
-    tool_json_add_string (b, ad->rules->path, 4096);
+    tool_json_add_string (b, NULL, ad->rules->path, 4096);
   else
     json_builder_add_null_value (b);
-  json_builder_set_member_name (b, "adoption");
-  tool_json_add_string (b, ad->capability, 4096);
-  json_builder_set_member_name (b, "adopted");
-  tool_json_add_number (b, g_hash_table_size (ad->adopted));
+  tool_json_add_string (b, "adoption", ad->capability, 4096);
+  tool_json_add_number (b, "adopted", g_hash_table_size (ad->adopted));
   json_builder_set_member_name (b, "not_adopted");
   json_builder_begin_array (b);
   GHashTableIter it;
@@ -385,20 +382,16 @@ write_status (Adopter *ad)
   while (g_hash_table_iter_next (&it, NULL, &v) && listed++ < ADOPT_STATUS_MAX_REFUSED) {
     const Refused *r = v;
     json_builder_begin_object (b);
-    json_builder_set_member_name (b, "pid");
-    tool_json_add_number (b, r->pid);
-    json_builder_set_member_name (b, "command");
-    tool_json_add_string (b, r->comm, 64);
-    json_builder_set_member_name (b, "remote");
-    tool_json_add_string (b, r->remote, sizeof r->remote);
-    json_builder_set_member_name (b, "reason");
-    tool_json_add_string (b, r->reason, 256);
+    tool_json_add_number (b, "pid", r->pid);
+    tool_json_add_string (b, "command", r->comm, 64);
+    tool_json_add_string (b, "remote", r->remote, sizeof r->remote);
+    tool_json_add_string (b, "reason", r->reason, 256);
     json_builder_end_object (b);
   }
   json_builder_end_array (b);
-  json_builder_set_member_name (b, "not_adopted_omitted");
   guint refused = g_hash_table_size (ad->refused);
-  tool_json_add_number (b, refused > ADOPT_STATUS_MAX_REFUSED ? refused - ADOPT_STATUS_MAX_REFUSED : 0);
+  tool_json_add_number (b, "not_adopted_omitted",
+                        refused > ADOPT_STATUS_MAX_REFUSED ? refused - ADOPT_STATUS_MAX_REFUSED : 0);
   json_builder_end_object (b);
   g_autofree char *text = tool_json_to_string (b);
   if (g_strcmp0 (text, ad->last_status) == 0)

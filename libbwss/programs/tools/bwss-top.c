@@ -80,22 +80,7 @@ static GOptionEntry entries[] = {
 static void
 add_rate (JsonBuilder *b, const char *name, double bps)
 {
-  json_builder_set_member_name (b, name);
-  tool_json_add_number (b, bps < 0 ? NAN : bps);
-}
-
-static void
-add_number (JsonBuilder *b, const char *name, double v)
-{
-  json_builder_set_member_name (b, name);
-  tool_json_add_number (b, v);
-}
-
-static void
-add_string (JsonBuilder *b, const char *name, const char *s, size_t max)
-{
-  json_builder_set_member_name (b, name);
-  tool_json_add_string (b, s, max);
+  tool_json_add_number (b, name, bps < 0 ? NAN : bps);
 }
 
 /* Returns member @name of @o if it is a string, else "?". */
@@ -192,17 +177,17 @@ read_bwssd_status (void)
 static void
 add_bwssd (JsonBuilder *b, JsonObject *st)
 {
-  add_number (b, "bwssd_pid", st ? (double) int_member (st, "pid") : NAN);
+  tool_json_add_number (b, "bwssd_pid", st ? (double) int_member (st, "pid") : NAN);
   json_builder_set_member_name (b, "not_adopted");
   json_builder_begin_array (b);
   JsonArray *a = st ? not_adopted (st) : NULL;
   for (guint i = 0; a && i < json_array_get_length (a); i++) {
     JsonObject *r = json_array_get_object_element (a, i);
     json_builder_begin_object (b);
-    add_number (b, "pid", (double) int_member (r, "pid"));
-    add_string (b, "command", str_member (r, "command"), 64);
-    add_string (b, "remote", str_member (r, "remote"), 64);
-    add_string (b, "reason", str_member (r, "reason"), 256);
+    tool_json_add_number (b, "pid", (double) int_member (r, "pid"));
+    tool_json_add_string (b, "command", str_member (r, "command"), 64);
+    tool_json_add_string (b, "remote", str_member (r, "remote"), 64);
+    tool_json_add_string (b, "reason", str_member (r, "reason"), 256);
     json_builder_end_object (b);
   }
   json_builder_end_array (b);
@@ -225,9 +210,8 @@ print_json (const BwssDomainStats *ds, const BwssFlowInfo *rows, const BwssFlowG
 {
   g_autoptr (JsonBuilder) b = json_builder_new ();
   json_builder_begin_object (b);
-  add_number (b, "controller_pid", ds->controller_pid);
-  json_builder_set_member_name (b, "phase");
-  json_builder_add_string_value (b, ds->controller_pid ? bwss_phase_name (ds->phase) : "none");
+  tool_json_add_number (b, "controller_pid", ds->controller_pid);
+  tool_json_add_string (b, "phase", ds->controller_pid ? bwss_phase_name (ds->phase) : "none", 64);
   /* what the loop does (bwss_phase_mode()), null where nothing is decided */
   const char *mode = ds->controller_pid && !ds->suspended ? bwss_phase_mode (ds->phase) : NULL;
   json_builder_set_member_name (b, "mode");
@@ -236,11 +220,11 @@ print_json (const BwssDomainStats *ds, const BwssFlowInfo *rows, const BwssFlowG
   else
     json_builder_add_null_value (b);
   add_rate (b, "sigma_bps", ds->controller_pid ? ds->sigma_bps : -1);
-  json_builder_set_member_name (b, "loop");
-  json_builder_add_string_value (b, bwss_loop_name (ds->loop));
-  add_number (b, "queue_delay_us", ds->controller_pid && ds->queue_us >= 0 ? ds->queue_us : NAN);
-  add_number (b, "queue_target_us",
-              ds->controller_pid && ds->loop == BWSS_LOOP_DELAY ? ds->queue_target_us : NAN);
+  tool_json_add_string (b, "loop", bwss_loop_name (ds->loop), 64);
+  tool_json_add_number (b, "queue_delay_us",
+                        ds->controller_pid && ds->queue_us >= 0 ? ds->queue_us : NAN);
+  tool_json_add_number (b, "queue_target_us",
+                        ds->controller_pid && ds->loop == BWSS_LOOP_DELAY ? ds->queue_target_us : NAN);
   add_rate (b, "aggregate_bps", ds->controller_pid ? ds->aggregate_bps : -1);
   json_builder_set_member_name (b, "suspended");
   json_builder_add_boolean_value (b, ds->suspended);
@@ -251,27 +235,26 @@ print_json (const BwssDomainStats *ds, const BwssFlowInfo *rows, const BwssFlowG
   for (size_t i = 0; i < n; i++) {
     const BwssFlowInfo *f = &rows[i];
     json_builder_begin_object (b);
-    add_number (b, "pid", f->pid);
-    add_string (b, "command", f->comm, sizeof f->comm);
-    add_string (b, "origin", f->origin, sizeof f->origin);
-    add_string (b, "local", f->local, sizeof f->local);
-    add_string (b, "remote", f->remote, sizeof f->remote);
-    add_number (b, "priority", f->stats.prefs.priority);
-    add_number (b, "min_rate_bps", f->stats.prefs.min_rate_bps);
-    add_number (b, "weight", f->stats.prefs.weight);
-    json_builder_set_member_name (b, "share");
-    json_builder_add_string_value (b, groups[i].group ? bwss_share_name (groups[i].share) : "flow");
-    json_builder_set_member_name (b, "group");   /* a key the flows of one group share */
+    tool_json_add_number (b, "pid", f->pid);
+    tool_json_add_string (b, "command", f->comm, sizeof f->comm);
+    tool_json_add_string (b, "origin", f->origin, sizeof f->origin);
+    tool_json_add_string (b, "local", f->local, sizeof f->local);
+    tool_json_add_string (b, "remote", f->remote, sizeof f->remote);
+    tool_json_add_number (b, "priority", f->stats.prefs.priority);
+    tool_json_add_number (b, "min_rate_bps", f->stats.prefs.min_rate_bps);
+    tool_json_add_number (b, "weight", f->stats.prefs.weight);
+    tool_json_add_string (b, "share", groups[i].group ? bwss_share_name (groups[i].share) : "flow", 64);
+    /* a key the flows of one group share */
     g_autofree char *key = g_strdup_printf ("%016" G_GINT64_MODIFIER "x", groups[i].group);
-    json_builder_add_string_value (b, key);
-    add_number (b, "group_members", groups[i].members);
+    tool_json_add_string (b, "group", key, 64);
+    tool_json_add_number (b, "group_members", groups[i].members);
     add_rate (b, "target_bps", f->stats.target_bps);
     add_rate (b, "rate_bps", f->stats.rate_bps);
-    add_number (b, "rtt_us", f->stats.rtt_us);
-    add_number (b, "base_rtt_us", f->stats.base_rtt_us);
-    add_number (b, "window_bytes", f->stats.window_bytes);
-    add_number (b, "read_rate_bps", f->stats.read_rate_bps);
-    add_number (b, "bytes_received", (double) f->stats.bytes_received);
+    tool_json_add_number (b, "rtt_us", f->stats.rtt_us);
+    tool_json_add_number (b, "base_rtt_us", f->stats.base_rtt_us);
+    tool_json_add_number (b, "window_bytes", f->stats.window_bytes);
+    tool_json_add_number (b, "read_rate_bps", f->stats.read_rate_bps);
+    tool_json_add_number (b, "bytes_received", (double) f->stats.bytes_received);
     json_builder_set_member_name (b, "controlled");
     json_builder_add_boolean_value (b, f->stats.controlled);
     json_builder_end_object (b);

@@ -120,13 +120,6 @@ late_trace_read (LateTrace *tr, FILE *in, const char *name, GError **error)
   return TRUE;
 }
 
-static void
-add_number (JsonBuilder *b, const char *name, double v)
-{
-  json_builder_set_member_name (b, name);
-  tool_json_add_number (b, v);
-}
-
 char *
 late_trace_report (const LateTrace *tr, double end)
 {
@@ -141,14 +134,14 @@ late_trace_report (const LateTrace *tr, double end)
   for (size_t i = 0; i < late->n_thresholds; i++) {
     char key[G_ASCII_DTOSTR_BUF_SIZE];
     g_ascii_formatd (key, sizeof key, "%g", late->thresholds_s[i]);
-    add_number (jb, key, bwss_late_fraction (late, i, end_us));
+    tool_json_add_number (jb, key, bwss_late_fraction (late, i, end_us));
   }
   json_builder_end_object (jb);
-  add_number (jb, "required_prebuffer_s", bwss_late_required_prebuffer (late, end_us));
-  add_number (jb, "packets", (double) late->arrived);
-  add_number (jb, "bytes", (double) late->bytes);
-  add_number (jb, "t0", first_byte_s);
-  add_number (jb, "end", end);
+  tool_json_add_number (jb, "required_prebuffer_s", bwss_late_required_prebuffer (late, end_us));
+  tool_json_add_number (jb, "packets", (double) late->arrived);
+  tool_json_add_number (jb, "bytes", (double) late->bytes);
+  tool_json_add_number (jb, "t0", first_byte_s);
+  tool_json_add_number (jb, "end", end);
   json_builder_end_object (jb);
   return tool_json_to_string (jb);
 }

@@ -25,8 +25,10 @@ writes_valid (double v)
 }
 
 void
-tool_json_add_number (JsonBuilder *b, double v)
+tool_json_add_number (JsonBuilder *b, const char *member, double v)
 {
+  if (member)
+    json_builder_set_member_name (b, member);
   if (!isfinite (v)) {
     json_builder_add_null_value (b);
     return;
@@ -41,8 +43,10 @@ tool_json_add_number (JsonBuilder *b, double v)
 }
 
 void
-tool_json_add_string (JsonBuilder *b, const char *s, size_t max)
+tool_json_add_string (JsonBuilder *b, const char *member, const char *s, size_t max)
 {
+  if (member)
+    json_builder_set_member_name (b, member);
   size_t len = strnlen (s, max);
   g_autofree char *valid = g_utf8_make_valid (s, (gssize) len);
   json_builder_add_string_value (b, valid);

@@ -9,20 +9,22 @@
 #include <stddef.h>
 #include <json-glib/json-glib.h>
 
-/* Adds @v: null if not finite, an integer if it is one (below 2^53), else a
- * double json-glib writes as a valid JSON number. */
-void tool_json_add_number (JsonBuilder *b, double v);
+/* Adds @v, as the object's member @member (NULL: an array's next value):
+ * null if not finite, an integer if it is one (below 2^53), else a double
+ * json-glib writes as a valid JSON number. */
+void tool_json_add_number (JsonBuilder *b, const char *member, double v);
 
 /* Adds the text of @s (up to a NUL or @max bytes), with invalid UTF-8
- * replaced by U+FFFD. */
-void tool_json_add_string (JsonBuilder *b, const char *s, size_t max);
+ * replaced by U+FFFD, as the member @member (NULL: an array's value). */
+void tool_json_add_string (JsonBuilder *b, const char *member, const char *s, size_t max);
 
-/* Returns the builder's root as one line of JSON (free it with g_free()). */
 /* Parses the JSON text @text (@len bytes) whose arrays and objects nest at
  * most @max_depth deep (json-glib's parser recurses once per level: 100 000
  * nested '[' overflow its stack).  Returns the root (json_node_unref() it),
  * or NULL with @error set (a deeper text is refused before it is parsed). */
 JsonNode *tool_json_parse (const char *text, gsize len, guint max_depth, GError **error);
+
+/* Returns the builder's root as one line of JSON (free it with g_free()). */
 char *tool_json_to_string (JsonBuilder *b);
 
 #endif
