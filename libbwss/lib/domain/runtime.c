@@ -45,31 +45,10 @@
 
 /* ---- names ---- */
 
-int
-bwss_domain_check_name (const char *name)
-{
-  if (name == NULL || name[0] == '\0' || name[0] == '.')
-    return BWSS_EINVAL;
-  size_t n = strlen (name);
-  if (n > BWSS_DOMAIN_NAME_MAX)
-    return BWSS_EINVAL;
-  for (size_t i = 0; i < n; i++) {
-    char c = name[i];
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-          || c == '-' || c == '_' || c == '.'))
-      return BWSS_EINVAL;
-  }
-  return BWSS_OK;
-}
-
-/* Returns true if @s may follow a domain name in a file name: up to
- * SUFFIX_MAX of [A-Za-z0-9._-] (so no '/'). */
+/* Returns true if the @n bytes of @s are all [A-Za-z0-9._-] (so no '/'). */
 static bool
-suffix_ok (const char *s)
+name_chars (const char *s, size_t n)
 {
-  size_t n = strlen (s);
-  if (n > SUFFIX_MAX)
-    return false;
   for (size_t i = 0; i < n; i++) {
     char c = s[i];
     if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
@@ -77,6 +56,15 @@ suffix_ok (const char *s)
       return false;
   }
   return true;
+}
+
+int
+bwss_domain_check_name (const char *name)
+{
+  if (name == NULL || name[0] == '\0' || name[0] == '.')
+    return BWSS_EINVAL;
+  size_t n = strlen (name);
+  return n <= BWSS_DOMAIN_NAME_MAX && name_chars (name, n) ? BWSS_OK : BWSS_EINVAL;
 }
 
 /* ---- the directory ---- */
@@ -93,35 +81,19 @@ from_errno (int e)
   }
 }
 
-/* Checks the directory @path (rundir_check(), sys.h), creating it first if
- * @create.  Returns 0 with its real path in @real (PATH_MAX bytes), or a
+/* Makes or checks the runtime directory @dir (rundir_check(), sys.h);
+ * writes its real path (or, if refused, @dir) to @path.  Returns 0 or a
  * BWSS_E code. */
-static int
-check_dir (const char *path, bool create, char *real)
-{
-  int err = rundir_check (path, create, real);
-  return err ? from_errno (-err) : 0;
-}
-
-/* Copies @src to @path (@len bytes).  Returns 0 or BWSS_EINVAL (too long). */
-static int
-put (char *path, size_t len, const char *src)
-{
-  if (strlen (src) >= len)
-    return BWSS_EINVAL;
-  memcpy (path, src, strlen (src) + 1);
-  return 0;
-}
-
-/* Makes or checks the runtime directory @dir; writes its real path (or, if
- * refused, @dir) to @path.  Returns what check_dir() does. */
 static int
 finish (const char *dir, char *path, size_t len)
 {
   char real[PATH_MAX];
-  int err = check_dir (dir, true, real);
-  int perr = put (path, len, err ? dir : real);
-  return err ? err : perr;
+  int err = rundir_check (dir, true, real);
+  const char *out = err ? dir : real;
+  if (strlen (out) >= len)
+    return err ? from_errno (-err) : BWSS_EINVAL;
+  memcpy (path, out, strlen (out) + 1);
+  return err ? from_errno (-err) : 0;
 }
 
 int
@@ -135,7 +107,7 @@ bwss_runtime_dir (char *path, size_t len)
   const char *xdg = getenv ("XDG_RUNTIME_DIR");
   const char *bases[] = { xdg && xdg[0] == '/' ? xdg : NULL, run_user };
   for (size_t i = 0; i < sizeof bases / sizeof bases[0]; i++) {
-    if (bases[i] == NULL || check_dir (bases[i], false, base) != 0)
+    if (bases[i] == NULL || rundir_check (bases[i], false, base) != 0)
       continue;                        /* unset, missing or not private: the next */
     snprintf (dir, sizeof dir, "%s/bwss", base);
     return finish (dir, path, len);
@@ -155,8 +127,8 @@ bwss_domain_path (const char *name, const char *suffix, char *path, size_t len)
     snprintf (own, sizeof own, "bwss-%u", (unsigned) geteuid ());
     name = own;
   }
-  if (bwss_domain_check_name (name) != BWSS_OK || suffix == NULL || !suffix_ok (suffix)
-      || path == NULL || len == 0)
+  if (bwss_domain_check_name (name) != BWSS_OK || suffix == NULL || strlen (suffix) > SUFFIX_MAX
+      || !name_chars (suffix, strlen (suffix)) || path == NULL || len == 0)
     return BWSS_EINVAL;
   int err = bwss_runtime_dir (path, len);
   if (err)
