@@ -221,23 +221,24 @@ on_scan (gpointer data)
 }
 
 static gboolean
-scan_source_dispatch (GSource *source, GSourceFunc callback, gpointer data)
+timed_source_dispatch (GSource *source, GSourceFunc callback, gpointer data)
 {
   return callback (data);
 }
 
-/* The scan's source: runs at the ready time on_scan() sets, first at once. */
+/* A source that calls @func (@dm) at the ready time it sets itself (the
+ * first: @ready, monotonic µs; -1 none), at @priority. */
 static GSource *
-scan_source_new (Daemon *dm)
+timed_source_new (const char *name, int priority, GSourceFunc func, Daemon *dm, gint64 ready)
 {
-  static GSourceFuncs funcs = { NULL, NULL, scan_source_dispatch, NULL, NULL, NULL };
+  static GSourceFuncs funcs = { NULL, NULL, timed_source_dispatch, NULL, NULL, NULL };
   GSource *source = g_source_new (&funcs, sizeof (GSource));
-  g_source_set_name (source, "bwssd-scan");
-  g_source_set_callback (source, on_scan, dm, NULL);
-  g_source_set_ready_time (source, 0);
+  g_source_set_name (source, name);
+  g_source_set_priority (source, priority);
+  g_source_set_callback (source, func, dm, NULL);
+  g_source_set_ready_time (source, ready);
   return source;
 }
-
 
 /* A controller round, and when the next is due: the control period while
  * there are flows; none (no wakeup) without. */
@@ -253,18 +254,6 @@ on_round (gpointer data)
   }
   g_source_set_ready_time (dm->round, wait ? now + (gint64) wait : -1);
   return G_SOURCE_CONTINUE;
-}
-
-static GSource *
-round_source_new (Daemon *dm)
-{
-  static GSourceFuncs funcs = { NULL, NULL, scan_source_dispatch, NULL, NULL, NULL };
-  GSource *source = g_source_new (&funcs, sizeof (GSource));
-  g_source_set_name (source, "bwssd-round");
-  g_source_set_priority (source, G_PRIORITY_HIGH);
-  g_source_set_callback (source, on_round, dm, NULL);
-  g_source_set_ready_time (source, -1);
-  return source;
 }
 
 static gboolean
@@ -543,10 +532,10 @@ run (int listen_fd, AdoptLedger *ledger, AdoptRules *rules)
     adopt_rules_free (rules);
     return 1;
   }
-  g_autofree char *status = tool_domain_bwssd_status (opt_domain);
+  g_autofree char *status = tool_domain_path (opt_domain, ".bwssd");
   CtlFuncs cf = { .pace = serve_pace };
   dm.ctl = ctl_new (&cf);
-  dm.round = round_source_new (&dm);
+  dm.round = timed_source_new ("bwssd-round", G_PRIORITY_HIGH, on_round, &dm, -1);
   g_source_attach (dm.round, NULL);
   dm.adopter = adopter_new (dm.ctl, &dm.watchdog, ledger, rules, status, capability);
   g_autofree char *suspended = tool_domain_path (opt_domain, ".suspended");
@@ -557,7 +546,7 @@ run (int listen_fd, AdoptLedger *ledger, AdoptRules *rules)
   dm.serve = serve_new (dm.ctl, listen_fd, &sf);
   on_serve_changed (&dm);              /* autostarted: exits if nobody connects */
   if (can) {
-    dm.scan = scan_source_new (&dm);
+    dm.scan = timed_source_new ("bwssd-scan", G_PRIORITY_DEFAULT, on_scan, &dm, 0);
     on_scan (&dm);                     /* the first scan before anything else */
     g_source_attach (dm.scan, NULL);
   }

@@ -139,7 +139,7 @@ ignore_status (const char *why)
 static JsonObject *
 read_bwssd_status (void)
 {
-  g_autofree char *path = tool_domain_bwssd_status (opt_domain);
+  g_autofree char *path = tool_domain_path (opt_domain, ".bwssd");
   g_autofree char *text = NULL;
   gsize len = 0;
   g_autoptr (GError) error = NULL;
@@ -446,8 +446,8 @@ pause_for (double seconds)
   nanosleep (&ts, NULL);
 }
 
-/* Takes one snapshot of the domain, retrying while its lock is busy for at
- * most BUSY_WAIT_US.  Returns 0, BWSS_EBUSY or another BWSS_E code. */
+/* Takes one snapshot of the domain, asking again while bwssd does not
+ * answer for at most BUSY_WAIT_US.  Returns 0, BWSS_EBUSY or another code. */
 static int
 snapshot (BwssDomain *d, BwssDomainStats *ds, BwssFlowInfo *rows, BwssFlowGroup *groups, size_t *n)
 {

@@ -47,9 +47,3 @@ tool_domain_path (const char *opt, const char *suffix)
     return NULL;
   return g_strdup (path);
 }
-
-char *
-tool_domain_bwssd_status (const char *opt)
-{
-  return tool_domain_path (opt, ".bwssd");
-}

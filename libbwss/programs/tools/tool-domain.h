@@ -19,12 +19,9 @@ char *tool_domain_name (const char *opt);
  * naming the directory refused and why (g_free() it). */
 char *tool_domain_runtime_problem (void);
 
-/* Returns the path of the domain's file @suffix ("" the segment, ".bwssd"
- * bwssd's status, ".bwssd.lock" its lock) for the domain in force, or NULL
+/* Returns the path of the domain's file @suffix (".sock" bwssd's socket,
+ * ".bwssd" its status, ".bwssd.lock" its lock) for the domain in force, or NULL
  * if the name or the runtime directory is bad (g_free() it). */
 char *tool_domain_path (const char *opt, const char *suffix);
-
-/* tool_domain_path (@opt, ".bwssd"): bwssd's status file. */
-char *tool_domain_bwssd_status (const char *opt);
 
 #endif
