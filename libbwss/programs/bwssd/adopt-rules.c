@@ -61,13 +61,6 @@ adopt_rules_free (AdoptRules *r)
   g_free (r);
 }
 
-/* Returns @line with the spaces around it cut off (in place). */
-static char *
-trim (char *line)
-{
-  return g_strstrip (line);
-}
-
 /* Returns the 1-based line of @key in [@group] of @text, or of the group's
  * header if @key is NULL; 0 if not found. */
 static int
@@ -76,7 +69,7 @@ line_of (const char *text, const char *group, const char *key)
   g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
   gboolean in_group = FALSE;
   for (int i = 0; lines[i]; i++) {
-    char *l = trim (lines[i]);
+    char *l = g_strstrip (lines[i]);
     if (l[0] == '[') {
       char *end = strrchr (l, ']');
       if (end) {
@@ -90,7 +83,7 @@ line_of (const char *text, const char *group, const char *key)
     char *eq = strchr (l, '=');
     if (in_group && key && eq) {
       *eq = '\0';
-      if (g_strcmp0 (trim (l), key) == 0)
+      if (g_strcmp0 (g_strstrip (l), key) == 0)
         return i + 1;
     }
   }
@@ -121,7 +114,7 @@ check_lines (const char *path, const char *text, GError **error)
 {
   g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
   for (int i = 0; lines[i]; i++) {
-    const char *l = trim (lines[i]);
+    const char *l = g_strstrip (lines[i]);
     gboolean ok = l[0] == '\0' || l[0] == '#'
                   || (l[0] == '[' && l[strlen (l) - 1] == ']' && strlen (l) > 2)
                   || (strchr (l, '=') != NULL && l[0] != '=');
@@ -147,7 +140,7 @@ get_list (GKeyFile *kf, const char *path, const char *text, const char *group, c
     return NULL;
   }
   for (int i = 0; raw[i]; i++)
-    if (trim (raw[i])[0] == '\0') {
+    if (g_strstrip (raw[i])[0] == '\0') {
       fail (error, path, text, group, key, "an empty item in the list");
       return NULL;
     }
@@ -231,7 +224,7 @@ read_matches (GKeyFile *kf, const char *path, const char *text, const char *grou
     r->masks = g_ptr_array_new_with_free_func (g_object_unref);
     for (int i = 0; addrs[i]; i++) {
       const char *why = NULL;
-      GInetAddressMask *m = parse_mask (trim (addrs[i]), &why);
+      GInetAddressMask *m = parse_mask (g_strstrip (addrs[i]), &why);
       if (m == NULL) {
         g_autofree char *q = tool_file_quote (addrs[i], -1);
         fail (error, path, text, group, "remote-address", "'%s' %s", q,
@@ -254,29 +247,29 @@ read_actions (GKeyFile *kf, const char *path, const char *text, const char *grou
   g_autofree char *weight = g_key_file_get_value (kf, group, "weight", NULL);
   g_autofree char *adopt = g_key_file_get_value (kf, group, "adopt", NULL);
   g_autofree char *share = g_key_file_get_value (kf, group, "share", NULL);
-  if (prio && bwss_parse_priority (trim (prio), &r->prefs.priority) != 0) {
+  if (prio && bwss_parse_priority (g_strstrip (prio), &r->prefs.priority) != 0) {
     g_autofree char *q = tool_file_quote (prio, -1);
     fail (error, path, text, group, "priority", "'%s' is not a priority (an integer from %d to %d)",
           q, BWSS_PRIORITY_MIN, BWSS_PRIORITY_MAX);
     return FALSE;
   }
-  if (min && bwss_parse_rate (trim (min), &r->prefs.min_rate_bps) != 0) {
+  if (min && bwss_parse_rate (g_strstrip (min), &r->prefs.min_rate_bps) != 0) {
     g_autofree char *q = tool_file_quote (min, -1);
     fail (error, path, text, group, "min-rate", "'%s' is not a rate (e.g. 500k, 2.5M, 960000)", q);
     return FALSE;
   }
-  if (weight && bwss_parse_weight (trim (weight), &r->prefs.weight) != 0) {
+  if (weight && bwss_parse_weight (g_strstrip (weight), &r->prefs.weight) != 0) {
     g_autofree char *q = tool_file_quote (weight, -1);
     fail (error, path, text, group, "weight", "'%s' is not a weight (a decimal number from 0)", q);
     return FALSE;
   }
-  if (share && bwss_share_parse (trim (share), &r->share) != 0) {
+  if (share && bwss_share_parse (g_strstrip (share), &r->share) != 0) {
     g_autofree char *q = tool_file_quote (share, -1);
     fail (error, path, text, group, "share", "'%s' is neither process, unit nor flow", q);
     return FALSE;
   }
   if (adopt) {
-    const char *a = trim (adopt);
+    const char *a = g_strstrip (adopt);
     if (g_strcmp0 (a, "true") != 0 && g_strcmp0 (a, "false") != 0) {
       g_autofree char *q = tool_file_quote (a, -1);
       fail (error, path, text, group, "adopt", "'%s' is neither true nor false", q);
