@@ -16,14 +16,14 @@
  * protection is on (top-check.h): exit status 0 if it is, 1 if not, with
  * the command that turns it on.
  *
- * It never creates the domain nor takes the controller role; --suspend
- * switches sharing off for the whole domain (every window back to the
- * kernel's, flows stay registered) and --resume switches it on again.
+ * It asks the domain's bwssd and never starts one; --suspend switches
+ * sharing off for the whole domain (every window back to the kernel's,
+ * flows stay registered) and --resume switches it on again.
  *
- * It never waits for the domain's lock more than BUSY_WAIT_US: a domain
- * whose lock stays taken (a participant stopped inside it) is reported as
- * busy, exit status 3.  Exit status 1: no domain or an unreadable one; 2: a
- * usage error (also a bad --domain or $BWSS_DOMAIN, an empty one included).
+ * It never waits for bwssd's answer more than BUSY_WAIT_US: a bwssd that
+ * does not answer (stopped, or hung) is reported as busy, exit status 3.
+ * Exit status 1: no domain or an unreadable one; 2: a usage error (also a
+ * bad --domain or $BWSS_DOMAIN, an empty one included).
  */
 #include <limits.h>
 #include <math.h>
@@ -46,7 +46,7 @@
 #include "sys.h"
 
 #define MAX_ROWS BWSS_DOMAIN_MAX_FLOWS
-/* How long a snapshot may wait for a busy domain lock, µs. */
+/* How long a snapshot may wait for bwssd's answer, µs. */
 #define BUSY_WAIT_US (1 * G_USEC_PER_SEC)
 #define EXIT_BUSY 3
 /* bwssd's status file: at most this big (bwssd lists at most
@@ -71,7 +71,7 @@ static GOptionEntry entries[] = {
   { "domain", 0, 0, G_OPTION_ARG_STRING, &opt_domain, "Domain name (default $BWSS_DOMAIN, else per user)", "NAME" },
   { "suspend", 0, 0, G_OPTION_ARG_NONE, &opt_suspend, "Switch sharing off (windows back to the kernel's) and exit", NULL },
   { "resume", 0, 0, G_OPTION_ARG_NONE, &opt_resume, "Switch sharing on again and exit", NULL },
-  { "paths", 0, 0, G_OPTION_ARG_NONE, &opt_paths, "Print where the domain's files are (runtime-dir, segment, bwssd-status, bwssd-lock) and exit", NULL },
+  { "paths", 0, 0, G_OPTION_ARG_NONE, &opt_paths, "Print where the domain's files are (runtime-dir, socket, bwssd-status, bwssd-lock) and exit", NULL },
   { "check", 0, 0, G_OPTION_ARG_NONE, &opt_check, "Say whether protection is on (bwssd, adoption, bwss-sockd, the plugin) and the command that turns it on; exit 0 if on, 1 if not", NULL },
   { NULL }
 };
@@ -540,7 +540,7 @@ main (int argc, char **argv)
   g_option_context_set_summary (ctx, "Show the flows of the user's BWSS domain.");
   g_option_context_set_description (ctx,
       "Exit status: 0; 1 if there is no domain or it cannot be read; 2 for a usage error;\n"
-      "3 if the domain stays busy (a participant holds its lock, e.g. stopped inside it).");
+      "3 if bwssd does not answer (stopped, or hung).");
   g_option_context_add_main_entries (ctx, entries, NULL);
   if (!g_option_context_parse (ctx, &argc, &argv, &error)) {
     fprintf (stderr, "bwss-top: %s\n", error->message);
