@@ -118,6 +118,29 @@ ms=$(restored_within $failopen_bound_ms)
 check "... then kill -9 of bwssd: the clamp back to its own ($(clamp_now) >= $c0) in ${ms:-never} ms (the promise $failopen_promise_ms ms)" '[ -n "$ms" ]'
 stop $dl
 
+# ---- a bwssd in another PID namespace does not judge ours ----
+# The runtime directory is shared with processes whose pids mean something
+# else (a container, a sandbox, a test in namespaces of its own): there our
+# bwssd's pid names no process, and a restore judging by it would remove
+# the live record, which its watchdog then cannot find when it dies.
+if unshare --pid --fork --mount-proc true 2>/dev/null; then
+  start_download
+  start_bwssd "$domain" "$tmp/adopt.conf"; d=$daemon
+  by=$(adopted "$domain")
+  ino=$(ls "$rundir/adopted" 2>/dev/null | grep -m1 '^[0-9]*$')
+  unshare --pid --fork --mount-proc "$bwssd" --restore >"$tmp/ns-restore.out" 2>&1; rc=$?
+  rec=$(cat "$rundir/adopted/$ino" 2>/dev/null)
+  check "a bwssd --restore in another PID namespace (exit $rc: $(head -c 200 "$tmp/ns-restore.out")) leaves our live bwssd's record (${rec:-gone}) and clamp ($(clamp_now) < $c0)" \
+    '[ -n "$by" ] && [ $rc -eq 0 ] && echo "$rec" | grep -q " daemon=$d .* pidns=[0-9]" && [ "$(clamp_now)" -lt "$c0" ]'
+  stop $d
+  ms=$(restored_within $failopen_bound_ms)
+  check "... and kill -9 of that bwssd: its watchdog finds the record and gives the clamp back ($(clamp_now) >= $c0) in ${ms:-never} ms" \
+    '[ -n "$ms" ]'
+  stop $dl
+else
+  n=$((n + 1)); echo "ok $n - a bwssd in another PID namespace # SKIP unshare --pid unavailable"
+fi
+
 start_download
 start_bwssd "$domain" "$tmp/adopt.conf"; d=$daemon
 by=$(adopted "$domain")

@@ -15,6 +15,7 @@
 #include <linux/magic.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "sys.h"
 
@@ -50,6 +51,13 @@ proc_starttime (pid_t pid)
   char state;
   uint64_t st;
   return pid > 0 && read_stat (pid, &state, &st) == 0 ? st : 0;
+}
+
+uint64_t
+proc_pid_namespace (void)
+{
+  struct stat st;
+  return stat ("/proc/self/ns/pid", &st) == 0 ? (uint64_t) st.st_ino : 0;
 }
 
 bool

@@ -204,6 +204,11 @@ int rundir_check (const char *path, bool create, char *real);
  * 22), 0 if unknown. */
 uint64_t proc_starttime (pid_t pid);
 
+/* Returns the PID namespace of this process (the inode of
+ * /proc/self/ns/pid), 0 if unknown.  Process ids, and so whether a process
+ * is alive, mean something only within one. */
+uint64_t proc_pid_namespace (void);
+
 /* Returns true if @pid is a live (not zombie) process this user may signal
  * and, unless @starttime is 0 (unknown), started at @starttime. */
 bool proc_alive (pid_t pid, uint64_t starttime);

@@ -14,7 +14,7 @@
 #include "adopt-proc.h"
 #include "sys.h"
 
-/* Longest record, bytes (one line of six numbers and a domain name). */
+/* Longest record, bytes (one line of seven numbers and a domain name). */
 #define RECORD_MAX 256
 
 struct AdoptLedger {
@@ -22,6 +22,7 @@ struct AdoptLedger {
   char    *domain;               /* NULL: this process only restores */
   pid_t    self;
   guint64  self_start;
+  guint64  pidns;                /* this process's PID namespace, 0 if unknown */
   guint    counter;              /* names of records being written */
 };
 
@@ -32,6 +33,7 @@ typedef struct {
   pid_t   daemon;
   guint64 start;
   char    domain[BWSS_DOMAIN_NAME_MAX + 1];
+  guint64 pidns;                 /* the daemon's PID namespace, 0 if not said */
 } Record;
 
 /* ---- the directory ---- */
@@ -64,6 +66,7 @@ adopt_ledger_open (const char *dir, const char *domain, GError **error)
   l->domain = g_strdup (domain);
   l->self = getpid ();
   l->self_start = proc_starttime (l->self);
+  l->pidns = proc_pid_namespace ();
   return l;
 }
 
@@ -96,15 +99,19 @@ static gboolean
 parse_record (const char *text, Record *r)
 {
   unsigned clamp;
-  int owner, fd, daemon, end = 0;
-  unsigned long long start;
+  int owner, fd, daemon, end = 0, ns_end = 0;
+  unsigned long long start, pidns = 0;
   char domain[BWSS_DOMAIN_NAME_MAX + 2];
   if (sscanf (text, "clamp=%u owner=%d fd=%d daemon=%d start=%llu domain=%65[A-Za-z0-9._-]%n",
-              &clamp, &owner, &fd, &daemon, &start, domain, &end) != 6
-      || (text[end] != '\0' && g_strcmp0 (text + end, "\n") != 0)
+              &clamp, &owner, &fd, &daemon, &start, domain, &end) != 6)
+    return FALSE;
+  if (sscanf (text + end, " pidns=%llu%n", &pidns, &ns_end) == 1)  /* absent in older records */
+    end += ns_end;
+  if ((text[end] != '\0' && g_strcmp0 (text + end, "\n") != 0)
       || owner <= 0 || fd < 0 || daemon <= 0 || bwss_domain_check_name (domain) != BWSS_OK)
     return FALSE;
-  *r = (Record) { .clamp = clamp, .owner = owner, .fd = fd, .daemon = daemon, .start = start };
+  *r = (Record) { .clamp = clamp, .owner = owner, .fd = fd, .daemon = daemon, .start = start,
+                  .pidns = pidns };
   g_strlcpy (r->domain, domain, sizeof r->domain);
   return TRUE;
 }
@@ -189,12 +196,17 @@ remove_locked (const AdoptLedger *l, guint64 inode, int rfd)
 static gboolean
 is_self (const AdoptLedger *l, const Record *r)
 {
-  return r->daemon == l->self && r->start == l->self_start;
+  return r->daemon == l->self && r->start == l->self_start && (r->pidns == 0 || r->pidns == l->pidns);
 }
 
+/* Returns TRUE unless @r's daemon is known dead: its pid, in this PID
+ * namespace, no longer runs with its start time.  Another namespace's
+ * daemon is not judged (its pid means another process here, or none). */
 static gboolean
-is_alive (const Record *r)
+is_alive (const AdoptLedger *l, const Record *r)
 {
+  if (r->pidns && l->pidns && r->pidns != l->pidns)
+    return TRUE;
   return proc_alive (r->daemon, r->start);
 }
 
@@ -214,8 +226,9 @@ write_record (AdoptLedger *l, guint64 inode, guint32 clamp, pid_t owner, int own
               ++l->counter);
   record_path (l, inode, path, sizeof path);
   g_autofree char *text = g_strdup_printf ("clamp=%u owner=%d fd=%d daemon=%d start=%" G_GUINT64_FORMAT
-                                           " domain=%s\n", clamp, (int) owner, owner_fd, (int) l->self,
-                                           l->self_start, l->domain ? l->domain : "none");
+                                           " domain=%s pidns=%" G_GUINT64_FORMAT "\n", clamp, (int) owner,
+                                           owner_fd, (int) l->self, l->self_start,
+                                           l->domain ? l->domain : "none", l->pidns);
   int fd = open (tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)
     return -errno;
@@ -262,7 +275,7 @@ adopt_ledger_claim (AdoptLedger *l, guint64 inode, int fd, pid_t owner, int owne
       continue;                        /* removed meanwhile: claim again */
     if (err == -EBUSY)
       return -EBUSY;                   /* being restored: later */
-    if (err == 0 && !is_self (l, &r) && is_alive (&r)) {
+    if (err == 0 && !is_self (l, &r) && is_alive (l, &r)) {
       *holder = describe (&r);
       close (rfd);
       return -EALREADY;
@@ -294,7 +307,7 @@ gboolean
 adopt_ledger_held_elsewhere (AdoptLedger *l, guint64 inode, char **holder)
 {
   Record r;
-  if (peek_record (l, inode, &r) != 0 || is_self (l, &r) || !is_alive (&r))
+  if (peek_record (l, inode, &r) != 0 || is_self (l, &r) || !is_alive (l, &r))
     return FALSE;
   *holder = describe (&r);
   return TRUE;
@@ -337,20 +350,21 @@ remove_stale_temp (const AdoptLedger *l, const char *name)
 /* What /proc said of a few daemons in one sweep (a ledger holds the
  * records of one or two daemons, many each). */
 typedef struct {
-  struct { pid_t pid; guint64 start; gboolean alive; } seen[8];
+  struct { pid_t pid; guint64 start, pidns; gboolean alive; } seen[8];
   guint n;
 } Memo;
 
 static gboolean
-memo_alive (Memo *m, const Record *r)
+memo_alive (const AdoptLedger *l, Memo *m, const Record *r)
 {
   for (guint i = 0; i < m->n && i < G_N_ELEMENTS (m->seen); i++)
-    if (m->seen[i].pid == r->daemon && m->seen[i].start == r->start)
+    if (m->seen[i].pid == r->daemon && m->seen[i].start == r->start && m->seen[i].pidns == r->pidns)
       return m->seen[i].alive;
-  gboolean alive = is_alive (r);
+  gboolean alive = is_alive (l, r);
   guint i = m->n++ % G_N_ELEMENTS (m->seen);
   m->seen[i].pid = r->daemon;
   m->seen[i].start = r->start;
+  m->seen[i].pidns = r->pidns;
   m->seen[i].alive = alive;
   return alive;
 }
@@ -378,7 +392,7 @@ restore_pass (AdoptLedger *l, guint *busy)
       continue;
     int rfd = -1;
     Record r;
-    if (peek_record (l, inode, &r) == 0 && (is_self (l, &r) || memo_alive (&memo, &r)))
+    if (peek_record (l, inode, &r) == 0 && (is_self (l, &r) || memo_alive (l, &memo, &r)))
       continue;                        /* a live daemon's: the common case, no lock */
     int err = lock_record (l, inode, &rfd, &r);
     if (err == -EBUSY)
@@ -387,7 +401,7 @@ restore_pass (AdoptLedger *l, guint *busy)
       remove_locked (l, inode, rfd);   /* not a record: nothing to go by */
     if (err != 0)
       continue;
-    if (is_self (l, &r) || is_alive (&r)) {
+    if (is_self (l, &r) || is_alive (l, &r)) {
       close (rfd);
       continue;
     }

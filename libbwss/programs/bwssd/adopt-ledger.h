@@ -5,11 +5,12 @@
  * and `bwssd --restore`.  One file per socket, ADOPTED/<inode> in the
  * user's runtime directory (bwss_runtime_dir()), one line:
  *
- *   clamp=BYTES owner=PID fd=FD daemon=PID start=TICKS domain=NAME
+ *   clamp=BYTES owner=PID fd=FD daemon=PID start=TICKS domain=NAME pidns=INODE
  *
  * the clamp the socket had before any bwssd touched it, where the socket is
  * (its owner's pid and fd), and which bwssd holds it (pid and start time,
- * its domain).  The file is the claim: it is linked complete under its name
+ * its domain, the PID namespace its pids mean something in; a record
+ * without pidns= is of this namespace).  The file is the claim: it is linked complete under its name
  * and link() fails if the name exists, so two daemons never adopt one
  * socket, and the clamp is recorded once, by the first — never the clamp a
  * daemon left behind.
@@ -27,7 +28,12 @@
  *                              |                                    | remove the record
  *
  * A daemon is dead when its pid no longer runs with the start time it
- * recorded (a zombie is dead).  Whoever restores or takes over a record
+ * recorded (a zombie is dead).  The runtime directory can be shared by
+ * processes in other PID namespaces (a container, a sandbox, a test in
+ * namespaces of its own), where the pid names another process or none: a
+ * record of another namespace's daemon is never judged, and its sockets are
+ * left to that daemon and its watchdog, which live where its pids mean
+ * something.  Whoever restores or takes over a record
  * holds an exclusive flock on it and checks that the name still names the
  * file it locked; a record locked by someone else is skipped (tried again
  * at the next scan), never waited for.  Every record is read as
