@@ -20,7 +20,6 @@ struct Ctl {
   GHashTable     *flows;       /* id → CtlFlow (owned) */
   GHashTable     *inodes;      /* inode → CtlFlow */
   guint64         next_id;
-  KnobDump        due, dump;   /* the round's: the flows the laws ask about, the answers */
   gboolean        suspended;
   gboolean        debug;       /* $BWSS_DEBUG: the loop and every flow on stderr, once a second */
   guint64         next_debug_us;
@@ -200,53 +199,49 @@ ctl_free (Ctl *c)
   g_hash_table_unref (c->inodes);
   g_hash_table_unref (c->flows);
   bwss_controller_free (c->laws);
-  knob_dump_clear (&c->due);
-  knob_dump_clear (&c->dump);
   g_free (c);
 }
 
 /* ---- a round ---- */
 
-/* Fills c->due with the sockets of the flows the laws ask about by the
- * round at @now (bwss_controller_next_measure(): a connection at rest less
- * often than every round) and marks them asked. */
+/* Marks the flows the laws ask about by the round at @now
+ * (bwss_controller_next_measure(): a connection at rest less often than
+ * every round). */
 static void
-build_due (Ctl *c, guint64 now)
+mark_due (Ctl *c, guint64 now)
 {
-  c->due.n = 0;
   GHashTableIter it;
   gpointer v;
   g_hash_table_iter_init (&it, c->flows);
   while (g_hash_table_iter_next (&it, NULL, &v)) {
     CtlFlow *f = v;
     f->asked = !f->released
-        && bwss_controller_next_measure (c->laws, f->id) <= now + c->params.min_phi_us / 2
-        && knob_dump_push (&c->due, &f->diag) == 0;  /* out of memory: unmeasured */
+        && bwss_controller_next_measure (c->laws, f->id) <= now + c->params.min_phi_us / 2;
   }
 }
 
-/* Feeds the laws this round's measurement of @f, if it was asked about; a
- * socket the kernel no longer lists as established CTL_GONE_ROUNDS of its
- * measurements in a row is released. */
+/* Measures @f if it was asked about (its own socket: TCP_INFO and SIOCINQ,
+ * what a sock_diag answer would say) and feeds the laws; a socket no longer
+ * established CTL_GONE_ROUNDS of its measurements in a row is released. */
 static void
-observe (Ctl *c, CtlFlow *f, gboolean have_dump, guint64 now)
+observe (Ctl *c, CtlFlow *f, guint64 now)
 {
   if (!f->asked)
     return;                              /* not due: the laws did not ask */
-  const KnobInfo *k = have_dump ? knob_dump_find (&c->dump, f->diag.inode) : NULL;
-  if (have_dump && (k == NULL || k->state != SYS_TCP_ESTABLISHED)) {
+  KnobInfo k;
+  if (knob_read_sample (f->fd, &k) != 0)
+    return;                              /* unmeasured this round */
+  if (k.state != SYS_TCP_ESTABLISHED) {
     if (++f->gone >= CTL_GONE_ROUNDS)
       release (c, f, now);
     return;
   }
   f->gone = 0;
-  if (k == NULL)
-    return;
-  BwssSample smp = { .now_us = now, .bytes_received = k->bytes_received, .rtt_us = k->rtt_us,
-                     .mss = k->mss, .min_rtt_us = k->min_rtt_us, .can_pace = f->paced,
-                     .unread_bytes = k->unread, .rcv_ooopack = k->rcv_ooopack };
+  BwssSample smp = { .now_us = now, .bytes_received = k.bytes_received, .rtt_us = k.rtt_us,
+                     .mss = k.mss, .min_rtt_us = k.min_rtt_us, .can_pace = f->paced,
+                     .unread_bytes = k.unread, .rcv_ooopack = k.rcv_ooopack };
   bwss_controller_observe (c->laws, f->id, &smp);
-  f->bytes = k->bytes_received;
+  f->bytes = k.bytes_received;
 }
 
 /* Sets @f's window (re-asserted in the rounds that measured it:
@@ -318,14 +313,13 @@ ctl_round (Ctl *c, guint64 now)
     return 0;
   if (c->suspended || laws (c) == NULL)
     return c->params.min_phi_us;
-  build_due (c, now);
-  gboolean have_dump = knob_query (&c->due, &c->dump) == 0;
+  mark_due (c, now);
   GHashTableIter it;
   gpointer v;
   g_hash_table_iter_init (&it, c->flows);
   while (g_hash_table_iter_next (&it, NULL, &v))
     if (!((CtlFlow *) v)->released)
-      observe (c, v, have_dump, now);
+      observe (c, v, now);
   bwss_controller_tick (c->laws, now);
   g_hash_table_iter_init (&it, c->flows);
   while (g_hash_table_iter_next (&it, NULL, &v))
