@@ -70,7 +70,8 @@ static gboolean opt_autostart;
 /* Handed-over sockets are checked against their clients' fd tables (one
  * whose client closed it without telling is given back), a slice of them
  * a round, each once every this many rounds: 250 ms at the 10-ms control
- * period.  A /proc lookup each (readlink of the client's fd): all of 1000
+ * period (all of them in a round after which the next is further off: the
+ * flows at rest).  A /proc lookup each (readlink of the client's fd): all of 1000
  * flows in one round added about 3 ms of CPU to it, as much as the
  * round itself. */
 #define HELD_SLICES 25
@@ -197,14 +198,23 @@ on_term (gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
-/* A round at once if none is due and the controller has flows (a flow
- * came, handed over or adopted): the rounds stop by themselves when the
+/* A round at once if none is due within the control period and the
+ * controller has flows (a flow came, handed over or adopted, or changed
+ * while every flow was at rest): the rounds stop by themselves when the
  * last flow is gone (on_round). */
 static void
 kick_round (Daemon *dm)
 {
-  if (g_source_get_ready_time (dm->round) < 0 && ctl_count (dm->ctl) > 0)
+  gint64 ready = g_source_get_ready_time (dm->round);
+  gint64 soon = g_get_monotonic_time () + (gint64) ctl_period (dm->ctl);
+  if ((ready < 0 || ready > soon) && ctl_count (dm->ctl) > 0)
     g_source_set_ready_time (dm->round, 0);
+}
+
+static void
+on_ctl_wake (gpointer data)
+{
+  kick_round (data);
 }
 
 /* A scan, and when the next is due: ADOPT_SCAN_MS while the domain has
@@ -243,14 +253,17 @@ scan_source_new (Daemon *dm)
 
 
 /* A controller round, and when the next is due: the control period while
- * there are flows; none (no wakeup) without. */
+ * a flow moves data, the first flow's measurement while every one is at
+ * rest (ctl_round()); none (no wakeup) without flows. */
 static gboolean
 on_round (gpointer data)
 {
   Daemon *dm = data;
   gint64 now = g_get_monotonic_time ();
   guint64 wait = ctl_round (dm->ctl, (guint64) now);
-  if (dm->serve) {
+  if (dm->serve && wait > ctl_period (dm->ctl)) {
+    serve_check_held (dm->serve, 0, 1);  /* the next round is far: every flow now */
+  } else if (dm->serve) {
     serve_check_held (dm->serve, dm->held_slice, HELD_SLICES);
     dm->held_slice = (dm->held_slice + 1) % HELD_SLICES;
   }
@@ -557,9 +570,9 @@ run (int listen_fd, AdoptLedger *ledger, AdoptRules *rules)
     return 1;
   }
   g_autofree char *status = tool_domain_bwssd_status (opt_domain);
-  CtlFuncs cf = { .pace = serve_pace };
-  dm.ctl = ctl_new (&cf);
+  CtlFuncs cf = { .pace = serve_pace, .wake = on_ctl_wake, .data = &dm };
   dm.round = round_source_new (&dm);
+  dm.ctl = ctl_new (&cf);
   g_source_attach (dm.round, NULL);
   dm.adopter = adopter_new (dm.ctl, &dm.watchdog, ledger, rules, status, capability);
   g_autofree char *suspended = tool_domain_path (opt_domain, ".suspended");

@@ -59,6 +59,14 @@ laws (Ctl *c)
   return c->laws;
 }
 
+/* Asks for a round within the control period (CtlFuncs.wake). */
+static void
+wake (Ctl *c)
+{
+  if (c->funcs.wake)
+    c->funcs.wake (c->funcs.data);
+}
+
 /* Gives @f's socket back to the kernel: the clamp it came with, the
  * largest buffer if pacing fixed it; its owner reads freely.  The one
  * place that undoes what apply() does. */
@@ -131,6 +139,7 @@ ctl_add (Ctl *c, int fd, const BwssPrefs *prefs, const char *origin, pid_t pid, 
   g_hash_table_insert (c->flows, &f->id, f);
   g_hash_table_insert (c->inodes, &f->diag.inode, f);
   admit (c, f, bwss__clock_now_us ());
+  wake (c);
   *out = f;
   return 0;
 }
@@ -143,6 +152,7 @@ ctl_set_prefs (Ctl *c, CtlFlow *f, const BwssPrefs *prefs)
   f->prefs = *prefs;
   if (c->laws && !f->released)
     bwss_controller_set_prefs (c->laws, f->id, prefs, bwss__clock_now_us ());
+  wake (c);                              /* what it asks for now shows at once */
 }
 
 int
@@ -160,8 +170,10 @@ ctl_set_share (Ctl *c, CtlFlow *f, BwssShare share)
   if (key)
     group = (guint64) share << 62 | key;   /* a process and a unit never meet */
   f->share = share;
-  if (group != f->group && c->laws && !f->released)
+  if (group != f->group && c->laws && !f->released) {
     bwss_controller_set_group (c->laws, f->id, group, bwss__clock_now_us ());
+    wake (c);
+  }
   f->group = group;
   return 0;
 }
@@ -173,6 +185,8 @@ ctl_set_paced (Ctl *c, CtlFlow *f, gboolean paced)
     restore (c, f);                      /* applied again at the next round */
   else if (paced)
     f->pace_sent = -1.0;                 /* its owner is told its rate at the next round */
+  if (paced != f->paced)
+    wake (c);
   f->paced = paced;
 }
 
@@ -311,8 +325,9 @@ ctl_round (Ctl *c, guint64 now)
 {
   if (g_hash_table_size (c->flows) == 0)
     return 0;
+  guint64 period = c->params.min_phi_us;
   if (c->suspended || laws (c) == NULL)
-    return c->params.min_phi_us;
+    return period;
   mark_due (c, now);
   GHashTableIter it;
   gpointer v;
@@ -321,11 +336,30 @@ ctl_round (Ctl *c, guint64 now)
     if (!((CtlFlow *) v)->released)
       observe (c, v, now);
   bwss_controller_tick (c->laws, now);
+  guint64 first = G_MAXUINT64;           /* when the first flow is due */
   g_hash_table_iter_init (&it, c->flows);
-  while (g_hash_table_iter_next (&it, NULL, &v))
-    if (!((CtlFlow *) v)->released)
-      apply (c, v);
+  while (g_hash_table_iter_next (&it, NULL, &v)) {
+    CtlFlow *f = v;
+    if (f->released)
+      continue;
+    apply (c, f);
+    first = MIN (first, bwss_controller_next_measure (c->laws, f->id));
+  }
   debug_print (c, now);
+  /* every flow at rest (the laws measure none of them at every round): no
+   * round until the first is due, the round within half a period of it
+   * (mark_due()).  A round in between would measure nothing, and the laws'
+   * tick has nothing to act on: their windows hold nothing back, a quiet
+   * flow's window change is due as a measurement, and a flow that comes or
+   * changes asks for a round (wake()) */
+  if (first != G_MAXUINT64 && first > now + period + period / 2)
+    return first - period / 2 - now;
+  return period;
+}
+
+guint64
+ctl_period (const Ctl *c)
+{
   return c->params.min_phi_us;
 }
 
@@ -348,6 +382,8 @@ ctl_set_suspended (Ctl *c, gboolean suspended)
   }
   if (suspended)
     g_clear_pointer (&c->laws, bwss_controller_free);
+  else
+    wake (c);
 }
 
 /* ---- readers ---- */
