@@ -1,29 +1,29 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * bench-domain — cost of one controller round of the domain on real
- * sockets that carry data, for 100 to 10 000 flows: bwss_domain_dispatch()
- * of the process that holds the controller role, which measures every flow
- * of the domain (sock_diag), runs the laws, publishes a window per slot and
- * applies the windows of its own flows.  A benchmark, not a test.
+ * bench-domain — what bwssd's rounds cost for 100 to 10 000 flows on real
+ * sockets that carry data: bwssd's CPU time per 10 ms of wall time (the
+ * control period), while it measures the domain's flows, runs the laws and
+ * sets their windows.  A benchmark, not a test.
  *
  *   bench-domain [--idle] [FLOWS...]   (default: 100 1000 10000)
  *
  * The flows are loopback TCP connections from a sender process, which
  * writes MSS-sized chunks round-robin at SEND_BYTES_PER_S in all (so every
  * flow carries data, a few kB/s each at 10 000 flows; with --idle it
- * writes nothing: flows that are open and quiet), to two receivers:
- * this process (the controller) and a child (a participant with
- * BWSS_DOMAIN_NO_CONTROLLER), half the flows each, so each stays within an
- * ordinary fd limit, as a domain's flows belong to several processes.  Each
- * receiver reads its sockets in a thread of its own and dispatches at the
- * time the domain asks for, as a real participant does.  After WARMUP_US
- * (the controller has learned every flow), the controller's dispatches
- * are timed for ROUNDS rounds or MEASURE_MAX_US, whichever ends first;
- * printed: the median, the 99th percentile and the worst round, in CPU time
- * (the thread's: what the round costs) and in wall-clock time (what it
- * took, preemption by the machine's other work included), and the mean
- * share of one core at the domain's period.  Needs an fd limit of at
- * least N + 64 for N flows.
+ * writes nothing: flows that are open and quiet), to two receivers: this
+ * process and a child, half the flows each (so each stays within an
+ * ordinary fd limit, as a domain's flows belong to several processes),
+ * each a client of the domain that hands its sockets to bwssd (started by
+ * the first client: $BWSS_BWSSD, else the installed one) and reads them in
+ * a thread of its own.  After WARMUP_US (bwssd holds and controls every
+ * flow), bwssd's process CPU clock (clock_getcpuclockid(3): all its
+ * threads) is read at every WINDOW_US of wall time for WINDOWS windows or
+ * MEASURE_MAX_US, whichever ends first; printed: the median, the 99th
+ * percentile and the worst window's CPU time, scaled to 10 ms of wall time
+ * (a window the machine stretched counts for its length), and bwssd's mean
+ * share of one core.  Loopback flows have a loopback RTT (tens of µs): the
+ * laws see them so.  Needs an fd limit of at least N + 64 for N flows (and
+ * bwssd one of N + 64: its own limit is raised to its hard limit).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -44,9 +44,10 @@
 #include <glib.h>
 #include <bwss/domain.h>
 
-#define ROUNDS            1000
+#define WINDOWS           1000
+#define WINDOW_US         10000               /* the control period */
 #define MEASURE_MAX_US    (20 * G_USEC_PER_SEC)
-#define WARMUP_US         (2 * G_USEC_PER_SEC)
+#define WARMUP_US         (3 * G_USEC_PER_SEC)
 #define SEND_BYTES_PER_S  (20 * 1000 * 1000)  /* 160 Mbit/s over all flows */
 #define SEND_TICK_US      10000
 #define CHUNK             1448                /* one segment */
@@ -129,7 +130,7 @@ read_thread (gpointer data)
   return NULL;
 }
 
-/* ---- the controller's rounds ---- */
+/* ---- bwssd's CPU per window ---- */
 
 static int
 by_value (const void *a, const void *b)
@@ -139,19 +140,21 @@ by_value (const void *a, const void *b)
 }
 
 static gint64
-cpu_us (void)
+clock_us (clockid_t clk)
 {
   struct timespec ts;
-  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
+  if (clock_gettime (clk, &ts) != 0)
+    return -1;
   return (gint64) ts.tv_sec * G_USEC_PER_SEC + ts.tv_nsec / 1000;
 }
 
+/* Sleeps until @t µs of CLOCK_MONOTONIC. */
 static void
 sleep_until (gint64 t)
 {
-  gint64 now = g_get_monotonic_time ();
-  if (t > now)
-    g_usleep ((gulong) (t - now));
+  struct timespec ts = { .tv_sec = t / G_USEC_PER_SEC, .tv_nsec = (t % G_USEC_PER_SEC) * 1000 };
+  while (clock_nanosleep (CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+    ;
 }
 
 static void
@@ -173,9 +176,9 @@ bench (int n)
   if (pipe (ready) != 0)
     g_error ("pipe");
   pid_t child = fork ();
-  if (child == 0) {                           /* the participant: half the flows */
+  if (child == 0) {                           /* the other client: half the flows */
     Receiver r = { 0 };
-    if (bwss_domain_open (name, BWSS_DOMAIN_NO_CONTROLLER, &r.domain) != 0)
+    if (bwss_domain_open (name, BWSS_DOMAIN_THREAD, &r.domain) != 0)
       _exit (1);
     connect_flows (&r, &a, n / 2);
     g_thread_new ("reader", read_thread, &r);
@@ -183,61 +186,54 @@ bench (int n)
     if (write (ready[1], &b, 1) != 1)
       _exit (1);
     for (;;)
-      g_usleep ((gulong) bwss_domain_dispatch (r.domain, 0));
+      pause ();
   }
   char b;
   if (read (ready[0], &b, 1) != 1)
     g_error ("the child could not register its flows");
   Receiver r = { 0 };
-  if (bwss_domain_open (name, 0, &r.domain) != 0)
+  if (bwss_domain_open (name, BWSS_DOMAIN_THREAD, &r.domain) != 0)
     g_error ("domain");
   connect_flows (&r, &a, n - n / 2);
   g_thread_new ("reader", read_thread, &r);
 
-  gint64 start = g_get_monotonic_time (), next = start;
-  while (g_get_monotonic_time () < start + WARMUP_US) {  /* the role taken, every flow learned */
-    sleep_until (next);
-    next = g_get_monotonic_time () + (gint64) bwss_domain_dispatch (r.domain, 0);
-  }
-  gint64 *took = g_new (gint64, ROUNDS), *cpu = g_new (gint64, ROUNDS), spent = 0, period = 0;
-  gint64 bytes0 = __atomic_load_n (&r.bytes, __ATOMIC_RELAXED), t0 = g_get_monotonic_time ();
-  int rounds = 0;
-  while (rounds < ROUNDS && g_get_monotonic_time () < t0 + MEASURE_MAX_US) {
-    sleep_until (next);
-    gint64 t = g_get_monotonic_time (), c = cpu_us ();
-    period = (gint64) bwss_domain_dispatch (r.domain, 0);
-    cpu[rounds] = cpu_us () - c;
-    took[rounds] = g_get_monotonic_time () - t;
-    next = t + period;
-    spent += cpu[rounds++];
-  }
-  gint64 elapsed = g_get_monotonic_time () - t0;
-  double read_bps = (double) (__atomic_load_n (&r.bytes, __ATOMIC_RELAXED) - bytes0) * 8.0 / ((double) elapsed / 1e6);
+  g_usleep (WARMUP_US);                       /* every flow handed over and controlled */
   BwssDomainStats st;
+  clockid_t clk;
+  if (bwss_domain_get_stats (r.domain, &st) != 0 || st.controller_pid <= 0
+      || clock_getcpuclockid (st.controller_pid, &clk) != 0)
+    g_error ("no bwssd to measure");
+  gint64 *cpu = g_new (gint64, WINDOWS), spent = 0;
+  gint64 bytes0 = __atomic_load_n (&r.bytes, __ATOMIC_RELAXED);
+  gint64 t0 = g_get_monotonic_time (), c0 = clock_us (clk), t = t0, c = c0;
+  int windows = 0;
+  while (windows < WINDOWS && t < t0 + MEASURE_MAX_US) {
+    sleep_until (t + WINDOW_US);
+    gint64 t1 = g_get_monotonic_time (), c1 = clock_us (clk);
+    if (c1 < 0)
+      g_error ("bwssd is gone");
+    cpu[windows++] = (c1 - c) * WINDOW_US / MAX (t1 - t, 1);   /* per 10 ms of wall time */
+    spent += c1 - c;
+    t = t1;
+    c = c1;
+  }
+  gint64 elapsed = t - t0;
+  double read_bps = (double) (__atomic_load_n (&r.bytes, __ATOMIC_RELAXED) - bytes0) * 8.0 / ((double) elapsed / 1e6);
   bwss_domain_get_stats (r.domain, &st);
-  qsort (took, (size_t) rounds, sizeof *took, by_value);
-  qsort (cpu, (size_t) rounds, sizeof *cpu, by_value);
-  printf ("| %d | %u | %d | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.1f %% |\n",
-          n, st.n_flows, rounds, read_bps / 1e6, (double) cpu[rounds / 2],
-          (double) cpu[(rounds * 99) / 100], (double) cpu[rounds - 1], (double) took[rounds / 2],
-          (double) took[(rounds * 99) / 100], (double) took[rounds - 1],
-          100.0 * (double) spent / rounds / (double) period);
+  qsort (cpu, (size_t) windows, sizeof *cpu, by_value);
+  printf ("| %d | %u | %d | %.0f | %.0f | %.0f | %.0f | %.1f %% |\n",
+          n, st.n_flows, windows, read_bps / 1e6, (double) cpu[windows / 2],
+          (double) cpu[(windows * 99) / 100], (double) cpu[windows - 1],
+          100.0 * (double) spent / (double) elapsed);
   fflush (stdout);
-  g_free (took);
   g_free (cpu);
   kill (child, SIGKILL);
   kill (send_pid, SIGKILL);
   waitpid (child, NULL, 0);
   waitpid (send_pid, NULL, 0);
+  bwss_domain_close (r.domain);               /* bwssd leaves once its clients are gone */
   for (int i = 0; i < r.n; i++)
     close (r.fds[i]);                         /* the reading thread sees nothing more */
-  g_autofree char *path = NULL;
-  char seg[4096];
-  if (bwss_domain_path (name, "", seg, sizeof seg) == 0)
-    path = g_strdup (seg);
-  bwss_domain_close (r.domain);
-  if (path)
-    unlink (path);
   close (ready[0]);
   close (ready[1]);
 }
@@ -256,9 +252,9 @@ main (int argc, char **argv)
     argv++;
     argc--;
   }
-  printf ("| flows | in the domain | rounds | read by the controller's half, Mbit/s "
-          "| CPU µs: median | p99 | worst | wall µs: median | p99 | worst "
-          "| one core at the period (CPU) |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+  printf ("| flows | in the domain | 10-ms windows | read by this process's half, Mbit/s "
+          "| bwssd's CPU µs per 10 ms: median | p99 | worst | bwssd: one core |\n"
+          "|---|---|---|---|---|---|---|---|\n");
   int n_sizes = argc > 1 ? argc - 1 : (int) G_N_ELEMENTS (defaults);
   for (int i = 0; i < n_sizes; i++) {
     int n = argc > 1 ? atoi (argv[i + 1]) : defaults[i];

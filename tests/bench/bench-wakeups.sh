@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# bench-wakeups — how often bwssd wakes up: idle (its domain has no flow)
-# and with one download it adopted.  A benchmark, not a test.
+# bench-wakeups — how often bwssd wakes up: idle (its domain has no flow),
+# with one download it adopted, and with one connection at rest (adopted
+# after its first megabyte, then silent and kept open, as a browser keeps
+# one after a page).  A benchmark, not a test.
 #
 #   bench-wakeups.sh BWSSD BWSS-TOP [SECONDS] [RUNS]   (defaults: 60 s, 3 runs)
 #
@@ -11,8 +13,10 @@
 # threads together (/proc/PID/task/*/status), over SECONDS, RUNS times each;
 # prints one Markdown row per state with every run and the median.  bwssd
 # runs in a domain of its own with a rules file that adopts only the
-# benchmark's download (remote-port), so the user's other flows are left
-# alone; the download is curl at 2 Mbyte/s from a local python3 http.server.
+# benchmark's connections (remote-port), so the user's other flows are left
+# alone; the download is curl at 2 Mbyte/s from a local python3 http.server;
+# the connection at rest is python3's, to a server that sends it 1 MB and
+# then nothing.
 set -u
 bwssd=$1 top=$2 secs=${3:-60} runs=${4:-3}
 domain="bwss-wakeups-$$"
@@ -59,10 +63,14 @@ print("| %s | %s | **%.2f** | %s | **%.2f** |" % (state, f(main), statistics.med
 PY
 }
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+free_port () { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+port=$(free_port) rest_port=$(free_port)
 cat >"$tmp/rules.conf" <<RULES
 [bench]
 remote-port=$port
+
+[rest]
+remote-port=$rest_port
 
 [default]
 adopt=false
@@ -89,8 +97,37 @@ for _ in $(seq 100); do [ "$(controlled)" = 1 ] && break; sleep 0.1; done
 [ "$(controlled)" = 1 ] || { echo "bench-wakeups: the download was not adopted" >&2; exit 1; }
 sleep 2
 busy=$(measure)
+kill $!                                  # the download ends
+for _ in $(seq 100); do [ "$(controlled)" = 0 ] && break; sleep 0.1; done
+
+python3 - "$rest_port" <<'PY' &
+import socket, sys, time
+l = socket.socket()
+l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", int(sys.argv[1])))
+l.listen(1)
+c, _ = l.accept()
+c.sendall(b"x" * 1000000)
+time.sleep(100000)
+PY
+pids="$pids $!"
+sleep 0.5
+python3 - "$rest_port" <<'PY' &
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+got = 0
+while got < 1000000:
+    got += len(s.recv(65536))
+time.sleep(100000)
+PY
+pids="$pids $!"
+for _ in $(seq 100); do [ "$(controlled)" = 1 ] && break; sleep 0.1; done
+[ "$(controlled)" = 1 ] || { echo "bench-wakeups: the connection at rest was not adopted" >&2; exit 1; }
+sleep 3                                  # a second without a byte: at rest; its gap grown
+rest=$(measure)
 
 echo "| bwssd | wakeups/s, main thread (runs) | median | wakeups/s, all threads (runs) | median |"
 echo "|---|---|---|---|---|"
 row "idle (no flow)" $idle
 row "one download" $busy
+row "one connection at rest" $rest

@@ -69,7 +69,7 @@ typedef struct {
   uint32_t min_rtt_us;     /* tcpi_min_rtt: the handshake's RTT for a receiver */
   uint32_t mss;            /* tcpi_rcv_mss */
   uint32_t window_clamp;   /* tcpi_rcv_ssthresh, what the clamp bounds */
-  uint32_t unread;         /* bytes received, not yet read (idiag_rqueue; dump only) */
+  uint32_t unread;         /* bytes received, not yet read (idiag_rqueue, SIOCINQ) */
   uint32_t rcv_ooopack;    /* tcpi_rcv_ooopack: segments received after a hole, i.e.
                             * losses on its path (Linux >= 5.4; 0 before) */
   uint8_t  state;          /* TCP_ESTABLISHED, … */
@@ -83,6 +83,13 @@ typedef struct {
 /* Returns true if @fd is a connected (ESTABLISHED) TCP socket over IPv4 or
  * IPv6; false for UDP, UNIX, listening or not-yet-connected sockets. */
 bool knob_is_connected_tcp (int fd);
+
+/* Fills @out's measurement fields (state, bytes received, RTTs, MSS,
+ * unread bytes, out-of-order segments: what a sock_diag answer gives)
+ * from TCP_INFO and SIOCINQ of @fd, a socket the caller holds; leaves
+ * @out's identity (inode, uid, family, id, remote) as it was.  0 or
+ * -errno. */
+int knob_read_sample (int fd, KnobInfo *out);
 
 /* Returns true if @fd still names the socket @inode: an fd number is reused
  * once its socket is closed. */

@@ -68,9 +68,14 @@ static gboolean opt_autostart;
 /* An autostarted bwssd lingers this long after its last client left: a
  * player that opens its next connection finds it still there. */
 #define AUTOSTART_LINGER_S 2
-/* Handed-over sockets are checked against their clients' fd tables this
- * often (one whose client closed it without telling is given back). */
-#define HELD_CHECK_US 250000
+/* Handed-over sockets are checked against their clients' fd tables (one
+ * whose client closed it without telling is given back), a slice of them
+ * a round, each once every this many rounds: 250 ms at the 10-ms control
+ * period (all of them in a round after which the next is further off: the
+ * flows at rest).  A /proc lookup each (readlink of the client's fd): all of 1000
+ * flows in one round added about 3 ms of CPU to it, as much as the
+ * round itself. */
+#define HELD_SLICES 25
 
 static GOptionEntry entries[] = {
   { "adopt-helper", 0, G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, (gpointer) adopt_helper_option, "Take sockets only through the bwss-sockd helper at PATH, never with pidfd_getfd (default: $BWSSD_ADOPT_HELPER; else the helper at /run/bwss-sockd.sock is asked where pidfd_getfd is refused)", "PATH" },
@@ -94,7 +99,7 @@ typedef struct {
   Ctl          *ctl;
   Serve        *serve;
   GSource      *round;         /* the controller's rounds (on_round) */
-  gint64        next_held;     /* monotonic µs of the next serve_check_held() */
+  guint         held_slice;    /* the slice serve_check_held() checks next */
   guint         linger;        /* autostarted, no client: the exit's timeout */
   int           listen_fd;
   GSource      *scan;          /* at the time the last scan set (on_scan) */
@@ -194,14 +199,23 @@ on_term (gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
-/* A round at once if none is due and the controller has flows (a flow
- * came, handed over or adopted): the rounds stop by themselves when the
+/* A round at once if none is due within the control period and the
+ * controller has flows (a flow came, handed over or adopted, or changed
+ * while every flow was at rest): the rounds stop by themselves when the
  * last flow is gone (on_round). */
 static void
 kick_round (Daemon *dm)
 {
-  if (g_source_get_ready_time (dm->round) < 0 && ctl_count (dm->ctl) > 0)
+  gint64 ready = g_source_get_ready_time (dm->round);
+  gint64 soon = g_get_monotonic_time () + (gint64) ctl_period (dm->ctl);
+  if ((ready < 0 || ready > soon) && ctl_count (dm->ctl) > 0)
     g_source_set_ready_time (dm->round, 0);
+}
+
+static void
+on_ctl_wake (gpointer data)
+{
+  kick_round (data);
 }
 
 /* A scan, and when the next is due: ADOPT_SCAN_MS while the domain has
@@ -241,16 +255,19 @@ timed_source_new (const char *name, int priority, GSourceFunc func, Daemon *dm, 
 }
 
 /* A controller round, and when the next is due: the control period while
- * there are flows; none (no wakeup) without. */
+ * a flow moves data, the first flow's measurement while every one is at
+ * rest (ctl_round()); none (no wakeup) without flows. */
 static gboolean
 on_round (gpointer data)
 {
   Daemon *dm = data;
   gint64 now = g_get_monotonic_time ();
   guint64 wait = ctl_round (dm->ctl, (guint64) now);
-  if (dm->serve && now >= dm->next_held) {
-    dm->next_held = now + HELD_CHECK_US;
-    serve_check_held (dm->serve);
+  if (dm->serve && wait > ctl_period (dm->ctl)) {
+    serve_check_held (dm->serve, 0, 1);  /* the next round is far: every flow now */
+  } else if (dm->serve) {
+    serve_check_held (dm->serve, dm->held_slice, HELD_SLICES);
+    dm->held_slice = (dm->held_slice + 1) % HELD_SLICES;
   }
   g_source_set_ready_time (dm->round, wait ? now + (gint64) wait : -1);
   return G_SOURCE_CONTINUE;
@@ -533,9 +550,9 @@ run (int listen_fd, AdoptLedger *ledger, AdoptRules *rules)
     return 1;
   }
   g_autofree char *status = tool_domain_path (opt_domain, ".bwssd");
-  CtlFuncs cf = { .pace = serve_pace };
-  dm.ctl = ctl_new (&cf);
+  CtlFuncs cf = { .pace = serve_pace, .wake = on_ctl_wake, .data = &dm };
   dm.round = timed_source_new ("bwssd-round", G_PRIORITY_HIGH, on_round, &dm, -1);
+  dm.ctl = ctl_new (&cf);
   g_source_attach (dm.round, NULL);
   dm.adopter = adopter_new (dm.ctl, &dm.watchdog, ledger, rules, status, capability);
   g_autofree char *suspended = tool_domain_path (opt_domain, ".suspended");

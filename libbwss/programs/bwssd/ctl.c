@@ -20,7 +20,6 @@ struct Ctl {
   GHashTable     *flows;       /* id → CtlFlow (owned) */
   GHashTable     *inodes;      /* inode → CtlFlow */
   guint64         next_id;
-  KnobDump        due, dump;   /* the round's: the flows the laws ask about, the answers */
   gboolean        suspended;
   gboolean        debug;       /* $BWSS_DEBUG: the loop and every flow on stderr, once a second */
   guint64         next_debug_us;
@@ -58,6 +57,14 @@ laws (Ctl *c)
   if (c->laws == NULL && !c->suspended && bwss_controller_new (&c->params, &c->laws) != 0)
     c->laws = NULL;
   return c->laws;
+}
+
+/* Asks for a round within the control period (CtlFuncs.wake). */
+static void
+wake (Ctl *c)
+{
+  if (c->funcs.wake)
+    c->funcs.wake (c->funcs.data);
 }
 
 /* Gives @f's socket back to the kernel: the clamp it came with, the
@@ -132,6 +139,7 @@ ctl_add (Ctl *c, int fd, const BwssPrefs *prefs, const char *origin, pid_t pid, 
   g_hash_table_insert (c->flows, &f->id, f);
   g_hash_table_insert (c->inodes, &f->diag.inode, f);
   admit (c, f, bwss__clock_now_us ());
+  wake (c);
   *out = f;
   return 0;
 }
@@ -144,6 +152,7 @@ ctl_set_prefs (Ctl *c, CtlFlow *f, const BwssPrefs *prefs)
   f->prefs = *prefs;
   if (c->laws && !f->released)
     bwss_controller_set_prefs (c->laws, f->id, prefs, bwss__clock_now_us ());
+  wake (c);                              /* what it asks for now shows at once */
 }
 
 int
@@ -161,8 +170,10 @@ ctl_set_share (Ctl *c, CtlFlow *f, BwssShare share)
   if (key)
     group = (guint64) share << 62 | key;   /* a process and a unit never meet */
   f->share = share;
-  if (group != f->group && c->laws && !f->released)
+  if (group != f->group && c->laws && !f->released) {
     bwss_controller_set_group (c->laws, f->id, group, bwss__clock_now_us ());
+    wake (c);
+  }
   f->group = group;
   return 0;
 }
@@ -174,6 +185,8 @@ ctl_set_paced (Ctl *c, CtlFlow *f, gboolean paced)
     restore (c, f);                      /* applied again at the next round */
   else if (paced)
     f->pace_sent = -1.0;                 /* its owner is told its rate at the next round */
+  if (paced != f->paced)
+    wake (c);
   f->paced = paced;
 }
 
@@ -200,53 +213,49 @@ ctl_free (Ctl *c)
   g_hash_table_unref (c->inodes);
   g_hash_table_unref (c->flows);
   bwss_controller_free (c->laws);
-  knob_dump_clear (&c->due);
-  knob_dump_clear (&c->dump);
   g_free (c);
 }
 
 /* ---- a round ---- */
 
-/* Fills c->due with the sockets of the flows the laws ask about by the
- * round at @now (bwss_controller_next_measure(): a connection at rest less
- * often than every round) and marks them asked. */
+/* Marks the flows the laws ask about by the round at @now
+ * (bwss_controller_next_measure(): a connection at rest less often than
+ * every round). */
 static void
-build_due (Ctl *c, guint64 now)
+mark_due (Ctl *c, guint64 now)
 {
-  c->due.n = 0;
   GHashTableIter it;
   gpointer v;
   g_hash_table_iter_init (&it, c->flows);
   while (g_hash_table_iter_next (&it, NULL, &v)) {
     CtlFlow *f = v;
     f->asked = !f->released
-        && bwss_controller_next_measure (c->laws, f->id) <= now + c->params.min_phi_us / 2
-        && knob_dump_push (&c->due, &f->diag) == 0;  /* out of memory: unmeasured */
+        && bwss_controller_next_measure (c->laws, f->id) <= now + c->params.min_phi_us / 2;
   }
 }
 
-/* Feeds the laws this round's measurement of @f, if it was asked about; a
- * socket the kernel no longer lists as established CTL_GONE_ROUNDS of its
- * measurements in a row is released. */
+/* Measures @f if it was asked about (its own socket: TCP_INFO and SIOCINQ,
+ * what a sock_diag answer would say) and feeds the laws; a socket no longer
+ * established CTL_GONE_ROUNDS of its measurements in a row is released. */
 static void
-observe (Ctl *c, CtlFlow *f, gboolean have_dump, guint64 now)
+observe (Ctl *c, CtlFlow *f, guint64 now)
 {
   if (!f->asked)
     return;                              /* not due: the laws did not ask */
-  const KnobInfo *k = have_dump ? knob_dump_find (&c->dump, f->diag.inode) : NULL;
-  if (have_dump && (k == NULL || k->state != SYS_TCP_ESTABLISHED)) {
+  KnobInfo k;
+  if (knob_read_sample (f->fd, &k) != 0)
+    return;                              /* unmeasured this round */
+  if (k.state != SYS_TCP_ESTABLISHED) {
     if (++f->gone >= CTL_GONE_ROUNDS)
       release (c, f, now);
     return;
   }
   f->gone = 0;
-  if (k == NULL)
-    return;
-  BwssSample smp = { .now_us = now, .bytes_received = k->bytes_received, .rtt_us = k->rtt_us,
-                     .mss = k->mss, .min_rtt_us = k->min_rtt_us, .can_pace = f->paced,
-                     .unread_bytes = k->unread, .rcv_ooopack = k->rcv_ooopack };
+  BwssSample smp = { .now_us = now, .bytes_received = k.bytes_received, .rtt_us = k.rtt_us,
+                     .mss = k.mss, .min_rtt_us = k.min_rtt_us, .can_pace = f->paced,
+                     .unread_bytes = k.unread, .rcv_ooopack = k.rcv_ooopack };
   bwss_controller_observe (c->laws, f->id, &smp);
-  f->bytes = k->bytes_received;
+  f->bytes = k.bytes_received;
 }
 
 /* Sets @f's window (re-asserted in the rounds that measured it:
@@ -316,22 +325,41 @@ ctl_round (Ctl *c, guint64 now)
 {
   if (g_hash_table_size (c->flows) == 0)
     return 0;
+  guint64 period = c->params.min_phi_us;
   if (c->suspended || laws (c) == NULL)
-    return c->params.min_phi_us;
-  build_due (c, now);
-  gboolean have_dump = knob_query (&c->due, &c->dump) == 0;
+    return period;
+  mark_due (c, now);
   GHashTableIter it;
   gpointer v;
   g_hash_table_iter_init (&it, c->flows);
   while (g_hash_table_iter_next (&it, NULL, &v))
     if (!((CtlFlow *) v)->released)
-      observe (c, v, have_dump, now);
+      observe (c, v, now);
   bwss_controller_tick (c->laws, now);
+  guint64 first = G_MAXUINT64;           /* when the first flow is due */
   g_hash_table_iter_init (&it, c->flows);
-  while (g_hash_table_iter_next (&it, NULL, &v))
-    if (!((CtlFlow *) v)->released)
-      apply (c, v);
+  while (g_hash_table_iter_next (&it, NULL, &v)) {
+    CtlFlow *f = v;
+    if (f->released)
+      continue;
+    apply (c, f);
+    first = MIN (first, bwss_controller_next_measure (c->laws, f->id));
+  }
   debug_print (c, now);
+  /* every flow at rest (the laws measure none of them at every round): no
+   * round until the first is due, the round within half a period of it
+   * (mark_due()).  A round in between would measure nothing, and the laws'
+   * tick has nothing to act on: their windows hold nothing back, a quiet
+   * flow's window change is due as a measurement, and a flow that comes or
+   * changes asks for a round (wake()) */
+  if (first != G_MAXUINT64 && first > now + period + period / 2)
+    return first - period / 2 - now;
+  return period;
+}
+
+guint64
+ctl_period (const Ctl *c)
+{
   return c->params.min_phi_us;
 }
 
@@ -354,6 +382,8 @@ ctl_set_suspended (Ctl *c, gboolean suspended)
   }
   if (suspended)
     g_clear_pointer (&c->laws, bwss_controller_free);
+  else
+    wake (c);
 }
 
 /* ---- readers ---- */

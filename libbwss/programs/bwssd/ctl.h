@@ -3,8 +3,11 @@
  * ctl.h — bwssd's controller: the domain's flows, whoever brought them in
  * (a client handed its socket over, serve.c; the adopter took one,
  * adopter.c), each held as bwssd's own duplicate of the socket.  A round
- * (ctl_round(), every control period while there are flows) measures them
- * all in one sock_diag exchange, runs the laws (bwss/control.h) and sets
+ * (ctl_round(), every control period while a flow moves data; while every
+ * flow is at rest, when the first is due) measures the
+ * flows the laws ask about through the duplicate (TCP_INFO and SIOCINQ:
+ * what sock_diag would say, for half its kernel time), runs the laws
+ * (bwss/control.h) and sets
  * each window and, for a flow whose owner paces its reads, its receive
  * buffer through the duplicate; the read rate goes to its owner
  * (CtlFuncs.pace).  A flow leaves by ctl_remove(): its socket given back
@@ -18,9 +21,8 @@
 #include <bwss/domain.h>
 #include "sys.h"
 
-/* Slots whose socket sock_diag no longer lists as established, this many
- * rounds in a row, are released (an answer can race a connection that is
- * just being set up). */
+/* Flows whose socket is measured not established this many times in a row
+ * are released (a connection closed by its peer, reset or timed out). */
 #define CTL_GONE_ROUNDS 3
 
 typedef struct Ctl Ctl;
@@ -28,7 +30,7 @@ typedef struct Ctl Ctl;
 typedef struct {
   guint64       id;          /* the controller's id, unique in bwssd */
   int           fd;          /* bwssd's duplicate */
-  KnobInfo      diag;        /* how sock_diag names it */
+  KnobInfo      diag;        /* how sock_diag names it (its inode: the key) */
   guint32       orig_clamp;  /* when it came in */
   guint32       applied;     /* the window set; 0 = the original clamp is in place */
   guint32       rcvbuf;      /* SO_RCVBUF set for pacing; 0 = the kernel's */
@@ -58,6 +60,10 @@ typedef struct {
 typedef struct {
   /* @f's owner should read at @rate bit/s (0: freely) */
   void (*pace) (CtlFlow *f, double rate, gpointer data);
+  /* a round is wanted within the control period (a flow came, or its
+   * preferences, group or pacing changed: it is measured at every round
+   * again), however far off ctl_round() said the next one was */
+  void (*wake) (gpointer data);
   gpointer data;
 } CtlFuncs;
 
@@ -78,8 +84,11 @@ void     ctl_set_paced (Ctl *c, CtlFlow *f, gboolean paced);
 void     ctl_remove (Ctl *c, CtlFlow *f);
 
 /* One round at @now (CLOCK_MONOTONIC µs).  Returns the µs to the next one,
- * 0 if there is no flow (then none is due until one comes). */
+ * 0 if there is no flow (then none is due until one comes): the control
+ * period, or, while every flow is at rest, until the first is due. */
 guint64  ctl_round (Ctl *c, guint64 now);
+/* The control period, µs. */
+guint64  ctl_period (const Ctl *c);
 
 guint    ctl_count (const Ctl *c);
 gboolean ctl_holds_inode (const Ctl *c, guint64 inode);

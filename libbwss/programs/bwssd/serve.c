@@ -329,7 +329,7 @@ serve_clients (const Serve *s)
 }
 
 void
-serve_check_held (Serve *s)
+serve_check_held (Serve *s, guint slice, guint slices)
 {
   GHashTableIter it;
   gpointer k;
@@ -342,6 +342,8 @@ serve_check_held (Serve *s)
     g_hash_table_iter_init (&jt, cl->flows);
     while (g_hash_table_iter_next (&jt, NULL, &v)) {
       CtlFlow *f = v;
+      if (slices > 1 && f->id % slices != slice)
+        continue;                        /* another round's */
       errno = 0;
       guint64 inode = proc_fd_socket (cl->pid, f->owner_fd);
       if (inode == f->diag.inode || (inode == 0 && errno == EACCES))

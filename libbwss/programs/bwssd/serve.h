@@ -46,8 +46,11 @@ typedef struct {
 Serve *serve_new (Ctl *ctl, int listen_fd, const ServeFuncs *funcs);
 void   serve_free (Serve *s);        /* every client's flows given back */
 guint  serve_clients (const Serve *s);
-/* Removes the flows whose client no longer holds their socket. */
-void   serve_check_held (Serve *s);
+/* Removes the flows whose client no longer holds their socket, of those
+ * in @slice of @slices (their controller ids modulo @slices: a caller that
+ * goes through the slices one a round spreads the checks' cost over the
+ * rounds). */
+void   serve_check_held (Serve *s, guint slice, guint slices);
 /* CtlFuncs.pace: tells @f's client its read rate. */
 void   serve_pace (CtlFlow *f, double rate, gpointer data);
 
