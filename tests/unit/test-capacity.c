@@ -1488,6 +1488,16 @@ test_trace_first_second_join (void)
                         latch ? "6.16+" : "before 6.16", syn ? "2 segments" : "64 kB", joins[j],
                         r.start_late_s, r.prebuffer_s);
       }
+      /* the handshake's RTT before the receiver's first sample (bwssd's
+       * fallback) against the receiver's alone, joined at the first byte */
+      Cell c = cell;
+      c.syn_bulk = syn ? 2.0 * MODEL_MSS : 0.0;
+      c.rtt_fallback = false;
+      CellResult r = run_cell (&c, true, latch);
+      g_test_message ("rcv_rtt %s, SYN %s, joined at the first byte, the receiver's RTT alone "
+                      "(no handshake RTT before its first sample): %.2f s (with it %.2f s)",
+                      latch ? "6.16+" : "before 6.16", syn ? "2 segments" : "64 kB",
+                      r.start_late_s, late[0]);
       /* the kernel's window until the join is what the first second costs:
        * joined at the lab's median delay (0.65 s) the video is later by
        * more than 0.2 s than joined at its first byte, whatever the SYN */
