@@ -2,7 +2,7 @@
 /*
  * preload.c — libbwss-preload.so: puts the TCP flows of an unmodified
  * program into the domain (the paper's Sec. VI-A prototype overrode
- * connect() and read(); we hook the reads and the waits).
+ * connect() and read(); we hook connect(), the reads and the waits).
  *
  * A socket is classified the first time a read on it returns data: a
  * connected TCP socket over IPv4 or IPv6 is registered with the preferences
@@ -15,7 +15,8 @@
  * (bwss_domain_dispatch()), and so is bwssd's sign of life (without it the
  * shim gives its sockets back to the kernel).  The shim has no thread: a
  * program that makes no call the hooks see is not woken by it.  close()
- * unregisters and restores the kernel's window.
+ * unregisters and restores the kernel's window.  Before that, connect()
+ * gives a download's socket a small first window (first_window_begin()).
  *
  * Never blocked by bwssd: registering from inside a read and unregistering
  * in close() send a message and never wait for an answer (bwss/domain.h).
@@ -51,6 +52,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -73,8 +76,17 @@
 /* a paced read sleeps at most this long at a time, then looks again (the
  * rate may have changed or pacing ended) */
 #define PACE_SLEEP_MAX_US 50000ull
+/* The receive buffer a download connects with, bytes (SO_RCVBUF's value;
+ * the kernel doubles it for its accounting): its SYN offers about two
+ * segments of a 1500-byte path instead of the kernel's 64 kB.  Below ten
+ * segments (the senders' initial window) so that the first flight is the
+ * receiver's choice; two, the least a delayed ACK is sent for. */
+#define FIRST_RCVBUF_BYTES 2896
 
-enum { FD_UNKNOWN = 0, FD_NOT_OURS, FD_REGISTERED };
+/* FD_FIRST_WINDOW: a TCP socket this process connected with the small first
+ * window; classified at its first data as FD_UNKNOWN is, its buffer given
+ * back to the kernel first (first_window_end()). */
+enum { FD_UNKNOWN = 0, FD_NOT_OURS, FD_REGISTERED, FD_FIRST_WINDOW };
 
 static BwssDomain *domain;           /* NULL: pass-through */
 static BwssPrefs prefs;
@@ -93,6 +105,7 @@ static int (*real_close) (int);
 static int (*real_poll) (struct pollfd *, nfds_t, int);
 static int (*real_epoll_wait) (int, struct epoll_event *, int, int);
 static int (*real_select) (int, fd_set *, fd_set *, fd_set *, struct timeval *);
+static int (*real_connect) (int, const struct sockaddr *, socklen_t);
 
 #define RESOLVE(name) \
   do { if (!real_##name) real_##name = dlsym (RTLD_NEXT, #name); } while (0)
@@ -264,12 +277,108 @@ maybe_apply (void)
   __atomic_store_n (&next_apply_us, now + wait, __ATOMIC_RELEASE);
 }
 
+/* A download's first window.  The window a SYN offers is fixed at connect()
+ * (the kernel's: 64 kB) and no clamp set later takes it back — a receiver
+ * never shrinks a window it offered — so a download's sender may send 64 kB
+ * before bwssd's first clamp binds, and on a slow link everything else waits
+ * behind it (a video's first response behind two downloads' first windows).
+ * A clamp before connect() would fix a small window scale for the
+ * connection's life; a small receive buffer does not when it is unlocked
+ * (SO_BUF_LOCK, Linux 5.14): the kernel chooses the scale from the system's
+ * largest buffer and the SYN's window from this socket's.  At the socket's
+ * first data the buffer goes back to the kernel's default, unlocked (its
+ * autotuning grows it), and bwssd's clamp takes over.  Only for flows with
+ * neither a priority nor a minimum (a video keeps the kernel's first window),
+ * only where the program chose no buffer of its own, and not at all on a
+ * kernel without SO_BUF_LOCK. */
+#ifndef SO_BUF_LOCK
+#define SO_BUF_LOCK 72
+#endif
+#ifndef SOCK_RCVBUF_LOCK
+#define SOCK_RCVBUF_LOCK 2
+#endif
+#ifndef TCP_WINDOW_CLAMP
+#define TCP_WINDOW_CLAMP 10
+#endif
+static int kernel_rcvbuf;            /* SO_RCVBUF of a new TCP socket: the kernel's default */
+static int first_rcvbuf;             /* SO_RCVBUF once FIRST_RCVBUF_BYTES is set */
+
+static int
+sockopt_int (int fd, int level, int name, int *v)
+{
+  socklen_t len = sizeof *v;
+  *v = 0;
+  return getsockopt (fd, level, name, v, &len);
+}
+
+/* Before connect() on @fd: a TCP socket of a download gets the small buffer. */
+static void
+first_window_begin (int fd)
+{
+  int type, family, proto, lock, buf, small = FIRST_RCVBUF_BYTES;
+  if (prefs.priority > 0 || prefs.min_rate_bps != 0 || fd < 0 || fd >= MAX_FD
+      || fd_state[fd] != FD_UNKNOWN)
+    return;
+  if (sockopt_int (fd, SOL_SOCKET, SO_TYPE, &type) != 0 || type != SOCK_STREAM
+      || sockopt_int (fd, SOL_SOCKET, SO_DOMAIN, &family) != 0 || (family != AF_INET && family != AF_INET6)
+      || sockopt_int (fd, SOL_SOCKET, SO_PROTOCOL, &proto) != 0 || proto != IPPROTO_TCP
+      || sockopt_int (fd, SOL_SOCKET, SO_BUF_LOCK, &lock) != 0 || (lock & SOCK_RCVBUF_LOCK)
+      || sockopt_int (fd, SOL_SOCKET, SO_RCVBUF, &buf) != 0)
+    return;                          /* not TCP, no SO_BUF_LOCK, or the program's own buffer */
+  if (setsockopt (fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small) != 0)
+    return;
+  lock &= ~SOCK_RCVBUF_LOCK;
+  if (setsockopt (fd, SOL_SOCKET, SO_BUF_LOCK, &lock, sizeof lock) != 0
+      || sockopt_int (fd, SOL_SOCKET, SO_RCVBUF, &small) != 0) {
+    int back = buf / 2;              /* SO_RCVBUF sets twice its value */
+    setsockopt (fd, SOL_SOCKET, SO_RCVBUF, &back, sizeof back);
+    return;
+  }
+  __atomic_store_n (&kernel_rcvbuf, buf, __ATOMIC_RELAXED);
+  __atomic_store_n (&first_rcvbuf, small, __ATOMIC_RELAXED);
+  pthread_mutex_lock (&table_lock);
+  if (fd_state[fd] == FD_UNKNOWN)
+    fd_state[fd] = FD_FIRST_WINDOW;
+  pthread_mutex_unlock (&table_lock);
+  trace_first ("fd %d connect: receive buffer %d bytes (the kernel's %d)", fd, small, buf);
+}
+
+/* At the first data on @fd (FD_FIRST_WINDOW, table locked): the kernel's
+ * default buffer, unlocked, and the clamp the small buffer set at the
+ * handshake lifted to the largest window the scale offers (the buffer bounds
+ * the window, as on any socket).  Nothing if the buffer is no longer the one
+ * set at connect() (the kernel's autotuning grew it, or the fd is another
+ * socket now). */
+static void
+first_window_end (int fd)
+{
+  int buf, lock, back = __atomic_load_n (&kernel_rcvbuf, __ATOMIC_RELAXED) / 2;
+  struct tcp_info ti;
+  socklen_t len = sizeof ti;
+  if (sockopt_int (fd, SOL_SOCKET, SO_RCVBUF, &buf) != 0
+      || buf != __atomic_load_n (&first_rcvbuf, __ATOMIC_RELAXED)
+      || setsockopt (fd, SOL_SOCKET, SO_RCVBUF, &back, sizeof back) != 0
+      || sockopt_int (fd, SOL_SOCKET, SO_BUF_LOCK, &lock) != 0)
+    return;
+  lock &= ~SOCK_RCVBUF_LOCK;
+  setsockopt (fd, SOL_SOCKET, SO_BUF_LOCK, &lock, sizeof lock);
+  memset (&ti, 0, sizeof ti);
+  if (getsockopt (fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0) {
+    int clamp = 65535 << ti.tcpi_rcv_wscale;
+    setsockopt (fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, &clamp, sizeof clamp);
+  }
+}
+
 /* Called after a read returned data on @fd. */
 static void
 saw_data (int fd)
 {
-  if (fd >= 0 && fd < MAX_FD && fd_state[fd] == FD_UNKNOWN) {
+  if (fd >= 0 && fd < MAX_FD && (fd_state[fd] == FD_UNKNOWN || fd_state[fd] == FD_FIRST_WINDOW)) {
     pthread_mutex_lock (&table_lock);
+    if (fd_state[fd] == FD_FIRST_WINDOW) {
+      first_window_end (fd);
+      fd_state[fd] = FD_UNKNOWN;
+    }
     if (fd_state[fd] == FD_UNKNOWN) {
       BwssFlow *f = NULL;
       int err = bwss_flow_register_as (domain, fd, &prefs, "shim", 0, &f);
@@ -411,6 +520,15 @@ close (int fd)
     pthread_mutex_unlock (&table_lock);
   }
   return real_close (fd);
+}
+
+PRELOAD_API int
+connect (int fd, const struct sockaddr *addr, socklen_t len)
+{
+  RESOLVE (connect);
+  if (domain)
+    first_window_begin (fd);
+  return real_connect (fd, addr, len);
 }
 
 PRELOAD_API int
