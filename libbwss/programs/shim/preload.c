@@ -52,8 +52,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -85,7 +83,7 @@
 
 /* FD_FIRST_WINDOW: a TCP socket this process connected with the small first
  * window; classified at its first data as FD_UNKNOWN is, its buffer given
- * back to the kernel first (first_window_end()). */
+ * back to the kernel first (knob_first_window_end()). */
 enum { FD_UNKNOWN = 0, FD_NOT_OURS, FD_REGISTERED, FD_FIRST_WINDOW };
 
 static BwssDomain *domain;           /* NULL: pass-through */
@@ -291,82 +289,25 @@ maybe_apply (void)
  * neither a priority nor a minimum (a video keeps the kernel's first window),
  * only where the program chose no buffer of its own, and not at all on a
  * kernel without SO_BUF_LOCK. */
-#ifndef SO_BUF_LOCK
-#define SO_BUF_LOCK 72
-#endif
-#ifndef SOCK_RCVBUF_LOCK
-#define SOCK_RCVBUF_LOCK 2
-#endif
-#ifndef TCP_WINDOW_CLAMP
-#define TCP_WINDOW_CLAMP 10
-#endif
 static int kernel_rcvbuf;            /* SO_RCVBUF of a new TCP socket: the kernel's default */
 static int first_rcvbuf;             /* SO_RCVBUF once FIRST_RCVBUF_BYTES is set */
-
-static int
-sockopt_int (int fd, int level, int name, int *v)
-{
-  socklen_t len = sizeof *v;
-  *v = 0;
-  return getsockopt (fd, level, name, v, &len);
-}
 
 /* Before connect() on @fd: a TCP socket of a download gets the small buffer. */
 static void
 first_window_begin (int fd)
 {
-  int type, family, proto, lock, buf, small = FIRST_RCVBUF_BYTES;
+  int kernel_buf, small_buf;
   if (prefs.priority > 0 || prefs.min_rate_bps != 0 || fd < 0 || fd >= MAX_FD
-      || fd_state[fd] != FD_UNKNOWN)
+      || fd_state[fd] != FD_UNKNOWN
+      || knob_first_window_begin (fd, FIRST_RCVBUF_BYTES, &kernel_buf, &small_buf) != 0)
     return;
-  if (sockopt_int (fd, SOL_SOCKET, SO_TYPE, &type) != 0 || type != SOCK_STREAM
-      || sockopt_int (fd, SOL_SOCKET, SO_DOMAIN, &family) != 0 || (family != AF_INET && family != AF_INET6)
-      || sockopt_int (fd, SOL_SOCKET, SO_PROTOCOL, &proto) != 0 || proto != IPPROTO_TCP
-      || sockopt_int (fd, SOL_SOCKET, SO_BUF_LOCK, &lock) != 0 || (lock & SOCK_RCVBUF_LOCK)
-      || sockopt_int (fd, SOL_SOCKET, SO_RCVBUF, &buf) != 0)
-    return;                          /* not TCP, no SO_BUF_LOCK, or the program's own buffer */
-  if (setsockopt (fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small) != 0)
-    return;
-  lock &= ~SOCK_RCVBUF_LOCK;
-  if (setsockopt (fd, SOL_SOCKET, SO_BUF_LOCK, &lock, sizeof lock) != 0
-      || sockopt_int (fd, SOL_SOCKET, SO_RCVBUF, &small) != 0) {
-    int back = buf / 2;              /* SO_RCVBUF sets twice its value */
-    setsockopt (fd, SOL_SOCKET, SO_RCVBUF, &back, sizeof back);
-    return;
-  }
-  __atomic_store_n (&kernel_rcvbuf, buf, __ATOMIC_RELAXED);
-  __atomic_store_n (&first_rcvbuf, small, __ATOMIC_RELAXED);
+  __atomic_store_n (&kernel_rcvbuf, kernel_buf, __ATOMIC_RELAXED);
+  __atomic_store_n (&first_rcvbuf, small_buf, __ATOMIC_RELAXED);
   pthread_mutex_lock (&table_lock);
   if (fd_state[fd] == FD_UNKNOWN)
     fd_state[fd] = FD_FIRST_WINDOW;
   pthread_mutex_unlock (&table_lock);
-  trace_first ("fd %d connect: receive buffer %d bytes (the kernel's %d)", fd, small, buf);
-}
-
-/* At the first data on @fd (FD_FIRST_WINDOW, table locked): the kernel's
- * default buffer, unlocked, and the clamp the small buffer set at the
- * handshake lifted to the largest window the scale offers (the buffer bounds
- * the window, as on any socket).  Nothing if the buffer is no longer the one
- * set at connect() (the kernel's autotuning grew it, or the fd is another
- * socket now). */
-static void
-first_window_end (int fd)
-{
-  int buf, lock, back = __atomic_load_n (&kernel_rcvbuf, __ATOMIC_RELAXED) / 2;
-  struct tcp_info ti;
-  socklen_t len = sizeof ti;
-  if (sockopt_int (fd, SOL_SOCKET, SO_RCVBUF, &buf) != 0
-      || buf != __atomic_load_n (&first_rcvbuf, __ATOMIC_RELAXED)
-      || setsockopt (fd, SOL_SOCKET, SO_RCVBUF, &back, sizeof back) != 0
-      || sockopt_int (fd, SOL_SOCKET, SO_BUF_LOCK, &lock) != 0)
-    return;
-  lock &= ~SOCK_RCVBUF_LOCK;
-  setsockopt (fd, SOL_SOCKET, SO_BUF_LOCK, &lock, sizeof lock);
-  memset (&ti, 0, sizeof ti);
-  if (getsockopt (fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0) {
-    int clamp = 65535 << ti.tcpi_rcv_wscale;
-    setsockopt (fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, &clamp, sizeof clamp);
-  }
+  trace_first ("fd %d connect: receive buffer %d bytes (the kernel's %d)", fd, small_buf, kernel_buf);
 }
 
 /* Called after a read returned data on @fd. */
@@ -376,7 +317,8 @@ saw_data (int fd)
   if (fd >= 0 && fd < MAX_FD && (fd_state[fd] == FD_UNKNOWN || fd_state[fd] == FD_FIRST_WINDOW)) {
     pthread_mutex_lock (&table_lock);
     if (fd_state[fd] == FD_FIRST_WINDOW) {
-      first_window_end (fd);
+      knob_first_window_end (fd, __atomic_load_n (&kernel_rcvbuf, __ATOMIC_RELAXED),
+                             __atomic_load_n (&first_rcvbuf, __ATOMIC_RELAXED));
       fd_state[fd] = FD_UNKNOWN;
     }
     if (fd_state[fd] == FD_UNKNOWN) {
