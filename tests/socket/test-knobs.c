@@ -2,10 +2,14 @@
 /*
  * test-knobs.c — the controller's view of sockets on real loopback TCP
  * sockets: a sock_diag dump finds them, and exact queries (knob_query())
- * for what a dump found see their bytes move and forget a closed one.
+ * for what a dump found see their bytes move and forget a closed one; a
+ * first window set before connect() is what the handshake offers, with the
+ * window scale of a plain socket, and ends with the kernel's buffer.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
+#include <linux/tcp.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -124,6 +128,88 @@ test_query_batches (void)
   knob_dump_clear (&answers);
 }
 
+static int
+opt (int fd, int level, int name)
+{
+  int v = 0;
+  socklen_t len = sizeof v;
+  g_assert_cmpint (getsockopt (fd, level, name, &v, &len), ==, 0);
+  return v;
+}
+
+/* What @server's peer offered (its window after scaling, bytes) and the
+ * peer's window scale, as @server sees them. */
+static void
+offered (int server, unsigned *window, unsigned *wscale)
+{
+  struct tcp_info ti;
+  socklen_t len = sizeof ti;
+  memset (&ti, 0, sizeof ti);
+  g_assert_cmpint (getsockopt (server, IPPROTO_TCP, TCP_INFO, &ti, &len), ==, 0);
+  *window = ti.tcpi_snd_wnd;
+  *wscale = ti.tcpi_snd_wscale;
+}
+
+static void
+test_first_window (void)
+{
+  int kernel_buf = -1, small_buf = -1;
+  /* not TCP, or a buffer the program set: an error, nothing changed */
+  int udp = socket (AF_INET, SOCK_DGRAM, 0), own = socket (AF_INET, SOCK_STREAM, 0), v = 100000;
+  int udp_buf = opt (udp, SOL_SOCKET, SO_RCVBUF);
+  g_assert_cmpint (knob_first_window_begin (udp, 2896, &kernel_buf, &small_buf), ==, -EPROTOTYPE);
+  g_assert_cmpint (opt (udp, SOL_SOCKET, SO_RCVBUF), ==, udp_buf);
+  g_assert_cmpint (setsockopt (own, SOL_SOCKET, SO_RCVBUF, &v, sizeof v), ==, 0);
+  int own_buf = opt (own, SOL_SOCKET, SO_RCVBUF);
+  g_assert_cmpint (knob_first_window_begin (own, 2896, &kernel_buf, &small_buf), ==, -EBUSY);
+  g_assert_cmpint (opt (own, SOL_SOCKET, SO_RCVBUF), ==, own_buf);
+  g_assert_cmpint (kernel_buf, ==, -1);
+  close (udp);
+  close (own);
+
+  /* a plain pair: the kernel's first window and scale */
+  int pc, ps;
+  unsigned plain_window, plain_scale, window, scale;
+  tcp_pair (&pc, &ps);
+  offered (ps, &plain_window, &plain_scale);
+  g_test_message ("plain: the handshake offers %u bytes, window scale %u", plain_window, plain_scale);
+  g_assert_cmpuint (plain_scale, >, 0);
+
+  /* the first window: a few kB offered, the same scale */
+  int c = socket (AF_INET, SOCK_STREAM, 0), sv;
+  int plain_buf = opt (c, SOL_SOCKET, SO_RCVBUF);
+  g_assert_cmpint (knob_first_window_begin (c, 2896, &kernel_buf, &small_buf), ==, 0);
+  g_assert_cmpint (kernel_buf, ==, plain_buf);
+  g_assert_cmpint (small_buf, <, plain_buf);
+  g_assert_cmpint (opt (c, SOL_SOCKET, SO_BUF_LOCK) & 2, ==, 0);
+  g_assert_cmpint (connect (c, (struct sockaddr *) &addr, sizeof addr), ==, 0);
+  sv = accept (listener, NULL, NULL);
+  g_assert_cmpint (sv, >=, 0);
+  offered (sv, &window, &scale);
+  g_test_message ("first window 2896: the handshake offers %u bytes, window scale %u (buffer %d, the kernel's %d)",
+                  window, scale, small_buf, kernel_buf);
+  g_assert_cmpuint (window, >, 0);
+  g_assert_cmpuint (window, <=, 8192);
+  g_assert_cmpuint (window, <, plain_window / 4);
+  g_assert_cmpuint (scale, ==, plain_scale);
+
+  /* data came: the kernel's buffer, unlocked, the clamp at the scale's largest */
+  move (sv, c, 1000);
+  g_assert_cmpint (knob_first_window_end (c, kernel_buf, small_buf), ==, 0);
+  g_assert_cmpint (opt (c, SOL_SOCKET, SO_RCVBUF), ==, kernel_buf);
+  g_assert_cmpint (opt (c, SOL_SOCKET, SO_BUF_LOCK) & 2, ==, 0);
+  g_assert_cmpint (opt (c, IPPROTO_TCP, TCP_WINDOW_CLAMP), ==, (int) (65535u << plain_scale));
+  move (sv, c, 65536);
+  /* once ended, or on a socket whose buffer is not the small one: left alone */
+  g_assert_cmpint (knob_first_window_end (c, kernel_buf, small_buf), ==, -ESTALE);
+  g_assert_cmpint (knob_first_window_end (pc, kernel_buf, small_buf), ==, -ESTALE);
+  g_assert_cmpint (opt (pc, SOL_SOCKET, SO_RCVBUF), ==, plain_buf);
+  close (c);
+  close (sv);
+  close (pc);
+  close (ps);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -136,5 +222,6 @@ main (int argc, char **argv)
   g_assert_cmpint (getsockname (listener, (struct sockaddr *) &addr, &len), ==, 0);
   g_test_add_func ("/knobs/query/follows-a-dump", test_query);
   g_test_add_func ("/knobs/query/batches", test_query_batches);
+  g_test_add_func ("/knobs/first-window", test_first_window);
   return g_test_run ();
 }

@@ -256,6 +256,73 @@ for bad in "BWSS_WEIGHT=1e308" "BWSS_PRIORITY=0x10" "BWSS_MIN_RATE=-5"; do
   fi
 done
 
+# ---- a download's first window (the shim's connect()) ----
+# The window each connection's handshake offered, as its server sees it
+# before sending a byte (tcp_info: the peer's window and window scale), one
+# line per connection in $tmp/syn.  A download under bwss-run offers a few
+# kB with the kernel's window scale; a flow with a priority, and a program
+# outside bwss-run, offer the kernel's window.  After its first data the
+# download's buffer is the kernel's default again, unlocked (autotuning),
+# and it moves all its bytes.
+/usr/bin/python3 -c '
+import socket, struct, sys, threading
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64)
+print(s.getsockname()[1], flush=True)
+out = open(sys.argv[1], "a")
+def one(c):
+    ti = c.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 232)
+    out.write("%d %d\n" % (struct.unpack_from("I", ti, 228)[0], ti[6] & 15)); out.flush()
+    try:
+        c.sendall(b"x" * 4000000); c.recv(1)
+    except OSError:
+        pass
+    c.close()
+while True:
+    c, _ = s.accept()
+    one(c)
+' "$tmp/syn" >"$tmp/port.syn" &
+servers="$servers $!"
+for _ in $(seq 50); do [ -s "$tmp/port.syn" ] && break; sleep 0.1; done
+synport=$(cat "$tmp/port.syn")
+# reads everything, then prints: bytes, SO_RCVBUF, SO_BUF_LOCK, its window scale
+syn_client='
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+n = 0
+while n < 4000000:
+    b = s.recv(65536)
+    if not b:
+        break
+    n += len(b)
+ti = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 232)
+print(n, s.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF), s.getsockopt(socket.SOL_SOCKET, 72), ti[6] >> 4)
+'
+/usr/bin/python3 -c 'import socket; print(socket.socket().getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF))' >"$tmp/rcvbuf0"
+/usr/bin/python3 -c "$syn_client" "$synport" >"$tmp/c.plain"
+"$run" -- /usr/bin/python3 -c "$syn_client" "$synport" >"$tmp/c.bulk"
+"$run" --priority 10 -- /usr/bin/python3 -c "$syn_client" "$synport" >"$tmp/c.prio"
+read -r w_plain s_plain < <(sed -n 1p "$tmp/syn")
+read -r w_bulk s_bulk < <(sed -n 2p "$tmp/syn")
+read -r w_prio s_prio < <(sed -n 3p "$tmp/syn")
+read -r n_bulk buf_bulk lock_bulk ws_bulk <"$tmp/c.bulk"
+read -r n_plain _ _ ws_plain <"$tmp/c.plain"
+read -r n_prio _ _ _ <"$tmp/c.prio"
+buf0=$(cat "$tmp/rcvbuf0")
+if [ "${w_bulk:-0}" -gt 0 ] && [ "$w_bulk" -le 8192 ] && [ "${w_plain:-0}" -ge 32768 ] \
+   && [ "${s_plain:-0}" -gt 0 ] && [ "$s_bulk" = "$s_plain" ] && [ "$ws_bulk" = "$ws_plain" ]; then
+  ok "a download's handshake offers $w_bulk bytes (a program outside bwss-run: $w_plain), window scale $s_bulk kept"
+else
+  not_ok "first window: download offered '$w_bulk' scale '$s_bulk' (client's '$ws_bulk'); plain '$w_plain' scale '$s_plain' (client's '$ws_plain')"
+fi
+[ "${w_prio:-0}" = "$w_plain" ] && ok "a flow with a priority offers the kernel's window ($w_prio bytes)" \
+  || not_ok "priority flow's first window: '$w_prio' (plain '$w_plain')"
+if [ "${n_bulk:-0}" = 4000000 ] && [ "$n_plain" = 4000000 ] && [ "$n_prio" = 4000000 ] \
+   && [ "${buf_bulk:-0}" -ge "$buf0" ] && [ $(( lock_bulk & 2 )) -eq 0 ]; then
+  ok "after its first data the download's buffer is the kernel's again ($buf_bulk >= $buf0 bytes, unlocked); 4 MB moved on each"
+else
+  not_ok "after the first data: bytes $n_bulk/$n_plain/$n_prio, buffer '$buf_bulk' (default $buf0), lock '$lock_bulk'"
+fi
+
 # ---- a stopped bwssd ----
 # bwss-top reports it busy (exit 3) instead of hanging, and a new download
 # under bwss-run still moves all its data (its flow is the kernel's)

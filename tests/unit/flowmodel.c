@@ -76,7 +76,19 @@ sending_rate (const Model *m, ModelFlow *f, double q, bool *cwnd_limited)
   double adv = f->window_bytes ? (double) f->window_bytes : INFINITY;
   bool offered = false;
   double syn = f->syn_window_bytes > 0 ? f->syn_window_bytes : SYN_WINDOW;
-  if (m->packets && !f->window_bytes)
+  if (m->packets && f->kernel_window) {
+    double grown = syn + 2.0 * (double) f->bytes;   /* tcp_grow_window: 2 segments a segment */
+    if (grown > SYN_WINDOW && syn <= SYN_WINDOW)
+      grown = SYN_WINDOW;
+    if (!f->window_bytes) {
+      adv = grown;                      /* no clamp yet: the kernel's own window */
+      if ((double) f->bytes + adv > f->offered_edge)
+        f->offered_edge = (double) f->bytes + adv;
+    } else if (f->offered_edge - (double) f->bytes > adv) {
+      adv = f->offered_edge - (double) f->bytes;   /* offered before the clamp: still open */
+      offered = true;
+    }
+  } else if (m->packets && !f->window_bytes)
     adv = syn;                          /* no clamp yet: the window its SYN offered */
   else if (m->packets && syn - (double) f->bytes > adv) {
     /* a receiver never takes back a window it offered: what its SYN

@@ -157,6 +157,15 @@ typedef struct {
   double   last_loss_s;
   double   stall_until_s;   /* a tail loss: nothing until its probe, s */
   double   syn_window_bytes; /* packets: what its SYN offered (0: Linux's 64240) */
+  /* packets: the receiver's own window before the first clamp is the
+   * kernel's, which grows from the SYN's by two segments per segment
+   * received (tcp_grow_window) up to Linux's 64240, and the right edge
+   * it offered stays open after a clamp (offered_edge, bytes): a flow the
+   * controller meets only after its first data (the shim registers a
+   * socket at its first read); false: the SYN's window alone, clamped at
+   * once */
+  bool     kernel_window;
+  double   offered_edge;
   uint32_t stalls;
   double   pipe[MODEL_PIPE_STEPS];  /* sending rate history, bit/s */
   /* bottleneck and receiver state */

@@ -42,6 +42,40 @@ sim_add (Sim *s, double rtt, int32_t prio, double min, double weight, bool contr
   return i;
 }
 
+size_t
+sim_add_late (Sim *s, double rtt, int32_t prio, double min, double weight, double join_after_s)
+{
+  size_t i = model_add (&s->m, rtt);
+  s->controlled[i] = true;
+  for (size_t k = 0; k < i; k++)
+    if (!s->controlled[k])
+      s->mixed = true;
+  s->pacable[i] = true;
+  s->pending[i] = true;
+  s->join_after_s[i] = join_after_s;
+  s->first_byte_s[i] = -1.0;
+  s->pending_prefs[i] = (BwssPrefs) { .priority = prio, .min_rate_bps = min, .weight = weight };
+  s->m.f[i].kernel_window = true;
+  return i;
+}
+
+/* Admits the pending flows whose time has come (sim_add_late). */
+static void
+join_pending (Sim *s)
+{
+  double now = (double) s->now_us / 1e6;
+  for (size_t i = 0; i < s->m.n; i++) {
+    if (!s->pending[i])
+      continue;
+    if (s->first_byte_s[i] < 0.0 && s->m.f[i].bytes > 0)
+      s->first_byte_s[i] = now;
+    if (s->first_byte_s[i] >= 0.0 && now >= s->first_byte_s[i] + s->join_after_s[i]) {
+      g_assert_cmpint (bwss_controller_add_flow (s->c, i, &s->pending_prefs[i], s->now_us), ==, 0);
+      s->pending[i] = false;
+    }
+  }
+}
+
 void
 sim_no_pacing (Sim *s, size_t i)
 {
@@ -53,9 +87,10 @@ void
 sim_stop_flow (Sim *s, size_t i)
 {
   s->m.f[i].active = false;
-  if (s->controlled[i])
+  if (s->controlled[i] && !s->pending[i])
     g_assert_cmpint (bwss_controller_remove_flow (s->c, i, s->now_us), ==, 0);
   s->controlled[i] = false;
+  s->pending[i] = false;
 }
 
 /* Returns true if no controlled flow is due by this tick (half a tick of
@@ -66,7 +101,7 @@ all_at_rest (const Sim *s)
 {
   bool any = false;
   for (size_t i = 0; i < s->m.n; i++) {
-    if (!s->controlled[i])
+    if (!s->controlled[i] || s->pending[i])
       continue;
     if (bwss_controller_next_measure (s->c, i) <= s->now_us + TICK / 2)
       return false;
@@ -83,16 +118,18 @@ tick (Sim *s)
 {
   if (s->on_tick)
     s->on_tick (s);
+  join_pending (s);
   if (!s->measure_all && all_at_rest (s))
     return;
   for (size_t i = 0; i < s->m.n; i++) {
-    if (!s->controlled[i])
+    if (!s->controlled[i] || s->pending[i])
       continue;
     if (!s->measure_all && bwss_controller_next_measure (s->c, i) > s->now_us + TICK / 2)
       continue;
     const ModelFlow *f = &s->m.f[i];
     BwssSample smp = { .now_us = s->now_us, .bytes_received = f->bytes,
-                       .rtt_us = f->rcv_rtt_us, .min_rtt_us = f->min_rtt_us, .mss = MODEL_MSS,
+                       .rtt_us = f->rcv_rtt_us || !s->rtt_fallback ? f->rcv_rtt_us : f->min_rtt_us,
+                       .min_rtt_us = f->min_rtt_us, .mss = MODEL_MSS,
                        .can_pace = s->pacable[i],
                        .unread_bytes = f->read_bound ? 2 * MODEL_MSS : 0,
                        .rcv_ooopack = f->ooopack };
@@ -102,7 +139,7 @@ tick (Sim *s)
   bwss_controller_tick (s->c, s->now_us);
   for (size_t i = 0; i < s->m.n; i++) {
     BwssFlowState st;
-    if (s->controlled[i] && bwss_controller_flow_state (s->c, i, &st) == 0) {
+    if (s->controlled[i] && !s->pending[i] && bwss_controller_flow_state (s->c, i, &st) == 0) {
       s->m.f[i].window_bytes = st.window_bytes;
       s->m.f[i].read_bps = s->pacable[i] ? st.read_rate_bps : 0.0;
     }

@@ -36,6 +36,16 @@ struct Sim {
   BwssController *c;
   bool            controlled[MODEL_MAX_FLOWS];
   bool            pacable[MODEL_MAX_FLOWS];  /* the receiver can pace its reads */
+  /* sim_add_late: a controlled flow the controller has not met yet joins
+   * join_after_s[i] after its first byte (pending[i] until then) */
+  bool            pending[MODEL_MAX_FLOWS];
+  double          join_after_s[MODEL_MAX_FLOWS];
+  double          first_byte_s[MODEL_MAX_FLOWS];     /* < 0: none yet */
+  BwssPrefs       pending_prefs[MODEL_MAX_FLOWS];
+  /* the sample's RTT is the kernel's receiver RTT, else its handshake's
+   * (bwssd's, knobs.c: tcpi_rcv_rtt, else tcpi_rtt); false: the receiver
+   * RTT alone, 0 until its first sample (the cells' bars were set so) */
+  bool            rtt_fallback;
   uint64_t        tick_phase_us;             /* ticks at this offset in each 10 ms */
   bool            measure_all;               /* $BWSS_SIM_MEASURE_ALL */
   uint64_t        samples;                   /* observations so far */
@@ -67,6 +77,12 @@ void   sim_init (Sim *s, double capacity, const BwssParams *params, SimEvent eve
  * @controlled; its reads can be paced (a program under the shim) unless
  * sim_no_pacing() says otherwise. */
 size_t sim_add (Sim *s, double rtt, int32_t prio, double min, double weight, bool controlled);
+/* Adds a controlled flow the controller meets @join_after_s after its
+ * first byte (the preload shim registers a socket at its first read that
+ * returns data, and bwssd admits it then); until then the kernel's own
+ * window (ModelFlow.kernel_window). */
+size_t sim_add_late (Sim *s, double rtt, int32_t prio, double min, double weight,
+                     double join_after_s);
 void   sim_stop_flow (Sim *s, size_t i);
 /* Flow @i's reads cannot be paced (an application reading by itself). */
 void   sim_no_pacing (Sim *s, size_t i);

@@ -159,6 +159,73 @@ knob_restore_rcvbuf (int fd)
   return knob_set_rcvbuf (fd, (uint32_t) INT_MAX);   /* the kernel caps it at rmem_max */
 }
 
+#ifndef SO_BUF_LOCK
+#define SO_BUF_LOCK 72
+#endif
+#ifndef SOCK_RCVBUF_LOCK
+#define SOCK_RCVBUF_LOCK 2
+#endif
+
+static int
+sockopt_int (int fd, int level, int name, int *v)
+{
+  socklen_t len = sizeof *v;
+  *v = 0;
+  return getsockopt (fd, level, name, v, &len) == 0 ? 0 : -errno;
+}
+
+int
+knob_first_window_begin (int fd, uint32_t bytes, int *kernel_buf, int *small_buf)
+{
+  int type, family, proto, lock, buf, small = bytes > (uint32_t) INT_MAX ? INT_MAX : (int) bytes, err;
+  if ((err = sockopt_int (fd, SOL_SOCKET, SO_TYPE, &type)) != 0
+      || (err = sockopt_int (fd, SOL_SOCKET, SO_DOMAIN, &family)) != 0
+      || (err = sockopt_int (fd, SOL_SOCKET, SO_PROTOCOL, &proto)) != 0)
+    return err;
+  if (type != SOCK_STREAM || (family != AF_INET && family != AF_INET6) || proto != IPPROTO_TCP)
+    return -EPROTOTYPE;
+  if ((err = sockopt_int (fd, SOL_SOCKET, SO_BUF_LOCK, &lock)) != 0
+      || (err = sockopt_int (fd, SOL_SOCKET, SO_RCVBUF, &buf)) != 0)
+    return err;                      /* no SO_BUF_LOCK: a kernel before 5.14 */
+  if (lock & SOCK_RCVBUF_LOCK)
+    return -EBUSY;
+  if (setsockopt (fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small) != 0)
+    return -errno;
+  lock &= ~SOCK_RCVBUF_LOCK;
+  if (setsockopt (fd, SOL_SOCKET, SO_BUF_LOCK, &lock, sizeof lock) != 0
+      || (err = sockopt_int (fd, SOL_SOCKET, SO_RCVBUF, &small)) != 0) {
+    err = -errno;
+    int back = buf / 2;              /* SO_RCVBUF sets twice its value */
+    setsockopt (fd, SOL_SOCKET, SO_RCVBUF, &back, sizeof back);
+    return err;
+  }
+  *kernel_buf = buf;
+  *small_buf = small;
+  return 0;
+}
+
+int
+knob_first_window_end (int fd, int kernel_buf, int small_buf)
+{
+  int buf, lock, back = kernel_buf / 2, err;
+  struct tcp_info ti;
+  socklen_t len = sizeof ti;
+  if ((err = sockopt_int (fd, SOL_SOCKET, SO_RCVBUF, &buf)) != 0)
+    return err;
+  if (buf != small_buf)
+    return -ESTALE;
+  if (setsockopt (fd, SOL_SOCKET, SO_RCVBUF, &back, sizeof back) != 0
+      || (err = sockopt_int (fd, SOL_SOCKET, SO_BUF_LOCK, &lock)) != 0)
+    return err ? err : -errno;
+  lock &= ~SOCK_RCVBUF_LOCK;
+  if (setsockopt (fd, SOL_SOCKET, SO_BUF_LOCK, &lock, sizeof lock) != 0)
+    return -errno;
+  memset (&ti, 0, sizeof ti);
+  if (getsockopt (fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
+    return -errno;
+  return knob_set_clamp (fd, 65535u << ti.tcpi_rcv_wscale);
+}
+
 static void
 format_addr (const struct sockaddr_storage *ss, char *buf, size_t len)
 {

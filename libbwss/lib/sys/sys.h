@@ -110,6 +110,21 @@ int knob_set_clamp (int fd, uint32_t bytes);
 int knob_set_rcvbuf (int fd, uint32_t bytes);
 int knob_restore_rcvbuf (int fd);
 
+/* A small first window for a TCP socket about to connect, its scale kept:
+ * SO_RCVBUF @bytes with the buffer's lock cleared (SO_BUF_LOCK, Linux 5.14),
+ * so the kernel chooses the window scale from the system's largest buffer
+ * and the SYN's window from this one.  On success *kernel_buf is the
+ * socket's buffer before (the kernel's default) and *small_buf after.
+ * -EPROTOTYPE: not a TCP socket; -EBUSY: the program set a buffer of its
+ * own (left alone); -errno otherwise (nothing changed). */
+int knob_first_window_begin (int fd, uint32_t bytes, int *kernel_buf, int *small_buf);
+/* Ends it once data came: if the buffer is still @small_buf, back to
+ * @kernel_buf unlocked (autotuning), and the clamp the small buffer set at
+ * the handshake lifted to the largest window the scale offers (the buffer
+ * bounds the window, as on any socket).  0, -ESTALE (the buffer is another
+ * now: autotuning grew it, or the fd is another socket) or -errno. */
+int knob_first_window_end (int fd, int kernel_buf, int small_buf);
+
 /* "addr:port" / "[addr]:port" of the local and remote ends of @fd. */
 void knob_endpoints (int fd, char *local, size_t local_len, char *remote, size_t remote_len);
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* ctl.c — bwssd's controller (see ctl.h). */
 #define BWSS_USE_UNSTABLE_API
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,30 @@ ctl_new (const CtlFuncs *funcs)
   c->next_id = 1;
   c->debug = g_getenv ("BWSS_DEBUG") != NULL;
   return c;
+}
+
+/* $BWSS_TRACE_FIRST (the preload shim's, libbwss-preload.so): appends
+ * "<CLOCK_MONOTONIC s> pid <pid> bwssd: <event>" for a flow's admission
+ * and each clamp set on a socket that had none, so a run can tell when a
+ * flow's first clamp came.  A measurement aid; unset, nothing. */
+static void G_GNUC_PRINTF (1, 2)
+trace_first (const char *fmt, ...)
+{
+  const char *path = g_getenv ("BWSS_TRACE_FIRST");
+  if (path == NULL || *path == '\0')
+    return;
+  FILE *fp = fopen (path, "ae");
+  if (fp == NULL)
+    return;
+  gint64 now = g_get_monotonic_time ();
+  fprintf (fp, "%" G_GINT64_FORMAT ".%06d pid %d bwssd: ", now / G_USEC_PER_SEC,
+           (int) (now % G_USEC_PER_SEC), (int) getpid ());
+  va_list ap;
+  va_start (ap, fmt);
+  vfprintf (fp, fmt, ap);
+  va_end (ap);
+  fputc ('\n', fp);
+  fclose (fp);
 }
 
 /* The laws, made when first needed.  NULL while suspended or out of memory. */
@@ -140,6 +165,8 @@ ctl_add (Ctl *c, int fd, const BwssPrefs *prefs, const char *origin, pid_t pid, 
   g_hash_table_insert (c->inodes, &f->diag.inode, f);
   admit (c, f, bwss__clock_now_us ());
   wake (c);
+  trace_first ("admitted flow %" G_GUINT64_FORMAT " inode %" G_GUINT64_FORMAT " (%s, pid %d)",
+               f->id, (guint64) f->diag.inode, origin, (int) pid);
   *out = f;
   return 0;
 }
@@ -277,8 +304,12 @@ apply (Ctl *c, CtlFlow *f)
   guint32 cur = want;
   if ((f->asked || want != f->applied) && knob_get_clamp (f->fd, &cur) != 0)
     return;
-  if ((want != f->applied || cur != want) && knob_set_clamp (f->fd, want) == 0)
+  if ((want != f->applied || cur != want) && knob_set_clamp (f->fd, want) == 0) {
+    if (f->applied == 0)
+      trace_first ("clamp %u bytes on flow %" G_GUINT64_FORMAT " (rtt %u us)", want, f->id,
+                   f->st.rtt_us);
     f->applied = want;
+  }
   double pace = f->paced && f->st.read_rate_bps > 0.0 ? f->st.read_rate_bps : 0.0;
   if (pace > 0.0) {                      /* a buffer the size of the window: the sender sends what is read */
     guint32 buf = MAX (want, c->params.pace_rcvbuf_bytes);

@@ -2,7 +2,7 @@
 /*
  * preload.c — libbwss-preload.so: puts the TCP flows of an unmodified
  * program into the domain (the paper's Sec. VI-A prototype overrode
- * connect() and read(); we hook the reads and the waits).
+ * connect() and read(); we hook connect(), the reads and the waits).
  *
  * A socket is classified the first time a read on it returns data: a
  * connected TCP socket over IPv4 or IPv6 is registered with the preferences
@@ -15,7 +15,8 @@
  * (bwss_domain_dispatch()), and so is bwssd's sign of life (without it the
  * shim gives its sockets back to the kernel).  The shim has no thread: a
  * program that makes no call the hooks see is not woken by it.  close()
- * unregisters and restores the kernel's window.
+ * unregisters and restores the kernel's window.  Before that, connect()
+ * gives a download's socket a small first window (first_window_begin()).
  *
  * Never blocked by bwssd: registering from inside a read and unregistering
  * in close() send a message and never wait for an answer (bwss/domain.h).
@@ -50,6 +51,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -72,8 +74,17 @@
 /* a paced read sleeps at most this long at a time, then looks again (the
  * rate may have changed or pacing ended) */
 #define PACE_SLEEP_MAX_US 50000ull
+/* The receive buffer a download connects with, bytes (SO_RCVBUF's value;
+ * the kernel doubles it for its accounting): its SYN offers about two
+ * segments of a 1500-byte path instead of the kernel's 64 kB.  Below ten
+ * segments (the senders' initial window) so that the first flight is the
+ * receiver's choice; two, the least a delayed ACK is sent for. */
+#define FIRST_RCVBUF_BYTES 2896
 
-enum { FD_UNKNOWN = 0, FD_NOT_OURS, FD_REGISTERED };
+/* FD_FIRST_WINDOW: a TCP socket this process connected with the small first
+ * window; classified at its first data as FD_UNKNOWN is, its buffer given
+ * back to the kernel first (knob_first_window_end()). */
+enum { FD_UNKNOWN = 0, FD_NOT_OURS, FD_REGISTERED, FD_FIRST_WINDOW };
 
 static BwssDomain *domain;           /* NULL: pass-through */
 static BwssPrefs prefs;
@@ -92,9 +103,43 @@ static int (*real_close) (int);
 static int (*real_poll) (struct pollfd *, nfds_t, int);
 static int (*real_epoll_wait) (int, struct epoll_event *, int, int);
 static int (*real_select) (int, fd_set *, fd_set *, fd_set *, struct timeval *);
+static int (*real_connect) (int, const struct sockaddr *, socklen_t);
 
 #define RESOLVE(name) \
   do { if (!real_##name) real_##name = dlsym (RTLD_NEXT, #name); } while (0)
+
+/* $BWSS_TRACE_FIRST names a file each process appends to, one line per
+ * event of a flow's start: the domain joined or not, a socket's first data
+ * and its registration, as "<CLOCK_MONOTONIC s> pid <pid> shim: <event>"
+ * (the lab's recorder's clock), so a run can tell when each flow met
+ * bwssd against when its bytes came.  A measurement aid; unset, nothing. */
+static void
+trace_first (const char *fmt, ...)
+{
+  const char *path = getenv ("BWSS_TRACE_FIRST");
+  if (path == NULL || *path == '\0')
+    return;
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  char line[256];
+  int n = snprintf (line, sizeof line, "%ld.%06ld pid %d shim: ", (long) ts.tv_sec,
+                    ts.tv_nsec / 1000, (int) getpid ());
+  va_list ap;
+  va_start (ap, fmt);
+  if (n > 0 && (size_t) n < sizeof line)
+    n += vsnprintf (line + n, sizeof line - (size_t) n, fmt, ap);
+  va_end (ap);
+  if (n <= 0 || (size_t) n >= sizeof line - 1)
+    return;
+  line[n++] = '\n';
+  int fd = open (path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return;
+  ssize_t w = write (fd, line, (size_t) n);
+  (void) w;
+  RESOLVE (close);
+  real_close (fd);
+}
 
 static void
 warn (const char *fmt, ...)
@@ -186,6 +231,7 @@ preload_init (void)
     return;
   BwssDomain *d = NULL;
   int err = bwss_domain_open (NULL, BWSS_DOMAIN_NO_CREATE | BWSS_DOMAIN_NO_CONTROLLER, &d);
+  trace_first ("domain open: %s", err ? bwss_strerror (err) : "ok");
   if (err) {
     if (err == BWSS_EINVAL)
       warn ("BWSS_DOMAIN=%s is not a domain name; not joining a domain", getenv ("BWSS_DOMAIN"));
@@ -229,15 +275,56 @@ maybe_apply (void)
   __atomic_store_n (&next_apply_us, now + wait, __ATOMIC_RELEASE);
 }
 
+/* A download's first window.  The window a SYN offers is fixed at connect()
+ * (the kernel's: 64 kB) and no clamp set later takes it back — a receiver
+ * never shrinks a window it offered — so a download's sender may send 64 kB
+ * before bwssd's first clamp binds, and on a slow link everything else waits
+ * behind it (a video's first response behind two downloads' first windows).
+ * A clamp before connect() would fix a small window scale for the
+ * connection's life; a small receive buffer does not when it is unlocked
+ * (SO_BUF_LOCK, Linux 5.14): the kernel chooses the scale from the system's
+ * largest buffer and the SYN's window from this socket's.  At the socket's
+ * first data the buffer goes back to the kernel's default, unlocked (its
+ * autotuning grows it), and bwssd's clamp takes over.  Only for flows with
+ * neither a priority nor a minimum (a video keeps the kernel's first window),
+ * only where the program chose no buffer of its own, and not at all on a
+ * kernel without SO_BUF_LOCK. */
+static int kernel_rcvbuf;            /* SO_RCVBUF of a new TCP socket: the kernel's default */
+static int first_rcvbuf;             /* SO_RCVBUF once FIRST_RCVBUF_BYTES is set */
+
+/* Before connect() on @fd: a TCP socket of a download gets the small buffer. */
+static void
+first_window_begin (int fd)
+{
+  int kernel_buf, small_buf;
+  if (prefs.priority > 0 || prefs.min_rate_bps != 0 || fd < 0 || fd >= MAX_FD
+      || fd_state[fd] != FD_UNKNOWN
+      || knob_first_window_begin (fd, FIRST_RCVBUF_BYTES, &kernel_buf, &small_buf) != 0)
+    return;
+  __atomic_store_n (&kernel_rcvbuf, kernel_buf, __ATOMIC_RELAXED);
+  __atomic_store_n (&first_rcvbuf, small_buf, __ATOMIC_RELAXED);
+  pthread_mutex_lock (&table_lock);
+  if (fd_state[fd] == FD_UNKNOWN)
+    fd_state[fd] = FD_FIRST_WINDOW;
+  pthread_mutex_unlock (&table_lock);
+  trace_first ("fd %d connect: receive buffer %d bytes (the kernel's %d)", fd, small_buf, kernel_buf);
+}
+
 /* Called after a read returned data on @fd. */
 static void
 saw_data (int fd)
 {
-  if (fd >= 0 && fd < MAX_FD && fd_state[fd] == FD_UNKNOWN) {
+  if (fd >= 0 && fd < MAX_FD && (fd_state[fd] == FD_UNKNOWN || fd_state[fd] == FD_FIRST_WINDOW)) {
     pthread_mutex_lock (&table_lock);
+    if (fd_state[fd] == FD_FIRST_WINDOW) {
+      knob_first_window_end (fd, __atomic_load_n (&kernel_rcvbuf, __ATOMIC_RELAXED),
+                             __atomic_load_n (&first_rcvbuf, __ATOMIC_RELAXED));
+      fd_state[fd] = FD_UNKNOWN;
+    }
     if (fd_state[fd] == FD_UNKNOWN) {
       BwssFlow *f = NULL;
       int err = bwss_flow_register_as (domain, fd, &prefs, "shim", 0, &f);
+      trace_first ("fd %d first data, registered: %s", fd, err ? bwss_strerror (err) : "ok");
       if (err == 0) {
         bwss_flow_offer_read_pacing (f);   /* the hooks below pace its reads */
         if (share != BWSS_SHARE_FLOW && bwss_flow_set_share (f, share) != 0)
@@ -375,6 +462,15 @@ close (int fd)
     pthread_mutex_unlock (&table_lock);
   }
   return real_close (fd);
+}
+
+PRELOAD_API int
+connect (int fd, const struct sockaddr *addr, socklen_t len)
+{
+  RESOLVE (connect);
+  if (domain)
+    first_window_begin (fd);
+  return real_connect (fd, addr, len);
 }
 
 PRELOAD_API int
