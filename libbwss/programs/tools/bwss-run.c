@@ -63,8 +63,8 @@ static GOptionEntry entries[] = {
   { "domain", 0, 0, G_OPTION_ARG_STRING, &opt_domain,
     "Domain name (default $BWSS_DOMAIN, else per user)", "NAME" },
   { "loop", 0, 0, G_OPTION_ARG_STRING, &opt_loop,
-    "The sigma loop if this process becomes the controller: delay (default) or paper "
-    "(sets $BWSS_LOOP)", "LOOP" },
+    "The sigma loop of the bwssd started for the domain if none runs: delay (default) or "
+    "paper (sets $BWSS_LOOP; a running bwssd keeps its own)", "LOOP" },
   { NULL }
 };
 
