@@ -1043,6 +1043,8 @@ typedef struct {
                                 * (sim_add_late); 0: from its start, clamped from its
                                 * first RTT sample */
   bool          rtt_fallback;  /* the sample's RTT falls back to the handshake's (bwssd's) */
+  unsigned      run_s;         /* the run's length, s (0: 90) */
+  unsigned      cross_from_s, cross_to_s;   /* the UDP's seconds (both 0: 30 to 60) */
 } Cell;
 
 typedef struct {
@@ -1061,7 +1063,31 @@ typedef struct {
                                 * minimum − UDP delivered, of the seconds (fixed link) */
   unsigned steady;             /* a moving link: seconds it has held within ±15 % for 3 s */
   double   sigma_lo, sigma_hi; /* ... σ over the link in them, least and most */
+  /* the downloads' use of what the video and the UDP leave, per phase:
+   * before the UDP, with it, the RECOVER_S after it, the rest (the lab's
+   * phases, tests/lab/matrix-why.py) */
+  double   use_phase[4];
 } CellResult;
+
+#define RECOVER_S 5
+
+static unsigned
+cell_run_s (const Cell *cell)
+{
+  return cell->run_s ? cell->run_s : 90;
+}
+
+static unsigned
+cell_cross_from (const Cell *cell)
+{
+  return cell->cross_to_s ? cell->cross_from_s : 30;
+}
+
+static unsigned
+cell_cross_to (const Cell *cell)
+{
+  return cell->cross_to_s ? cell->cross_to_s : 60;
+}
 
 static const Cell *cell_now;
 enum { TRACE_FIXED = 0, TRACE_WIFI, TRACE_LTE };
@@ -1167,7 +1193,8 @@ cell_lateness (Sim *s)
 static void
 cell_cross (Sim *s, unsigned sec)
 {
-  s->m.cross_bps = (sec >= 30 && sec < 60) ? cell_now->cross_bps : 0;
+  s->m.cross_bps = (sec >= cell_cross_from (cell_now) && sec < cell_cross_to (cell_now))
+                  ? cell_now->cross_bps : 0;
 }
 
 static CellResult
@@ -1175,6 +1202,7 @@ run_cell_at (const Cell *cell, bool controlled, bool latch, unsigned shift_ms)
 {
   Sim s;
   cell_now = cell;
+  unsigned dur = cell_run_s (cell);
   sim_init (&s, cell->link_bps, &delay, cell_cross);
   s.tick_phase_us = (s.tick_phase_us + shift_ms * 1000u) % 10000u;
   s.m.max_queue_s = cell->buffer_s;
@@ -1202,12 +1230,12 @@ run_cell_at (const Cell *cell, bool controlled, bool latch, unsigned shift_ms)
       s.m.f[late ? sim_add_late (&s, cell->rtt_bulk[d], 0, 0, 1, cell->join_s)
                  : sim_add (&s, cell->rtt_bulk[d], 0, 0, 1, controlled)].syn_window_bytes
           = cell->syn_bulk;
-  sim_run (&s, 90);
+  sim_run (&s, dur);
   if (controlled)
     sim_log (&s, 3);
   CellResult r = { 0 };
   double carried = 0.0;
-  for (unsigned t = 5; t < 90; t++) {
+  for (unsigned t = 5; t < dur; t++) {
     double link = cell->trace ? trace_mean (t) : cell->link_bps;
     double floor = cell->trace ? 0.9 : 0.95;
     if (cell->trace && !trace_capable (t, cell->video_min))
@@ -1225,7 +1253,7 @@ run_cell_at (const Cell *cell, bool controlled, bool latch, unsigned shift_ms)
   /* σ follows the link: where it has held for 3 s (a level of the LTE
    * trace), σ at the end of the second against its rate */
   r.sigma_lo = INFINITY;
-  for (unsigned t = 7; cell->trace && t < 90; t++) {
+  for (unsigned t = 7; cell->trace && t < dur; t++) {
     double lo = INFINITY, hi = 0.0;
     for (unsigned k = (t - 2) * TRACE_STEPS_PER_S; k < (t + 1) * TRACE_STEPS_PER_S; k++) {
       lo = fmin (lo, trace_rate[k]);
@@ -1240,31 +1268,42 @@ run_cell_at (const Cell *cell, bool controlled, bool latch, unsigned shift_ms)
   }
   r.prebuffer_s = cell_late_s;
   r.start_late_s = cell_late_start_s;
-  r.video = sim_mean (&s, v, 5, 90);
-  r.downloads = sim_mean_aggregate (&s, 5, 90) - r.video;
+  r.video = sim_mean (&s, v, 5, dur);
+  r.downloads = sim_mean_aggregate (&s, 5, dur) - r.video;
   double cross = 0.0;
-  for (unsigned t = 5; t < 90; t++)
-    cross += s.cross[t] / 85.0;
+  for (unsigned t = 5; t < dur; t++)
+    cross += s.cross[t] / (dur - 5.0);
   double link = cell->trace ? 0.0 : cell->link_bps;
   if (cell->trace)
-    for (unsigned t = 5; t < 90; t++)
-      link += trace_mean (t) / 85.0;
+    for (unsigned t = 5; t < dur; t++)
+      link += trace_mean (t) / (dur - 5.0);
   r.left = link - cross - r.video;
+  unsigned c0 = cell_cross_from (cell), c1 = cell_cross_to (cell);
+  const unsigned edges[5] = { 5, c0, c1, c1 + RECOVER_S, dur };
+  for (unsigned ph = 0; ph < 4; ph++) {
+    double got = 0.0, left = 0.0;
+    for (unsigned t = edges[ph]; t < edges[ph + 1]; t++) {
+      double l = cell->trace ? trace_mean (t) : cell->link_bps;
+      got += sim_mean_aggregate (&s, t, t + 1) - s.rate[t][v];
+      left += fmax (0.0, l - s.cross[t] - s.rate[t][v]);
+    }
+    r.use_phase[ph] = left > 0.0 ? got / left : 0.0;
+  }
   size_t nd = cell->downloads * cell->conns;
   for (unsigned d = 0; d < cell->downloads; d++) {
     double got = 0.0;
     for (unsigned k = 0; k < cell->conns; k++)
-      got += sim_mean (&s, 1 + d * cell->conns + k, 5, 90);
+      got += sim_mean (&s, 1 + d * cell->conns + k, 5, dur);
     double want = (double) cell->conns / (double) nd;
     double dev = fabs (got / r.downloads - want) / want;
     if (dev > r.share_dev)
       r.share_dev = dev;
   }
-  r.q_video = sim_median_flow_queue_ms (&s, v, 5, 90);
-  r.q_bulk = sim_median_flow_queue_ms (&s, 1, 5, 90);
+  r.q_video = sim_median_flow_queue_ms (&s, v, 5, dur);
+  r.q_bulk = sim_median_flow_queue_ms (&s, 1, 5, dur);
   /* under FQ σ is no slack: what the downloads may take (their targets)
    * against what the link leaves them, second by second */
-  for (unsigned t = 5; controlled && !cell->trace && t < 90; t++) {
+  for (unsigned t = 5; controlled && !cell->trace && t < dur; t++) {
     double targets = 0.0;
     for (size_t i = 1; i < s.m.n; i++)
       targets += s.target[t][i];
@@ -1362,8 +1401,11 @@ check_cell (const Cell *cell, unsigned short_max, double downloads_use)
       g_assert_cmpfloat (b.sigma_hi, <=, 1.35);
     }
     g_test_message ("%s, rcv_rtt %s: the video at >= 90 %% of its minimum (the lab's measure) "
-                    "%u of %u s", cell->name, latch ? "6.16+" : "before 6.16", b.at_min_lab,
-                    b.counted);
+                    "%u of %u s; the downloads' use of what is left before, with, the %u s "
+                    "after the UDP and the rest: %.1f, %.1f, %.1f, %.1f %%", cell->name,
+                    latch ? "6.16+" : "before 6.16", b.at_min_lab, b.counted, RECOVER_S,
+                    100.0 * b.use_phase[0], 100.0 * b.use_phase[1], 100.0 * b.use_phase[2],
+                    100.0 * b.use_phase[3]);
     /* lateness means something where the source keeps what it could not
      * send (packet level); elsewhere a shortfall is never made up */
     if (cell->packets)
@@ -1384,7 +1426,7 @@ static void
 test_trace_fq_codel (void)
 {
   Cell cell = { "fq_codel 8M", 8e6, 0.150, 0.005, true, 3e6, 3, 1, rtt_15_40_90, 2e6, TRACE_FIXED,
-                false, 0.0, 0.0, false };
+                false, 0.0, 0.0, false, 0, 0, 0 };
   /* 9.4 % of the seconds before the video's own evidence (the lab's figure
    * too), 97.6 % with it; short now only in the second the UDP arrives (its
    * fair share taken at once, before the video's queue shows): 98.8 % (the
@@ -1400,7 +1442,7 @@ test_trace_fq_codel_many (void)
 {
   static const double rtt[] = { 0.030 };
   Cell cell = { "fq_codel 20M, 8 connections", 20e6, 0.150, 0.005, true, 10.3e6, 1, 8, rtt,
-                0.0, TRACE_FIXED, false, 0.0, 0.0, false };
+                0.0, TRACE_FIXED, false, 0.0, 0.0, false, 0, 0, 0 };
   /* 3.5 % of the seconds before (6.16+); one second short in the start */
   check_cell (&cell, 1, 0.90);
 }
@@ -1429,7 +1471,7 @@ static void
 test_trace_codel_960k (void)
 {
   Cell cell = { "CoDel 960k", 960e3, 0.150, 0.005, false, 496e3, 2, 1, rtt_30, 320e3, TRACE_FIXED,
-                true, 0.0, 0.0, false };
+                true, 0.0, 0.0, false, 0, 0, 0 };
   check_cell (&cell, 4, 0.49);
 }
 
@@ -1444,7 +1486,7 @@ static void
 test_trace_codel_960k_first_second (void)
 {
   Cell cell = { "CoDel 960k", 960e3, 0.150, 0.005, false, 496e3, 2, 1, rtt_30, 320e3, TRACE_FIXED,
-                true, 0.0, 0.0, false };
+                true, 0.0, 0.0, false, 0, 0, 0 };
   Cell bounded = cell;
   bounded.syn_bulk = 2.0 * MODEL_MSS;
   for (int latch = 0; latch < 2; latch++) {
@@ -1473,7 +1515,7 @@ test_trace_first_second_join (void)
 {
   static const double joins[] = { 0.0, 0.05, 0.1, 0.3, 0.65, 0.9 };
   Cell cell = { "Fig. 7 960k drop-tail", 960e3, 0.150, 0.0, false, 496e3, 2, 1, rtt_30, 320e3,
-                TRACE_FIXED, true, 0.0, 0.0, true };
+                TRACE_FIXED, true, 0.0, 0.0, true, 0, 0, 0 };
   for (int latch = 0; latch < 2; latch++)
     for (int syn = 0; syn < 2; syn++) {
       double late[G_N_ELEMENTS (joins)];
@@ -1521,12 +1563,12 @@ test_trace_wifi (void)
 {
   /* downloads 79.0 / 81.6 % (as before this issue: the queue holds σ) */
   Cell tail = { "wifi, 60-ms drop-tail", 8e6, 0.060, 0.0, false, 2e6, 3, 1, rtt_30, 0.0,
-                TRACE_WIFI, false, 0.0, 0.0, false };
+                TRACE_WIFI, false, 0.0, 0.0, false, 0, 0, 0 };
   check_cell (&tail, 0, 0.78);
   /* downloads 55.4 / 57.8 % before the deficits the video's own queue
    * shows stopped bounding the raises, 60.8 / 59.0 % now */
   Cell fq = { "wifi, fq_codel", 8e6, 0.150, 0.005, true, 2e6, 3, 1, rtt_30, 0.0, TRACE_WIFI,
-              false, 0.0, 0.0, false };
+              false, 0.0, 0.0, false, 0, 0, 0 };
   check_cell (&fq, 0, 0.58);
 }
 
@@ -1537,15 +1579,82 @@ test_trace_lte (void)
   /* downloads 72.4 / 86.7 % before the link the video's own queue showed
    * became the link seen busy, 80.7 / 86.7 % now */
   Cell tail = { "lte, 60-ms drop-tail", 8e6, 0.060, 0.0, false, 2e6, 3, 1, rtt_30, 0.0,
-                TRACE_LTE, false, 0.0, 0.0, false };
+                TRACE_LTE, false, 0.0, 0.0, false, 0, 0, 0 };
   check_cell (&tail, 0, 0.80);
   /* the video at its minimum 54 / 55 of 56 s (96.4 / 98.2 %: short in the
    * second after the excluded one, σ still settling after a fall from 10
    * to 3.4 or from 7.8 to 5.2 Mbit/s), downloads 78.9 / 82.2 % before,
    * 80.6 / 85.4 % now */
   Cell fq = { "lte, fq_codel", 8e6, 0.150, 0.005, true, 2e6, 3, 1, rtt_30, 0.0, TRACE_LTE, false,
-              0.0, 0.0, false };
+              0.0, 0.0, false, 0, 0, 0 };
   check_cell (&fq, 2, 0.80);
+}
+
+static const double rtt_20_80[] = { 0.020, 0.080 };
+
+/* Runs a matrix cell under bwss (both receiver RTTs; three tick phases at
+ * packet level, as check_cell) and prints the lab's figures: the video at
+ * >= 90 % of its minimum (video_at_min) and the downloads' use of what it
+ * leaves, over the run and per phase; asserts the video short in at most
+ * @short_max seconds in every run and, under 6.16+ (the lab's kernel), the
+ * downloads' use at the median run at least @use_616. */
+static void
+matrix_cell (const Cell *cell, unsigned short_max, double use_616)
+{
+  for (int latch = 0; latch < 2; latch++) {
+    unsigned runs = cell->packets ? CELL_RUNS_PACKETS : 1;
+    CellResult each[CELL_RUNS_PACKETS];
+    for (unsigned k = 0; k < runs; k++) {
+      each[k] = run_cell_at (cell, true, latch, 3 * k);
+      g_test_message ("%s, rcv_rtt %s, ticks +%u ms: video at >= 90 %% of its minimum %u of %u s; "
+                      "downloads' use %.1f %%: before, with, %u s after the UDP, the rest %.1f, "
+                      "%.1f, %.1f, %.1f %%", cell->name, latch ? "6.16+" : "before 6.16", 3 * k,
+                      each[k].at_min_lab, each[k].counted, 100.0 * each[k].downloads / each[k].left,
+                      RECOVER_S, 100.0 * each[k].use_phase[0], 100.0 * each[k].use_phase[1],
+                      100.0 * each[k].use_phase[2], 100.0 * each[k].use_phase[3]);
+      g_assert_cmpuint (each[k].counted - each[k].at_min_lab, <=, short_max);
+    }
+    qsort (each, runs, sizeof each[0], cmp_use);
+    if (latch)
+      g_assert_cmpfloat (each[runs / 2].downloads, >=, use_616 * each[runs / 2].left);
+  }
+}
+
+/* The bottleneck matrix's shape (tests/lab/bwsslab/matrix.py): a video of
+ * 45 % of the link, two downloads at 20 and 80 ms, UDP of a third of the
+ * link from 20 to 40 s of a 60-s run; four of the cells the lab ran on the
+ * laws these assert (docs/results/matrix-why.md sets the lab's figures,
+ * per phase of the run, beside these).  Each bar holds at every tick phase
+ * (sim-spread.sh): the model's worst where it is below the lab, never
+ * below the lab's figure where it reaches more.  The video short in at
+ * most 1 s at 960k drop-tail (the UDP's onset; the lab 2 s), 2 behind
+ * CoDel (the lab 3), none at 20M drop-tail (the lab none), 3 behind
+ * fq_codel (the lab 4: two at each edge of the UDP, the model's at its
+ * onset).  The downloads' use of what the video leaves, 6.16+: at 960k
+ * drop-tail 69.9-76.9 % (the lab 88 %: after the UDP has gone the
+ * model's σ holds for 12 s just below the link it saw busy beside the
+ * UDP — each raise moves the stop up by the video's share of it, so the
+ * ramp never reaches it and never probes beyond — where the lab's climbs
+ * in 3 s), behind CoDel 72-88 % (the lab 63.5 %: the bar is the lab's),
+ * at 20M drop-tail 89-97 % (the lab 94.6 %), behind fq_codel 61-80 % (the
+ * lab 82 %). */
+static void
+test_trace_matrix (void)
+{
+  const Cell tail_960k = { "matrix droptail150 960k", 960e3, 0.150, 0.0, false, 432e3, 2, 1,
+                           rtt_20_80, 320e3, TRACE_FIXED, true, 2.0 * MODEL_MSS, 0.0, true,
+                           60, 20, 40 };
+  matrix_cell (&tail_960k, 1, 0.69);
+  const Cell codel_960k = { "matrix codel 960k", 960e3, 0.150, 0.005, false, 432e3, 2, 1,
+                            rtt_20_80, 320e3, TRACE_FIXED, true, 2.0 * MODEL_MSS, 0.0, true,
+                            60, 20, 40 };
+  matrix_cell (&codel_960k, 2, 0.635);
+  const Cell tail_20m = { "matrix droptail150 20M", 20e6, 0.150, 0.0, false, 9e6, 2, 1, rtt_20_80,
+                          20e6 / 3, TRACE_FIXED, false, 0.0, 0.0, true, 60, 20, 40 };
+  matrix_cell (&tail_20m, 0, 0.89);
+  const Cell fq_20m = { "matrix fq_codel 20M", 20e6, 0.150, 0.005, true, 9e6, 2, 1, rtt_20_80,
+                        20e6 / 3, TRACE_FIXED, false, 0.0, 0.0, true, 60, 20, 40 };
+  matrix_cell (&fq_20m, 3, 0.60);
 }
 
 int
@@ -1592,5 +1701,6 @@ main (int argc, char **argv)
   g_test_add_func ("/capacity/trace/first-second-join", test_trace_first_second_join);
   g_test_add_func ("/capacity/trace/wifi", test_trace_wifi);
   g_test_add_func ("/capacity/trace/lte", test_trace_lte);
+  g_test_add_func ("/capacity/trace/matrix", test_trace_matrix);
   return g_test_run ();
 }
