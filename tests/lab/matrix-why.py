@@ -147,6 +147,7 @@ def phase_figures(s, rows, a, b):
     left = sum(max(0.0, cap[t] * PAYLOAD_SHARE - video[t] - (cross[t] or 0) * UDP_WIRE) for t in secs)
     idle = [t for t in secs if agg[t] + (cross[t] or 0) * UDP_WIRE < IDLE * cap[t] * PAYLOAD_SHARE]
     return {"agg": sum(agg[t] for t in secs) / len(secs),
+            "cross": sum((cross[t] or 0) for t in secs) / len(secs),
             "use": sum(bulk[t] for t in secs) / left if left > 0 else None,
             "idle": idle}
 
@@ -185,11 +186,27 @@ def report_cell(name, cdir, mode):
         f = phase_figures(s, rows, a, b)
         fi = phase_figures(*ideal, a, b) if ideal else None
         ft = phase_figures(*runs["tcp"], a, b) if runs["tcp"] else None
-        print("  %-6s [%2d,%2d) tcp %6s  %s %6s  ideal %6s  = %5s %%  use %5s | %5s %%  idle %d s%s"
-              % (pname, a, b, fmt(ft and ft["agg"]), mode, fmt(f["agg"]), fmt(fi and fi["agg"]),
-                 fmt(fi and fi["agg"] and 100 * f["agg"] / fi["agg"]),
-                 fmt(f["use"] and 100 * f["use"]), fmt(fi and fi["use"] and 100 * fi["use"]),
-                 len(f["idle"]), (" " + ",".join(str(t) for t in f["idle"])) if f["idle"] else ""))
+        line = ("  %-6s [%2d,%2d) tcp %6s  %s %6s  ideal %6s  = %5s %%  use %5s | %5s %%  idle %d s%s"
+                % (pname, a, b, fmt(ft and ft["agg"]), mode, fmt(f["agg"]), fmt(fi and fi["agg"]),
+                   fmt(fi and fi["agg"] and 100 * f["agg"] / fi["agg"]),
+                   fmt(f["use"] and 100 * f["use"]), fmt(fi and fi["use"] and 100 * fi["use"]),
+                   len(f["idle"]), (" " + ",".join(str(t) for t in f["idle"])) if f["idle"] else ""))
+        if f["cross"] > 0:
+            # what each mode left the UDP: an ideal router that polices it
+            # carries more of ours than any receiver can make a queue give
+            line += "  (UDP tcp %s, %s %s, ideal %s)" % (fmt(ft and ft["cross"]), mode, fmt(f["cross"]),
+                                                         fmt(fi and fi["cross"]))
+        print(line)
+    skip_all, dur = int(s.get("measure_from_s", 5)), len(rows)
+    f = phase_figures(s, rows, skip_all, dur)
+    fi = phase_figures(*ideal, skip_all, dur) if ideal else None
+    if fi and fi["agg"]:
+        # the ideal router's aggregate less what it took from the UDP beyond
+        # what this mode's queue left it: the part a receiver can reach
+        took = max(0.0, f["cross"] - fi["cross"])
+        print("aggregate over the run: %s %.0f = %.1f %% of ideal's %.0f; %.1f %% of it less the %.0f "
+              "it took from the UDP" % (mode, f["agg"], 100 * f["agg"] / fi["agg"], fi["agg"],
+                                       100 * f["agg"] / (fi["agg"] - took), took))
     return {k: sum(1 for _, c, _ in short if c == k) for k in CLASSES}
 
 
