@@ -73,6 +73,11 @@ with tempfile.TemporaryDirectory() as root:
     check("less the 0 it took from the UDP" in run, "the run's aggregate against the ideal's: %r" % run)
     r = subprocess.run([sys.executable, WHY, cell], capture_output=True, text=True)
     check(r.returncode == 0 and "## somecell" in r.stdout, "one cell's directory works too")
+    rep = os.path.join(root, "why.md")
+    r = subprocess.run([sys.executable, WHY, root, "--out", rep], capture_output=True, text=True)
+    text = open(rep).read() if os.path.exists(rep) else ""
+    check(r.returncode == 0 and "| somecell | 87.3 (7) | start@6, udp-onset@21" in text
+          and "\n    tests/lab/matrix-why.py " in text, "--out writes the report: the command, a row per cell")
     empty = os.path.join(root, "empty")
     os.makedirs(empty)
     r = subprocess.run([sys.executable, WHY, empty], capture_output=True, text=True)
