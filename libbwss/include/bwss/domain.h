@@ -62,8 +62,8 @@ enum {
  * BWSS_EINVAL (also for NULL and ""). */
 BWSS_API int  bwss_domain_check_name (const char *name);
 
-/* The user's runtime directory: the domains' sockets, bwssd's status file
- * and lock and the record of the sockets bwssd adopted live there.
+/* The user's runtime directory: the domains' sockets, bwssd's lock and
+ * the record of the sockets bwssd adopted live there.
  * $XDG_RUNTIME_DIR/bwss, else /run/user/<euid>/bwss, else
  * /dev/shm/bwss-<euid>.d, created 0700 if missing, and used only if it is a
  * directory of this user closed to everyone else that no other user can
@@ -75,8 +75,7 @@ BWSS_API int  bwss_domain_check_name (const char *name);
 BWSS_API int  bwss_runtime_dir (char *path, size_t len);
 
 /* Writes the path of domain @name's file @suffix in the runtime directory
- * to @path: ".sock" is bwssd's socket, ".bwssd" its status, ".bwssd.lock"
- * its lock, ".suspended" says sharing is off.  @name NULL: $BWSS_DOMAIN,
+ * to @path: ".sock" is bwssd's socket, ".bwssd.lock" its lock, ".suspended" says sharing is off.  @name NULL: $BWSS_DOMAIN,
  * else "bwss-<uid>".  Returns 0, BWSS_EINVAL (a bad name, an empty one
  * included, or a suffix other than up to 32 of [A-Za-z0-9._-]) or what
  * bwss_runtime_dir() returns. */
@@ -220,6 +219,18 @@ typedef struct {
 BWSS_API int bwss_domain_list_flow_groups (BwssDomain *d, BwssFlowInfo *out,
                                            BwssFlowGroup *groups, size_t max,
                                            size_t *n_out);
+
+/* Longest status bwss_domain_get_daemon_status() returns, bytes. */
+#define BWSS_DAEMON_STATUS_MAX (1024 * 1024)
+
+/* Writes to *@out bwssd's own status, a JSON object (free() it): {pid,
+ * rules (its rules file, null if built in), adoption (whether and how it
+ * adopts flows no client handed over), adopted (how many it holds),
+ * not_adopted: [{pid, command, remote, reason}], not_adopted_omitted (how
+ * many more sockets it left alone than the list holds)} (docs/adopt.md).
+ * Returns 0, BWSS_ENOENT (no bwssd runs), BWSS_EBUSY, BWSS_ENOMEM or
+ * BWSS_EPROTO (*@out NULL then). */
+BWSS_API int bwss_domain_get_daemon_status (BwssDomain *d, char **out);
 
 /* Does this process's share of the work at @now_us (CLOCK_MONOTONIC µs, 0:
  * read it): reads what bwssd sent (read rates, refusals), asks it for a sign

@@ -969,6 +969,32 @@ bwss_domain_list_flow_groups (BwssDomain *d, BwssFlowInfo *out, BwssFlowGroup *g
   return 0;
 }
 
+int
+bwss_domain_get_daemon_status (BwssDomain *d, char **out)
+{
+  if (d == NULL || out == NULL)
+    return BWSS_EINVAL;
+  *out = NULL;
+  WireMsg m;
+  int fd;
+  ssize_t n = ask (d->c, WIRE_STATUS, 0, &m, &fd);
+  if (n < 0)
+    return (int) n;
+  size_t len = m.listed.n;
+  char *text = NULL;
+  if (m.h.type == WIRE_LISTED && (size_t) n >= sizeof m.listed && m.h.arg == 0 && fd >= 0
+      && len <= BWSS_DAEMON_STATUS_MAX && (text = malloc (len + 1)) != NULL
+      && pread (fd, text, len, 0) == (ssize_t) len) {
+    text[len] = '\0';
+    *out = text;
+  } else {
+    free (text);
+  }
+  if (fd >= 0)
+    sys_close (fd);
+  return *out ? 0 : m.h.arg == BWSS_ENOMEM ? BWSS_ENOMEM : BWSS_EPROTO;
+}
+
 /* ---- dispatch ---- */
 
 /* Asks bwssd for a sign of life every LIVE_US; if the last one is not

@@ -17,8 +17,10 @@
  *   REGISTER  WireFlow + the fd  | REJECT  WireFlow's id refused, err
  *   UPDATE    WireFlow           | PACE    WirePace: a paced flow's read rate
  *   UNREGISTER, GET_FLOW         | FLOW    WireFlowStats (the reply to GET_FLOW)
- *   GET_DOMAIN, LIST, SUSPEND    | DOMAIN  WireDomain; LISTED WireListed + a memfd
- *                                |         of n × WireListEntry; DONE (SUSPEND, errors)
+ *   GET_DOMAIN, LIST, SUSPEND,   | DOMAIN  WireDomain; LISTED WireListed + a memfd
+ *   STATUS                       |         of n × WireListEntry (LIST) or of bwssd's
+ *                                |         status, n bytes of JSON (STATUS); DONE
+ *                                |         (SUSPEND, errors)
  *
  * REGISTER, UPDATE and UNREGISTER are not answered (REJECT says a refusal);
  * the readers' replies carry the request's seq.
@@ -39,6 +41,7 @@ enum {
   WIRE_GET_DOMAIN,
   WIRE_LIST,
   WIRE_SUSPEND,
+  WIRE_STATUS,
   WIRE_REJECT = 64,
   WIRE_PACE,
   WIRE_FLOW,
@@ -83,9 +86,9 @@ typedef struct {
   BwssDomainStats st;
 } WireDomain;
 
-typedef struct {               /* LISTED: the entries are in the memfd it carries */
+typedef struct {               /* LISTED: the entries or the text are in the memfd it carries */
   WireHead h;
-  uint64_t n;
+  uint64_t n;                  /* entries (LIST), bytes (STATUS) */
 } WireListed;
 
 typedef struct {

@@ -319,6 +319,13 @@ on_serve_suspend (gboolean on, gpointer data)
     unlink (path);
 }
 
+static char *
+on_serve_status (gpointer data)
+{
+  Daemon *dm = data;
+  return adopter_status (dm->adopter);
+}
+
 static void
 on_rules_changed (GFileMonitor *m, GFile *file, GFile *other, GFileMonitorEvent ev, gpointer data)
 {
@@ -549,17 +556,16 @@ run (int listen_fd, AdoptLedger *ledger, AdoptRules *rules)
     adopt_rules_free (rules);
     return 1;
   }
-  g_autofree char *status = tool_domain_path (opt_domain, ".bwssd");
   CtlFuncs cf = { .pace = serve_pace, .wake = on_ctl_wake, .data = &dm };
   dm.round = timed_source_new ("bwssd-round", G_PRIORITY_HIGH, on_round, &dm, -1);
   dm.ctl = ctl_new (&cf);
   g_source_attach (dm.round, NULL);
-  dm.adopter = adopter_new (dm.ctl, &dm.watchdog, ledger, rules, status, capability);
+  dm.adopter = adopter_new (dm.ctl, &dm.watchdog, ledger, rules, capability);
   g_autofree char *suspended = tool_domain_path (opt_domain, ".suspended");
   if (suspended && g_file_test (suspended, G_FILE_TEST_EXISTS))
     ctl_set_suspended (dm.ctl, TRUE);
   ServeFuncs sf = { .changed = on_serve_changed, .yield = on_serve_yield,
-                    .suspend = on_serve_suspend, .data = &dm };
+                    .suspend = on_serve_suspend, .status = on_serve_status, .data = &dm };
   dm.serve = serve_new (dm.ctl, listen_fd, &sf);
   on_serve_changed (&dm);              /* autostarted: exits if nobody connects */
   if (can) {
@@ -567,7 +573,6 @@ run (int listen_fd, AdoptLedger *ledger, AdoptRules *rules)
     on_scan (&dm);                     /* the first scan before anything else */
     g_source_attach (dm.scan, NULL);
   }
-  adopter_publish (dm.adopter);        /* after the first scan: its status says what it adopted */
   watch_inputs (&dm);
   int nerr = bwssd_notify ("READY=1");  /* the unit is Type=notify: started now */
   if (nerr < 0)
