@@ -450,23 +450,20 @@ restore_left (void)
   return 0;
 }
 
-/* Returns the domain's listening socket: systemd's (socket activation:
- * $LISTEN_FDS 1 for this pid, fd 3), else the domain's socket bound now.
- * -1 with a message if neither. */
+/* Returns the domain's listening socket: systemd's (socket activation),
+ * else the domain's socket bound now.  -1 with a message if neither. */
 static int
 domain_socket (void)
 {
-  const char *pid = g_getenv ("LISTEN_PID"), *fds = g_getenv ("LISTEN_FDS");
-  if (pid && fds && atoi (pid) == getpid () && atoi (fds) == 1) {
-    g_unsetenv ("LISTEN_PID");
-    g_unsetenv ("LISTEN_FDS");
-    g_unix_set_fd_nonblocking (3, TRUE, NULL);
-    return 3;
-  }
+  int fd = sock_systemd_listener ();
+  if (fd == -EINVAL)
+    g_printerr ("bwssd: systemd must pass exactly one listening SOCK_SEQPACKET socket\n");
+  if (fd != -ENOENT)
+    return fd < 0 ? -1 : fd;
   g_autofree char *path = tool_domain_path (opt_domain, ".sock");
   if (path)
     unlink (path);                     /* a dead bwssd's: we hold the domain's lock */
-  int fd = path ? sock_unix_listen (path, 0600) : -ENOENT;
+  fd = path ? sock_unix_listen (path, 0600) : -ENOENT;
   if (fd < 0)
     g_printerr ("bwssd: cannot listen on %s: %s\n", path ? path : "the domain's socket",
                 g_strerror (-fd));
