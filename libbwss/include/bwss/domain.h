@@ -144,6 +144,13 @@ BWSS_API int  bwss_flow_offer_read_pacing (BwssFlow *f);
 BWSS_API uint64_t bwss_flow_read_wait_us (BwssFlow *f, size_t want);
 /* @n bytes were read from @f's socket (paced or not). */
 BWSS_API void bwss_flow_read_took (BwssFlow *f, size_t n);
+/* Tells bwssd how late @f's data is for the stream it carries, as a player
+ * measures it (bwss/late.h; bwsshttpsrc reports it with its statistics):
+ * @late_fraction (0 to 1) of the stream's packets late with 1 s of
+ * prebuffering, @required_prebuffer_s (>= 0) the prebuffer with none late.
+ * The flow's statistics carry the last report (bwss-top shows it).
+ * Returns 0, BWSS_EINVAL (out of range) or BWSS_ENOENT.  Never waits. */
+BWSS_API int bwss_flow_report_late (BwssFlow *f, double late_fraction, double required_prebuffer_s);
 /* Restores the kernel's window on the socket and frees @f; never waits. */
 BWSS_API void bwss_flow_unregister (BwssFlow *f);
 
@@ -158,6 +165,10 @@ typedef struct {
   uint32_t  mss;
   bool      controlled;     /* a live controller decides this flow's window */
   double    read_rate_bps;  /* its reads are paced at this rate, 0 = read freely */
+  double    late_fraction;  /* its client's late-packet figure (bwss_flow_report_late()):
+                             * the fraction of its packets late with 1 s of prebuffering;
+                             * negative if none was reported */
+  double    required_prebuffer_s; /* ... the prebuffer with none late, s; negative if none */
 } BwssFlowStats;
 
 /* Returns 0, BWSS_ENOENT (bwssd refused the flow), or BWSS_EBUSY if bwssd

@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <spawn.h>
@@ -818,6 +819,26 @@ bwss_flow_read_took (BwssFlow *f, size_t n)
   pthread_mutex_unlock (&c->lock);
 }
 
+int
+bwss_flow_report_late (BwssFlow *f, double late_fraction, double required_prebuffer_s)
+{
+  int err;
+  if (!(late_fraction >= 0.0 && late_fraction <= 1.0 && required_prebuffer_s >= 0.0
+        && isfinite (required_prebuffer_s)))
+    return BWSS_EINVAL;
+  Conn *c = flow_lock (f, &err);
+  if (c == NULL)
+    return err;
+  if (err == 0 && f->handed && c->fd >= 0) {
+    WireLate m = { .late_fraction = late_fraction, .required_prebuffer_s = required_prebuffer_s };
+    wire_head (&m.h, WIRE_LATE, 0, f->id, 0);
+    if (conn_send (c, &m, sizeof m, -1) != 0)
+      conn_lost (c);
+  }
+  pthread_mutex_unlock (&c->lock);
+  return err;
+}
+
 void
 bwss_flow_unregister (BwssFlow *f)
 {
@@ -850,7 +871,8 @@ bwss_flow_get_stats (BwssFlow *f, BwssFlowStats *out)
       pthread_mutex_unlock (&c->lock);
     return err;
   }
-  BwssFlowStats st = { .prefs = f->prefs, .rate_bps = -1.0, .target_bps = -1.0 };
+  BwssFlowStats st = { .prefs = f->prefs, .rate_bps = -1.0, .target_bps = -1.0,
+                       .late_fraction = -1.0, .required_prebuffer_s = -1.0 };
   if (f->handed) {
     WireHead h;
     WireMsg m;

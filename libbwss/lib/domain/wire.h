@@ -17,12 +17,13 @@
  *   REGISTER  WireFlow + the fd  | REJECT  WireFlow's id refused, err
  *   UPDATE    WireFlow           | PACE    WirePace: a paced flow's read rate
  *   UNREGISTER, GET_FLOW         | FLOW    WireFlowStats (the reply to GET_FLOW)
+ *   LATE      WireLate           |
  *   GET_DOMAIN, LIST, SUSPEND,   | DOMAIN  WireDomain; LISTED WireListed + a memfd
  *   STATUS                       |         of n × WireListEntry (LIST) or of bwssd's
  *                                |         status, n bytes of JSON (STATUS); DONE
  *                                |         (SUSPEND, errors)
  *
- * REGISTER, UPDATE and UNREGISTER are not answered (REJECT says a refusal);
+ * REGISTER, UPDATE, LATE and UNREGISTER are not answered (REJECT says a refusal);
  * the readers' replies carry the request's seq.
  */
 #ifndef BWSS_WIRE_H
@@ -42,6 +43,7 @@ enum {
   WIRE_LIST,
   WIRE_SUSPEND,
   WIRE_STATUS,
+  WIRE_LATE,
   WIRE_REJECT = 64,
   WIRE_PACE,
   WIRE_FLOW,
@@ -68,6 +70,12 @@ typedef struct {               /* REGISTER, UPDATE */
   int32_t   owner_pid;         /* 0: the client's own socket */
   char      origin[BWSS_ORIGIN_MAX];
 } WireFlow;
+
+typedef struct {               /* LATE: bwss_flow_report_late() */
+  WireHead h;
+  double   late_fraction;
+  double   required_prebuffer_s;
+} WireLate;
 
 typedef struct {               /* PACE */
   WireHead h;
@@ -106,6 +114,7 @@ wire_head (WireHead *h, uint16_t type, uint32_t seq, uint64_t flow, int32_t arg)
 typedef union {
   WireHead      h;
   WireFlow      flow;
+  WireLate      late;
   WirePace      pace;
   WireFlowStats flow_stats;
   WireDomain    domain;

@@ -11,7 +11,8 @@
  *                                    | SERVE_CLIENT_MAX_FLOWS: REJECT; a socket the
  *                                    | adopter holds is given back to it first (the
  *                                    | owner's own preferences win)
- *   UPDATE, UNREGISTER               | on that client's flow of that id (none: ignored)
+ *   UPDATE, LATE, UNREGISTER         | on that client's flow of that id (none, or a
+ *                                    | late figure out of range: ignored)
  *   LIST, GET_DOMAIN, GET_FLOW,      | the answer: the controller's figures, bwssd's
  *   STATUS                           | status (ServeFuncs.status)
  *   a client's fd no longer its      | its flow removed (serve_check_held(): bwssd's

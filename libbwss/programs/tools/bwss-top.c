@@ -2,7 +2,8 @@
 /*
  * bwss-top — the user's BWSS domain, like ss(8)/nethogs: every flow with its
  * owner, preferences, group (whose flows share one share: a process, a
- * unit, or the flow alone), target, measured rate, RTT and window, and the
+ * unit, or the flow alone), target, measured rate, RTT and window, how late
+ * its video came (bwss_flow_report_late(): bwsshttpsrc's), and the
  * controller's σ and phase.
  *
  *   bwss-top [--once] [--json] [--interval SECONDS] [--domain NAME]
@@ -208,6 +209,10 @@ print_json (BwssDomain *d, const BwssDomainStats *ds, const BwssFlowInfo *rows, 
     tool_json_add_number (b, "window_bytes", f->stats.window_bytes);
     tool_json_add_number (b, "read_rate_bps", f->stats.read_rate_bps);
     tool_json_add_number (b, "bytes_received", (double) f->stats.bytes_received);
+    /* its client's late-packet figures (bwsshttpsrc's), null if none */
+    tool_json_add_number (b, "late_fraction", f->stats.late_fraction < 0 ? NAN : f->stats.late_fraction);
+    tool_json_add_number (b, "required_prebuffer_s",
+                          f->stats.required_prebuffer_s < 0 ? NAN : f->stats.required_prebuffer_s);
     json_builder_set_member_name (b, "controlled");
     json_builder_add_boolean_value (b, f->stats.controlled);
     json_builder_end_object (b);
@@ -265,9 +270,9 @@ print_table (FILE *out, BwssDomain *d, const BwssDomainStats *ds, const BwssFlow
             bwss_loop_name (ds->loop), bwss_phase_name (ds->phase), sigma, agg, n);
   else
     fprintf (out, "no controller (windows are the kernel's)  flows %zu\n", n);
-  fprintf (out, "%7s %-12s %-14s %-22s %-22s %4s %8s %6s %-11s %8s %8s %7s %7s %8s %8s\n", "PID",
+  fprintf (out, "%7s %-12s %-14s %-22s %-22s %4s %8s %6s %-11s %8s %8s %7s %7s %8s %8s %6s\n", "PID",
            "COMMAND", "ORIGIN", "LOCAL", "REMOTE", "PRIO", "MIN", "WEIGHT", "GROUP", "TARGET", "RATE",
-           "RTT", "BASE", "WINDOW", "READS");
+           "RTT", "BASE", "WINDOW", "READS", "LATE");
   for (size_t i = 0; i < n; i++) {
     const BwssFlowInfo *f = &rows[i];
     char min[32], target[32], rate[32], win[32], comm[17], origin[BWSS_ORIGIN_MAX], local[65], remote[65];
@@ -282,15 +287,17 @@ print_table (FILE *out, BwssDomain *d, const BwssDomainStats *ds, const BwssFlow
       g_snprintf (win, sizeof win, "%u", f->stats.window_bytes);
     else
       g_snprintf (win, sizeof win, "kernel");
-    char reads[32], group[32];
+    char reads[32], group[32], late[32] = "-";
+    if (f->stats.late_fraction >= 0)   /* of its packets, with 1 s of prebuffering */
+      g_snprintf (late, sizeof late, "%.1f%%", f->stats.late_fraction * 100.0);
     fmt_group (group, sizeof group, &groups[i]);
     if (f->stats.read_rate_bps > 0.0)
       fmt_rate (reads, sizeof reads, f->stats.read_rate_bps);
     else
       g_snprintf (reads, sizeof reads, "free");
-    fprintf (out, "%7d %-12.12s %-14.14s %-22.22s %-22.22s %4d %8s %6.3g %-11.11s %8s %8s %5.1fms %5.1fms %8s %8s\n",
+    fprintf (out, "%7d %-12.12s %-14.14s %-22.22s %-22.22s %4d %8s %6.3g %-11.11s %8s %8s %5.1fms %5.1fms %8s %8s %6s\n",
              f->pid, comm, origin, local, remote, f->stats.prefs.priority, min, f->stats.prefs.weight, group,
-             target, rate, f->stats.rtt_us / 1000.0, f->stats.base_rtt_us / 1000.0, win, reads);
+             target, rate, f->stats.rtt_us / 1000.0, f->stats.base_rtt_us / 1000.0, win, reads, late);
   }
   g_autoptr (JsonObject) st = read_bwssd_status (d);
   JsonArray *a = st ? not_adopted (st) : NULL;
