@@ -126,25 +126,25 @@ read_bwssd_status (BwssDomain *d)
   return bad ? NULL : json_object_ref (json_node_get_object (root));
 }
 
-/* Adds bwssd's pid and the flows it did not adopt (with the reason) to @b;
- * null and an empty list without bwssd. */
+/* Adds bwssd's pid, the flows it did not adopt (with the reason) and its
+ * whole status (its rules file, how it adopts: adopter.h) to @b; null and
+ * an empty list without bwssd. */
 static void
 add_bwssd (JsonBuilder *b, JsonObject *st)
 {
   tool_json_add_number (b, "bwssd_pid", st ? (double) int_member (st, "pid") : NAN);
   json_builder_set_member_name (b, "not_adopted");
-  json_builder_begin_array (b);
-  JsonArray *a = st ? not_adopted (st) : NULL;
-  for (guint i = 0; a && i < json_array_get_length (a); i++) {
-    JsonObject *r = json_array_get_object_element (a, i);
-    json_builder_begin_object (b);
-    tool_json_add_number (b, "pid", (double) int_member (r, "pid"));
-    tool_json_add_string (b, "command", str_member (r, "command"), 64);
-    tool_json_add_string (b, "remote", str_member (r, "remote"), 64);
-    tool_json_add_string (b, "reason", str_member (r, "reason"), 256);
-    json_builder_end_object (b);
+  if (st && not_adopted (st)) {
+    json_builder_add_value (b, json_node_copy (json_object_get_member (st, "not_adopted")));
+  } else {
+    json_builder_begin_array (b);
+    json_builder_end_array (b);
   }
-  json_builder_end_array (b);
+  json_builder_set_member_name (b, "bwssd");
+  if (st)
+    json_builder_add_value (b, json_node_init_object (json_node_alloc (), st));
+  else
+    json_builder_add_null_value (b);
 }
 
 /* Writes flow @g's group for the table: "flow" alone, else the share and
