@@ -47,8 +47,6 @@
 /* How long a snapshot may wait for bwssd's answer, µs. */
 #define BUSY_WAIT_US (1 * G_USEC_PER_SEC)
 #define EXIT_BUSY 3
-/* bwssd's status nests 3 deep: anything deeper is not bwssd's. */
-#define STATUS_DEPTH 8
 
 static gboolean opt_once;
 static gboolean opt_json;
@@ -103,7 +101,8 @@ not_adopted (JsonObject *o)
   return n && JSON_NODE_HOLDS_ARRAY (n) ? json_node_get_array (n) : NULL;
 }
 
-/* Returns bwssd's status (bwss_domain_get_daemon_status()), or NULL if no
+/* Returns bwssd's status (bwss_domain_get_daemon_status(): the answer of
+ * the user's own bwssd, on a socket no other user reaches), or NULL if no
  * bwssd answers; one that is not a JSON object of bwssd's form is said
  * once on stderr and taken as none. */
 static JsonObject *
@@ -112,9 +111,11 @@ read_bwssd_status (BwssDomain *d)
   static gboolean told;
   g_autofree char *text = NULL;
   g_autoptr (GError) error = NULL;
+  g_autoptr (JsonParser) parser = json_parser_new ();
   if (d == NULL || bwss_domain_get_daemon_status (d, &text) != 0)
     return NULL;
-  g_autoptr (JsonNode) root = tool_json_parse (text, strlen (text), STATUS_DEPTH, &error);
+  JsonNode *root = json_parser_load_from_data (parser, text, -1, &error)
+                   ? json_parser_get_root (parser) : NULL;
   JsonArray *a = root && JSON_NODE_HOLDS_OBJECT (root) ? not_adopted (json_node_get_object (root)) : NULL;
   gboolean bad = root == NULL || !JSON_NODE_HOLDS_OBJECT (root);
   for (guint i = 0; a && i < json_array_get_length (a); i++)
