@@ -32,7 +32,7 @@
 #include <stdint.h>
 #include <bwss/domain.h>
 
-#define WIRE_VERSION 1u
+#define WIRE_VERSION 2u             /* 2: STATUS, LATE, the late figures in FLOW and LIST */
 
 enum {
   WIRE_REGISTER = 1,
