@@ -1002,11 +1002,11 @@ bwss_domain_get_daemon_status (BwssDomain *d, char **out)
   ssize_t n = ask (d->c, WIRE_STATUS, 0, &m, &fd);
   if (n < 0)
     return (int) n;
-  size_t len = m.listed.n;
+  bool listed = m.h.type == WIRE_LISTED && (size_t) n >= sizeof m.listed && m.h.arg == 0 && fd >= 0
+                && m.listed.n <= BWSS_DAEMON_STATUS_MAX;
+  size_t len = listed ? m.listed.n : 0;
   char *text = NULL;
-  if (m.h.type == WIRE_LISTED && (size_t) n >= sizeof m.listed && m.h.arg == 0 && fd >= 0
-      && len <= BWSS_DAEMON_STATUS_MAX && (text = malloc (len + 1)) != NULL
-      && pread (fd, text, len, 0) == (ssize_t) len) {
+  if (listed && (text = malloc (len + 1)) != NULL && pread (fd, text, len, 0) == (ssize_t) len) {
     text[len] = '\0';
     *out = text;
   } else {
