@@ -90,10 +90,16 @@ player_buffer (GstBwssHttpSrc *src)
   return src->meter.rate_bps > 0 ? PLAYER_BUFFER_FULL : PLAYER_BUFFER_LOW;
 }
 
+/* Posts the statistics, and gives bwssd the late-packet figures among them
+ * (bwss-top shows them with the flow). */
 static void
 post_stats (GstBwssHttpSrc *src, gint64 now)
 {
   GstStructure *s = src_stats_publish (&src->stats, now, &src->flow);
+  double late, prebuffer;
+  if (gst_structure_get_double (s, "late-1", &late)
+      && gst_structure_get_double (s, "required-prebuffer", &prebuffer))
+    src_flow_report_late (&src->flow, late, prebuffer);
   gst_element_post_message (GST_ELEMENT (src), gst_message_new_element (GST_OBJECT (src), s));
 }
 

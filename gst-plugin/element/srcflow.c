@@ -109,6 +109,15 @@ src_flow_response (SrcFlow *f, guint64 conn_id)
 }
 
 void
+src_flow_report_late (SrcFlow *f, double late_fraction, double required_prebuffer_s)
+{
+  g_mutex_lock (&f->lock);
+  if (f->flow)
+    bwss_flow_report_late (f->flow, late_fraction, required_prebuffer_s);
+  g_mutex_unlock (&f->lock);
+}
+
+void
 src_flow_set_prefs (SrcFlow *f, const BwssPrefs *prefs)
 {
   g_mutex_lock (&f->lock);

@@ -58,6 +58,9 @@ void   src_flow_connected (SrcFlow *f, int fd);
 void   src_flow_response (SrcFlow *f, guint64 conn_id);
 /* Stores the preferences and applies them to the flow if there is one. */
 void   src_flow_set_prefs (SrcFlow *f, const BwssPrefs *prefs);
+/* Reports the stream's late-packet figures to bwssd with the flow, if
+ * there is one (bwss_flow_report_late()). */
+void   src_flow_report_late (SrcFlow *f, double late_fraction, double required_prebuffer_s);
 /* Unregisters now (the socket gets the kernel's window back). */
 void   src_flow_release (SrcFlow *f);
 /* The flow's and the domain's statistics, safe from any thread. */

@@ -53,7 +53,7 @@ until_ms () {
 start_bwssd () {
   "$bwssd" --foreground --rules "$tmp/rules.conf" 2>>"$tmp/bwssd.log" &
   bwssd_pid=$!; pids="$pids $bwssd_pid"
-  for _ in $(seq 200); do [ -e "$rundir/$domain.bwssd" ] && return 0; sleep 0.05; done
+  for _ in $(seq 200); do "$top" --domain "$domain" --once --json 2>/dev/null | grep -q '"bwssd_pid":[0-9]' && return 0; sleep 0.05; done
   echo "bench-bwssd-times: bwssd wrote no status" >&2; exit 1
 }
 clamp_moved () { [ "$(python3 "$clamp" "$dl" "$port" 2>/dev/null)" != "$win" ]; }

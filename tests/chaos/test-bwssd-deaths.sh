@@ -46,7 +46,7 @@ start_bwssd () {
   "$bwssd" --foreground --domain "$1" --rules "$2" 2>>"$tmp/$1.log" &
   daemon=$!
   pids="$pids $daemon"
-  for _ in $(seq $((patience_ms / 50))); do [ -e "$rundir/$1.bwssd" ] && return 0; sleep 0.05; done
+  for _ in $(seq $((patience_ms / 50))); do "$top" --domain "$1" --once --json 2>/dev/null | grep -q '"bwssd_pid":[0-9]' && return 0; sleep 0.05; done
   return 1
 }
 # the watchdog of bwssd $1
@@ -177,7 +177,7 @@ if [ -n "$cgroot" ] && mkdir "$cgroot/bwss-test-deaths-$$" 2>/dev/null && [ -e "
   start_download
   ( echo $BASHPID >"$cg/cgroup.procs" && exec "$bwssd" --foreground --rules "$tmp/adopt.conf" ) 2>>"$tmp/$domain.log" &
   d=$!; pids="$pids $d"
-  for _ in $(seq $((patience_ms / 50))); do [ -e "$rundir/$domain.bwssd" ] && break; sleep 0.05; done
+  for _ in $(seq $((patience_ms / 50))); do "$top" --domain "$domain" --once --json 2>/dev/null | grep -q '"bwssd_pid":[0-9]' && break; sleep 0.05; done
   by=$(adopted "$domain")
   members=$(wc -l <"$cg/cgroup.procs")
   echo 1 >"$cg/cgroup.kill"

@@ -245,10 +245,9 @@ def main():
     # the user's bwssd, as the unit starts it
     bwssd = subprocess.Popen(["bwssd", "--foreground"], env=env, stdout=subprocess.DEVNULL,
                              stderr=open(tmp + "/bwssd.log", "w"))
-    status = subprocess.run(["bwss-top", "--paths"], env=env, capture_output=True, text=True).stdout
-    status_file = [l.split(" ", 1)[1] for l in status.splitlines() if l.startswith("bwssd-status ")][0]
     for _ in range(100):
-        if os.path.exists(status_file):
+        top = subprocess.run(["bwss-top", "--once", "--json"], env=env, capture_output=True, text=True)
+        if '"bwssd_pid":%d' % bwssd.pid in top.stdout:
             break
         time.sleep(0.1)
 

@@ -65,6 +65,25 @@ unpause (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
+/* "/trickle" after its first 40 kB: 10 kB every 250 ms, 200 kB in 4 s. */
+static gboolean
+trickle (gpointer data)
+{
+  SoupServerMessage *msg = data;
+  SoupMessageBody *b = soup_server_message_get_response_body (msg);
+  guint sent = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (msg), "sent"));
+  soup_message_body_append (b, SOUP_MEMORY_STATIC, body + sent, 10000);
+  sent += 10000;
+  g_object_set_data (G_OBJECT (msg), "sent", GUINT_TO_POINTER (sent));
+  if (sent == 200000)
+    soup_message_body_complete (b);
+  soup_server_message_unpause (msg);
+  if (sent < 200000)
+    return G_SOURCE_CONTINUE;
+  g_object_unref (msg);
+  return G_SOURCE_REMOVE;
+}
+
 static void
 handler (SoupServer *srv, SoupServerMessage *msg, const char *path, GHashTable *query, gpointer data)
 {
@@ -163,6 +182,20 @@ handler (SoupServer *srv, SoupServerMessage *msg, const char *path, GHashTable *
     soup_server_message_set_status (msg, SOUP_STATUS_NOT_FOUND, NULL);
   } else if (strcmp (path, "/403") == 0) {
     soup_server_message_set_status (msg, SOUP_STATUS_FORBIDDEN, NULL);
+  } else if (strcmp (path, "/trickle") == 0) {
+    soup_server_message_set_status (msg, SOUP_STATUS_OK, NULL);
+    soup_message_headers_set_content_length (h, 200000);
+    SoupMessageBody *b = soup_server_message_get_response_body (msg);
+    if (strcmp (method, "HEAD") != 0) {
+      soup_message_body_append (b, SOUP_MEMORY_STATIC, body, 40000);
+      g_object_set_data (G_OBJECT (msg), "sent", GUINT_TO_POINTER (40000));
+      GSource *t = g_timeout_source_new (250);
+      g_source_set_callback (t, trickle, g_object_ref (msg), NULL);
+      g_source_attach (t, server_ctx);
+      g_source_unref (t);
+    } else {
+      soup_message_body_complete (b);
+    }
   } else if (strcmp (path, "/stall") == 0) {
     /* 100 kB now, the next 100 kB three seconds later (the body is left
      * open: the server writes what it has and waits for the rest) */
@@ -1297,6 +1330,83 @@ GST_START_TEST (test_late_metric)
 }
 GST_END_TEST;
 
+/* What the domain and bwss-top showed of the element's flow. */
+typedef struct {
+  double domain;               /* the largest late_fraction the domain listed */
+  double top;                  /* late_fraction of bwss-top --json, -1 if none */
+} LateSeen;
+
+/* Lists the domain until its flow has been late by more than 5 % of its
+ * packets, then asks bwss-top once. */
+static gpointer
+watch_late (gpointer data)
+{
+  LateSeen *seen = data;
+  BwssDomain *d = NULL;
+  for (int i = 0; i < 800 && seen->top < 0; i++, g_usleep (10000)) {
+    if (d == NULL && bwss_domain_open (NULL, BWSS_DOMAIN_NO_CREATE | BWSS_DOMAIN_NO_CONTROLLER, &d) != 0)
+      d = NULL;
+    BwssFlowInfo rows[8];
+    size_t n = 0;
+    if (d == NULL || bwss_domain_list_flows (d, rows, 8, &n) != 0)
+      continue;
+    for (size_t k = 0; k < n; k++)
+      if (rows[k].pid == getpid ())
+        seen->domain = MAX (seen->domain, rows[k].stats.late_fraction);
+    if (seen->domain <= 0.05)
+      continue;
+    const char *argv[] = { g_getenv ("BWSS_TOP"), "--once", "--json", NULL };
+    g_autofree char *out = NULL;
+    if (argv[0] && g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
+                                 &out, NULL, NULL, NULL)) {
+      const char *p = out ? strstr (out, "\"late_fraction\":") : NULL;
+      seen->top = p ? g_ascii_strtod (p + strlen ("\"late_fraction\":"), NULL) : 0.0;
+    }
+  }
+  if (d)
+    bwss_domain_close (d);
+  return NULL;
+}
+
+/* Whether @late is the late-1 of one of the element's messages. */
+static gboolean
+posted_late1 (GList *stats, double late)
+{
+  for (GList *l = stats; l; l = l->next) {
+    double v;
+    if (gst_structure_get_double (l->data, "late-1", &v) && fabs (v - late) < 1e-9)
+      return TRUE;
+  }
+  return FALSE;
+}
+
+/* The element tells bwssd how late its stream is (bwss_flow_report_late()):
+ * a server slower than the 800 kbit/s the stream plays at (40 kB, then
+ * 40 kB/s) makes its packets late with 1 s of prebuffering from about
+ * 2.3 s on; the domain lists the element's own late-1 with the flow, above
+ * zero, and bwss-top --json prints it. */
+GST_START_TEST (test_late_in_domain)
+{
+  g_autofree char *name = g_strdup_printf ("bwss-test-late-%d", (int) getpid ());
+  g_setenv ("BWSS_DOMAIN", name, TRUE);
+  LateSeen seen = { .domain = -1.0, .top = -1.0 };
+  GThread *t = g_thread_new ("watch", watch_late, &seen);
+  GstElement *src = make_src ("/trickle");
+  g_object_set (src, "bitrate", (guint64) 800000, "stats-interval", (guint64) (100 * GST_MSECOND), NULL);
+  Result r;
+  run (src, 0, &r);
+  g_thread_join (t);
+  fail_unless (r.error == NULL);
+  GST_INFO ("late-1: domain %.3f, bwss-top %.3f", seen.domain, seen.top);
+  fail_unless (seen.domain > 0.05, "the domain never showed the flow late (%f)", seen.domain);
+  fail_unless (posted_late1 (r.stats, seen.domain), "the domain's %f is no late-1 the element posted",
+               seen.domain);
+  fail_unless (seen.top > 0.05 && posted_late1 (r.stats, seen.top), "bwss-top showed %f", seen.top);
+  g_unsetenv ("BWSS_DOMAIN");
+  result_clear (&r);
+}
+GST_END_TEST;
+
 /* An icecast-like server: application/x-icy caps with the interval, tags. */
 static GstPadProbeReturn
 catch_events (GstPad *pad, GstPadProbeInfo *info, gpointer data)
@@ -1728,6 +1838,7 @@ bwsshttpsrc_suite (void)
   tcase_add_test (tc, test_stats_from_another_thread);
   tcase_add_test (tc, test_props_from_another_thread);
   tcase_add_test (tc, test_late_metric);
+  tcase_add_test (tc, test_late_in_domain);
   tcase_add_test (tc, test_icy);
   tcase_add_test (tc, test_https);
   tcase_add_test (tc, test_user_agent);

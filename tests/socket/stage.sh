@@ -6,11 +6,11 @@
 #
 # Why: a clone may live where only root can enter (root's home, mode 700).
 # A user the test makes could then neither run a program of the build nor
-# load libbwss.so.0 beside it, nor read a script of the source tree.
+# load libbwss.so.1 beside it, nor read a script of the source tree.
 #
 # A file of the build keeps its place relative to the build root (the
 # directory with meson-info/): its RUNPATH, $ORIGIN/../.., finds the copy
-# of libbwss/libbwss.so.0, and bwss-run finds the preload shim at
+# of libbwss/libbwss.so.1, and bwss-run finds the preload shim at
 # ../shim/libbwss-preload.so, both copied with it.  Any other file (a
 # script) goes to DIR itself.  The copies are owned by root and not
 # writable by the others.
@@ -36,7 +36,7 @@ stage () {
     if [ -n "$root" ]; then
       rel=${src#"$root"/}
       stage_copy "$src" "$dir/$rel" || return 1
-      for extra in libbwss/libbwss.so.0 libbwss/programs/shim/libbwss-preload.so; do
+      for extra in libbwss/libbwss.so.1 libbwss/programs/shim/libbwss-preload.so; do
         [ ! -e "$root/$extra" ] || [ -e "$dir/$extra" ] || stage_copy "$root/$extra" "$dir/$extra" || return 1
       done
       printf -v "$var" '%s' "$dir/$rel"

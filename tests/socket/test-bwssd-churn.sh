@@ -27,7 +27,7 @@ rss_kb () { awk '/^VmRSS/ {print $2}' /proc/$1/status; }
 printf '[default]\nweight=1\n' >"$tmp/rules.conf"
 "$bwssd" --foreground --rules "$tmp/rules.conf" 2>"$tmp/bwssd.log" &
 d=$!; pids="$pids $d"
-for _ in $(seq 100); do [ -e "$rundir/$domain.bwssd" ] && break; sleep 0.05; done
+for _ in $(seq 100); do "$top" --domain "$domain" --once --json 2>/dev/null | grep -q '"bwssd_pid":[0-9]' && break; sleep 0.05; done
 sleep 0.5
 fd0=$(fds $d)
 

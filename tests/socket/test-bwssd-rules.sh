@@ -39,7 +39,7 @@ check "--check on a FIFO -> exit 2 in $ms ms: $(said)" \
 XDG_CONFIG_HOME="$tmp/cfg" "$bwssd" --foreground 2>"$tmp/fifo.log" &
 d=$!; pids="$pids $d"
 started=no
-for _ in $(seq 60); do [ -e "$rundir/$domain.bwssd" ] && { started=yes; break; }; sleep 0.05; done
+for _ in $(seq 60); do "$top" --domain "$domain" --once --json 2>/dev/null | grep -q '"bwssd_pid":[0-9]' && { started=yes; break; }; sleep 0.05; done
 check "bwssd with a FIFO as the user's rules file starts (built-in rules): $(grep -m1 FIFO "$tmp/fifo.log")" \
   '[ $started = yes ] && grep -q "a FIFO, not a regular file (built-in rules until it is fixed)" "$tmp/fifo.log"'
 t0=$(now_ms)
@@ -52,7 +52,7 @@ kill -9 $d 2>/dev/null; wait $d 2>/dev/null
 printf '[default]\nweight=1\n' >"$tmp/live.conf"
 "$bwssd" --foreground --rules "$tmp/live.conf" 2>"$tmp/live.log" &
 d=$!; pids="$pids $d"
-for _ in $(seq 60); do [ -e "$rundir/$domain.bwssd" ] && break; sleep 0.05; done
+for _ in $(seq 60); do "$top" --domain "$domain" --once --json 2>/dev/null | grep -q '"bwssd_pid":[0-9]' && break; sleep 0.05; done
 rm "$tmp/live.conf"; mkfifo "$tmp/live.conf"
 kill -HUP $d
 sleep 0.5
@@ -110,7 +110,7 @@ check_file "$tmp/names.conf"
 check "--check on [vidéo] and ::ffff:127.0.0.1 -> exit 0: $(cat "$tmp/out")" '[ $rc -eq 0 ] && grep -q "2 rules and \[default\]: good" "$tmp/out"'
 "$bwssd" --foreground --rules "$tmp/names.conf" 2>"$tmp/names.log" &
 d=$!; pids="$pids $d"
-for _ in $(seq 60); do [ -e "$rundir/$domain.bwssd" ] && break; sleep 0.05; done
+for _ in $(seq 60); do "$top" --domain "$domain" --once --json 2>/dev/null | grep -q '"bwssd_pid":[0-9]' && break; sleep 0.05; done
 curl -s --limit-rate 1M -o /dev/null "http://127.0.0.1:$port/big.bin" &
 c1=$!; pids="$pids $c1"
 curl -s --limit-rate 1M -o /dev/null "http://127.0.0.1:$port2/big.bin" &

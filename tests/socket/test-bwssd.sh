@@ -54,7 +54,7 @@ start_bwssd () {
   "$bwssd" --foreground --rules "$tmp/rules.conf" 2>>"$tmp/bwssd.log" &
   bwssd_pid=$!
   pids="$pids $bwssd_pid"
-  for _ in $(seq $((patience_ms / 50))); do [ -e "$rundir/$domain.bwssd" ] && return 0; sleep 0.05; done
+  for _ in $(seq $((patience_ms / 50))); do "$top" --domain "$domain" --once --json 2>/dev/null | grep -q '"bwssd_pid":[0-9]' && return 0; sleep 0.05; done
   return 1
 }
 
@@ -190,8 +190,8 @@ sleep 0.5
 win=$(flow_of $curl_a | cut -d" " -f3) original=$(recorded "$ino_a")
 kill -TERM $bwssd_pid; wait $bwssd_pid; rc=$?
 c=$("$clamp" $curl_a $port)
-check "SIGTERM: exit 0, the original clamp back at once ($c, the ledger's record ${original:-none}, window was $win), record and status file gone" \
-  '[ $rc -eq 0 ] && [ -n "$original" ] && [ "$c" -ge "$original" ] && [ ! -e "$ledger/$ino_a" ] && [ ! -e "$rundir/$domain.bwssd" ]'
+check "SIGTERM: exit 0, the original clamp back at once ($c, the ledger's record ${original:-none}, window was $win), its record gone" \
+  '[ $rc -eq 0 ] && [ -n "$original" ] && [ "$c" -ge "$original" ] && [ ! -e "$ledger/$ino_a" ]'
 
 kill $curl_a 2>/dev/null
 echo "1..$n"

@@ -43,9 +43,9 @@ NOTIFY_SOCKET=$tmp/notify "$bwssd" --foreground 2>"$tmp/bwssd.log" &
 d=$!; pids="$pids $d"
 ready=no
 for _ in $(seq 100); do grep -qx "READY=1" "$tmp/notified" && { ready=yes; break; }; sleep 0.1; done
-status_file=$("$top" --paths | awk '$1 == "bwssd-status" { print $2 }')
-check "bwssd --foreground with \$NOTIFY_SOCKET: READY=1 arrives, its status is written" \
-  '[ $ready = yes ] && [ -s "$status_file" ] && kill -0 $d'
+shown=$("$top" --once --json 2>/dev/null | grep -o '"bwssd_pid":[0-9]*')
+check "bwssd --foreground with \$NOTIFY_SOCKET: READY=1 arrives, it answers with its status ($shown)" \
+  '[ $ready = yes ] && [ "$shown" = "\"bwssd_pid\":$d" ] && kill -0 $d'
 
 check_top
 check "bwssd running: --check -> 0, ON, bwssd's pid, bwsshttpsrc above souphttpsrc" \

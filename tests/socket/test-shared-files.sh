@@ -7,13 +7,12 @@
 # runtime directory, so:
 #   - the other holds the flock of NAME.bwssd.lock and owns the segment
 #     NAME: the victim's bwssd starts anyway;
-#   - a FIFO as NAME.bwssd: bwss-top --once (text and JSON) does not hang,
-#     bwssd writes its status without an error;
-#   - 200 kB of nested '[' as NAME.bwssd (and as the victim's own status
-#     file): bwss-top does not crash (its JSON nesting is bounded);
+#   - a FIFO as NAME.bwssd (where a status file was once written):
+#     bwss-top --once (text and JSON) does not hang, and shows bwssd;
+#   - 200 kB of nested '[' as NAME.bwssd: bwss-top does not crash;
 #   - a forged {"pid":PID, "not_adopted":[...]}, PID one of the victim's
-#     processes: bwss-top never shows that pid as bwssd (it shows the
-#     domain's own bwssd, from its own status file);
+#     processes: bwss-top never shows that pid as bwssd (bwssd's status is
+#     its answer on the domain's socket, no file);
 #   - the other makes the victim's fallback runtime directory first: the
 #     victim's tools refuse it, saying so, and write nothing there; a
 #     $XDG_RUNTIME_DIR of another user, or a symbolic link, is not used.
@@ -66,13 +65,14 @@ vtop () { as_victim "$top" "$@"; }
 # where the victim's file $2 of domain $1 is
 vpath () { vtop --paths --domain "$1" | awk -v k="$2" '$1 == k { print $2 }'; }
 # starts the victim's bwssd for domain $1 with rules $2; sets $daemon;
-# fails if it writes no status within $patience_ms
+# fails if it does not answer with its status within $patience_ms
 start_vbwssd () {
-  local status
-  status=$(vpath "$1" bwssd-status)
   "${as_victim[@]}" "$bwssd" --foreground --domain "$1" --rules "$2" 2>"$tmp/$1.log" &
   daemon=$!; pids="$pids $daemon"
-  for _ in $(seq $((patience_ms / 50))); do [ -e "$status" ] && return 0; sleep 0.05; done
+  for _ in $(seq $((patience_ms / 50))); do
+    vtop --domain "$1" --once --json 2>/dev/null | grep -q '"bwssd_pid":[0-9]' && return 0
+    sleep 0.05
+  done
   return 1
 }
 # makes the victim's domain $1 exist: a client that stays ($runner) and
@@ -133,8 +133,7 @@ check "a FIFO as /dev/shm/$d2.bwssd: bwss-top --once -> $rc_text, --json -> $rc_
 sleep 0.6
 as_victim timeout 5 "$top" --once --json --domain "$d2" >"$tmp/d2.json" 2>/dev/null
 shown=$(json_of "$tmp/d2.json" 'd["bwssd_pid"]' 2>/dev/null)
-check "... and bwssd writes its status without an error ($(grep -c "cannot write" "$tmp/$d2.log") errors; bwss-top shows bwssd ${shown:-none}, started $daemon)" \
-  '! grep -q "cannot write" "$tmp/$d2.log" && [ "$shown" = "$daemon" ]'
+check "... and bwss-top shows bwssd ${shown:-none}, started $daemon" '[ "$shown" = "$daemon" ]'
 
 # ---- a status nested 100 000 deep ----
 python3 -c 'print("[" * 200000)' >"$tmp/nested.json"
@@ -145,12 +144,6 @@ rc_text=$(as_victim timeout 5 "$top" --once --domain "$d3" >/dev/null 2>&1; echo
 rc_json=$(as_victim timeout 5 "$top" --once --json --domain "$d3" >/dev/null 2>&1; echo $?)
 check "200 kB of '[' as /dev/shm/$d3.bwssd: bwss-top --once -> $rc_text, --json -> $rc_json (no crash)" \
   '[ "$rc_text" = 0 ] && [ "$rc_json" = 0 ]'
-status=$(vpath "$d3" bwssd-status)
-as_victim sh -c "cat >'$status'" <"$tmp/nested.json"
-rc_json=$(as_victim timeout 5 "$top" --once --json --domain "$d3" 2>"$tmp/d3.err" >"$tmp/d3.json"; echo $?)
-check "... and as the victim's own status file: bwss-top --json -> $rc_json, no bwssd, one message: $(head -c 200 "$tmp/d3.err")" \
-  '[ "$rc_json" = 0 ] && [ "$(json_of "$tmp/d3.json" "d[\"bwssd_pid\"]")" = None ] && [ "$(wc -l <"$tmp/d3.err")" = 1 ] && grep -q "nested deeper" "$tmp/d3.err"'
-rm -f "$status"
 
 # ---- a forged status: the pid of one of the victim's processes (ps shows it) ----
 make_domain "$d4"

@@ -5,7 +5,7 @@ and its Debian symbols file say, and nothing of its inside shows:
 
   1. every symbol libbwss.so exports is declared BWSS_API in a public
      header (libbwss/include/bwss/), and every BWSS_API symbol is exported;
-  2. debian/libbwss0.symbols lists exactly the exported symbols;
+  2. debian/libbwss1.symbols lists exactly the exported symbols;
   3. nothing internal is exported: no symbol of the bwss__ prefix (the
      library's internal functions, docs/architecture.md "The ABI") and
      none without the bwss_ prefix;
@@ -38,7 +38,7 @@ def declared(root):
 
 def listed(root):
     names = set()
-    with open(os.path.join(root, "debian", "libbwss0.symbols"), encoding="utf-8") as f:
+    with open(os.path.join(root, "debian", "libbwss1.symbols"), encoding="utf-8") as f:
         for line in f:
             m = re.match(r"^ (\w+)@Base ", line)
             if m:
@@ -69,7 +69,7 @@ def main(argv):
     print("1..4")
     report(1, exp ^ dec, "the %d exported symbols are the headers' BWSS_API declarations" % len(exp),
            "exported and declared differ")
-    report(2, exp ^ sym, "debian/libbwss0.symbols lists them all and no other",
+    report(2, exp ^ sym, "debian/libbwss1.symbols lists them all and no other",
            "the symbols file and the library differ")
     inside = {s for s in exp if s.startswith("bwss__") or not s.startswith("bwss_")}
     report(3, inside, "no internal symbol is exported", "internal symbols exported")

@@ -48,7 +48,7 @@ BWSS_API const char *bwss_loop_name (BwssLoop loop);
 BWSS_API int bwss_loop_parse (const char *text, BwssLoop *out);
 
 /* Unstable API.  The layouts of BwssParams and BwssEstimator, which a
- * caller allocates, are not part of libbwss0's stable ABI: a release may add,
+ * caller allocates, are not part of libbwss's stable ABI: a release may add,
  * remove or reorder their fields (and then changes the soname).  Their
  * definitions are visible only to a program that says it follows them,
  * as GStreamer's unstable libraries ask for GST_USE_UNSTABLE_API:
@@ -197,9 +197,6 @@ typedef struct {
  * controller, bwss_allocate()), a domain and every front end accept what
  * it accepts and nothing else. */
 BWSS_API int bwss_prefs_check (const BwssPrefs *prefs);
-/* The same as bwss_prefs_check(), kept for the programs built against
- * libbwss0 when the laws took any finite non-negative input. */
-BWSS_API int bwss_prefs_validate (const BwssPrefs *prefs);
 
 /* The TRAS: splits @sigma (bit/s) among @n flows into @targets (bit/s) so
  * that Σ targets = sigma (eq. 5):

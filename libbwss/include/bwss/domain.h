@@ -62,8 +62,8 @@ enum {
  * BWSS_EINVAL (also for NULL and ""). */
 BWSS_API int  bwss_domain_check_name (const char *name);
 
-/* The user's runtime directory: the domains' sockets, bwssd's status file
- * and lock and the record of the sockets bwssd adopted live there.
+/* The user's runtime directory: the domains' sockets, bwssd's lock and
+ * the record of the sockets bwssd adopted live there.
  * $XDG_RUNTIME_DIR/bwss, else /run/user/<euid>/bwss, else
  * /dev/shm/bwss-<euid>.d, created 0700 if missing, and used only if it is a
  * directory of this user closed to everyone else that no other user can
@@ -75,8 +75,7 @@ BWSS_API int  bwss_domain_check_name (const char *name);
 BWSS_API int  bwss_runtime_dir (char *path, size_t len);
 
 /* Writes the path of domain @name's file @suffix in the runtime directory
- * to @path: ".sock" is bwssd's socket, ".bwssd" its status, ".bwssd.lock"
- * its lock, ".suspended" says sharing is off.  @name NULL: $BWSS_DOMAIN,
+ * to @path: ".sock" is bwssd's socket, ".bwssd.lock" its lock, ".suspended" says sharing is off.  @name NULL: $BWSS_DOMAIN,
  * else "bwss-<uid>".  Returns 0, BWSS_EINVAL (a bad name, an empty one
  * included, or a suffix other than up to 32 of [A-Za-z0-9._-]) or what
  * bwss_runtime_dir() returns. */
@@ -145,6 +144,13 @@ BWSS_API int  bwss_flow_offer_read_pacing (BwssFlow *f);
 BWSS_API uint64_t bwss_flow_read_wait_us (BwssFlow *f, size_t want);
 /* @n bytes were read from @f's socket (paced or not). */
 BWSS_API void bwss_flow_read_took (BwssFlow *f, size_t n);
+/* Tells bwssd how late @f's data is for the stream it carries, as a player
+ * measures it (bwss/late.h; bwsshttpsrc reports it with its statistics):
+ * @late_fraction (0 to 1) of the stream's packets late with 1 s of
+ * prebuffering, @required_prebuffer_s (>= 0) the prebuffer with none late.
+ * The flow's statistics carry the last report (bwss-top shows it).
+ * Returns 0, BWSS_EINVAL (out of range) or BWSS_ENOENT.  Never waits. */
+BWSS_API int bwss_flow_report_late (BwssFlow *f, double late_fraction, double required_prebuffer_s);
 /* Restores the kernel's window on the socket and frees @f; never waits. */
 BWSS_API void bwss_flow_unregister (BwssFlow *f);
 
@@ -159,6 +165,10 @@ typedef struct {
   uint32_t  mss;
   bool      controlled;     /* a live controller decides this flow's window */
   double    read_rate_bps;  /* its reads are paced at this rate, 0 = read freely */
+  double    late_fraction;  /* its client's late-packet figure (bwss_flow_report_late()):
+                             * the fraction of its packets late with 1 s of prebuffering;
+                             * negative if none was reported */
+  double    required_prebuffer_s; /* ... the prebuffer with none late, s; negative if none */
 } BwssFlowStats;
 
 /* Returns 0, BWSS_ENOENT (bwssd refused the flow), or BWSS_EBUSY if bwssd
@@ -220,6 +230,18 @@ typedef struct {
 BWSS_API int bwss_domain_list_flow_groups (BwssDomain *d, BwssFlowInfo *out,
                                            BwssFlowGroup *groups, size_t max,
                                            size_t *n_out);
+
+/* Longest status bwss_domain_get_daemon_status() returns, bytes. */
+#define BWSS_DAEMON_STATUS_MAX (1024 * 1024)
+
+/* Writes to *@out bwssd's own status, a JSON object (free() it): {pid,
+ * rules (its rules file, null if built in), adoption (whether and how it
+ * adopts flows no client handed over), adopted (how many it holds),
+ * not_adopted: [{pid, command, remote, reason}], not_adopted_omitted (how
+ * many more sockets it left alone than the list holds)} (docs/adopt.md).
+ * Returns 0, BWSS_ENOENT (no bwssd runs), BWSS_EBUSY, BWSS_ENOMEM or
+ * BWSS_EPROTO (*@out NULL then). */
+BWSS_API int bwss_domain_get_daemon_status (BwssDomain *d, char **out);
 
 /* Does this process's share of the work at @now_us (CLOCK_MONOTONIC µs, 0:
  * read it): reads what bwssd sent (read rates, refusals), asks it for a sign

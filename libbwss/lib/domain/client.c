@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <spawn.h>
@@ -818,6 +819,26 @@ bwss_flow_read_took (BwssFlow *f, size_t n)
   pthread_mutex_unlock (&c->lock);
 }
 
+int
+bwss_flow_report_late (BwssFlow *f, double late_fraction, double required_prebuffer_s)
+{
+  int err;
+  if (!(late_fraction >= 0.0 && late_fraction <= 1.0 && required_prebuffer_s >= 0.0
+        && isfinite (required_prebuffer_s)))
+    return BWSS_EINVAL;
+  Conn *c = flow_lock (f, &err);
+  if (c == NULL)
+    return err;
+  if (err == 0 && f->handed && c->fd >= 0) {
+    WireLate m = { .late_fraction = late_fraction, .required_prebuffer_s = required_prebuffer_s };
+    wire_head (&m.h, WIRE_LATE, 0, f->id, 0);
+    if (conn_send (c, &m, sizeof m, -1) != 0)
+      conn_lost (c);
+  }
+  pthread_mutex_unlock (&c->lock);
+  return err;
+}
+
 void
 bwss_flow_unregister (BwssFlow *f)
 {
@@ -850,7 +871,8 @@ bwss_flow_get_stats (BwssFlow *f, BwssFlowStats *out)
       pthread_mutex_unlock (&c->lock);
     return err;
   }
-  BwssFlowStats st = { .prefs = f->prefs, .rate_bps = -1.0, .target_bps = -1.0 };
+  BwssFlowStats st = { .prefs = f->prefs, .rate_bps = -1.0, .target_bps = -1.0,
+                       .late_fraction = -1.0, .required_prebuffer_s = -1.0 };
   if (f->handed) {
     WireHead h;
     WireMsg m;
@@ -967,6 +989,32 @@ bwss_domain_list_flow_groups (BwssDomain *d, BwssFlowInfo *out, BwssFlowGroup *g
     sys_close (fd);
   *n_out = k;
   return 0;
+}
+
+int
+bwss_domain_get_daemon_status (BwssDomain *d, char **out)
+{
+  if (d == NULL || out == NULL)
+    return BWSS_EINVAL;
+  *out = NULL;
+  WireMsg m;
+  int fd;
+  ssize_t n = ask (d->c, WIRE_STATUS, 0, &m, &fd);
+  if (n < 0)
+    return (int) n;
+  bool listed = m.h.type == WIRE_LISTED && (size_t) n >= sizeof m.listed && m.h.arg == 0 && fd >= 0
+                && m.listed.n <= BWSS_DAEMON_STATUS_MAX;
+  size_t len = listed ? m.listed.n : 0;
+  char *text = NULL;
+  if (listed && (text = malloc (len + 1)) != NULL && pread (fd, text, len, 0) == (ssize_t) len) {
+    text[len] = '\0';
+    *out = text;
+  } else {
+    free (text);
+  }
+  if (fd >= 0)
+    sys_close (fd);
+  return *out ? 0 : m.h.arg == BWSS_ENOMEM ? BWSS_ENOMEM : BWSS_EPROTO;
 }
 
 /* ---- dispatch ---- */

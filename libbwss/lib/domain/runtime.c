@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * runtime.c — where the user's runtime files live, and their names: the
- * domains' segments, bwssd's status file and lock, the record of the
- * sockets bwssd adopted.  The one place that says so (bwss/domain.h:
+ * domains' sockets, bwssd's lock, the record of the sockets bwssd adopted.  The one place that says so (bwss/domain.h:
  * bwss_runtime_dir(), bwss_domain_path(); the tools, bwssd and the tests ask
  * it, the lab through `bwss-top --paths`).
  *
  * One directory per user that no other local user can enter, so nobody else
- * can plant a file there (a FIFO, a forged status, a huge or deeply nested
- * one), hold a lock bwssd needs, or take a name first:
+ * can plant a file there (a FIFO, a forged record, a huge one), hold a lock
+ * bwssd needs, or take a name first:
  *
  *   1. $XDG_RUNTIME_DIR/bwss, if $XDG_RUNTIME_DIR is a directory of this
  *      user closed to everyone else (the session's tmpfs, /run/user/UID);

@@ -17,10 +17,13 @@
  *   REGISTER  WireFlow + the fd  | REJECT  WireFlow's id refused, err
  *   UPDATE    WireFlow           | PACE    WirePace: a paced flow's read rate
  *   UNREGISTER, GET_FLOW         | FLOW    WireFlowStats (the reply to GET_FLOW)
- *   GET_DOMAIN, LIST, SUSPEND    | DOMAIN  WireDomain; LISTED WireListed + a memfd
- *                                |         of n × WireListEntry; DONE (SUSPEND, errors)
+ *   LATE      WireLate           |
+ *   GET_DOMAIN, LIST, SUSPEND,   | DOMAIN  WireDomain; LISTED WireListed + a memfd
+ *   STATUS                       |         of n × WireListEntry (LIST) or of bwssd's
+ *                                |         status, n bytes of JSON (STATUS); DONE
+ *                                |         (SUSPEND, errors)
  *
- * REGISTER, UPDATE and UNREGISTER are not answered (REJECT says a refusal);
+ * REGISTER, UPDATE, LATE and UNREGISTER are not answered (REJECT says a refusal);
  * the readers' replies carry the request's seq.
  */
 #ifndef BWSS_WIRE_H
@@ -29,7 +32,7 @@
 #include <stdint.h>
 #include <bwss/domain.h>
 
-#define WIRE_VERSION 1u
+#define WIRE_VERSION 2u             /* 2: STATUS, LATE, the late figures in FLOW and LIST */
 
 enum {
   WIRE_REGISTER = 1,
@@ -39,6 +42,8 @@ enum {
   WIRE_GET_DOMAIN,
   WIRE_LIST,
   WIRE_SUSPEND,
+  WIRE_STATUS,
+  WIRE_LATE,
   WIRE_REJECT = 64,
   WIRE_PACE,
   WIRE_FLOW,
@@ -66,6 +71,12 @@ typedef struct {               /* REGISTER, UPDATE */
   char      origin[BWSS_ORIGIN_MAX];
 } WireFlow;
 
+typedef struct {               /* LATE: bwss_flow_report_late() */
+  WireHead h;
+  double   late_fraction;
+  double   required_prebuffer_s;
+} WireLate;
+
 typedef struct {               /* PACE */
   WireHead h;
   double   read_rate_bps;      /* 0: read freely */
@@ -83,9 +94,9 @@ typedef struct {
   BwssDomainStats st;
 } WireDomain;
 
-typedef struct {               /* LISTED: the entries are in the memfd it carries */
+typedef struct {               /* LISTED: the entries or the text are in the memfd it carries */
   WireHead h;
-  uint64_t n;
+  uint64_t n;                  /* entries (LIST), bytes (STATUS) */
 } WireListed;
 
 typedef struct {
@@ -103,6 +114,7 @@ wire_head (WireHead *h, uint16_t type, uint32_t seq, uint64_t flow, int32_t arg)
 typedef union {
   WireHead      h;
   WireFlow      flow;
+  WireLate      late;
   WirePace      pace;
   WireFlowStats flow_stats;
   WireDomain    domain;

@@ -204,9 +204,3 @@ bwss_prefs_check (const BwssPrefs *prefs)
     return BWSS_EINVAL;
   return BWSS_OK;
 }
-
-int
-bwss_prefs_validate (const BwssPrefs *prefs)
-{
-  return bwss_prefs_check (prefs);
-}

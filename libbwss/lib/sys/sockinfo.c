@@ -7,7 +7,9 @@
  * with a descriptor, and the poll(2) and close(2) they use.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -120,6 +122,24 @@ sock_unix_listen (const char *path, mode_t mode)
     return err;
   }
   return fd;
+}
+
+int
+sock_systemd_listener (void)
+{
+  const char *pid = getenv ("LISTEN_PID"), *fds = getenv ("LISTEN_FDS");
+  if (pid == NULL || fds == NULL || strtol (pid, NULL, 10) != (long) getpid ())
+    return -ENOENT;
+  int one = strcmp (fds, "1") == 0, domain = 0, type = 0, proto = 0;
+  unsetenv ("LISTEN_PID");
+  unsetenv ("LISTEN_FDS");
+  unsetenv ("LISTEN_FDNAMES");
+  if (!one || sock_kind (3, &domain, &type, &proto) != 0 || domain != AF_UNIX
+      || type != SOCK_SEQPACKET || sock_listening (3) != 1)
+    return -EINVAL;
+  if (fcntl (3, F_SETFD, FD_CLOEXEC) != 0 || fcntl (3, F_SETFL, O_NONBLOCK) != 0)
+    return -errno;
+  return 3;
 }
 
 int

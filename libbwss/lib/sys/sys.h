@@ -183,6 +183,13 @@ int sock_unix_connect (const char *path, int flags);
  * so call it before threads that make files).  The socket, or -errno
  * (-EADDRINUSE: a file is there). */
 int sock_unix_listen (const char *path, mode_t mode);
+/* The listening socket systemd passed this process (sd_listen_fds(3)'s
+ * protocol: $LISTEN_PID this pid, $LISTEN_FDS how many, from fd 3), made
+ * close-on-exec and non-blocking; $LISTEN_PID, $LISTEN_FDS and
+ * $LISTEN_FDNAMES unset (a child never takes it for its own).  Returns 3;
+ * -ENOENT if systemd passed this process none; -EINVAL if not exactly one
+ * listening AF_UNIX SOCK_SEQPACKET socket. */
+int sock_systemd_listener (void);
 /* Sends @len bytes of @msg on the connected UNIX socket @fd as one message
  * (SOCK_SEQPACKET, SOCK_DGRAM), with @pass (if >= 0) as SCM_RIGHTS,
  * waiting at most @wait_us for room in the peer's buffer (0: never waits;

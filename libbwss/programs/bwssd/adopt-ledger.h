@@ -36,9 +36,9 @@
  * something.  Whoever restores or takes over a record
  * holds an exclusive flock on it and checks that the name still names the
  * file it locked; a record locked by someone else is skipped (tried again
- * at the next scan), never waited for.  Every record is read as
- * tool_file_read() reads: this user's regular file, no link followed, at
- * most a line.
+ * at the next scan), never waited for.  Every record is read as a file
+ * someone else may have put there: this user's regular file, no link
+ * followed, at most a line.
  */
 #ifndef BWSS_ADOPT_LEDGER_H
 #define BWSS_ADOPT_LEDGER_H

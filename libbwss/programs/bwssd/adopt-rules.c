@@ -364,7 +364,7 @@ adopt_rules_load (const char *path, GError **error)
   g_autofree char *text = NULL;
   gsize len = 0;
   g_autoptr (GError) ferr = NULL;
-  if (!tool_file_read (path, ADOPT_RULES_MAX, FALSE, &text, &len, &ferr)) {
+  if (!tool_file_read (path, ADOPT_RULES_MAX, &text, &len, &ferr)) {
     g_set_error (error, G_FILE_ERROR, ferr->code, "%s", ferr->message);
     return NULL;
   }

@@ -47,15 +47,12 @@ struct Adopter {
   AdoptWatchdog *watchdog;
   AdoptLedger   *ledger;
   AdoptRules    *rules;
-  char          *status_path;
   char          *capability;
   GHashTable    *adopted;      /* inode → Adopted */
   GHashTable    *refused;      /* inode → Refused */
   GHashTable    *last_bytes;   /* inode → guint64 bytes received at the last scan */
   GHashTable    *told;         /* "pid reason" already said on stderr */
   KnobDump       dump;
-  char          *last_status;
-  char          *status_error;  /* the last write error said */
   gint64         next_sweep;    /* monotonic µs */
 };
 
@@ -185,14 +182,13 @@ register_with (Adopter *ad, Adopted *a, const AdoptRule *rule)
 
 Adopter *
 adopter_new (Ctl *ctl, AdoptWatchdog *watchdog, AdoptLedger *ledger, AdoptRules *rules,
-             const char *status_path, const char *capability)
+             const char *capability)
 {
   Adopter *ad = g_new0 (Adopter, 1);
   ad->ctl = ctl;
   ad->watchdog = watchdog;
   ad->ledger = ledger;
   ad->rules = rules;
-  ad->status_path = g_strdup (status_path);
   ad->capability = g_strdup (capability);
   ad->adopted = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, adopted_free);
   ad->refused = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, refused_free);
@@ -354,15 +350,9 @@ adopt_one (Adopter *ad, const KnobInfo *k, const AdoptHolder *h)
   adopted_free (a);
 }
 
-/* Writes the status file if it changed: {pid, rules, adoption, adopted,
- * not_adopted: [{pid, command, remote, reason}] (at most
- * ADOPT_STATUS_MAX_REFUSED), not_adopted_omitted: how many more}.  A write
- * that fails is said once per error. */
-static void
-write_status (Adopter *ad)
+char *
+adopter_status (Adopter *ad)
 {
-  if (ad->status_path == NULL)
-    return;
   g_autoptr (JsonBuilder) b = json_builder_new ();
   json_builder_begin_object (b);
   tool_json_add_number (b, "pid", getpid ());
@@ -393,21 +383,7 @@ write_status (Adopter *ad)
   tool_json_add_number (b, "not_adopted_omitted",
                         refused > ADOPT_STATUS_MAX_REFUSED ? refused - ADOPT_STATUS_MAX_REFUSED : 0);
   json_builder_end_object (b);
-  g_autofree char *text = tool_json_to_string (b);
-  if (g_strcmp0 (text, ad->last_status) == 0)
-    return;
-  g_autoptr (GError) error = NULL;
-  if (!g_file_set_contents_full (ad->status_path, text, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0600,
-                                 &error)) {
-    if (g_strcmp0 (error->message, ad->status_error) != 0)
-      g_printerr ("bwssd: cannot write its status: %s\n", error->message);
-    g_free (ad->status_error);
-    ad->status_error = g_strdup (error->message);
-    return;
-  }
-  g_clear_pointer (&ad->status_error, g_free);
-  g_free (ad->last_status);
-  ad->last_status = g_steal_pointer (&text);
+  return tool_json_to_string (b);
 }
 
 /* Returns why no process was found holding a socket: none of this user
@@ -474,14 +450,7 @@ adopter_scan (Adopter *ad)
                 no_holder ? no_holder : (no_holder = why_no_holder (hidden)));
     }
   }
-  write_status (ad);
   return busy || g_hash_table_size (ad->adopted) > 0;
-}
-
-void
-adopter_publish (Adopter *a)
-{
-  write_status (a);
 }
 
 void
@@ -496,13 +465,8 @@ adopter_free (Adopter *ad)
   g_hash_table_unref (ad->refused);
   g_hash_table_unref (ad->last_bytes);
   g_hash_table_unref (ad->told);
-  if (ad->status_path)
-    unlink (ad->status_path);
   knob_dump_clear (&ad->dump);
   adopt_rules_free (ad->rules);
-  g_free (ad->status_path);
   g_free (ad->capability);
-  g_free (ad->last_status);
-  g_free (ad->status_error);
   g_free (ad);
 }

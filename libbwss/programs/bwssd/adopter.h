@@ -24,8 +24,8 @@
  * Adopted flows go into bwssd's controller (ctl.h) under the owner's pid
  * and origin "rule NAME" or "default", controlled like the flows clients
  * hand over, their windows set through bwssd's duplicates.
- * The status (what was not adopted and why) goes to a JSON file next to the
- * domain's socket, which bwss-top shows.  The clamp each adopted socket had
+ * Its status (what was not adopted and why) is bwssd's answer to a client
+ * that asks (bwss_domain_get_daemon_status(): bwss-top shows it).  The clamp each adopted socket had
  * is in the ledger (adopt-ledger.h) before bwssd touches it.
  */
 #ifndef BWSS_ADOPTER_H
@@ -46,15 +46,15 @@
                                       * whole seconds of the monotonic clock: both in one
                                       * wakeup, bwss/domain.h) */
 #define ADOPT_MIN_BYTES 32768        /* a flow that received less is not a download yet */
-#define ADOPT_STATUS_MAX_REFUSED 1000 /* the status file lists at most this many (~250 kB) */
+#define ADOPT_STATUS_MAX_REFUSED 1000 /* the status lists at most this many (~250 kB) */
 
 typedef struct Adopter Adopter;
 
-/* Returns an adopter for the controller @ctl, writing its status to
- * @status_path (NULL: none) and its claims to @ledger.  Takes @rules.
- * @watchdog, @ledger and @ctl must outlive it. */
+/* Returns an adopter for the controller @ctl, writing its claims to
+ * @ledger; its status says @capability (how it takes sockets, or why it
+ * cannot).  Takes @rules.  @watchdog, @ledger and @ctl must outlive it. */
 Adopter *adopter_new (Ctl *ctl, AdoptWatchdog *watchdog, AdoptLedger *ledger, AdoptRules *rules,
-                      const char *status_path, const char *capability);
+                      const char *capability);
 
 /* Replaces the rules (taking @rules) and applies them to the adopted flows. */
 void adopter_set_rules (Adopter *a, AdoptRules *rules);
@@ -67,12 +67,14 @@ gboolean adopter_scan (Adopter *a);
  * over: its owner's preferences win over the rules). */
 void adopter_yield (Adopter *a, guint64 inode);
 
-/* Writes the status file now (it is written after every scan too): a
- * bwssd that never scans (autostarted) is found by bwss-top all the same. */
-void adopter_publish (Adopter *a);
+/* Returns the status as a JSON object: {pid, rules (the file, null if built
+ * in), adoption (@capability), adopted (how many), not_adopted: [{pid,
+ * command, remote, reason}] (at most ADOPT_STATUS_MAX_REFUSED),
+ * not_adopted_omitted (how many more)}.  g_free() it. */
+char *adopter_status (Adopter *a);
 
-/* Gives every adopted flow back (its clamp restored, its record removed),
- * removes the status file and frees @a. */
+/* Gives every adopted flow back (its clamp restored, its record removed)
+ * and frees @a. */
 void adopter_free (Adopter *a);
 
 #endif

@@ -319,6 +319,13 @@ on_serve_suspend (gboolean on, gpointer data)
     unlink (path);
 }
 
+static char *
+on_serve_status (gpointer data)
+{
+  Daemon *dm = data;
+  return adopter_status (dm->adopter);
+}
+
 static void
 on_rules_changed (GFileMonitor *m, GFile *file, GFile *other, GFileMonitorEvent ev, gpointer data)
 {
@@ -443,23 +450,20 @@ restore_left (void)
   return 0;
 }
 
-/* Returns the domain's listening socket: systemd's (socket activation:
- * $LISTEN_FDS 1 for this pid, fd 3), else the domain's socket bound now.
- * -1 with a message if neither. */
+/* Returns the domain's listening socket: systemd's (socket activation),
+ * else the domain's socket bound now.  -1 with a message if neither. */
 static int
 domain_socket (void)
 {
-  const char *pid = g_getenv ("LISTEN_PID"), *fds = g_getenv ("LISTEN_FDS");
-  if (pid && fds && atoi (pid) == getpid () && atoi (fds) == 1) {
-    g_unsetenv ("LISTEN_PID");
-    g_unsetenv ("LISTEN_FDS");
-    g_unix_set_fd_nonblocking (3, TRUE, NULL);
-    return 3;
-  }
+  int fd = sock_systemd_listener ();
+  if (fd == -EINVAL)
+    g_printerr ("bwssd: systemd must pass exactly one listening SOCK_SEQPACKET socket\n");
+  if (fd != -ENOENT)
+    return fd < 0 ? -1 : fd;
   g_autofree char *path = tool_domain_path (opt_domain, ".sock");
   if (path)
     unlink (path);                     /* a dead bwssd's: we hold the domain's lock */
-  int fd = path ? sock_unix_listen (path, 0600) : -ENOENT;
+  fd = path ? sock_unix_listen (path, 0600) : -ENOENT;
   if (fd < 0)
     g_printerr ("bwssd: cannot listen on %s: %s\n", path ? path : "the domain's socket",
                 g_strerror (-fd));
@@ -549,17 +553,16 @@ run (int listen_fd, AdoptLedger *ledger, AdoptRules *rules)
     adopt_rules_free (rules);
     return 1;
   }
-  g_autofree char *status = tool_domain_path (opt_domain, ".bwssd");
   CtlFuncs cf = { .pace = serve_pace, .wake = on_ctl_wake, .data = &dm };
   dm.round = timed_source_new ("bwssd-round", G_PRIORITY_HIGH, on_round, &dm, -1);
   dm.ctl = ctl_new (&cf);
   g_source_attach (dm.round, NULL);
-  dm.adopter = adopter_new (dm.ctl, &dm.watchdog, ledger, rules, status, capability);
+  dm.adopter = adopter_new (dm.ctl, &dm.watchdog, ledger, rules, capability);
   g_autofree char *suspended = tool_domain_path (opt_domain, ".suspended");
   if (suspended && g_file_test (suspended, G_FILE_TEST_EXISTS))
     ctl_set_suspended (dm.ctl, TRUE);
   ServeFuncs sf = { .changed = on_serve_changed, .yield = on_serve_yield,
-                    .suspend = on_serve_suspend, .data = &dm };
+                    .suspend = on_serve_suspend, .status = on_serve_status, .data = &dm };
   dm.serve = serve_new (dm.ctl, listen_fd, &sf);
   on_serve_changed (&dm);              /* autostarted: exits if nobody connects */
   if (can) {
@@ -567,7 +570,6 @@ run (int listen_fd, AdoptLedger *ledger, AdoptRules *rules)
     on_scan (&dm);                     /* the first scan before anything else */
     g_source_attach (dm.scan, NULL);
   }
-  adopter_publish (dm.adopter);        /* after the first scan: its status says what it adopted */
   watch_inputs (&dm);
   int nerr = bwssd_notify ("READY=1");  /* the unit is Type=notify: started now */
   if (nerr < 0)

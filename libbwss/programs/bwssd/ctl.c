@@ -158,6 +158,7 @@ ctl_add (Ctl *c, int fd, const BwssPrefs *prefs, const char *origin, pid_t pid, 
   f->pid = pid;
   f->key_pid = pid;
   f->participant = participant;
+  f->late_fraction = f->required_prebuffer_s = -1.0;
   g_strlcpy (f->origin, origin, sizeof f->origin);
   proc_comm (pid, f->comm, sizeof f->comm);
   knob_endpoints (fd, f->local, sizeof f->local, f->remote, sizeof f->remote);
@@ -443,6 +444,7 @@ ctl_flow_stats (const Ctl *c, const CtlFlow *f, BwssFlowStats *out)
     .rtt_us = f->have_st ? f->st.rtt_us : 0, .base_rtt_us = f->have_st ? f->st.base_rtt_us : 0,
     .mss = f->have_st ? f->st.mss : 0, .controlled = on,
     .read_rate_bps = on && f->st.window_bytes && f->paced ? f->st.read_rate_bps : 0.0,
+    .late_fraction = f->late_fraction, .required_prebuffer_s = f->required_prebuffer_s,
   };
 }
 

@@ -55,6 +55,8 @@ typedef struct {
   gpointer      owner;       /* the client (serve.c), NULL for an adopted flow */
   guint64       owner_id;    /* its id on that client's connection */
   int           owner_fd;    /* the socket's number in that client */
+  double        late_fraction;        /* its client's last late-packet report, */
+  double        required_prebuffer_s; /* negative if none (BwssFlowStats) */
 } CtlFlow;
 
 typedef struct {

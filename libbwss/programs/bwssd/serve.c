@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* serve.c — bwssd's clients (see serve.h). */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -134,25 +135,33 @@ on_update (Client *cl, const WireFlow *m)
     ctl_set_share (cl->s->ctl, f, BWSS_SHARE_FLOW);
 }
 
-/* LIST: every flow, in a memfd (up to 10240 entries of ~500 bytes: more
- * than a socket buffer holds). */
+/* Answers @q with a LISTED of @n (entries or bytes) and @len bytes of
+ * @data in a memfd (more than a socket buffer holds: up to 10240 flow
+ * entries of ~500 bytes); n 0 and BWSS_ENOMEM if no memfd can hold them. */
+static void
+send_listed (Client *cl, const WireHead *q, uint64_t n, const void *data, size_t len)
+{
+  int fd = memfd_create ("bwss-list", MFD_CLOEXEC);
+  if (fd >= 0 && len && write (fd, data, len) != (ssize_t) len) {
+    close (fd);
+    fd = -1;
+  }
+  WireListed m = { .n = fd >= 0 ? n : 0 };
+  wire_head (&m.h, WIRE_LISTED, q->seq, 0, fd >= 0 ? 0 : BWSS_ENOMEM);
+  send_to (cl, &m, sizeof m, fd);
+  if (fd >= 0)
+    close (fd);
+}
+
+/* LIST: every flow with its group. */
 static void
 on_list (Client *cl, const WireHead *q)
 {
   g_autoptr (GPtrArray) all = ctl_flows (cl->s->ctl);
-  size_t len = all->len * sizeof (WireListEntry);
-  int fd = memfd_create ("bwss-list", MFD_CLOEXEC);
-  WireListEntry *e = NULL;
-  if (fd >= 0 && len && (ftruncate (fd, (off_t) len) != 0
-                         || (e = mmap (NULL, len, PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED)) {
-    close (fd);
-    fd = -1;
-  }
-  WireListed m = { .n = fd >= 0 ? all->len : 0 };
-  for (guint i = 0; fd >= 0 && i < all->len; i++) {
+  g_autofree WireListEntry *e = g_new0 (WireListEntry, all->len);
+  for (guint i = 0; i < all->len; i++) {
     const CtlFlow *f = all->pdata[i];
     WireListEntry *x = &e[i];
-    memset (x, 0, sizeof *x);
     x->info.pid = f->pid;
     x->info.participant = f->participant;
     x->info.inode = f->diag.inode;
@@ -168,12 +177,7 @@ on_list (Client *cl, const WireHead *q)
       if (j != i && ((const CtlFlow *) all->pdata[j])->group == f->group)
         x->group.members++;
   }
-  if (e && len)
-    munmap (e, len);
-  wire_head (&m.h, WIRE_LISTED, q->seq, 0, fd >= 0 ? 0 : BWSS_ENOMEM);
-  send_to (cl, &m, sizeof m, fd);
-  if (fd >= 0)
-    close (fd);
+  send_listed (cl, q, all->len, e, all->len * sizeof *e);
 }
 
 /* Handles one message of @cl.  Returns FALSE if it is malformed (the
@@ -200,6 +204,17 @@ on_message (Client *cl, const WireMsg *m, size_t n, int fd)
       return FALSE;
     on_update (cl, &m->flow);
     return TRUE;
+  case WIRE_LATE: {
+    CtlFlow *f = g_hash_table_lookup (cl->flows, &m->h.flow);
+    if (n < sizeof m->late)
+      return FALSE;
+    if (f && m->late.late_fraction >= 0.0 && m->late.late_fraction <= 1.0
+        && m->late.required_prebuffer_s >= 0.0 && isfinite (m->late.required_prebuffer_s)) {
+      f->late_fraction = m->late.late_fraction;
+      f->required_prebuffer_s = m->late.required_prebuffer_s;
+    }
+    return TRUE;
+  }
   case WIRE_UNREGISTER: {
     CtlFlow *f = g_hash_table_lookup (cl->flows, &m->h.flow);
     if (f)
@@ -227,6 +242,11 @@ on_message (Client *cl, const WireMsg *m, size_t n, int fd)
   case WIRE_LIST:
     on_list (cl, &m->h);
     return TRUE;
+  case WIRE_STATUS: {
+    g_autofree char *text = s->funcs.status ? s->funcs.status (s->funcs.data) : g_strdup ("{}");
+    send_listed (cl, &m->h, strlen (text), text, strlen (text));
+    return TRUE;
+  }
   case WIRE_SUSPEND: {
     WireHead r;
     if (s->funcs.suspend)

@@ -11,7 +11,10 @@
  *                                    | SERVE_CLIENT_MAX_FLOWS: REJECT; a socket the
  *                                    | adopter holds is given back to it first (the
  *                                    | owner's own preferences win)
- *   UPDATE, UNREGISTER               | on that client's flow of that id (none: ignored)
+ *   UPDATE, LATE, UNREGISTER         | on that client's flow of that id (none, or a
+ *                                    | late figure out of range: ignored)
+ *   LIST, GET_DOMAIN, GET_FLOW,      | the answer: the controller's figures, bwssd's
+ *   STATUS                           | status (ServeFuncs.status)
  *   a client's fd no longer its      | its flow removed (serve_check_held(): bwssd's
  *   socket (closed without telling)  | duplicate would keep the connection open)
  *   the connection ends, or a        | every flow of that client given back and
@@ -39,6 +42,8 @@ typedef struct {
   void     (*yield) (guint64 inode, gpointer data);
   /* a client switched sharing off (@on) or on again */
   void     (*suspend) (gboolean on, gpointer data);
+  /* bwssd's status, a JSON object (g_free()d) */
+  char    *(*status) (gpointer data);
   gpointer data;
 } ServeFuncs;
 

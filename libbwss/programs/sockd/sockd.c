@@ -87,38 +87,6 @@ usage (FILE *to)
 
 /* ---- the listening socket ---- */
 
-/* Returns true if @fd is a listening AF_UNIX SOCK_SEQPACKET socket. */
-static bool
-is_seqpacket_listener (int fd)
-{
-  int type = 0, domain = 0, proto = 0;
-  if (sock_kind (fd, &domain, &type, &proto) != 0)
-    return false;
-  return type == SOCK_SEQPACKET && domain == AF_UNIX && sock_listening (fd) == 1;
-}
-
-/* The socket systemd passed (sd_listen_fds(3)'s protocol).  Returns it, -1
- * if systemd passed none, -2 (with a message) if not what we need. */
-static int
-listener_from_systemd (void)
-{
-  const char *pid = getenv ("LISTEN_PID"), *fds = getenv ("LISTEN_FDS");
-  if (pid == NULL || fds == NULL || strtol (pid, NULL, 10) != (long) getpid ())
-    return -1;
-  bool one = strcmp (fds, "1") == 0;
-  unsetenv ("LISTEN_PID");
-  unsetenv ("LISTEN_FDS");
-  unsetenv ("LISTEN_FDNAMES");
-  if (!one || !is_seqpacket_listener (3)) {
-    fprintf (stderr, "bwss-sockd: systemd must pass exactly one listening SOCK_SEQPACKET socket "
-             "(LISTEN_FDS=%s; see bwss-sockd.socket)\n", fds);
-    return -2;
-  }
-  if (fcntl (3, F_SETFD, FD_CLOEXEC) != 0 || fcntl (3, F_SETFL, O_NONBLOCK) != 0)
-    return -2;
-  return 3;
-}
-
 /* Listens at @path: a stale socket file there is replaced, anything else
  * refused.  Returns the socket, or -1 with a message. */
 static int
@@ -385,12 +353,15 @@ main (int argc, char **argv)
     fprintf (stderr, "bwss-sockd: cannot read its own namespaces: %s\n", strerror (errno));
     return 1;
   }
-  sv.listener = path ? listen_at (&sv, path) : listener_from_systemd ();
-  if (sv.listener == -1 && path == NULL) {
+  sv.listener = path ? listen_at (&sv, path) : sock_systemd_listener ();
+  if (sv.listener == -ENOENT && path == NULL) {
     fprintf (stderr, "bwss-sockd: no socket: start it with bwss-sockd.socket, or give --socket PATH\n");
     usage (stderr);
     return 2;
   }
+  if (sv.listener < 0 && path == NULL)
+    fprintf (stderr, "bwss-sockd: systemd must pass exactly one listening SOCK_SEQPACKET socket "
+             "(see bwss-sockd.socket): %s\n", strerror (-sv.listener));
   if (sv.listener < 0)
     return 1;
   sv.signals = signals_fd ();

@@ -2,7 +2,8 @@
 /*
  * bwss-top — the user's BWSS domain, like ss(8)/nethogs: every flow with its
  * owner, preferences, group (whose flows share one share: a process, a
- * unit, or the flow alone), target, measured rate, RTT and window, and the
+ * unit, or the flow alone), target, measured rate, RTT and window, how late
+ * its video came (bwss_flow_report_late(): bwsshttpsrc's), and the
  * controller's σ and phase.
  *
  *   bwss-top [--once] [--json] [--interval SECONDS] [--domain NAME]
@@ -32,28 +33,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <glib.h>
 #include <json-glib/json-glib.h>
 #include <bwss/domain.h>
 #include "tool-domain.h"
-#include "tool-file.h"
 #include "tool-json.h"
 #include "top-check.h"
 #include "top-verdict.h"
-#include "sys.h"
 
 #define MAX_ROWS BWSS_DOMAIN_MAX_FLOWS
 /* How long a snapshot may wait for bwssd's answer, µs. */
 #define BUSY_WAIT_US (1 * G_USEC_PER_SEC)
 #define EXIT_BUSY 3
-/* bwssd's status file: at most this big (bwssd lists at most
- * ADOPT_STATUS_MAX_REFUSED sockets, a few hundred bytes each), nested this
- * deep (it nests 3). */
-#define STATUS_MAX (1024 * 1024)
-#define STATUS_DEPTH 8
 
 static gboolean opt_once;
 static gboolean opt_json;
@@ -71,7 +64,7 @@ static GOptionEntry entries[] = {
   { "domain", 0, 0, G_OPTION_ARG_STRING, &opt_domain, "Domain name (default $BWSS_DOMAIN, else per user)", "NAME" },
   { "suspend", 0, 0, G_OPTION_ARG_NONE, &opt_suspend, "Switch sharing off (windows back to the kernel's) and exit", NULL },
   { "resume", 0, 0, G_OPTION_ARG_NONE, &opt_resume, "Switch sharing on again and exit", NULL },
-  { "paths", 0, 0, G_OPTION_ARG_NONE, &opt_paths, "Print where the domain's files are (runtime-dir, socket, bwssd-status, bwssd-lock) and exit", NULL },
+  { "paths", 0, 0, G_OPTION_ARG_NONE, &opt_paths, "Print where the domain's files are (runtime-dir, socket, bwssd-lock) and exit", NULL },
   { "check", 0, 0, G_OPTION_ARG_NONE, &opt_check, "Say whether protection is on (bwssd, adoption, bwss-sockd, the plugin) and the command that turns it on; exit 0 if on, 1 if not", NULL },
   { NULL }
 };
@@ -108,89 +101,51 @@ not_adopted (JsonObject *o)
   return n && JSON_NODE_HOLDS_ARRAY (n) ? json_node_get_array (n) : NULL;
 }
 
-/* Returns TRUE if @pid is a live process of this user named bwssd. */
-static gboolean
-is_users_bwssd (gint64 pid)
-{
-  if (pid <= 0 || pid > G_MAXINT || kill ((pid_t) pid, 0) != 0)
-    return FALSE;
-  uid_t owner;
-  char comm[64];
-  if (proc_owner ((pid_t) pid, &owner) != 0 || owner != geteuid ())
-    return FALSE;
-  return proc_comm ((pid_t) pid, comm, sizeof comm) == 0 && g_str_has_prefix (comm, "bwssd");
-}
-
-/* Says once on stderr that bwssd's status file is ignored, and why. */
-static void
-ignore_status (const char *why)
+/* Returns bwssd's status (bwss_domain_get_daemon_status(): the answer of
+ * the user's own bwssd, on a socket no other user reaches), or NULL if no
+ * bwssd answers; one that is not a JSON object of bwssd's form is said
+ * once on stderr and taken as none. */
+static JsonObject *
+read_bwssd_status (BwssDomain *d)
 {
   static gboolean told;
-  if (!told)
-    fprintf (stderr, "bwss-top: ignoring bwssd's status file: %s\n", why);
-  told = TRUE;
-}
-
-/* Returns bwssd's status for the domain (adopter.h), or NULL if no bwssd
- * runs for it.  The file is read as tool_file_read() reads (no link
- * followed, no FIFO waited for, this user's regular file, at most
- * STATUS_MAX bytes) and parsed with its nesting bounded: anything else is
- * "no bwssd", said once on stderr. */
-static JsonObject *
-read_bwssd_status (void)
-{
-  g_autofree char *path = tool_domain_path (opt_domain, ".bwssd");
   g_autofree char *text = NULL;
-  gsize len = 0;
   g_autoptr (GError) error = NULL;
-  if (path == NULL)
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  if (d == NULL || bwss_domain_get_daemon_status (d, &text) != 0)
     return NULL;
-  if (!tool_file_read (path, STATUS_MAX, TRUE, &text, &len, &error)) {
-    if (!g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
-      ignore_status (error->message);
-    return NULL;
-  }
-  g_autoptr (JsonNode) root = tool_json_parse (text, len, STATUS_DEPTH, &error);
-  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root)) {
-    g_autofree char *why = g_strdup_printf ("%s: not bwssd's JSON (%s)", path,
-                                            error ? error->message : "not an object");
-    ignore_status (why);
-    return NULL;
-  }
-  JsonObject *o = json_node_get_object (root);
-  JsonNode *pid = json_object_get_member (o, "pid");
-  if (pid == NULL || json_node_get_value_type (pid) != G_TYPE_INT64
-      || !is_users_bwssd (json_node_get_int (pid)))
-    return NULL;                       /* left behind by a bwssd that is gone */
-  JsonArray *a = not_adopted (o);
+  JsonNode *root = json_parser_load_from_data (parser, text, -1, &error)
+                   ? json_parser_get_root (parser) : NULL;
+  JsonArray *a = root && JSON_NODE_HOLDS_OBJECT (root) ? not_adopted (json_node_get_object (root)) : NULL;
+  gboolean bad = root == NULL || !JSON_NODE_HOLDS_OBJECT (root);
   for (guint i = 0; a && i < json_array_get_length (a); i++)
-    if (!JSON_NODE_HOLDS_OBJECT (json_array_get_element (a, i))) {
-      g_autofree char *why = g_strdup_printf ("%s: not bwssd's JSON (not_adopted)", path);
-      ignore_status (why);
-      return NULL;
-    }
-  return json_object_ref (o);
+    bad = bad || !JSON_NODE_HOLDS_OBJECT (json_array_get_element (a, i));
+  if (bad && !told)
+    fprintf (stderr, "bwss-top: ignoring bwssd's status: not bwssd's JSON (%s)\n",
+             error ? error->message : "not its form");
+  told = told || bad;
+  return bad ? NULL : json_object_ref (json_node_get_object (root));
 }
 
-/* Adds bwssd's pid and the flows it did not adopt (with the reason) to @b;
- * null and an empty list without bwssd. */
+/* Adds bwssd's pid, the flows it did not adopt (with the reason) and its
+ * whole status (its rules file, how it adopts: adopter.h) to @b; null and
+ * an empty list without bwssd. */
 static void
 add_bwssd (JsonBuilder *b, JsonObject *st)
 {
   tool_json_add_number (b, "bwssd_pid", st ? (double) int_member (st, "pid") : NAN);
   json_builder_set_member_name (b, "not_adopted");
-  json_builder_begin_array (b);
-  JsonArray *a = st ? not_adopted (st) : NULL;
-  for (guint i = 0; a && i < json_array_get_length (a); i++) {
-    JsonObject *r = json_array_get_object_element (a, i);
-    json_builder_begin_object (b);
-    tool_json_add_number (b, "pid", (double) int_member (r, "pid"));
-    tool_json_add_string (b, "command", str_member (r, "command"), 64);
-    tool_json_add_string (b, "remote", str_member (r, "remote"), 64);
-    tool_json_add_string (b, "reason", str_member (r, "reason"), 256);
-    json_builder_end_object (b);
+  if (st && not_adopted (st)) {
+    json_builder_add_value (b, json_node_copy (json_object_get_member (st, "not_adopted")));
+  } else {
+    json_builder_begin_array (b);
+    json_builder_end_array (b);
   }
-  json_builder_end_array (b);
+  json_builder_set_member_name (b, "bwssd");
+  if (st)
+    json_builder_add_value (b, json_node_init_object (json_node_alloc (), st));
+  else
+    json_builder_add_null_value (b);
 }
 
 /* Writes flow @g's group for the table: "flow" alone, else the share and
@@ -205,7 +160,7 @@ fmt_group (char *buf, size_t len, const BwssFlowGroup *g)
 }
 
 static void
-print_json (const BwssDomainStats *ds, const BwssFlowInfo *rows, const BwssFlowGroup *groups,
+print_json (BwssDomain *d, const BwssDomainStats *ds, const BwssFlowInfo *rows, const BwssFlowGroup *groups,
             size_t n)
 {
   g_autoptr (JsonBuilder) b = json_builder_new ();
@@ -228,7 +183,7 @@ print_json (const BwssDomainStats *ds, const BwssFlowInfo *rows, const BwssFlowG
   add_rate (b, "aggregate_bps", ds->controller_pid ? ds->aggregate_bps : -1);
   json_builder_set_member_name (b, "suspended");
   json_builder_add_boolean_value (b, ds->suspended);
-  g_autoptr (JsonObject) st = read_bwssd_status ();
+  g_autoptr (JsonObject) st = read_bwssd_status (d);
   add_bwssd (b, st);
   json_builder_set_member_name (b, "flows");
   json_builder_begin_array (b);
@@ -255,6 +210,10 @@ print_json (const BwssDomainStats *ds, const BwssFlowInfo *rows, const BwssFlowG
     tool_json_add_number (b, "window_bytes", f->stats.window_bytes);
     tool_json_add_number (b, "read_rate_bps", f->stats.read_rate_bps);
     tool_json_add_number (b, "bytes_received", (double) f->stats.bytes_received);
+    /* its client's late-packet figures (bwsshttpsrc's), null if none */
+    tool_json_add_number (b, "late_fraction", f->stats.late_fraction < 0 ? NAN : f->stats.late_fraction);
+    tool_json_add_number (b, "required_prebuffer_s",
+                          f->stats.required_prebuffer_s < 0 ? NAN : f->stats.required_prebuffer_s);
     json_builder_set_member_name (b, "controlled");
     json_builder_add_boolean_value (b, f->stats.controlled);
     json_builder_end_object (b);
@@ -290,7 +249,7 @@ fmt_rate (char *buf, size_t len, double bps)
 }
 
 static void
-print_table (FILE *out, const BwssDomainStats *ds, const BwssFlowInfo *rows,
+print_table (FILE *out, BwssDomain *d, const BwssDomainStats *ds, const BwssFlowInfo *rows,
              const BwssFlowGroup *groups, size_t n)
 {
   char sigma[32], agg[32];
@@ -312,9 +271,9 @@ print_table (FILE *out, const BwssDomainStats *ds, const BwssFlowInfo *rows,
             bwss_loop_name (ds->loop), bwss_phase_name (ds->phase), sigma, agg, n);
   else
     fprintf (out, "no controller (windows are the kernel's)  flows %zu\n", n);
-  fprintf (out, "%7s %-12s %-14s %-22s %-22s %4s %8s %6s %-11s %8s %8s %7s %7s %8s %8s\n", "PID",
+  fprintf (out, "%7s %-12s %-14s %-22s %-22s %4s %8s %6s %-11s %8s %8s %7s %7s %8s %8s %6s\n", "PID",
            "COMMAND", "ORIGIN", "LOCAL", "REMOTE", "PRIO", "MIN", "WEIGHT", "GROUP", "TARGET", "RATE",
-           "RTT", "BASE", "WINDOW", "READS");
+           "RTT", "BASE", "WINDOW", "READS", "LATE");
   for (size_t i = 0; i < n; i++) {
     const BwssFlowInfo *f = &rows[i];
     char min[32], target[32], rate[32], win[32], comm[17], origin[BWSS_ORIGIN_MAX], local[65], remote[65];
@@ -329,17 +288,19 @@ print_table (FILE *out, const BwssDomainStats *ds, const BwssFlowInfo *rows,
       g_snprintf (win, sizeof win, "%u", f->stats.window_bytes);
     else
       g_snprintf (win, sizeof win, "kernel");
-    char reads[32], group[32];
+    char reads[32], group[32], late[32] = "-";
+    if (f->stats.late_fraction >= 0)   /* of its packets, with 1 s of prebuffering */
+      g_snprintf (late, sizeof late, "%.1f%%", f->stats.late_fraction * 100.0);
     fmt_group (group, sizeof group, &groups[i]);
     if (f->stats.read_rate_bps > 0.0)
       fmt_rate (reads, sizeof reads, f->stats.read_rate_bps);
     else
       g_snprintf (reads, sizeof reads, "free");
-    fprintf (out, "%7d %-12.12s %-14.14s %-22.22s %-22.22s %4d %8s %6.3g %-11.11s %8s %8s %5.1fms %5.1fms %8s %8s\n",
+    fprintf (out, "%7d %-12.12s %-14.14s %-22.22s %-22.22s %4d %8s %6.3g %-11.11s %8s %8s %5.1fms %5.1fms %8s %8s %6s\n",
              f->pid, comm, origin, local, remote, f->stats.prefs.priority, min, f->stats.prefs.weight, group,
-             target, rate, f->stats.rtt_us / 1000.0, f->stats.base_rtt_us / 1000.0, win, reads);
+             target, rate, f->stats.rtt_us / 1000.0, f->stats.base_rtt_us / 1000.0, win, reads, late);
   }
-  g_autoptr (JsonObject) st = read_bwssd_status ();
+  g_autoptr (JsonObject) st = read_bwssd_status (d);
   JsonArray *a = st ? not_adopted (st) : NULL;
   if (a && json_array_get_length (a) > 0)
     fprintf (out, "not adopted by bwssd %" G_GINT64_FORMAT ":\n", int_member (st, "pid"));
@@ -363,11 +324,10 @@ print_paths (void)
   if (bwss_runtime_dir (dir, sizeof dir) != 0)
     return 1;
   g_autofree char *sock = tool_domain_path (opt_domain, ".sock");
-  g_autofree char *status = tool_domain_path (opt_domain, ".bwssd");
   g_autofree char *lock = tool_domain_path (opt_domain, ".bwssd.lock");
-  if (sock == NULL || status == NULL || lock == NULL)
+  if (sock == NULL || lock == NULL)
     return 1;
-  printf ("runtime-dir %s\nsocket %s\nbwssd-status %s\nbwssd-lock %s\n", dir, sock, status, lock);
+  printf ("runtime-dir %s\nsocket %s\nbwssd-lock %s\n", dir, sock, lock);
   return 0;
 }
 
@@ -505,7 +465,7 @@ show (BwssDomain *d, double interval)
       break;
     }
     if (opt_json) {
-      print_json (&ds, rows, groups, n);
+      print_json (d, &ds, rows, groups, n);
     } else if (live) {
       g_autofree char *frame = NULL;
       size_t len = 0;
@@ -514,11 +474,11 @@ show (BwssDomain *d, double interval)
         status = 1;
         break;
       }
-      print_table (f, &ds, rows, groups, n);
+      print_table (f, d, &ds, rows, groups, n);
       fclose (f);
       live_draw (frame);
     } else {
-      print_table (stdout, &ds, rows, groups, n);
+      print_table (stdout, d, &ds, rows, groups, n);
       fflush (stdout);
     }
     if (opt_once)
@@ -566,19 +526,22 @@ main (int argc, char **argv)
     return 2;
   }
   g_autofree char *bad_dir = tool_domain_runtime_problem ();
-  if (opt_check) {
-    g_autofree char *name = tool_domain_name (opt_domain);
-    g_autoptr (JsonObject) st = bad_dir ? NULL : read_bwssd_status ();
-    return top_check (name, opt_domain != NULL, st, bad_dir);
-  }
-  if (bad_dir) {
+  if (bad_dir && !opt_check) {
     fprintf (stderr, "bwss-top: %s\n", bad_dir);
     return 1;
   }
   if (opt_paths)
     return print_paths ();
   BwssDomain *d = NULL;
-  int err = bwss_domain_open (opt_domain, BWSS_DOMAIN_NO_CREATE | BWSS_DOMAIN_NO_CONTROLLER, &d);
+  int err = bad_dir ? BWSS_EPERM
+                    : bwss_domain_open (opt_domain, BWSS_DOMAIN_NO_CREATE | BWSS_DOMAIN_NO_CONTROLLER, &d);
+  if (opt_check) {
+    g_autofree char *name = tool_domain_name (opt_domain);
+    g_autoptr (JsonObject) st = read_bwssd_status (d);
+    if (d)
+      bwss_domain_close (d);
+    return top_check (name, opt_domain != NULL, st, bad_dir);
+  }
   if (err == BWSS_ENOENT) {
     fprintf (stderr, "bwss-top: no domain yet (no bwssd runs for it)\n");
     return 1;

@@ -20,7 +20,7 @@ char *tool_domain_name (const char *opt);
 char *tool_domain_runtime_problem (void);
 
 /* Returns the path of the domain's file @suffix (".sock" bwssd's socket,
- * ".bwssd" its status, ".bwssd.lock" its lock) for the domain in force, or NULL
+ * ".bwssd.lock" its lock) for the domain in force, or NULL
  * if the name or the runtime directory is bad (g_free() it). */
 char *tool_domain_path (const char *opt, const char *suffix);
 

@@ -36,7 +36,7 @@ size_text (gsize n)
 }
 
 gboolean
-tool_file_read (const char *path, gsize max, gboolean own, char **data, gsize *len, GError **error)
+tool_file_read (const char *path, gsize max, char **data, gsize *len, GError **error)
 {
   *data = NULL;
   *len = 0;
@@ -57,9 +57,6 @@ tool_file_read (const char *path, gsize max, gboolean own, char **data, gsize *l
   } else if (!S_ISREG (st.st_mode)) {
     g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: %s, not a regular file", path,
                  type_name (st.st_mode));
-  } else if (own && st.st_uid != geteuid ()) {
-    g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_PERM, "%s: belongs to uid %u, not to this user",
-                 path, (unsigned) st.st_uid);
   } else if ((guint64) st.st_size > max) {
     g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "%s: larger than %s", path, bound);
   } else {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * tool-file.h — reading a file someone else may have put in place: bwssd's
- * status file (bwss-top), bwssd's rules file, the record of adopted sockets.
+ * rules file.
  */
 #ifndef BWSS_TOOL_FILE_H
 #define BWSS_TOOL_FILE_H
@@ -17,14 +17,12 @@
  *   - opened without following a symbolic link (O_NOFOLLOW) and without
  *     waiting (O_NONBLOCK: a FIFO or a device opens at once), then refused
  *     unless fstat() says it is a regular file;
- *   - if @own, refused unless it belongs to this process's effective user;
  *   - refused if it is larger than @max bytes (read at most @max + 1).
  *
  * Returns TRUE, or FALSE with @error (G_FILE_ERROR) set to one message
  * starting "PATH: " that says which: no such file, a symbolic link, not a
- * regular file (a FIFO, a directory, ...), another user's, larger than @max. */
-gboolean tool_file_read (const char *path, gsize max, gboolean own, char **data, gsize *len,
-                         GError **error);
+ * regular file (a FIFO, a directory, ...), larger than @max. */
+gboolean tool_file_read (const char *path, gsize max, char **data, gsize *len, GError **error);
 
 /* Returns @text (its first @len bytes, or up to a NUL if @len is -1) as a
  * message may quote it: at most TOOL_FILE_QUOTE_MAX bytes, cut at a

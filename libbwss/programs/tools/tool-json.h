@@ -18,12 +18,6 @@ void tool_json_add_number (JsonBuilder *b, const char *member, double v);
  * replaced by U+FFFD, as the member @member (NULL: an array's value). */
 void tool_json_add_string (JsonBuilder *b, const char *member, const char *s, size_t max);
 
-/* Parses the JSON text @text (@len bytes) whose arrays and objects nest at
- * most @max_depth deep (json-glib's parser recurses once per level: 100 000
- * nested '[' overflow its stack).  Returns the root (json_node_unref() it),
- * or NULL with @error set (a deeper text is refused before it is parsed). */
-JsonNode *tool_json_parse (const char *text, gsize len, guint max_depth, GError **error);
-
 /* Returns the builder's root as one line of JSON (free it with g_free()). */
 char *tool_json_to_string (JsonBuilder *b);
 

@@ -2,6 +2,7 @@
 """The servers of a run (nginx, the paced video source, iperf3) and the
 command line and environment of every client in every mode."""
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -230,8 +231,8 @@ def adopt_rules(sc):
 
 def domain_paths(build_dir, env):
     """Where the files of the domain env names are (the user's runtime
-    directory is the library's to say): {"socket": path, "bwssd-status":
-    path, "bwssd-lock": path, "runtime-dir": path}."""
+    directory is the library's to say): {"socket": path, "bwssd-lock": path,
+    "runtime-dir": path}."""
     out = subprocess.run([program(build_dir, "bwss-top"), "--paths"], env=env, check=True,
                          stdout=subprocess.PIPE, text=True).stdout
     return dict(line.split(" ", 1) for line in out.splitlines())
@@ -240,7 +241,7 @@ def domain_paths(build_dir, env):
 def start_bwssd(sc, work, build_dir, env, out_dir, ns_name=NS_C, rules_text=None, tag=""):
     """Starts bwssd in the client namespace (mode bwss-adopt; or in ns_name
     with rules_text, the second machine's, files named with tag) and waits
-    until it has written its status; returns its process."""
+    until it answers with its status; returns its process."""
     suffix = "-" + tag if tag else ""
     rules = os.path.join(work, "rules%s.conf" % suffix)
     with open(rules, "w") as f:
@@ -249,9 +250,10 @@ def start_bwssd(sc, work, build_dir, env, out_dir, ns_name=NS_C, rules_text=None
     p = spawn(ns_name, [program(build_dir, "bwssd"), "--foreground",
                         "--rules", rules], env=env, out=log)
     remember(p.pid)
-    status = domain_paths(build_dir, env)["bwssd-status"]
     for _ in range(100):
-        if os.path.exists(status):
+        top = subprocess.run([program(build_dir, "bwss-top"), "--once", "--json"], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
+        if re.search(r'"bwssd_pid":[0-9]', top):
             return p
         time.sleep(0.05)
     die("bwssd did not start (see %s)" % log)

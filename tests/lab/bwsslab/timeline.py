@@ -45,7 +45,7 @@ def run_mode(sc, mode, build_dir, out_dir):
     env = dict(os.environ, BWSS_DOMAIN=domain, BWSS_BWSSD=program(build_dir, "bwssd"),
                GST_PLUGIN_PATH=os.path.join(build_dir, "gst-plugin"))
     files = clients.domain_paths(build_dir, env)
-    leftovers = (files["socket"], files["bwssd-status"], files["bwssd-lock"])
+    leftovers = (files["socket"], files["bwssd-lock"])
     for leftover in leftovers:
         if os.path.exists(leftover):
             os.unlink(leftover)
