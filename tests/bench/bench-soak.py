@@ -13,7 +13,10 @@ chaos suite's reader and the GStreamer plugin).  For --duration seconds
   - bwssd runs as the user's service would (--foreground, a rules file that
     adopts only this run's ports, `[default] adopt=false`), killed with -9
     at random (a third of the times with its watchdog), then, as its unit
-    does, `bwssd --restore` and a start again RestartSec later;
+    does, `bwssd --restore` and a start again RestartSec later; a start the
+    domain's lock refuses (a client started a bwssd meanwhile, which keeps
+    the domain while any client lives) sends that bwssd SIGTERM and starts
+    again;
   - clients come and go, each killed at random (-9 or SIGTERM of its
     process group) or ending by itself: curl under bwss-run (handed over by
     the shim), plain curl (adopted by bwssd), short wget downloads under
@@ -24,7 +27,8 @@ chaos suite's reader and the GStreamer plugin).  For --duration seconds
     bwss-run and two plain, download 4 MB again and again from a paced
     server, and are themselves killed now and then and started again;
   - the rules file is edited (in place, or replaced as an editor saves it;
-    one edit in eight is a bad file the daemon must refuse).
+    one edit in eight is a bad file the daemon must refuse, put right a few
+    seconds later).
 
 Every SAMPLE_S bwssd's RSS and fd count are read for every bwssd of this
 run's domain (the service, and one a client autostarted while the service
@@ -67,7 +71,7 @@ BOUND_S = 4.0           # s: the chaos suite's bound on a flow left clamped (the
 FLAT_SPREAD = 0.10      # (max - min) / min of the per-minute medians: the issue's 10 %
 INSTANCE_WARMUP_S = 60  # s: a bwssd younger than this is still growing its tables
 RESTART_S = 1.0         # s: bwssd.service's RestartSec
-START_AGAIN_S = 5.0     # s: after a start the domain's lock refused (a client's bwssd holds it)
+START_AGAIN_S = 0.5     # s: after a start the domain's lock refused, the client's bwssd sent away
 FEED_CHUNK = 131072     # bytes the readers' server sends at a time...
 FEED_GAP_S = 0.125      # ...this often (1 Mbyte/s a reader)...
 FEED_CHUNKS = 32        # ...this many times, then it closes (4 MB)
@@ -218,9 +222,13 @@ class Soak:
                 f.write(text)
 
     def edit_rules(self):
+        """Returns the seconds to the next edit: a bad file is put right
+        soon after, as its author would on reading bwssd's message (a bad
+        file stays in force for the next start too, which refuses it)."""
         good = self.rand.random() >= 1 / 8
         self.write_rules(good, replace=self.rand.random() < 0.5)
         self.count("rules edits" if good else "rules edits refused (bad file)")
+        return self.rand.uniform(20, 60) if good else self.rand.uniform(2, 8)
 
     # ---- bwssd, as its unit runs it ----
     def start_service(self):
@@ -266,8 +274,16 @@ class Soak:
         if self.service is not None and self.service_down_since is None:
             rc = self.service.returncode
             if rc == 1 and t - self.service_up_at < 2:
-                # the domain's lock refused it: a client's autostarted bwssd holds it
-                self.count("bwssd starts refused (a client's autostarted bwssd held the domain)")
+                # the domain's lock refused it: a client's autostarted bwssd
+                # holds it, and keeps it while any client lives; sent away
+                # (it gives its flows back and leaves), the service starts
+                others = self.bwssd_pids()
+                for p in others:
+                    try:
+                        os.kill(p, signal.SIGTERM)
+                    except ProcessLookupError:
+                        pass
+                self.count("bwssd starts refused: a client's autostarted bwssd held the domain (sent SIGTERM)")
                 self.next_start = t + START_AGAIN_S
             else:
                 if rc != -signal.SIGKILL:
@@ -322,7 +338,7 @@ class Soak:
         self.clients = keep
         for kind, most in MAX_RUNNING.items():
             running = sum(1 for k, _, _ in self.clients if k == kind)
-            if running < most and self.rand.random() < 0.3:
+            if running < most and self.rand.random() < 0.5:
                 self.start_client(kind, t)
         for i, (kind, p) in list(self.witnesses.items()):
             if p.poll() is not None:
@@ -391,10 +407,13 @@ class Soak:
         young = False
         for pid in self.bwssd_pids():
             try:
-                rss += self.rss_kb(pid)
-                fds += self.fds(pid)
+                r, f = self.rss_kb(pid), self.fds(pid)
             except (OSError, ValueError):
                 continue
+            if r == 0:                  # exiting: its memory already gone
+                continue
+            rss += r
+            fds += f
             pids.append(pid)
             self.first_seen.setdefault(pid, t)
             young = young or t - self.first_seen[pid] < INSTANCE_WARMUP_S
@@ -432,8 +451,7 @@ class Soak:
                 self.kill_service()
                 next_kill = t + self.rand.uniform(0.5, 1.5) * kill_mean
             if t >= next_edit:
-                self.edit_rules()
-                next_edit = t + self.rand.uniform(20, 60)
+                next_edit = t + self.edit_rules()
             if t >= next_sample:
                 self.sample(t, t0)
                 next_sample += SAMPLE_S
@@ -460,6 +478,7 @@ class Soak:
         """Until the service has run 5 s alone in the domain (60 s at most):
         a bwssd a client started is sent SIGTERM (it gives its flows back
         and leaves), and the service started again at once."""
+        self.write_rules(good=True, replace=False)
         deadline = now() + 60
         while now() < deadline:
             others = [p for p in self.bwssd_pids() if not (self.service_alive() and p == self.service.pid)]
