@@ -13,10 +13,11 @@ chaos suite's reader and the GStreamer plugin).  For --duration seconds
   - bwssd runs as the user's service would (--foreground, a rules file that
     adopts only this run's ports, `[default] adopt=false`), killed with -9
     at random (a third of the times with its watchdog), then, as its unit
-    does, `bwssd --restore` and a start again RestartSec later; a start the
-    domain's lock refuses (a client started a bwssd meanwhile, which keeps
-    the domain while any client lives) sends that bwssd SIGTERM and starts
-    again;
+    does, `bwssd --restore` and a start again RestartSec later; where the
+    domain's lock refuses that start (a client started a bwssd in that
+    second, which adopts nothing and keeps the domain while any client
+    lives), every client is stopped for a moment, that bwssd sent SIGTERM
+    and the service started;
   - clients come and go, each killed at random (-9 or SIGTERM of its
     process group) or ending by itself: curl under bwss-run (handed over by
     the shim), plain curl (adopted by bwssd), short wget downloads under
@@ -71,7 +72,7 @@ BOUND_S = 4.0           # s: the chaos suite's bound on a flow left clamped (the
 FLAT_SPREAD = 0.10      # (max - min) / min of the per-minute medians: the issue's 10 %
 INSTANCE_WARMUP_S = 60  # s: a bwssd younger than this is still growing its tables
 RESTART_S = 1.0         # s: bwssd.service's RestartSec
-START_AGAIN_S = 0.5     # s: after a start the domain's lock refused, the client's bwssd sent away
+READY_S = 5.0           # s: how long a bwssd may take to leave, or to listen
 FEED_CHUNK = 131072     # bytes the readers' server sends at a time...
 FEED_GAP_S = 0.125      # ...this often (1 Mbyte/s a reader)...
 FEED_CHUNKS = 32        # ...this many times, then it closes (4 MB)
@@ -275,16 +276,10 @@ class Soak:
             rc = self.service.returncode
             if rc == 1 and t - self.service_up_at < 2:
                 # the domain's lock refused it: a client's autostarted bwssd
-                # holds it, and keeps it while any client lives; sent away
-                # (it gives its flows back and leaves), the service starts
-                others = self.bwssd_pids()
-                for p in others:
-                    try:
-                        os.kill(p, signal.SIGTERM)
-                    except ProcessLookupError:
-                        pass
-                self.count("bwssd starts refused: a client's autostarted bwssd held the domain (sent SIGTERM)")
-                self.next_start = t + START_AGAIN_S
+                # holds it, and keeps it while any client lives
+                self.count("bwssd starts refused: a client's autostarted bwssd held the domain")
+                self.take_domain_back()
+                return
             else:
                 if rc != -signal.SIGKILL:
                     self.count("bwssd exits by itself (status %d)" % rc)
@@ -297,6 +292,47 @@ class Soak:
             self.service_down_since = None
 
     # ---- clients ----
+    def take_domain_back(self):
+        """The service's start was refused: a client started a bwssd in the
+        one second the domain had none.  With every client stopped (one
+        would start another the moment that one leaves), it is sent SIGTERM
+        (it gives its flows back and leaves), the service starts and listens,
+        and the clients go on."""
+        groups = [p for _, p, _ in self.clients] + [p for _, p in self.witnesses.values()]
+        for p in groups:
+            self.signal_group(p, signal.SIGSTOP)
+        others = self.bwssd_pids()
+        for p in others:
+            try:
+                os.kill(p, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        def running(pid):
+            try:
+                with open("/proc/%d/cmdline" % pid, "rb") as f:
+                    return f.read() != b""      # a zombie's is empty
+            except OSError:
+                return False
+        t = now()
+        while now() - t < READY_S and any(running(p) for p in others):
+            time.sleep(0.02)
+        self.start_service()
+        self.service_up_at = now()
+        self.service_down_since = None
+        sock = os.path.join(self.runtime_dir(), self.domain + ".sock")
+        t = now()
+        while now() - t < READY_S and self.service.poll() is None and not os.path.exists(sock):
+            time.sleep(0.02)
+        time.sleep(0.2)
+        for p in groups:
+            self.signal_group(p, signal.SIGCONT)
+        self.count("the domain taken back from a client's bwssd")
+
+    def runtime_dir(self):
+        paths = subprocess.run([self.top, "--paths"], env=self.env, stdout=subprocess.PIPE, text=True).stdout
+        runtime = [line.split(None, 1)[1] for line in paths.splitlines() if line.startswith("runtime-dir ")]
+        return runtime[0] if runtime else self.rundir
+
     def start_client(self, kind, t):
         r = self.rand
         if kind == "run-curl":
@@ -475,27 +511,18 @@ class Soak:
         return cond
 
     def settle_service(self):
-        """Until the service has run 5 s alone in the domain (60 s at most):
-        a bwssd a client started is sent SIGTERM (it gives its flows back
-        and leaves), and the service started again at once."""
+        """Until the service has run 5 s alone in the domain (60 s at most)."""
         self.write_rules(good=True, replace=False)
         deadline = now() + 60
         while now() < deadline:
             others = [p for p in self.bwssd_pids() if not (self.service_alive() and p == self.service.pid)]
             if not others and self.service_alive() and now() - self.service_up_at >= 5:
                 return True
-            for p in others:
-                try:
-                    os.kill(p, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
-            t = now()
-            while others and now() - t < 5 and any(os.path.exists("/proc/%d" % p) for p in others):
-                time.sleep(0.05)
-            if not self.service_alive():
-                self.start_service()
-                self.service_up_at = now()
-                self.service_down_since = None
+            if others or not self.service_alive():
+                if self.service_alive():
+                    self.service.send_signal(signal.SIGTERM)
+                    self.service.wait()
+                self.take_domain_back()
             time.sleep(0.5)
         return False
 
@@ -532,9 +559,7 @@ class Soak:
             os.kill(p.pid, signal.SIGCONT)
         low = sum(1 for r in before.values() if r["port"] and r["clamp"] < r["orig"])
         # 3. the ledger: nothing left adopted once the watchdog is done
-        paths = subprocess.run([self.top, "--paths"], env=self.env, stdout=subprocess.PIPE, text=True).stdout
-        runtime = [line.split(None, 1)[1] for line in paths.splitlines() if line.startswith("runtime-dir ")]
-        ledger = os.path.join(runtime[0] if runtime else self.rundir, "adopted")
+        ledger = os.path.join(self.runtime_dir(), "adopted")
 
         def ledger_empty():
             left = [n for n in (os.listdir(ledger) if os.path.isdir(ledger) else []) if n.isdigit()]
