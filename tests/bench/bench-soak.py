@@ -36,8 +36,8 @@ run's domain (the service, and one a client autostarted while the service
 was dead), the fds as the least of three looks (a scan's sock_diag socket
 lives for a moment; a leak shows in every look).
 
-At the end the churn stops and the checks of the chaos suite are made on
-the readers: with bwssd and every bwss-run stopped (SIGSTOP) the shim's
+At the end the churn stops (the clients of the moment go on) and the
+checks of the chaos suite are made on the readers: with bwssd and every bwss-run stopped (SIGSTOP) the shim's
 readers are back at the window their socket had at connect within
 BOUND_S; then with bwssd killed (-9) its watchdog gives the adopted readers
 theirs back within BOUND_S; the ledger keeps no record, and with every
@@ -527,10 +527,6 @@ class Soak:
         return False
 
     def finish(self):
-        for kind, p, _ in self.clients:
-            self.signal_group(p, signal.SIGKILL)
-            p.wait()
-        self.clients = []
         # the service up (a client's bwssd, which would hold the domain,
         # sent away), the readers adopted or handed over again
         if not self.settle_service():
@@ -538,11 +534,14 @@ class Soak:
             return 0
         time.sleep(3)
         before = self.readers()
-        # 1. the chaos suite's last check: bwssd and every bwss-run stopped
+        # 1. the chaos suite's last check: bwssd and every other client
+        # stopped (of the shim's readers, their bwss-run)
         daemon = self.service.pid
         runs = [p for i, (_, p) in self.witnesses.items() if i < 2]
         for p in runs:
             os.kill(p.pid, signal.SIGSTOP)
+        for _, p, _ in self.clients:
+            self.signal_group(p, signal.SIGSTOP)
         os.kill(daemon, signal.SIGSTOP)
         ok, took, what = self.within(self.readers_back({0, 1}))
         self.verdicts.append((ok, "bwssd and the bwss-run of the shim's readers stopped: both readers back at "
@@ -568,6 +567,11 @@ class Soak:
         self.verdicts.append((ok, "the ledger keeps no record after the watchdog (%s, %.2f s)" %
                               (what, took)))
         # 4. every client gone: a bwssd started again lists no flow
+        for _, p, _ in self.clients:
+            self.signal_group(p, signal.SIGKILL)
+            self.signal_group(p, signal.SIGCONT)
+            p.wait()
+        self.clients = []
         for _, p in self.witnesses.values():
             self.signal_group(p, signal.SIGKILL)
             p.wait()
