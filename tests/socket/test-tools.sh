@@ -323,6 +323,23 @@ else
   not_ok "after the first data: bytes $n_bulk/$n_plain/$n_prio, buffer '$buf_bulk' (default $buf0), lock '$lock_bulk'"
 fi
 
+# ---- $BWSS_TRACE_FIRST: the shim's and bwssd's lines ----
+# A download under bwss-run in a fresh domain, the variable set: the shim
+# and the bwssd it starts (which inherits it) each append their events to
+# the one file, one well-formed line each, "<s.µs> pid <pid> <who>: <event>"
+BWSS_DOMAIN="bwss-test-tools-trace-$$" BWSS_TRACE_FIRST="$tmp/trace" \
+  "$run" -- /usr/bin/python3 -c "$syn_client" "$synport" >"$tmp/c.trace"
+read -r n_trace _ <"$tmp/c.trace"
+bad_lines=$(grep -cvE '^[0-9]+\.[0-9]{6} pid [0-9]+ (shim|bwssd): [^ ]' "$tmp/trace" 2>/dev/null)
+shim_pid=$(sed -n 's/^[0-9.]* pid \([0-9]*\) shim: fd [0-9]* first data, registered: ok$/\1/p' "$tmp/trace" | head -1)
+bwssd_pid=$(sed -n 's/^[0-9.]* pid \([0-9]*\) bwssd: admitted flow .*/\1/p' "$tmp/trace" | head -1)
+if [ "${n_trace:-0}" = 4000000 ] && [ "${bad_lines:-1}" = 0 ] && [ -n "$shim_pid" ] && [ -n "$bwssd_pid" ] \
+   && [ "$shim_pid" != "$bwssd_pid" ]; then
+  ok "BWSS_TRACE_FIRST: the shim (pid $shim_pid) and bwssd (pid $bwssd_pid) trace the flow's first data and admission, $(wc -l <"$tmp/trace") well-formed lines"
+else
+  not_ok "BWSS_TRACE_FIRST: bytes '$n_trace', malformed lines '$bad_lines', shim '$shim_pid', bwssd '$bwssd_pid': $(head -c 600 "$tmp/trace" 2>/dev/null)"
+fi
+
 # ---- a stopped bwssd ----
 # bwss-top reports it busy (exit 3) instead of hanging, and a new download
 # under bwss-run still moves all its data (its flow is the kernel's)

@@ -15,6 +15,7 @@
  *                system calls, not libc's)
  *   rundir.c     the runtime directory: the session's and the shared tmpfs, and
  *                whether a directory is this user's alone
+ *   trace.c      the $BWSS_TRACE_FIRST line writer of the shim and bwssd
  *   proc.c       what /proc says about a process or a thread (alive, same
  *                process as before, whose, its name, executable, cgroup and
  *                fds) and about this kernel (Yama's
@@ -209,6 +210,14 @@ int sys_close (int fd);
  * itself: code that runs inside an application under the preload shim
  * waits without the libc entry point the shim hooks.  poll(2)'s return. */
 int sys_poll (struct pollfd *p, nfds_t n, int ms);
+
+/* ---- $BWSS_TRACE_FIRST (trace.c) ---------------------------------------- */
+
+/* Appends "<CLOCK_MONOTONIC s.µs> pid <pid> @who: <@fmt...>" as one line to
+ * the file $BWSS_TRACE_FIRST names, with the system calls themselves (safe
+ * under the preload shim); unset or empty, nothing.  A line longer than 512
+ * bytes is not written. */
+void sys_trace_first (const char *who, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
 
 /* ---- the runtime directory (rundir.c) ----------------------------------- */
 

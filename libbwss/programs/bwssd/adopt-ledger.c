@@ -222,8 +222,8 @@ static int
 write_record (AdoptLedger *l, guint64 inode, guint32 clamp, pid_t owner, int owner_fd)
 {
   char tmp[PATH_MAX], path[PATH_MAX];
-  g_snprintf (tmp, sizeof tmp, "%s/.%" G_GUINT64_FORMAT ".%d.%u", l->dir, inode, (int) l->self,
-              ++l->counter);
+  g_snprintf (tmp, sizeof tmp, "%s/.%" G_GUINT64_FORMAT ".%d.%" G_GUINT64_FORMAT ".%" G_GUINT64_FORMAT ".%u",
+              l->dir, inode, (int) l->self, l->self_start, l->pidns, ++l->counter);
   record_path (l, inode, path, sizeof path);
   g_autofree char *text = g_strdup_printf ("clamp=%u owner=%d fd=%d daemon=%d start=%" G_GUINT64_FORMAT
                                            " domain=%s pidns=%" G_GUINT64_FORMAT "\n", clamp, (int) owner,
@@ -331,16 +331,26 @@ take_from_anyone (guint64 inode)
   return h ? adopt_proc_take (h->pid, h->fd, inode) : -ENOENT;
 }
 
-/* Removes a record file a writer left half-made (".INODE.PID.N") if that
- * writer is gone. */
+/* Removes a record file a writer left half-made if that writer is known
+ * dead, by the records' rule (is_alive()): its name says who is writing it,
+ * as ".INODE.PID.START.PIDNS.N" (a writer in another PID namespace is not
+ * judged), or, written by an older bwssd, ".INODE.PID.N" (this namespace's,
+ * judged by its pid). */
 static void
 remove_stale_temp (const AdoptLedger *l, const char *name)
 {
   guint64 inode;
-  int pid;
+  unsigned long long start, pidns;
+  int pid, end = 0;
   unsigned n;
-  if (sscanf (name, ".%" G_GUINT64_FORMAT ".%d.%u", &inode, &pid, &n) == 3 && pid > 0
-      && !proc_alive (pid, 0)) {
+  Record writer = { 0 };
+  if (sscanf (name, ".%" G_GUINT64_FORMAT ".%d.%llu.%llu.%u%n", &inode, &pid, &start, &pidns, &n, &end) == 5
+      && name[end] == '\0')
+    writer = (Record) { .daemon = pid, .start = start, .pidns = pidns };
+  else if (end = 0, sscanf (name, ".%" G_GUINT64_FORMAT ".%d.%u%n", &inode, &pid, &n, &end) == 3
+           && name[end] == '\0')
+    writer = (Record) { .daemon = pid };
+  if (writer.daemon > 0 && !is_alive (l, &writer)) {
     char path[PATH_MAX];
     g_snprintf (path, sizeof path, "%s/%s", l->dir, name);
     unlink (path);

@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <bwss/control.h>
 #include "ctl.h"
+#include "sys.h"
 
 /* A paced flow's owner is told its read rate again when it moves by more
  * than this fraction (or starts or ends): the bucket follows within it. */
@@ -51,29 +52,10 @@ ctl_new (const CtlFuncs *funcs)
   return c;
 }
 
-/* $BWSS_TRACE_FIRST (the preload shim's, libbwss-preload.so): appends
- * "<CLOCK_MONOTONIC s> pid <pid> bwssd: <event>" for a flow's admission
- * and each clamp set on a socket that had none, so a run can tell when a
- * flow's first clamp came.  A measurement aid; unset, nothing. */
-static void G_GNUC_PRINTF (1, 2)
-trace_first (const char *fmt, ...)
-{
-  const char *path = g_getenv ("BWSS_TRACE_FIRST");
-  if (path == NULL || *path == '\0')
-    return;
-  FILE *fp = fopen (path, "ae");
-  if (fp == NULL)
-    return;
-  gint64 now = g_get_monotonic_time ();
-  fprintf (fp, "%" G_GINT64_FORMAT ".%06d pid %d bwssd: ", now / G_USEC_PER_SEC,
-           (int) (now % G_USEC_PER_SEC), (int) getpid ());
-  va_list ap;
-  va_start (ap, fmt);
-  vfprintf (fp, fmt, ap);
-  va_end (ap);
-  fputc ('\n', fp);
-  fclose (fp);
-}
+/* $BWSS_TRACE_FIRST (sys_trace_first()): a flow's admission and each clamp
+ * set on a socket that had none, so a run can tell when a flow's first
+ * clamp came. */
+#define trace_first(...) sys_trace_first ("bwssd", __VA_ARGS__)
 
 /* The laws, made when first needed.  NULL while suspended or out of memory. */
 static BwssController *

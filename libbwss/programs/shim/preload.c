@@ -108,38 +108,10 @@ static int (*real_connect) (int, const struct sockaddr *, socklen_t);
 #define RESOLVE(name) \
   do { if (!real_##name) real_##name = dlsym (RTLD_NEXT, #name); } while (0)
 
-/* $BWSS_TRACE_FIRST names a file each process appends to, one line per
- * event of a flow's start: the domain joined or not, a socket's first data
- * and its registration, as "<CLOCK_MONOTONIC s> pid <pid> shim: <event>"
- * (the lab's recorder's clock), so a run can tell when each flow met
- * bwssd against when its bytes came.  A measurement aid; unset, nothing. */
-static void
-trace_first (const char *fmt, ...)
-{
-  const char *path = getenv ("BWSS_TRACE_FIRST");
-  if (path == NULL || *path == '\0')
-    return;
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  char line[256];
-  int n = snprintf (line, sizeof line, "%ld.%06ld pid %d shim: ", (long) ts.tv_sec,
-                    ts.tv_nsec / 1000, (int) getpid ());
-  va_list ap;
-  va_start (ap, fmt);
-  if (n > 0 && (size_t) n < sizeof line)
-    n += vsnprintf (line + n, sizeof line - (size_t) n, fmt, ap);
-  va_end (ap);
-  if (n <= 0 || (size_t) n >= sizeof line - 1)
-    return;
-  line[n++] = '\n';
-  int fd = open (path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return;
-  ssize_t w = write (fd, line, (size_t) n);
-  (void) w;
-  RESOLVE (close);
-  real_close (fd);
-}
+/* $BWSS_TRACE_FIRST (sys_trace_first()): the domain joined or not, a
+ * socket's first data and its registration, so a run can tell when each
+ * flow met bwssd against when its bytes came. */
+#define trace_first(...) sys_trace_first ("shim", __VA_ARGS__)
 
 static void
 warn (const char *fmt, ...)
