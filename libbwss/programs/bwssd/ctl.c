@@ -14,6 +14,11 @@
  * than this fraction (or starts or ends): the bucket follows within it. */
 #define PACE_TELL_FRACTION 0.05
 
+/* While sharing is suspended no window is set and nothing is measured: a
+ * round only lets bwssd find its flows' closed sockets (its check of every
+ * held socket when the next round is far), so once a second, µs. */
+#define CTL_SUSPENDED_ROUND_US 1000000
+
 struct Ctl {
   CtlFuncs        funcs;
   BwssParams      params;      /* the laws' ($BWSS_LOOP), built once */
@@ -246,8 +251,8 @@ ctl_free (Ctl *c)
 /* ---- a round ---- */
 
 /* Marks the flows the laws ask about by the round at @now
- * (bwss_controller_next_measure(): a connection at rest less often than
- * every round). */
+ * (bwss_controller_due(): a connection at rest less often than every
+ * round). */
 static void
 mark_due (Ctl *c, guint64 now)
 {
@@ -256,8 +261,7 @@ mark_due (Ctl *c, guint64 now)
   g_hash_table_iter_init (&it, c->flows);
   while (g_hash_table_iter_next (&it, NULL, &v)) {
     CtlFlow *f = v;
-    f->asked = !f->released
-        && bwss_controller_next_measure (c->laws, f->id) <= now + c->params.min_phi_us / 2;
+    f->asked = !f->released && bwss_controller_due (c->laws, f->id, now);
   }
 }
 
@@ -357,7 +361,9 @@ ctl_round (Ctl *c, guint64 now)
   if (g_hash_table_size (c->flows) == 0)
     return 0;
   guint64 period = c->params.min_phi_us;
-  if (c->suspended || laws (c) == NULL)
+  if (c->suspended)
+    return CTL_SUSPENDED_ROUND_US;
+  if (laws (c) == NULL)
     return period;
   mark_due (c, now);
   GHashTableIter it;
@@ -367,25 +373,16 @@ ctl_round (Ctl *c, guint64 now)
     if (!((CtlFlow *) v)->released)
       observe (c, v, now);
   bwss_controller_tick (c->laws, now);
-  guint64 first = G_MAXUINT64;           /* when the first flow is due */
   g_hash_table_iter_init (&it, c->flows);
-  while (g_hash_table_iter_next (&it, NULL, &v)) {
-    CtlFlow *f = v;
-    if (f->released)
-      continue;
-    apply (c, f);
-    first = MIN (first, bwss_controller_next_measure (c->laws, f->id));
-  }
+  while (g_hash_table_iter_next (&it, NULL, &v))
+    if (!((CtlFlow *) v)->released)
+      apply (c, v);
   debug_print (c, now);
-  /* every flow at rest (the laws measure none of them at every round): no
-   * round until the first is due, the round within half a period of it
-   * (mark_due()).  A round in between would measure nothing, and the laws'
-   * tick has nothing to act on: their windows hold nothing back, a quiet
-   * flow's window change is due as a measurement, and a flow that comes or
-   * changes asks for a round (wake()) */
-  if (first != G_MAXUINT64 && first > now + period + period / 2)
-    return first - period / 2 - now;
-  return period;
+  /* the period while a flow is measured at every round; while every flow
+   * is at rest, the round that first finds one due: a round in between
+   * would measure nothing and the laws' tick has nothing to act on, and a
+   * flow that comes or changes asks for a round (wake()) */
+  return bwss_controller_next_round (c->laws, now + period) - now;
 }
 
 guint64
