@@ -274,8 +274,10 @@ observe (Ctl *c, CtlFlow *f, guint64 now)
   if (!f->asked)
     return;                              /* not due: the laws did not ask */
   KnobInfo k;
+  f->ssthresh = G_MAXUINT32;
   if (knob_read_sample (f->fd, &k) != 0)
     return;                              /* unmeasured this round */
+  f->ssthresh = k.window_clamp;
   if (k.state != SYS_TCP_ESTABLISHED) {
     if (++f->gone >= CTL_GONE_ROUNDS)
       release (c, f, now);
@@ -289,12 +291,17 @@ observe (Ctl *c, CtlFlow *f, guint64 now)
   f->bytes = k.bytes_received;
 }
 
-/* Sets @f's window (re-asserted in the rounds that measured it:
- * autotuning may raise the clamp when the owner reads data, and a flow not
- * measured this round is at rest — no byte for a second, none unread at its
- * last measurement — so its first new data shows at its next measurement)
- * and, if its reads are paced, its receive buffer and its owner's read
- * rate. */
+/* Sets @f's window and, if its reads are paced, its receive buffer and its
+ * owner's read rate.  The window is re-asserted in the rounds that measured
+ * the flow (a flow not measured this round is at rest — no byte for a
+ * second, none unread at its last measurement — so its first new data shows
+ * at its next measurement), and only if that measurement found the
+ * kernel's rcv_ssthresh above it: autotuning may raise the clamp when the
+ * owner reads data, but the kernel offers no window above rcv_ssthresh,
+ * which grows (per segment received) only up to the clamp — so a raised
+ * clamp shows there with the first segment it lets in, and while
+ * rcv_ssthresh is at or below the window set nothing beyond it was
+ * offered.  A flow held steady so costs no clamp read a round. */
 static void
 apply (Ctl *c, CtlFlow *f)
 {
@@ -306,7 +313,8 @@ apply (Ctl *c, CtlFlow *f)
     return;
   }
   guint32 cur = want;
-  if ((f->asked || want != f->applied) && knob_get_clamp (f->fd, &cur) != 0)
+  gboolean raised = f->asked && f->ssthresh > f->applied;
+  if ((raised || want != f->applied) && knob_get_clamp (f->fd, &cur) != 0)
     return;
   if ((want != f->applied || cur != want) && knob_set_clamp (f->fd, want) == 0) {
     if (f->applied == 0)
