@@ -566,8 +566,8 @@ run (int listen_fd, AdoptLedger *ledger, AdoptRules *rules)
     on_scan (&dm);                     /* the first scan before anything else */
     g_source_attach (dm.scan, NULL);
   }
+  watch_inputs (&dm);                  /* before the status file: whoever sees it may send SIGHUP */
   adopter_publish (dm.adopter);        /* after the first scan: its status says what it adopted */
-  watch_inputs (&dm);
   int nerr = bwssd_notify ("READY=1");  /* the unit is Type=notify: started now */
   if (nerr < 0)
     g_printerr ("bwssd: cannot tell systemd it is ready ($NOTIFY_SOCKET): %s\n", g_strerror (-nerr));
