@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # bench-wakeups — how often bwssd wakes up: idle (its domain has no flow),
-# with one download it adopted, and with one connection at rest (adopted
+# with one download it adopted (and with sharing suspended, bwss-top
+# --suspend), and with one connection at rest (adopted
 # after its first megabyte, then silent and kept open, as a browser keeps
 # one after a page).  A benchmark, not a test.
 #
@@ -97,6 +98,10 @@ for _ in $(seq 100); do [ "$(controlled)" = 1 ] && break; sleep 0.1; done
 [ "$(controlled)" = 1 ] || { echo "bench-wakeups: the download was not adopted" >&2; exit 1; }
 sleep 2
 busy=$(measure)
+"$top" --suspend >/dev/null || { echo "bench-wakeups: bwss-top --suspend failed" >&2; exit 1; }
+sleep 1
+suspended=$(measure)
+"$top" --resume >/dev/null || { echo "bench-wakeups: bwss-top --resume failed" >&2; exit 1; }
 kill $!                                  # the download ends
 for _ in $(seq 100); do [ "$(controlled)" = 0 ] && break; sleep 0.1; done
 
@@ -130,4 +135,5 @@ echo "| bwssd | wakeups/s, main thread (runs) | median | wakeups/s, all threads 
 echo "|---|---|---|---|---|"
 row "idle (no flow)" $idle
 row "one download" $busy
+row "one download, sharing suspended" $suspended
 row "one connection at rest" $rest

@@ -93,38 +93,22 @@ sim_stop_flow (Sim *s, size_t i)
   s->pending[i] = false;
 }
 
-/* Returns true if no controlled flow is due by this tick (half a tick of
- * slack) while some are controlled: every one at rest, and bwssd runs no
- * round until the first is due (ctl.c). */
-static bool
-all_at_rest (const Sim *s)
-{
-  bool any = false;
-  for (size_t i = 0; i < s->m.n; i++) {
-    if (!s->controlled[i] || s->pending[i])
-      continue;
-    if (bwss_controller_next_measure (s->c, i) <= s->now_us + TICK / 2)
-      return false;
-    any = true;
-  }
-  return any;
-}
-
-/* One controller tick: observe the controlled flows due by it (half a tick
- * of slack, as the domain's round), tick, apply; none while every
- * controlled flow is at rest, as bwssd. */
+/* One controller tick: observe the controlled flows due by it
+ * (bwss_controller_due(), as bwssd's round), tick, apply; none while no
+ * round is needed (bwss_controller_next_round(): every controlled flow at
+ * rest), as bwssd sleeps then. */
 static void
 tick (Sim *s)
 {
   if (s->on_tick)
     s->on_tick (s);
   join_pending (s);
-  if (!s->measure_all && all_at_rest (s))
+  if (!s->measure_all && bwss_controller_next_round (s->c, s->now_us) > s->now_us)
     return;
   for (size_t i = 0; i < s->m.n; i++) {
     if (!s->controlled[i] || s->pending[i])
       continue;
-    if (!s->measure_all && bwss_controller_next_measure (s->c, i) > s->now_us + TICK / 2)
+    if (!s->measure_all && !bwss_controller_due (s->c, i, s->now_us))
       continue;
     const ModelFlow *f = &s->m.f[i];
     BwssSample smp = { .now_us = s->now_us, .bytes_received = f->bytes,

@@ -4,7 +4,7 @@
  * the fluid model of flowmodel.h: the model advances in 1-ms steps, the
  * controller ticks every 10 ms like the socket layer and, before each tick,
  * observes the controlled flows due by then (received bytes, the kernel's
- * receiver RTT; bwss_controller_next_measure(), as the domain measures
+ * receiver RTT; bwss_controller_due(), as the domain measures
  * them), and its windows go back into the model.  Per-second records for
  * the traces' assertions.
  *

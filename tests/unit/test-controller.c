@@ -255,7 +255,7 @@ run_measured (BwssController *c, uint64_t *now, unsigned ms, size_t n, const uin
     unsigned due = 0;
     for (size_t i = 0; i < n; i++) {
       bytes[i] += grow[i];
-      if (bwss_controller_next_measure (c, i + 1) > *now + 5000)
+      if (!bwss_controller_due (c, i + 1, *now))
         continue;
       BwssSample smp = { .now_us = *now, .bytes_received = bytes[i], .rtt_us = 20000,
                          .min_rtt_us = 20000, .mss = 1448 };
@@ -333,6 +333,60 @@ test_measure_quiet (void)
   bwss_controller_free (c);
 }
 
+/* A caller that sleeps until bwss_controller_next_round(), as bwssd does:
+ * while a flow moves data, a round every period; once every flow is at
+ * rest, each round finds a flow due and none is measured more than half a
+ * period after its due time; a flow with new preferences needs a round at
+ * once. */
+static void
+test_next_round (void)
+{
+  enum { N = 3 };
+  BwssController *c;
+  g_assert_cmpint (bwss_controller_new (NULL, &c), ==, 0);
+  g_assert_cmpuint (bwss_controller_next_round (c, 12345), ==, 12345);   /* no flow */
+  BwssPrefs p = { 0, 0, 1 };
+  for (size_t i = 0; i < N; i++)
+    g_assert_cmpint (bwss_controller_add_flow (c, i + 1, &p, 0), ==, 0);
+  uint64_t now = 0, grow[N], bytes[N] = { 0 };
+  unsigned taken[N] = { 0 };
+  for (size_t i = 0; i < N; i++)
+    grow[i] = 2000;
+  run_measured (c, &now, 1000, N, grow, bytes, taken, NULL);
+  g_assert_cmpuint (bwss_controller_next_round (c, now + 10000), ==, now + 10000);
+  memset (grow, 0, sizeof grow);
+  run_measured (c, &now, 1500, N, grow, bytes, taken, NULL);
+  memset (taken, 0, sizeof taken);
+  uint64_t end = now + 8000000, half = 5000;
+  unsigned rounds = 0;
+  for (now = bwss_controller_next_round (c, now + 10000); now < end;
+       now = bwss_controller_next_round (c, now + 10000)) {
+    unsigned due = 0;
+    for (size_t i = 0; i < N; i++) {
+      if (!bwss_controller_due (c, i + 1, now))
+        continue;
+      g_assert_cmpuint (now, <=, bwss_controller_next_measure (c, i + 1) + half);
+      BwssSample smp = { .now_us = now, .bytes_received = bytes[i], .rtt_us = 20000,
+                         .min_rtt_us = 20000, .mss = 1448 };
+      g_assert_cmpint (bwss_controller_observe (c, i + 1, &smp), ==, 0);
+      taken[i]++;
+      due++;
+    }
+    g_assert_cmpuint (due, >=, 1);
+    bwss_controller_tick (c, now);
+    rounds++;
+  }
+  for (size_t i = 0; i < N; i++)
+    g_assert_cmpuint (taken[i], >=, 8000 / 250);
+  g_assert_cmpuint (rounds, <=, N * (8000 / 160 + 2));
+  g_test_message ("%d flows at rest: %u rounds in 8 s (800 at every period)", N, rounds);
+  BwssPrefs video = { 0, 1e6, 1 };
+  g_assert_cmpint (bwss_controller_set_prefs (c, 2, &video, now), ==, 0);
+  g_assert_cmpuint (bwss_controller_next_round (c, now), ==, now);
+  g_assert_true (bwss_controller_due (c, 2, now));
+  bwss_controller_free (c);
+}
+
 /* ---- a domain's worth of flows: lookups by id ---- */
 /* Returns the id the socket layer gives slot @slot in generation @gen. */
 static uint64_t
@@ -400,6 +454,7 @@ main (int argc, char **argv)
   g_test_add_func ("/controller/api-errors", test_api_errors);
   g_test_add_func ("/controller/many-flows", test_many_flows);
   g_test_add_func ("/controller/measure-quiet", test_measure_quiet);
+  g_test_add_func ("/controller/next-round", test_next_round);
   g_test_add_func ("/controller/paper/weights", test_weights);
   g_test_add_func ("/controller/paper/weights-960k", test_weights_small_link);
   g_test_add_func ("/controller/paper/rtt-unfairness", test_rtt_unfairness);

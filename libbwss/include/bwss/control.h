@@ -394,6 +394,18 @@ BWSS_API void bwss_controller_tick (BwssController *c, uint64_t now_us);
  * what it measured.  0 for an unknown flow. */
 BWSS_API uint64_t bwss_controller_next_measure (const BwssController *c, uint64_t id);
 
+/* Returns true if the round at @round_us measures flow @id: it is due by
+ * then, or within half a control period after (the one rule of every
+ * caller's rounds).  An unknown flow is due. */
+BWSS_API bool bwss_controller_due (const BwssController *c, uint64_t id, uint64_t round_us);
+
+/* Returns when the caller's next round is needed, µs, at @from_us or
+ * later: @from_us while some flow is due by a round then (or while there
+ * is no flow), else the round that first finds one due.  A caller sleeps
+ * until then; a flow that comes or new preferences need a round at once
+ * (they make the flow due). */
+BWSS_API uint64_t bwss_controller_next_round (const BwssController *c, uint64_t from_us);
+
 BWSS_API int  bwss_controller_flow_state (const BwssController *c, uint64_t id,
                                           BwssFlowState *out);
 BWSS_API void bwss_controller_stats (const BwssController *c,

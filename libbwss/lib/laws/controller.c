@@ -693,6 +693,35 @@ bwss_controller_next_measure (const BwssController *c, uint64_t id)
   return f ? f->next_measure_us : 0;
 }
 
+/* A round measures the flows due by it or within half a control period
+ * after it: the nearest round to a flow's due time takes it, whatever the
+ * phase of the caller's rounds against the clock of the samples. */
+bool
+bwss_controller_due (const BwssController *c, uint64_t id, uint64_t round_us)
+{
+  return c == NULL || bwss_controller_next_measure (c, id) <= round_us + c->p.min_phi_us / 2;
+}
+
+/* The first round at or after @from_us that finds a flow due
+ * (bwss_controller_due()): @from_us itself while a flow is measured at
+ * every round, or with no flow (a round then costs nothing and keeps the
+ * loop's clock), else half a period before the first due time.  Between
+ * rounds nothing of the laws moves: a quiet flow's window change is due as
+ * a measurement (schedule_measure()), and a flow that comes or changes
+ * preferences is due at once. */
+uint64_t
+bwss_controller_next_round (const BwssController *c, uint64_t from_us)
+{
+  if (c == NULL || c->n == 0)
+    return from_us;
+  uint64_t first = UINT64_MAX;
+  for (size_t i = 0; i < c->n; i++)
+    if (c->flows[i].next_measure_us < first)
+      first = c->flows[i].next_measure_us;
+  uint64_t half = c->p.min_phi_us / 2;
+  return first <= from_us + half ? from_us : first - half;
+}
+
 void
 bwss_controller_tick (BwssController *c, uint64_t now_us)
 {

@@ -226,8 +226,7 @@ static gboolean
 on_scan (gpointer data)
 {
   Daemon *dm = data;
-  gboolean busy = adopter_scan (dm->adopter);
-  kick_round (dm);                     /* a flow adopted: controlled from now */
+  gboolean busy = adopter_scan (dm->adopter);   /* a flow adopted asks for a round (ctl_add()) */
   gint64 now = g_get_monotonic_time ();
   g_source_set_ready_time (dm->scan, busy ? now + ADOPT_SCAN_MS * 1000
                                           : now + ADOPT_IDLE_SCAN_US - now % ADOPT_IDLE_SCAN_US);

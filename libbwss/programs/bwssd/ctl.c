@@ -15,6 +15,11 @@
  * than this fraction (or starts or ends): the bucket follows within it. */
 #define PACE_TELL_FRACTION 0.05
 
+/* While sharing is suspended no window is set and nothing is measured: a
+ * round only lets bwssd find its flows' closed sockets (its check of every
+ * held socket when the next round is far), so once a second, µs. */
+#define CTL_SUSPENDED_ROUND_US 1000000
+
 struct Ctl {
   CtlFuncs        funcs;
   BwssParams      params;      /* the laws' ($BWSS_LOOP), built once */
@@ -229,8 +234,8 @@ ctl_free (Ctl *c)
 /* ---- a round ---- */
 
 /* Marks the flows the laws ask about by the round at @now
- * (bwss_controller_next_measure(): a connection at rest less often than
- * every round). */
+ * (bwss_controller_due(): a connection at rest less often than every
+ * round). */
 static void
 mark_due (Ctl *c, guint64 now)
 {
@@ -239,8 +244,7 @@ mark_due (Ctl *c, guint64 now)
   g_hash_table_iter_init (&it, c->flows);
   while (g_hash_table_iter_next (&it, NULL, &v)) {
     CtlFlow *f = v;
-    f->asked = !f->released
-        && bwss_controller_next_measure (c->laws, f->id) <= now + c->params.min_phi_us / 2;
+    f->asked = !f->released && bwss_controller_due (c->laws, f->id, now);
   }
 }
 
@@ -253,8 +257,11 @@ observe (Ctl *c, CtlFlow *f, guint64 now)
   if (!f->asked)
     return;                              /* not due: the laws did not ask */
   KnobInfo k;
+  f->ssthresh = G_MAXUINT32;
   if (knob_read_sample (f->fd, &k) != 0)
     return;                              /* unmeasured this round */
+  f->ssthresh = k.window_clamp;
+  f->rcv_space = k.rcv_space;
   if (k.state != SYS_TCP_ESTABLISHED) {
     if (++f->gone >= CTL_GONE_ROUNDS)
       release (c, f, now);
@@ -268,12 +275,17 @@ observe (Ctl *c, CtlFlow *f, guint64 now)
   f->bytes = k.bytes_received;
 }
 
-/* Sets @f's window (re-asserted in the rounds that measured it:
- * autotuning may raise the clamp when the owner reads data, and a flow not
- * measured this round is at rest — no byte for a second, none unread at its
- * last measurement — so its first new data shows at its next measurement)
- * and, if its reads are paced, its receive buffer and its owner's read
- * rate. */
+/* Sets @f's window and, if its reads are paced, its receive buffer and its
+ * owner's read rate.  The window is re-asserted in the rounds that measured
+ * the flow (a flow not measured this round is at rest — no byte for a
+ * second, none unread at its last measurement — so its first new data shows
+ * at its next measurement), where the clamp may have moved: autotuning
+ * raises it when the owner reads more in an RTT than ever before, and sets
+ * tcpi_rcv_space to that amount as it does; and the kernel offers no window
+ * above rcv_ssthresh, which grows (per segment received) only up to the
+ * clamp.  So the clamp is read back only if that measurement found
+ * rcv_space grown since the last read, or rcv_ssthresh above the window
+ * set; a flow held steady costs no clamp read a round. */
 static void
 apply (Ctl *c, CtlFlow *f)
 {
@@ -285,8 +297,10 @@ apply (Ctl *c, CtlFlow *f)
     return;
   }
   guint32 cur = want;
-  if ((f->asked || want != f->applied) && knob_get_clamp (f->fd, &cur) != 0)
+  gboolean moved = f->asked && (f->ssthresh > f->applied || f->rcv_space != f->space_seen);
+  if ((moved || want != f->applied) && knob_get_clamp (f->fd, &cur) != 0)
     return;
+  f->space_seen = f->rcv_space;
   if ((want != f->applied || cur != want) && knob_set_clamp (f->fd, want) == 0) {
     if (f->applied == 0)
       trace_first ("clamp %u bytes on flow %" G_GUINT64_FORMAT " (rtt %u us)", want, f->id,
@@ -340,7 +354,9 @@ ctl_round (Ctl *c, guint64 now)
   if (g_hash_table_size (c->flows) == 0)
     return 0;
   guint64 period = c->params.min_phi_us;
-  if (c->suspended || laws (c) == NULL)
+  if (c->suspended)
+    return CTL_SUSPENDED_ROUND_US;
+  if (laws (c) == NULL)
     return period;
   mark_due (c, now);
   GHashTableIter it;
@@ -350,25 +366,16 @@ ctl_round (Ctl *c, guint64 now)
     if (!((CtlFlow *) v)->released)
       observe (c, v, now);
   bwss_controller_tick (c->laws, now);
-  guint64 first = G_MAXUINT64;           /* when the first flow is due */
   g_hash_table_iter_init (&it, c->flows);
-  while (g_hash_table_iter_next (&it, NULL, &v)) {
-    CtlFlow *f = v;
-    if (f->released)
-      continue;
-    apply (c, f);
-    first = MIN (first, bwss_controller_next_measure (c->laws, f->id));
-  }
+  while (g_hash_table_iter_next (&it, NULL, &v))
+    if (!((CtlFlow *) v)->released)
+      apply (c, v);
   debug_print (c, now);
-  /* every flow at rest (the laws measure none of them at every round): no
-   * round until the first is due, the round within half a period of it
-   * (mark_due()).  A round in between would measure nothing, and the laws'
-   * tick has nothing to act on: their windows hold nothing back, a quiet
-   * flow's window change is due as a measurement, and a flow that comes or
-   * changes asks for a round (wake()) */
-  if (first != G_MAXUINT64 && first > now + period + period / 2)
-    return first - period / 2 - now;
-  return period;
+  /* the period while a flow is measured at every round; while every flow
+   * is at rest, the round that first finds one due: a round in between
+   * would measure nothing and the laws' tick has nothing to act on, and a
+   * flow that comes or changes asks for a round (wake()) */
+  return bwss_controller_next_round (c->laws, now + period) - now;
 }
 
 guint64

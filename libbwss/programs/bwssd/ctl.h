@@ -41,6 +41,9 @@ typedef struct {
   gboolean      released;    /* closed, or no longer established: out of the laws */
   guint         gone;        /* measurements in a row not established */
   gboolean      asked;       /* measured this round (the laws said it was due) */
+  guint32       ssthresh;    /* tcpi_rcv_ssthresh at that measurement; G_MAXUINT32 unread */
+  guint32       rcv_space;   /* tcpi_rcv_space at that measurement */
+  guint32       space_seen;  /* ... when the clamp was last read */
   double        pace_sent;   /* the read rate its owner was told (-1: to be told) */
   pid_t         pid;         /* the socket's owner, as listed */
   pid_t         key_pid;     /* whose process group share=process joins */
@@ -87,7 +90,8 @@ void     ctl_remove (Ctl *c, CtlFlow *f);
 
 /* One round at @now (CLOCK_MONOTONIC µs).  Returns the µs to the next one,
  * 0 if there is no flow (then none is due until one comes): the control
- * period, or, while every flow is at rest, until the first is due. */
+ * period, or, while every flow is at rest, until the first is due
+ * (bwss_controller_next_round()); a second while sharing is suspended. */
 guint64  ctl_round (Ctl *c, guint64 now);
 /* The control period, µs. */
 guint64  ctl_period (const Ctl *c);
