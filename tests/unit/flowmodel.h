@@ -204,6 +204,13 @@ typedef struct {
   bool      source_gaps;    /* a source-bound sender's samples include its wait for data */
   bool      source_buffer;  /* fluid too: a source writes into a large send buffer, and
                              * what its sender could not send leaves later (as packets) */
+  /* drop-tail, fluid: the bits beyond the buffer are whole segments, each
+   * lost by one flow drawn at random in proportion to what each brought
+   * (seeded by drop_seed) — a full FIFO drops the packets that happen to
+   * arrive, so one overflow costs one or two flows a loss, not every flow
+   * (false: every arriving flow sees a loss) */
+  bool      drop_packets;
+  uint64_t  drop_seed;
   size_t    n;
   ModelFlow f[MODEL_MAX_FLOWS];
   /* state */
@@ -212,6 +219,8 @@ typedef struct {
   size_t    step;
   double    cross_queued_bits;
   double    above_since_s;  /* AQM: queue above its target since; < 0 if not */
+  double    drop_credit_bits; /* drop_packets: dropped bits not yet a whole segment */
+  uint64_t  rng;            /* drop_packets: the draw's state (xorshift64*) */
   ModelCodel cross_codel;   /* fq: the cross traffic's queue's CoDel */
   /* the single CoDel queue, packet by packet */
   ModelPacket fifo[MODEL_FIFO_PACKETS];

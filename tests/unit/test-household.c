@@ -14,6 +14,7 @@
  * DELAY otherwise (no neighbour, UDP only, fq_codel's flow queues).
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <glib.h>
 #include "laws.h"
@@ -51,6 +52,8 @@ typedef struct {
 } HouseResult;
 
 static const House *house_now;
+static uint64_t house_seed = 1;    /* the drop draw's seed (drop_packets) */
+static double *house_video_trace;  /* if set: the video's rate per second, [90] */
 
 /* The lab's senders are CUBIC (flowmodel's cubic: RFC 9438's window
  * function): a loss leaves 0.7 of the window, which regrows fast at first
@@ -106,6 +109,8 @@ run_house (const House *h, bool controlled, bool latch)
   s.m.fq = h->fq;
   s.m.rcv_rtt_latch = latch;
   s.m.source_buffer = h->cubic;              /* the lab's video source: a backlog */
+  s.m.drop_packets = h->cubic && getenv ("HH_SYNC") == NULL;
+  s.m.drop_seed = house_seed;
   size_t v = sim_add (&s, 0.030, 10, h->video_min, 1, controlled);
   s.m.f[v].source_bps = h->video_min;
   sim_no_pacing (&s, v);                      /* the element reads by itself */
@@ -135,6 +140,9 @@ run_house (const House *h, bool controlled, bool latch)
   unsigned from = h->nb_on > 5 ? h->nb_on : 5, to = h->nb_off < 90 ? h->nb_off : 90;
   if (h->neighbour == NB_NONE)
     from = 5, to = 90;
+  if (house_video_trace)
+    for (unsigned t = 0; t < 90; t++)
+      house_video_trace[t] = s.rate[t][v];
   r.video = sim_mean (&s, v, from, to);
   r.total = r.video;
   for (unsigned d = 0; d < h->downloads; d++) {
@@ -495,6 +503,47 @@ test_progress_floor (void)
   sim_free (&s);
 }
 
+/* The lab's household cell second by second, over seeds: the video's
+ * per-second rate, its seconds at 90 % of its minimum, how long it stays
+ * short at a stretch, this machine's total. */
+static void
+test_calibrate (void)
+{
+  House h = { "CUBIC, drop-tail 8M, video 2M, 1 neighbour flow", 8e6 * MODEL_MSS / (MODEL_MSS + MODEL_WIRE_HEADER), 0.0, false, 2e6, 2, NB_TCP,
+              1, 0, 0, 90, true };
+  const char *env = getenv ("HH_SEEDS");
+  unsigned seeds = env ? (unsigned) atoi (env) : 5;
+  for (int mode = 0; mode < 2; mode++)
+    for (unsigned k = 1; k <= seeds; k++) {
+      double tr[90];
+      house_seed = k;
+      house_video_trace = tr;
+      HouseResult r = run_house (&h, mode == 1, true);
+      house_video_trace = NULL;
+      GString *line = g_string_new (NULL), *runs = g_string_new (NULL);
+      unsigned cur = 0;
+      for (unsigned t = 0; t < 90; t++) {
+        g_string_append_printf (line, " %.0f", tr[t] / 1e5);
+        if (t >= 5 && tr[t] < 0.9 * h.video_min)
+          cur++;
+        else if (cur) {
+          g_string_append_printf (runs, " %u", cur);
+          cur = 0;
+        }
+      }
+      if (cur)
+        g_string_append_printf (runs, " %u", cur);
+      g_test_message ("CAL %s seed %u: this machine %.0f (video %.0f, dl %.0f + %.0f), nb %.0f, "
+                      "at_min90 %.1f %%, queue %.1f ms; short runs:%s", mode ? "bwss" : "tcp", k,
+                      r.total / 1e3, r.video / 1e3, r.dl[0] / 1e3, r.dl[1] / 1e3,
+                      r.neighbour / 1e3, 100.0 * r.at_min90 / r.counted, r.q_on, runs->str);
+      g_test_message ("CAL   v:%s", line->str);
+      g_string_free (line, TRUE);
+      g_string_free (runs, TRUE);
+    }
+  house_seed = 1;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -515,5 +564,6 @@ main (int argc, char **argv)
   g_test_add_func ("/household/cubic-on-off", test_cubic_on_off);
   g_test_add_func ("/household/cubic-quic", test_cubic_quic);
   g_test_add_func ("/household/progress-floor", test_progress_floor);
+  g_test_add_func ("/household/calibrate", test_calibrate);
   return g_test_run ();
 }
