@@ -9,7 +9,14 @@
  * The bottleneck: capacity C (bit/s) serving one FIFO buffer of at most
  * max_queue_s·C bits.  Unresponsive cross traffic (cross_bps) arrives and
  * queues like the rest.  Arrivals beyond the buffer are dropped (drop-tail),
- * from every arriving flow in proportion to what it brought; or, with an AQM
+ * from every arriving flow in proportion to what it brought, each of them
+ * seeing a loss; or, with drop_packets, as a FIFO drops: the bits beyond
+ * the buffer are whole segments, and each is one flow's loss, the flow
+ * drawn at random in proportion to what each brought — an overflow is a
+ * few segments, so it costs one or two flows a loss, and which ones is
+ * chance: a flow that lost keeps a smaller window while the others' grow,
+ * and shares drift apart for seconds (the lab's CUBIC video, 1.0-3.0
+ * Mbit/s second by second beside three flows of its size); or, with an AQM
  * (aqm_target_s > 0), every flow with bits in the queue also sees a loss
  * while the queueing delay has stayed above the AQM's target for
  * aqm_interval_s (a CoDel-like dropper: short queue, losses instead).
