@@ -607,6 +607,38 @@ step_packets (Model *m, const bool *cwnd_limited, const double *arriving)
   }
 }
 
+/* Returns a uniform draw in [0, 1) (xorshift64*, seeded by drop_seed). */
+static double
+draw (Model *m)
+{
+  if (m->rng == 0)
+    m->rng = m->drop_seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
+  m->rng ^= m->rng >> 12;
+  m->rng ^= m->rng << 25;
+  m->rng ^= m->rng >> 27;
+  return (double) ((m->rng * 0x2545F4914F6CDD1Dull) >> 11) / 9007199254740992.0;
+}
+
+/* drop_packets: this step's dropped bits, counted in whole segments; each
+ * segment is one flow's loss, drawn in proportion to what each flow (and
+ * the cross traffic) brought of @total_in. */
+static void
+drop_segments (Model *m, const double *arriving, double total_in)
+{
+  m->drop_credit_bits += m->dropped_bits;
+  while (m->drop_credit_bits >= 8.0 * MODEL_MSS) {
+    m->drop_credit_bits -= 8.0 * MODEL_MSS;
+    double x = draw (m) * total_in;
+    for (size_t i = 0; i < m->n; i++) {
+      x -= arriving[i];
+      if (x < 0.0) {
+        lose (&m->f[i], m->now_s, m->packets);
+        break;
+      }
+    }
+  }
+}
+
 void
 model_step (Model *m)
 {
@@ -640,9 +672,11 @@ model_step (Model *m)
   for (size_t i = 0; i < m->n; i++) {
     ModelFlow *f = &m->f[i];
     f->queued_bits += arriving[i] * keep;
-    if (keep < 1.0 && arriving[i] > 0)
+    if (keep < 1.0 && arriving[i] > 0 && !m->drop_packets)
       lose (f, m->now_s, m->packets);
   }
+  if (m->drop_packets && keep < 1.0)
+    drop_segments (m, arriving, total_in);
 
   /* 3. the AQM, if any: losses while the delay stays above its target */
   if (m->aqm_target_s > 0) {

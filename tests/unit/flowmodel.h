@@ -9,7 +9,14 @@
  * The bottleneck: capacity C (bit/s) serving one FIFO buffer of at most
  * max_queue_s·C bits.  Unresponsive cross traffic (cross_bps) arrives and
  * queues like the rest.  Arrivals beyond the buffer are dropped (drop-tail),
- * from every arriving flow in proportion to what it brought; or, with an AQM
+ * from every arriving flow in proportion to what it brought, each of them
+ * seeing a loss; or, with drop_packets, as a FIFO drops: the bits beyond
+ * the buffer are whole segments, and each is one flow's loss, the flow
+ * drawn at random in proportion to what each brought — an overflow is a
+ * few segments, so it costs one or two flows a loss, and which ones is
+ * chance: a flow that lost keeps a smaller window while the others' grow,
+ * and shares drift apart for seconds (the lab's CUBIC video, 1.0-3.0
+ * Mbit/s second by second beside three flows of its size); or, with an AQM
  * (aqm_target_s > 0), every flow with bits in the queue also sees a loss
  * while the queueing delay has stayed above the AQM's target for
  * aqm_interval_s (a CoDel-like dropper: short queue, losses instead).
@@ -204,6 +211,13 @@ typedef struct {
   bool      source_gaps;    /* a source-bound sender's samples include its wait for data */
   bool      source_buffer;  /* fluid too: a source writes into a large send buffer, and
                              * what its sender could not send leaves later (as packets) */
+  /* drop-tail, fluid: the bits beyond the buffer are whole segments, each
+   * lost by one flow drawn at random in proportion to what each brought
+   * (seeded by drop_seed) — a full FIFO drops the packets that happen to
+   * arrive, so one overflow costs one or two flows a loss, not every flow
+   * (false: every arriving flow sees a loss) */
+  bool      drop_packets;
+  uint64_t  drop_seed;
   size_t    n;
   ModelFlow f[MODEL_MAX_FLOWS];
   /* state */
@@ -212,6 +226,8 @@ typedef struct {
   size_t    step;
   double    cross_queued_bits;
   double    above_since_s;  /* AQM: queue above its target since; < 0 if not */
+  double    drop_credit_bits; /* drop_packets: dropped bits not yet a whole segment */
+  uint64_t  rng;            /* drop_packets: the draw's state (xorshift64*) */
   ModelCodel cross_codel;   /* fq: the cross traffic's queue's CoDel */
   /* the single CoDel queue, packet by packet */
   ModelPacket fifo[MODEL_FIFO_PACKETS];

@@ -14,6 +14,7 @@
  * DELAY otherwise (no neighbour, UDP only, fq_codel's flow queues).
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <glib.h>
 #include "laws.h"
@@ -51,6 +52,15 @@ typedef struct {
 } HouseResult;
 
 static const House *house_now;
+static uint64_t house_seed = 1;    /* the CUBIC cells' drop draw (flowmodel's drop_packets) */
+static double *house_video_trace;  /* if set: the video's rate per second, [90] */
+
+/* The lab's 8 Mbit/s is a rate of Ethernet frames: a full segment's 1448
+ * bytes of payload travel in 1514, so its flows move at most 7.65 Mbit/s
+ * (the lab's aggregate: 7649-7654 kbit/s under plain TCP); the CUBIC
+ * cells' link is that payload rate — four flows' fair share, 1.91 Mbit/s,
+ * is then short of a 2-Mbit/s video's minimum, as in the lab. */
+#define LAB_8M (8e6 * MODEL_MSS / (MODEL_MSS + MODEL_WIRE_HEADER))
 
 /* The lab's senders are CUBIC (flowmodel's cubic: RFC 9438's window
  * function): a loss leaves 0.7 of the window, which regrows fast at first
@@ -106,6 +116,10 @@ run_house (const House *h, bool controlled, bool latch)
   s.m.fq = h->fq;
   s.m.rcv_rtt_latch = latch;
   s.m.source_buffer = h->cubic;              /* the lab's video source: a backlog */
+  /* the lab's shared FIFO drops the segments that arrive at it full: one
+   * or two flows lose at an overflow, not all (flowmodel.h) */
+  s.m.drop_packets = h->cubic;
+  s.m.drop_seed = house_seed;
   size_t v = sim_add (&s, 0.030, 10, h->video_min, 1, controlled);
   s.m.f[v].source_bps = h->video_min;
   sim_no_pacing (&s, v);                      /* the element reads by itself */
@@ -135,6 +149,9 @@ run_house (const House *h, bool controlled, bool latch)
   unsigned from = h->nb_on > 5 ? h->nb_on : 5, to = h->nb_off < 90 ? h->nb_off : 90;
   if (h->neighbour == NB_NONE)
     from = 5, to = 90;
+  if (house_video_trace)
+    for (unsigned t = 0; t < 90; t++)
+      house_video_trace[t] = s.rate[t][v];
   r.video = sim_mean (&s, v, from, to);
   r.total = r.video;
   for (unsigned d = 0; d < h->downloads; d++) {
@@ -174,6 +191,45 @@ run_house (const House *h, bool controlled, bool latch)
   return r;
 }
 
+/* The CUBIC cells' draws pooled: which flow loses at an overflow is drawn
+ * (flowmodel's drop_packets), and one draw is one lab run — this machine
+ * 48-84 % of plain TCP's over three runs of one law in the lab.  A cell's
+ * figures are then those of POOL_DRAWS draws together: rates, queues and
+ * the judged seconds averaged, the seconds counted summed, the worst stall
+ * and the latest return kept. */
+#define POOL_DRAWS 5
+
+static HouseResult
+run_pooled (const House *h, bool controlled, bool latch)
+{
+  if (!h->cubic)
+    return run_house (h, controlled, latch);
+  HouseResult p = { 0 };
+  for (uint64_t k = 1; k <= POOL_DRAWS; k++) {
+    house_seed = k;
+    HouseResult r = run_house (h, controlled, latch);
+    p.video += r.video / POOL_DRAWS;
+    p.total += r.total / POOL_DRAWS;
+    for (unsigned d = 0; d < 4; d++)
+      p.dl[d] += r.dl[d] / POOL_DRAWS;
+    p.neighbour += r.neighbour / POOL_DRAWS;
+    p.at_min += r.at_min;
+    p.counted += r.counted;
+    p.at_min90 += r.at_min90;
+    p.right += r.right;
+    p.judged += r.judged;
+    p.q_on += r.q_on / POOL_DRAWS;
+    p.q_after += r.q_after / POOL_DRAWS;
+    p.q_before += r.q_before / POOL_DRAWS;
+    if (k == 1 || r.back_at == 0 || (p.back_at != 0 && r.back_at > p.back_at))
+      p.back_at = k == 1 || p.back_at != 0 ? r.back_at : 0;
+    if (r.min_progress_s > p.min_progress_s)
+      p.min_progress_s = r.min_progress_s;
+  }
+  house_seed = 1;
+  return p;
+}
+
 static void
 report (const House *h, const char *what, const HouseResult *r)
 {
@@ -210,10 +266,10 @@ typedef struct {
 static void
 check_house (const House *h, Bounds bd)
 {
-  HouseResult tcp = run_house (h, false, true), r[2];
+  HouseResult tcp = run_pooled (h, false, true), r[2];
   report (h, "tcp", &tcp);
   for (int latch = 0; latch < 2; latch++) {
-    r[latch] = run_house (h, true, latch);
+    r[latch] = run_pooled (h, true, latch);
     report (h, latch ? "bwss, rcv_rtt 6.16+" : "bwss, rcv_rtt before 6.16", &r[latch]);
     double worst = INFINITY;
     for (unsigned d = 0; d < h->downloads; d++)
@@ -317,77 +373,87 @@ test_udp (void)
 {
   for (int cubic = 0; cubic < 2; cubic++) {
     House none = { cubic ? "CUBIC, drop-tail 8M, video 2M, nobody" : "drop-tail 8M, video 2M, nobody",
-                   8e6, 0.0, false, 2e6, 2, NB_NONE, 0, 0, 0, 90, cubic };
+                   cubic ? LAB_8M : 8e6, 0.0, false, 2e6, 2, NB_NONE, 0, 0, 0, 90, cubic };
     House udp = { cubic ? "CUBIC, drop-tail 8M, video 2M, 2M UDP" : "drop-tail 8M, video 2M, 2M UDP",
-                  8e6, 0.0, false, 2e6, 2, NB_UDP, 0, 2e6, 0, 90, cubic };
+                  cubic ? LAB_8M : 8e6, 0.0, false, 2e6, 2, NB_UDP, 0, 2e6, 0, 90, cubic };
     for (int latch = 0; latch < 2; latch++) {
-      HouseResult a = run_house (&none, true, latch), b = run_house (&udp, true, latch);
+      HouseResult a = run_pooled (&none, true, latch), b = run_pooled (&udp, true, latch);
       report (&none, latch ? "bwss, rcv_rtt 6.16+" : "bwss, rcv_rtt before 6.16", &a);
       report (&udp, latch ? "bwss, rcv_rtt 6.16+" : "bwss, rcv_rtt before 6.16", &b);
       g_assert_cmpfloat (a.right, >=, 0.90 * a.judged);
       g_assert_cmpfloat (b.right, >=, 0.90 * b.judged);
       g_assert_cmpfloat (b.q_on, <=, 25.0);
-      g_assert_cmpfloat (b.q_on, <=, a.q_on + 5.0);
+      /* Reno: within 5 ms of the queue without it; CUBIC on the lab's
+       * payload rate, 2 Mbit/s of UDP leave 5.65 Mbit/s: 5.7 / 7.1 ms
+       * against 5.2 / 0.5 ms (the issue's bound: 25 ms) */
+      g_assert_cmpfloat (b.q_on, <=, a.q_on + (cubic ? 7.0 : 5.0));
       g_assert_cmpfloat (b.at_min, >=, 0.98 * b.counted);
     }
   }
 }
 
-/* The cells above with CUBIC senders (cubic_like), which reproduce what
- * the lab measures and the Reno senders hide (docs/architecture.md).
- * Asserted: what this law does there, short of the issue's targets — this
- * machine 85.0 / 83.3 % of plain TCP's (the lab: 70.5 %, the median of 3
- * runs), each download >= 75 / 72 % of its figure, the video at 90 % of
- * its minimum (the lab's criterion) in 96.5 % of the seconds. */
+/* The cells above as the lab runs them (the calibration below): CUBIC
+ * senders (cubic_like), the lab's payload rate (LAB_8M), a full FIFO's
+ * drops drawn flow by flow, POOL_DRAWS draws pooled.  Asserted: what this
+ * law does there, short of the issue's targets — this machine 70.0 / 66.6 %
+ * of plain TCP's (the lab: 70.5 %, the median of 3 runs), each download
+ * >= 49 / 45 % of its figure, the video at 90 % of its minimum (the lab's
+ * criterion) in 82.1 / 87.1 % of the seconds (the lab: 90.6 %; plain TCP
+ * 45.2 %, the lab 44.7 %); the detector in COMPETE in only 61 / 58 % of the
+ * seconds: each entry's free downloads leave the video short, and the
+ * loop leaves COMPETE for a while. */
 static void
 test_cubic_one (void)
 {
-  House h = { "CUBIC, drop-tail 8M, video 2M, 1 neighbour flow", 8e6, 0.0, false, 2e6, 2, NB_TCP,
+  House h = { "CUBIC, drop-tail 8M, video 2M, 1 neighbour flow", LAB_8M, 0.0, false, 2e6, 2, NB_TCP,
               1, 0, 0, 90, true };
-  check_house (&h, (Bounds) { 0.82, 0.0, 0.90, 1.0, 0.95, 0.0 });
+  check_house (&h, (Bounds) { 0.65, 0.0, 0.55, 1.0, 0.80, 0.40 });
 }
 
 /* ... the neighbour from 1 s: while the loop starts, the queue at its
  * target with the downloads not yet held is the neighbour's too, and the
  * link this host "had alone" is learned at its share beside it; a drain at
  * every climb of U to that share (the lab: σ swinging 2.4-6.7 Mbit/s every
- * ~4 s, this machine 47.7 % of plain TCP's in one run of 3).  Here 48.7 /
- * 49.4 %, each download 22 / 23 % of its figure: asserted so. */
+ * ~4 s, this machine 47.7 % of plain TCP's in one run of 3).  Here 62.1 /
+ * 61.3 %, each download 38 / 37 % of its figure: asserted so. */
 static void
 test_cubic_early (void)
 {
-  House h = { "CUBIC, drop-tail 8M, video 2M, 1 neighbour flow from 1 s", 8e6, 0.0, false, 2e6, 2,
+  House h = { "CUBIC, drop-tail 8M, video 2M, 1 neighbour flow from 1 s", LAB_8M, 0.0, false, 2e6, 2,
               NB_TCP, 1, 0, 1, 90, true };
-  check_house (&h, (Bounds) { 0.45, 0.0, 0.90, 1.0, 0.92, 0.20 });
+  check_house (&h, (Bounds) { 0.58, 0.0, 0.80, 1.0, 0.82, 0.35 });
 }
 
+/* ... three neighbour flows, a 1-Mbit/s video: 71.2 / 71.5 % (the lab:
+ * 2238 of 3703 kbit/s, 60 %, on another law), each download >= 59 %. */
 static void
 test_cubic_three (void)
 {
-  House h = { "CUBIC, drop-tail 8M, video 1M, 3 neighbour flows", 8e6, 0.0, false, 1e6, 2, NB_TCP,
+  House h = { "CUBIC, drop-tail 8M, video 1M, 3 neighbour flows", LAB_8M, 0.0, false, 1e6, 2, NB_TCP,
               3, 0, 0, 90, true };
-  check_house (&h, (Bounds) { 0.84, 0.0, 0.95, 1.0, 0.98, 0.0 });
+  check_house (&h, (Bounds) { 0.68, 0.0, 0.72, 0.98, 0.85, 0.55 });
 }
 
 static void
 test_cubic_on_off (void)
 {
-  House h = { "CUBIC, drop-tail 8M, video 2M, 1 neighbour flow 20-60 s", 8e6, 0.0, false, 2e6, 2,
+  House h = { "CUBIC, drop-tail 8M, video 2M, 1 neighbour flow 20-60 s", LAB_8M, 0.0, false, 2e6, 2,
               NB_TCP, 1, 0, 20, 60, true };
   /* short of the targets: over the neighbour's 40 s the detector's entry
    * and our downloads' climb from their floor beside an incumbent CUBIC
-   * flow: 64-68 % of plain TCP's total, each download 49-54 % of its
-   * figure */
-  check_house (&h, (Bounds) { 0.62, 0.0, 0.85, 0.92, 0.80, 0.45 });
+   * flow: 76.8 / 83.4 % of plain TCP's total, each download >= 60 % of its
+   * figure, the video at 90 % of its minimum 80.5 / 78.0 % of the seconds */
+  check_house (&h, (Bounds) { 0.74, 0.0, 0.85, 0.92, 0.75, 0.55 });
 }
 
-/* ... and the QUIC cell: 76.7 / 76.8 %, each download 53 %. */
+/* ... and the QUIC cell: 62.1 / 64.0 %, each download >= 25 %; the
+ * detector right in 40-47 % of the seconds. */
 static void
 test_cubic_quic (void)
 {
-  House h = { "CUBIC, drop-tail 8M, video 2.5M, 1 uncontrolled flow", 8e6, 0.0, false, 2.5e6, 2,
+  House h = { "CUBIC, drop-tail 8M, video 2.5M, 1 uncontrolled flow", LAB_8M, 0.0, false, 2.5e6, 2,
               NB_TCP, 1, 0, 0, 90, true };
-  check_house (&h, (Bounds) { 0.75, 0.0, 0.85, 1.0, 0.90, 0.0 });
+  check_house (&h, (Bounds) { 0.60, 0.0, 0.35, 1.0, 0.78, 0.22 });
 }
 
 /* fq_codel: the flow queues hide the neighbour; DELAY stays and nothing
@@ -495,6 +561,101 @@ test_progress_floor (void)
   sim_free (&s);
 }
 
+/* ---- calibration against the lab ---- */
+
+/* The lab's household cell (docs/testing.md: the calibration), run as the
+ * lab runs it, CUBIC senders on one 150-ms drop-tail FIFO, with
+ * CAL_SEEDS draws of which flow loses at each overflow (the lab's runs
+ * differ as much: this machine 48-84 % of plain TCP's in three runs of one
+ * law).  Per draw: this machine's total, the video's seconds at 90 % of its
+ * minimum (the lab's video_at_min), its longest stretch short of that. */
+#define CAL_SEEDS 21
+
+typedef struct {
+  double   total;          /* this machine, bit/s */
+  double   at_min90;       /* of the seconds, % */
+  unsigned longest_short;  /* s */
+} CalRun;
+
+static int
+cmp_double (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return x < y ? -1 : x > y;
+}
+
+static double
+median_of (double *v, size_t n)
+{
+  qsort (v, n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static CalRun
+cal_run (const House *h, bool controlled, uint64_t seed)
+{
+  double tr[90];
+  house_seed = seed;
+  house_video_trace = tr;
+  HouseResult r = run_house (h, controlled, true);
+  house_video_trace = NULL;
+  house_seed = 1;
+  CalRun c = { r.total, 100.0 * r.at_min90 / r.counted, 0 };
+  GString *line = g_string_new (NULL);
+  unsigned run = 0;
+  for (unsigned t = 0; t < 90; t++) {
+    g_string_append_printf (line, " %.1f", tr[t] / 1e6);
+    run = t >= 5 && tr[t] < 0.90 * h->video_min ? run + 1 : 0;
+    if (run > c.longest_short)
+      c.longest_short = run;
+  }
+  g_test_message ("%s, %s, draw %" G_GUINT64_FORMAT ": this machine %.0f kbit/s, video at 90 %% of "
+                  "its minimum %.1f %% of the seconds, longest short %u s; video Mbit/s by second:%s",
+                  h->name, controlled ? "bwss" : "tcp", seed, r.total / 1e3, c.at_min90,
+                  c.longest_short, line->str);
+  g_string_free (line, TRUE);
+  return c;
+}
+
+/* The lab's figures of the cell (c7aa1f9, 3 runs of each mode, medians):
+ * plain TCP this machine 5740 kbit/s, the video at 90 % of its minimum
+ * 44.7 % of the seconds, short for 10-39 s at its longest stretch a run;
+ * the delay loop 70.5 % of plain TCP's, the video 90.6 %, short 1-2 s at
+ * most.  The model must give the medians within 5 points, and the video's
+ * stretches of the same kind: long under plain TCP (a CUBIC window that
+ * lost regrows slowly near where it lost, and the flow that lost keeps
+ * losing its share), a few seconds under the loop. */
+static void
+test_calibrate (void)
+{
+  House h = { "lab cell: CUBIC, drop-tail 8M, video 2M, 1 neighbour flow", LAB_8M, 0.0, false,
+              2e6, 2, NB_TCP, 1, 0, 0, 90, true };
+  double tcp_total[CAL_SEEDS], tcp_min[CAL_SEEDS], tcp_long[CAL_SEEDS];
+  double ratio[CAL_SEEDS], bw_min[CAL_SEEDS], bw_long[CAL_SEEDS];
+  for (unsigned k = 0; k < CAL_SEEDS; k++) {
+    CalRun t = cal_run (&h, false, k + 1), b = cal_run (&h, true, k + 1);
+    tcp_total[k] = t.total;
+    tcp_min[k] = t.at_min90;
+    tcp_long[k] = t.longest_short;
+    ratio[k] = 100.0 * b.total / t.total;
+    bw_min[k] = b.at_min90;
+    bw_long[k] = b.longest_short;
+  }
+  double mt = median_of (tcp_total, CAL_SEEDS), mm = median_of (tcp_min, CAL_SEEDS);
+  double ml = median_of (tcp_long, CAL_SEEDS), mr = median_of (ratio, CAL_SEEDS);
+  double bm = median_of (bw_min, CAL_SEEDS), bl = median_of (bw_long, CAL_SEEDS);
+  g_test_message ("calibration, medians of %d draws: plain TCP this machine %.0f kbit/s (lab "
+                  "5740), video at its minimum %.1f %% (lab 44.7 %%), longest short %.0f s (lab "
+                  "10-39); bwss %.1f %% of plain TCP's (lab 70.5 %%), video %.1f %% (lab 90.6 %%), "
+                  "longest short %.0f s (lab 1-2)", CAL_SEEDS, mt / 1e3, mm, ml, mr, bm, bl);
+  g_assert_cmpfloat (fabs (mt - 5740e3), <=, 0.05 * LAB_8M);
+  g_assert_cmpfloat (fabs (mm - 44.7), <=, 5.0);
+  g_assert_cmpfloat (ml, >=, 10.0);
+  g_assert_cmpfloat (fabs (mr - 70.5), <=, 5.0);
+  g_assert_cmpfloat (fabs (bm - 90.6), <=, 5.0);
+  g_assert_cmpfloat (bl, <=, 4.0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -515,5 +676,6 @@ main (int argc, char **argv)
   g_test_add_func ("/household/cubic-on-off", test_cubic_on_off);
   g_test_add_func ("/household/cubic-quic", test_cubic_quic);
   g_test_add_func ("/household/progress-floor", test_progress_floor);
+  g_test_add_func ("/household/calibrate", test_calibrate);
   return g_test_run ();
 }
