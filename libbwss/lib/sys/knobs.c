@@ -73,7 +73,6 @@ fill_from_tcp_info (KnobInfo *out, const struct tcp_info *ti, socklen_t len)
   out->last_recv_ms = ti->tcpi_last_data_recv;
   out->last_sent_ms = ti->tcpi_last_data_sent;
   out->window_clamp = ti->tcpi_rcv_ssthresh;
-  out->rcv_space = ti->tcpi_rcv_space;
   out->bytes_received = 0;
   if (len >= offsetof (struct tcp_info, tcpi_bytes_received) + sizeof ti->tcpi_bytes_received)
     out->bytes_received = ti->tcpi_bytes_received;

@@ -70,7 +70,6 @@ typedef struct {
   uint32_t min_rtt_us;     /* tcpi_min_rtt: the handshake's RTT for a receiver */
   uint32_t mss;            /* tcpi_rcv_mss */
   uint32_t window_clamp;   /* tcpi_rcv_ssthresh, what the clamp bounds */
-  uint32_t rcv_space;      /* tcpi_rcv_space: autotuning's measure, grows when it raises the clamp */
   uint32_t unread;         /* bytes received, not yet read (idiag_rqueue, SIOCINQ) */
   uint32_t rcv_ooopack;    /* tcpi_rcv_ooopack: segments received after a hole, i.e.
                             * losses on its path (Linux >= 5.4; 0 before) */

@@ -257,11 +257,8 @@ observe (Ctl *c, CtlFlow *f, guint64 now)
   if (!f->asked)
     return;                              /* not due: the laws did not ask */
   KnobInfo k;
-  f->ssthresh = G_MAXUINT32;
   if (knob_read_sample (f->fd, &k) != 0)
     return;                              /* unmeasured this round */
-  f->ssthresh = k.window_clamp;
-  f->rcv_space = k.rcv_space;
   if (k.state != SYS_TCP_ESTABLISHED) {
     if (++f->gone >= CTL_GONE_ROUNDS)
       release (c, f, now);
@@ -275,17 +272,12 @@ observe (Ctl *c, CtlFlow *f, guint64 now)
   f->bytes = k.bytes_received;
 }
 
-/* Sets @f's window and, if its reads are paced, its receive buffer and its
- * owner's read rate.  The window is re-asserted in the rounds that measured
- * the flow (a flow not measured this round is at rest — no byte for a
- * second, none unread at its last measurement — so its first new data shows
- * at its next measurement), where the clamp may have moved: autotuning
- * raises it when the owner reads more in an RTT than ever before, and sets
- * tcpi_rcv_space to that amount as it does; and the kernel offers no window
- * above rcv_ssthresh, which grows (per segment received) only up to the
- * clamp.  So the clamp is read back only if that measurement found
- * rcv_space grown since the last read, or rcv_ssthresh above the window
- * set; a flow held steady costs no clamp read a round. */
+/* Sets @f's window (re-asserted in the rounds that measured it:
+ * autotuning may raise the clamp when the owner reads data, and a flow not
+ * measured this round is at rest — no byte for a second, none unread at its
+ * last measurement — so its first new data shows at its next measurement)
+ * and, if its reads are paced, its receive buffer and its owner's read
+ * rate. */
 static void
 apply (Ctl *c, CtlFlow *f)
 {
@@ -297,10 +289,8 @@ apply (Ctl *c, CtlFlow *f)
     return;
   }
   guint32 cur = want;
-  gboolean moved = f->asked && (f->ssthresh > f->applied || f->rcv_space != f->space_seen);
-  if ((moved || want != f->applied) && knob_get_clamp (f->fd, &cur) != 0)
+  if ((f->asked || want != f->applied) && knob_get_clamp (f->fd, &cur) != 0)
     return;
-  f->space_seen = f->rcv_space;
   if ((want != f->applied || cur != want) && knob_set_clamp (f->fd, want) == 0) {
     if (f->applied == 0)
       trace_first ("clamp %u bytes on flow %" G_GUINT64_FORMAT " (rtt %u us)", want, f->id,

@@ -41,9 +41,6 @@ typedef struct {
   gboolean      released;    /* closed, or no longer established: out of the laws */
   guint         gone;        /* measurements in a row not established */
   gboolean      asked;       /* measured this round (the laws said it was due) */
-  guint32       ssthresh;    /* tcpi_rcv_ssthresh at that measurement; G_MAXUINT32 unread */
-  guint32       rcv_space;   /* tcpi_rcv_space at that measurement */
-  guint32       space_seen;  /* ... when the clamp was last read */
   double        pace_sent;   /* the read rate its owner was told (-1: to be told) */
   pid_t         pid;         /* the socket's owner, as listed */
   pid_t         key_pid;     /* whose process group share=process joins */
