@@ -404,11 +404,15 @@ class Soak:
 
     @staticmethod
     def rss_kb(pid):
+        """VmRSS and RssAnon, kB: all its resident memory, and the part that
+        is its own heap and stacks (not the pages of the libraries it
+        touched, which vary from one process to the next)."""
+        got = {}
         with open("/proc/%d/status" % pid) as f:
             for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-        return 0
+                if line.startswith(("VmRSS:", "RssAnon:")):
+                    got[line.split(":")[0]] = int(line.split()[1])
+        return got.get("VmRSS", 0), got.get("RssAnon", 0)
 
     @staticmethod
     def fds(pid):
@@ -438,18 +442,20 @@ class Soak:
             return None
 
     def sample(self, t, t0):
-        rss = fds = 0
-        pids = []
+        rss = anon = fds = 0
+        pids, own = [], {}
         young = False
         for pid in self.bwssd_pids():
             try:
-                r, f = self.rss_kb(pid), self.fds(pid)
+                (r, a), f = self.rss_kb(pid), self.fds(pid)
             except (OSError, ValueError):
                 continue
             if r == 0:                  # exiting: its memory already gone
                 continue
             rss += r
+            anon += a
             fds += f
+            own[pid] = (r, a, f)
             pids.append(pid)
             self.first_seen.setdefault(pid, t)
             young = young or t - self.first_seen[pid] < INSTANCE_WARMUP_S
@@ -457,11 +463,11 @@ class Soak:
         for r in self.readers().values():
             if r["port"] and r["clamp"] < r["orig"] and live:
                 self.teeth += 1
-        s = dict(t=t - t0, pids=pids, rss=rss, fds=fds, young=young, flows=self.listed_flows(),
+        s = dict(t=t - t0, pids=pids, rss=rss, anon=anon, fds=fds, own=own, young=young, flows=self.listed_flows(),
                  service=self.service.pid if self.service_alive() else None)
         self.samples.append(s)
-        print("sample t=%.0f s bwssd %s rss %d kB fds %d flows %s" %
-              (s["t"], ",".join(map(str, pids)) or "-", rss, fds, s["flows"]), flush=True)
+        print("sample t=%.0f s bwssd %s rss %d kB anon %d kB fds %d flows %s" %
+              (s["t"], ",".join(map(str, pids)) or "-", rss, anon, fds, s["flows"]), flush=True)
 
     # ---- the run ----
     def churn(self):
@@ -593,30 +599,57 @@ class Soak:
         by_minute = {}
         for s in self.samples:
             by_minute.setdefault(int(s["t"] // 60), []).append(s)
-        rows, rss_m, fds_m = [], [], []
+        rows = []
+        med = {"rss": [], "anon": [], "fds": []}
         for m in sorted(by_minute):
             ss = [s for s in by_minute[m] if s["pids"]]
             judged = [s for s in ss if not s["young"] and s["t"] >= warm]
-            rss = statistics.median(s["rss"] for s in ss) if ss else None
-            fds = statistics.median(s["fds"] for s in ss) if ss else None
             flows = [s["flows"] for s in by_minute[m] if s["flows"] is not None]
             pids = sorted({p for s in by_minute[m] for p in s["pids"]})
             if judged:
-                rss_m.append(statistics.median(s["rss"] for s in judged))
-                fds_m.append(statistics.median(s["fds"] for s in judged))
-            rows.append((m, pids, len(by_minute[m]), len(ss), rss, fds,
-                         statistics.median(flows) if flows else None, bool(judged)))
+                for k in med:
+                    med[k].append(statistics.median(s[k] for s in judged))
+            rows.append(dict(m=m, pids=pids, n=len(by_minute[m]), nb=len(ss),
+                             rss=statistics.median(s["rss"] for s in ss) if ss else None,
+                             anon=statistics.median(s["anon"] for s in ss) if ss else None,
+                             fds=statistics.median(s["fds"] for s in ss) if ss else None,
+                             flows=statistics.median(flows) if flows else None, judged=bool(judged)))
 
         def spread(v):
             return (max(v) - min(v)) / min(v) if v and min(v) > 0 else None
-        for name, v in (("RSS", rss_m), ("fd count", fds_m)):
+
+        def verdict(what, v, over):
             sp = spread(v)
-            self.verdicts.insert(0, (sp is not None and sp <= FLAT_SPREAD,
-                                     "bwssd's %s flat after the warm-up: per-minute medians %s-%s over %d "
-                                     "minutes, spread %s (bound %.0f %%)" %
-                                     (name, min(v) if v else "-", max(v) if v else "-", len(v),
-                                      "%.1f %%" % (100 * sp) if sp is not None else "-",
-                                      100 * FLAT_SPREAD)))
+            return (sp is not None and sp <= FLAT_SPREAD,
+                    "%s: %s-%s over %s, spread %s (bound %.0f %%)" %
+                    (what, "%.0f" % min(v) if v else "-", "%.0f" % max(v) if v else "-", over,
+                     "%.1f %%" % (100 * sp) if sp is not None else "-", 100 * FLAT_SPREAD))
+        flat = [verdict("bwssd's RSS (kB) flat after the warm-up, per-minute medians", med["rss"],
+                        "%d minutes" % len(med["rss"])),
+                verdict("bwssd's fd count flat after the warm-up, per-minute medians", med["fds"],
+                        "%d minutes" % len(med["fds"])),
+                verdict("bwssd's anonymous RSS (kB, its heap and stacks) after the warm-up, per-minute medians",
+                        med["anon"], "%d minutes" % len(med["anon"]))]
+        # each bwssd against itself: its samples once it was INSTANCE_WARMUP_S old
+        per = {}
+        for s in self.samples:
+            for pid, (r, a, f) in s["own"].items():
+                if s["t"] >= warm and s["t"] + t0 - self.first_seen.get(pid, s["t"] + t0) >= INSTANCE_WARMUP_S:
+                    per.setdefault(pid, []).append((r, a, f))
+        for i, name in ((0, "RSS"), (1, "anonymous RSS")):
+            worst = None
+            for pid, v in per.items():
+                if len(v) >= 2 * 60 // SAMPLE_S:          # two minutes of its life at least
+                    sp = spread([x[i] for x in v])
+                    if sp is not None and (worst is None or sp > worst[0]):
+                        worst = (sp, pid, min(x[i] for x in v), max(x[i] for x in v), len(v))
+            flat.append((worst is not None and worst[0] <= FLAT_SPREAD,
+                         "each bwssd's own %s after its first %d s (%d processes of 2 minutes or more): the "
+                         "largest spread %s" % (name, INSTANCE_WARMUP_S,
+                                                sum(1 for v in per.values() if len(v) >= 2 * 60 // SAMPLE_S),
+                                                "%.1f %% (pid %d, %d-%d over %d samples)" % (100 * worst[0], *worst[1:])
+                                                if worst else "-")))
+        self.verdicts[:0] = flat
         return rows
 
     def report(self, t0, rows, low):
@@ -658,16 +691,19 @@ class Soak:
             L.append("- %s: %d" % (k, self.counts[k]))
         L.append("")
         L.append("## Per minute\n")
-        L.append("RSS and fds: bwssd's main process (summed over the run's bwssd processes at a sample), "
-                 "median of the minute's samples; *judged*: the minute counts in the verdict (after the "
-                 "warm-up, from a bwssd at least %d s old).\n" % INSTANCE_WARMUP_S)
-        L.append("| minute | bwssd pids | samples (with a bwssd) | RSS kB | fds | flows listed | judged |")
-        L.append("|---|---|---|---|---|---|---|")
-        for m, pids, n, nb, rss, fds, flows, judged in rows:
-            L.append("| %d | %s | %d (%d) | %s | %s | %s | %s |" %
-                     (m, " ".join(map(str, pids)) or "-", n, nb,
-                      "%.0f" % rss if rss is not None else "-", "%.0f" % fds if fds is not None else "-",
-                      "%.0f" % flows if flows is not None else "-", "yes" if judged else "no"))
+        L.append("RSS (VmRSS), its anonymous part (RssAnon) and fds: bwssd's main process (summed over the "
+                 "run's bwssd processes at a sample), median of the minute's samples; *judged*: the minute "
+                 "counts in the per-minute verdicts (after the warm-up, from a bwssd at least %d s old).\n"
+                 % INSTANCE_WARMUP_S)
+        L.append("| minute | bwssd pids | samples (with a bwssd) | RSS kB | anon kB | fds | flows listed | judged |")
+        L.append("|---|---|---|---|---|---|---|---|")
+
+        def f(x):
+            return "%.0f" % x if x is not None else "-"
+        for r in rows:
+            L.append("| %d | %s | %d (%d) | %s | %s | %s | %s | %s |" %
+                     (r["m"], " ".join(map(str, r["pids"])) or "-", r["n"], r["nb"], f(r["rss"]), f(r["anon"]),
+                      f(r["fds"]), f(r["flows"]), "yes" if r["judged"] else "no"))
         text = "\n".join(L) + "\n"
         if a.report:
             with open(a.report, "w") as f:
