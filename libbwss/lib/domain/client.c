@@ -29,7 +29,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <spawn.h>
@@ -823,8 +822,7 @@ int
 bwss_flow_report_late (BwssFlow *f, double late_fraction, double required_prebuffer_s)
 {
   int err;
-  if (!(late_fraction >= 0.0 && late_fraction <= 1.0 && required_prebuffer_s >= 0.0
-        && isfinite (required_prebuffer_s)))
+  if (!wire_late_valid (late_fraction, required_prebuffer_s))
     return BWSS_EINVAL;
   Conn *c = flow_lock (f, &err);
   if (c == NULL)

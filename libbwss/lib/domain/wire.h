@@ -29,6 +29,8 @@
 #ifndef BWSS_WIRE_H
 #define BWSS_WIRE_H
 
+#include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <bwss/domain.h>
 
@@ -76,6 +78,16 @@ typedef struct {               /* LATE: bwss_flow_report_late() */
   double   late_fraction;
   double   required_prebuffer_s;
 } WireLate;
+
+/* Returns true if a LATE's figures are what bwss_flow_report_late()
+ * accepts: a fraction in [0, 1] and a finite prebuffer >= 0 (the client
+ * refuses others, bwssd ignores them). */
+static inline bool
+wire_late_valid (double late_fraction, double required_prebuffer_s)
+{
+  return late_fraction >= 0.0 && late_fraction <= 1.0 && required_prebuffer_s >= 0.0
+         && isfinite (required_prebuffer_s);
+}
 
 typedef struct {               /* PACE */
   WireHead h;

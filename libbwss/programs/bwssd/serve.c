@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* serve.c — bwssd's clients (see serve.h). */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -208,8 +207,7 @@ on_message (Client *cl, const WireMsg *m, size_t n, int fd)
     CtlFlow *f = g_hash_table_lookup (cl->flows, &m->h.flow);
     if (n < sizeof m->late)
       return FALSE;
-    if (f && m->late.late_fraction >= 0.0 && m->late.late_fraction <= 1.0
-        && m->late.required_prebuffer_s >= 0.0 && isfinite (m->late.required_prebuffer_s)) {
+    if (f && wire_late_valid (m->late.late_fraction, m->late.required_prebuffer_s)) {
       f->late_fraction = m->late.late_fraction;
       f->required_prebuffer_s = m->late.required_prebuffer_s;
     }
