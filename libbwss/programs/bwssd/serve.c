@@ -242,7 +242,8 @@ on_message (Client *cl, const WireMsg *m, size_t n, int fd)
     return TRUE;
   case WIRE_STATUS: {
     g_autofree char *text = s->funcs.status ? s->funcs.status (s->funcs.data) : g_strdup ("{}");
-    send_listed (cl, &m->h, strlen (text), text, strlen (text));
+    size_t len = strlen (text);
+    send_listed (cl, &m->h, len, text, len);
     return TRUE;
   }
   case WIRE_SUSPEND: {
