@@ -12,15 +12,6 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LAB = os.path.join(HERE, "bwss-lab")
-n = 0
-good = True
-
-
-def check(cond, msg):
-    global n, good
-    n += 1
-    good &= bool(cond)
-    print(("ok %d - " if cond else "not ok %d - ") % n + msg)
 
 
 def namespaces():
@@ -34,6 +25,10 @@ def lab(*args):
 
 sys.path.insert(0, HERE)
 from bwsslab import lock  # noqa: E402
+from bwsslab.tap import Tap  # noqa: E402
+
+tap = Tap()
+check = tap.check
 
 # the namespaces are compared before and after under the lab's lock, so that
 # no lab run of another process makes or removes them in between
@@ -86,8 +81,7 @@ if held is None:
     check(namespaces() == before, "bad input set nothing up, the lab's lock held (namespaces %s)" % namespaces())
     lock.release()
 else:
-    n += 1
-    print("ok %d - bad input set nothing up # SKIP %s" % (n, held))
+    tap.skip("bad input set nothing up", held)
 r = lab("list")
 check(r.returncode == 0 and all(s in r.stdout for s in ("streaming", "adaptive3", "adaptive-hd")),
       "list names the scenarios")
@@ -339,5 +333,4 @@ b2 = SCENARIOS["streaming"].with_sets(["bulk_initrwnd=2"])
 check(b2.bulk_initrwnd == 2 and "SYN offering 2 segments" in b2.doc, "bulk_initrwnd=2: %s" % b2.doc)
 os.unlink(BAD_TRACE.name)
 os.unlink(WORD_TRACE.name)
-print("1..%d" % n)
-sys.exit(0 if good else 1)
+tap.done()

@@ -18,14 +18,10 @@ study = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(study)
 from bwsslab import matrix  # noqa: E402
 
-n = failed = 0
+from bwsslab.tap import Tap  # noqa: E402
 
-
-def check(ok, what):
-    global n, failed
-    n += 1
-    failed += not ok
-    print("%s %d - %s" % ("ok" if ok else "not ok", n, what))
+tap = Tap()
+check = tap.check
 
 
 cell = next(c for c in matrix.cells() if c.name == "droptail150-cubic-fixed-960k")
@@ -60,5 +56,4 @@ check(theirs is not None and abs(theirs - need) < 1e-6 and 2.4 < need < 2.7,
       "a 2.5-s stall: the study's prebuffer %.6f s, bwss-late's %s" % (need, theirs))
 peak_t = max(late, key=lambda p: p[1])[0]
 check(12.5 <= peak_t < 12.7, "the lateness peaks when the stall ends (at %.1f s)" % peak_t)
-print("1..%d" % n)
-sys.exit(1 if failed else 0)
+tap.done()

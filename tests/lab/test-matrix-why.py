@@ -11,15 +11,11 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WHY = os.path.join(HERE, "matrix-why.py")
-n = 0
-good = True
+sys.path.insert(0, HERE)
+from bwsslab.tap import Tap  # noqa: E402
 
-
-def check(cond, msg):
-    global n, good
-    n += 1
-    good &= bool(cond)
-    print(("ok %d - " if cond else "not ok %d - ") % n + msg)
+tap = Tap()
+check = tap.check
 
 
 COLS = ["t", "bulk1_kbps", "bulk2_kbps", "video_kbps", "aggregate_kbps", "cross_kbps", "sigma_kbps",
@@ -83,5 +79,4 @@ with tempfile.TemporaryDirectory() as root:
     r = subprocess.run([sys.executable, WHY, empty], capture_output=True, text=True)
     check(r.returncode == 2 and "no cell" in r.stderr, "a directory without runs: exit 2, says why")
 
-print("1..%d" % n)
-sys.exit(0 if good else 1)
+tap.done()

@@ -20,15 +20,10 @@ sys.path.insert(0, HERE)
 from bwsslab import clients, hosts, matrix  # noqa: E402
 from bwsslab.scenario import SCENARIOS  # noqa: E402
 
-n = 0
-good = True
+from bwsslab.tap import Tap  # noqa: E402
 
-
-def check(cond, msg):
-    global n, good
-    n += 1
-    good &= bool(cond)
-    print(("ok %d - " if cond else "not ok %d - ") % n + msg)
+tap = Tap()
+check = tap.check
 
 
 def lab(*args):
@@ -185,5 +180,4 @@ check([f[0] for f in fl] == ["host2-bulk1", "host2-bulk2", "host2-bulk3"] and [f
 rules = hosts.adopt_rules(sc2)
 check(all("remote-address=%s" % f[1] in rules for f in fl) and rules.count("weight=1") == 3,
       "its bwssd's rules adopt each of them")
-print("1..%d" % n)
-sys.exit(0 if good else 1)
+tap.done()
