@@ -32,15 +32,13 @@ if [ $rc = 3 ]; then
   echo "1..1"; exit 1
 fi
 [ $rc -eq 0 ] || [ $rc -eq 4 ] || { echo "not ok 1 - bwss-lab run failed ($rc)"; echo "1..1"; exit 1; }
-/usr/bin/python3 - "$out/streaming" <<'PY'
+/usr/bin/python3 - "$out/streaming" "$(dirname "$0")" <<'PY'
 import json, os, sys
 root = sys.argv[1]
-n, good = 0, True
-def check(cond, msg):
-    global n, good
-    n += 1
-    good &= bool(cond)
-    print(("ok %d - " if cond else "not ok %d - ") % n + msg)
+sys.path.insert(0, sys.argv[2])
+from bwsslab.tap import Tap
+tap = Tap()
+check = tap.check
 s = {m: json.load(open(os.path.join(root, m, "summary.json"))) for m in ("tcp", "bwss")}
 for m, x in s.items():
     check(all(k in x for k in ("scenario", "mode", "duration_s", "link_kbps", "aggregate_kbps",
@@ -64,6 +62,5 @@ t, b = s["tcp"]["required_prebuffer_s"], s["bwss"]["required_prebuffer_s"]
 check(b < t, "bwss needs less prebuffer than tcp: %.2f s vs %.2f s" % (b, t))
 qt, qb = s["tcp"]["queue_delay_ms"]["median"], s["bwss"]["queue_delay_ms"]["median"]
 check(qb < qt, "the link's queue is shorter under bwss: median %.1f ms vs %.1f ms" % (qb, qt))
-print("1..%d" % n)
-sys.exit(0 if good else 1)
+tap.done()
 PY

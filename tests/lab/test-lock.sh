@@ -81,15 +81,13 @@ check $([ "$(cat "$out/first.rc")" = 0 ] && [ "$(cat "$out/second.rc")" = 0 ] &&
   "both runs complete, valid (exit $(cat "$out/first.rc") and $(cat "$out/second.rc"); 3: invalid in every try, host noise: $(grep -h 'stayed invalid' "$out/first.log" "$out/second.log" | tr '\n' ' '))"
 check $(grep -q 'in use by pid [0-9]* (bwss-lab run streaming --label first.*waiting' "$out/second.log" \
   && echo 0 || echo 1) "the second waited, naming the first"
-/usr/bin/python3 - "$out" "$n" <<'PY'
+/usr/bin/python3 - "$out" "$n" "$(dirname "$0")" <<'PY'
 import json, os, sys
-root, n = sys.argv[1], int(sys.argv[2])
-good = True
-def check(cond, msg):
-    global n, good
-    n += 1
-    good &= bool(cond)
-    print(("ok %d - " if cond else "not ok %d - ") % n + msg)
+root = sys.argv[1]
+sys.path.insert(0, sys.argv[3])
+from bwsslab.tap import Tap
+tap = Tap(first=int(sys.argv[2]))
+check = tap.check
 s = {}
 for r in ("first", "second"):
     try:
@@ -104,7 +102,6 @@ h1, h2 = s["first"]["host"], s["second"]["host"]
 check(h1.get("ended_unix", 1e99) <= h2.get("started_unix", 0),
       "one after the other: the first ended at %s, the second started at %s"
       % (h1.get("ended_unix"), h2.get("started_unix")))
-print("1..%d" % n)
-sys.exit(0 if good else 1)
+tap.done()
 PY
 [ $? = 0 ] && [ $good = 1 ]
