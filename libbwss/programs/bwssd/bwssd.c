@@ -27,12 +27,9 @@
  * or `bwssd --restore` (adopt-watchdog.h, adopt-ledger.h).  One bwssd per
  * domain; one bwssd per socket.
  *
- * The user's own bwssd (the unit's, or one started by hand) always wins
- * the domain: one that finds it held by a client's autostarted bwssd asks
- * that one to give its flows back and leave (SIGTERM), and takes the
- * domain once it has (take_over()).  Its clients, their sockets back to the
- * kernel meanwhile, connect again and hand them to the new one.  Two of the
- * user's own never displace each other: the second is refused.
+ * The user's own bwssd (the unit's, or one started by hand) takes the
+ * domain from a client's autostarted one (take_over()); its clients, their
+ * sockets the kernel's meanwhile, hand them to the new one.
  *
  * Exit status: 0; 1 if it cannot run (another bwssd, no domain, no
  * runtime directory, a watchdog that cannot be kept alive); 2 for a
@@ -89,9 +86,8 @@ static gboolean opt_autostart;
  * byte of the lock file, beside the flock that decides who holds it. */
 #define LOCK_BYTE_OWN       0          /* the user's own bwssd */
 #define LOCK_BYTE_AUTOSTART 1          /* a client's autostarted bwssd */
-/* How long the user's own bwssd waits for a client's autostarted one to
- * give its flows back and leave (SIGTERM: a few milliseconds), or for one
- * that is starting to name itself, before it gives up. */
+/* The longest wait for an autostarted bwssd to leave (SIGTERM: a few ms),
+ * or for one that is starting to name itself. */
 #define TAKEOVER_WAIT_US    5000000
 
 static GOptionEntry entries[] = {
