@@ -18,6 +18,8 @@
 #     put on the domain's path while an autostarted bwssd holds the domain:
 #     the bwssd it starts takes over, the autostarted one leaves the
 #     socket's path alone, the client's flow comes to the new bwssd;
+#   - an autostarted bwssd stopped (SIGSTOP): the user's bwssd kills it and
+#     takes over;
 #   - SIGTERM: exit 0, the clamp back; curl ran throughout.
 # "Its connect's clamp": the clamp of a socket to the same server read right
 # after its connect, under no bwssd (the kernel's own; autotuning may raise
@@ -178,6 +180,17 @@ else
   ok "# SKIP ... the flow handed to it through that socket"
 fi
 
+kill -TERM "$own"; wait "$own"; rc=$?
+c=$(clamp_now)
+check "SIGTERM: exit $rc, the clamp back at once ($c)" '[ $rc -eq 0 ] && [ "$c" -ge "$connect_clamp" ]'
+
+# ---- a stopped autostarted bwssd ----
+read -r ms auto5 <<<"$(wait_new_controller "$own")"
+check "the client starts an autostarted one again (${auto5:-none}) in ${ms:-never} ms" \
+  '[ -n "${auto5:-}" ] && autostarted "$auto5"'
+kill -STOP "${auto5:-none}"
+takes_over "${auto5:-none}" "the autostarted one stopped (SIGSTOP)"
+check "... killed once SIGTERM did not end it" 'grep -q "bwssd (pid ${auto5:-none}) did not leave: killed" "$tmp/bwssd.log"'
 kill -TERM "$own"; wait "$own"; rc=$?
 c=$(clamp_now)
 check "SIGTERM: exit $rc, the clamp back at once ($c)" '[ $rc -eq 0 ] && [ "$c" -ge "$connect_clamp" ]'

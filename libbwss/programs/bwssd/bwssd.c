@@ -89,6 +89,10 @@ static gboolean opt_autostart;
 /* The longest wait for an autostarted bwssd to leave (SIGTERM: a few ms),
  * or for one that is starting to name itself. */
 #define TAKEOVER_WAIT_US    5000000
+/* An autostarted bwssd still there this long after its SIGTERM is stopped
+ * or hung: it is killed (it adopts nothing; its clients give their sockets
+ * back themselves when it does not answer). */
+#define TAKEOVER_KILL_US    2000000
 
 static GOptionEntry entries[] = {
   { "adopt-helper", 0, G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, (gpointer) adopt_helper_option, "Take sockets only through the bwss-sockd helper at PATH, never with pidfd_getfd (default: $BWSSD_ADOPT_HELPER; else the helper at /run/bwss-sockd.sock is asked where pidfd_getfd is refused)", "PATH" },
@@ -361,31 +365,35 @@ lock_holder (int lock, off_t byte)
 /* The domain's lock @lock is taken.  If a client's autostarted bwssd holds
  * it, asks that one to give its flows back and leave (SIGTERM through a
  * pidfd opened while it held the lock: never another process that took its
- * pid), and any autostarted one that takes its place meanwhile; waits for
- * the lock at most TAKEOVER_WAIT_US.  Never asks the user's own bwssd.
- * Returns TRUE once the lock is ours. */
+ * pid; SIGKILL after TAKEOVER_KILL_US), and any autostarted one that takes
+ * its place meanwhile; waits for the lock at most TAKEOVER_WAIT_US.  Never
+ * asks the user's own bwssd.  Returns TRUE once the lock is ours. */
 static gboolean
 take_over (int lock)
 {
-  gint64 end = g_get_monotonic_time () + TAKEOVER_WAIT_US;
+  gint64 start = g_get_monotonic_time (), asked_at = 0;
   pid_t asked = 0;
   do {
     if (lock_holder (lock, LOCK_BYTE_OWN) != 0)
       return FALSE;
     pid_t pid = lock_holder (lock, LOCK_BYTE_AUTOSTART);
-    int pidfd = pid > 0 && pid != asked ? proc_pidfd (pid) : -1;
+    gint64 now = g_get_monotonic_time ();
+    gboolean hung = pid == asked && now - asked_at > TAKEOVER_KILL_US;
+    int pidfd = pid > 0 && (pid != asked || hung) ? proc_pidfd (pid) : -1;
     if (pidfd >= 0 && lock_holder (lock, LOCK_BYTE_AUTOSTART) == pid
-        && proc_pidfd_signal (pidfd, SIGTERM) == 0) {
-      g_printerr ("bwssd: a client's autostarted bwssd (pid %d) holds the domain: "
-                  "it gives its flows back and leaves\n", (int) pid);
+        && proc_pidfd_signal (pidfd, hung ? SIGKILL : SIGTERM) == 0) {
+      g_printerr (hung ? "bwssd: the autostarted bwssd (pid %d) did not leave: killed\n"
+                       : "bwssd: a client's autostarted bwssd (pid %d) holds the domain: "
+                         "it gives its flows back and leaves\n", (int) pid);
       asked = pid;
+      asked_at = now;
     }
     if (pidfd >= 0)
       close (pidfd);
     g_usleep (10000);
     if (flock (lock, LOCK_EX | LOCK_NB) == 0)
       return TRUE;
-  } while (g_get_monotonic_time () < end);
+  } while (g_get_monotonic_time () - start < TAKEOVER_WAIT_US);
   return FALSE;
 }
 
