@@ -14,9 +14,9 @@
 #   - kill -9 of the user's bwssd: given back, the client starts one again,
 #     and the user's bwssd started again takes over again;
 #   - a second bwssd of the user's own is refused and displaces nothing;
-#   - systemd's socket (systemd-socket-activate, as bwssd.socket holds it)
+#   - systemd's socket (as bwssd.socket holds it, fd 3 and $LISTEN_FDS)
 #     put on the domain's path while an autostarted bwssd holds the domain:
-#     the bwssd it starts takes over, the autostarted one leaves the
+#     the bwssd started on it takes over, the autostarted one leaves the
 #     socket's path alone, the client's flow comes to the new bwssd;
 #   - an autostarted bwssd stopped (SIGSTOP): the user's bwssd kills it and
 #     takes over;
@@ -162,23 +162,28 @@ read -r ms auto4 <<<"$(wait_new_controller "$own")"
 check "... the client starts an autostarted one (${auto4:-none}) in ${ms:-never} ms" \
   '[ -n "${auto4:-}" ] && autostarted "$auto4"'
 sock=$rundir/$domain.sock auto_sock=$(stat -c %i "$rundir/$domain.sock" 2>/dev/null)
-if command -v systemd-socket-activate >/dev/null; then
-  systemd-socket-activate --seqpacket -l "$sock" "$bwssd" --domain "$domain" --foreground --rules "$tmp/rules.conf" 2>>"$tmp/bwssd.log" &
-  own=$!; pids="$pids $own"
-  for _ in $(seq $((patience_ms / 10))); do [ -S "$sock" ] && [ "$(stat -c %i "$sock")" != "$auto_sock" ] && break; sleep 0.01; done
-  "$top" --once --json >/dev/null 2>&1 &   # a new client: its connect starts bwssd
-  for _ in $(seq $((patience_ms / 10))); do gone "${auto4:-none}" && break; sleep 0.01; done
-  check "systemd's socket on the path: the bwssd it starts ($own) takes over, the autostarted one (${auto4:-none}) gone, the clamp then $(clamp_now)" \
-    'gone "${auto4:-none}" && [ "$(clamp_now)" -ge "$connect_clamp" ]'
-  check "... the autostarted one left systemd's socket at the path" '[ -S "$sock" ]'
-  read -r ms ctl <<<"$(wait_new_controller "${auto4:-none}")"
-  check "... the flow handed to it through that socket in ${ms:-never} ms (controller ${ctl:-none})" \
-    '[ "${ctl:-}" = "$own" ]'
-else
-  ok "# SKIP systemd's socket: no systemd-socket-activate"
-  ok "# SKIP ... the autostarted one left systemd's socket"
-  ok "# SKIP ... the flow handed to it through that socket"
-fi
+# systemd's socket, as bwssd.socket has it held (sd_listen_fds(3)'s
+# protocol: the listening socket as fd 3, $LISTEN_FDS, $LISTEN_PID; a socket
+# file at the path replaced, as systemd replaces one), then bwssd started on it
+python3 - "$sock" "$bwssd" --domain "$domain" --foreground --rules "$tmp/rules.conf" 2>>"$tmp/bwssd.log" <<'PY' &
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+os.unlink(sys.argv[1])
+s.bind(sys.argv[1])
+os.chmod(sys.argv[1], 0o600)
+s.listen(64)
+os.dup2(os.dup(s.fileno()), 3, inheritable=True)
+os.environ.update(LISTEN_FDS="1", LISTEN_PID=str(os.getpid()))
+os.execv(sys.argv[2], sys.argv[2:])
+PY
+own=$!; pids="$pids $own"
+for _ in $(seq $((patience_ms / 10))); do gone "${auto4:-none}" && break; sleep 0.01; done
+check "systemd's socket on the path: bwssd started on it ($own) takes over, the autostarted one (${auto4:-none}) gone, the clamp then $(clamp_now)" \
+  'gone "${auto4:-none}" && [ "$(clamp_now)" -ge "$connect_clamp" ]'
+check "... the autostarted one left systemd's socket at the path" '[ -S "$sock" ] && [ "$(stat -c %i "$sock")" != "$auto_sock" ]'
+read -r ms ctl <<<"$(wait_new_controller "${auto4:-none}")"
+check "... the flow handed to it through that socket in ${ms:-never} ms (controller ${ctl:-none})" \
+  '[ "${ctl:-}" = "$own" ]'
 
 kill -TERM "$own"; wait "$own"; rc=$?
 c=$(clamp_now)
