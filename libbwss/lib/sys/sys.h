@@ -312,6 +312,10 @@ int proc_pidfd (pid_t pid);
 /* Returns true if the process of @pidfd has exited (or @pidfd is bad). */
 bool proc_pidfd_exited (int pidfd);
 
+/* Sends signal @sig to the process of @pidfd (pidfd_send_signal(2), Linux
+ * 5.1: never another that took its pid).  0 or -errno. */
+int proc_pidfd_signal (int pidfd, int sig);
+
 /* Duplicates fd @fd of @pid into this process, close-on-exec
  * (pidfd_getfd(2), Linux 5.6; ptrace's access rules).  The new fd, or
  * -errno (-EPERM: not allowed, -ESRCH: gone, -EBADF: no such fd, -ENOSYS). */
