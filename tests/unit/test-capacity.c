@@ -1689,18 +1689,19 @@ test_trace_matrix (void)
  * lab (7b047eb, one run): the downloads used 15 % of what the video leaves,
  * the video at its minimum in 24 of 55 capable seconds with a required
  * prebuffer of 12.52 s (its sender backlogged behind RTO gaps of 0.25-1.9 s).
- * The model reaches the downloads' figure (22-35 %) but not the video's
- * (46-53 of 55 s, prebuffer 1.5-2.4 s): its senders' losses cost a window
- * halving and at most one tail-loss stall, never the lab's timeouts in a
- * row.  Asserted: the video short in at most 2 of the seconds the model
- * counts (trace_capable), the downloads' use at least the lab's. */
+ * The model reaches the downloads' figure (22-37 % over ten tick phases)
+ * but not the video's (46-53 of 55 s, prebuffer 1.5-2.4 s): its senders'
+ * losses cost a window halving and at most one tail-loss stall, never the
+ * lab's timeouts in a row.  Asserted: the video short in at most 3 of the
+ * 21 seconds the model counts (trace_capable; its worst over ten tick
+ * phases), the downloads' use at least the lab's. */
 static void
 test_trace_matrix_wifi (void)
 {
   const Cell wifi_960k = { "matrix droptail12 wifi 960k", 960e3, 0.012, 0.0, false, 432e3, 2, 1,
                            rtt_20_80, 320e3, TRACE_WIFI, true, 2.0 * MODEL_MSS, 0.0, true,
                            60, 20, 40, 3000.0 };
-  matrix_cell (&wifi_960k, 2, 0.15);
+  matrix_cell (&wifi_960k, 3, 0.15);
 }
 
 int
