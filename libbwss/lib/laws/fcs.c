@@ -75,15 +75,6 @@
  * trace) and loses segments at each of the trace's dips. */
 #define MIN_RATE_WINDOW_FACTOR 1.5
 
-/* ... and what it owes: the bits its target went short, at most this many
- * seconds of its target, s.  While it owes, eq. (3) does not step its
- * window down: its source's backlog waits at the sender, and a window held
- * at the target would carry the backlog for ever (the lab's video never
- * moved more than 486 kbit/s in a second against a target of 454 on a link
- * of 975, and fell 12.5 s behind).  4 s: a dip of the wifi trace or a
- * second of UDP costs the video a fraction of a second of its stream. */
-#define MIN_RATE_OWED_S 4.0
-
 void
 bwss__fcs_init (BwssFcs *f)
 {
@@ -99,8 +90,6 @@ bwss__fcs_init (BwssFcs *f)
   f->periods_at_change = 0;
   f->target_bps = 0.0;
   f->debt_bits = 0.0;
-  f->owed_bits = 0.0;
-  f->owed_at_us = 0;
 }
 
 void
@@ -384,26 +373,6 @@ accrue_debt (BwssFcs *f, const BwssParams *params, double target_bps, double r,
     f->debt_bits = -bound;
 }
 
-/* A flow with a minimum in the drops regime: adds what the target went
- * short since the last decision (or takes what it carried beyond it) to
- * what the flow owes; any other flow owes nothing. */
-static void
-accrue_owed (BwssFcs *f, double target_bps, double r, uint64_t now_us)
-{
-  if (!f->min_rate) {
-    f->owed_bits = 0.0;
-    f->owed_at_us = 0;
-    return;
-  }
-  if (f->owed_at_us && now_us > f->owed_at_us)
-    f->owed_bits += (target_bps - r) * (double) (now_us - f->owed_at_us) / 1e6;
-  f->owed_at_us = now_us;
-  if (f->owed_bits < 0.0)
-    f->owed_bits = 0.0;
-  if (f->owed_bits > MIN_RATE_OWED_S * target_bps)
-    f->owed_bits = MIN_RATE_OWED_S * target_bps;
-}
-
 /* Returns the step down for a rate @r above the interval, segments;
  * @seg_per_bps is 1 / (ΔR/Δw). */
 static double
@@ -463,10 +432,9 @@ adjust (BwssFcs *f, const BwssParams *params, uint64_t now_us, double target_bps
   double r = f->est.rate_bps;
   if (params->dither)
     accrue_debt (f, params, target_bps, r, rtt_us);
-  accrue_owed (f, target_bps, r, now_us);
   double seg_per_bps = segments_for_rate (1.0, rtt_us, mss);   /* 1 / (ΔR/Δw) */
   double w = level_of (f);
-  if (r > (1.0 + params->alpha) * target_bps && f->owed_bits <= 0.0)
+  if (r > (1.0 + params->alpha) * target_bps)
     return move_window (f, params, now_us, w - step_down (f, params, r, target_bps, seg_per_bps),
                         BWSS_FCS_DECREASED, target_bps, rtt_us, mss);
   if (r < (1.0 - params->alpha) * target_bps)

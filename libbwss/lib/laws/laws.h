@@ -95,8 +95,6 @@ typedef struct {
   uint32_t      periods_at_change; /* estimator periods needed before deciding */
   double        target_bps;    /* the target the window was last set for */
   double        debt_bits;     /* dither: ∫(T − R)dt since the target was set */
-  double        owed_bits;     /* min_rate: ∫(T − R)dt not made up yet, >= 0 */
-  uint64_t      owed_at_us;    /* ... as of this decision (0: none yet) */
 } BwssFcs;
 
 void bwss__fcs_init (BwssFcs *f);
