@@ -147,10 +147,3 @@ capacity_vote_loss (BwssCapacity *c, const BwssParams *p, const CapacityCounts *
   if (k->q >= k->qt)
     c->last_loss_us = 0;
 }
-
-bool
-bwss__capacity_drops_hold (const BwssCapacity *c, const BwssParams *p, uint64_t now)
-{
-  return c->phase == BWSS_PHASE_TRACK && c->last_loss_us
-      && now - c->last_loss_us < p->loss_memory_us;
-}

@@ -213,7 +213,7 @@ raise_by (const BwssCapacity *c, const BwssParams *p, uint64_t now, const Capaci
   if (step > ramp)
     step = ramp;
   double most = p->max_raise;
-  if (bwss__capacity_drops_hold (c, p, now))
+  if (c->last_loss_us && now - c->last_loss_us < p->loss_memory_us)
     most = p->loss_raise;
   return step < most ? step : most;
 }

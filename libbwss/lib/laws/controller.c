@@ -752,9 +752,6 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
     /* a flow with a minimum is not paced: its minimum is a floor, and
      * after a stall it needs more than its target to catch up */
     bwss__fcs_set_paced (&f->fcs, &c->p, pace && f->can_pace && !has_minimum (f));
-    bwss__fcs_set_min_rate (&f->fcs, !paper_loop (c) && has_minimum (f)
-                                         && bwss__capacity_drops_hold (&c->capacity, &c->p,
-                                                                       now_us));
     if (released || (start && has_minimum (f)) || (compete_free && !has_minimum (f)))
       bwss__fcs_release (&f->fcs);
     else

@@ -64,17 +64,6 @@
  * scale 14 (RFC 7323) is 2^30 bytes. */
 #define FCS_MAX_WINDOW_BYTES (1u << 30)
 
-/* A flow with a minimum rate while drops, not a queue, hold the link (a
- * short buffer, an AQM: bwss__capacity_drops_hold): its window at most this
- * many times the segments its target needs per RTT (its measured RTT, so no
- * room for an RTT estimate that undershoots is needed), plus one.  1.5: it
- * catches up after a stall at half its target again; a larger window is no
- * faster there, it only overflows the buffer — a 12-ms buffer at 960 kbit/s
- * holds two packets, and a video backlogged behind a window of four times
- * its need (7 segments) fills the link's pipe (3-5 segments on the wifi
- * trace) and loses segments at each of the trace's dips. */
-#define MIN_RATE_WINDOW_FACTOR 1.5
-
 void
 bwss__fcs_init (BwssFcs *f)
 {
@@ -84,7 +73,6 @@ bwss__fcs_init (BwssFcs *f)
   f->sub = false;
   f->paced = false;
   f->pacing = false;
-  f->min_rate = false;
   f->hold_until_us = 0;
   f->changed_us = 0;
   f->periods_at_change = 0;
@@ -106,12 +94,6 @@ void
 bwss__fcs_set_paced (BwssFcs *f, const BwssParams *params, bool paced)
 {
   f->paced = paced && params->pace_reads;
-}
-
-void
-bwss__fcs_set_min_rate (BwssFcs *f, bool min_rate)
-{
-  f->min_rate = min_rate;
 }
 
 /* The progress law.  Whatever σ decides, no flow is read slower than
@@ -174,16 +156,11 @@ segments_for_rate (double rate_bps, uint32_t rtt_us, uint32_t mss)
   return rate_bps * ((double) rtt_us / 1e6) / (8.0 * (double) mss);
 }
 
-/* Returns the largest window the law may use for flow @f at target @t,
- * segments. */
+/* Returns the largest window the law may use for target @t, segments. */
 static uint32_t
-window_cap (const BwssFcs *f, const BwssParams *params, double t, uint32_t rtt_us,
-            uint32_t mss)
+window_cap (const BwssParams *params, double t, uint32_t rtt_us, uint32_t mss)
 {
-  double factor = params->max_window_factor;
-  if (f->min_rate && factor > MIN_RATE_WINDOW_FACTOR)
-    factor = MIN_RATE_WINDOW_FACTOR;
-  double cap = floor (factor * segments_for_rate (t, rtt_us, mss)) + 1.0;
+  double cap = floor (params->max_window_factor * segments_for_rate (t, rtt_us, mss)) + 1.0;
   double hard = (double) (FCS_MAX_WINDOW_BYTES / mss);
   if (cap > hard)
     cap = hard;
@@ -267,7 +244,7 @@ step_paced (BwssFcs *f, const BwssParams *params, uint64_t now_us, double target
   double need = ceil (segments_for_rate (target_bps, rtt_us, mss)) + 1.0;
   if (need < (double) params->pace_window_segments)
     need = params->pace_window_segments;
-  uint32_t cap = window_cap (f, params, target_bps, rtt_us, mss);
+  uint32_t cap = window_cap (params, target_bps, rtt_us, mss);
   if (need > (double) cap && cap >= params->pace_window_segments)
     need = cap;
   f->target_bps = target_bps;
@@ -301,7 +278,7 @@ start (BwssFcs *f, const BwssParams *params, uint64_t now_us, double target_bps,
   if (rtt_us == 0)
     return 0;                           /* eq. (1) needs the RTT */
   double level = floor (segments_for_rate (target_bps, rtt_us, mss) + 0.5);   /* eq. (1) */
-  uint32_t cap = window_cap (f, params, target_bps, rtt_us, mss);
+  uint32_t cap = window_cap (params, target_bps, rtt_us, mss);
   bool sub;
   uint32_t w = clamp_window (params, level, cap, mss, &sub);
   set_window (f, params, w, sub, now_us, rtt_us);
@@ -333,7 +310,7 @@ rescale (BwssFcs *f, const BwssParams *params, uint64_t now_us, double target_bp
   double carried = f->target_bps;
   if (f->est.periods > 0 && f->est.rate_bps > 0.0)
     carried = f->est.rate_bps;
-  uint32_t cap = window_cap (f, params, target_bps, rtt_us, mss);
+  uint32_t cap = window_cap (params, target_bps, rtt_us, mss);
   bool sub;
   double size = f->sub ? (double) params->min_window_bytes / mss : (double) f->window;
   uint32_t w = clamp_window (params, floor (size * target_bps / carried + 0.5), cap, mss, &sub);
@@ -406,7 +383,7 @@ static uint32_t
 move_window (BwssFcs *f, const BwssParams *params, uint64_t now_us, double w,
              BwssFcsState state, double target_bps, uint32_t rtt_us, uint32_t mss)
 {
-  uint32_t cap = window_cap (f, params, target_bps, rtt_us, mss);
+  uint32_t cap = window_cap (params, target_bps, rtt_us, mss);
   bool sub;
   uint32_t nw = clamp_window (params, w, cap, mss, &sub);
   if (nw != f->window || sub != f->sub) {

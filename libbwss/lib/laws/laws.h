@@ -88,8 +88,6 @@ typedef struct {
   bool          sub;           /* the window is min_window_bytes, below a segment */
   bool          paced;         /* the receiver can pace its reads (bwss__fcs_set_paced) */
   bool          pacing;        /* ... and does: the reads carry T, not the window */
-  bool          min_rate;      /* a flow with a minimum, its window sized by its measured
-                                * RTT: the tighter cap (bwss__fcs_set_min_rate) */
   uint64_t      hold_until_us; /* no adjustment before this time */
   uint64_t      changed_us;    /* time of the last window change */
   uint32_t      periods_at_change; /* estimator periods needed before deciding */
@@ -136,11 +134,6 @@ uint32_t bwss__fcs_window_bytes (const BwssFcs *f, const BwssParams *params,
  * the target needs per RTT, at least pace_window_segments; when it no
  * longer can, the window takes over again from eq. (1). */
 void bwss__fcs_set_paced (BwssFcs *f, const BwssParams *params, bool paced);
-
-/* Marks @f a flow with a minimum rate whose window is sized by its measured
- * RTT (the delay loop): its window is capped at MIN_RATE_WINDOW_FACTOR
- * (fcs.c) times what its target needs, not max_window_factor. */
-void bwss__fcs_set_min_rate (BwssFcs *f, bool min_rate);
 
 /* Returns the slowest rate any controlled flow is read at, bit/s:
  * progress_bytes per progress_period_us (fcs.c: the progress law). */
@@ -325,13 +318,6 @@ double bwss__capacity_queue (const BwssCapacityFlow *flows, size_t n);
 uint64_t bwss__capacity_interval (const BwssParams *params,
                                  const BwssCapacityFlow *flows, size_t n,
                                  double queue_target_us);
-
-/* Returns true if, at @now_us, the link's drops and not its queue hold the
- * flows (capacity-full.c): in TRACK, a "loss" or "deficit" verdict within
- * loss_memory_us and no queue at its target since — a short buffer or an
- * AQM, whose queue never reaches the target. */
-bool bwss__capacity_drops_hold (const BwssCapacity *c, const BwssParams *params,
-                                uint64_t now_us);
 
 /* One step of the delay loop at @now_us over @n flows with aggregate @u_bps
  * (means since the last decision): decides if the interval is over, or at
