@@ -1691,7 +1691,7 @@ test_trace_matrix (void)
  * prebuffer of 12.52 s (its sender backlogged behind RTO gaps of 0.25-1.9 s).
  * The model reaches the downloads' figure (22-37 % over ten tick phases)
  * but not the video's (46-53 of 55 s, prebuffer 1.5-2.4 s): its senders'
- * losses cost a window halving and at most one tail-loss stall, never the
+ * losses cost a window's cut and at most one tail-loss stall, never the
  * lab's timeouts in a row.  Asserted: the video short in at most 3 of the
  * 21 seconds the model counts (trace_capable; its worst over ten tick
  * phases), the downloads' use at least the lab's. */
