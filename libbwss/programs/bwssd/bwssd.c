@@ -78,6 +78,12 @@ static gboolean opt_autostart;
  * round itself. */
 #define HELD_EVERY_US 250000
 
+/* A scan due before the next round and at most this much before it, µs,
+ * waits for that round: both in one wakeup.  At rounds an estimation
+ * period apart (up to 40 ms) every scan of a busy domain joins one, and a
+ * flow is adopted at most this much later than its scan's own time. */
+#define SCAN_JOIN_US 50000
+
 static GOptionEntry entries[] = {
   { "adopt-helper", 0, G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, (gpointer) adopt_helper_option, "Take sockets only through the bwss-sockd helper at PATH, never with pidfd_getfd (default: $BWSSD_ADOPT_HELPER; else the helper at /run/bwss-sockd.sock is asked where pidfd_getfd is refused)", "PATH" },
   { "foreground", 'f', 0, G_OPTION_ARG_NONE, &opt_foreground, "Do not detach (for systemd and the terminal)", NULL },
@@ -269,6 +275,11 @@ on_round (gpointer data)
     dm->held_slice = (dm->held_slice + 1) % slices;
   }
   g_source_set_ready_time (dm->round, wait ? now + (gint64) wait : -1);
+  if (dm->scan && wait) {
+    gint64 next = now + (gint64) wait, scan = g_source_get_ready_time (dm->scan);
+    if (scan > now && scan < next && next - scan <= SCAN_JOIN_US)
+      g_source_set_ready_time (dm->scan, next);
+  }
   return G_SOURCE_CONTINUE;
 }
 
