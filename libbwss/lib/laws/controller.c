@@ -725,7 +725,8 @@ bwss_controller_due (const BwssController *c, uint64_t id, uint64_t round_us)
 }
 
 /* Returns the gap between rounds flow @f, measured at every round, asks
- * for, µs: its estimation period φ (Sec. IV-B), in whole control periods, at
+ * for, µs: its estimation period φ (Sec. IV-B), to the nearest whole
+ * control period (an RTT that reads 19.6 ms asks for 40 ms, not 30), at
  * most ROUND_GAP_MAX_US; one control period while its RTT is unknown and
  * for a flow with a minimum (its deficit must be seen at once: the
  * header's "Measuring"). */
@@ -738,7 +739,7 @@ round_gap (const BwssController *c, const Flow *f)
   uint64_t gap = bwss__fcs_phi_us (&c->p, f->rtt_us);
   if (gap > ROUND_GAP_MAX_US)
     gap = ROUND_GAP_MAX_US;
-  gap -= gap % period;
+  gap = (gap + period / 2) / period * period;   /* the nearest whole period */
   return gap > period ? gap : period;
 }
 
