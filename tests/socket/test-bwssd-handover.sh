@@ -30,16 +30,6 @@ set -u
 bwssd=$1 top=$2 run=$3 clamp=$4
 . "$(dirname "$0")/bwssd-common.sh" handover
 
-# the flow of @1 (pid) in bwss-top --json, as "origin weight window controlled controller", or nothing
-flow_of () {
-  "$top" --once --json 2>/dev/null | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-for f in d["flows"]:
-    if f["pid"] == int(sys.argv[1]):
-        print(f["origin"].replace(" ", "_"), f["weight"], f["window_bytes"], f["controlled"], d["controller_pid"])
-' "$1"
-}
 controller () { flow_of "$curl" | cut -d" " -f5; }
 autostarted () { tr '\0' ' ' </proc/$1/cmdline 2>/dev/null | grep -q -- '--autostart'; }
 size () { stat -c %s "$tmp/dl" 2>/dev/null || echo 0; }
@@ -54,12 +44,7 @@ socket_of () {
 }
 
 printf '[default]\nweight=1\n' >"$tmp/rules.conf"
-truncate -s 4G "$tmp/big.bin"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-python3 -m http.server "$port" --bind 127.0.0.1 --directory "$tmp" >/dev/null 2>&1 &
-pids="$pids $!"
-for _ in $(seq $((patience_ms / 100))); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
-url="http://127.0.0.1:$port/big.bin"
+serve_big
 connect_clamp=$(python3 -c '
 import socket, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
