@@ -13,11 +13,11 @@ chaos suite's reader and the GStreamer plugin).  For --duration seconds
   - bwssd runs as the user's service would (--foreground, a rules file that
     adopts only this run's ports, `[default] adopt=false`), killed with -9
     at random (a third of the times with its watchdog), then, as its unit
-    does, `bwssd --restore` and a start again RestartSec later; where the
-    domain's lock refuses that start (a client started a bwssd in that
-    second, which adopts nothing and keeps the domain while any client
-    lives), every client is stopped for a moment, that bwssd sent SIGTERM
-    and the service started;
+    does, `bwssd --restore` and a start again RestartSec later, which takes
+    the domain from a bwssd a client started in that second (--autostart)
+    if one did; a start the domain's lock refuses all the same fails the
+    run (and, for the rest of the run, every client is stopped for a
+    moment, that bwssd sent SIGTERM and the service started);
   - clients come and go, each killed at random (-9 or SIGTERM of its
     process group) or ending by itself: curl under bwss-run (handed over by
     the shim), plain curl (adopted by bwssd), short wget downloads under
@@ -76,6 +76,7 @@ READY_S = 5.0           # s: how long a bwssd may take to leave, or to listen
 FEED_CHUNK = 131072     # bytes the readers' server sends at a time...
 FEED_GAP_S = 0.125      # ...this often (1 Mbyte/s a reader)...
 FEED_CHUNKS = 32        # ...this many times, then it closes (4 MB)
+REFUSED = "bwssd starts refused: a client's autostarted bwssd held the domain"
 # chaos.h's ChaosStatus: pid, port, last_read_us, bytes, downloads, orig_clamp, clamp
 STATUS = struct.Struct("=iIQQQII")
 STATUS_RECORDS = 16     # chaos.h's CHAOS_MAX_PARTICIPANTS
@@ -277,7 +278,7 @@ class Soak:
             if rc == 1 and t - self.service_up_at < 2:
                 # the domain's lock refused it: a client's autostarted bwssd
                 # holds it, and keeps it while any client lives
-                self.count("bwssd starts refused: a client's autostarted bwssd held the domain")
+                self.count(REFUSED)
                 self.take_domain_back()
                 return
             else:
@@ -592,6 +593,16 @@ class Soak:
         self.service.send_signal(signal.SIGTERM)
         rc = self.service.wait()
         self.verdicts.append((rc == 0, "bwssd's SIGTERM: exit %d" % rc))
+        # the service takes the domain from a client's autostarted bwssd
+        # (what its log says each time); a start refused is a defect
+        self.log.flush()
+        with open(self.log.name, "rb") as f:
+            took = f.read().count(b"autostarted bwssd (pid ")
+        if took:
+            self.count("bwssd starts that took the domain from a client's bwssd", took)
+        refused = self.counts.get(REFUSED, 0)
+        self.verdicts.append((refused == 0, "every start of the service got the domain: %d of %d refused, "
+                              "%d took it from a client's bwssd" % (refused, self.counts.get("bwssd starts", 0), took)))
         return low
 
     def judge(self, t0):
