@@ -43,7 +43,12 @@ socket_of () {
   done
 }
 
-printf '[default]\nweight=1\n' >"$tmp/rules.conf"
+# The user's bwssd adopts nothing here: by default it adopts every flow of
+# the user it sees, curl's socket too in the moment between the autostarted
+# bwssd's leaving and the client's handover (its first scan comes within
+# milliseconds of taking the lock), and its window there is a live bwssd's
+# clamp, not one a dead bwssd left.  What is checked is the handover.
+printf '[default]\nweight=1\nadopt=false\n' >"$tmp/rules.conf"
 serve_big
 connect_clamp=$(python3 -c '
 import socket, sys
