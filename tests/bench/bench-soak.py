@@ -10,14 +10,15 @@ BUILD is a build directory of this tree (its bwssd, bwss-run, bwss-top, the
 chaos suite's reader and the GStreamer plugin).  For --duration seconds
 (default 3600):
 
-  - bwssd runs as the user's service would (--foreground, a rules file that
-    adopts only this run's ports, `[default] adopt=false`), killed with -9
+  - bwssd runs as the user's service would (--foreground, no --rules: the
+    rules file in $XDG_CONFIG_HOME/bwss, a directory of this run's, adopts
+    only this run's ports, `[default] adopt=false`), killed with -9
     at random (a third of the times with its watchdog), then, as its unit
-    does, `bwssd --restore` and a start again RestartSec later; where the
-    domain's lock refuses that start (a client started a bwssd in that
-    second, which adopts nothing and keeps the domain while any client
-    lives), every client is stopped for a moment, that bwssd sent SIGTERM
-    and the service started;
+    does, `bwssd --restore` and a start again RestartSec later, which takes
+    the domain from a bwssd a client started in that second (--autostart)
+    if one did; a start the domain's lock refuses all the same fails the
+    run (and, for the rest of the run, every client is stopped for a
+    moment, that bwssd sent SIGTERM and the service started);
   - clients come and go, each killed at random (-9 or SIGTERM of its
     process group) or ending by itself: curl under bwss-run (handed over by
     the shim), plain curl (adopted by bwssd), short wget downloads under
@@ -29,7 +30,9 @@ chaos suite's reader and the GStreamer plugin).  For --duration seconds
     server, and are themselves killed now and then and started again;
   - the rules file is edited (in place, or replaced as an editor saves it;
     one edit in eight is a bad file the daemon must refuse, put right a few
-    seconds later).
+    seconds later); a start while the file is bad runs on the built-in
+    rules until it is put right (they adopt every flow of the user that
+    bwssd sees: run as root, the host's too, for those seconds).
 
 Every SAMPLE_S bwssd's RSS and fd count are read for every bwssd of this
 run's domain (the service, and one a client autostarted while the service
@@ -76,6 +79,7 @@ READY_S = 5.0           # s: how long a bwssd may take to leave, or to listen
 FEED_CHUNK = 131072     # bytes the readers' server sends at a time...
 FEED_GAP_S = 0.125      # ...this often (1 Mbyte/s a reader)...
 FEED_CHUNKS = 32        # ...this many times, then it closes (4 MB)
+REFUSED = "bwssd starts refused: a client's autostarted bwssd held the domain"
 # chaos.h's ChaosStatus: pid, port, last_read_us, bytes, downloads, orig_clamp, clamp
 STATUS = struct.Struct("=iIQQQII")
 STATUS_RECORDS = 16     # chaos.h's CHAOS_MAX_PARTICIPANTS
@@ -139,7 +143,10 @@ class Soak:
                    BWSS_BWSSD=self.bwssd, GST_PLUGIN_PATH=self.plugin,
                    GST_REGISTRY=os.path.join(self.tmp, "registry.bin"))
         self.env = env
-        self.rules = os.path.join(self.tmp, "rules.conf")
+        config = os.path.join(self.tmp, "config")
+        os.makedirs(os.path.join(config, "bwss"), 0o700)
+        self.env["XDG_CONFIG_HOME"] = config
+        self.rules = os.path.join(config, "bwss", "rules.conf")   # where the service looks
         self.status_path = os.path.join(self.tmp, "status")
         with open(self.status_path, "wb") as f:
             f.write(b"\0" * STATUS.size * STATUS_RECORDS)
@@ -224,8 +231,8 @@ class Soak:
 
     def edit_rules(self):
         """Returns the seconds to the next edit: a bad file is put right
-        soon after, as its author would on reading bwssd's message (a bad
-        file stays in force for the next start too, which refuses it)."""
+        soon after, as its author would on reading bwssd's message (a start
+        meanwhile runs on the built-in rules until then)."""
         good = self.rand.random() >= 1 / 8
         self.write_rules(good, replace=self.rand.random() < 0.5)
         self.count("rules edits" if good else "rules edits refused (bad file)")
@@ -233,8 +240,8 @@ class Soak:
 
     # ---- bwssd, as its unit runs it ----
     def start_service(self):
-        self.service = subprocess.Popen([self.bwssd, "--foreground", "--domain", self.domain,
-                                         "--rules", self.rules], env=self.env,
+        self.service = subprocess.Popen([self.bwssd, "--foreground", "--domain", self.domain],
+                                        env=self.env,
                                         stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
                                         start_new_session=True)
         self.procs.append(self.service)
@@ -277,7 +284,7 @@ class Soak:
             if rc == 1 and t - self.service_up_at < 2:
                 # the domain's lock refused it: a client's autostarted bwssd
                 # holds it, and keeps it while any client lives
-                self.count("bwssd starts refused: a client's autostarted bwssd held the domain")
+                self.count(REFUSED)
                 self.take_domain_back()
                 return
             else:
@@ -592,6 +599,24 @@ class Soak:
         self.service.send_signal(signal.SIGTERM)
         rc = self.service.wait()
         self.verdicts.append((rc == 0, "bwssd's SIGTERM: exit %d" % rc))
+        # the service takes the domain from a client's autostarted bwssd
+        # (what its log says each time); a start refused is a defect
+        self.log.flush()
+        with open(self.log.name, "rb") as f:
+            log = f.read()
+        took = log.count(b"autostarted bwssd (pid ")
+        if took:
+            self.count("bwssd starts that took the domain from a client's bwssd", took)
+        refused = self.counts.get(REFUSED, 0)
+        self.verdicts.append((refused == 0, "every start of the service got the domain: %d of %d refused, "
+                              "%d took it from a client's bwssd" % (refused, self.counts.get("bwssd starts", 0), took)))
+        # a bad rules file at a start: the built-in rules until it is put
+        # right, never a service that exits (the unit would restart it into
+        # the same file until systemd's start limit gives up)
+        exits = sum(n for k, n in self.counts.items() if k.startswith("bwssd exits by itself"))
+        on_bad = log.count(b"(built-in rules until it is fixed)")
+        self.verdicts.append((exits == 0, "the service never exited by itself: %d exits; %d starts found the "
+                              "rules file bad and ran on the built-in rules" % (exits, on_bad)))
         return low
 
     def judge(self, t0):

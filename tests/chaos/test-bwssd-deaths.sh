@@ -32,12 +32,7 @@ other="$domain-other" third="$domain-third" cg=
 trap 'kill -9 $pids 2>/dev/null; [ -n "$cg" ] && rmdir "$cg" 2>/dev/null; rm -rf "$tmp" "$XDG_RUNTIME_DIR";
       rm -f "$rundir/$domain" "$rundir/$domain".* "$rundir/$other" "$rundir/$other".* "$rundir/$third" "$rundir/$third".*' EXIT
 
-truncate -s 4G "$tmp/big.bin"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-python3 -m http.server "$port" --bind 127.0.0.1 --directory "$tmp" >/dev/null 2>&1 &
-pids="$pids $!"
-for _ in $(seq $((patience_ms / 100))); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
-url="http://127.0.0.1:$port/big.bin"
+serve_big
 printf '[default]\nweight=1\n' >"$tmp/adopt.conf"
 printf '# adopts nothing: only gives back what a dead bwssd left\n[default]\nadopt=false\n' >"$tmp/none.conf"
 

@@ -16,6 +16,9 @@ bwssd="$dest$prefix/$bindir/bwssd"
 fail () { echo "not ok: $1"; exit 1; }
 [ -x "$bwssd" ] || fail "no bwssd at $prefix/$bindir"
 [ -f "$unit" ] || fail "no user unit at $prefix/lib/systemd/user/bwssd.service"
+[ -f "${unit%.service}.socket" ] || fail "no user unit at $prefix/lib/systemd/user/bwssd.socket"
+grep -qx "ListenSequentialPacket=%t/bwss/bwss-%U.sock" "${unit%.service}.socket" ||
+  fail "bwssd.socket does not listen on the default domain's socket"
 grep -qx "ExecStart=$prefix/$bindir/bwssd --foreground" "$unit" || fail "the unit does not start $prefix/$bindir/bwssd"
 grep -qx "ExecStopPost=$prefix/$bindir/bwssd --restore" "$unit" || fail "the unit does not run bwssd --restore when bwssd stops"
 grep -qx "Type=notify" "$unit" || fail "the unit is not Type=notify (bwssd says READY=1)"
@@ -31,6 +34,8 @@ if command -v systemd-analyze >/dev/null; then
   # system mode (--user needs a user manager, which CI has not): the
   # syntax, the keys and the command line are the same
   sed "s|^\(Exec[A-Za-z]*\)=$prefix/$bindir/bwssd|\1=$bwssd|" "$unit" >"$dest/bwssd.service"
-  systemd-analyze verify "$dest/bwssd.service" >"$dest/verify" 2>&1 || { cat "$dest/verify"; fail "systemd-analyze verify"; }
+  cp "${unit%.service}.socket" "$dest/bwssd.socket"
+  systemd-analyze verify "$dest/bwssd.service" "$dest/bwssd.socket" >"$dest/verify" 2>&1 ||
+    { cat "$dest/verify"; fail "systemd-analyze verify"; }
 fi
 echo "ok: the user unit starts the installed bwssd, and its default rules pass bwssd --check"

@@ -14,3 +14,18 @@ trap 'kill -9 $pids 2>/dev/null; rm -rf "$tmp"; rm -f "$rundir/$domain" "$rundir
 trap 'exit 143' TERM
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/flow-watch.sh"
+
+# the flow of @1 (pid): flow_line's fields, or nothing
+flow_of () { "$top" --once --json 2>/dev/null | flow_line "$1"; }
+
+# Serves $tmp over HTTP on loopback until the test exits, a 4-GiB sparse
+# big.bin in it: sets $port and $url (big.bin's), the server in $pids, once
+# it answers (at most $patience_ms).
+serve_big () {
+  [ -e "$tmp/big.bin" ] || truncate -s 4G "$tmp/big.bin"
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  python3 -m http.server "$port" --bind 127.0.0.1 --directory "$tmp" >/dev/null 2>&1 &
+  pids="$pids $!"
+  for _ in $(seq $((patience_ms / 100))); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
+  url="http://127.0.0.1:$port/big.bin"
+}

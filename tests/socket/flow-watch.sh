@@ -1,9 +1,23 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Sourced by the tests that watch adopted flows through bwss-top
 # (test-bwssd.sh through bwssd-common.sh, test-sockd.sh); each defines
-# flow_of PID (the flow as "origin weight window controlled") its own way.
+# flow_of PID (the flow as "origin weight window controlled controller")
+# as bwss-top --json piped to flow_line, run as the user it watches.
 
 now_ms () { date +%s%3N; }
+
+# Reads bwss-top --json on stdin; prints the flow of pid @1 as "origin
+# weight window controlled controller" (the origin's spaces as _; the
+# controller is bwssd's pid), or nothing.
+flow_line () {
+  python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for f in d["flows"]:
+    if f["pid"] == int(sys.argv[1]):
+        print(f["origin"].replace(" ", "_"), f["weight"], f["window_bytes"], f["controlled"], d["controller_pid"])
+' "$1"
+}
 
 # How long a test waits for what the product does at once or at its next
 # scan (an adoption, a restart's re-adoption) before it calls it "never":

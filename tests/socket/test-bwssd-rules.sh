@@ -87,14 +87,9 @@ check "--check on share=thread -> exit 2 naming line 3 and the key: $(said)" \
   '[ $rc -eq 2 ] && grep -q "share.conf:3: \[x\] share: .thread. is neither process, unit nor flow" "$tmp/err"'
 
 # ---- names and addresses: --check and the daemon agree ----
-truncate -s 4G "$tmp/big.bin"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-python3 -m http.server "$port" --bind 127.0.0.1 --directory "$tmp" >/dev/null 2>&1 &
-pids="$pids $!"
-port2=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-python3 -m http.server "$port2" --bind 127.0.0.1 --directory "$tmp" >/dev/null 2>&1 &
-pids="$pids $!"
-for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$port2/" && break; sleep 0.1; done
+serve_big
+port2=$port
+serve_big
 cat >"$tmp/names.conf" <<RULES
 [vidéo]
 exe=curl

@@ -18,27 +18,12 @@ set -u
 bwssd=$1 top=$2 run=$3 clamp=$4
 . "$(dirname "$0")/bwssd-common.sh" bwssd
 
-# the flow of @1 (pid) in bwss-top --json, as "origin weight window controlled", or nothing
-flow_of () {
-  "$top" --once --json 2>/dev/null | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-for f in d["flows"]:
-    if f["pid"] == int(sys.argv[1]):
-        print(f["origin"].replace(" ", "_"), f["weight"], f["window_bytes"], f["controlled"])
-' "$1"
-}
 flows_of () { "$top" --once --json 2>/dev/null | python3 -c '
 import json, sys
 print(sum(1 for f in json.load(sys.stdin)["flows"] if f["pid"] == int(sys.argv[1])))' "$1"; }
 
 
-truncate -s 4G "$tmp/big.bin"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-python3 -m http.server "$port" --bind 127.0.0.1 --directory "$tmp" >/dev/null 2>&1 &
-pids="$pids $!"
-for _ in $(seq $((patience_ms / 100))); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
-url="http://127.0.0.1:$port/big.bin"
+serve_big
 
 cat >"$tmp/rules.conf" <<'RULES'
 # test rules
@@ -101,7 +86,7 @@ check "idle bwssd: wakeups in a window (once a second: <= 2 a second + 1):$idle_
 # a download that starts while bwssd idles: adopted at the next scan
 curl -s --limit-rate 1M -o /dev/null "$url" &
 curl_a=$!; pids="$pids $curl_a"
-ms=$(wait_flow $curl_a '^rule_downloads 2 [0-9]+ True$' $patience_ms)
+ms=$(wait_flow $curl_a '^rule_downloads 2 [0-9]+ True ' $patience_ms)
 check "plain curl started while bwssd idles adopted by rule 'downloads' (weight 2, controlled) in ${ms:-never} ms" \
   '[ -n "$ms" ]'
 
@@ -173,7 +158,7 @@ check "... and its watchdog ($watchdog, $(cat /proc/$watchdog/comm 2>/dev/null |
   '[ -n "$watchdog" ] && gone $watchdog'
 # the flow bwss-run registered (as a video would be): its client starts a
 # bwssd again (an autostarted one: it adopts nothing) and hands it over
-ms=$(wait_flow $curl_b '^shim 5 [0-9]+ True$' $patience_ms)
+ms=$(wait_flow $curl_b '^shim 5 [0-9]+ True ' $patience_ms)
 auto=$("$top" --once --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["controller_pid"] or "")')
 check "... and bwss-run's client starts bwssd again ($auto), its flow controlled again in ${ms:-never} ms" \
   '[ -n "$ms" ] && [ -n "$auto" ] && [ "$auto" != "$bwssd_pid" ]'
@@ -181,9 +166,9 @@ check "... and bwss-run's client starts bwssd again ($auto), its flow controlled
 kill -TERM "$auto"
 for _ in $(seq 100); do gone "$auto" && break; sleep 0.02; done
 start_bwssd
-ms=$(wait_flow $curl_a '^rule_downloads 3 [0-9]+ True$' $patience_ms)
+ms=$(wait_flow $curl_a '^rule_downloads 3 [0-9]+ True ' $patience_ms)
 check "a restarted bwssd adopts the flow again in ${ms:-never} ms" '[ -n "$ms" ]'
-ms=$(wait_flow $curl_b '^shim 5 [0-9]+ True$' $patience_ms)
+ms=$(wait_flow $curl_b '^shim 5 [0-9]+ True ' $patience_ms)
 check "... and leaves the bwss-run flow its own ($(flow_of $curl_b))" '[ -n "$ms" ]'
 kill $runner $curl_b 2>/dev/null
 sleep 0.5

@@ -4,7 +4,9 @@
  * sockets: a sock_diag dump finds them, and exact queries (knob_query())
  * for what a dump found see their bytes move and forget a closed one; a
  * first window set before connect() is what the handshake offers, with the
- * window scale of a plain socket, and ends with the kernel's buffer.
+ * window scale of a plain socket, and ends with the kernel's buffer; a
+ * clamp given back is at least the buffer autotuning has grown, and
+ * exactly the one it came with where the application set the buffer.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -210,6 +212,43 @@ test_first_window (void)
   close (ps);
 }
 
+/* A clamp given back after the receive buffer grew: at least that buffer
+ * (the kernel's own clamp follows it), never below the one it came with;
+ * with a buffer the application set, the clamp it came with exactly. */
+static void
+test_give_back (void)
+{
+  int client, server;
+  tcp_pair (&client, &server);
+  uint32_t orig, now;
+  g_assert_cmpint (knob_get_clamp (client, &orig), ==, 0);
+  for (int i = 0; i < 256; i++)          /* 16 MiB read: autotuning grows the buffer */
+    move (server, client, 65536);
+  int buf = 0;
+  socklen_t len = sizeof buf;
+  g_assert_cmpint (getsockopt (client, SOL_SOCKET, SO_RCVBUF, &buf, &len), ==, 0);
+  g_assert_cmpint (knob_set_clamp (client, 4096), ==, 0);
+  g_assert_cmpint (knob_give_back_clamp (client, orig), ==, 0);
+  g_assert_cmpint (knob_get_clamp (client, &now), ==, 0);
+  g_test_message ("clamp at connect %u, buffer %d, given back %u", orig, buf, now);
+  g_assert_cmpuint (now, >=, orig);
+  g_assert_cmpuint (now, >=, (uint32_t) buf);
+  close (client);
+  close (server);
+
+  tcp_pair (&client, &server);
+  int set = 32768;
+  g_assert_cmpint (setsockopt (client, SOL_SOCKET, SO_RCVBUF, &set, sizeof set), ==, 0);
+  g_assert_cmpint (knob_get_clamp (client, &orig), ==, 0);
+  move (server, client, 65536);
+  g_assert_cmpint (knob_set_clamp (client, 4096), ==, 0);
+  g_assert_cmpint (knob_give_back_clamp (client, orig), ==, 0);
+  g_assert_cmpint (knob_get_clamp (client, &now), ==, 0);
+  g_assert_cmpuint (now, ==, orig);
+  close (client);
+  close (server);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -223,5 +262,6 @@ main (int argc, char **argv)
   g_test_add_func ("/knobs/query/follows-a-dump", test_query);
   g_test_add_func ("/knobs/query/batches", test_query_batches);
   g_test_add_func ("/knobs/first-window", test_first_window);
+  g_test_add_func ("/knobs/give-back", test_give_back);
   return g_test_run ();
 }

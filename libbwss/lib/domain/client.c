@@ -156,9 +156,9 @@ static void
 restore_socket (BwssFlow *f)
 {
   if (knob_fd_is (f->fd, f->inode)) {
-    knob_set_clamp (f->fd, f->orig_clamp);
     if (f->was_paced)
-      knob_restore_rcvbuf (f->fd);
+      knob_restore_rcvbuf (f->fd);     /* first: the clamp given back follows it */
+    knob_give_back_clamp (f->fd, f->orig_clamp);
   }
   f->was_paced = false;
   f->pace_bps = 0.0;

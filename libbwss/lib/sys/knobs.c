@@ -175,6 +175,16 @@ sockopt_int (int fd, int level, int name, int *v)
 }
 
 int
+knob_give_back_clamp (int fd, uint32_t orig)
+{
+  int lock, buf;
+  if (sockopt_int (fd, SOL_SOCKET, SO_BUF_LOCK, &lock) == 0 && !(lock & SOCK_RCVBUF_LOCK)
+      && sockopt_int (fd, SOL_SOCKET, SO_RCVBUF, &buf) == 0 && buf > 0 && (uint32_t) buf > orig)
+    orig = (uint32_t) buf;             /* at least the window autotuning's buffer allows */
+  return knob_set_clamp (fd, orig);
+}
+
+int
 knob_first_window_begin (int fd, uint32_t bytes, int *kernel_buf, int *small_buf)
 {
   int type, family, proto, lock, buf, small = bytes > (uint32_t) INT_MAX ? INT_MAX : (int) bytes, err;

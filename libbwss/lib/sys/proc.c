@@ -298,6 +298,12 @@ proc_pidfd_exited (int pidfd)
 }
 
 int
+proc_pidfd_signal (int pidfd, int sig)
+{
+  return syscall (SYS_pidfd_send_signal, pidfd, sig, NULL, 0) == 0 ? 0 : -errno;
+}
+
+int
 proc_take_fd (pid_t pid, int fd)
 {
   int pidfd = proc_pidfd (pid);

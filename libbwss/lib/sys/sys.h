@@ -103,6 +103,14 @@ int knob_read_info (int fd, KnobInfo *out);
  * socket (never before connect: the window scale is chosen from it). */
 int knob_get_clamp (int fd, uint32_t *bytes);
 int knob_set_clamp (int fd, uint32_t bytes);
+/* Gives a socket's clamp back: @orig, the clamp it came with, or its
+ * receive buffer if that is larger and the kernel's own: an unlocked
+ * buffer's clamp follows the buffer as autotuning grows it
+ * (tcp_rcv_space_adjust), so a clamp read at connect, put back after the
+ * buffer stopped growing, would cap the rest of a long transfer at its
+ * first window.  A buffer the application set (SO_BUF_LOCK) keeps @orig.
+ * 0 or -errno. */
+int knob_give_back_clamp (int fd, uint32_t orig);
 
 /* The receive buffer (SO_RCVBUF), bytes: set ends the kernel's autotuning
  * for the socket for good (the kernel doubles the value for its overhead);
@@ -311,6 +319,10 @@ int proc_pidfd (pid_t pid);
 
 /* Returns true if the process of @pidfd has exited (or @pidfd is bad). */
 bool proc_pidfd_exited (int pidfd);
+
+/* Sends signal @sig to the process of @pidfd (pidfd_send_signal(2), Linux
+ * 5.1: never another that took its pid).  0 or -errno. */
+int proc_pidfd_signal (int pidfd, int sig);
 
 /* Duplicates fd @fd of @pid into this process, close-on-exec
  * (pidfd_getfd(2), Linux 5.6; ptrace's access rules).  The new fd, or

@@ -27,6 +27,10 @@
  * or `bwssd --restore` (adopt-watchdog.h, adopt-ledger.h).  One bwssd per
  * domain; one bwssd per socket.
  *
+ * The user's own bwssd (the unit's, or one started by hand) takes the
+ * domain from a client's autostarted one (take_over()); its clients, their
+ * sockets the kernel's meanwhile, hand them to the new one.
+ *
  * Exit status: 0; 1 if it cannot run (another bwssd, no domain, no
  * runtime directory, a watchdog that cannot be kept alive); 2 for a
  * usage error (options, a bad --domain, a bad --rules file at start, or
@@ -35,6 +39,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/file.h>
@@ -76,6 +81,18 @@ static gboolean opt_autostart;
  * flows in one round added about 3 ms of CPU to it, as much as the
  * round itself. */
 #define HELD_SLICES 25
+/* Which bwssd holds the domain, for a bwssd that finds its lock taken: a
+ * record lock (fcntl(2), which names its process and goes with it) on one
+ * byte of the lock file, beside the flock that decides who holds it. */
+#define LOCK_BYTE_OWN       0          /* the user's own bwssd */
+#define LOCK_BYTE_AUTOSTART 1          /* a client's autostarted bwssd */
+/* The longest wait for an autostarted bwssd to leave (SIGTERM: a few ms),
+ * or for one that is starting to name itself. */
+#define TAKEOVER_WAIT_US    5000000
+/* An autostarted bwssd still there this long after its SIGTERM is stopped
+ * or hung: it is killed (it adopts nothing; its clients give their sockets
+ * back themselves when it does not answer). */
+#define TAKEOVER_KILL_US    2000000
 
 static GOptionEntry entries[] = {
   { "adopt-helper", 0, G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, (gpointer) adopt_helper_option, "Take sockets only through the bwss-sockd helper at PATH, never with pidfd_getfd (default: $BWSSD_ADOPT_HELPER; else the helper at /run/bwss-sockd.sock is asked where pidfd_getfd is refused)", "PATH" },
@@ -334,10 +351,57 @@ on_rules_changed (GFileMonitor *m, GFile *file, GFile *other, GFileMonitorEvent 
     reload (data);
 }
 
+/* Returns the pid whose record lock holds byte @byte of the lock file
+ * @lock, 0 if none (or one in a PID namespace not seen from here). */
+static pid_t
+lock_holder (int lock, off_t byte)
+{
+  struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = byte, .l_len = 1 };
+  if (fcntl (lock, F_GETLK, &fl) != 0 || fl.l_type == F_UNLCK)
+    return 0;
+  return fl.l_pid;
+}
+
+/* The domain's lock @lock is taken.  If a client's autostarted bwssd holds
+ * it, asks that one to give its flows back and leave (SIGTERM through a
+ * pidfd opened while it held the lock: never another process that took its
+ * pid; SIGKILL after TAKEOVER_KILL_US), and any autostarted one that takes
+ * its place meanwhile; waits for the lock at most TAKEOVER_WAIT_US.  Never
+ * asks the user's own bwssd.  Returns TRUE once the lock is ours. */
+static gboolean
+take_over (int lock)
+{
+  gint64 start = g_get_monotonic_time (), asked_at = 0;
+  pid_t asked = 0;
+  do {
+    if (lock_holder (lock, LOCK_BYTE_OWN) != 0)
+      return FALSE;
+    pid_t pid = lock_holder (lock, LOCK_BYTE_AUTOSTART);
+    gint64 now = g_get_monotonic_time ();
+    gboolean hung = pid == asked && now - asked_at > TAKEOVER_KILL_US;
+    int pidfd = pid > 0 && (pid != asked || hung) ? proc_pidfd (pid) : -1;
+    if (pidfd >= 0 && lock_holder (lock, LOCK_BYTE_AUTOSTART) == pid
+        && proc_pidfd_signal (pidfd, hung ? SIGKILL : SIGTERM) == 0) {
+      g_printerr (hung ? "bwssd: the autostarted bwssd (pid %d) did not leave: killed\n"
+                       : "bwssd: a client's autostarted bwssd (pid %d) holds the domain: "
+                         "it gives its flows back and leaves\n", (int) pid);
+      asked = pid;
+      asked_at = now;
+    }
+    if (pidfd >= 0)
+      close (pidfd);
+    g_usleep (10000);
+    if (flock (lock, LOCK_EX | LOCK_NB) == 0)
+      return TRUE;
+  } while (g_get_monotonic_time () - start < TAKEOVER_WAIT_US);
+  return FALSE;
+}
+
 /* Takes the one-bwssd-per-domain lock: a file in the user's runtime
  * directory (no other user can hold it), opened without following a link
- * or waiting, and only if it is this user's regular file.  Returns its fd,
- * or -1 with a message. */
+ * or waiting, and only if it is this user's regular file; the user's own
+ * bwssd takes it from a client's autostarted one (take_over()).  Returns
+ * its fd, or -1 with a message. */
 static int
 single_instance (const char *domain)
 {
@@ -358,7 +422,7 @@ single_instance (const char *domain)
     close (fd);
     return -1;
   }
-  if (flock (fd, LOCK_EX | LOCK_NB) != 0) {
+  if (flock (fd, LOCK_EX | LOCK_NB) != 0 && (opt_autostart || !take_over (fd))) {
     g_autofree char *name = tool_domain_name (domain);
     g_printerr ("bwssd: another bwssd runs for domain %s\n", name);
     close (fd);
@@ -449,6 +513,11 @@ restore_left (void)
   return 0;
 }
 
+/* The socket file this bwssd bound (none if systemd's): removed at exit
+ * only if the path still names it (systemd's socket unit may have
+ * replaced it meanwhile). */
+static struct stat bound;
+
 /* Returns the domain's listening socket: systemd's (socket activation),
  * else the domain's socket bound now.  -1 with a message if neither. */
 static int
@@ -463,6 +532,8 @@ domain_socket (void)
   if (path)
     unlink (path);                     /* a dead bwssd's: we hold the domain's lock */
   fd = path ? sock_unix_listen (path, 0600) : -ENOENT;
+  if (fd >= 0 && stat (path, &bound) != 0)
+    bound.st_ino = 0;
   if (fd < 0)
     g_printerr ("bwssd: cannot listen on %s: %s\n", path ? path : "the domain's socket",
                 g_strerror (-fd));
@@ -492,6 +563,9 @@ become_daemon (int *lock, AdoptLedger **ledger, int *listen_fd)
   }
   g_autoptr (GError) error = NULL;
   g_autofree char *name = tool_domain_name (opt_domain);
+  struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_len = 1,
+                      .l_start = opt_autostart ? LOCK_BYTE_AUTOSTART : LOCK_BYTE_OWN };
+  fcntl (*lock, F_SETLK, &fl);       /* after daemon(): it names our pid (take_over()) */
   *ledger = adopt_ledger_open (NULL, name, &error);   /* after daemon(): it records our pid */
   if (*ledger == NULL) {
     g_printerr ("bwssd: no ledger of adopted sockets: %s\n", error->message);
@@ -625,7 +699,9 @@ main (int argc, char **argv)
   }
   status = run (listen_fd, ledger, rules);   /* the adopter owns the rules */
   g_autofree char *path = tool_domain_path (opt_domain, ".sock");
-  if (listen_fd != 3 && path)
+  struct stat st;
+  if (path && bound.st_ino && stat (path, &st) == 0 && st.st_ino == bound.st_ino
+      && st.st_dev == bound.st_dev)
     unlink (path);                           /* before the lock goes: ours */
   close (listen_fd);
   adopt_ledger_free (ledger);

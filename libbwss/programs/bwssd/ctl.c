@@ -85,10 +85,10 @@ wake (Ctl *c)
 static void
 restore (Ctl *c, CtlFlow *f)
 {
-  if (f->applied && knob_fd_is (f->fd, f->diag.inode))
-    knob_set_clamp (f->fd, f->orig_clamp);
   if (f->rcvbuf && knob_fd_is (f->fd, f->diag.inode))
-    knob_restore_rcvbuf (f->fd);
+    knob_restore_rcvbuf (f->fd);           /* first: the clamp given back follows it */
+  if (f->applied && knob_fd_is (f->fd, f->diag.inode))
+    knob_give_back_clamp (f->fd, f->orig_clamp);
   f->applied = 0;
   f->rcvbuf = 0;
   if (f->pace_sent > 0.0 && c->funcs.pace)
