@@ -51,6 +51,9 @@ test_json (void)
   JsonObject *o = json_node_get_object (json_parser_get_root (parser));
   /* packets 4..8 arrive at 8 s: lateness 4, 3, 2, 1, 0 */
   g_assert_cmpfloat_with_epsilon (json_object_get_double_member (o, "required_prebuffer_s"), 4.0, 1e-9);
+  /* set by the arrival at 8 s, the first byte at 0 s */
+  g_assert_cmpfloat_with_epsilon (json_object_get_double_member (o, "required_prebuffer_at_s"), 8.0,
+                                  1e-9);
   g_assert_cmpint (json_object_get_int_member (o, "packets"), ==, 9);
   JsonObject *lf = json_object_get_object_member (o, "late_fraction");
   g_assert_cmpfloat_with_epsilon (json_object_get_double_member (lf, "0.5"), 4.0 / 9.0, 1e-9);
@@ -145,6 +148,59 @@ test_long_lines (void)
   g_unlink (path);
 }
 
+/* Returns the report of bwss-late on @trace with @args (NULL-terminated, at
+ * most 6), parsed. */
+static JsonParser *
+report_of (const char *trace, const char *const *args)
+{
+  g_autofree char *path = write_trace (trace);
+  const char *argv[8];
+  size_t n = 0;
+  for (; args[n]; n++)
+    argv[n] = args[n];
+  argv[n++] = path;
+  argv[n] = NULL;
+  g_autofree char *out = NULL, *err = NULL;
+  g_assert_cmpint (run (argv, &out, &err), ==, 0);
+  g_unlink (path);
+  JsonParser *parser = json_parser_new ();
+  g_assert_true (json_parser_load_from_data (parser, out, -1, NULL));
+  return parser;
+}
+
+static double
+member (JsonParser *parser, const char *name)
+{
+  return json_object_get_double_member (json_node_get_object (json_parser_get_root (parser)),
+                                        name);
+}
+
+/* Where the required prebuffer is set: at the arrival of the latest packet
+ * (the first byte at 1 s: times count from it), at the end of the
+ * observation if the packet missing then has waited longer, nowhere if
+ * nothing was late. */
+static void
+test_json_where (void)
+{
+  /* Δ = 1 s; packet 1 arrives at 3.5 s (2.5 s after the first byte, 1.5 s
+   * late), packet 2 at 4 s (1 s late) */
+  const char *trace = "0 0\n1 1000\n3.5 1000\n4 1000\n";
+  const char *eos[] = { "--rate", "8k", "--eos", NULL };
+  g_autoptr (JsonParser) done = report_of (trace, eos);
+  g_assert_cmpfloat_with_epsilon (member (done, "required_prebuffer_s"), 1.5, 1e-9);
+  g_assert_cmpfloat_with_epsilon (member (done, "required_prebuffer_at_s"), 2.5, 1e-9);
+  /* observed to 11 s: packet 3 (due at 3 s after the first byte) still
+   * missing 10 s after it, 7 s late */
+  const char *open_end[] = { "--rate", "8k", "--end", "11", NULL };
+  g_autoptr (JsonParser) waiting = report_of (trace, open_end);
+  g_assert_cmpfloat_with_epsilon (member (waiting, "required_prebuffer_s"), 7.0, 1e-9);
+  g_assert_cmpfloat_with_epsilon (member (waiting, "required_prebuffer_at_s"), 10.0, 1e-9);
+  /* every packet on time */
+  g_autoptr (JsonParser) on_time = report_of ("0 1000\n1 1000\n2 1000\n", eos);
+  g_assert_cmpfloat (member (on_time, "required_prebuffer_s"), ==, 0.0);
+  g_assert_cmpfloat (member (on_time, "required_prebuffer_at_s"), ==, 0.0);
+}
+
 /* The output is valid JSON at the extremes the bounds allow. */
 static void
 test_json_extremes (void)
@@ -180,6 +236,7 @@ main (int argc, char **argv)
   tool = g_getenv ("BWSS_LATE");
   g_assert_nonnull (tool);
   g_test_add_func ("/late-cli/json", test_json);
+  g_test_add_func ("/late-cli/json-where", test_json_where);
   g_test_add_func ("/late-cli/errors", test_errors);
   g_test_add_func ("/late-cli/bad-counts", test_bad_counts);
   g_test_add_func ("/late-cli/bad-options", test_bad_options);

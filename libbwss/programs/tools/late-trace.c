@@ -71,6 +71,7 @@ late_trace_init (LateTrace *tr, BwssLate *late)
   tr->t0 = NAN;
   tr->last = NAN;
   tr->bytes = 0;
+  tr->worst_at = NAN;
   tr->lineno = 0;
 }
 
@@ -87,7 +88,10 @@ feed (LateTrace *tr, double t, uint64_t b)
   tr->last = t;
   tr->bytes += b;
   /* times relative to the first line, in µs (at most 1e18: fits) */
+  double worst = tr->late->max_lateness_s;
   bwss_late_add (tr->late, (uint64_t) llround ((t - tr->t0) * 1e6), tr->bytes);
+  if (tr->late->max_lateness_s > worst)
+    tr->worst_at = t;
   return NULL;
 }
 
@@ -137,7 +141,15 @@ late_trace_report (const LateTrace *tr, double end)
     tool_json_add_number (jb, key, bwss_late_fraction (late, i, end_us));
   }
   json_builder_end_object (jb);
-  tool_json_add_number (jb, "required_prebuffer_s", bwss_late_required_prebuffer (late, end_us));
+  double need = bwss_late_required_prebuffer (late, end_us);
+  tool_json_add_number (jb, "required_prebuffer_s", need);
+  /* where it was set: the latest packet's arrival, or the end if the one
+   * still missing then has waited longer */
+  double at = 0.0;
+  if (need > 0.0)
+    at = need > late->max_lateness_s || isnan (tr->worst_at) ? end - first_byte_s
+                                                              : tr->worst_at - first_byte_s;
+  tool_json_add_number (jb, "required_prebuffer_at_s", at);
   tool_json_add_number (jb, "packets", (double) late->arrived);
   tool_json_add_number (jb, "bytes", (double) late->bytes);
   tool_json_add_number (jb, "t0", first_byte_s);

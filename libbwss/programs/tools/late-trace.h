@@ -25,6 +25,9 @@ typedef struct {
   double        t0;         /* time of the first data line; NAN before */
   double        last;       /* time of the latest one */
   uint64_t      bytes;      /* total so far */
+  double        worst_at;   /* time of the line whose packet was the latest of
+                             * all (where the required prebuffer is set); NAN
+                             * while none was late */
   unsigned long lineno;     /* lines read so far */
 } LateTrace;
 
@@ -44,8 +47,11 @@ gboolean late_trace_read (LateTrace *tr, FILE *in, const char *name, GError **er
 
 /* Returns the report at observation end @end (seconds on the trace's clock,
  * t0 <= end <= LATE_TRACE_MAX_TIME_S) as one line of JSON:
- * {"late_fraction": {"0.5": f, …}, "required_prebuffer_s": x, "packets": n,
- *  "bytes": b, "t0": t, "end": t}.  g_free() it. */
+ * {"late_fraction": {"0.5": f, …}, "required_prebuffer_s": x,
+ *  "required_prebuffer_at_s": a, "packets": n, "bytes": b, "t0": t, "end": t},
+ * a the seconds from the first byte to the arrival that set x (to @end if
+ * the packet still missing then sets it; 0 if nothing was late).  g_free()
+ * it. */
 char *late_trace_report (const LateTrace *tr, double end);
 
 #endif

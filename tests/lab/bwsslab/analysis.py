@@ -233,7 +233,8 @@ def late_metric(sc, out_dir, video_trace, build_dir):
         return {"late_error": r.stderr.strip()}
     late = json.loads(r.stdout)
     return {"late_fraction": {k: round(late["late_fraction"][k], 4) for k in PREBUFFERS},
-            "required_prebuffer_s": round(late["required_prebuffer_s"], 3)}
+            "required_prebuffer_s": round(late["required_prebuffer_s"], 3),
+            "required_prebuffer_at_s": round(late["required_prebuffer_at_s"], 2)}
 
 
 def adaptive_summary(sc, out_dir, t0_wall):

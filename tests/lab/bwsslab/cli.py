@@ -161,6 +161,8 @@ def run_once(sc, label, modes, build_dir, out_root, tries=TRIES, measure=measure
         extra = ""
         if "required_prebuffer_s" in s:
             extra += ", required prebuffer %.2f s" % s["required_prebuffer_s"]
+            if s.get("required_prebuffer_at_s") is not None:
+                extra += " (set at %.1f s)" % s["required_prebuffer_at_s"]
         if s["queue_delay_ms"].get("median") is not None:
             extra += ", queue %.1f ms" % s["queue_delay_ms"]["median"]
         if "adaptive" in s:
