@@ -205,7 +205,7 @@ receive (Model *m, ModelFlow *f, double out, bool cwnd_limited)
   f->bits_frac -= 8.0 * (double) whole;
   /* a data segment's RTT holds its transmission at the bottleneck, which
    * the handshake's small segments (the base) do not: 12 ms at 960 kbit/s */
-  f->rtt_s = f->base_rtt_s + f->queue_s + (m->packets ? 8.0 * MODEL_MSS / m->capacity_bps : 0.0)
+  f->rtt_s = f->base_rtt_s + f->queue_s + 8.0 * MODEL_MSS / m->capacity_bps
       + (path_binds (f, f->send_bps) ? f->path_delay_s : 0.0);
   sample_rtt (f, out, m->rcv_rtt_latch, m->source_gaps);
   if (f->active)

@@ -1340,7 +1340,7 @@ test_trace_codel_960k (void)
 {
   Cell cell = { "CoDel 960k", 960e3, 0.150, 0.005, false, 496e3, 2, 1, rtt_30, 320e3, TRACE_FIXED,
                 true };
-  check_cell (&cell, 4, 0.60);
+  check_cell (&cell, 6, 0.82);
 }
 
 /* Moving links (the lab's traces, around 8 Mbit/s), a video of 2 Mbit/s

@@ -206,6 +206,10 @@ count_link (CapacityCounts *k, const BwssCapacity *c, const BwssParams *p,
   if (link > 0.0 && 8.0 * mss / link * 1e6 > k->band)
     k->band = 8.0 * mss / link * 1e6;
   k->rtt_ref = mean_base (flows, n) + k->qt;
+  /* a data segment crosses the link in 8·p/C; the link it crossed at:
+   * the one last seen busy, or C2's if higher */
+  double busy = c->busy_link_bps > link ? c->busy_link_bps : link;
+  k->segment = busy > 0.0 ? 8.0 * mss / busy * 1e6 : 0.0;
 }
 
 /* Returns true if flow @f holds a queue of its own at the bottleneck: its
@@ -223,7 +227,7 @@ own_queue (const CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow 
    * the others' show drained for a second or two (the redistribution trace:
    * σ cut to U after every probe); and beyond the band (a packet of a slow
    * link) */
-  double link = k->q > k->q_peak ? k->q : k->q_peak;
+  double link = k->q_raw > k->q_peak + k->segment ? k->q_raw : k->q_peak + k->segment;
   double excess = (double) f->rtt_us - (double) f->base_rtt_us - link;
   return excess >= (double) p->own_queue_us && excess > k->band;
 }
@@ -278,9 +282,14 @@ capacity_count (const BwssCapacity *c, const BwssParams *p, double u,
 {
   CapacityCounts k = { .u = u };
   k.u_link = u_over_window (c, p, u, interval_us);
-  k.q = bwss__capacity_queue (flows, n);
-  k.q_peak = c->queue_peak_at_us ? c->queue_peak_us : 0.0;
   count_link (&k, c, p, flows, n);
+  /* a data segment crosses the link in 8·p/C, the handshake's RTT (the
+   * base) in about nothing: 12 ms at 960 kbit/s that every data RTT holds
+   * with the queue empty */
+  k.q = k.q_raw = bwss__capacity_queue (flows, n);
+  if (k.q >= 0.0)
+    k.q = k.q > k.segment ? k.q - k.segment : 0.0;
+  k.q_peak = c->queue_peak_at_us ? c->queue_peak_us : 0.0;
   for (size_t i = 0; i < n; i++)
     count_flow (&k, p, &flows[i]);
   return k;

@@ -112,6 +112,7 @@ bwss__capacity_init (BwssCapacity *c)
   c->phase = BWSS_PHASE_IDLE;
   c->sigma_bps = 0.0;
   c->queue_us = -1.0;
+  c->segment_us = 0.0;
   c->queue_target_us = 0.0;
   c->last_band_us = 0.0;
   c->link_bps = 0.0;
@@ -446,7 +447,7 @@ urgent (const BwssCapacity *c, uint64_t now, const BwssCapacityFlow *flows, size
   if (c->phase != BWSS_PHASE_TRACK || c->queue_target_us <= 0.0
       || (double) (now - c->last_decision_us) < c->last_rtt_us)
     return false;
-  double q = bwss__capacity_queue (flows, n);
+  double q = bwss__capacity_queue (flows, n) - c->segment_us;
   return q > 2.0 * c->queue_target_us + 2.0 * c->last_band_us;
 }
 
@@ -525,6 +526,7 @@ record (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts
         uint64_t interval_us, double since_last_us)
 {
   c->queue_us = k->q;
+  c->segment_us = k->segment;
   c->queue_target_us = k->qt;
   c->last_band_us = k->band;
   c->link_bps = k->link;

@@ -14,6 +14,7 @@
 typedef struct {
   double u;            /* U, bit/s */
   double q;            /* the link's queue, µs; negative if unknown */
+  double q_raw;        /* ... with a segment's transmission (what the RTTs hold), µs */
   double q_peak;       /* its largest within own_queue_memory_us, µs */
   double qt;           /* its target, µs */
   double rtt_ref;      /* b̄ + q_t, µs */
@@ -36,6 +37,7 @@ typedef struct {
   double band;         /* half the dead zone around q_t, µs */
   double u_link;       /* U over link_window_us at least: the link's rate for us */
   double link;         /* the link's rate for C2 and the band, bit/s */
+  double segment;      /* a segment's transmission at that rate, µs */
 } CapacityCounts;
 
 /* The rules, in the order of capacity.c's table (bwss__capacity_rule_name). */

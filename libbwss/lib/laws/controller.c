@@ -340,13 +340,13 @@ bwss_controller_observe (BwssController *c, uint64_t id, const BwssSample *s)
    * others' slow start — which their kernel's average reads high while the
    * loop drains it — fell 64 ms short of a 180-ms path (the trace rtt-mix) */
   if (first_rtt && f->joined_queue_us > c->capacity.last_band_us && c->capacity.queue_us > 0.0)
-    bwss__base_rtt_seed (&f->base, s->rtt_us, c->capacity.queue_us);
+    bwss__base_rtt_seed (&f->base, s->rtt_us, c->capacity.queue_us + c->capacity.segment_us);
   bwss__base_rtt_sample (&f->base, s->rtt_us);
   bwss__base_rtt_sample (&f->base, s->min_rtt_us);
   /* a seed that fell short (a lagging queue): paired again while the
    * link's queue is calm (basertt.c) */
   if (!first_rtt && c->capacity.queue_us >= 0.0 && c->capacity.queue_us <= c->capacity.last_band_us)
-    bwss__base_rtt_reseed (&f->base, s->rtt_us, c->capacity.queue_us);
+    bwss__base_rtt_reseed (&f->base, s->rtt_us, c->capacity.queue_us + c->capacity.segment_us);
   bwss__fcs_observe (&f->fcs, &c->p, s->now_us, s->bytes_received, model_rtt (c, f));
   return BWSS_OK;
 }

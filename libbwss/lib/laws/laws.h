@@ -245,6 +245,8 @@ typedef struct {
   BwssPhase phase;
   double    sigma_bps;
   double    queue_us;         /* the access link's queueing delay, last decision */
+  double    segment_us;       /* a segment's transmission at the link, last decision:
+                               * in every data RTT, not in the handshake's */
   double    queue_target_us;  /* q_t, last decision */
   double    last_band_us;     /* its dead zone's half width, last decision */
   double    link_bps;         /* the link's rate C2 saw, last decision */
