@@ -1043,6 +1043,7 @@ typedef struct {
                                 * minimum (a moving link: 90 %, of the seconds
                                 * trace_capable counts) */
   unsigned counted;            /* ... of these many */
+  unsigned at_min_lab;         /* ... at >= 90 % of it (the lab's video_at_min) */
   double   video, downloads;   /* mean rates over [5, 90), bit/s */
   double   left;               /* what the link leaves the downloads, bit/s */
   double   share_dev;          /* largest |share − 1/N| / (1/N) among the downloads */
@@ -1181,6 +1182,8 @@ run_cell (const Cell *cell, bool controlled, bool latch)
     r.counted++;
     if (s.rate[t][v] >= floor * cell->video_min)
       r.at_min++;
+    if (s.rate[t][v] >= 0.9 * cell->video_min)
+      r.at_min_lab++;
     else if (controlled)
       g_test_message ("%s: video short at %u s: %.0f (link %.0f)", cell->name, t,
                       s.rate[t][v] / 1e3, link / 1e3);
@@ -1285,6 +1288,9 @@ check_cell (const Cell *cell, unsigned short_max, double downloads_use)
       g_assert_cmpfloat (b.sigma_lo, >=, 0.85);
       g_assert_cmpfloat (b.sigma_hi, <=, 1.35);
     }
+    g_test_message ("%s, rcv_rtt %s: the video at >= 90 %% of its minimum (the lab's measure) "
+                    "%u of %u s", cell->name, latch ? "6.16+" : "before 6.16", b.at_min_lab,
+                    b.counted);
     if (latch)
       r = b;
   }
