@@ -23,12 +23,53 @@
  * would judge a σ step by the phase of that dither.  Its settle interval is
  * settle_cycles FCS cycles of the slowest flow: a cycle is the hold after a
  * change (RTT + 3φ) plus one estimation period.
+ *
+ * Measuring.  A flow is in one of two states.  MEASURE_EVERY (a new flow,
+ * one that moves data): the caller measures it at every tick.  MEASURE_QUIET
+ * (entry: MEASURE_QUIET_SAMPLES samples in a row carried no byte and found
+ * none unread — idle, or stalled by its sender —, MEASURE_QUIET_NEW_SAMPLES
+ * for a flow that has carried none yet): a sample would show the same
+ * counters, and its window, whatever it is, holds nothing back; it is due
+ * MEASURE_QUIET_GAP_MIN_US after its last sample, the gap doubling with each
+ * quiet sample up to MEASURE_QUIET_GAP_MAX_US, and also when a window change
+ * of its takes effect (the sample that opens its estimator's period, fcs.c).
+ * Exit: a sample that carried bytes or found some unread, or new preferences
+ * (a request that begins).  bwss_controller_next_measure() tells the caller
+ * when each flow is due; the laws run on the samples that came.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "laws.h"
 #include "idmap.h"
+
+/* Samples in a row that carry no byte and find none unread before a flow is
+ * quiet: ten control periods, a whole decision interval of the delay loop
+ * (decision_min_us) in which it received nothing.  Shorter lulls are part
+ * of a transfer (a loss repaired, a sender's pause): at four, the fluid
+ * model's CoDel 960k cell, where such stalls abound, moves. */
+#define MEASURE_QUIET_SAMPLES    10
+/* ... before a flow that has carried no byte yet is quiet: a second of
+ * control periods.  A flow starts with a handshake and a request, an RTT
+ * or two of long paths with nothing received, and its first bytes are the
+ * ones the laws must see at once; one that carries nothing for a second is
+ * an open connection at rest. */
+#define MEASURE_QUIET_NEW_SAMPLES 100
+/* A quiet flow's first gap between samples, µs: two control periods.  In
+ * the fluid model's cells a fixed gap of this length leaves the failing
+ * cells of every tick phase as they are with every tick measured
+ * (tests/unit/sim-spread.sh: 33 of 500 runs both, the same subtests as often). */
+#define MEASURE_QUIET_GAP_MIN_US 20000ull
+/* ... and its longest, µs: a quiet flow that resumes is seen at most this
+ * late — one or two of the delay loop's decisions (decision_min_us apart),
+ * each on means over the time since the last; a flow with a minimum that
+ * resumes with a request is measured at once (its preferences change). */
+#define MEASURE_QUIET_GAP_MAX_US 160000ull
+
+typedef enum {
+  MEASURE_EVERY,                /* measured at every tick */
+  MEASURE_QUIET,                /* measured every gap_us (the header's "Measuring") */
+} Measure;
 
 typedef struct {
   uint64_t    id;
@@ -56,6 +97,12 @@ typedef struct {
   double      tracked_target;
   uint64_t    last_bytes;       /* cumulative count at the last sample */
   bool        have_bytes;
+  Measure     measure;
+  uint32_t    quiet;            /* samples in a row that carried nothing */
+  bool        sampled;          /* observed since the last tick */
+  uint64_t    last_sample_us;
+  uint64_t    gap_us;           /* MEASURE_QUIET: from the last sample to the next */
+  uint64_t    next_measure_us;  /* its next sample is due then; 0 = at every tick */
 } Flow;
 
 struct BwssController {
@@ -229,6 +276,9 @@ bwss_controller_set_prefs (BwssController *c, uint64_t id, const BwssPrefs *pref
       bwss__fcs_release (&f->fcs);
   }
   f->prefs = *prefs;
+  f->measure = MEASURE_EVERY;           /* what it asks for now shows at once */
+  f->quiet = 0;
+  f->next_measure_us = 0;
   c->reallocate = true;
   return BWSS_OK;
 }
@@ -316,6 +366,10 @@ bwss_controller_observe (BwssController *c, uint64_t id, const BwssSample *s)
     return BWSS_ENOENT;
   if (f->have_bytes && s->bytes_received >= f->last_bytes)
     c->aggregate_bytes += s->bytes_received - f->last_bytes;
+  bool carried = !f->have_bytes || s->bytes_received != f->last_bytes || s->unread_bytes > 0;
+  f->quiet = carried ? 0 : f->quiet + 1;
+  f->sampled = true;
+  f->last_sample_us = s->now_us;
   f->last_bytes = s->bytes_received;
   f->have_bytes = true;
   bool first_rtt = s->rtt_us && f->rtt_us == 0;
@@ -578,6 +632,46 @@ tick_delay (BwssController *c, uint64_t now_us)
   return changed;
 }
 
+/* ---- measuring ---- */
+
+/* Moves flow @f's measuring state after this tick's step and sets when it
+ * is next due (the header's "Measuring").  The state moves on a sample
+ * only; between its samples a quiet flow keeps its time, unless a window
+ * change of its takes effect sooner. */
+static void
+schedule_measure (Flow *f, uint64_t now_us)
+{
+  if (f->sampled) {
+    f->sampled = false;
+    uint32_t quiet_after = f->last_bytes ? MEASURE_QUIET_SAMPLES : MEASURE_QUIET_NEW_SAMPLES;
+    if (f->quiet < quiet_after) {
+      f->measure = MEASURE_EVERY;
+      f->next_measure_us = 0;
+    } else {
+      if (f->measure == MEASURE_QUIET) {
+        f->gap_us = 2 * f->gap_us;
+        if (f->gap_us > MEASURE_QUIET_GAP_MAX_US)
+          f->gap_us = MEASURE_QUIET_GAP_MAX_US;
+      } else {
+        f->measure = MEASURE_QUIET;
+        f->gap_us = MEASURE_QUIET_GAP_MIN_US;
+      }
+      f->next_measure_us = f->last_sample_us + f->gap_us;
+    }
+  }
+  const BwssEstimator *e = &f->fcs.est;
+  if (f->measure == MEASURE_QUIET && e->period_bytes == UINT64_MAX && e->period_start_us > now_us
+      && e->period_start_us < f->next_measure_us)
+    f->next_measure_us = e->period_start_us;
+}
+
+uint64_t
+bwss_controller_next_measure (const BwssController *c, uint64_t id)
+{
+  const Flow *f = c ? find (c, id) : NULL;
+  return f ? f->next_measure_us : 0;
+}
+
 void
 bwss_controller_tick (BwssController *c, uint64_t now_us)
 {
@@ -615,6 +709,7 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
     if (f->fcs.window < f->window_low || f->window_low == 0)
       f->window_low = f->fcs.window;
     f->pace_bps = bwss__fcs_pace_bps (&f->fcs, &c->p, target);
+    schedule_measure (f, now_us);
   }
 }
 
