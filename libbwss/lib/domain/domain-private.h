@@ -39,8 +39,9 @@
 /* A heartbeat further in the future than this is forged or on another
  * clock (a reader's clock sample may predate the writer's by a round). */
 #define FUTURE_SLACK_US   100000ull
-/* Slots whose socket sock_diag no longer lists, this many rounds in a row,
- * are freed (an answer can race a connection that is just being set up). */
+/* Slots whose socket sock_diag no longer lists, this many of its
+ * measurements in a row (every round, or a quiet flow's fewer), are freed
+ * (an answer can race a connection that is just being set up). */
 #define GONE_DUMPS        3
 /* The controller asks the kernel about each flow's socket by the id its
  * participant wrote into the slot (knob_query(): exact lookups, 64 to a
@@ -113,7 +114,10 @@ struct Seg {
   BwssController *ctl;
   KnobDump        dump;           /* the round's measurement, inode order */
   KnobDump        want;           /* the sockets of the flows the controller knows */
+  uint32_t        want_slot[SEG_MAX_FLOWS];  /* ... the slot of each */
   bool            want_stale;     /* a flow came or went: want is built again */
+  KnobDump        due;            /* the round's part of want: the flows the laws ask about */
+  uint8_t         asked[SEG_MAX_FLOWS];      /* per slot: in this round's due */
   uint32_t        ctl_gen[SEG_MAX_FLOWS];    /* gen the controller knows per slot */
   uint32_t        ctl_serial[SEG_MAX_FLOWS]; /* prefs serial it knows */
   uint8_t         gone[SEG_MAX_FLOWS];

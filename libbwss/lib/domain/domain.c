@@ -85,6 +85,7 @@ seg_free (Seg *g)
   bwss_controller_free (g->ctl);
   knob_dump_clear (&g->dump);
   knob_dump_clear (&g->want);
+  knob_dump_clear (&g->due);
   SegFile f = seg_file (g);
   segment_close (&f);                    /* drops the controller lock, if held */
   if (g->wake_fd >= 0)

@@ -54,6 +54,8 @@ drop_laws (Seg *g)
   memset (g->ctl_gen, 0, sizeof g->ctl_gen);
   g->ctl_hwm = 0;
   g->want.n = 0;                         /* no flow known, none measured */
+  g->due.n = 0;
+  memset (g->asked, 0, sizeof g->asked);
 }
 
 /* Forgets the controller state (a new segment, or the role lost). */
@@ -174,20 +176,34 @@ build_want (Seg *g, const Segment *s)
         || (sl->diag_family != AF_INET && sl->diag_family != AF_INET6))
       continue;
     KnobInfo k = { .inode = sl->inode, .family = (uint8_t) sl->diag_family, .id = sl->diag_id };
+    g->want_slot[g->want.n] = i;
     if (knob_dump_push (&g->want, &k) != 0)
       break;                             /* out of memory: the rest go unmeasured */
   }
   g->want_stale = false;
 }
 
-/* Measures the sockets of the flows the controller knows into g->dump:
- * one exact query each, by the id the participant wrote (the answer must
- * carry the same inode: a forged id measures nothing).  Returns false if
- * the kernel did not answer.  Not under the segment lock. */
+/* Measures the sockets of the flows the controller knows and the laws
+ * ask about by the round at @now (bwss_controller_next_measure(): a quiet
+ * flow less often) into g->dump: one exact query each, by the id the
+ * participant wrote (the answer must carry the same inode: a forged id
+ * measures nothing).  g->asked marks the slots asked about.  Returns false
+ * if the kernel did not answer.  Not under the segment lock. */
 static bool
-measure (Seg *g)
+measure (Seg *g, uint64_t now)
 {
-  return knob_query (&g->want, &g->dump) == 0;
+  memset (g->asked, 0, sizeof g->asked);
+  g->due.n = 0;
+  for (size_t j = 0; j < g->want.n; j++) {
+    uint32_t i = g->want_slot[j];
+    if (g->ctl && g->ctl_gen[i]
+        && bwss_controller_next_measure (g->ctl, flow_id (i, g->ctl_gen[i])) > now + g->params.min_phi_us / 2)
+      continue;                          /* not due by this round */
+    if (knob_dump_push (&g->due, &g->want.items[j]) != 0)
+      break;                             /* out of memory: the rest go unmeasured */
+    g->asked[i] = 1;
+  }
+  return knob_query (&g->due, &g->dump) == 0;
 }
 
 /* Passes slot @i's group to the controller.  The slot's share is read here
@@ -240,6 +256,8 @@ sync_slot (Seg *g, SegSlot *sl, uint32_t i, uint64_t now)
 static void
 observe_slot (Seg *g, Segment *s, SegSlot *sl, uint32_t i, bool have_dump, uint64_t now)
 {
+  if (!g->asked[i])
+    return;                              /* not due: the laws did not ask */
   const KnobInfo *k = have_dump ? knob_dump_find (&g->dump, sl->inode) : NULL;
   if (have_dump && (k == NULL || k->state != SYS_TCP_ESTABLISHED)) {
     if (++g->gone[i] >= GONE_DUMPS) {
@@ -338,7 +356,7 @@ bool
 leader_round (Seg *g, uint64_t now)
 {
   Segment *s = g->s;
-  bool have_dump = measure (g);
+  bool have_dump = measure (g, now);
 
   if (seg_lock (g, LOCK_WAIT_US) != 0)
     return true;                         /* busy: try again at the next period */
