@@ -27,12 +27,13 @@
  * Measuring.  A flow is in one of two states.  MEASURE_EVERY (a new flow,
  * one that moves data): the caller measures it at every tick.  MEASURE_QUIET
  * (entry: MEASURE_QUIET_SAMPLES samples in a row carried no byte and found
- * none unread — idle, or stalled by its sender —, MEASURE_QUIET_NEW_SAMPLES
- * for a flow that has carried none yet): a sample would show the same
- * counters, and its window, whatever it is, holds nothing back; it is due
- * MEASURE_QUIET_GAP_MIN_US after its last sample, the gap doubling with each
- * quiet sample up to MEASURE_QUIET_GAP_MAX_US, and also when a window change
- * of its takes effect (the sample that opens its estimator's period, fcs.c).
+ * none unread: a connection at rest): a sample would show the same
+ * counters, and its window, whatever it is, holds nothing back; its gap
+ * between samples starts at MEASURE_QUIET_GAP_MIN_US and doubles with each
+ * quiet sample up to MEASURE_QUIET_GAP_MAX_US, each gap shortened by a
+ * fraction of its own (half at most) so that flows that went quiet together
+ * spread over the ticks; it is also due when a window change of its takes
+ * effect (the sample that opens its estimator's period, fcs.c).
  * Exit: a sample that carried bytes or found some unread, or new preferences
  * (a request that begins).  bwss_controller_next_measure() tells the caller
  * when each flow is due; the laws run on the samples that came.
@@ -44,21 +45,16 @@
 #include "idmap.h"
 
 /* Samples in a row that carry no byte and find none unread before a flow is
- * quiet: ten control periods, a whole decision interval of the delay loop
- * (decision_min_us) in which it received nothing.  Shorter lulls are part
- * of a transfer (a loss repaired, a sender's pause): at four, the fluid
- * model's CoDel 960k cell, where such stalls abound, moves. */
-#define MEASURE_QUIET_SAMPLES    10
-/* ... before a flow that has carried no byte yet is quiet: a second of
- * control periods.  A flow starts with a handshake and a request, an RTT
- * or two of long paths with nothing received, and its first bytes are the
- * ones the laws must see at once; one that carries nothing for a second is
- * an open connection at rest. */
-#define MEASURE_QUIET_NEW_SAMPLES 100
-/* A quiet flow's first gap between samples, µs: two control periods.  In
- * the fluid model's cells a fixed gap of this length leaves the failing
- * cells of every tick phase as they are with every tick measured
- * (tests/unit/sim-spread.sh: 33 of 500 runs both, the same subtests as often). */
+ * quiet: a second of control periods.  A transfer's own lulls are shorter
+ * — a handshake and a request on a long path, a loss repaired by a timeout
+ * (200 ms at least, backed off), a sender's pause — and their first bytes
+ * are ones the laws must see at once: in the fluid model's CoDel 960k cell,
+ * where stalls after losses abound, a threshold of four or ten periods
+ * moved the downloads' share by points; a second moves no figure of any
+ * cell.  What is silent longer is a connection at rest. */
+#define MEASURE_QUIET_SAMPLES    100
+
+/* A quiet flow's first gap between samples, µs: two control periods. */
 #define MEASURE_QUIET_GAP_MIN_US 20000ull
 /* ... and its longest, µs: a quiet flow that resumes is seen at most this
  * late — one or two of the delay loop's decisions (decision_min_us apart),
@@ -634,6 +630,18 @@ tick_delay (BwssController *c, uint64_t now_us)
 
 /* ---- measuring ---- */
 
+/* Returns @gap_us shortened to between half and all of it, by a fraction
+ * fixed per flow (from its id): connections that went quiet together (a
+ * browser's, at rest after a page) come due over several ticks, not all in
+ * one, and keep apart. */
+static uint64_t
+staggered (const Flow *f, uint64_t gap_us)
+{
+  uint64_t h = f->id * 0x9e3779b97f4a7c15ull;          /* Fibonacci hashing */
+  double u = (double) (h >> 11) / (double) (1ull << 53);  /* [0, 1) */
+  return gap_us / 2 + (uint64_t) (u * (double) (gap_us / 2));
+}
+
 /* Moves flow @f's measuring state after this tick's step and sets when it
  * is next due (the header's "Measuring").  The state moves on a sample
  * only; between its samples a quiet flow keeps its time, unless a window
@@ -643,8 +651,7 @@ schedule_measure (Flow *f, uint64_t now_us)
 {
   if (f->sampled) {
     f->sampled = false;
-    uint32_t quiet_after = f->last_bytes ? MEASURE_QUIET_SAMPLES : MEASURE_QUIET_NEW_SAMPLES;
-    if (f->quiet < quiet_after) {
+    if (f->quiet < MEASURE_QUIET_SAMPLES) {
       f->measure = MEASURE_EVERY;
       f->next_measure_us = 0;
     } else {
@@ -656,7 +663,7 @@ schedule_measure (Flow *f, uint64_t now_us)
         f->measure = MEASURE_QUIET;
         f->gap_us = MEASURE_QUIET_GAP_MIN_US;
       }
-      f->next_measure_us = f->last_sample_us + f->gap_us;
+      f->next_measure_us = f->last_sample_us + staggered (f, f->gap_us);
     }
   }
   const BwssEstimator *e = &f->fcs.est;
