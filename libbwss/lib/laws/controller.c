@@ -30,10 +30,11 @@
  * none unread: a connection at rest): a sample would show the same
  * counters, and its window, whatever it is, holds nothing back; its gap
  * between samples starts at MEASURE_QUIET_GAP_MIN_US and doubles with each
- * quiet sample up to MEASURE_QUIET_GAP_MAX_US, each gap shortened by a
- * fraction of its own (half at most) so that flows that went quiet together
- * spread over the ticks; it is also due when a window change of its takes
- * effect (the sample that opens its estimator's period, fcs.c).
+ * quiet sample up to MEASURE_QUIET_GAP_MAX_US, each sample on the flow's own
+ * slot of its gap on the clock (next_in_slot()) so that flows that went
+ * quiet together spread over the ticks; it is also due when a window
+ * change of its takes effect (the sample that opens its estimator's
+ * period, fcs.c).
  * Exit: a sample that carried bytes or found some unread, or new preferences
  * (a request that begins).  bwss_controller_next_measure() tells the caller
  * when each flow is due; the laws run on the samples that came.
@@ -57,7 +58,7 @@
 /* A quiet flow's first gap between samples, µs: two control periods. */
 #define MEASURE_QUIET_GAP_MIN_US 20000ull
 /* ... and its longest, µs: a quiet flow that resumes is seen at most this
- * late — one or two of the delay loop's decisions (decision_min_us apart),
+ * late (one and a half of it while the gap grows) — one or two of the delay loop's decisions (decision_min_us apart),
  * each on means over the time since the last; a flow with a minimum that
  * resumes with a request is measured at once (its preferences change). */
 #define MEASURE_QUIET_GAP_MAX_US 160000ull
@@ -630,16 +631,22 @@ tick_delay (BwssController *c, uint64_t now_us)
 
 /* ---- measuring ---- */
 
-/* Returns @gap_us shortened to between half and all of it, by a fraction
- * fixed per flow (from its id): connections that went quiet together (a
- * browser's, at rest after a page) come due over several ticks, not all in
- * one, and keep apart. */
+/* Returns when quiet flow @f is next due, its last sample at @last_us and
+ * its gap @gap_us: the first moment at least half a gap after its last
+ * sample that falls on its own slot of the gap on the clock, a fraction
+ * fixed by its id.  At a steady gap its samples are a gap apart (one to
+ * one and a half gaps while the gap grows), and connections that went
+ * quiet together (a browser's, at rest after a page) come due spread over
+ * the ticks of a gap, not all in one. */
 static uint64_t
-staggered (const Flow *f, uint64_t gap_us)
+next_in_slot (const Flow *f, uint64_t last_us, uint64_t gap_us)
 {
   uint64_t h = f->id * 0x9e3779b97f4a7c15ull;          /* Fibonacci hashing */
   double u = (double) (h >> 11) / (double) (1ull << 53);  /* [0, 1) */
-  return gap_us / 2 + (uint64_t) (u * (double) (gap_us / 2));
+  uint64_t slot = (uint64_t) (u * (double) gap_us);
+  uint64_t from = last_us + gap_us / 2;
+  uint64_t t = from - from % gap_us + slot;
+  return t < from ? t + gap_us : t;
 }
 
 /* Moves flow @f's measuring state after this tick's step and sets when it
@@ -663,7 +670,7 @@ schedule_measure (Flow *f, uint64_t now_us)
         f->measure = MEASURE_QUIET;
         f->gap_us = MEASURE_QUIET_GAP_MIN_US;
       }
-      f->next_measure_us = f->last_sample_us + staggered (f, f->gap_us);
+      f->next_measure_us = next_in_slot (f, f->last_sample_us, f->gap_us);
     }
   }
   const BwssEstimator *e = &f->fcs.est;
