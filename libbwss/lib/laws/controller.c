@@ -25,19 +25,26 @@
  * change (RTT + 3φ) plus one estimation period.
  *
  * Measuring.  A flow is in one of two states.  MEASURE_EVERY (a new flow,
- * one that moves data): the caller measures it at every tick.  MEASURE_QUIET
- * (entry: MEASURE_QUIET_SAMPLES samples in a row carried no byte and found
- * none unread: a connection at rest): a sample would show the same
- * counters, and its window, whatever it is, holds nothing back; its gap
- * between samples starts at MEASURE_QUIET_GAP_MIN_US and doubles with each
- * quiet sample up to MEASURE_QUIET_GAP_MAX_US, each sample on the flow's own
- * slot of its gap on the clock (next_in_slot()) so that flows that went
- * quiet together spread over the ticks; it is also due when a window
- * change of its takes effect (the sample that opens its estimator's
- * period, fcs.c).
- * Exit: a sample that carried bytes or found some unread, or new preferences
- * (a request that begins).  bwss_controller_next_measure() tells the caller
- * when each flow is due; the laws run on the samples that came.
+ * one that moves data, one with a minimum): the caller measures it at
+ * every tick.  MEASURE_QUIET (entry: MEASURE_QUIET_SAMPLES samples in a row
+ * carried no byte and found none unread, and it has no minimum: a
+ * connection at rest): a sample would show the same counters, and its
+ * window, whatever it is, holds nothing back; its gap between samples
+ * starts at MEASURE_QUIET_GAP_MIN_US and doubles with each quiet sample up
+ * to MEASURE_QUIET_GAP_MAX_US, each sample on the flow's own slot of its
+ * gap on the clock (next_in_slot()) so that flows that went quiet together
+ * spread over the ticks; it is also due when a window change of its takes
+ * effect (the sample that opens its estimator's period, fcs.c).  Exit: a
+ * sample that carried bytes or found some unread, new preferences (a
+ * request that begins), or a minimum.  A flow with a minimum is never
+ * quiet: one that resumes without new preferences (a player that keeps its
+ * minimum between fragments) brings first bytes the delay loop's deficit
+ * rule must see at once — in the fluid model's adaptive3 player on a
+ * 2.4 Mbit/s link with its minimum kept, its fetches seen up to a gap late
+ * moved the downloads beside it by −32 %, +7 % and −20 % at three tick
+ * phases.
+ * bwss_controller_next_measure() tells the caller when each flow is due;
+ * the laws run on the samples that came.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -58,9 +65,9 @@
 /* A quiet flow's first gap between samples, µs: two control periods. */
 #define MEASURE_QUIET_GAP_MIN_US 20000ull
 /* ... and its longest, µs: a quiet flow that resumes is seen at most this
- * late (one and a half of it while the gap grows) — one or two of the delay loop's decisions (decision_min_us apart),
- * each on means over the time since the last; a flow with a minimum that
- * resumes with a request is measured at once (its preferences change). */
+ * late (one and a half of it while the gap grows): one or two of the delay
+ * loop's decisions (decision_min_us apart), each on means over the time
+ * since the last. */
 #define MEASURE_QUIET_GAP_MAX_US 160000ull
 
 typedef enum {
@@ -658,7 +665,7 @@ schedule_measure (Flow *f, uint64_t now_us)
 {
   if (f->sampled) {
     f->sampled = false;
-    if (f->quiet < MEASURE_QUIET_SAMPLES) {
+    if (f->quiet < MEASURE_QUIET_SAMPLES || has_minimum (f)) {
       f->measure = MEASURE_EVERY;
       f->next_measure_us = 0;
     } else {
