@@ -2,9 +2,12 @@
 /*
  * sim.h — the whole BWSS (σ loop + TRAS + FCS) on a simulated clock against
  * the fluid model of flowmodel.h: the model advances in 1-ms steps, the
- * controller observes every controlled flow (received bytes, the kernel's
- * receiver RTT) and ticks every 10 ms like the socket layer, and its windows
- * go back into the model.  Per-second records for the traces' assertions.
+ * controller ticks every 10 ms like the socket layer and, before each tick,
+ * observes the controlled flows due by then (received bytes, the kernel's
+ * receiver RTT: bwss__controller_next_measure(), as the domain measures
+ * them), and its windows go back into the model.  Per-second records for
+ * the traces' assertions.  $BWSS_SIM_MEASURE_ALL set: every flow is
+ * observed every tick instead (to compare the two, not in the suite).
  */
 #ifndef SIM_H
 #define SIM_H
@@ -24,6 +27,8 @@ struct Sim {
   BwssController *c;
   bool            controlled[MODEL_MAX_FLOWS];
   bool            pacable[MODEL_MAX_FLOWS];  /* the receiver can pace its reads */
+  bool            measure_all;               /* observe every flow every tick */
+  uint64_t        samples;                   /* observations so far */
   uint64_t        now_us;
   /* per second */
   double          rate[SIM_MAX_SECONDS][MODEL_MAX_FLOWS];    /* bit/s */

@@ -23,12 +23,37 @@
  * would judge a σ step by the phase of that dither.  Its settle interval is
  * settle_cycles FCS cycles of the slowest flow: a cycle is the hold after a
  * change (RTT + 3φ) plus one estimation period.
+ *
+ * Measuring.  A flow is measured when the laws can use a sample, not every
+ * tick: its window sets its rate one RTT after it is applied (eq. 1) and
+ * the FCS decides once per estimation period φ, so a flow whose window
+ * binds is due once per RTT (at least a control period apart); a new flow,
+ * one whose preferences changed and one whose window just changed (its
+ * first sample opens the estimator's period when the change acts) are due
+ * sooner.  A flow its window does not hold — idle, or far below both its
+ * target and what its window carries (its source, its reader or another
+ * path holds it) — changes nothing the window does: its interval doubles
+ * up to MEASURE_SLACK_MAX_US.  The caller asks bwss__controller_next_measure()
+ * whom to measure; the laws run on whatever samples came.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "laws.h"
 #include "idmap.h"
+
+/* A flow whose window binds is measured once per this many of its RTTs:
+ * eq. (1) moves its rate within one RTT of a window change, and each FCS
+ * period (φ = 2 RTTs) then closes on a sample of its own. */
+#define MEASURE_RTTS          1.0
+/* A new flow is measured every control period until it has this many
+ * samples: its RTT (eq. 1 needs it) and its first rates. */
+#define MEASURE_NEW_SAMPLES   4
+/* Longest interval between two samples of a flow its window does not hold,
+ * µs: the delay loop decides at most every decision_min_us (100 ms), on
+ * means over at least that long, and the window of such a flow changes
+ * nothing; one that binds again is back at its RTT a sample later. */
+#define MEASURE_SLACK_MAX_US  100000ull
 
 typedef struct {
   uint64_t    id;
@@ -56,6 +81,11 @@ typedef struct {
   double      tracked_target;
   uint64_t    last_bytes;       /* cumulative count at the last sample */
   bool        have_bytes;
+  bool        sampled;          /* observed since the last tick */
+  bool        moved;            /* its last sample carried bytes */
+  uint32_t    measured;         /* samples so far */
+  uint64_t    next_measure_us;  /* its next sample is due then; 0 = now */
+  uint64_t    measure_gap_us;   /* the interval that set it, µs */
 } Flow;
 
 struct BwssController {
@@ -229,6 +259,8 @@ bwss_controller_set_prefs (BwssController *c, uint64_t id, const BwssPrefs *pref
       bwss__fcs_release (&f->fcs);
   }
   f->prefs = *prefs;
+  f->next_measure_us = 0;              /* what it asks for now shows at once */
+  f->measure_gap_us = 0;
   c->reallocate = true;
   return BWSS_OK;
 }
@@ -313,6 +345,9 @@ bwss_controller_observe (BwssController *c, uint64_t id, const BwssSample *s)
     return BWSS_ENOENT;
   if (f->have_bytes && s->bytes_received >= f->last_bytes)
     c->aggregate_bytes += s->bytes_received - f->last_bytes;
+  f->moved = !f->have_bytes || s->bytes_received != f->last_bytes || s->unread_bytes > 0;
+  f->sampled = true;
+  f->measured++;
   f->last_bytes = s->bytes_received;
   f->have_bytes = true;
   bool first_rtt = s->rtt_us && f->rtt_us == 0;
@@ -424,6 +459,11 @@ tick_paper (BwssController *c, uint64_t now_us)
 {
   uint64_t settle = settle_us (c), window = settle / 2;
   double u = bwss_estimator_mean (&c->aggregate, window);
+  if (getenv ("XX_USUM")) {
+    u = 0.0;
+    for (size_t i = 0; i < c->n; i++)
+      u += bwss__estimator_bytes (&c->flows[i].fcs.est, window) * 8.0 / ((double) window / 1e6);
+  }
   c->aggregate_bps = u > 0.0 ? u : 0.0;
   for (size_t i = 0; i < c->n; i++) {
     Flow *f = &c->flows[i];
@@ -552,6 +592,12 @@ tick_delay (BwssController *c, uint64_t now_us)
   double u = bwss_estimator_mean (&c->aggregate, window);
   c->aggregate_bps = u > 0.0 ? u : 0.0;
   capacity_view (c, now_us, window);
+  if (getenv ("XX_USUM")) {
+    u = 0.0;
+    for (size_t i = 0; i < c->n; i++)
+      u += bwss__estimator_bytes (&c->flows[i].fcs.est, window) * 8.0 / ((double) window / 1e6);
+    c->aggregate_bps = u;
+  }
   bool changed = bwss__capacity_step (cap, &c->p, now_us, c->aggregate_bps, c->cap_view, c->n);
   if (cap->last_decision_us == now_us)
     for (size_t i = 0; i < c->n; i++) {
@@ -567,6 +613,80 @@ tick_delay (BwssController *c, uint64_t now_us)
   if (cap->last_decision_us == now_us && update_caps (c))
     changed = true;
   return changed;
+}
+
+/* ---- measuring ---- */
+
+/* Returns true if flow @f's window holds nothing: it is idle (its last
+ * sample carried no byte and found none unread), or its rate is below both
+ * its target's interval and window_limited_fraction of what its window
+ * carries per RTT.  A released or paced flow is held (by the kernel's
+ * window, by its reads at the target); a flow with a minimum is watched
+ * whatever holds it (below its minimum, the loop's deficit rule acts). */
+static bool
+window_slack (const BwssController *c, const Flow *f)
+{
+  if (!f->moved)
+    return true;
+  if (f->fcs.state == BWSS_FCS_RELEASED || f->fcs.pacing || f->rtt_us == 0 || has_minimum (f))
+    return false;
+  double r = f->fcs.est.rate_bps;
+  if (r < 0.0 || r >= (1.0 - c->p.alpha) * fcs_target (c, f))
+    return false;
+  uint32_t mss = f->mss ? f->mss : c->p.default_mss;
+  double carried = 8.0 * bwss__fcs_window_bytes (&f->fcs, &c->p, mss) / ((double) f->rtt_us / 1e6);
+  return r < c->p.window_limited_fraction * carried;
+}
+
+/* Returns the interval to flow @f's next sample, µs (the header's
+ * "Measuring"): a control period while it is new, once per RTT while its
+ * window binds, doubling up to MEASURE_SLACK_MAX_US while it does not. */
+static uint64_t
+measure_interval (const BwssController *c, const Flow *f)
+{
+  uint64_t period = c->p.min_phi_us;
+  if (f->rtt_us == 0 || f->measured < MEASURE_NEW_SAMPLES)
+    return period;
+  uint64_t base = (uint64_t) ((getenv ("XX_RTTS") ? atof (getenv ("XX_RTTS")) : MEASURE_RTTS) * (double) f->rtt_us);
+  if (base < period)
+    base = period;
+  if (getenv ("XX_NOSLACK") || !window_slack (c, f))
+    return base;
+  uint64_t gap = 2 * f->measure_gap_us;
+  if (gap > MEASURE_SLACK_MAX_US)
+    gap = MEASURE_SLACK_MAX_US;
+  return gap > base ? gap : base;
+}
+
+/* Sets flow @f's next sample after this tick's step: an interval after the
+ * one it just had; no later than the moment a window change acts (the
+ * sample that opens the estimator's period, fcs.c). */
+static void
+schedule_measure (const BwssController *c, Flow *f, uint64_t now_us)
+{
+  if (f->sampled) {
+    f->measure_gap_us = measure_interval (c, f);
+    f->next_measure_us = now_us + f->measure_gap_us;
+    f->sampled = false;
+  }
+  if (getenv ("XX_DEC") && !paper_loop (c) && c->capacity.next_decision_us > now_us
+      && c->capacity.next_decision_us < f->next_measure_us)
+    f->next_measure_us = c->capacity.next_decision_us;
+  if (paper_loop (c) && getenv ("XX_DEC"))
+    f->next_measure_us = now_us;
+  const BwssEstimator *e = &f->fcs.est;
+  if (e->period_bytes == UINT64_MAX && e->period_start_us > now_us
+      && e->period_start_us < f->next_measure_us) {
+    f->next_measure_us = e->period_start_us;
+    f->measure_gap_us = 0;
+  }
+}
+
+uint64_t
+bwss__controller_next_measure (const BwssController *c, uint64_t id)
+{
+  const Flow *f = c ? find (c, id) : NULL;
+  return f ? f->next_measure_us : 0;
 }
 
 void
@@ -602,6 +722,7 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
     if (f->fcs.window < f->window_low || f->window_low == 0)
       f->window_low = f->fcs.window;
     f->pace_bps = bwss__fcs_pace_bps (&f->fcs, &c->p, target);
+    schedule_measure (c, f, now_us);
   }
 }
 

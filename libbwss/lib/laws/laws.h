@@ -305,4 +305,12 @@ bool bwss__capacity_step (BwssCapacity *c, const BwssParams *params,
                          uint64_t now_us, double u_bps,
                          const BwssCapacityFlow *flows, size_t n);
 
+/* ---- the controller's measuring (controller.c, "Measuring") ---- */
+
+/* Returns when flow @id of @c is due for its next sample (µs on the
+ * controller's clock; 0: now, or no such flow).  A caller that measures
+ * its flows itself (the domain) samples the flows due by its round and
+ * skips the rest; the laws run on whatever samples came. */
+uint64_t bwss__controller_next_measure (const BwssController *c, uint64_t id);
+
 #endif /* BWSS_LAWS_H */
