@@ -57,15 +57,29 @@ tick (Sim *s)
     s->on_tick (s);
   for (size_t i = 0; i < s->m.n; i++) {
     /* the domain's round: only the flows due by it (half a tick of slack) */
-    if (!s->controlled[i]
-        || (!s->measure_all && bwss__controller_next_measure (s->c, i) > s->now_us + TICK / 2))
+    static int mode = -1;
+    if (mode < 0)
+      mode = getenv ("XX_FREEZE") ? atoi (getenv ("XX_FREEZE")) : 0;
+    if (!s->controlled[i])
+      continue;
+    bool due = s->measure_all || bwss__controller_next_measure (s->c, i) <= s->now_us + TICK / 2;
+    if (!due && mode == 0)
       continue;
     const ModelFlow *f = &s->m.f[i];
+    static BwssSample last[MODEL_MAX_FLOWS];
     BwssSample smp = { .now_us = s->now_us, .bytes_received = f->bytes,
                        .rtt_us = f->rcv_rtt_us, .min_rtt_us = f->min_rtt_us, .mss = MODEL_MSS,
                        .can_pace = s->pacable[i],
                        .unread_bytes = f->read_bound ? 2 * MODEL_MSS : 0,
                        .rcv_ooopack = f->ooopack };
+    if (!due && mode == 1) {           /* bytes frozen, the rest fresh */
+      smp.bytes_received = last[i].bytes_received;
+    } else if (!due && mode == 2) {    /* bytes fresh, the rest frozen */
+      smp.rtt_us = last[i].rtt_us; smp.min_rtt_us = last[i].min_rtt_us;
+      smp.unread_bytes = last[i].unread_bytes; smp.rcv_ooopack = last[i].rcv_ooopack;
+    }
+    if (due)
+      last[i] = smp;
     g_assert_cmpint (bwss_controller_observe (s->c, i, &smp), ==, 0);
     s->samples++;
   }
@@ -99,7 +113,10 @@ sim_run (Sim *s, unsigned seconds)
         fqsum[i] += s->m.f[i].queue_s;
       cross += s->m.cross_rate_bps;
       s->now_us += MS;
-      if (s->now_us % TICK == 0)
+      static int64_t phase = -1;
+      if (phase < 0)
+        phase = getenv ("XX_PHASE") ? atoi (getenv ("XX_PHASE")) * 1000 : 0;
+      if (s->now_us % TICK == (uint64_t) phase)
         tick (s);
     }
     s->queue_ms[sec] = qsum;              /* Σ over 1000 ms of seconds = mean in ms */
