@@ -647,6 +647,8 @@ measure_interval (const BwssController *c, const Flow *f)
   uint64_t period = c->p.min_phi_us;
   if (f->rtt_us == 0 || f->measured < MEASURE_NEW_SAMPLES)
     return period;
+  if (getenv ("XX_MINFAST") && has_minimum (f))
+    return period;
   uint64_t base = (uint64_t) ((getenv ("XX_RTTS") ? atof (getenv ("XX_RTTS")) : MEASURE_RTTS) * (double) f->rtt_us);
   if (base < period)
     base = period;
