@@ -629,11 +629,14 @@ update_caps (BwssController *c)
   return moved;
 }
 
+static uint64_t rounds_gap (const BwssController *c);
+
 /* Runs the delay loop; returns true if the TRAS must re-split. */
 static bool
 tick_delay (BwssController *c, uint64_t now_us)
 {
   BwssCapacity *cap = &c->capacity;
+  cap->round_gap_us = rounds_gap (c);
   /* means since the last decision, over decision_min_us at least (an urgent
    * decision may come a tick after the last one) */
   uint64_t window = cap->last_decision_us ? now_us - cap->last_decision_us : 0;
@@ -754,24 +757,36 @@ round_gap (const BwssController *c, const Flow *f)
  * its preferences or group (the TRAS must re-split).  Between rounds
  * nothing of the laws moves: a quiet flow's window change is due as a
  * measurement (schedule_measure()). */
+/* Returns the gap of the rounds while flows are measured at every round:
+ * the shortest of their round_gap()s, µs; 0 if none is. */
+static uint64_t
+rounds_gap (const BwssController *c)
+{
+  uint64_t gap = 0;
+  for (size_t i = 0; i < c->n; i++) {
+    const Flow *f = &c->flows[i];
+    if (f->measure == MEASURE_EVERY) {
+      uint64_t g = round_gap (c, f);
+      if (gap == 0 || g < gap)
+        gap = g;
+    }
+  }
+  return gap;
+}
+
 uint64_t
 bwss_controller_next_round (const BwssController *c, uint64_t from_us)
 {
   if (c == NULL || c->n == 0 || c->reallocate || c->last_tick_us == 0)
     return from_us;
-  uint64_t gap = UINT64_MAX, first = UINT64_MAX;
+  uint64_t gap = rounds_gap (c), first = UINT64_MAX;
   for (size_t i = 0; i < c->n; i++) {
     const Flow *f = &c->flows[i];
-    if (f->measure == MEASURE_EVERY) {
-      uint64_t g = round_gap (c, f);
-      if (g < gap)
-        gap = g;
-    } else if (f->next_measure_us < first) {
+    if (f->measure != MEASURE_EVERY && f->next_measure_us < first)
       first = f->next_measure_us;
-    }
   }
   uint64_t next = UINT64_MAX;
-  if (gap != UINT64_MAX)
+  if (gap != 0)
     next = c->last_tick_us + gap > from_us ? c->last_tick_us + gap : from_us;
   uint64_t half = c->p.min_phi_us / 2;
   if (first != UINT64_MAX) {
