@@ -519,17 +519,22 @@ note_busy_link (BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
  * While the caller steps more than a control period apart (rounds once per
  * estimation period, controller.c), a decision lands on the first step at
  * or after its due time, up to a gap late; counted from that step, every
- * interval would stretch by the lateness (100 ms asked, 120 ms between
- * decisions at 40-ms steps: a sixth fewer raises a second).  So the next
- * interval counts from the due time this decision was late for, and the
- * decisions keep their rate on average; from @now after an urgent
- * decision, a late one by more than a gap, or at every period's step (the
- * lateness then under a period, as the loop was tuned). */
+ * interval would stretch by the lateness (a 290-ms interval became 320 ms
+ * at 40-ms steps, and the start's raises came that much slower).  So the
+ * next interval counts from the due time this decision was late for, as
+ * long as that leaves decision_min_us at least after this one (U is a mean
+ * over that much at least, controller.c: a decision sooner would judge
+ * bytes from before this one's change — the model's on-off cross traffic
+ * then found the link a second late at four tick phases of ten).  From
+ * @now after an urgent decision, a late one by a gap or more, and at every
+ * period's step (the lateness then under a period, as the loop was
+ * tuned). */
 static uint64_t
 next_decision (const BwssCapacity *c, const BwssParams *p, uint64_t now, uint64_t interval_us)
 {
   uint64_t due = c->next_decision_us;
-  if (c->round_gap_us > p->min_phi_us && due != 0 && due <= now && now - due < c->round_gap_us)
+  if (c->round_gap_us > p->min_phi_us && due != 0 && due <= now && now - due < c->round_gap_us
+      && due + interval_us >= now + p->decision_min_us)
     return due + interval_us;
   return now + interval_us;
 }
