@@ -747,16 +747,6 @@ round_gap (const BwssController *c, const Flow *f)
   return gap > period ? gap : period;
 }
 
-/* The first round at or after @from_us that finds a flow due
- * (bwss_controller_due()).  While flows are measured at every round, the
- * rounds come the shortest of their round_gap()s apart: all of them in the
- * same rounds, so that U's meter sums every flow's bytes over the same
- * instants.  A quiet flow is due half a period before its due time.  At
- * once with no flow (a round then costs nothing and keeps the loop's
- * clock), before the first round, and when a flow came, went or changed
- * its preferences or group (the TRAS must re-split).  Between rounds
- * nothing of the laws moves: a quiet flow's window change is due as a
- * measurement (schedule_measure()). */
 /* Returns the gap of the rounds while flows are measured at every round:
  * the shortest of their round_gap()s, µs; 0 if none is. */
 static uint64_t
@@ -774,6 +764,16 @@ rounds_gap (const BwssController *c)
   return gap;
 }
 
+/* The first round at or after @from_us that finds a flow due
+ * (bwss_controller_due()).  While flows are measured at every round, the
+ * rounds come the shortest of their round_gap()s apart: all of them in the
+ * same rounds, so that U's meter sums every flow's bytes over the same
+ * instants.  A quiet flow is due half a period before its due time.  At
+ * once with no flow (a round then costs nothing and keeps the loop's
+ * clock), before the first round, and when a flow came, went or changed
+ * its preferences or group (the TRAS must re-split).  Between rounds
+ * nothing of the laws moves: a quiet flow's window change is due as a
+ * measurement (schedule_measure()). */
 uint64_t
 bwss_controller_next_round (const BwssController *c, uint64_t from_us)
 {
