@@ -643,6 +643,14 @@ tick_delay (BwssController *c, uint64_t now_us)
   if (window < c->p.decision_min_us)
     window = c->p.decision_min_us;
   double u = bwss_estimator_mean (&c->aggregate, window);
+  if (cap->round_gap_us > c->p.min_phi_us) {
+    u = 0.0;
+    for (size_t i = 0; i < c->n; i++) {
+      double r = bwss_estimator_mean (&c->flows[i].fcs.est, window);
+      if (r > 0.0)
+        u += r;
+    }
+  }
   c->aggregate_bps = u > 0.0 ? u : 0.0;
   capacity_view (c, now_us, window);
   bool changed = bwss__capacity_step (cap, &c->p, now_us, c->aggregate_bps, c->cap_view, c->n);
@@ -779,22 +787,12 @@ bwss_controller_next_round (const BwssController *c, uint64_t from_us)
 {
   if (c == NULL || c->n == 0 || c->reallocate || c->last_tick_us == 0)
     return from_us;
-  uint64_t gap = rounds_gap (c), first = UINT64_MAX;
-  for (size_t i = 0; i < c->n; i++) {
-    const Flow *f = &c->flows[i];
-    if (f->measure != MEASURE_EVERY && f->next_measure_us < first)
-      first = f->next_measure_us;
-  }
-  uint64_t next = UINT64_MAX;
-  if (gap != 0)
-    next = c->last_tick_us + gap > from_us ? c->last_tick_us + gap : from_us;
+  uint64_t first = UINT64_MAX;
+  for (size_t i = 0; i < c->n; i++)
+    if (c->flows[i].next_measure_us < first)
+      first = c->flows[i].next_measure_us;
   uint64_t half = c->p.min_phi_us / 2;
-  if (first != UINT64_MAX) {
-    uint64_t quiet = first <= from_us + half ? from_us : first - half;
-    if (quiet < next)
-      next = quiet;
-  }
-  return next;
+  return first <= from_us + half ? from_us : first - half;
 }
 
 void
@@ -822,6 +820,8 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
    * kernel's, as under plain TCP (capacity-compete.c) */
   bool compete_free = !paper_loop (c) && phase == BWSS_PHASE_COMPETE && c->capacity.compete_free;
   bool pace = may_pace (c);
+  uint64_t gap = rounds_gap (c);
+  bool stagger = gap > c->p.min_phi_us;
   for (size_t i = 0; i < c->n; i++) {
     Flow *f = &c->flows[i];
     double target = fcs_target (c, f);
@@ -836,6 +836,12 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
       f->window_low = f->fcs.window;
     f->pace_bps = bwss__fcs_pace_bps (&f->fcs, &c->p, target);
     schedule_measure (f, now_us);
+    if (f->measure == MEASURE_EVERY) {
+      if (!stagger)
+        f->next_measure_us = 0;
+      else if (f->next_measure_us == 0 || f->last_sample_us == now_us)
+        f->next_measure_us = next_in_slot (f, f->last_sample_us, gap);
+    }
   }
 }
 
