@@ -142,6 +142,12 @@
  * may enter; the fail-back judges whether competing costs it. */
 #define OUT_OF_REACH_US 5000000
 
+/* Entered on an AQM's drops, COMPETE must raise U by this much of what it
+ * was within reserve_hold_us: beside an elastic neighbour holding most of
+ * the link, the released downloads win at least half again what this host
+ * moved; on a link of its own they win only its idle part. */
+#define AQM_GAIN 0.5
+
 /* ---- the detector (TRACK) ---- */
 
 /* Returns true if this host moves about all of the link it had to itself
@@ -152,15 +158,31 @@ has_link (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
   return c->link_alone_bps > 0.0 && k->u_link >= (1.0 - p->compete_probe_rise) * c->link_alone_bps;
 }
 
-/* The queue we did not make: every download held at its floor, every
- * minimum met, no flow above its allotment, U short of the link we had
- * alone, and still a standing queue. */
+/* Returns true if the link dropped segments of ours lately (within
+ * compete_detect_us). */
 static bool
-foreign (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
+lossy (const BwssCapacity *c, const BwssParams *p, uint64_t now)
+{
+  return c->lost_at_us && now - c->lost_at_us <= p->compete_detect_us;
+}
+
+/* The link full under an AQM that holds the queue short: under the target,
+ * and our segments dropped lately. */
+static bool
+aqm_full (const BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
+{
+  return k->q >= 0.0 && !over_target (k) && lossy (c, p, now);
+}
+
+/* The queue we did not make: every download held at its floor, every
+ * minimum met (or out of reach), no flow above its allotment, U short of
+ * the link we had alone, and still a standing queue, or an AQM's drops. */
+static bool
+foreign (const BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
 {
   return k->bulk > 0 && k->bulk_floored == k->bulk && k->overrun == 0
       && (k->short_min == 0 || k->short_us >= OUT_OF_REACH_US)
-      && !has_link (c, p, k) && over_target (k);
+      && !has_link (c, p, k) && (over_target (k) || aqm_full (c, p, now, k));
 }
 
 /* The queue in hand: at or under its target without losses, or empty; or
@@ -214,6 +236,9 @@ capacity_compete_init (BwssCapacity *c)
   c->compete_free = false;
   c->minima_rate = 0.0;
   c->compete_met_before = 0.0;
+  c->lost_at_us = 0;
+  c->compete_aqm = false;
+  c->compete_u_entry = 0.0;
 }
 
 /* Enters COMPETE: from what the flows move, the drain first due after a
@@ -229,6 +254,8 @@ enter_compete (BwssCapacity *c, const BwssParams *p, uint64_t now, const Capacit
   c->compete_sigma_before = 0.0;
   c->compete_free = true;
   c->compete_met_before = c->minima_rate < k->minima ? c->minima_rate : k->minima;
+  c->compete_aqm = !over_target (k);
+  c->compete_u_entry = k->u_link;
   capacity_forget_track (c);
   double s = (1.0 + p->compete_headroom) * k->u_kept;
   capacity_set_sigma (c, s > c->sigma_bps ? s : c->sigma_bps);
@@ -241,12 +268,14 @@ capacity_compete_watch (BwssCapacity *c, const BwssParams *p, uint64_t now,
   if (c->phase != BWSS_PHASE_TRACK || interval_us <= 0.0)
     return false;
   remember_minima (c, p, k, interval_us);
-  if (foreign (c, p, k))
+  if (k->lost > 0)
+    c->lost_at_us = now;
+  if (foreign (c, p, now, k))
     score (c, p, 1.0, interval_us);
   else if (in_hand (k))
     score (c, p, 0.0, interval_us);
-  if (c->foreign_score < ALONE_SCORE && k->bulk_floored < k->bulk && k->q >= k->qt
-      && k->u_link > c->link_alone_bps)
+  if (c->foreign_score < ALONE_SCORE && k->bulk_floored < k->bulk
+      && (k->q >= k->qt || aqm_full (c, p, now, k)) && k->u_link > c->link_alone_bps)
     c->link_alone_bps = k->u_link;
   if (c->foreign_score < p->compete_enter || now < c->compete_hold_until_us)
     return false;
@@ -314,7 +343,7 @@ start_drain (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityC
 static int
 judge_drain (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
 {
-  if (k->q >= 0.0 && k->q < k->qt)
+  if (k->q >= 0.0 && k->q < k->qt && (!c->compete_aqm || queue_empty (k)))
     return exit_compete (c, now, k);
   /* a queue that stopped falling above twice its target has found its
    * floor: somebody else's */
@@ -355,7 +384,11 @@ capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
   bool out_of_reach = had < (1.0 - p->alpha) * k->minima;
   bool took = out_of_reach && now - c->phase_since_us >= p->reserve_hold_us
       && c->minima_rate < (1.0 - p->alpha) * had;
-  if (deep || took)
+  /* entered on an AQM's drops: released, the downloads must win what the
+   * neighbour held — a link of our own gives them only its idle part */
+  bool ours = c->compete_aqm && now - c->phase_since_us >= p->reserve_hold_us
+      && k->u_link < (1.0 + AQM_GAIN) * c->compete_u_entry;
+  if (deep || took || ours)
     return fail_compete (c, p, now, k);
   if (c->compete_drain_until_us)
     return judge_drain (c, p, now, k);

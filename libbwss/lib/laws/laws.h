@@ -283,6 +283,11 @@ typedef struct {
   double    minima_rate;      /* what the flows with a minimum move (Σ R_i), an exponential
                                * memory of reserve_hold_us, bit/s */
   double    compete_met_before; /* ... at COMPETE's entry, at most their minima */
+  uint64_t  lost_at_us;       /* TRACK: the last decision that found segments of ours
+                               * lost, 0 = none */
+  bool      compete_aqm;      /* COMPETE entered on an AQM's evidence (the queue short,
+                               * its drops ours) ... */
+  double    compete_u_entry;  /* ... U then, bit/s */
   uint64_t  compete_probe_at_us;   /* COMPETE: the next drain is due, µs */
   uint64_t  compete_drain_until_us;/* COMPETE: the running drain ends, 0 = none */
   double    compete_sigma_before;  /* COMPETE: what the flows moved before the last drain,
