@@ -309,21 +309,26 @@ test_on_off (void)
   check_house (&h, (Bounds) { 0.80, 0.90, 0.90, 0.98, 0.0 });
 }
 
-/* 2 Mbit/s of UDP from the second host: inelastic, the short queue stays. */
+/* 2 Mbit/s of UDP from the second host: inelastic, the short queue stays
+ * (Reno senders, then CUBIC-like ones). */
 static void
 test_udp (void)
 {
-  House none = { "drop-tail 8M, video 2M, nobody", 8e6, 0.0, false, 2e6, 2, NB_NONE, 0, 0, 0, 90, false };
-  House udp = { "drop-tail 8M, video 2M, 2M UDP", 8e6, 0.0, false, 2e6, 2, NB_UDP, 0, 2e6, 0, 90, false };
-  for (int latch = 0; latch < 2; latch++) {
-    HouseResult a = run_house (&none, true, latch), b = run_house (&udp, true, latch);
-    report (&none, latch ? "bwss, rcv_rtt 6.16+" : "bwss, rcv_rtt before 6.16", &a);
-    report (&udp, latch ? "bwss, rcv_rtt 6.16+" : "bwss, rcv_rtt before 6.16", &b);
-    g_assert_cmpfloat (a.right, >=, 0.90 * a.judged);
-    g_assert_cmpfloat (b.right, >=, 0.90 * b.judged);
-    g_assert_cmpfloat (b.q_on, <=, 25.0);
-    g_assert_cmpfloat (b.q_on, <=, a.q_on + 5.0);
-    g_assert_cmpfloat (b.at_min, >=, 0.98 * b.counted);
+  for (int cubic = 0; cubic < 2; cubic++) {
+    House none = { cubic ? "CUBIC, drop-tail 8M, video 2M, nobody" : "drop-tail 8M, video 2M, nobody",
+                   8e6, 0.0, false, 2e6, 2, NB_NONE, 0, 0, 0, 90, cubic };
+    House udp = { cubic ? "CUBIC, drop-tail 8M, video 2M, 2M UDP" : "drop-tail 8M, video 2M, 2M UDP",
+                  8e6, 0.0, false, 2e6, 2, NB_UDP, 0, 2e6, 0, 90, cubic };
+    for (int latch = 0; latch < 2; latch++) {
+      HouseResult a = run_house (&none, true, latch), b = run_house (&udp, true, latch);
+      report (&none, latch ? "bwss, rcv_rtt 6.16+" : "bwss, rcv_rtt before 6.16", &a);
+      report (&udp, latch ? "bwss, rcv_rtt 6.16+" : "bwss, rcv_rtt before 6.16", &b);
+      g_assert_cmpfloat (a.right, >=, 0.90 * a.judged);
+      g_assert_cmpfloat (b.right, >=, 0.90 * b.judged);
+      g_assert_cmpfloat (b.q_on, <=, 25.0);
+      g_assert_cmpfloat (b.q_on, <=, a.q_on + 5.0);
+      g_assert_cmpfloat (b.at_min, >=, 0.98 * b.counted);
+    }
   }
 }
 
