@@ -255,9 +255,15 @@ enter_compete (BwssCapacity *c, const BwssParams *p, uint64_t now, const Capacit
   c->compete_free = true;
   c->compete_met_before = c->minima_rate < k->minima ? c->minima_rate : k->minima;
   c->compete_aqm = !over_target (k);
-  c->compete_u_entry = k->u_link;
+  c->compete_u_entry = c->compete_aqm ? k->u_link : 0.0;
   capacity_forget_track (c);
   double s = (1.0 + p->compete_headroom) * k->u_kept;
+  if (c->compete_aqm) {
+    /* a probe first: the downloads' windows raised by max_raise of U, not
+     * released (a release is too strong a pulse on a slow link of our own) */
+    c->compete_free = false;
+    s = k->u_kept + p->max_raise * k->u_link;
+  }
   capacity_set_sigma (c, s > c->sigma_bps ? s : c->sigma_bps);
 }
 
@@ -386,10 +392,17 @@ capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
       && c->minima_rate < (1.0 - p->alpha) * had;
   /* entered on an AQM's drops: released, the downloads must win what the
    * neighbour held — a link of our own gives them only its idle part */
-  bool ours = c->compete_aqm && now - c->phase_since_us >= p->reserve_hold_us
-      && k->u_link < (1.0 + AQM_GAIN) * c->compete_u_entry;
+  bool probing = c->compete_u_entry > 0.0;
+  bool ours = probing && now - c->phase_since_us >= p->reserve_hold_us
+      && k->u_link < (1.0 + AQM_GAIN * p->max_raise) * c->compete_u_entry;
   if (deep || took || ours)
     return fail_compete (c, p, now, k);
+  if (probing && now - c->phase_since_us < p->reserve_hold_us)
+    return RULE_COMPETE;                      /* the probe holds */
+  if (probing) {
+    c->compete_u_entry = 0.0;                 /* U followed: released */
+    c->compete_free = true;
+  }
   if (c->compete_drain_until_us)
     return judge_drain (c, p, now, k);
   if (drain_due (c, p, now, k))
