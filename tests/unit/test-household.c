@@ -364,8 +364,8 @@ test_cubic_on_off (void)
   check_house (&h, (Bounds) { 0.80, 0.0, 0.90, 0.98, 0.95 });
 }
 
-/* ... and the QUIC cell (the law before the mean: the downloads at 33 / 34 % of plain
- * TCP's). */
+/* ... and the QUIC cell (the law before the mean: the downloads at 33 / 34 %
+ * of plain TCP's). */
 static void
 test_cubic_quic (void)
 {
