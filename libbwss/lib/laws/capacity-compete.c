@@ -197,6 +197,8 @@ remember_minima (BwssCapacity *c, const BwssParams *p, const CapacityCounts *k,
                  double interval_us)
 {
   double w = interval_us / (double) p->compete_detect_us;
+  if (c->minima_rate <= 0.0)
+    w = 1.0;                  /* the first measure, not a ramp from nothing */
   c->minima_rate += (w < 1.0 ? w : 1.0) * (k->with_min_rate - c->minima_rate);
 }
 
@@ -214,6 +216,7 @@ capacity_compete_init (BwssCapacity *c)
   c->compete_free = false;
   c->minima_rate = 0.0;
   c->compete_met_before = 0.0;
+  c->compete_out_of_reach = false;
 }
 
 /* Enters COMPETE: from what the flows move, the drain first due after a
@@ -229,6 +232,10 @@ enter_compete (BwssCapacity *c, const BwssParams *p, uint64_t now, const Capacit
   c->compete_sigma_before = 0.0;
   c->compete_free = true;
   c->compete_met_before = c->minima_rate < k->minima ? c->minima_rate : k->minima;
+  /* entered on a minimum out of reach (foreign: short for OUT_OF_REACH_US),
+   * not on a mean a hair under it (the video's mean beside a neighbour
+   * moves by several per cent a second) */
+  c->compete_out_of_reach = k->short_min > 0;
   capacity_forget_track (c);
   double s = (1.0 + p->compete_headroom) * k->u_kept;
   capacity_set_sigma (c, s > c->sigma_bps ? s : c->sigma_bps);
@@ -352,7 +359,7 @@ capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
    * and what they move over the memory since */
   double had = c->compete_met_before;
   bool deep = c->minima_rate < (1.0 - DEEP) * had;
-  bool out_of_reach = had < (1.0 - p->alpha) * k->minima;
+  bool out_of_reach = c->compete_out_of_reach;
   bool took = out_of_reach && now - c->phase_since_us >= p->reserve_hold_us
       && c->minima_rate < (1.0 - p->alpha) * had;
   if (deep || took)

@@ -283,6 +283,7 @@ typedef struct {
   double    minima_rate;      /* what the flows with a minimum move (Σ R_i), an exponential
                                * memory of reserve_hold_us, bit/s */
   double    compete_met_before; /* ... at COMPETE's entry, at most their minima */
+  bool      compete_out_of_reach; /* COMPETE entered with a minimum out of reach */
   uint64_t  compete_probe_at_us;   /* COMPETE: the next drain is due, µs */
   uint64_t  compete_drain_until_us;/* COMPETE: the running drain ends, 0 = none */
   double    compete_sigma_before;  /* COMPETE: what the flows moved before the last drain,
