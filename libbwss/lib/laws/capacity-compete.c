@@ -331,6 +331,12 @@ judge_drain (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityC
     return RULE_DRAIN;
   c->compete_drain_until_us = 0;
   c->compete_probe_at_us = now + p->compete_probe_us;
+  /* somebody else's floor: if U reaching the link this host had alone
+   * called this drain, that link was its share beside them already (learned
+   * while the downloads, not yet held, filled the queue with theirs) — a
+   * drain at every climb to it would hand them the room again and again;
+   * forgotten, the probe interval calls the next one */
+  c->link_alone_bps = 0.0;
   /* back to what the flows moved before it, through the windows (released
    * at once, the downloads' congestion windows would burst into the buffer
    * together, and its overflow would take the video's segments too) */
