@@ -128,6 +128,12 @@
  * such dips fill, ends COMPETE beside an elastic neighbour). */
 #define DEEP 0.2
 
+/* ... over FAIL_MEMORY times reserve_hold_us, from what they had at the
+ * entry: a video that dips a third for a second beside a neighbour (a
+ * burst of its losses at an overflow) makes it up from its backlog the
+ * next seconds; traffic that does not give way keeps it short. */
+#define FAIL_MEMORY 2.0
+
 /* What each download keeps of what a flow with a minimum moves, at a
  * yield: half (beside an elastic flow that takes what they leave, their
  * yields buy a video out of reach little, and a download at half a fair
@@ -217,6 +223,7 @@ capacity_compete_init (BwssCapacity *c)
   c->minima_rate = 0.0;
   c->compete_met_before = 0.0;
   c->compete_out_of_reach = false;
+  c->compete_minima_long = 0.0;
 }
 
 /* Enters COMPETE: from what the flows move, the drain first due after a
@@ -236,6 +243,7 @@ enter_compete (BwssCapacity *c, const BwssParams *p, uint64_t now, const Capacit
    * not on a mean a hair under it (the video's mean beside a neighbour
    * moves by several per cent a second) */
   c->compete_out_of_reach = k->short_min > 0;
+  c->compete_minima_long = c->minima_rate;
   capacity_forget_track (c);
   double s = (1.0 + p->compete_headroom) * k->u_kept;
   capacity_set_sigma (c, s > c->sigma_bps ? s : c->sigma_bps);
@@ -363,11 +371,13 @@ capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
   remember_minima (c, p, k, interval_us);
   /* the fail-back: what the minima had at the entry (at most themselves),
    * and what they move over the memory since */
+  double wl = interval_us / (FAIL_MEMORY * (double) (p->reserve_hold_us ? p->reserve_hold_us : 1));
+  c->compete_minima_long += (wl < 1.0 ? wl : 1.0) * (k->with_min_rate - c->compete_minima_long);
   double had = c->compete_met_before;
-  bool deep = c->minima_rate < (1.0 - DEEP) * had;
+  bool deep = c->compete_minima_long < (1.0 - DEEP) * had;
   bool out_of_reach = c->compete_out_of_reach;
   bool took = out_of_reach && now - c->phase_since_us >= p->reserve_hold_us
-      && c->minima_rate < (1.0 - p->alpha) * had;
+      && c->compete_minima_long < (1.0 - p->alpha) * had;
   if (deep || took)
     return fail_compete (c, p, now, k);
   if (c->compete_drain_until_us)

@@ -284,6 +284,8 @@ typedef struct {
                                * memory of reserve_hold_us, bit/s */
   double    compete_met_before; /* ... at COMPETE's entry, at most their minima */
   bool      compete_out_of_reach; /* COMPETE entered with a minimum out of reach */
+  double    compete_minima_long; /* COMPETE: what the flows with a minimum move, a memory of
+                                  * FAIL_MEMORY reserve_hold_us from the entry's, bit/s */
   uint64_t  compete_probe_at_us;   /* COMPETE: the next drain is due, µs */
   uint64_t  compete_drain_until_us;/* COMPETE: the running drain ends, 0 = none */
   double    compete_sigma_before;  /* COMPETE: what the flows moved before the last drain,
