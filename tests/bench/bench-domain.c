@@ -6,11 +6,12 @@
  * of the domain (sock_diag), runs the laws, publishes a window per slot and
  * applies the windows of its own flows.  A benchmark, not a test.
  *
- *   bench-domain [FLOWS...]        (default: 100 1000 10000)
+ *   bench-domain [--idle] [FLOWS...]   (default: 100 1000 10000)
  *
  * The flows are loopback TCP connections from a sender process, which
  * writes MSS-sized chunks round-robin at SEND_BYTES_PER_S in all (so every
- * flow carries data, a few kB/s each at 10 000 flows), to two receivers:
+ * flow carries data, a few kB/s each at 10 000 flows; with --idle it
+ * writes nothing: flows that are open and quiet), to two receivers:
  * this process (the controller) and a child (a participant with
  * BWSS_DOMAIN_NO_CONTROLLER), half the flows each, so each stays within an
  * ordinary fd limit, as a domain's flows belong to several processes.  Each
@@ -52,6 +53,8 @@
 
 /* ---- the sender: accepts every flow and writes round-robin ---- */
 
+static gboolean idle_flows;                   /* --idle: the sender writes nothing */
+
 static void G_GNUC_NORETURN
 sender (int listener, int n)
 {
@@ -63,6 +66,8 @@ sender (int listener, int n)
   }
   static char chunk[CHUNK];
   int next = 0;
+  while (idle_flows)
+    pause ();
   for (;;) {
     int budget = SEND_BYTES_PER_S / (G_USEC_PER_SEC / SEND_TICK_US) / CHUNK;
     for (int tries = 0; budget > 0 && tries < n; tries++) {
@@ -246,6 +251,11 @@ main (int argc, char **argv)
   setrlimit (RLIMIT_NOFILE, &rl);
   signal (SIGPIPE, SIG_IGN);
   int defaults[] = { 100, 1000, 10000 };
+  if (argc > 1 && g_str_equal (argv[1], "--idle")) {
+    idle_flows = TRUE;
+    argv++;
+    argc--;
+  }
   printf ("| flows | in the domain | rounds | read by the controller's half, Mbit/s "
           "| CPU µs: median | p99 | worst | wall µs: median | p99 | worst "
           "| one core at the period (CPU) |\n|---|---|---|---|---|---|---|---|---|---|---|\n");

@@ -273,8 +273,8 @@ def main():
             passed, why, out = run_line(cmd, env, work)
             tries = 1
             while not passed and UPSTREAM_FLAKE in out and tries < UPSTREAM_TRIES:
-                print("# %s: GStreamer's hlsdemux2 failed its fragment (%s), try %d again"
-                      % (line.strip(), why, tries + 1))
+                print("# %s: GStreamer's hlsdemux2 failed its fragment (%s), try %d of %d"
+                      % (line.strip(), why, tries + 1, UPSTREAM_TRIES))
                 passed, why, out = run_line(cmd, env, work)
                 tries += 1
             n += 1

@@ -4,9 +4,11 @@
 request, as players ask), which python's http.server does not: a player in
 pull mode (typefind, matroskademux) reads where it wants.  With --port 0
 (the default: any free port) it prints the port once listening; it serves
-until killed.
+until killed.  With --hold FILE each response stops after the first half of
+its body until FILE exists, so a test can look at a download that is
+certain to be open, for as long as the test needs.
 
-  range-server.py [--port N] DIRECTORY
+  range-server.py [--port N] [--hold FILE] DIRECTORY
 """
 import argparse
 import functools
@@ -14,6 +16,10 @@ import http.server
 import os
 import re
 import sys
+import time
+
+# --hold: how often a held response looks for its file, seconds
+HOLD_POLL_S = 0.05
 
 
 class RangeHandler(http.server.SimpleHTTPRequestHandler):
@@ -50,9 +56,19 @@ class RangeHandler(http.server.SimpleHTTPRequestHandler):
         self.end_headers()
         return f
 
+    hold = None       # --hold FILE
+
     def copyfile(self, source, outputfile):
+        held = self.hold is not None
+        half = self.remaining // 2
         while self.remaining > 0:
-            chunk = source.read(min(self.remaining, 64 * 1024))
+            if held and self.remaining <= half:
+                outputfile.flush()
+                while not os.path.exists(self.hold):
+                    time.sleep(HOLD_POLL_S)
+                held = False
+            step = self.remaining - half if held else self.remaining
+            chunk = source.read(min(step, 64 * 1024))
             if not chunk:
                 break
             outputfile.write(chunk)
@@ -65,8 +81,10 @@ class RangeHandler(http.server.SimpleHTTPRequestHandler):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--port", type=int, default=0)
+    p.add_argument("--hold", help="send the second half of each body once this file exists")
     p.add_argument("directory")
     a = p.parse_args()
+    RangeHandler.hold = a.hold
     handler = functools.partial(RangeHandler, directory=a.directory)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", a.port), handler)
     if a.port == 0:

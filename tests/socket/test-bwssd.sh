@@ -6,9 +6,10 @@
 # errors is refused naming file:line and key, and the rules in force stay; a
 # good change is picked up by the file monitor; a flow registered by
 # bwss-run keeps its own preferences; kill -9 of bwssd puts the socket's
-# clamp back (read from the socket itself) while a flow its owner registered
-# stays controlled, and a restarted bwssd adopts it again; SIGTERM gives it
-# back at once; bad options and a second bwssd are refused.  (TAP.)
+# clamp back (read from the socket itself), the client of a flow its owner
+# registered starts bwssd again and hands it over again, and a restarted
+# bwssd adopts the first one again and keeps the other the client's; SIGTERM
+# gives it back at once; bad options and a second bwssd are refused.  (TAP.)
 # Times: the waits are $patience_ms, fail-open's bound $failopen_bound_ms
 # (flow-watch.sh says why); how soon bwssd adopts is measured by the
 # benchmark bwssd-times (tests/bench/bench-bwssd-times.sh).
@@ -81,14 +82,21 @@ check "a second bwssd for the domain -> exit 1: $(cat "$tmp/err")" '[ $rc -eq 1 
 # idle (no flow in the domain): one wakeup a second for the scan and the
 # dispatch together, counted over every thread of bwssd (it was 100 a
 # second).  Allowed: 2 a second of the time that really passed, plus one (a
-# late tick falls together with the next, it does not add one).
+# late tick falls together with the next, it does not add one).  The count
+# is of the threads' sleeps, and a loaded host adds some (a page brought
+# back in, a lock met on the way): a window over the bound is measured
+# again, up to 3 windows; bwssd waking on its own fails every one.
 wakeups () { cat /proc/$1/task/*/status 2>/dev/null | awk '/^voluntary_ctxt_switches/ { n += $2 } END { print n }'; }
 sleep 1
-w0=$(wakeups $bwssd_pid) t0=$(now_ms)
-sleep 3
-w1=$(wakeups $bwssd_pid) t1=$(now_ms)
-check "idle bwssd: $((w1 - w0)) wakeups in $((t1 - t0)) ms (once a second: <= 2 a second + 1)" \
-  '[ $((w1 - w0)) -le $((2 * (t1 - t0) / 1000 + 1)) ]'
+idle_seen="" idle_ok=1
+for _ in 1 2 3; do
+  w0=$(wakeups $bwssd_pid) t0=$(now_ms)
+  sleep 3
+  w1=$(wakeups $bwssd_pid) t1=$(now_ms)
+  idle_seen="$idle_seen $((w1 - w0))/$((t1 - t0))ms"
+  [ $((w1 - w0)) -le $((2 * (t1 - t0) / 1000 + 1)) ] && idle_ok=0 && break
+done
+check "idle bwssd: wakeups in a window (once a second: <= 2 a second + 1):$idle_seen" '[ $idle_ok = 0 ]'
 
 # a download that starts while bwssd idles: adopted at the next scan
 curl -s --limit-rate 1M -o /dev/null "$url" &
@@ -126,39 +134,64 @@ check "curl under bwss-run --weight 5: listed once, as the shim registered it ($
   '[ "$(flows_of $curl_b)" = 1 ] && flow_of $curl_b | grep -Eq "^shim 5 "'
 
 # ---- fail-open: kill -9, restart, SIGTERM ----
+# What "given back" means is the ledger's, as in test-sockd.sh: the clamp
+# the socket had before bwssd adopted it (its record, clamp=N), put back
+# before the record goes; at least that (the kernel's autotuning may raise
+# an unlocked clamp again).  Not compared with the window bwssd last set: on
+# loopback the laws' one-segment window can be the kernel's first clamp
+# itself (65483 both).
+ledger=$rundir/adopted
+# the inode of @1's (pid) TCP socket to the server, from its fds and the namespace's table
+inode_of () {
+  local ino
+  for ino in $(ls -l /proc/$1/fd 2>/dev/null | sed -n 's/.*socket:\[\([0-9]*\)\]$/\1/p'); do
+    awk -v p="$(printf '%04X' $port)" -v i="$ino" \
+      'NR > 1 && substr($3, index($3, ":") + 1) == p && $10 == i { f = 1 } END { exit !f }' /proc/net/tcp &&
+      { echo "$ino"; return 0; }
+  done
+  return 1
+}
+# the clamp in @1's (inode) record, or nothing
+recorded () { sed -n 's/^clamp=\([0-9]*\) .*/\1/p' "$ledger/$1" 2>/dev/null; }
 read -r c_before win <<<"$(stable_clamp $curl_a "$clamp" $curl_a $port)"
 check "the adopted socket's clamp is bwssd's window ($c_before = $win)" '[ "$c_before" = "$win" ]'
+ino_a=$(inode_of $curl_a) original=$(recorded "$ino_a")
 watchdog=$(pgrep -P $bwssd_pid)
 kill -9 $bwssd_pid
 t0=$(now_ms) restored=
 while [ $(($(now_ms) - t0)) -lt $failopen_bound_ms ]; do
   c=$("$clamp" $curl_a $port)
-  if [ "$c" != "$win" ]; then restored=$(($(now_ms) - t0)); break; fi
+  if [ -n "$original" ] && [ ! -e "$ledger/$ino_a" ] && [ "$c" -ge "$original" ]; then
+    restored=$(($(now_ms) - t0)); break
+  fi
   sleep 0.02
 done
-check "kill -9 of bwssd: clamp back to the kernel's in ${restored:-never} ms (the promise $failopen_promise_ms ms; now $c, was $win)" \
-  '[ -n "$restored" ] && [ "$c" -gt "$win" ]'
-gone () { [ ! -e /proc/$1/stat ] || [ "$(sed 's/.*) //' /proc/$1/stat | cut -c1)" = Z ]; }
+check "kill -9 of bwssd: its watchdog gives the original clamp back in ${restored:-never} ms (the promise $failopen_promise_ms ms; now $c, the ledger's record ${original:-none} of socket ${ino_a:-none}, bwssd's window $win)" \
+  '[ -n "$restored" ]'
 for _ in $(seq $((patience_ms / 50))); do gone $watchdog && break; sleep 0.05; done
 check "... and its watchdog ($watchdog, $(cat /proc/$watchdog/comm 2>/dev/null || echo gone)) has exited" \
   '[ -n "$watchdog" ] && gone $watchdog'
-# the flow bwss-run registered (as a video would be) stays in the domain
-# and controlled, by another participant, while bwssd is gone
-shim_looks=
-for _ in $(seq 5); do shim_looks="$shim_looks $(flow_of $curl_b | cut -d" " -f1,4)"; sleep 0.1; done
-check "... while the bwss-run flow stays in the domain, controlled:$shim_looks" \
-  '[ "$(echo $shim_looks | tr " " "\n" | sort -u | tr "\n" " ")" = "True shim " ]'
+# the flow bwss-run registered (as a video would be): its client starts a
+# bwssd again (an autostarted one: it adopts nothing) and hands it over
+ms=$(wait_flow $curl_b '^shim 5 [0-9]+ True$' $patience_ms)
+auto=$("$top" --once --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["controller_pid"] or "")')
+check "... and bwss-run's client starts bwssd again ($auto), its flow controlled again in ${ms:-never} ms" \
+  '[ -n "$ms" ] && [ -n "$auto" ] && [ "$auto" != "$bwssd_pid" ]'
+# the user's bwssd (with rules) replaces it: the client finds it at its next try
+kill -TERM "$auto"
+for _ in $(seq 100); do gone "$auto" && break; sleep 0.02; done
 start_bwssd
 ms=$(wait_flow $curl_a '^rule_downloads 3 [0-9]+ True$' $patience_ms)
 check "a restarted bwssd adopts the flow again in ${ms:-never} ms" '[ -n "$ms" ]'
-check "... and leaves the bwss-run flow its own ($(flow_of $curl_b))" 'flow_of $curl_b | grep -Eq "^shim 5 [0-9]+ True$"'
+ms=$(wait_flow $curl_b '^shim 5 [0-9]+ True$' $patience_ms)
+check "... and leaves the bwss-run flow its own ($(flow_of $curl_b))" '[ -n "$ms" ]'
 kill $runner $curl_b 2>/dev/null
 sleep 0.5
-win=$(flow_of $curl_a | cut -d" " -f3)
+win=$(flow_of $curl_a | cut -d" " -f3) original=$(recorded "$ino_a")
 kill -TERM $bwssd_pid; wait $bwssd_pid; rc=$?
 c=$("$clamp" $curl_a $port)
-check "SIGTERM: exit 0, clamp back at once ($c, window was $win), status file gone" \
-  '[ $rc -eq 0 ] && [ "$c" -gt "$win" ] && [ ! -e "$rundir/$domain.bwssd" ]'
+check "SIGTERM: exit 0, the original clamp back at once ($c, the ledger's record ${original:-none}, window was $win), record and status file gone" \
+  '[ $rc -eq 0 ] && [ -n "$original" ] && [ "$c" -ge "$original" ] && [ ! -e "$ledger/$ino_a" ] && [ ! -e "$rundir/$domain.bwssd" ]'
 
 kill $curl_a 2>/dev/null
 echo "1..$n"

@@ -12,7 +12,8 @@
 #   - 200 kB of nested '[' as NAME.bwssd (and as the victim's own status
 #     file): bwss-top does not crash (its JSON nesting is bounded);
 #   - a forged {"pid":PID, "not_adopted":[...]}, PID one of the victim's
-#     processes: bwss-top shows no bwssd;
+#     processes: bwss-top never shows that pid as bwssd (it shows the
+#     domain's own bwssd, from its own status file);
 #   - the other makes the victim's fallback runtime directory first: the
 #     victim's tools refuse it, saying so, and write nothing there; a
 #     $XDG_RUNTIME_DIR of another user, or a symbolic link, is not used.
@@ -74,15 +75,16 @@ start_vbwssd () {
   for _ in $(seq $((patience_ms / 50))); do [ -e "$status" ] && return 0; sleep 0.05; done
   return 1
 }
-# makes the victim's domain $1 exist (a participant that stays: $runner)
+# makes the victim's domain $1 exist: a client that stays ($runner) and
+# the bwssd it starts (it adopts nothing: its status lists no flow)
 make_domain () {
-  local segment
-  segment=$(vpath "$1" segment)
-  "${as_victim[@]}" "$run" --domain "$1" -- sleep 60 >/dev/null 2>&1 &
+  local sock
+  sock=$(vpath "$1" socket)
+  "${as_victim[@]}" env BWSS_BWSSD="$bwssd" "$run" --domain "$1" -- sleep 60 >/dev/null 2>&1 &
   runner=$!; pids="$pids $runner"
-  for _ in $(seq $((patience_ms / 50))); do [ -e "$segment" ] && break; sleep 0.05; done
+  for _ in $(seq $((patience_ms / 50))); do [ -e "$sock" ] && break; sleep 0.05; done
   pids="$pids $(pgrep -P $runner)"     # its command, which kill -9 of bwss-run leaves
-  [ -e "$segment" ]
+  [ -e "$sock" ]
 }
 printf '[default]\nadopt=false\n' >"$tmp/none.conf"
 printf '[default]\nweight=1\n' >"$tmp/adopt.conf"
@@ -106,7 +108,7 @@ check "\$XDG_RUNTIME_DIR of another user ($evil), or a link ($link), is not used
   '[ "$evil" = "$vfallback" ] && [ "$link" = "$vfallback" ] && [ "$xdg" = "$tmp/xdg/bwss" ] &&
    [ -z "$(ls -A "$tmp/evil")" ] && [ -z "$(ls -A "$tmp/private")" ]'
 
-# ---- the lock and the segment ----
+# ---- the lock and the old segment's name ----
 "${as_other[@]}" python3 -c '
 import fcntl, os, sys, time
 os.umask(0)
@@ -123,12 +125,11 @@ check "another user holds /dev/shm/$d1.bwssd.lock and owns /dev/shm/$d1: bwssd s
 
 # ---- a FIFO as the status file ----
 as_other mkfifo -m 666 "/dev/shm/$d2.bwssd"
-make_domain "$d2"
+start_vbwssd "$d2" "$tmp/none.conf"
 rc_text=$(as_victim timeout 5 "$top" --once --domain "$d2" >/dev/null 2>&1; echo $?)
 rc_json=$(as_victim timeout 5 "$top" --once --json --domain "$d2" 2>/dev/null >/dev/null; echo $?)
 check "a FIFO as /dev/shm/$d2.bwssd: bwss-top --once -> $rc_text, --json -> $rc_json (no hang)" \
   '[ "$rc_text" = 0 ] && [ "$rc_json" = 0 ]'
-start_vbwssd "$d2" "$tmp/none.conf"
 sleep 0.6
 as_victim timeout 5 "$top" --once --json --domain "$d2" >"$tmp/d2.json" 2>/dev/null
 shown=$(json_of "$tmp/d2.json" 'd["bwssd_pid"]' 2>/dev/null)
@@ -156,7 +157,7 @@ make_domain "$d4"
 as_other sh -c "umask 022; echo '{\"pid\":$runner,\"not_adopted\":[{\"pid\":1,\"command\":\"forged\",\"remote\":\"192.0.2.1:80\",\"reason\":\"forged\"}]}' >/dev/shm/$d4.bwssd"
 as_victim timeout 5 "$top" --once --json --domain "$d4" >"$tmp/d4.json" 2>/dev/null
 check "a forged {\"pid\":$runner (the victim's bwss-run),...} as /dev/shm/$d4.bwssd: bwss-top shows bwssd_pid $(json_of "$tmp/d4.json" 'd["bwssd_pid"]' 2>/dev/null), $(json_of "$tmp/d4.json" 'len(d["not_adopted"])' 2>/dev/null) refusals" \
-  '[ "$(json_of "$tmp/d4.json" "d[\"bwssd_pid\"]")" = None ] && [ "$(json_of "$tmp/d4.json" "len(d[\"not_adopted\"])")" = 0 ]'
+  'shown=$(json_of "$tmp/d4.json" "d[\"bwssd_pid\"]"); [ "$shown" != "$runner" ] && { [ "$shown" = None ] || [ "$(cat /proc/$shown/comm 2>/dev/null)" = bwssd ]; } && [ "$(json_of "$tmp/d4.json" "len(d[\"not_adopted\"])")" = 0 ]'
 
 # ---- a downloader that is not dumpable ----
 truncate -s 4G "$tmp/big.bin"

@@ -26,7 +26,10 @@ A symbol the C library exports and a program defines is an interposition
 An object may call into its own folder and the folders given before it,
 never after; within and across folders the file-level call graph has no
 cycle (but inside a plugin folder); every folder of ROOT's libbwss/, gst-plugin/ and examples/ that holds
-C files is given, with an object for each of its C files.  TAP output."""
+C files is given, with an object for each of its C files.  --unbuilt LIST
+names the folders and files (comma-separated, under ROOT) this configuration
+does not build — the plugin and the example player without GStreamer —
+which are then not checked, as a counted skip.  TAP output."""
 import glob
 import os
 import subprocess
@@ -164,7 +167,8 @@ def check_coverage(root, layers, unbuilt):
         if folder not in given:
             missing.append("%s is not checked" % folder)
         else:
-            missing += ["%s/%s has no object" % (folder, c) for c in sorted(cs - given[folder])]
+            missing += ["%s/%s has no object" % (folder, c) for c in sorted(cs - given[folder])
+                        if "%s/%s" % (folder, c) not in unbuilt]
     return missing
 
 

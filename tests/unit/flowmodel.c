@@ -153,9 +153,15 @@ grow (ModelFlow *f, double acked_bytes, bool cwnd_limited)
 
 /* The receiver's RTT estimate: one ms-granular sample per two segments,
  * rtt8 += sample − rtt8/8 (tcp_rcv_rtt_update); with @latch (Linux >=
- * 6.16) a sample below the estimate replaces it. */
+ * 6.16) a sample below the estimate replaces it.  With @ticks (packet
+ * level) a sample is what TCP timestamps give: whole ticks of 1 ms between
+ * the stamp a segment echoes and its arrival, so an RTT of 42.6 ms reads 42
+ * or 43 and the estimate settles near 42.3 — the lab's 12.2-12.3 ms of
+ * queue over an idle 960-kbit/s link, where the floor read 12.0 and took
+ * the raise rule's side of its band (12.07 ms there).  The fluid cells
+ * keep the floor (their bars were set with it). */
 static void
-sample_rtt (ModelFlow *f, double received_bits, bool latch, bool gaps)
+sample_rtt (ModelFlow *f, double received_bits, bool latch, bool gaps, bool ticks)
 {
   f->seg_credit += received_bits / (8.0 * MODEL_MSS) / 2.0;
   double rtt_s = f->rtt_s;
@@ -163,11 +169,21 @@ sample_rtt (ModelFlow *f, double received_bits, bool latch, bool gaps)
     double packet = f->source_packet > 0 ? f->source_packet : MODEL_MSS;
     rtt_s += 0.5 * 8.0 * packet / f->source_bps;   /* the sender's wait for data */
   }
-  double sample_us = floor (rtt_s * 1e3) * 1e3;
-  if (sample_us < 1000.0)
-    sample_us = 1000.0;
   while (f->seg_credit >= 1.0) {
     f->seg_credit -= 1.0;
+    /* TCP timestamps tick in ms: the sample is the ticks between the echoed
+     * stamp and now, ceil(d − u) for a segment u into its tick — d's floor
+     * or ceiling, the ceiling a fraction frac(d) of the time.  Where each
+     * segment falls in its tick: an even spread (the golden ratio's
+     * sequence), not one phase for ever */
+    double sample_us = floor (rtt_s * 1e3) * 1e3;
+    if (ticks) {
+      f->ts_phase += 0.6180339887498949;
+      f->ts_phase -= floor (f->ts_phase);
+      sample_us = ceil (rtt_s * 1e3 - f->ts_phase) * 1e3;
+    }
+    if (sample_us < 1000.0)
+      sample_us = 1000.0;
     if (f->rcv_rtt8_us == 0 || (latch && 8.0 * sample_us < f->rcv_rtt8_us))
       f->rcv_rtt8_us = 8.0 * sample_us;
     else
@@ -216,11 +232,13 @@ receive (Model *m, ModelFlow *f, double out, bool cwnd_limited)
   uint64_t whole = (uint64_t) (f->bits_frac / 8.0);
   f->bytes += whole;
   f->bits_frac -= 8.0 * (double) whole;
-  /* a data segment's RTT holds its transmission at the bottleneck, which
-   * the handshake's small segments (the base) do not: 12 ms at 960 kbit/s */
-  f->rtt_s = f->base_rtt_s + f->queue_s + (m->packets ? 8.0 * MODEL_MSS / m->capacity_bps : 0.0)
+  /* a data segment's RTT holds its frame's transmission at the bottleneck,
+   * which the handshake's small segments (the base) do not: 12.6 ms at
+   * 960 kbit/s */
+  f->rtt_s = f->base_rtt_s + f->queue_s
+      + (m->packets ? 8.0 * (MODEL_MSS + MODEL_WIRE_HEADER) / m->capacity_bps : 0.0)
       + (path_binds (f, f->send_bps) ? f->path_delay_s : 0.0);
-  sample_rtt (f, out, m->rcv_rtt_latch, m->source_gaps);
+  sample_rtt (f, out, m->rcv_rtt_latch, m->source_gaps, m->packets);
   if (f->active)
     grow (f, out / 8.0, cwnd_limited);
 }

@@ -106,6 +106,10 @@
 
 #define MODEL_MAX_FLOWS 16
 #define MODEL_MSS       1448
+/* what a full segment carries besides its payload on an Ethernet link, bytes:
+ * Ethernet 14, IPv4 20, TCP 20, the timestamp option 12 (a 1514-byte frame,
+ * 12.6 ms at 960 kbit/s) */
+#define MODEL_WIRE_HEADER 66
 /* history of sending rates, one entry per step: b_i/2 must fit */
 #define MODEL_PIPE_STEPS 2048
 
@@ -148,6 +152,7 @@ typedef struct {
   /* bottleneck and receiver state */
   double   queued_bits;
   double   seg_credit;      /* received segments not yet sampled */
+  double   ts_phase;        /* where in its ms tick the next sample's segment arrives, [0, 1) */
   double   rcv_rtt8_us;     /* the kernel's 8× scaled estimate */
   /* outputs */
   double   rate_bps;        /* departures over the last step */

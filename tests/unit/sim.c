@@ -16,6 +16,7 @@ sim_init (Sim *s, double capacity, const BwssParams *params, SimEvent event)
   model_init (&s->m, capacity, 0.15, 0.001);
   g_assert_cmpint (bwss_controller_new (params, &s->c), ==, 0);
   s->event = event;
+  s->measure_all = getenv ("BWSS_SIM_MEASURE_ALL") != NULL;
   const char *phase = getenv ("BWSS_SIM_TICK_PHASE_MS");
   if (phase && *phase) {
     char *end;
@@ -57,7 +58,8 @@ sim_stop_flow (Sim *s, size_t i)
   s->controlled[i] = false;
 }
 
-/* One controller tick: observe every controlled flow, tick, apply. */
+/* One controller tick: observe the controlled flows due by it (half a tick
+ * of slack, as the domain's round), tick, apply. */
 static void
 tick (Sim *s)
 {
@@ -66,6 +68,8 @@ tick (Sim *s)
   for (size_t i = 0; i < s->m.n; i++) {
     if (!s->controlled[i])
       continue;
+    if (!s->measure_all && bwss_controller_next_measure (s->c, i) > s->now_us + TICK / 2)
+      continue;
     const ModelFlow *f = &s->m.f[i];
     BwssSample smp = { .now_us = s->now_us, .bytes_received = f->bytes,
                        .rtt_us = f->rcv_rtt_us, .min_rtt_us = f->min_rtt_us, .mss = MODEL_MSS,
@@ -73,6 +77,7 @@ tick (Sim *s)
                        .unread_bytes = f->read_bound ? 2 * MODEL_MSS : 0,
                        .rcv_ooopack = f->ooopack };
     g_assert_cmpint (bwss_controller_observe (s->c, i, &smp), ==, 0);
+    s->samples++;
   }
   bwss_controller_tick (s->c, s->now_us);
   for (size_t i = 0; i < s->m.n; i++) {

@@ -2,9 +2,15 @@
 /*
  * sim.h — the whole BWSS (σ loop + TRAS + FCS) on a simulated clock against
  * the fluid model of flowmodel.h: the model advances in 1-ms steps, the
- * controller observes every controlled flow (received bytes, the kernel's
- * receiver RTT) and ticks every 10 ms like the socket layer, and its windows
- * go back into the model.  Per-second records for the traces' assertions.
+ * controller ticks every 10 ms like the socket layer and, before each tick,
+ * observes the controlled flows due by then (received bytes, the kernel's
+ * receiver RTT; bwss_controller_next_measure(), as the domain measures
+ * them), and its windows go back into the model.  Per-second records for
+ * the traces' assertions.
+ *
+ * $BWSS_SIM_MEASURE_ALL set: every controlled flow is observed at every
+ * tick instead (the law before the measuring schedule, to compare the two
+ * with sim-spread.sh; not set in the suite).
  *
  * $BWSS_SIM_TICK_PHASE_MS (0 to 9, default 0): the controller ticks that
  * many ms after each multiple of 10 ms of the model's clock — physically
@@ -31,6 +37,8 @@ struct Sim {
   bool            controlled[MODEL_MAX_FLOWS];
   bool            pacable[MODEL_MAX_FLOWS];  /* the receiver can pace its reads */
   uint64_t        tick_phase_us;             /* ticks at this offset in each 10 ms */
+  bool            measure_all;               /* $BWSS_SIM_MEASURE_ALL */
+  uint64_t        samples;                   /* observations so far */
   uint64_t        now_us;
   /* per second */
   double          rate[SIM_MAX_SECONDS][MODEL_MAX_FLOWS];    /* bit/s */

@@ -9,6 +9,7 @@
  * bottleneck, an uncontrolled competitor.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <glib.h>
 #include "laws.h"
@@ -1165,11 +1166,12 @@ cell_cross (Sim *s, unsigned sec)
 }
 
 static CellResult
-run_cell (const Cell *cell, bool controlled, bool latch)
+run_cell_at (const Cell *cell, bool controlled, bool latch, unsigned shift_ms)
 {
   Sim s;
   cell_now = cell;
   sim_init (&s, cell->link_bps, &delay, cell_cross);
+  s.tick_phase_us = (s.tick_phase_us + shift_ms * 1000u) % 10000u;
   s.m.max_queue_s = cell->buffer_s;
   s.m.aqm_target_s = cell->aqm_s;
   s.m.fq = cell->fq;
@@ -1271,11 +1273,35 @@ run_cell (const Cell *cell, bool controlled, bool latch)
   return r;
 }
 
+static CellResult
+run_cell (const Cell *cell, bool controlled, bool latch)
+{
+  return run_cell_at (cell, controlled, latch, 0);
+}
+
+/* A cell at packet level runs three times, its controller's ticks shifted
+ * by 0, 3 and 6 ms (the lab's three runs: where a tick falls among the
+ * segments' arrivals is chance there, and at 960 kbit/s, 12 ms a segment,
+ * it decides which state the loop settles in: the downloads' use of what
+ * the video leaves ranges over 34-74 % across the ten phases before 6.16).
+ * The other cells run once, at the phase BWSS_SIM_TICK_PHASE_MS gives
+ * (tests/unit/sim-spread.sh measures their spread; docs/testing.md). */
+#define CELL_RUNS_PACKETS 3
+
+static int
+cmp_use (const void *a, const void *b)
+{
+  const CellResult *x = a, *y = b;
+  double ux = x->downloads / x->left, uy = y->downloads / y->left;
+  return (ux > uy) - (ux < uy);
+}
+
 /* Runs @cell under plain TCP and bwss (both RTT behaviours); asserts that
  * bwss leaves the video short in at most @short_max of the counted seconds
- * and the downloads use at least @downloads_use of what it leaves (issue
- * 28's targets are 98 % of the seconds and 85 %: where a cell's bound is
- * looser, the comment at the cell says why); returns bwss's figures (6.16+). */
+ * (in every run) and the downloads use at least @downloads_use of what it
+ * leaves (at the median run; issue 28's targets are 98 % of the seconds and
+ * 85 %: where a cell's bound is looser, the comment at the cell says why);
+ * returns bwss's figures (6.16+, the median run). */
 static CellResult
 check_cell (const Cell *cell, unsigned short_max, double downloads_use)
 {
@@ -1286,7 +1312,21 @@ check_cell (const Cell *cell, unsigned short_max, double downloads_use)
                   tcp.q_bulk);
   CellResult r = { 0 };
   for (int latch = 0; latch < 2; latch++) {
-    CellResult b = run_cell (cell, true, latch);
+    /* the video in every run; the downloads' use at the median run */
+    unsigned runs = cell->packets ? CELL_RUNS_PACKETS : 1;
+    CellResult each[CELL_RUNS_PACKETS];
+    for (unsigned k = 0; k < runs; k++) {
+      each[k] = run_cell_at (cell, true, latch, 3 * k);
+      g_assert_cmpuint (each[k].counted - each[k].at_min, <=, short_max);
+      if (runs > 1)
+        g_test_message ("%s, rcv_rtt %s, ticks shifted %u ms: video at its minimum %u of %u s, "
+                        "downloads %.1f %% of what it leaves, required prebuffer %.2f s",
+                        cell->name, latch ? "6.16+" : "before 6.16", 3 * k, each[k].at_min,
+                        each[k].counted, 100.0 * each[k].downloads / each[k].left,
+                        each[k].prebuffer_s);
+    }
+    qsort (each, runs, sizeof each[0], cmp_use);
+    CellResult b = each[runs / 2];
     g_test_message ("%s, rcv_rtt %s: bwss: video at its minimum %u of %u s (%.1f %%), video %.0f, "
                     "downloads %.0f of %.0f left (%.1f %%, shares within %.1f %%), own queue "
                     "video %.1f, downloads %.1f ms; their targets at most %.2f × the room "
@@ -1366,25 +1406,30 @@ test_trace_fq_codel_many (void)
  * as the lab's video-server.py), and the receiver's samples read the
  * sender's wait for them (source_gaps); the window each SYN offered
  * (64 kB, before any clamp) stays open until used, so the first second
- * carries the senders' initial windows.  The fluid model had the downloads
- * at 90 % of what the video leaves; at packet level 69.8 % (before 6.16)
- * and 83.7 % (6.16+), the video at its minimum 83 of 85 s under both, its
- * required prebuffer 0.72 and 0.85 s (docs/testing.md compares these with
- * the lab's). */
+ * carries the senders' initial windows; the receiver's RTT samples are
+ * whole ms ticks of TCP timestamps (flowmodel.c, sample_rtt).  The fluid
+ * model had the downloads at 90 % of what the video leaves; at packet level
+ * with the samples floored to the ms, 69.8 % (before 6.16) and 83.7 %
+ * (6.16+) at one tick phase; with the ticks and over three phases (medians)
+ * 59.8 % and 78.6 %, each run's video short in at most 4 of the 85 s.  The
+ * bars are the lab's on main (docs/lab-results.md, medians of 3 runs): the
+ * downloads at 49 %, the video at its minimum in 81 of 85 s (95.3 %).
+ * docs/testing.md compares the rest. */
 static void
 test_trace_codel_960k (void)
 {
   Cell cell = { "CoDel 960k", 960e3, 0.150, 0.005, false, 496e3, 2, 1, rtt_30, 320e3, TRACE_FIXED,
                 true, 0.0 };
-  check_cell (&cell, 3, 0.66);
+  check_cell (&cell, 4, 0.49);
 }
 
 /* The first second of the same cell: what the downloads' SYNs offer (64
  * kB, before any clamp) arrives with the video's first response.  Bounded
  * to two segments (a window offered small before connect()), the video's
- * lateness in its first 5 s falls from 0.72 s to 0.08 / 0.09 s under the
- * two receiver RTTs: in the model the downloads' first windows are the
- * whole of the first second's cost. */
+ * lateness in its first 5 s falls from 0.73-1.19 s to 0.08-0.10 s under
+ * both receiver RTTs at every tick phase: in the model the downloads'
+ * first windows are the whole of the first second's cost (in the lab they
+ * are not: docs/testing.md). */
 static void
 test_trace_codel_960k_first_second (void)
 {
@@ -1396,8 +1441,11 @@ test_trace_codel_960k_first_second (void)
     CellResult open = run_cell (&cell, true, latch), held = run_cell (&bounded, true, latch);
     g_test_message ("rcv_rtt %s: the video's lateness in its first 5 s %.2f s with the "
                     "downloads' SYNs at 64 kB, %.2f s at two segments (over the run %.2f and "
-                    "%.2f s)", latch ? "6.16+" : "before 6.16", open.start_late_s,
-                    held.start_late_s, open.prebuffer_s, held.prebuffer_s);
+                    "%.2f s; the downloads' use of what the video leaves %.1f and %.1f %%, the "
+                    "video at its minimum %u and %u of %u s)", latch ? "6.16+" : "before 6.16",
+                    open.start_late_s, held.start_late_s, open.prebuffer_s, held.prebuffer_s,
+                    100.0 * open.downloads / open.left, 100.0 * held.downloads / held.left,
+                    open.at_min, held.at_min, open.counted);
     g_assert_cmpfloat (held.start_late_s, <, open.start_late_s - 0.2);
   }
 }

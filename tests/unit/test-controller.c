@@ -240,6 +240,99 @@ test_api_errors (void)
   bwss_controller_free (c);
 }
 
+/* ---- measuring: a connection at rest is measured less often ---- */
+
+/* Ticks @c every 10 ms from *@now for @ms, measuring, as the domain does,
+ * only the flows due by each tick; flow i's counter grows by @grow[i]
+ * bytes a tick.  Counts samples per flow in @taken[] and the most flows
+ * due in one tick in *@peak. */
+static void
+run_measured (BwssController *c, uint64_t *now, unsigned ms, size_t n, const uint64_t *grow,
+              uint64_t *bytes, unsigned *taken, unsigned *peak)
+{
+  for (unsigned t = 0; t < ms; t += 10) {
+    *now += 10000;
+    unsigned due = 0;
+    for (size_t i = 0; i < n; i++) {
+      bytes[i] += grow[i];
+      if (bwss_controller_next_measure (c, i + 1) > *now + 5000)
+        continue;
+      BwssSample smp = { .now_us = *now, .bytes_received = bytes[i], .rtt_us = 20000,
+                         .min_rtt_us = 20000, .mss = 1448 };
+      g_assert_cmpint (bwss_controller_observe (c, i + 1, &smp), ==, 0);
+      taken[i]++;
+      due++;
+    }
+    if (peak && due > *peak)
+      *peak = due;
+    bwss_controller_tick (c, *now);
+  }
+}
+
+static void
+test_measure_quiet (void)
+{
+  enum { N = 200 };
+  BwssController *c;
+  g_assert_cmpint (bwss_controller_new (NULL, &c), ==, 0);
+  BwssPrefs p = { 0, 0, 1 };
+  for (size_t i = 0; i < N; i++)
+    g_assert_cmpint (bwss_controller_add_flow (c, i + 1, &p, 0), ==, 0);
+  g_assert_cmpuint (bwss_controller_next_measure (c, N + 1), ==, 0);   /* unknown */
+  uint64_t now = 0, grow[N], bytes[N] = { 0 };
+  unsigned taken[N] = { 0 }, peak = 0;
+  for (size_t i = 0; i < N; i++)
+    grow[i] = 2000;                      /* 1.6 Mbit/s each */
+  /* moving data: every flow at every tick */
+  run_measured (c, &now, 2000, N, grow, bytes, taken, NULL);
+  for (size_t i = 0; i < N; i++) {
+    g_assert_cmpuint (taken[i], ==, 200);
+    g_assert_cmpuint (bwss_controller_next_measure (c, i + 1), ==, 0);
+  }
+  /* flow 1 keeps moving, the others stop: for a second they are still
+   * measured at every tick (a stall of a transfer, not a rest) */
+  for (size_t i = 1; i < N; i++)
+    grow[i] = 0;
+  memset (taken, 0, sizeof taken);
+  run_measured (c, &now, 990, N, grow, bytes, taken, NULL);
+  for (size_t i = 0; i < N; i++)
+    g_assert_cmpuint (taken[i], ==, 99);
+  /* then at rest: gaps of 20 ms growing to 160; flow 1 still every tick */
+  memset (taken, 0, sizeof taken);
+  run_measured (c, &now, 1000, N, grow, bytes, taken, NULL);
+  g_assert_cmpuint (taken[0], ==, 100);
+  for (size_t i = 1; i < N; i++) {
+    g_assert_cmpuint (taken[i], >=, 1000 / 160);
+    g_assert_cmpuint (taken[i], <=, 1 + 1000 / 10 / 2);
+  }
+  /* a rest of 8 s: a sample every 160 ms (80 to 240 while the gap grows);
+   * the flows spread over the 16 ticks of a gap, not all in one */
+  memset (taken, 0, sizeof taken);
+  run_measured (c, &now, 8000, N, grow, bytes, taken, &peak);
+  for (size_t i = 1; i < N; i++) {
+    g_assert_cmpuint (taken[i], <=, 8000 / 80 + 1);
+    g_assert_cmpuint (taken[i], >=, 8000 / 250);
+  }
+  g_assert_cmpuint (peak, <=, N / 6);
+  g_test_message ("200 flows, 199 at rest: %u samples of flow 2 in 8 s (800 every tick), "
+                  "at most %u flows due in a tick", taken[1], peak);
+  /* bytes again: due at the next tick and every tick after it */
+  grow[1] = 2000;
+  uint64_t next = bwss_controller_next_measure (c, 2);
+  g_assert_cmpuint (next, >, now);
+  memset (taken, 0, sizeof taken);
+  run_measured (c, &now, 250, N, grow, bytes, taken, NULL);
+  g_assert_cmpuint (bwss_controller_next_measure (c, 2), ==, 0);
+  run_measured (c, &now, 100, N, grow, bytes, taken, NULL);
+  g_assert_cmpuint (taken[1], >=, 10);
+  /* new preferences (a request that begins): due at once */
+  g_assert_cmpuint (bwss_controller_next_measure (c, 3), >, now);
+  BwssPrefs video = { 0, 1e6, 1 };
+  g_assert_cmpint (bwss_controller_set_prefs (c, 3, &video, now), ==, 0);
+  g_assert_cmpuint (bwss_controller_next_measure (c, 3), ==, 0);
+  bwss_controller_free (c);
+}
+
 /* ---- a domain's worth of flows: lookups by id ---- */
 /* Returns the id the socket layer gives slot @slot in generation @gen. */
 static uint64_t
@@ -306,6 +399,7 @@ main (int argc, char **argv)
   bwss_params_init_for (&paper, BWSS_LOOP_PAPER);
   g_test_add_func ("/controller/api-errors", test_api_errors);
   g_test_add_func ("/controller/many-flows", test_many_flows);
+  g_test_add_func ("/controller/measure-quiet", test_measure_quiet);
   g_test_add_func ("/controller/paper/weights", test_weights);
   g_test_add_func ("/controller/paper/weights-960k", test_weights_small_link);
   g_test_add_func ("/controller/paper/rtt-unfairness", test_rtt_unfairness);

@@ -389,6 +389,14 @@ BWSS_API int bwss_controller_observe (BwssController *c, uint64_t id,
  * control period (params min_phi_us; the domain does). */
 BWSS_API void bwss_controller_tick (BwssController *c, uint64_t now_us);
 
+/* Returns when flow @id is next due for a sample, µs on the clock of the
+ * samples: 0 while it is due at every tick; later while it is quiet (its
+ * last samples carried no byte and found none unread), from a few control
+ * periods up to a few tenths of a second.  A caller that measures many
+ * flows measures at each tick only those due by then, and observes only
+ * what it measured.  0 for an unknown flow. */
+BWSS_API uint64_t bwss_controller_next_measure (const BwssController *c, uint64_t id);
+
 BWSS_API int  bwss_controller_flow_state (const BwssController *c, uint64_t id,
                                           BwssFlowState *out);
 BWSS_API void bwss_controller_stats (const BwssController *c,

@@ -388,10 +388,15 @@ knob_dump_find (const KnobDump *d, uint64_t inode)
  * the kernel's overhead) stay well inside a netlink socket's default
  * receive buffer, which would drop what does not fit. */
 #define QUERY_BATCH 64
+/* Room for one answer, bytes: an inet_diag_msg and its attributes (the
+ * TCP_INFO and a few small attributes); one that does not fit arrives
+ * truncated and its socket goes unmeasured this round. */
+#define ANSWER_BYTES 2048
 
 /* Sends the queries for @want[@from .. @from+@n) and reads their answers
- * (one each: the socket, or an error for a socket that is gone) into @out.
- * 0 or -errno. */
+ * (one each: the socket, or an error for a socket that is gone) into @out,
+ * as many datagrams per recvmmsg(2) as have arrived: one system call for a
+ * batch, not one per socket.  0 or -errno. */
 static int
 query_batch (int nl, const KnobDump *want, size_t from, size_t n, KnobDump *out)
 {
@@ -402,32 +407,47 @@ query_batch (int nl, const KnobDump *want, size_t from, size_t n, KnobDump *out)
   }
   if (send (nl, msgs, n * sizeof msgs[0], 0) < 0)
     return -errno;
-  enum { BUF_BYTES = 32768 };
-  static __thread char buf[BUF_BYTES] __attribute__ ((aligned (8)));
+  static __thread char buf[QUERY_BATCH][ANSWER_BYTES] __attribute__ ((aligned (8)));
+  struct iovec iov[QUERY_BATCH];
+  struct mmsghdr hdr[QUERY_BATCH];
   size_t answered = 0;
   while (answered < n) {
-    ssize_t got = recv (nl, buf, BUF_BYTES, 0);
+    size_t room = n - answered;
+    for (size_t i = 0; i < room; i++) {
+      iov[i] = (struct iovec) { .iov_base = buf[i], .iov_len = ANSWER_BYTES };
+      hdr[i] = (struct mmsghdr) { .msg_hdr = { .msg_iov = &iov[i], .msg_iovlen = 1 } };
+    }
+    int got = recvmmsg (nl, hdr, (unsigned) room, MSG_WAITFORONE, NULL);
     if (got < 0) {
       if (errno == EINTR)
         continue;
       return -errno;
     }
-    for (struct nlmsghdr *h = (void *) buf; NLMSG_OK (h, (size_t) got); h = NLMSG_NEXT (h, got)) {
-      uint32_t seq = h->nlmsg_seq;
-      if (seq <= from || seq > from + n)
-        continue;                        /* not an answer of this batch */
-      answered++;
-      if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY)
-        continue;                        /* NLMSG_ERROR: ENOENT, the socket is gone */
-      const KnobInfo *w = &want->items[seq - 1];
-      KnobInfo k;
-      fill_from_diag (NLMSG_DATA (h), (int) h->nlmsg_len - NLMSG_HDRLEN, w->family, &k);
-      if (k.inode != w->inode)
-        continue;                        /* the tuple now names another socket, or a TIME_WAIT */
-      memcpy (k.remote, w->remote, sizeof k.remote);
-      int err = knob_dump_push (out, &k);
-      if (err)
-        return err;
+    for (int d = 0; d < got; d++) {
+      size_t len = hdr[d].msg_len;
+      if (hdr[d].msg_hdr.msg_flags & MSG_TRUNC) {
+        const struct nlmsghdr *h = (const void *) buf[d];
+        if (len >= sizeof *h && h->nlmsg_seq > from && h->nlmsg_seq <= from + n)
+          answered++;                    /* one answer a datagram: that socket goes unmeasured */
+        continue;
+      }
+      for (struct nlmsghdr *h = (void *) buf[d]; NLMSG_OK (h, len); h = NLMSG_NEXT (h, len)) {
+        uint32_t seq = h->nlmsg_seq;
+        if (seq <= from || seq > from + n)
+          continue;                      /* not an answer of this batch */
+        answered++;
+        if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY)
+          continue;                      /* NLMSG_ERROR: ENOENT, the socket is gone */
+        const KnobInfo *w = &want->items[seq - 1];
+        KnobInfo k;
+        fill_from_diag (NLMSG_DATA (h), (int) h->nlmsg_len - NLMSG_HDRLEN, w->family, &k);
+        if (k.inode != w->inode)
+          continue;                      /* the tuple now names another socket, or a TIME_WAIT */
+        memcpy (k.remote, w->remote, sizeof k.remote);
+        int err = knob_dump_push (out, &k);
+        if (err)
+          return err;
+      }
     }
   }
   return 0;

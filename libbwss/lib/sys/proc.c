@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * proc.c — reading /proc/<pid>/{stat,status,maps,comm,exe,cgroup,fd} and
+ * proc.c — reading /proc/<pid>/{stat,status,comm,exe,cgroup,fd} and
  * /proc/sys/kernel/yama (see sys.h).  Every
  * function reads one small file and never blocks on another process.
  */
@@ -14,7 +14,6 @@
 #include <string.h>
 #include <linux/magic.h>
 #include <sys/statfs.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 #include "sys.h"
 
@@ -52,14 +51,6 @@ proc_starttime (pid_t pid)
   return pid > 0 && read_stat (pid, &state, &st) == 0 ? st : 0;
 }
 
-char
-proc_state (pid_t pid)
-{
-  char state;
-  uint64_t st;
-  return pid > 0 && read_stat (pid, &state, &st) == 0 ? state : 0;
-}
-
 bool
 proc_alive (pid_t pid, uint64_t starttime)
 {
@@ -92,39 +83,6 @@ proc_foreign (pid_t tid)
   }
   fclose (f);
   return result;
-}
-
-int
-proc_maps_file (pid_t tid, dev_t dev, ino_t ino)
-{
-  char path[64];
-  snprintf (path, sizeof path, "/proc/%d/maps", (int) tid);
-  FILE *f = fopen (path, "re");
-  if (f == NULL)
-    return errno == ENOENT ? 0 : -1;
-  char *line = NULL;
-  size_t cap = 0;
-  int found = 0;
-  /* "start-end perms offset major:minor inode path" */
-  while (!found && getline (&line, &cap, f) > 0) {
-    unsigned maj, min;
-    unsigned long long inode;
-    if (sscanf (line, "%*x-%*x %*s %*x %x:%x %llu", &maj, &min, &inode) == 3)
-      found = maj == major (dev) && min == minor (dev) && inode == (unsigned long long) ino;
-  }
-  /* reading someone else's maps without permission gives an empty file */
-  bool unreadable = ferror (f) != 0;
-  free (line);
-  fclose (f);
-  return found ? 1 : unreadable ? -1 : 0;
-}
-
-bool
-proc_is_own_thread (pid_t tid)
-{
-  char path[64];
-  snprintf (path, sizeof path, "/proc/self/task/%d", (int) tid);
-  return access (path, F_OK) == 0;
 }
 
 /* Writes "/proc/@pid/@what" (pid 0: "/proc/self/@what") to @path. */
@@ -286,14 +244,6 @@ proc_fd_socket (pid_t pid, int fd)
   if (strncmp (target, "socket:[", 8) == 0 && sscanf (target + 8, "%" SCNu64 "]", &ino) == 1)
     return ino;
   return 0;
-}
-
-int
-proc_link_fd (int fd, const char *path)
-{
-  char self[64];
-  snprintf (self, sizeof self, "/proc/self/fd/%d", fd);
-  return linkat (AT_FDCWD, self, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 ? 0 : -errno;
 }
 
 int

@@ -9,12 +9,14 @@
  *                receive buffer, TCP_INFO) and the kernel's view of every TCP
  *                socket of the namespace (sock_diag dumps and exact lookups)
  *   sockinfo.c   what a socket says about itself and its peer: its kind,
- *                listening, the peer's credentials, pidfd and label, cookie
+ *                listening, the peer's credentials, pidfd and label, cookie;
+ *                one message sent on a UNIX socket, a descriptor with it, and
+ *                the poll(2) it waits with (the system call, not libc's)
  *   rundir.c     the runtime directory: the session's and the shared tmpfs, and
  *                whether a directory is this user's alone
  *   proc.c       what /proc says about a process or a thread (alive, same
- *                process as before, stopped, whose, maps a file, its name,
- *                executable, cgroup and fds) and about this kernel (Yama's
+ *                process as before, whose, its name, executable, cgroup and
+ *                fds) and about this kernel (Yama's
  *                ptrace_scope, this process's capabilities and namespaces)
  *
  * The laws (libbwss/lib/laws/) never see this header: the build gives them no
@@ -26,6 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -152,6 +155,16 @@ int sock_peer_label (int fd, char *label, size_t *len);
  * -errno. */
 int sock_cookie (int fd, uint64_t *cookie);
 int sock_bound_ifindex (int fd, int *ifindex);
+/* Sends @len bytes of @msg on the connected UNIX socket @fd as one message
+ * (SOCK_SEQPACKET, SOCK_DGRAM), with @pass (if >= 0) as SCM_RIGHTS,
+ * waiting at most @wait_us for room in the peer's buffer (0: never waits;
+ * the wait is a ppoll(2) syscall, not the libc call a preload shim hooks).
+ * 0, or -errno (-EAGAIN: no room in time). */
+int sock_send_msg (int fd, const void *msg, size_t len, int pass, uint64_t wait_us);
+/* poll(2) for @ms milliseconds (< 0: no bound) as the ppoll system call
+ * itself: code that runs inside an application under the preload shim
+ * waits without the libc entry point the shim hooks.  poll(2)'s return. */
+int sys_poll (struct pollfd *p, nfds_t n, int ms);
 
 /* ---- the runtime directory (rundir.c) ----------------------------------- */
 
@@ -176,10 +189,6 @@ int rundir_check (const char *path, bool create, char *real);
  * 22), 0 if unknown. */
 uint64_t proc_starttime (pid_t pid);
 
-/* Returns the state letter of @pid (proc(5) field 3: 'R', 'S', 'D', 'T'
- * stopped, 't' traced, 'Z' zombie, ...), or 0 if there is no such task. */
-char proc_state (pid_t pid);
-
 /* Returns true if @pid is a live (not zombie) process this user may signal
  * and, unless @starttime is 0 (unknown), started at @starttime. */
 bool proc_alive (pid_t pid, uint64_t starttime);
@@ -187,13 +196,6 @@ bool proc_alive (pid_t pid, uint64_t starttime);
 /* Returns 1 if task @tid belongs to another user than this process's
  * effective user, 0 if to this user, -1 if unknown (no such task). */
 int proc_foreign (pid_t tid);
-
-/* Returns 1 if task @tid maps the file @dev:@ino, 0 if it does not, -1 if
- * that cannot be known (no permission to read its maps). */
-int proc_maps_file (pid_t tid, dev_t dev, ino_t ino);
-
-/* Returns true if @tid is a thread of this process. */
-bool proc_is_own_thread (pid_t tid);
 
 /* Writes the name of process @pid (0: this one; proc(5) comm, at most 15
  * bytes) to @comm, without its newline.  0 or -errno (@comm then ""). */
@@ -236,9 +238,6 @@ int proc_each_fd (pid_t pid, bool (*fn) (int fd, void *data), void *data);
  * 0 if it names no socket (or is gone). */
 uint64_t proc_fd_socket (pid_t pid, int fd);
 
-/* Gives the open file @fd a name, @path, the way an O_TMPFILE file gets
- * one (linkat(2) of /proc/self/fd).  0 or -errno (-EEXIST: taken). */
-int proc_link_fd (int fd, const char *path);
 
 /* Returns Yama's ptrace_scope (0 to 3), -1 if this kernel has no Yama, 3
  * if Yama is there but its setting cannot be read (the strictest). */

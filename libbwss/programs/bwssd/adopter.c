@@ -23,8 +23,8 @@ typedef struct {
   guint64       inode;
   pid_t         pid;           /* the owner */
   int           owner_fd;      /* in the owner's fd table */
-  int           fd;            /* our duplicate */
-  BwssFlow     *flow;
+  int           fd;            /* our duplicate (the ledger's) */
+  CtlFlow      *flow;          /* the controller's, on a duplicate of its own */
   char         *rule;          /* the rule that gave its preferences */
   char         *exe, *comm, *cgroup;
   GInetAddress *remote;
@@ -43,7 +43,7 @@ typedef struct {
 } Refused;
 
 struct Adopter {
-  BwssDomain    *domain;
+  Ctl           *ctl;
   AdoptWatchdog *watchdog;
   AdoptLedger   *ledger;
   AdoptRules    *rules;
@@ -140,14 +140,14 @@ refuse (Adopter *ad, guint64 inode, pid_t pid, const char *comm, const char *rem
   return r;
 }
 
-/* Gives adopted flow @a back: unregisters it (the domain restores its
- * clamp through our duplicate), closes the duplicate, removes its record
- * from the ledger.  Does not remove it from the table. */
+/* Gives adopted flow @a back: out of the controller (which restores its
+ * clamp), the duplicate closed, its record removed from the ledger.  Does
+ * not remove it from the table. */
 static void
 give_back (Adopter *ad, Adopted *a)
 {
   if (a->flow)
-    bwss_flow_unregister (a->flow);
+    ctl_remove (ad->ctl, a->flow);
   a->flow = NULL;
   if (a->fd >= 0)
     close (a->fd);
@@ -158,9 +158,9 @@ give_back (Adopter *ad, Adopted *a)
 /* Puts @a's flow in the group @rule says (share=): a unit the owner has
  * not (no cgroup v2) leaves it alone, said once per flow. */
 static void
-share_as (Adopted *a, const AdoptRule *rule)
+share_as (Adopter *ad, Adopted *a, const AdoptRule *rule)
 {
-  int err = bwss_flow_set_share (a->flow, rule->share);
+  int err = ctl_set_share (ad->ctl, a->flow, rule->share);
   if (err != 0)
     g_message ("pid %d: share=%s: %s; its flow has a share of its own", (int) a->pid,
                bwss_share_name (rule->share), bwss_strerror (err));
@@ -172,9 +172,10 @@ static int
 register_with (Adopter *ad, Adopted *a, const AdoptRule *rule)
 {
   g_autofree char *origin = adopt_rule_origin (ad->rules, rule);
-  int err = bwss_flow_register_as (ad->domain, a->fd, &rule->prefs, origin, a->pid, &a->flow);
+  int fd = fcntl (a->fd, F_DUPFD_CLOEXEC, 0);     /* the controller's own duplicate */
+  int err = fd < 0 ? BWSS_ENOMEM : ctl_add (ad->ctl, fd, &rule->prefs, origin, a->pid, getpid (), &a->flow);
   if (err == 0)
-    share_as (a, rule);
+    share_as (ad, a, rule);
   if (err == 0) {
     g_free (a->rule);
     a->rule = g_strdup (rule->name);
@@ -183,11 +184,11 @@ register_with (Adopter *ad, Adopted *a, const AdoptRule *rule)
 }
 
 Adopter *
-adopter_new (BwssDomain *d, AdoptWatchdog *watchdog, AdoptLedger *ledger, AdoptRules *rules,
+adopter_new (Ctl *ctl, AdoptWatchdog *watchdog, AdoptLedger *ledger, AdoptRules *rules,
              const char *status_path, const char *capability)
 {
   Adopter *ad = g_new0 (Adopter, 1);
-  ad->domain = d;
+  ad->ctl = ctl;
   ad->watchdog = watchdog;
   ad->ledger = ledger;
   ad->rules = rules;
@@ -229,17 +230,13 @@ adopter_set_rules (Adopter *ad, AdoptRules *rules)
       g_hash_table_iter_remove (&it);
       continue;
     }
-    if (g_strcmp0 (rule->name, a->rule) == 0) {
-      bwss_flow_set_prefs (a->flow, &rule->prefs);
-      share_as (a, rule);
-      continue;
-    }
-    /* another rule: registered again, so the domain shows the new origin */
-    bwss_flow_unregister (a->flow);
-    a->flow = NULL;
-    if (register_with (ad, a, rule) != 0) {
-      give_back (ad, a);
-      g_hash_table_iter_remove (&it);
+    ctl_set_prefs (ad->ctl, a->flow, &rule->prefs);
+    share_as (ad, a, rule);
+    if (g_strcmp0 (rule->name, a->rule) != 0) {     /* another rule: bwss-top shows it */
+      g_autofree char *origin = adopt_rule_origin (ad->rules, rule);
+      g_strlcpy (a->flow->origin, origin, sizeof a->flow->origin);
+      g_free (a->rule);
+      a->rule = g_strdup (rule->name);
     }
   }
   g_hash_table_remove_all (ad->refused);         /* what a rule refused may be adopted now */
@@ -247,23 +244,30 @@ adopter_set_rules (Adopter *ad, AdoptRules *rules)
 
 /* ---- one scan ---- */
 
-/* Returns the set of inodes other participants registered (their
- * preferences win over the rules); *@busy TRUE if the domain has flows (or
- * cannot be read now). */
+/* Returns the set of inodes clients handed over (their preferences win
+ * over the rules); *@busy TRUE if the domain has flows. */
 static GHashTable *
 registered_by_others (Adopter *ad, gboolean *busy)
 {
   GHashTable *set = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
-  static BwssFlowInfo rows[BWSS_DOMAIN_MAX_FLOWS];
-  size_t n = 0;
-  *busy = TRUE;
-  if (bwss_domain_list_flows (ad->domain, rows, G_N_ELEMENTS (rows), &n) != 0)
-    return set;
-  *busy = n > 0;
-  for (size_t i = 0; i < n; i++)
-    if (rows[i].participant != getpid ())
-      g_hash_table_add (set, key_new (rows[i].inode));
+  g_autoptr (GPtrArray) all = ctl_flows (ad->ctl);
+  *busy = all->len > 0;
+  for (guint i = 0; i < all->len; i++) {
+    const CtlFlow *f = all->pdata[i];
+    if (f->owner)
+      g_hash_table_add (set, key_new (f->diag.inode));
+  }
   return set;
+}
+
+void
+adopter_yield (Adopter *ad, guint64 inode)
+{
+  Adopted *a = g_hash_table_lookup (ad->adopted, &inode);
+  if (a == NULL)
+    return;
+  give_back (ad, a);
+  g_hash_table_remove (ad->adopted, &inode);
 }
 
 /* Rules gone and owned: gives back what is closed, no longer its owner's,
@@ -507,6 +511,12 @@ adopter_scan (Adopter *ad)
   }
   write_status (ad);
   return busy || g_hash_table_size (ad->adopted) > 0;
+}
+
+void
+adopter_publish (Adopter *a)
+{
+  write_status (a);
 }
 
 void

@@ -21,9 +21,9 @@
  *   no   | the duplicate, the claim or the registration      | list it with the reason until
  *        | fails, or the rule says adopt=false               | it closes; never retried
  *
- * Adopted flows are registered with bwss_flow_register_as() under the
- * owner's pid and origin "rule NAME" or "default"; the domain controls them
- * like any other flow, bwssd applying their windows through its duplicates.
+ * Adopted flows go into bwssd's controller (ctl.h) under the owner's pid
+ * and origin "rule NAME" or "default", controlled like the flows clients
+ * hand over, their windows set through bwssd's duplicates.
  * The status (what was not adopted and why) goes to a JSON file next to the
  * domain's segment, which bwss-top shows.  The clamp each adopted socket had
  * is in the ledger (adopt-ledger.h) before bwssd touches it.
@@ -34,6 +34,7 @@
 #include <glib.h>
 #include <bwss/domain.h>
 #include "adopt-ledger.h"
+#include "ctl.h"
 #include "adopt-rules.h"
 #include "adopt-watchdog.h"
 
@@ -49,10 +50,10 @@
 
 typedef struct Adopter Adopter;
 
-/* Returns an adopter for domain @d, writing its status to @status_path (NULL:
- * none) and its claims to @ledger.  Takes @rules.  @watchdog, @ledger and @d
- * must outlive it. */
-Adopter *adopter_new (BwssDomain *d, AdoptWatchdog *watchdog, AdoptLedger *ledger, AdoptRules *rules,
+/* Returns an adopter for the controller @ctl, writing its status to
+ * @status_path (NULL: none) and its claims to @ledger.  Takes @rules.
+ * @watchdog, @ledger and @ctl must outlive it. */
+Adopter *adopter_new (Ctl *ctl, AdoptWatchdog *watchdog, AdoptLedger *ledger, AdoptRules *rules,
                       const char *status_path, const char *capability);
 
 /* Replaces the rules (taking @rules) and applies them to the adopted flows. */
@@ -65,8 +66,16 @@ const AdoptRules *adopter_rules (const Adopter *a);
  * (the next scan is due in ADOPT_SCAN_MS, else ADOPT_IDLE_SCAN_US). */
 gboolean adopter_scan (Adopter *a);
 
+/* Gives back the adopted socket @inode, if adopted (a client hands it
+ * over: its owner's preferences win over the rules). */
+void adopter_yield (Adopter *a, guint64 inode);
+
 /* Returns the number of flows adopted now. */
 guint adopter_count (const Adopter *a);
+
+/* Writes the status file now (it is written after every scan too): a
+ * bwssd that never scans (autostarted) is found by bwss-top all the same. */
+void adopter_publish (Adopter *a);
 
 /* Gives every adopted flow back (its clamp restored, its record removed),
  * removes the status file and frees @a. */

@@ -1,10 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * bwssd — the user's BWSS daemon: the domain's controller, and the adopter
- * of every TCP download of the user that no participant registered (a
- * browser, a game's updater, a torrent client started without bwss-run).
+ * bwssd — the user's BWSS daemon: the domain's one controller.  Clients
+ * (the element, the tracer, the shim, bwss-run: libbwss's client.c) hand it
+ * their sockets over the domain's socket (serve.h); it adopts every TCP
+ * download of the user that no client handed over (a browser, a game's
+ * updater, a torrent client started without bwss-run: adopter.h); it
+ * measures them all and sets their windows (ctl.h).
  *
  *   bwssd [--foreground] [--domain NAME] [--rules FILE]
+ *   bwssd --autostart [--domain NAME] (started by the first client where none
+ *                                      runs: serves clients, adopts nothing,
+ *                                      and exits AUTOSTART_LINGER_S after its
+ *                                      last client is gone)
  *   bwssd --check [--rules FILE]     (is the rules file in force good?)
  *   bwssd --restore                  (give back what a dead bwssd left adopted)
  *
@@ -27,22 +34,25 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <glib.h>
 #include <glib-unix.h>
 #include <gio/gio.h>
-#include <bwss/bwss-glib.h>
 #include <bwss/domain.h>
 #include "adopt-helper.h"
 #include "adopt-proc.h"
 #include "adopt-rules.h"
 #include "adopt-watchdog.h"
 #include "adopter.h"
+#include "ctl.h"
 #include "sd-notify.h"
+#include "serve.h"
 #include "tool-domain.h"
 
 static gboolean opt_foreground;
@@ -52,6 +62,14 @@ static gchar *opt_domain;
 static gchar *opt_rules;
 static gint opt_watchdog_for;
 static gchar *opt_ledger;
+static gboolean opt_autostart;
+
+/* An autostarted bwssd lingers this long after its last client left: a
+ * player that opens its next connection finds it still there. */
+#define AUTOSTART_LINGER_S 2
+/* Handed-over sockets are checked against their clients' fd tables this
+ * often (one whose client closed it without telling is given back). */
+#define HELD_CHECK_US 250000
 
 static GOptionEntry entries[] = {
   { "adopt-helper", 0, G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, (gpointer) adopt_helper_option, "Take sockets only through the bwss-sockd helper at PATH, never with pidfd_getfd (default: $BWSSD_ADOPT_HELPER; else the helper at /run/bwss-sockd.sock is asked where pidfd_getfd is refused)", "PATH" },
@@ -60,6 +78,7 @@ static GOptionEntry entries[] = {
   { "rules", 'r', 0, G_OPTION_ARG_FILENAME, &opt_rules, "Rules file (default $XDG_CONFIG_HOME/bwss/rules.conf)", "FILE" },
   { "check", 0, 0, G_OPTION_ARG_NONE, &opt_check, "Check the rules file in force and exit: 0 if it is good, 2 if not", NULL },
   { "restore", 0, 0, G_OPTION_ARG_NONE, &opt_restore, "Give back every socket a dead bwssd (any domain) left adopted, and exit", NULL },
+  { "autostart", 0, 0, G_OPTION_ARG_NONE, &opt_autostart, "Started by a client: serve clients only (no adoption), detached, and exit once the last client is gone", NULL },
   /* the watchdog: bwssd starts it (adopt-watchdog.h) */
   { "watchdog-for", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_INT, &opt_watchdog_for, NULL, "PID" },
   { "ledger", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &opt_ledger, NULL, "DIR" },
@@ -71,6 +90,12 @@ typedef struct {
   int           status;        /* the exit status */
   AdoptWatchdog watchdog;
   Adopter      *adopter;
+  Ctl          *ctl;
+  Serve        *serve;
+  GSource      *round;         /* the controller's rounds (on_round) */
+  gint64        next_held;     /* monotonic µs of the next serve_check_held() */
+  guint         linger;        /* autostarted, no client: the exit's timeout */
+  int           listen_fd;
   GSource      *scan;          /* at the time the last scan set (on_scan) */
   char         *user_rules;    /* the file watched: --rules, or the user's */
   GFileMonitor *monitor;
@@ -168,6 +193,16 @@ on_term (gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
+/* A round at once if none is due and the controller has flows (a flow
+ * came, handed over or adopted): the rounds stop by themselves when the
+ * last flow is gone (on_round). */
+static void
+kick_round (Daemon *dm)
+{
+  if (g_source_get_ready_time (dm->round) < 0 && ctl_count (dm->ctl) > 0)
+    g_source_set_ready_time (dm->round, 0);
+}
+
 /* A scan, and when the next is due: ADOPT_SCAN_MS while the domain has
  * flows; with none, the next whole second of the monotonic clock, when the
  * idle domain's dispatch runs too (bwss_domain_dispatch()): an idle bwssd
@@ -177,6 +212,7 @@ on_scan (gpointer data)
 {
   Daemon *dm = data;
   gboolean busy = adopter_scan (dm->adopter);
+  kick_round (dm);                     /* a flow adopted: controlled from now */
   gint64 now = g_get_monotonic_time ();
   g_source_set_ready_time (dm->scan, busy ? now + ADOPT_SCAN_MS * 1000
                                           : now + ADOPT_IDLE_SCAN_US - now % ADOPT_IDLE_SCAN_US);
@@ -199,6 +235,81 @@ scan_source_new (Daemon *dm)
   g_source_set_callback (source, on_scan, dm, NULL);
   g_source_set_ready_time (source, 0);
   return source;
+}
+
+
+/* A controller round, and when the next is due: the control period while
+ * there are flows; none (no wakeup) without. */
+static gboolean
+on_round (gpointer data)
+{
+  Daemon *dm = data;
+  gint64 now = g_get_monotonic_time ();
+  guint64 wait = ctl_round (dm->ctl, (guint64) now);
+  if (dm->serve && now >= dm->next_held) {
+    dm->next_held = now + HELD_CHECK_US;
+    serve_check_held (dm->serve);
+  }
+  g_source_set_ready_time (dm->round, wait ? now + (gint64) wait : -1);
+  return G_SOURCE_CONTINUE;
+}
+
+static GSource *
+round_source_new (Daemon *dm)
+{
+  static GSourceFuncs funcs = { NULL, NULL, scan_source_dispatch, NULL, NULL, NULL };
+  GSource *source = g_source_new (&funcs, sizeof (GSource));
+  g_source_set_name (source, "bwssd-round");
+  g_source_set_priority (source, G_PRIORITY_HIGH);
+  g_source_set_callback (source, on_round, dm, NULL);
+  g_source_set_ready_time (source, -1);
+  return source;
+}
+
+static gboolean
+on_linger_end (gpointer data)
+{
+  Daemon *dm = data;
+  dm->linger = 0;
+  struct pollfd p = { .fd = dm->listen_fd, .events = POLLIN };
+  if (poll (&p, 1, 0) > 0)
+    return G_SOURCE_REMOVE;            /* a client is connecting: it is served first */
+  if (serve_clients (dm->serve) == 0 && ctl_count (dm->ctl) == 0)
+    g_main_loop_quit (dm->loop);
+  return G_SOURCE_REMOVE;
+}
+
+/* Clients or their flows changed: a round at once if one is not due (a
+ * flow came), and an autostarted bwssd with no client left lingers, then
+ * exits. */
+static void
+on_serve_changed (gpointer data)
+{
+  Daemon *dm = data;
+  kick_round (dm);
+  if (opt_autostart && dm->linger == 0 && serve_clients (dm->serve) == 0)
+    dm->linger = g_timeout_add_seconds (AUTOSTART_LINGER_S, on_linger_end, dm);
+}
+
+static void
+on_serve_yield (guint64 inode, gpointer data)
+{
+  Daemon *dm = data;
+  adopter_yield (dm->adopter, inode);
+}
+
+/* Sharing off or on, for this bwssd and the next: the domain's
+ * ".suspended" file says it is off (a bwssd started again keeps it off). */
+static void
+on_serve_suspend (gboolean on, gpointer data)
+{
+  Daemon *dm = data;
+  ctl_set_suspended (dm->ctl, on);
+  g_autofree char *path = tool_domain_path (opt_domain, ".suspended");
+  if (path && on)
+    g_file_set_contents_full (path, "", 0, G_FILE_SET_CONTENTS_NONE, 0600, NULL);
+  else if (path)
+    unlink (path);
 }
 
 static void
@@ -337,16 +448,43 @@ restore_left (void)
   return 0;
 }
 
-/* Becomes the domain's daemon: the one-per-domain lock, detached unless
- * --foreground, the ledger of adopted sockets (what a dead bwssd left in it
- * given back at once), the domain.  Returns 0, or 1 with a message (*lock
- * closed). */
+/* Returns the domain's listening socket: systemd's (socket activation:
+ * $LISTEN_FDS 1 for this pid, fd 3), else the domain's socket bound now.
+ * -1 with a message if neither. */
 static int
-become_daemon (int *lock, AdoptLedger **ledger, BwssDomain **domain)
+domain_socket (void)
+{
+  const char *pid = g_getenv ("LISTEN_PID"), *fds = g_getenv ("LISTEN_FDS");
+  if (pid && fds && atoi (pid) == getpid () && atoi (fds) == 1) {
+    g_unsetenv ("LISTEN_PID");
+    g_unsetenv ("LISTEN_FDS");
+    g_unix_set_fd_nonblocking (3, TRUE, NULL);
+    return 3;
+  }
+  g_autofree char *path = tool_domain_path (opt_domain, ".sock");
+  int fd = path ? serve_listen (path) : -ENOENT;
+  if (fd < 0)
+    g_printerr ("bwssd: cannot listen on %s: %s\n", path ? path : "the domain's socket",
+                g_strerror (-fd));
+  return fd < 0 ? -1 : fd;
+}
+
+/* Becomes the domain's daemon: the one-per-domain lock, its socket (before
+ * detaching: a client that started it connects as soon as it returns),
+ * detached unless --foreground, the ledger of adopted sockets (what a dead
+ * bwssd left in it given back at once).  Returns 0, or 1 with a message
+ * (*lock closed). */
+static int
+become_daemon (int *lock, AdoptLedger **ledger, int *listen_fd)
 {
   *lock = single_instance (opt_domain);
   if (*lock < 0)
     return 1;
+  *listen_fd = domain_socket ();
+  if (*listen_fd < 0) {
+    close (*lock);
+    return 1;
+  }
   if (!opt_foreground && daemon (0, 1) != 0) {
     g_printerr ("bwssd: cannot detach: %s\n", g_strerror (errno));
     close (*lock);
@@ -363,13 +501,6 @@ become_daemon (int *lock, AdoptLedger **ledger, BwssDomain **domain)
   guint n = restore_dead (*ledger);
   if (n)
     g_printerr ("bwssd: %u socket%s left adopted by a dead bwssd given back\n", n, n == 1 ? "" : "s");
-  int err = bwss_domain_open (opt_domain, 0, domain);
-  if (err) {
-    g_printerr ("bwssd: cannot open the domain: %s\n", bwss_strerror (err));
-    g_clear_pointer (ledger, adopt_ledger_free);
-    close (*lock);
-    return 1;
-  }
   return 0;
 }
 
@@ -402,15 +533,17 @@ give_up (gpointer data)
  * watchdog cannot be kept alive), then gives every adopted flow back to the
  * kernel.  Returns the exit status. */
 static int
-run (BwssDomain *domain, AdoptLedger *ledger, AdoptRules *rules)
+run (int listen_fd, AdoptLedger *ledger, AdoptRules *rules)
 {
   gboolean can = FALSE;
-  g_autofree char *capability = adopt_proc_capability (&can);
+  g_autofree char *capability = opt_autostart
+      ? g_strdup ("started by a client (--autostart): adopts nothing")
+      : adopt_proc_capability (&can);
   g_printerr ("bwssd: %s\n", capability);
   g_printerr ("bwssd: rules from %s: %u rules and [default]\n",
               rules->path ? rules->path : "(built in)", rules->rules->len);
 
-  Daemon dm = { 0 };
+  Daemon dm = { .listen_fd = listen_fd };
   dm.loop = g_main_loop_new (NULL, FALSE);
   int werr = adopt_watchdog_start (&dm.watchdog, adopt_ledger_dir (ledger), give_up, &dm);
   if (werr) {
@@ -420,13 +553,24 @@ run (BwssDomain *domain, AdoptLedger *ledger, AdoptRules *rules)
     return 1;
   }
   g_autofree char *status = tool_domain_bwssd_status (opt_domain);
-  dm.adopter = adopter_new (domain, &dm.watchdog, ledger, rules, status, capability);
-  guint dispatch = bwss_domain_attach (domain, NULL);
+  CtlFuncs cf = { .pace = serve_pace };
+  dm.ctl = ctl_new (&cf);
+  dm.round = round_source_new (&dm);
+  g_source_attach (dm.round, NULL);
+  dm.adopter = adopter_new (dm.ctl, &dm.watchdog, ledger, rules, status, capability);
+  g_autofree char *suspended = tool_domain_path (opt_domain, ".suspended");
+  if (suspended && g_file_test (suspended, G_FILE_TEST_EXISTS))
+    ctl_set_suspended (dm.ctl, TRUE);
+  ServeFuncs sf = { .changed = on_serve_changed, .yield = on_serve_yield,
+                    .suspend = on_serve_suspend, .data = &dm };
+  dm.serve = serve_new (dm.ctl, listen_fd, &sf);
+  on_serve_changed (&dm);              /* autostarted: exits if nobody connects */
   if (can) {
     dm.scan = scan_source_new (&dm);
     on_scan (&dm);                     /* the first scan before anything else */
     g_source_attach (dm.scan, NULL);
   }
+  adopter_publish (dm.adopter);        /* after the first scan: its status says what it adopted */
   watch_inputs (&dm);
   int nerr = bwssd_notify ("READY=1");  /* the unit is Type=notify: started now */
   if (nerr < 0)
@@ -440,9 +584,14 @@ run (BwssDomain *domain, AdoptLedger *ledger, AdoptRules *rules)
     g_source_destroy (dm.scan);
     g_source_unref (dm.scan);
   }
-  g_source_remove (dispatch);
   g_clear_object (&dm.monitor);
+  serve_free (dm.serve);               /* every client's flow back to the kernel */
   adopter_free (dm.adopter);           /* every adopted flow back to the kernel */
+  ctl_free (dm.ctl);
+  g_source_destroy (dm.round);
+  g_source_unref (dm.round);
+  if (dm.linger)
+    g_source_remove (dm.linger);
   adopt_watchdog_forget (&dm.watchdog);
   g_main_loop_unref (dm.loop);
   g_free (dm.user_rules);
@@ -464,16 +613,23 @@ main (int argc, char **argv)
   AdoptRules *rules = rules_at_start ();
   if (rules == NULL)
     return 2;
-  int lock;
+  struct rlimit rl;                      /* a duplicate of every flow's socket: as many as allowed */
+  if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit (RLIMIT_NOFILE, &rl);
+  }
+  int lock, listen_fd = -1;
   AdoptLedger *ledger = NULL;
-  BwssDomain *domain = NULL;
-  status = become_daemon (&lock, &ledger, &domain);
+  status = become_daemon (&lock, &ledger, &listen_fd);
   if (status) {
     adopt_rules_free (rules);
     return status;
   }
-  status = run (domain, ledger, rules);   /* the adopter owns the rules */
-  bwss_domain_close (domain);
+  status = run (listen_fd, ledger, rules);   /* the adopter owns the rules */
+  g_autofree char *path = tool_domain_path (opt_domain, ".sock");
+  if (listen_fd != 3 && path)
+    unlink (path);                           /* before the lock goes: ours */
+  close (listen_fd);
   adopt_ledger_free (ledger);
   close (lock);
   return status;

@@ -9,17 +9,16 @@
  * of the environment (BWSS_PRIORITY, BWSS_MIN_RATE, BWSS_WEIGHT, set by
  * bwss-run) in the group BWSS_SHARE names (process when unset: the
  * process's connections share one share; flow, unit); UDP, UNIX, listening and other fds are remembered as not ours
- * and pass through.  The windows the controller publishes are applied from
- * the same hooks (reads, poll, epoll, select), at the time the domain asks
- * for (bwss_domain_dispatch(): every control period while the process has
- * flows), so a program blocked in poll() still follows.  The shim has no
- * thread: a program that makes no call the hooks see is not woken by it.
- * close() unregisters and restores the kernel's window.
+ * and pass through.  A registered socket is handed to bwssd, which sets
+ * its window; what bwssd sends back (the read rate, below) is read from the
+ * same hooks (reads, poll, epoll, select), at the time the domain asks for
+ * (bwss_domain_dispatch()), and so is bwssd's sign of life (without it the
+ * shim gives its sockets back to the kernel).  The shim has no thread: a
+ * program that makes no call the hooks see is not woken by it.  close()
+ * unregisters and restores the kernel's window.
  *
- * Never blocked by the domain: registering from inside a read, applying
- * windows and unregistering in close() never wait for the domain's lock (a
- * participant may be stopped inside it); what cannot be written at once is
- * written at a later hook (bwss/domain.h).
+ * Never blocked by bwssd: registering from inside a read and unregistering
+ * in close() send a message and never wait for an answer (bwss/domain.h).
  *
  * Read pacing: the shim offers to pace the reads of the sockets it
  * registers.  While the controller asks for a read rate (a flow held below
@@ -30,27 +29,24 @@
  * reads several sockets in one thread waits for the paced one
  * (docs/sockets.md).
  *
- * Cost with no domain (not started by bwss-run, or the domain is missing):
- * one predictable branch per call.  The shim never creates the domain and
- * never takes the controller role: bwss-run, its parent, does that.
+ * Cost with no domain (not started by bwss-run, or no bwssd runs): one
+ * predictable branch per call.  The shim never starts bwssd: bwss-run, its
+ * parent, does that.
  *
  * BWSS_INHERIT=0 removes the shim from LD_PRELOAD at start-up, so programs
  * this one executes run outside the domain.
  *
  * Self-interposition.  This object carries libbwss statically (laws, kernel
  * layer, domain), and its hooks are the process's read(), recv(), close()
- * ...: the library's own calls inside it go through them too.  Where that
- * happens and why it is harmless: segment.c's close() of a segment fd and
- * proc.c's reads reach close()/read() below with an fd the table does not
- * know (FD_UNKNOWN, or a read that returns data: saw_data() classifies it as
- * not a connected TCP socket, FD_NOT_OURS), so they pass straight through;
- * knobs.c's recv()/close() on a sock_diag socket run only in a controller,
- * and the shim never takes that role.  stdio (fopen/fgets of /proc files)
- * and glibc's eventfd_read/eventfd_write (the domain's wake fd) do not go
- * through these symbols.  One case is not covered: an fd number
- * the program closed behind the hooks' back (dup2, close_range) keeps a
- * stale state until a hook sees it again; if the segment reuses that number,
- * its close() takes table_lock under the domain's local lock.
+ * ...: the library's own calls inside it would go through them too.  The
+ * client's calls on its connection to bwssd (close, recvmsg, poll) go to the
+ * kernel directly (client.c), so they never come back into the domain from
+ * under its lock; proc.c's reads reach read() below with an fd the table
+ * does not know (FD_UNKNOWN, or a read that returns data: saw_data()
+ * classifies it as not a connected TCP socket, FD_NOT_OURS), so they pass
+ * straight through; knobs.c's sock_diag calls run only in bwssd.  stdio
+ * (fopen/fgets of /proc files) and glibc's eventfd_read/eventfd_write (the
+ * domain's wake fd) do not go through these symbols.
  */
 #include <dlfcn.h>
 #include <errno.h>

@@ -9,32 +9,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "sockd-serve.h"
+#include "sys.h"
 
 bool
 sockd_reply (int conn, uint32_t status, uint64_t inode, int fd)
 {
   SockdReply r = { .magic = BWSS_SOCKD_MAGIC, .status = status, .inode = inode };
-  struct iovec iov = { .iov_base = &r, .iov_len = sizeof r };
-  union {
-    char           buf[CMSG_SPACE (sizeof (int))];
-    struct cmsghdr align;
-  } u;
-  struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
-  if (fd >= 0) {
-    memset (&u, 0, sizeof u);
-    m.msg_control = u.buf;
-    m.msg_controllen = sizeof u.buf;
-    struct cmsghdr *c = CMSG_FIRSTHDR (&m);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN (sizeof (int));
-    memcpy (CMSG_DATA (c), &fd, sizeof fd);
-  }
-  ssize_t n;
-  do
-    n = sendmsg (conn, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
-  while (n < 0 && errno == EINTR);
-  return n == (ssize_t) sizeof r;
+  return sock_send_msg (conn, &r, sizeof r, fd, 0) == 0;
 }
 
 /* Writes one line on stderr in one write (the exchanges log at once). */

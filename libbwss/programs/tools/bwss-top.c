@@ -379,12 +379,12 @@ print_paths (void)
   char dir[PATH_MAX];
   if (bwss_runtime_dir (dir, sizeof dir) != 0)
     return 1;
-  g_autofree char *segment = tool_domain_path (opt_domain, "");
+  g_autofree char *sock = tool_domain_path (opt_domain, ".sock");
   g_autofree char *status = tool_domain_path (opt_domain, ".bwssd");
   g_autofree char *lock = tool_domain_path (opt_domain, ".bwssd.lock");
-  if (segment == NULL || status == NULL || lock == NULL)
+  if (sock == NULL || status == NULL || lock == NULL)
     return 1;
-  printf ("runtime-dir %s\nsegment %s\nbwssd-status %s\nbwssd-lock %s\n", dir, segment, status, lock);
+  printf ("runtime-dir %s\nsocket %s\nbwssd-status %s\nbwssd-lock %s\n", dir, sock, status, lock);
   return 0;
 }
 
@@ -512,14 +512,12 @@ show (BwssDomain *d, double interval)
     size_t n = 0;
     err = snapshot (d, &ds, rows, groups, &n);
     if (err == BWSS_EBUSY) {
-      fprintf (stderr, "bwss-top: the domain is busy: its lock was not free for %.1f s (a participant "
-               "holds it, e.g. stopped inside it; the domain moves to a fresh segment when a "
-               "controller candidate sees it stuck)\n", BUSY_WAIT_US / 1e6);
+      fprintf (stderr, "bwss-top: bwssd did not answer (stopped, or too busy): try again\n");
       status = EXIT_BUSY;
       break;
     }
     if (err) {
-      fprintf (stderr, "bwss-top: the domain segment cannot be read: %s\n", bwss_strerror (err));
+      fprintf (stderr, "bwss-top: the domain cannot be read: %s\n", bwss_strerror (err));
       status = 1;
       break;
     }
@@ -599,7 +597,7 @@ main (int argc, char **argv)
   BwssDomain *d = NULL;
   int err = bwss_domain_open (opt_domain, BWSS_DOMAIN_NO_CREATE | BWSS_DOMAIN_NO_CONTROLLER, &d);
   if (err == BWSS_ENOENT) {
-    fprintf (stderr, "bwss-top: no domain yet (no process has joined one)\n");
+    fprintf (stderr, "bwss-top: no domain yet (no bwssd runs for it)\n");
     return 1;
   }
   if (err) {

@@ -230,7 +230,7 @@ def adopt_rules(sc):
 
 def domain_paths(build_dir, env):
     """Where the files of the domain env names are (the user's runtime
-    directory is the library's to say): {"segment": path, "bwssd-status":
+    directory is the library's to say): {"socket": path, "bwssd-status":
     path, "bwssd-lock": path, "runtime-dir": path}."""
     out = subprocess.run([program(build_dir, "bwss-top"), "--paths"], env=env, check=True,
                          stdout=subprocess.PIPE, text=True).stdout

@@ -78,6 +78,8 @@ class Scenario:
     host2_udp_kbps: float = 0.0   # the second machine's UDP (inelastic), kbit/s (host2=udp: default 2000)
     quic: int = 0                 # a QUIC (HTTP/3) download on this machine, beside the others (0/1)
     quic_cc: str = "cubic"        # its server's congestion control (aioquic: cubic or reno)
+    bulk_initrwnd: int = 0        # the window this machine's SYN offers the bulk servers, segments
+                                  # (its route's initrwnd: the window scale is kept; 0: the kernel's)
 
     # ---- derived ----
     def bulk_weight(self, i):
@@ -160,6 +162,8 @@ class Scenario:
             parts.append("%s UDP from %g s to %g s" % (k(self.cross_kbps), self.cross_start, self.cross_end))
         if self.bwss_on_at:
             parts.append("BWSS on at %g s" % self.bwss_on_at)
+        if self.bulk_initrwnd:
+            parts.append("the downloads' SYN offering %d segments" % self.bulk_initrwnd)
         if self.hosts == 2:
             h2 = []
             if self.host2_downloads():
@@ -240,6 +244,8 @@ class Scenario:
                                     % self.duration)
         if self.quic not in (0, 1):
             raise ScenarioError("--set quic: 0 or 1 QUIC download on this machine")
+        if self.bulk_initrwnd < 0:
+            raise ScenarioError("--set bulk_initrwnd: segments, 0 (the kernel's) or more")
         if self.quic_cc not in ("cubic", "reno"):
             raise ScenarioError("--set quic_cc: cubic or reno (aioquic's)")
         if (self.host2_on or self.host2_udp_kbps) and self.hosts != 2:

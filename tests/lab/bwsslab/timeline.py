@@ -42,10 +42,10 @@ def run_mode(sc, mode, build_dir, out_dir):
     work = tempfile.mkdtemp(prefix="bwss-lab-")
     os.chmod(work, 0o755)              # nginx's workers run as www-data
     domain = "bwsslab-%d" % os.getpid()
-    env = dict(os.environ, BWSS_DOMAIN=domain,
+    env = dict(os.environ, BWSS_DOMAIN=domain, BWSS_BWSSD=program(build_dir, "bwssd"),
                GST_PLUGIN_PATH=os.path.join(build_dir, "gst-plugin"))
     files = clients.domain_paths(build_dir, env)
-    leftovers = (files["segment"], files["bwssd-status"], files["bwssd-lock"])
+    leftovers = (files["socket"], files["bwssd-status"], files["bwssd-lock"])
     for leftover in leftovers:
         if os.path.exists(leftover):
             os.unlink(leftover)

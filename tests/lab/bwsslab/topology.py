@@ -215,6 +215,12 @@ def up(sc, build_dir, stats_file=None, quiet=False, mode=None, trace_file=None):
     ns(NS_C, "ip", "addr", "add", CLIENT_ADDR + "/24", "dev", "c0")
     ns(NS_C, "ip", "link", "set", "c0", "up")
     ns(NS_C, "ip", "route", "add", "default", "via", "10.77.1.1")
+    if sc.bulk_initrwnd:
+        # the first window a bulk server may send: its route's initrwnd bounds
+        # the window the SYN offers, and the scale stays the kernel's
+        for i in range(sc.bulk):
+            ns(NS_C, "ip", "route", "add", bulk_addr(i) + "/32", "via", "10.77.1.1",
+               "initrwnd", str(sc.bulk_initrwnd))
     ns(NS_S, "ip", "addr", "add", "10.77.2.2/24", "dev", "s0")
     for a in ([VIDEO_ADDR, CROSS_ADDR, QUIC_ADDR] + [bulk_addr(i) for i in range(max(8, sc.bulk))]
               + [a for _, a, _ in hosts.host2_servers(sc)]):

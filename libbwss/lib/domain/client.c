@@ -1,0 +1,1112 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * client.c — the domain as every process but bwssd sees it: a thin client
+ * of the user's bwssd, the one controller (wire.h says what they say).
+ *
+ * A process hands bwssd its sockets (the fd itself, SCM_RIGHTS) with their
+ * preferences; bwssd measures them, runs the laws and sets their windows
+ * through its duplicates.  What comes back is what a client needs itself:
+ * a paced flow's read rate (its reads are paced here, in the owner), and the
+ * statistics it asks for.
+ *
+ *   event                          | then
+ *   open, no bwssd listening       | unless BWSS_DOMAIN_NO_CREATE: start one
+ *                                  | (`bwssd --autostart`, spawn_bwssd()), and
+ *                                  | connect within START_WAIT_US
+ *   register, set_prefs, share     | a message, never answered (REJECT refuses)
+ *   unregister                     | a message; then the socket given back here
+ *   the connection ends (bwssd     | fail-open: every socket of this process given
+ *   died, or it refused to listen) | back here (its clamp as it was before it was
+ *                                  | handed over, its buffer if paced); connect
+ *                                  | again every RETRY_US while flows remain
+ *                                  | (starting bwssd if allowed), then hand them
+ *                                  | over again
+ *
+ * One connection per process and domain name, shared by its handles; the
+ * domain's fd (bwss_domain_get_fd()) is an epoll set of the connection and
+ * an eventfd, so a client wakes for bwssd's messages and nothing else.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <bwss/domain.h>
+#include "sys.h"
+#include "wire.h"
+
+extern char **environ;
+
+/* With no flow, or flows bwssd controls but none paced: the dispatch has
+ * nothing periodic to do and asks again after this (a message wakes it at
+ * once through the domain's fd). */
+#define IDLE_US         1000000ull
+/* Connecting again after the connection ended, while flows remain or the
+ * handle may start bwssd (bwss-run keeps one for its command's flows);
+ * after each failure twice as long, up to RETRY_MAX_US. */
+#define RETRY_US        1000000ull
+#define RETRY_MAX_US    16000000ull
+/* An autostarted bwssd listens within this (its start is ~10 ms). */
+#define START_WAIT_US   2000000ull
+#define START_AGAIN_US  500000ull
+/* Longest wait for a reader's reply, or for a message to go out: bwssd
+ * answers between two rounds (well under a millisecond each). */
+#define REPLY_WAIT_US   200000ull
+/* While it has flows handed over, a client asks bwssd for a sign of life
+ * this often; one not answered by the next is a bwssd that is stopped or
+ * hung: its sockets go back to the kernel (fail-open) until it answers
+ * again (it then sets their windows again itself).  A flow is left
+ * throttled by a stuck bwssd for at most two of these. */
+#define LIVE_US         500000ull
+
+typedef struct Conn Conn;
+
+struct BwssFlow {
+  Conn       *c;            /* NULL: inherited across fork, inert */
+  BwssDomain *owner;
+  int         fd;
+  uint64_t    inode;        /* of the socket: an fd number can be reused */
+  uint32_t    orig_clamp;   /* the clamp before it was handed over */
+  uint64_t    id;           /* its name on the connection */
+  BwssPrefs   prefs;
+  BwssShare   share;
+  bool        paced_reads;  /* the owner offered to pace its reads */
+  bool        handed;       /* on the connection now */
+  int         refused;      /* bwssd's REJECT: a BWSS_E code, 0 if none */
+  pid_t       owner_pid;
+  char        origin[BWSS_ORIGIN_MAX];
+  double      pace_bps;     /* the read rate bwssd asks for, bit/s; 0 = freely */
+  bool        was_paced;    /* bwssd fixed the socket's receive buffer for pacing */
+  double      tokens;       /* read credit, bytes (negative: a read took more) */
+  uint64_t    tokens_us;
+  uint32_t    mss;
+  BwssFlow   *next;
+};
+
+struct Conn {
+  char        name[BWSS_DOMAIN_NAME_MAX + 1];
+  char        path[PATH_MAX];      /* the socket's */
+  pthread_mutex_t lock;            /* guards everything here and the flows */
+  int         fd;                  /* the connection, -1 if none */
+  int         wake_fd;             /* eventfd: a dispatch is due at once */
+  int         ep_fd;               /* epoll: wake_fd and fd (bwss_domain_get_fd()) */
+  unsigned    refs;
+  bool        may_start;           /* some handle may start bwssd */
+  BwssFlow   *flows;
+  uint64_t    next_id;
+  uint32_t    seq;
+  uint64_t    next_connect_us;
+  uint64_t    retry_us;            /* the wait after the next failure to connect */
+  uint32_t    ping_seq;            /* the sign of life asked for, 0 if none outstanding */
+  uint64_t    ping_us;             /* ... when */
+  bool        failed_open;         /* bwssd did not answer: the sockets are the kernel's */
+  BwssParams  params;              /* the pacing token bucket's depth */
+  pthread_t   thread;
+  bool        thread_on;
+  atomic_bool thread_stop;
+  Conn       *next;
+};
+
+struct BwssDomain {
+  Conn *c;
+};
+
+static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
+static Conn *conns;
+
+/* The connection's own calls go to the kernel directly: inside the preload
+ * shim the process's close(), recvmsg() and poll() are the shim's hooks
+ * (programs/shim/preload.c), which must not come back into the domain from
+ * under its lock. */
+static int
+sys_close (int fd)
+{
+  return (int) syscall (SYS_close, fd);
+}
+
+static ssize_t
+sys_recvmsg (int fd, struct msghdr *m, int flags)
+{
+  return (ssize_t) syscall (SYS_recvmsg, fd, m, flags);
+}
+
+/* ---- the connection ---- */
+
+/* Makes @c's wake fd readable: a dispatch is due at once.  Any thread. */
+static void
+conn_wake (Conn *c)
+{
+  if (c->wake_fd >= 0)
+    eventfd_write (c->wake_fd, 1);
+}
+
+/* Sends @len bytes of @msg (and @fd, if >= 0) within REPLY_WAIT_US.
+ * Returns 0 or -errno.  c->lock held. */
+static int
+conn_send (Conn *c, const void *msg, size_t len, int fd)
+{
+  return sock_send_msg (c->fd, msg, len, fd, REPLY_WAIT_US);
+}
+
+static void
+head (WireHead *h, uint16_t type, uint32_t seq, uint64_t flow)
+{
+  memset (h, 0, sizeof *h);
+  h->version = WIRE_VERSION;
+  h->type = type;
+  h->seq = seq;
+  h->flow = flow;
+}
+
+/* Gives @f's socket back to the kernel: the clamp it had before it was
+ * handed over, the largest receive buffer if pacing fixed it, reads no
+ * longer paced.  Only if the fd still names the socket. */
+static void
+restore_socket (BwssFlow *f)
+{
+  if (knob_fd_is (f->fd, f->inode)) {
+    knob_set_clamp (f->fd, f->orig_clamp);
+    if (f->was_paced)
+      knob_restore_rcvbuf (f->fd);
+  }
+  f->was_paced = false;
+  f->pace_bps = 0.0;
+}
+
+/* Ends the connection: every socket of this process back to the kernel
+ * (fail-open), bwssd tried again after RETRY_US.  c->lock held. */
+static void
+conn_lost (Conn *c)
+{
+  if (c->fd < 0)
+    return;
+  epoll_ctl (c->ep_fd, EPOLL_CTL_DEL, c->fd, NULL);
+  sys_close (c->fd);
+  c->fd = -1;
+  for (BwssFlow *f = c->flows; f; f = f->next) {
+    if (f->handed)
+      restore_socket (f);
+    f->handed = false;
+  }
+  c->ping_seq = 0;
+  c->failed_open = false;
+  c->next_connect_us = bwss__clock_now_us () + RETRY_US;
+}
+
+static void
+fill_flow (WireFlow *m, uint16_t type, const BwssFlow *f)
+{
+  memset (m, 0, sizeof *m);
+  head (&m->h, type, 0, f->id);
+  m->prefs = f->prefs;
+  m->share = (uint32_t) f->share;
+  m->paced = f->paced_reads;
+  m->fd = f->fd;
+  m->owner_pid = f->owner_pid;
+  memcpy (m->origin, f->origin, sizeof m->origin);
+}
+
+/* Hands @f over.  c->lock held, connected. */
+static void
+hand_over (Conn *c, BwssFlow *f)
+{
+  WireFlow m;
+  fill_flow (&m, WIRE_REGISTER, f);
+  if (!knob_fd_is (f->fd, f->inode))
+    return;                              /* closed behind our back: nothing to hand */
+  if (conn_send (c, &m, sizeof m, f->fd) != 0) {
+    conn_lost (c);
+    return;
+  }
+  f->handed = true;
+  f->refused = 0;
+}
+
+/* Starts `bwssd --autostart` for domain @name, its output on /dev/null,
+ * none of this process's other files (a daemon holding a program's pipe or
+ * socket would keep it open) and without the preload shim, and waits for the process it spawned (it
+ * detaches).  bwssd: $BWSS_BWSSD, else the installed one. */
+static void
+spawn_bwssd (const char *name)
+{
+  const char *exe = getenv ("BWSS_BWSSD");
+  if (exe == NULL || *exe == '\0')
+    exe = BWSS_BWSSD_PATH;
+  char *argv[] = { (char *) exe, (char *) "--autostart", (char *) "--domain", (char *) name, NULL };
+  size_t n = 0;
+  while (environ && environ[n])
+    n++;
+  char **envp = calloc (n + 1, sizeof *envp);
+  if (envp == NULL)
+    return;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (strncmp (environ[i], "LD_PRELOAD=", 11) != 0)
+      envp[k++] = environ[i];
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init (&fa);
+  for (int i = 0; i < 3; i++)
+    posix_spawn_file_actions_addopen (&fa, i, "/dev/null", i ? O_WRONLY : O_RDONLY, 0);
+  posix_spawn_file_actions_addclosefrom_np (&fa, 3);   /* none of this process's files */
+  pid_t pid;
+  if (posix_spawn (&pid, exe, &fa, NULL, argv, envp) == 0)
+    while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
+      ;
+  posix_spawn_file_actions_destroy (&fa);
+  free (envp);
+}
+
+static int
+try_connect (const char *path)
+{
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  if (strlen (path) >= sizeof sa.sun_path)
+    return -ENAMETOOLONG;
+  strcpy (sa.sun_path, path);
+  int fd = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return -errno;
+  if (connect (fd, (struct sockaddr *) &sa, sizeof sa) == 0)
+    return fd;
+  int e = errno;
+  sys_close (fd);
+  return -e;
+}
+
+/* Connects to bwssd, starting it if allowed and none listens, and hands
+ * every flow over.  Returns 0, BWSS_ENOENT (no bwssd) or another code.
+ * c->lock held. */
+static int
+conn_open (Conn *c)
+{
+  if (c->fd >= 0)
+    return 0;
+  int fd = try_connect (c->path);
+  if (fd < 0 && c->may_start && (fd == -ENOENT || fd == -ECONNREFUSED)) {
+    /* started again every START_AGAIN_US: one that finds the domain's lock
+     * still held by a bwssd that is dying exits at once */
+    uint64_t now = bwss__clock_now_us (), end = now + START_WAIT_US, spawned = 0;
+    while (fd < 0 && (fd == -ENOENT || fd == -ECONNREFUSED) && now < end) {
+      if (now - spawned >= START_AGAIN_US) {
+        spawn_bwssd (c->name);
+        spawned = now;
+      }
+      struct timespec ts = { 0, 10 * 1000 * 1000 };
+      nanosleep (&ts, NULL);
+      fd = try_connect (c->path);
+      now = bwss__clock_now_us ();
+    }
+  }
+  if (fd < 0) {
+    c->retry_us = c->retry_us ? c->retry_us : RETRY_US;
+    c->next_connect_us = bwss__clock_now_us () + c->retry_us;
+    c->retry_us = c->retry_us * 2 < RETRY_MAX_US ? c->retry_us * 2 : RETRY_MAX_US;
+    return fd == -ENOENT || fd == -ECONNREFUSED ? BWSS_ENOENT
+           : fd == -EACCES || fd == -EPERM     ? BWSS_EPERM : BWSS_EPROTO;
+  }
+  c->fd = fd;
+  c->retry_us = RETRY_US;
+  struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+  epoll_ctl (c->ep_fd, EPOLL_CTL_ADD, fd, &ev);
+  for (BwssFlow *f = c->flows; f && c->fd >= 0; f = f->next)
+    hand_over (c, f);
+  return 0;
+}
+
+static BwssFlow *
+find_flow (Conn *c, uint64_t id)
+{
+  for (BwssFlow *f = c->flows; f; f = f->next)
+    if (f->id == id)
+      return f;
+  return NULL;
+}
+
+/* Brings @f's read credit up to @now (the bucket: pace_burst_segments). */
+static void
+pacing_refill (Conn *c, BwssFlow *f, uint64_t now)
+{
+  double mss = f->mss ? f->mss : c->params.default_mss;
+  double depth = c->params.pace_burst_segments * mss;
+  if (f->tokens_us && now > f->tokens_us)
+    f->tokens += f->pace_bps / 8.0 * (double) (now - f->tokens_us) / 1e6;
+  if (f->tokens > depth)
+    f->tokens = depth;
+  f->tokens_us = now;
+}
+
+static void update (Conn *c, BwssFlow *f);
+
+/* A message bwssd sent unasked (REJECT, PACE), or the answer to a sign of
+ * life.  c->lock held. */
+static void
+handle_push (Conn *c, const WireMsg *m, size_t len)
+{
+  if (m->h.type == WIRE_DOMAIN && c->ping_seq && m->h.seq == c->ping_seq) {
+    c->ping_seq = 0;
+    if (c->failed_open) {                /* back: paced owners are told their rates again */
+      c->failed_open = false;
+      for (BwssFlow *f = c->flows; f && c->fd >= 0; f = f->next)
+        if (f->paced_reads)
+          update (c, f);
+    }
+    return;
+  }
+  BwssFlow *f = find_flow (c, m->h.flow);
+  if (f == NULL)
+    return;
+  if (m->h.type == WIRE_REJECT) {
+    f->refused = m->h.arg ? m->h.arg : BWSS_EPROTO;
+    f->handed = false;
+    restore_socket (f);
+  } else if (m->h.type == WIRE_PACE && len >= sizeof m->pace && f->paced_reads) {
+    uint64_t now = bwss__clock_now_us ();
+    double pace = m->pace.read_rate_bps > 0.0 ? m->pace.read_rate_bps : 0.0;
+    if (pace > 0.0 && f->pace_bps == 0.0) {
+      f->tokens = 0.0;                   /* pacing starts: no credit yet */
+      f->tokens_us = now;
+    } else if (f->pace_bps > 0.0) {
+      pacing_refill (c, f, now);         /* the credit so far, at the old rate */
+    }
+    f->was_paced = f->was_paced || pace > 0.0;
+    f->pace_bps = pace;
+    f->mss = m->pace.mss;
+  }
+}
+
+/* Receives one message into @m, closing any fd but the one *@fd_out
+ * (if not NULL) takes.  Returns its length, 0 if none waits, -1 if the
+ * connection ended (then lost).  c->lock held. */
+static ssize_t
+conn_recv (Conn *c, WireMsg *m, int *fd_out)
+{
+  union { char buf[CMSG_SPACE (sizeof (int))]; struct cmsghdr align; } u;
+  struct iovec iov = { .iov_base = m, .iov_len = sizeof *m };
+  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                       .msg_controllen = sizeof u.buf };
+  ssize_t n;
+  while ((n = sys_recvmsg (c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+    ;
+  if (n < 0 && errno == EAGAIN)
+    return 0;
+  int fd = -1;
+  for (struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR (&mh) : NULL; cm; cm = CMSG_NXTHDR (&mh, cm))
+    if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+      memcpy (&fd, CMSG_DATA (cm), sizeof fd);
+  if (fd_out)
+    *fd_out = fd;
+  else if (fd >= 0)
+    sys_close (fd);
+  if (n < (ssize_t) sizeof (WireHead) || m->h.version != WIRE_VERSION) {
+    if (fd_out && fd >= 0)
+      sys_close (fd);
+    conn_lost (c);
+    return -1;
+  }
+  return n;
+}
+
+/* Reads every message waiting.  c->lock held. */
+static void
+conn_drain (Conn *c)
+{
+  WireMsg m;
+  ssize_t n;
+  while (c->fd >= 0 && (n = conn_recv (c, &m, NULL)) > 0)
+    handle_push (c, &m, (size_t) n);
+}
+
+/* Sends the request @req (@len bytes) and waits for its reply (the same
+ * seq) into @reply, passing what bwssd pushes meanwhile on.  Returns the
+ * reply's length, or a BWSS_E code: BWSS_ENOENT (no bwssd), BWSS_EBUSY (no
+ * reply in time).  *@fd_out gets an fd the reply carries (-1 if none).
+ * c->lock held. */
+static ssize_t
+request (Conn *c, WireHead *req, size_t len, WireMsg *reply, int *fd_out)
+{
+  *fd_out = -1;
+  int err = conn_open (c);
+  if (err)
+    return err;
+  req->seq = ++c->seq;
+  if (conn_send (c, req, len, -1) != 0) {
+    conn_lost (c);
+    return BWSS_ENOENT;
+  }
+  uint64_t end = bwss__clock_now_us () + REPLY_WAIT_US;
+  for (;;) {
+    int fd = -1;
+    ssize_t n = conn_recv (c, reply, &fd);
+    if (n < 0)
+      return BWSS_ENOENT;
+    if (n > 0 && reply->h.seq == req->seq && reply->h.type >= WIRE_FLOW) {
+      *fd_out = fd;
+      return n;
+    }
+    if (fd >= 0)
+      sys_close (fd);
+    if (n > 0) {
+      handle_push (c, reply, (size_t) n);
+      continue;
+    }
+    uint64_t now = bwss__clock_now_us ();
+    if (now >= end)
+      return BWSS_EBUSY;
+    struct pollfd p = { .fd = c->fd, .events = POLLIN };
+    sys_poll (&p, 1, (int) ((end - now + 999) / 1000));
+  }
+}
+
+/* ---- open, close, fork ---- */
+
+static void *dispatch_thread (void *data);
+
+static void
+conn_stop_thread (Conn *c)
+{
+  if (!c->thread_on)
+    return;
+  atomic_store (&c->thread_stop, true);
+  conn_wake (c);
+  pthread_join (c->thread, NULL);
+  c->thread_on = false;
+}
+
+/* Sends @f's end and gives its socket back here too (bwssd, which restores
+ * it through its duplicate, may be gone).  c->lock held; @f unlinked. */
+static void
+release (Conn *c, BwssFlow *f)
+{
+  if (f->handed && c->fd >= 0) {
+    WireHead h;
+    head (&h, WIRE_UNREGISTER, 0, f->id);
+    if (conn_send (c, &h, sizeof h, -1) != 0)
+      conn_lost (c);
+  }
+  if (f->handed || f->refused == 0)
+    restore_socket (f);
+  free (f);
+}
+
+static void
+conn_free (Conn *c)
+{
+  conn_stop_thread (c);
+  pthread_mutex_lock (&c->lock);
+  while (c->flows) {
+    BwssFlow *f = c->flows;
+    c->flows = f->next;
+    release (c, f);
+  }
+  if (c->fd >= 0)
+    sys_close (c->fd);
+  pthread_mutex_unlock (&c->lock);
+  if (c->wake_fd >= 0)
+    sys_close (c->wake_fd);
+  if (c->ep_fd >= 0)
+    sys_close (c->ep_fd);
+  pthread_mutex_destroy (&c->lock);
+  free (c);
+}
+
+/* Makes @c's epoll set and eventfd (fresh ones, at the same numbers if it
+ * had them: a forked child shares its parent's). */
+static void
+conn_fds (Conn *c)
+{
+  int w = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+  int e = epoll_create1 (EPOLL_CLOEXEC);
+  if (w >= 0 && c->wake_fd >= 0 && dup3 (w, c->wake_fd, O_CLOEXEC) >= 0) {
+    sys_close (w);
+    w = c->wake_fd;
+  }
+  if (e >= 0 && c->ep_fd >= 0 && dup3 (e, c->ep_fd, O_CLOEXEC) >= 0) {
+    sys_close (e);
+    e = c->ep_fd;
+  }
+  c->wake_fd = w;
+  c->ep_fd = e;
+  struct epoll_event ev = { .events = EPOLLIN, .data.fd = w };
+  if (e >= 0 && w >= 0)
+    epoll_ctl (e, EPOLL_CTL_ADD, w, &ev);
+}
+
+/* In a forked child: the parent's connection, flows and thread are not
+ * ours (its flows stay the parent's; the child connects on its own). */
+static void
+after_fork_child (void)
+{
+  for (Conn *c = conns; c; c = c->next) {
+    pthread_mutex_init (&c->lock, NULL);
+    while (c->flows) {
+      BwssFlow *f = c->flows;
+      c->flows = f->next;
+      f->c = NULL;                       /* handles still point at it: inert */
+    }
+    if (c->fd >= 0)
+      sys_close (c->fd);
+    c->fd = -1;
+    c->thread_on = false;
+    conn_fds (c);
+  }
+  pthread_mutex_init (&conns_lock, NULL);
+}
+
+static Conn *
+conn_new (const char *name)
+{
+  Conn *c = calloc (1, sizeof *c);
+  if (c == NULL)
+    return NULL;
+  if (bwss_domain_path (name, ".sock", c->path, sizeof c->path) != 0) {
+    free (c);
+    return NULL;
+  }
+  snprintf (c->name, sizeof c->name, "%s", name);
+  pthread_mutex_init (&c->lock, NULL);
+  c->fd = c->wake_fd = c->ep_fd = -1;
+  conn_fds (c);
+  c->next_id = 1;
+  bwss_params_init_for (&c->params, BWSS_LOOP_DELAY);
+  return c;
+}
+
+/* Returns the domain name @name means: itself, $BWSS_DOMAIN, or
+ * "bwss-<uid>", in @out; or BWSS_EINVAL. */
+static int
+domain_name (const char *name, char *out, size_t len)
+{
+  if (name == NULL)
+    name = getenv ("BWSS_DOMAIN");
+  if (name == NULL) {
+    snprintf (out, len, "bwss-%u", (unsigned) geteuid ());
+    return 0;
+  }
+  if (bwss_domain_check_name (name) != BWSS_OK)
+    return BWSS_EINVAL;
+  snprintf (out, len, "%s", name);
+  return 0;
+}
+
+int
+bwss_domain_open (const char *name, unsigned flags, BwssDomain **out)
+{
+  char dn[BWSS_DOMAIN_NAME_MAX + 1], path[PATH_MAX];
+  if (out == NULL || (flags & ~(BWSS_DOMAIN_NO_CREATE | BWSS_DOMAIN_NO_CONTROLLER | BWSS_DOMAIN_THREAD)))
+    return BWSS_EINVAL;
+  int err = domain_name (name, dn, sizeof dn);
+  if (err == 0)
+    err = bwss_domain_path (dn, ".sock", path, sizeof path);
+  if (err)
+    return err;
+  BwssDomain *d = calloc (1, sizeof *d);
+  if (d == NULL)
+    return BWSS_ENOMEM;
+  pthread_mutex_lock (&conns_lock);
+  static bool atfork_done;
+  if (!atfork_done) {
+    pthread_atfork (NULL, NULL, after_fork_child);
+    atfork_done = true;
+  }
+  Conn *c;
+  for (c = conns; c; c = c->next)
+    if (strcmp (c->name, dn) == 0)
+      break;
+  bool fresh = c == NULL;
+  if (fresh && (c = conn_new (dn)) == NULL) {
+    pthread_mutex_unlock (&conns_lock);
+    free (d);
+    return BWSS_ENOMEM;
+  }
+  pthread_mutex_lock (&c->lock);
+  if (!(flags & BWSS_DOMAIN_NO_CREATE))
+    c->may_start = true;
+  err = conn_open (c);
+  pthread_mutex_unlock (&c->lock);
+  if (err && fresh && !c->may_start) {   /* a handle that may start bwssd tries again later */
+    conn_free (c);
+    pthread_mutex_unlock (&conns_lock);
+    free (d);
+    return err;
+  }
+  if (fresh) {
+    c->next = conns;
+    conns = c;
+  }
+  c->refs++;
+  if ((flags & BWSS_DOMAIN_THREAD) && !c->thread_on) {
+    atomic_store (&c->thread_stop, false);
+    if (pthread_create (&c->thread, NULL, dispatch_thread, c) == 0)
+      c->thread_on = true;
+  }
+  pthread_mutex_unlock (&conns_lock);
+  d->c = c;
+  *out = d;
+  return 0;
+}
+
+void
+bwss_domain_close (BwssDomain *d)
+{
+  if (d == NULL)
+    return;
+  Conn *c = d->c;
+  pthread_mutex_lock (&c->lock);
+  for (BwssFlow **pp = &c->flows; *pp;) {
+    BwssFlow *f = *pp;
+    if (f->owner == d) {
+      *pp = f->next;
+      release (c, f);
+    } else {
+      pp = &f->next;
+    }
+  }
+  pthread_mutex_unlock (&c->lock);
+  pthread_mutex_lock (&conns_lock);
+  bool last = --c->refs == 0;
+  if (last)
+    for (Conn **p = &conns; *p; p = &(*p)->next)
+      if (*p == c) {
+        *p = c->next;
+        break;
+      }
+  pthread_mutex_unlock (&conns_lock);
+  if (last)
+    conn_free (c);
+  free (d);
+}
+
+/* ---- flows ---- */
+
+static bool
+origin_is_valid (const char *origin)
+{
+  size_t n = strnlen (origin, BWSS_ORIGIN_MAX);
+  if (n == 0 || n == BWSS_ORIGIN_MAX)
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (origin[i] < 0x20 || origin[i] > 0x7e)
+      return false;
+  return true;
+}
+
+int
+bwss_flow_register (BwssDomain *d, int fd, const BwssPrefs *prefs, BwssFlow **out)
+{
+  return bwss_flow_register_as (d, fd, prefs, NULL, 0, out);
+}
+
+int
+bwss_flow_register_as (BwssDomain *d, int fd, const BwssPrefs *prefs, const char *origin,
+                       pid_t owner_pid, BwssFlow **out)
+{
+  if (origin == NULL)
+    origin = "registered";
+  if (d == NULL || out == NULL || bwss_prefs_check (prefs) != BWSS_OK
+      || !origin_is_valid (origin) || owner_pid < 0)
+    return BWSS_EINVAL;
+  if (fd < 0 || !knob_is_connected_tcp (fd))
+    return BWSS_EBADF;
+  KnobInfo k;
+  uint32_t clamp;
+  if (knob_read_info (fd, &k) != 0 || knob_get_clamp (fd, &clamp) != 0)
+    return BWSS_EBADF;
+  Conn *c = d->c;
+  BwssFlow *f = calloc (1, sizeof *f);
+  if (f == NULL)
+    return BWSS_ENOMEM;
+  f->c = c;
+  f->owner = d;
+  f->fd = fd;
+  f->inode = k.inode;
+  f->orig_clamp = clamp;
+  f->prefs = *prefs;
+  f->owner_pid = owner_pid;
+  snprintf (f->origin, sizeof f->origin, "%s", origin);
+  pthread_mutex_lock (&c->lock);
+  for (BwssFlow *o = c->flows; o; o = o->next)
+    if (o->fd == fd) {
+      pthread_mutex_unlock (&c->lock);
+      free (f);
+      return BWSS_EEXIST;
+    }
+  f->id = c->next_id++;
+  f->next = c->flows;
+  c->flows = f;
+  if (c->fd >= 0)
+    hand_over (c, f);                    /* else at the next connection */
+  pthread_mutex_unlock (&c->lock);
+  conn_wake (c);
+  *out = f;
+  return 0;
+}
+
+/* Sends @f's preferences, share and pacing again.  c->lock held. */
+static void
+update (Conn *c, BwssFlow *f)
+{
+  if (!f->handed || c->fd < 0)
+    return;                              /* they go with the next hand-over */
+  WireFlow m;
+  fill_flow (&m, WIRE_UPDATE, f);
+  if (conn_send (c, &m, sizeof m, -1) != 0)
+    conn_lost (c);
+}
+
+/* Locks @f's connection; returns it, or NULL (BWSS_EINVAL) for an inert
+ * flow.  *@err: BWSS_ENOENT if bwssd refused or dropped the flow. */
+static Conn *
+flow_lock (BwssFlow *f, int *err)
+{
+  *err = BWSS_EINVAL;
+  if (f == NULL || f->c == NULL)
+    return NULL;
+  pthread_mutex_lock (&f->c->lock);
+  *err = f->refused ? BWSS_ENOENT : 0;
+  return f->c;
+}
+
+int
+bwss_flow_set_prefs (BwssFlow *f, const BwssPrefs *prefs)
+{
+  int err;
+  if (bwss_prefs_check (prefs) != BWSS_OK)
+    return BWSS_EINVAL;
+  Conn *c = flow_lock (f, &err);
+  if (c == NULL)
+    return err;
+  if (err == 0) {
+    f->prefs = *prefs;
+    update (c, f);
+  }
+  pthread_mutex_unlock (&c->lock);
+  return err;
+}
+
+int
+bwss_flow_set_share (BwssFlow *f, BwssShare share)
+{
+  int err;
+  if (bwss_share_name (share) == NULL)
+    return BWSS_EINVAL;
+  pid_t owner = f && f->owner_pid ? f->owner_pid : getpid ();
+  uint64_t id;
+  if (share == BWSS_SHARE_UNIT && proc_cgroup_id (owner, &id) != 0)
+    return f ? BWSS_ENOENT : BWSS_EINVAL;
+  Conn *c = flow_lock (f, &err);
+  if (c == NULL)
+    return err;
+  if (err == 0 && f->share != share) {
+    f->share = share;
+    update (c, f);
+  }
+  pthread_mutex_unlock (&c->lock);
+  return err;
+}
+
+int
+bwss_flow_offer_read_pacing (BwssFlow *f)
+{
+  int err;
+  Conn *c = flow_lock (f, &err);
+  if (c == NULL)
+    return err;
+  if (err == 0 && !f->paced_reads) {
+    f->paced_reads = true;
+    update (c, f);
+  }
+  pthread_mutex_unlock (&c->lock);
+  return err;
+}
+
+uint64_t
+bwss_flow_read_wait_us (BwssFlow *f, size_t want)
+{
+  if (f == NULL || f->c == NULL)
+    return 0;
+  Conn *c = f->c;
+  uint64_t wait = 0;
+  pthread_mutex_lock (&c->lock);
+  if (f->pace_bps > 0.0) {
+    pacing_refill (c, f, bwss__clock_now_us ());
+    double need = f->mss ? (double) f->mss : c->params.default_mss;
+    if (want && (double) want < need)
+      need = (double) want;
+    if (f->tokens < need)
+      wait = (uint64_t) ((need - f->tokens) * 8.0 / f->pace_bps * 1e6) + 1;
+  }
+  pthread_mutex_unlock (&c->lock);
+  return wait;
+}
+
+void
+bwss_flow_read_took (BwssFlow *f, size_t n)
+{
+  if (f == NULL || f->c == NULL || n == 0)
+    return;
+  Conn *c = f->c;
+  pthread_mutex_lock (&c->lock);
+  if (f->pace_bps > 0.0) {
+    pacing_refill (c, f, bwss__clock_now_us ());
+    f->tokens -= (double) n;
+  }
+  pthread_mutex_unlock (&c->lock);
+}
+
+void
+bwss_flow_unregister (BwssFlow *f)
+{
+  if (f == NULL)
+    return;
+  Conn *c = f->c;
+  if (c == NULL) {                       /* inherited across fork: not ours */
+    free (f);
+    return;
+  }
+  pthread_mutex_lock (&c->lock);
+  for (BwssFlow **pp = &c->flows; *pp; pp = &(*pp)->next)
+    if (*pp == f) {
+      *pp = f->next;
+      break;
+    }
+  release (c, f);
+  pthread_mutex_unlock (&c->lock);
+}
+
+int
+bwss_flow_get_stats (BwssFlow *f, BwssFlowStats *out)
+{
+  int err;
+  if (out == NULL)
+    return BWSS_EINVAL;
+  Conn *c = flow_lock (f, &err);
+  if (c == NULL || err) {
+    if (c)
+      pthread_mutex_unlock (&c->lock);
+    return err;
+  }
+  BwssFlowStats st = { .prefs = f->prefs, .rate_bps = -1.0, .target_bps = -1.0 };
+  if (f->handed) {
+    WireHead h;
+    WireMsg m;
+    int fd;
+    head (&h, WIRE_GET_FLOW, 0, f->id);
+    ssize_t n = request (c, &h, sizeof h, &m, &fd);
+    if (n > 0 && m.h.type == WIRE_FLOW && (size_t) n >= sizeof m.flow_stats)
+      st = m.flow_stats.st;
+    else if (n == BWSS_EBUSY)
+      err = BWSS_EBUSY;
+    st.read_rate_bps = f->pace_bps;
+  }
+  pthread_mutex_unlock (&c->lock);
+  if (err)
+    return err;
+  if (st.rtt_us == 0 || st.bytes_received == 0) {
+    KnobInfo k;
+    if (knob_read_info (f->fd, &k) == 0) {
+      st.rtt_us = k.rtt_us;
+      st.mss = k.mss;
+      st.bytes_received = k.bytes_received;
+    }
+  }
+  *out = st;
+  return 0;
+}
+
+/* ---- the domain-wide readers ---- */
+
+int
+bwss_domain_get_stats (BwssDomain *d, BwssDomainStats *out)
+{
+  if (d == NULL || out == NULL)
+    return BWSS_EINVAL;
+  Conn *c = d->c;
+  WireHead h;
+  WireMsg m;
+  int fd;
+  head (&h, WIRE_GET_DOMAIN, 0, 0);
+  pthread_mutex_lock (&c->lock);
+  ssize_t n = request (c, &h, sizeof h, &m, &fd);
+  pthread_mutex_unlock (&c->lock);
+  if (n == BWSS_ENOENT) {                /* no controller: what a reader saw before too */
+    *out = (BwssDomainStats) { .phase = BWSS_PHASE_IDLE, .queue_us = -1.0 };
+    return 0;
+  }
+  if (n < 0)
+    return (int) n;
+  if (m.h.type != WIRE_DOMAIN || (size_t) n < sizeof m.domain)
+    return BWSS_EPROTO;
+  *out = m.domain.st;
+  return 0;
+}
+
+int
+bwss_domain_set_suspended (BwssDomain *d, bool suspended)
+{
+  if (d == NULL)
+    return BWSS_EINVAL;
+  Conn *c = d->c;
+  WireHead h;
+  WireMsg m;
+  int fd;
+  head (&h, WIRE_SUSPEND, 0, 0);
+  h.arg = suspended;
+  pthread_mutex_lock (&c->lock);
+  ssize_t n = request (c, &h, sizeof h, &m, &fd);
+  pthread_mutex_unlock (&c->lock);
+  return n < 0 ? (int) n : m.h.arg;
+}
+
+int
+bwss_domain_list_flows (BwssDomain *d, BwssFlowInfo *out, size_t max, size_t *n_out)
+{
+  return bwss_domain_list_flow_groups (d, out, NULL, max, n_out);
+}
+
+int
+bwss_domain_list_flow_groups (BwssDomain *d, BwssFlowInfo *out, BwssFlowGroup *groups,
+                              size_t max, size_t *n_out)
+{
+  if (d == NULL || n_out == NULL || (out == NULL && max > 0))
+    return BWSS_EINVAL;
+  Conn *c = d->c;
+  WireHead h;
+  WireMsg m;
+  int fd;
+  head (&h, WIRE_LIST, 0, 0);
+  pthread_mutex_lock (&c->lock);
+  ssize_t n = request (c, &h, sizeof h, &m, &fd);
+  pthread_mutex_unlock (&c->lock);
+  *n_out = 0;
+  if (n == BWSS_ENOENT)
+    return 0;                            /* no bwssd: no flow is controlled */
+  if (n < 0)
+    return (int) n;
+  if (m.h.type != WIRE_LISTED || (size_t) n < sizeof m.listed || m.listed.n > BWSS_DOMAIN_MAX_FLOWS) {
+    if (fd >= 0)
+      sys_close (fd);
+    return BWSS_EPROTO;
+  }
+  size_t len = m.listed.n * sizeof (WireListEntry);
+  const WireListEntry *e = NULL;
+  if (len && (fd < 0 || (e = mmap (NULL, len, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED)) {
+    if (fd >= 0)
+      sys_close (fd);
+    return BWSS_EPROTO;
+  }
+  size_t k = 0;
+  for (; k < m.listed.n && k < max; k++) {
+    out[k] = e[k].info;
+    if (groups)
+      groups[k] = e[k].group;
+  }
+  if (len)
+    munmap ((void *) e, len);
+  if (fd >= 0)
+    sys_close (fd);
+  *n_out = k;
+  return 0;
+}
+
+/* ---- dispatch ---- */
+
+/* Asks bwssd for a sign of life every LIVE_US; if the last one is not
+ * answered by then, gives every socket back to the kernel until it is.
+ * c->lock held, connected. */
+static void
+check_alive (Conn *c, uint64_t now)
+{
+  if (now - c->ping_us < LIVE_US)
+    return;                              /* asked (and maybe answered) less than LIVE_US ago */
+  if (c->ping_seq && !c->failed_open) {
+    c->failed_open = true;
+    for (BwssFlow *f = c->flows; f; f = f->next)
+      if (f->handed)
+        restore_socket (f);
+  }
+  if (c->ping_seq && now - c->ping_us < 4 * LIVE_US)
+    return;                              /* still waiting for that one (then ask again: an
+                                          * answer bwssd could not send is lost) */
+  WireHead h;
+  head (&h, WIRE_GET_DOMAIN, ++c->seq, 0);
+  if (sock_send_msg (c->fd, &h, sizeof h, -1, 0) == 0) {
+    c->ping_seq = h.seq;
+    c->ping_us = now;
+  }
+}
+
+static uint64_t
+conn_dispatch (Conn *c, uint64_t now)
+{
+  pthread_mutex_lock (&c->lock);
+  eventfd_t v;
+  if (c->wake_fd >= 0)
+    eventfd_read (c->wake_fd, &v);
+  bool wants = c->flows || c->may_start;
+  if (c->fd < 0 && wants && now >= c->next_connect_us)
+    conn_open (c);
+  conn_drain (c);
+  /* a paced flow's owner reads bwssd's rates each control period, whether
+   * or not it waits on the domain's fd (the preload shim does not) */
+  bool paced = false, handed = false;
+  for (BwssFlow *f = c->flows; f; f = f->next) {
+    paced = paced || (f->handed && f->paced_reads);
+    handed = handed || f->handed;
+  }
+  if (handed && c->fd >= 0)
+    check_alive (c, now);
+  uint64_t wait = paced ? c->params.min_phi_us
+                  : c->fd < 0 && wants ? c->next_connect_us > now ? c->next_connect_us - now : 1
+                  : handed ? LIVE_US - now % LIVE_US
+                  : IDLE_US - now % IDLE_US;
+  pthread_mutex_unlock (&c->lock);
+  return wait;
+}
+
+uint64_t
+bwss_domain_dispatch (BwssDomain *d, uint64_t now)
+{
+  if (d == NULL || d->c == NULL)
+    return IDLE_US;
+  return conn_dispatch (d->c, now ? now : bwss__clock_now_us ());
+}
+
+int
+bwss_domain_get_fd (BwssDomain *d)
+{
+  if (d == NULL || d->c == NULL)
+    return BWSS_EINVAL;
+  return d->c->ep_fd >= 0 ? d->c->ep_fd : BWSS_ENOMEM;
+}
+
+/* BWSS_DOMAIN_THREAD: dispatches at the time the domain asks for, or at
+ * once when its fd says so (a message, a registration, the close). */
+static void *
+dispatch_thread (void *data)
+{
+  Conn *c = data;
+  while (!atomic_load (&c->thread_stop)) {
+    uint64_t wait = conn_dispatch (c, bwss__clock_now_us ());
+    struct pollfd p = { .fd = c->ep_fd, .events = POLLIN };
+    int ms = (int) ((wait + 999) / 1000);
+    if (c->ep_fd >= 0)
+      sys_poll (&p, 1, ms);
+    else
+      usleep ((useconds_t) wait);
+  }
+  return NULL;
+}

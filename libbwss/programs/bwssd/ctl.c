@@ -1,0 +1,418 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* ctl.c — bwssd's controller (see ctl.h). */
+#define BWSS_USE_UNSTABLE_API
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <bwss/control.h>
+#include "ctl.h"
+
+/* A paced flow's owner is told its read rate again when it moves by more
+ * than this fraction (or starts or ends): the bucket follows within it. */
+#define PACE_TELL_FRACTION 0.05
+
+struct Ctl {
+  CtlFuncs        funcs;
+  BwssParams      params;      /* the laws' ($BWSS_LOOP), built once */
+  BwssController *laws;        /* NULL until a flow comes, and while suspended */
+  GHashTable     *flows;       /* id → CtlFlow (owned) */
+  GHashTable     *inodes;      /* inode → CtlFlow */
+  guint64         next_id;
+  KnobDump        due, dump;   /* the round's: the flows the laws ask about, the answers */
+  gboolean        suspended;
+  gboolean        debug;       /* $BWSS_DEBUG: the loop and every flow on stderr, once a second */
+  guint64         next_debug_us;
+};
+
+static void
+laws_params (BwssParams *p)
+{
+  BwssLoop loop = BWSS_LOOP_DELAY;
+  const char *env = getenv ("BWSS_LOOP");
+  if (env && *env && bwss_loop_parse (env, &loop) != 0) {
+    g_printerr ("bwssd: BWSS_LOOP=%s is neither \"delay\" nor \"paper\"; running the delay loop\n", env);
+    loop = BWSS_LOOP_DELAY;
+  }
+  bwss_params_init_for (p, loop);
+}
+
+Ctl *
+ctl_new (const CtlFuncs *funcs)
+{
+  Ctl *c = g_new0 (Ctl, 1);
+  c->funcs = *funcs;
+  laws_params (&c->params);
+  c->flows = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL, g_free);
+  c->inodes = g_hash_table_new (g_int64_hash, g_int64_equal);
+  c->next_id = 1;
+  c->debug = g_getenv ("BWSS_DEBUG") != NULL;
+  return c;
+}
+
+/* The laws, made when first needed.  NULL while suspended or out of memory. */
+static BwssController *
+laws (Ctl *c)
+{
+  if (c->laws == NULL && !c->suspended && bwss_controller_new (&c->params, &c->laws) != 0)
+    c->laws = NULL;
+  return c->laws;
+}
+
+/* Gives @f's socket back to the kernel: the clamp it came with, the
+ * largest buffer if pacing fixed it; its owner reads freely.  The one
+ * place that undoes what apply() does. */
+static void
+restore (Ctl *c, CtlFlow *f)
+{
+  if (f->applied && knob_fd_is (f->fd, f->diag.inode))
+    knob_set_clamp (f->fd, f->orig_clamp);
+  if (f->rcvbuf && knob_fd_is (f->fd, f->diag.inode))
+    knob_restore_rcvbuf (f->fd);
+  f->applied = 0;
+  f->rcvbuf = 0;
+  if (f->pace_sent > 0.0 && c->funcs.pace)
+    c->funcs.pace (f, 0.0, c->funcs.data);
+  f->pace_sent = 0.0;
+}
+
+/* Takes @f out of the laws (its socket given back). */
+static void
+release (Ctl *c, CtlFlow *f, guint64 now)
+{
+  if (c->laws && !f->released)
+    bwss_controller_remove_flow (c->laws, f->id, now);
+  restore (c, f);
+  f->released = TRUE;
+  f->have_st = FALSE;
+}
+
+/* Puts @f into the laws with its preferences and group. */
+static void
+admit (Ctl *c, CtlFlow *f, guint64 now)
+{
+  BwssController *l = laws (c);
+  if (l == NULL || bwss_controller_add_flow (l, f->id, &f->prefs, now) != 0)
+    return;
+  bwss_controller_set_group (l, f->id, f->group, now);
+}
+
+int
+ctl_add (Ctl *c, int fd, const BwssPrefs *prefs, const char *origin, pid_t pid, pid_t participant,
+         CtlFlow **out)
+{
+  KnobInfo diag;
+  guint32 clamp;
+  int err = 0;
+  if (!knob_is_connected_tcp (fd) || knob_diag_id (fd, &diag) != 0 || knob_get_clamp (fd, &clamp) != 0)
+    err = BWSS_EBADF;
+  else if (bwss_prefs_check (prefs) != BWSS_OK)
+    err = BWSS_EINVAL;
+  else if (g_hash_table_contains (c->inodes, &diag.inode))
+    err = BWSS_EEXIST;
+  else if (g_hash_table_size (c->flows) >= BWSS_DOMAIN_MAX_FLOWS)
+    err = BWSS_ENOSPC;
+  if (err) {
+    close (fd);
+    return err;
+  }
+  CtlFlow *f = g_new0 (CtlFlow, 1);
+  f->id = c->next_id++;
+  f->fd = fd;
+  f->diag = diag;
+  f->orig_clamp = clamp;
+  f->prefs = *prefs;
+  f->pid = pid;
+  f->key_pid = pid;
+  f->participant = participant;
+  g_strlcpy (f->origin, origin, sizeof f->origin);
+  proc_comm (pid, f->comm, sizeof f->comm);
+  knob_endpoints (fd, f->local, sizeof f->local, f->remote, sizeof f->remote);
+  g_hash_table_insert (c->flows, &f->id, f);
+  g_hash_table_insert (c->inodes, &f->diag.inode, f);
+  admit (c, f, bwss__clock_now_us ());
+  *out = f;
+  return 0;
+}
+
+void
+ctl_set_prefs (Ctl *c, CtlFlow *f, const BwssPrefs *prefs)
+{
+  if (bwss_prefs_check (prefs) != BWSS_OK)
+    return;
+  f->prefs = *prefs;
+  if (c->laws && !f->released)
+    bwss_controller_set_prefs (c->laws, f->id, prefs, bwss__clock_now_us ());
+}
+
+int
+ctl_set_share (Ctl *c, CtlFlow *f, BwssShare share)
+{
+  guint64 key = 0, group = 0;
+  if (share == BWSS_SHARE_PROCESS) {
+    key = (guint64) f->key_pid;
+  } else if (share == BWSS_SHARE_UNIT) {
+    if (proc_cgroup_id (f->key_pid, &key) != 0 || key == 0 || key >> 62)
+      return BWSS_ENOENT;
+  } else if (share != BWSS_SHARE_FLOW) {
+    return BWSS_EINVAL;
+  }
+  if (key)
+    group = (guint64) share << 62 | key;   /* a process and a unit never meet */
+  f->share = share;
+  if (group != f->group && c->laws && !f->released)
+    bwss_controller_set_group (c->laws, f->id, group, bwss__clock_now_us ());
+  f->group = group;
+  return 0;
+}
+
+void
+ctl_set_paced (Ctl *c, CtlFlow *f, gboolean paced)
+{
+  if (!paced && f->pace_sent > 0.0)
+    restore (c, f);                      /* applied again at the next round */
+  else if (paced)
+    f->pace_sent = -1.0;                 /* its owner is told its rate at the next round */
+  f->paced = paced;
+}
+
+void
+ctl_remove (Ctl *c, CtlFlow *f)
+{
+  release (c, f, bwss__clock_now_us ());
+  close (f->fd);
+  g_hash_table_remove (c->inodes, &f->diag.inode);
+  g_hash_table_remove (c->flows, &f->id);
+}
+
+void
+ctl_free (Ctl *c)
+{
+  GHashTableIter it;
+  gpointer v;
+  g_hash_table_iter_init (&it, c->flows);
+  while (g_hash_table_iter_next (&it, NULL, &v)) {
+    CtlFlow *f = v;
+    restore (c, f);
+    close (f->fd);
+  }
+  g_hash_table_unref (c->inodes);
+  g_hash_table_unref (c->flows);
+  bwss_controller_free (c->laws);
+  knob_dump_clear (&c->due);
+  knob_dump_clear (&c->dump);
+  g_free (c);
+}
+
+/* ---- a round ---- */
+
+/* Fills c->due with the sockets of the flows the laws ask about by the
+ * round at @now (bwss_controller_next_measure(): a connection at rest less
+ * often than every round) and marks them asked. */
+static void
+build_due (Ctl *c, guint64 now)
+{
+  c->due.n = 0;
+  GHashTableIter it;
+  gpointer v;
+  g_hash_table_iter_init (&it, c->flows);
+  while (g_hash_table_iter_next (&it, NULL, &v)) {
+    CtlFlow *f = v;
+    f->asked = !f->released
+        && bwss_controller_next_measure (c->laws, f->id) <= now + c->params.min_phi_us / 2
+        && knob_dump_push (&c->due, &f->diag) == 0;  /* out of memory: unmeasured */
+  }
+}
+
+/* Feeds the laws this round's measurement of @f, if it was asked about; a
+ * socket the kernel no longer lists as established CTL_GONE_ROUNDS of its
+ * measurements in a row is released. */
+static void
+observe (Ctl *c, CtlFlow *f, gboolean have_dump, guint64 now)
+{
+  if (!f->asked)
+    return;                              /* not due: the laws did not ask */
+  const KnobInfo *k = have_dump ? knob_dump_find (&c->dump, f->diag.inode) : NULL;
+  if (have_dump && (k == NULL || k->state != SYS_TCP_ESTABLISHED)) {
+    if (++f->gone >= CTL_GONE_ROUNDS)
+      release (c, f, now);
+    return;
+  }
+  f->gone = 0;
+  if (k == NULL)
+    return;
+  BwssSample smp = { .now_us = now, .bytes_received = k->bytes_received, .rtt_us = k->rtt_us,
+                     .mss = k->mss, .min_rtt_us = k->min_rtt_us, .can_pace = f->paced,
+                     .unread_bytes = k->unread, .rcv_ooopack = k->rcv_ooopack };
+  bwss_controller_observe (c->laws, f->id, &smp);
+  f->bytes = k->bytes_received;
+}
+
+/* Sets @f's window (re-asserted in the rounds that measured it:
+ * autotuning may raise the clamp when the owner reads data, and a flow not
+ * measured this round is at rest — no byte for a second, none unread at its
+ * last measurement — so its first new data shows at its next measurement)
+ * and, if its reads are paced, its receive buffer and its owner's read
+ * rate. */
+static void
+apply (Ctl *c, CtlFlow *f)
+{
+  f->have_st = bwss_controller_flow_state (c->laws, f->id, &f->st) == 0;
+  guint32 want = f->have_st ? f->st.window_bytes : 0;
+  if (want == 0) {
+    if (f->applied || f->rcvbuf)
+      restore (c, f);
+    return;
+  }
+  guint32 cur = want;
+  if ((f->asked || want != f->applied) && knob_get_clamp (f->fd, &cur) != 0)
+    return;
+  if ((want != f->applied || cur != want) && knob_set_clamp (f->fd, want) == 0)
+    f->applied = want;
+  double pace = f->paced && f->st.read_rate_bps > 0.0 ? f->st.read_rate_bps : 0.0;
+  if (pace > 0.0) {                      /* a buffer the size of the window: the sender sends what is read */
+    guint32 buf = MAX (want, c->params.pace_rcvbuf_bytes);
+    if ((f->rcvbuf == 0 || buf > f->rcvbuf + f->rcvbuf / 4 || buf + buf / 4 < f->rcvbuf)
+        && knob_set_rcvbuf (f->fd, buf) == 0)
+      f->rcvbuf = buf;
+  } else if (f->rcvbuf) {
+    knob_restore_rcvbuf (f->fd);
+    f->rcvbuf = 0;
+  }
+  double d = pace - f->pace_sent;
+  if ((pace == 0.0) != (f->pace_sent == 0.0) || d > PACE_TELL_FRACTION * f->pace_sent
+      || -d > PACE_TELL_FRACTION * f->pace_sent) {
+    f->pace_sent = pace;
+    if (c->funcs.pace)
+      c->funcs.pace (f, pace, c->funcs.data);
+  }
+}
+
+static void
+debug_print (Ctl *c, guint64 now)
+{
+  if (!c->debug || now < c->next_debug_us || c->laws == NULL)
+    return;
+  c->next_debug_us = now + G_USEC_PER_SEC;
+  BwssControllerStats st;
+  bwss_controller_stats (c->laws, &st);
+  g_printerr ("bwssd: loop %s phase %s sigma %.0f U %.0f queue %.0f/%.0f us flows %u\n",
+              bwss_loop_name (st.loop), bwss_phase_name (st.phase), st.sigma_bps, st.aggregate_bps,
+              st.queue_us, st.queue_target_us, st.n_flows);
+  GHashTableIter it;
+  gpointer v;
+  g_hash_table_iter_init (&it, c->flows);
+  while (g_hash_table_iter_next (&it, NULL, &v)) {
+    CtlFlow *f = v;
+    if (f->have_st)
+      g_printerr ("bwssd:   flow %" G_GUINT64_FORMAT " pid %d rate %.0f target %.0f window %u rtt %u\n",
+                  f->id, (int) f->pid, f->st.rate_bps, f->st.target_bps, f->st.window_bytes, f->st.rtt_us);
+  }
+}
+
+guint64
+ctl_round (Ctl *c, guint64 now)
+{
+  if (g_hash_table_size (c->flows) == 0)
+    return 0;
+  if (c->suspended || laws (c) == NULL)
+    return c->params.min_phi_us;
+  build_due (c, now);
+  gboolean have_dump = knob_query (&c->due, &c->dump) == 0;
+  GHashTableIter it;
+  gpointer v;
+  g_hash_table_iter_init (&it, c->flows);
+  while (g_hash_table_iter_next (&it, NULL, &v))
+    if (!((CtlFlow *) v)->released)
+      observe (c, v, have_dump, now);
+  bwss_controller_tick (c->laws, now);
+  g_hash_table_iter_init (&it, c->flows);
+  while (g_hash_table_iter_next (&it, NULL, &v))
+    if (!((CtlFlow *) v)->released)
+      apply (c, v);
+  debug_print (c, now);
+  return c->params.min_phi_us;
+}
+
+void
+ctl_set_suspended (Ctl *c, gboolean suspended)
+{
+  if (suspended == c->suspended)
+    return;
+  c->suspended = suspended;
+  GHashTableIter it;
+  gpointer v;
+  g_hash_table_iter_init (&it, c->flows);
+  guint64 now = bwss__clock_now_us ();
+  while (g_hash_table_iter_next (&it, NULL, &v)) {
+    CtlFlow *f = v;
+    restore (c, f);
+    f->have_st = FALSE;
+    if (!suspended && !f->released)
+      admit (c, f, now);
+  }
+  if (suspended)
+    g_clear_pointer (&c->laws, bwss_controller_free);
+}
+
+/* ---- readers ---- */
+
+guint
+ctl_count (const Ctl *c)
+{
+  return g_hash_table_size (c->flows);
+}
+
+gboolean
+ctl_holds_inode (const Ctl *c, guint64 inode)
+{
+  return g_hash_table_contains (c->inodes, &inode);
+}
+
+void
+ctl_flow_stats (const Ctl *c, const CtlFlow *f, BwssFlowStats *out)
+{
+  gboolean on = f->have_st && !c->suspended && !f->released;
+  *out = (BwssFlowStats) {
+    .prefs = f->prefs, .bytes_received = f->bytes,
+    .rate_bps = f->have_st ? f->st.rate_bps : -1.0,
+    .target_bps = on && f->st.window_bytes ? f->st.target_bps : -1.0,
+    .window_bytes = on ? f->st.window_bytes : 0,
+    .rtt_us = f->have_st ? f->st.rtt_us : 0, .base_rtt_us = f->have_st ? f->st.base_rtt_us : 0,
+    .mss = f->have_st ? f->st.mss : 0, .controlled = on,
+    .read_rate_bps = on && f->st.window_bytes && f->paced ? f->st.read_rate_bps : 0.0,
+  };
+}
+
+void
+ctl_stats (const Ctl *c, BwssDomainStats *out)
+{
+  g_autoptr (GPtrArray) live = ctl_flows (c);
+  *out = (BwssDomainStats) { .controller_pid = getpid (), .phase = BWSS_PHASE_IDLE,
+                             .n_flows = live->len, .suspended = c->suspended,
+                             .loop = c->params.loop, .queue_us = -1.0 };
+  if (c->laws == NULL)
+    return;
+  BwssControllerStats st;
+  bwss_controller_stats (c->laws, &st);
+  out->phase = st.phase;
+  out->sigma_bps = st.sigma_bps;
+  out->aggregate_bps = st.aggregate_bps;
+  out->loop = st.loop;
+  out->queue_us = st.queue_us;
+  out->queue_target_us = st.queue_target_us;
+}
+
+GPtrArray *
+ctl_flows (const Ctl *c)
+{
+  GPtrArray *a = g_ptr_array_sized_new (g_hash_table_size (c->flows));
+  GHashTableIter it;
+  gpointer v;
+  g_hash_table_iter_init (&it, c->flows);
+  while (g_hash_table_iter_next (&it, NULL, &v))
+    if (!((CtlFlow *) v)->released)
+      g_ptr_array_add (a, v);
+  return a;
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * ctl.h — bwssd's controller: the domain's flows, whoever brought them in
+ * (a client handed its socket over, serve.c; the adopter took one,
+ * adopter.c), each held as bwssd's own duplicate of the socket.  A round
+ * (ctl_round(), every control period while there are flows) measures them
+ * all in one sock_diag exchange, runs the laws (bwss/control.h) and sets
+ * each window and, for a flow whose owner paces its reads, its receive
+ * buffer through the duplicate; the read rate goes to its owner
+ * (CtlFuncs.pace).  A flow leaves by ctl_remove(): its socket given back
+ * (the clamp it had when it came in, the largest buffer if pacing fixed
+ * it) and the duplicate closed.
+ */
+#ifndef BWSS_CTL_H
+#define BWSS_CTL_H
+
+#include <glib.h>
+#include <bwss/domain.h>
+#include "sys.h"
+
+/* Slots whose socket sock_diag no longer lists as established, this many
+ * rounds in a row, are released (an answer can race a connection that is
+ * just being set up). */
+#define CTL_GONE_ROUNDS 3
+
+typedef struct Ctl Ctl;
+
+typedef struct {
+  guint64       id;          /* the controller's id, unique in bwssd */
+  int           fd;          /* bwssd's duplicate */
+  KnobInfo      diag;        /* how sock_diag names it */
+  guint32       orig_clamp;  /* when it came in */
+  guint32       applied;     /* the window set; 0 = the original clamp is in place */
+  guint32       rcvbuf;      /* SO_RCVBUF set for pacing; 0 = the kernel's */
+  BwssPrefs     prefs;
+  BwssShare     share;
+  guint64       group;       /* the key its group shares (0 alone) */
+  gboolean      paced;       /* its owner paces its reads */
+  gboolean      released;    /* closed, or no longer established: out of the laws */
+  guint         gone;        /* measurements in a row not established */
+  gboolean      asked;       /* measured this round (the laws said it was due) */
+  double        pace_sent;   /* the read rate its owner was told (-1: to be told) */
+  pid_t         pid;         /* the socket's owner, as listed */
+  pid_t         key_pid;     /* whose process group share=process joins */
+  pid_t         participant; /* the client that handed it over, or bwssd */
+  char          origin[BWSS_ORIGIN_MAX];
+  char          comm[16];
+  char          local[64];
+  char          remote[64];
+  BwssFlowState st;
+  gboolean      have_st;
+  guint64       bytes;
+  gpointer      owner;       /* the client (serve.c), NULL for an adopted flow */
+  guint64       owner_id;    /* its id on that client's connection */
+  int           owner_fd;    /* the socket's number in that client */
+} CtlFlow;
+
+typedef struct {
+  /* @f's owner should read at @rate bit/s (0: freely) */
+  void (*pace) (CtlFlow *f, double rate, gpointer data);
+  gpointer data;
+} CtlFuncs;
+
+Ctl     *ctl_new (const CtlFuncs *funcs);
+void     ctl_free (Ctl *c);       /* every flow given back */
+
+/* Takes the socket @fd (a duplicate: closed on failure too), checked: a
+ * connected TCP socket not in the controller yet.  Returns 0 with *@out,
+ * or BWSS_EBADF, BWSS_EEXIST, BWSS_ENOSPC, BWSS_ENOMEM. */
+int      ctl_add (Ctl *c, int fd, const BwssPrefs *prefs, const char *origin, pid_t pid,
+                  pid_t participant, CtlFlow **out);
+void     ctl_set_prefs (Ctl *c, CtlFlow *f, const BwssPrefs *prefs);
+/* Puts @f in the group @share names, its key found here (a process: its
+ * key_pid; a unit: that process's cgroup).  Returns 0, BWSS_EINVAL or
+ * BWSS_ENOENT (no cgroup v2: @f is left as it was). */
+int      ctl_set_share (Ctl *c, CtlFlow *f, BwssShare share);
+void     ctl_set_paced (Ctl *c, CtlFlow *f, gboolean paced);
+void     ctl_remove (Ctl *c, CtlFlow *f);
+
+/* One round at @now (CLOCK_MONOTONIC µs).  Returns the µs to the next one,
+ * 0 if there is no flow (then none is due until one comes). */
+guint64  ctl_round (Ctl *c, guint64 now);
+
+guint    ctl_count (const Ctl *c);
+gboolean ctl_holds_inode (const Ctl *c, guint64 inode);
+void     ctl_flow_stats (const Ctl *c, const CtlFlow *f, BwssFlowStats *out);
+void     ctl_stats (const Ctl *c, BwssDomainStats *out);
+/* Returns a new array of every flow not released (closed sockets wait
+ * for their owner to remove them; the flows are the controller's). */
+GPtrArray *ctl_flows (const Ctl *c);
+/* Sharing off (every window back to the kernel's, the laws forgotten) or
+ * on again (the laws start from their initialisation). */
+void     ctl_set_suspended (Ctl *c, gboolean suspended);
+
+#endif

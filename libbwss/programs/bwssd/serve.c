@@ -1,0 +1,404 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* serve.c — bwssd's clients (see serve.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <glib-unix.h>
+#include "serve.h"
+#include "wire.h"
+
+typedef struct {
+  Serve      *s;
+  int         fd;
+  guint       source;
+  pid_t       pid;
+  GHashTable *flows;           /* the client's id → CtlFlow */
+} Client;
+
+struct Serve {
+  Ctl        *ctl;
+  ServeFuncs  funcs;
+  int         listen_fd;
+  guint       listen_source;
+  GHashTable *clients;         /* Client (owned) */
+};
+
+int
+serve_listen (const char *path)
+{
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  if (strlen (path) >= sizeof sa.sun_path)
+    return -ENAMETOOLONG;
+  strcpy (sa.sun_path, path);
+  int fd = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    return -errno;
+  unlink (path);                         /* a dead bwssd's: we hold the domain's lock */
+  mode_t old = umask (0077);
+  int r = bind (fd, (struct sockaddr *) &sa, sizeof sa);
+  umask (old);
+  if (r != 0 || listen (fd, 64) != 0) {
+    int e = errno;
+    close (fd);
+    return -e;
+  }
+  return fd;
+}
+
+/* Sends @len bytes of @msg (and @fd if >= 0) if the client's buffer has
+ * room: never waits. */
+static void
+send_to (Client *cl, const void *msg, size_t len, int fd)
+{
+  sock_send_msg (cl->fd, msg, len, fd, 0);
+}
+
+static void
+reply (Client *cl, WireHead *h, uint16_t type, uint32_t seq, guint64 flow, int arg)
+{
+  h->version = WIRE_VERSION;
+  h->type = type;
+  h->seq = seq;
+  h->flow = flow;
+  h->arg = arg;
+}
+
+void
+serve_pace (CtlFlow *f, double rate, gpointer data)
+{
+  Client *cl = f->owner;
+  if (cl == NULL)
+    return;
+  WirePace m = { .read_rate_bps = rate, .mss = f->have_st ? f->st.mss : 0 };
+  reply (cl, &m.h, WIRE_PACE, 0, f->owner_id, 0);
+  send_to (cl, &m, sizeof m, -1);
+}
+
+/* Removes @cl's flow @f: its socket given back, bwssd's duplicate closed
+ * (out of @cl's table first: its key is in @f). */
+static void
+drop_flow (Client *cl, CtlFlow *f)
+{
+  g_hash_table_remove (cl->flows, &f->owner_id);
+  ctl_remove (cl->s->ctl, f);
+}
+
+static void
+client_free (gpointer data)
+{
+  Client *cl = data;
+  GHashTableIter it;
+  gpointer v;
+  g_hash_table_iter_init (&it, cl->flows);
+  while (g_hash_table_iter_next (&it, NULL, &v))
+    ctl_remove (cl->s->ctl, v);
+  g_hash_table_unref (cl->flows);
+  if (cl->source)
+    g_source_remove (cl->source);
+  close (cl->fd);
+  g_free (cl);
+}
+
+/* The display pid of a flow a client says is @owner's: that process if it
+ * is this user's, else the client's own. */
+static pid_t
+owner_of (Client *cl, pid_t owner)
+{
+  uid_t uid;
+  if (owner > 0 && owner != cl->pid && proc_owner (owner, &uid) == 0 && uid == geteuid ())
+    return owner;
+  return cl->pid;
+}
+
+static void
+on_register (Client *cl, const WireFlow *m, int fd)
+{
+  Serve *s = cl->s;
+  int err = 0;
+  char origin[BWSS_ORIGIN_MAX];
+  g_strlcpy (origin, m->origin, sizeof origin);
+  CtlFlow *f = NULL;
+  if (fd < 0)
+    err = BWSS_EBADF;
+  else if (m->h.flow == 0 || g_hash_table_contains (cl->flows, &m->h.flow))
+    err = BWSS_EEXIST;
+  else if (g_hash_table_size (cl->flows) >= SERVE_CLIENT_MAX_FLOWS)
+    err = BWSS_ENOSPC;
+  if (err) {
+    if (fd >= 0)
+      close (fd);
+  } else {
+    KnobInfo k;
+    if (knob_read_info (fd, &k) == 0 && ctl_holds_inode (s->ctl, k.inode) && s->funcs.yield)
+      s->funcs.yield (k.inode, s->funcs.data);   /* adopted: its owner's preferences win */
+    err = ctl_add (s->ctl, fd, &m->prefs, origin, owner_of (cl, m->owner_pid), cl->pid, &f);
+  }
+  if (err == 0) {
+    f->key_pid = cl->pid;                /* a client joins no other process's group */
+    f->owner = cl;
+    f->owner_id = m->h.flow;
+    f->owner_fd = m->fd;
+    ctl_set_paced (s->ctl, f, m->paced != 0);
+    if (m->share != BWSS_SHARE_FLOW && ctl_set_share (s->ctl, f, (BwssShare) m->share) != 0)
+      ctl_set_share (s->ctl, f, BWSS_SHARE_FLOW);
+    g_hash_table_insert (cl->flows, &f->owner_id, f);
+    if (s->funcs.changed)
+      s->funcs.changed (s->funcs.data);
+    return;
+  }
+  WireHead h;
+  reply (cl, &h, WIRE_REJECT, m->h.seq, m->h.flow, err);
+  send_to (cl, &h, sizeof h, -1);
+}
+
+static void
+on_update (Client *cl, const WireFlow *m)
+{
+  CtlFlow *f = g_hash_table_lookup (cl->flows, &m->h.flow);
+  if (f == NULL)
+    return;
+  ctl_set_prefs (cl->s->ctl, f, &m->prefs);
+  ctl_set_paced (cl->s->ctl, f, m->paced != 0);
+  if (ctl_set_share (cl->s->ctl, f, (BwssShare) m->share) != 0)
+    ctl_set_share (cl->s->ctl, f, BWSS_SHARE_FLOW);
+}
+
+/* LIST: every flow, in a memfd (up to 10240 entries of ~500 bytes: more
+ * than a socket buffer holds). */
+static void
+on_list (Client *cl, const WireHead *q)
+{
+  g_autoptr (GPtrArray) all = ctl_flows (cl->s->ctl);
+  size_t len = all->len * sizeof (WireListEntry);
+  int fd = memfd_create ("bwss-list", MFD_CLOEXEC);
+  WireListEntry *e = NULL;
+  if (fd >= 0 && len && (ftruncate (fd, (off_t) len) != 0
+                         || (e = mmap (NULL, len, PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED)) {
+    close (fd);
+    fd = -1;
+  }
+  WireListed m = { .n = fd >= 0 ? all->len : 0 };
+  for (guint i = 0; fd >= 0 && i < all->len; i++) {
+    const CtlFlow *f = all->pdata[i];
+    WireListEntry *x = &e[i];
+    memset (x, 0, sizeof *x);
+    x->info.pid = f->pid;
+    x->info.participant = f->participant;
+    x->info.inode = f->diag.inode;
+    memcpy (x->info.origin, f->origin, sizeof x->info.origin);
+    memcpy (x->info.comm, f->comm, sizeof x->info.comm);
+    memcpy (x->info.local, f->local, sizeof x->info.local);
+    memcpy (x->info.remote, f->remote, sizeof x->info.remote);
+    ctl_flow_stats (cl->s->ctl, f, &x->info.stats);
+    x->group.share = f->share;
+    x->group.group = f->group;
+    x->group.members = 1;
+    for (guint j = 0; f->group && j < all->len; j++)
+      if (j != i && ((const CtlFlow *) all->pdata[j])->group == f->group)
+        x->group.members++;
+  }
+  if (e && len)
+    munmap (e, len);
+  reply (cl, &m.h, WIRE_LISTED, q->seq, 0, fd >= 0 ? 0 : BWSS_ENOMEM);
+  send_to (cl, &m, sizeof m, fd);
+  if (fd >= 0)
+    close (fd);
+}
+
+/* Handles one message of @cl.  Returns FALSE if it is malformed (the
+ * connection is closed). */
+static gboolean
+on_message (Client *cl, const WireMsg *m, size_t n, int fd)
+{
+  Serve *s = cl->s;
+  if (n < sizeof m->h || m->h.version != WIRE_VERSION)
+    return FALSE;
+  if (fd >= 0 && m->h.type != WIRE_REGISTER)
+    close (fd);
+  switch (m->h.type) {
+  case WIRE_REGISTER:
+    if (n < sizeof m->flow) {
+      if (fd >= 0)
+        close (fd);
+      return FALSE;
+    }
+    on_register (cl, &m->flow, fd);
+    return TRUE;
+  case WIRE_UPDATE:
+    if (n < sizeof m->flow)
+      return FALSE;
+    on_update (cl, &m->flow);
+    return TRUE;
+  case WIRE_UNREGISTER: {
+    CtlFlow *f = g_hash_table_lookup (cl->flows, &m->h.flow);
+    if (f)
+      drop_flow (cl, f);
+    if (f && s->funcs.changed)
+      s->funcs.changed (s->funcs.data);
+    return TRUE;
+  }
+  case WIRE_GET_FLOW: {
+    CtlFlow *f = g_hash_table_lookup (cl->flows, &m->h.flow);
+    WireFlowStats r = { 0 };
+    if (f)
+      ctl_flow_stats (s->ctl, f, &r.st);
+    reply (cl, &r.h, f ? WIRE_FLOW : WIRE_DONE, m->h.seq, m->h.flow, f ? 0 : BWSS_ENOENT);
+    send_to (cl, &r, f ? sizeof r : sizeof r.h, -1);
+    return TRUE;
+  }
+  case WIRE_GET_DOMAIN: {
+    WireDomain r;
+    ctl_stats (s->ctl, &r.st);
+    reply (cl, &r.h, WIRE_DOMAIN, m->h.seq, 0, 0);
+    send_to (cl, &r, sizeof r, -1);
+    return TRUE;
+  }
+  case WIRE_LIST:
+    on_list (cl, &m->h);
+    return TRUE;
+  case WIRE_SUSPEND: {
+    WireHead r;
+    if (s->funcs.suspend)
+      s->funcs.suspend (m->h.arg != 0, s->funcs.data);
+    else
+      ctl_set_suspended (s->ctl, m->h.arg != 0);
+    reply (cl, &r, WIRE_DONE, m->h.seq, 0, 0);
+    send_to (cl, &r, sizeof r, -1);
+    return TRUE;
+  }
+  default:
+    return FALSE;
+  }
+}
+
+static void
+client_gone (Client *cl)
+{
+  Serve *s = cl->s;
+  g_hash_table_remove (s->clients, cl);
+  if (s->funcs.changed)
+    s->funcs.changed (s->funcs.data);
+}
+
+static gboolean
+on_client (gint fd, GIOCondition cond, gpointer data)
+{
+  Client *cl = data;
+  for (int i = 0; i < SERVE_BUDGET; i++) {
+    WireMsg m;
+    union { char buf[CMSG_SPACE (sizeof (int) * 4)]; struct cmsghdr align; } u;
+    struct iovec iov = { .iov_base = &m, .iov_len = sizeof m };
+    struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                         .msg_controllen = sizeof u.buf };
+    ssize_t n = recvmsg (fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+      return G_SOURCE_CONTINUE;
+    int got = -1;
+    for (struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR (&mh) : NULL; cm; cm = CMSG_NXTHDR (&mh, cm))
+      if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+        for (size_t k = 0; k < (cm->cmsg_len - CMSG_LEN (0)) / sizeof (int); k++) {
+          int x;
+          memcpy (&x, CMSG_DATA (cm) + k * sizeof (int), sizeof x);
+          if (got < 0)
+            got = x;
+          else
+            close (x);                   /* one fd a message */
+        }
+    if (n > 0 && (mh.msg_flags & MSG_CTRUNC) && m.h.type == WIRE_REGISTER && got < 0) {
+      WireHead h;                        /* no fd left here for its socket */
+      reply (cl, &h, WIRE_REJECT, m.h.seq, m.h.flow, BWSS_ENOSPC);
+      send_to (cl, &h, sizeof h, -1);
+      continue;
+    }
+    if (n <= 0 || (mh.msg_flags & MSG_TRUNC) || !on_message (cl, &m, (size_t) n, got)) {
+      if (n > 0 && got >= 0 && (mh.msg_flags & MSG_TRUNC))
+        close (got);
+      cl->source = 0;                    /* removed by returning G_SOURCE_REMOVE */
+      client_gone (cl);
+      return G_SOURCE_REMOVE;
+    }
+  }
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+on_accept (gint fd, GIOCondition cond, gpointer data)
+{
+  Serve *s = data;
+  int c = accept4 (fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+  if (c < 0)
+    return G_SOURCE_CONTINUE;
+  struct ucred cr;
+  if (sock_peer_cred (c, &cr) != 0 || cr.uid != geteuid ()) {
+    close (c);                           /* another user's: never served */
+    return G_SOURCE_CONTINUE;
+  }
+  Client *cl = g_new0 (Client, 1);
+  cl->s = s;
+  cl->fd = c;
+  cl->pid = cr.pid;
+  cl->flows = g_hash_table_new (g_int64_hash, g_int64_equal);
+  cl->source = g_unix_fd_add (c, G_IO_IN | G_IO_HUP | G_IO_ERR, on_client, cl);
+  g_hash_table_add (s->clients, cl);
+  if (s->funcs.changed)
+    s->funcs.changed (s->funcs.data);
+  return G_SOURCE_CONTINUE;
+}
+
+Serve *
+serve_new (Ctl *ctl, int listen_fd, const ServeFuncs *funcs)
+{
+  Serve *s = g_new0 (Serve, 1);
+  s->ctl = ctl;
+  s->funcs = *funcs;
+  s->listen_fd = listen_fd;
+  s->clients = g_hash_table_new_full (NULL, NULL, client_free, NULL);
+  s->listen_source = g_unix_fd_add (listen_fd, G_IO_IN, on_accept, s);
+  return s;
+}
+
+void
+serve_free (Serve *s)
+{
+  g_source_remove (s->listen_source);
+  g_hash_table_unref (s->clients);
+  g_free (s);
+}
+
+guint
+serve_clients (const Serve *s)
+{
+  return g_hash_table_size (s->clients);
+}
+
+void
+serve_check_held (Serve *s)
+{
+  GHashTableIter it;
+  gpointer k;
+  g_hash_table_iter_init (&it, s->clients);
+  gboolean changed = FALSE;
+  while (g_hash_table_iter_next (&it, &k, NULL)) {
+    Client *cl = k;
+    GHashTableIter jt;
+    gpointer v;
+    g_hash_table_iter_init (&jt, cl->flows);
+    while (g_hash_table_iter_next (&jt, NULL, &v)) {
+      CtlFlow *f = v;
+      errno = 0;
+      guint64 inode = proc_fd_socket (cl->pid, f->owner_fd);
+      if (inode == f->diag.inode || (inode == 0 && errno == EACCES))
+        continue;                        /* held, or a process that hides its fds */
+      g_hash_table_iter_remove (&jt);
+      ctl_remove (s->ctl, f);
+      changed = TRUE;
+    }
+  }
+  if (changed && s->funcs.changed)
+    s->funcs.changed (s->funcs.data);
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * serve.h — bwssd's clients: every process that hands it flows or asks for
+ * statistics, over the domain's socket (the protocol: libbwss's wire.h).
+ *
+ *   event                            | then
+ *   a connection                     | kept if its peer (SO_PEERCRED) is this user
+ *   REGISTER (the socket attached)   | the socket into the controller (ctl.h) under
+ *                                    | the peer's pid, unless it is not a connected
+ *                                    | TCP socket, already there, or the client has
+ *                                    | SERVE_CLIENT_MAX_FLOWS: REJECT; a socket the
+ *                                    | adopter holds is given back to it first (the
+ *                                    | owner's own preferences win)
+ *   UPDATE, UNREGISTER               | on that client's flow of that id (none: ignored)
+ *   a client's fd no longer its      | its flow removed (serve_check_held(): bwssd's
+ *   socket (closed without telling)  | duplicate would keep the connection open)
+ *   the connection ends, or a        | every flow of that client given back and
+ *   message is malformed             | removed; the connection closed
+ *
+ * Each client's messages are read SERVE_BUDGET at a time: one that floods
+ * delays only itself.  What bwssd sends a client is never waited for: a
+ * client that does not read loses its own replies and read rates.
+ */
+#ifndef BWSS_SERVE_H
+#define BWSS_SERVE_H
+
+#include <glib.h>
+#include "ctl.h"
+
+#define SERVE_CLIENT_MAX_FLOWS 4096  /* one client cannot fill the domain (10240) */
+#define SERVE_BUDGET 64               /* messages of one client per wakeup */
+
+typedef struct Serve Serve;
+
+typedef struct {
+  /* the set of clients or their flows changed */
+  void     (*changed) (gpointer data);
+  /* the adopter holds @inode: give it back (a client registers it) */
+  void     (*yield) (guint64 inode, gpointer data);
+  /* a client switched sharing off (@on) or on again */
+  void     (*suspend) (gboolean on, gpointer data);
+  gpointer data;
+} ServeFuncs;
+
+/* Binds the domain's socket at @path (a stale one replaced: the caller
+ * holds the domain's lock), or NULL... returns the listening fd or -errno. */
+int    serve_listen (const char *path);
+Serve *serve_new (Ctl *ctl, int listen_fd, const ServeFuncs *funcs);
+void   serve_free (Serve *s);        /* every client's flows given back */
+guint  serve_clients (const Serve *s);
+/* Removes the flows whose client no longer holds their socket. */
+void   serve_check_held (Serve *s);
+/* CtlFuncs.pace: tells @f's client its read rate. */
+void   serve_pace (CtlFlow *f, double rate, gpointer data);
+
+#endif
