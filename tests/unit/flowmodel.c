@@ -12,6 +12,11 @@
 #define TAIL_FLIGHT_SEGMENTS  2.0      /* fewer segments in flight: a loss is a tail loss */
 #define RTO_MIN               0.200    /* TCP_RTO_MIN, s: the probe timeout's floor with one
                                         * segment out (tcp_schedule_loss_probe) */
+/* CUBIC (RFC 9438; Linux's tcp_cubic.c defaults) */
+#define CUBIC_C               0.4      /* segments / s³: the cubic's scale */
+#define CUBIC_BETA            0.7      /* what a loss leaves of the window */
+#define CUBIC_FAST_CONV       0.85     /* (1 + β)/2: W_max after a loss below the last W_max */
+#define CUBIC_MAX_GROWTH      1.5      /* at most this factor per RTT towards the target */
 
 void
 model_init (Model *m, double capacity_bps, double max_queue_s, double dt_s)
@@ -123,7 +128,17 @@ lose (ModelFlow *f, double now, bool tail_probe)
     f->stall_until_s = now + 2.0 * f->rtt_s + RTO_MIN;
     f->stalls++;
   }
-  f->cwnd_bytes *= f->md_keep > 0.0 ? f->md_keep : 0.5;
+  if (f->cubic) {
+    /* the epoch: W_max (less, with fast convergence, if the window lost
+     * at is below the last one: a newcomer takes its share), K */
+    double w = f->cwnd_bytes / MODEL_MSS;
+    f->cubic_wmax = w < f->cubic_wmax ? CUBIC_FAST_CONV * w : w;
+    f->cubic_k_s = cbrt (f->cubic_wmax * (1.0 - CUBIC_BETA) / CUBIC_C);
+    f->cwnd_bytes *= CUBIC_BETA;
+    f->cubic_west = f->cwnd_bytes / MODEL_MSS;
+  } else {
+    f->cwnd_bytes *= f->md_keep > 0.0 ? f->md_keep : 0.5;
+  }
   if (f->cwnd_bytes < MIN_CWND_SEGMENTS * MODEL_MSS)
     f->cwnd_bytes = MIN_CWND_SEGMENTS * MODEL_MSS;
   f->ssthresh_bytes = f->cwnd_bytes;
@@ -135,15 +150,38 @@ lose (ModelFlow *f, double now, bool tail_probe)
   f->ooopack += flight > MODEL_MSS ? (uint32_t) (flight / MODEL_MSS) : 1;
 }
 
-/* Grows @f's cwnd for @acked_bytes acknowledged (slow start or +1 MSS per
- * window), if the cwnd is what limits it. */
+/* CUBIC's congestion avoidance for @acked_bytes at @now: towards the
+ * larger of the cubic W(t + RTT) and Reno's estimate (which grows by
+ * 3(1 − β)/(1 + β) segments per RTT: the TCP-friendly region), reaching
+ * it within an RTT, at most CUBIC_MAX_GROWTH of the window per RTT; above
+ * both, a hundredth of a segment per RTT (tcp_cubic.c's cnt = 100·cwnd). */
 static void
-grow (ModelFlow *f, double acked_bytes, bool cwnd_limited)
+grow_cubic (ModelFlow *f, double now, double acked_bytes)
+{
+  double w = f->cwnd_bytes / MODEL_MSS, acked = acked_bytes / MODEL_MSS;
+  double t = now - f->last_loss_s + f->rtt_s - f->cubic_k_s;
+  double target = isfinite (f->last_loss_s) ? f->cubic_wmax + CUBIC_C * t * t * t : w;
+  f->cubic_west += 3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA) * acked / w;
+  if (f->cubic_west > target)
+    target = f->cubic_west;
+  if (target > CUBIC_MAX_GROWTH * w)
+    target = CUBIC_MAX_GROWTH * w;
+  double inc = target > w ? (target - w) * acked / w : 0.01 * acked / w;
+  f->cwnd_bytes += inc * MODEL_MSS;
+}
+
+/* Grows @f's cwnd for @acked_bytes acknowledged at @now (slow start, then
+ * +ai_segments MSS per window, or CUBIC's function), if the cwnd is what
+ * limits it. */
+static void
+grow (ModelFlow *f, double now, double acked_bytes, bool cwnd_limited)
 {
   if (!cwnd_limited || acked_bytes <= 0)
     return;
   if (f->cwnd_bytes < f->ssthresh_bytes)
     f->cwnd_bytes += acked_bytes;
+  else if (f->cubic)
+    grow_cubic (f, now, acked_bytes);
   else
     f->cwnd_bytes += (f->ai_segments > 0.0 ? f->ai_segments : 1.0) * MODEL_MSS * acked_bytes
                      / f->cwnd_bytes;
@@ -205,7 +243,7 @@ send (Model *m, bool *cwnd_limited, double *arriving)
     ModelFlow *f = &m->f[i];
     double qi = m->fq ? f->queue_s : q;
     f->send_bps = f->active ? sending_rate (m, f, qi, &cwnd_limited[i]) : 0.0;
-    if (m->packets && f->active && f->source_bps > 0) {
+    if ((m->packets || m->source_buffer) && f->active && f->source_bps > 0) {
       /* the source writes at its rate into a large send buffer: what the
        * sender could not send yet waits there and leaves later */
       f->source_backlog_bits += (f->source_bps - f->send_bps) * dt;
@@ -240,7 +278,7 @@ receive (Model *m, ModelFlow *f, double out, bool cwnd_limited)
       + (path_binds (f, f->send_bps) ? f->path_delay_s : 0.0);
   sample_rtt (f, out, m->rcv_rtt_latch, m->source_gaps, m->packets);
   if (f->active)
-    grow (f, out / 8.0, cwnd_limited);
+    grow (f, m->now_s, out / 8.0, cwnd_limited);
 }
 
 /* ---- fq_codel ---- */

@@ -45,7 +45,12 @@
  *     once per RTT (ai_segments and md_keep make a sender more aggressive:
  *     a CUBIC sender keeps 0.7 of its window and regrows faster, so a
  *     shared drop-tail buffer overflows every few seconds, not every few
- *     tens).  It grows only while it limits the flow (Linux's
+ *     tens; cubic: CUBIC's own window function, RFC 9438 as Linux's
+ *     tcp_cubic.c — W(t) = C·(t − K)³ + W_max after a loss, concave up to the
+ *     window it lost at, then convex — which regrows fast just after the
+ *     loss and slowly near W_max: a video its source holds near its need is
+ *     short for a second or more after each of its losses).  It grows only
+ *     while it limits the flow (Linux's
  *     cwnd-limited test), so a flow held by adv_i does not build a cwnd it
  *     never used;
  *   - optionally a source rate (an application that sends no faster, e.g. a
@@ -144,6 +149,11 @@ typedef struct {
   double   ssthresh_bytes;
   double   ai_segments;     /* congestion avoidance: segments per RTT (0: 1, Reno) */
   double   md_keep;         /* what a loss leaves of cwnd (0: 1/2, Reno; CUBIC 0.7) */
+  bool     cubic;           /* CUBIC's window function (RFC 9438) instead of ai_segments:
+                             * md_keep 0.7, the cubic from the last loss, Reno's estimate */
+  double   cubic_wmax;      /* ... the window before the last loss, segments */
+  double   cubic_k_s;       /* ... when the cubic is back at cubic_wmax, s after the loss */
+  double   cubic_west;      /* ... the window Reno's AIMD would have now, segments */
   double   last_loss_s;
   double   stall_until_s;   /* a tail loss: nothing until its probe, s */
   double   syn_window_bytes; /* packets: what its SYN offered (0: Linux's 64240) */
@@ -183,6 +193,8 @@ typedef struct {
   bool      packets;        /* packet level: CoDel on whole segments, their transmission
                              * in the RTT, tail loss probes (model_step) */
   bool      source_gaps;    /* a source-bound sender's samples include its wait for data */
+  bool      source_buffer;  /* fluid too: a source writes into a large send buffer, and
+                             * what its sender could not send leaves later (as packets) */
   size_t    n;
   ModelFlow f[MODEL_MAX_FLOWS];
   /* state */

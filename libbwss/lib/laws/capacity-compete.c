@@ -69,16 +69,29 @@
  * downloads far below their share.
  * Each download keeps half of what a flow with a minimum moves (YIELD_FAIR:
  * beside an elastic flow that takes what they leave, a minimum out of reach
- * gains little from more).  Their windows, sized for the RTT measured (the
- * queue is the neighbour's, no target of ours), bind again, and σ climbs
- * back as Reno grows a window — a segment per RTT per download — until,
- * compete_detect_us after the last yield, no window binds, and the kernel
- * has them again.  The fail-back (Nimbus's question, asked with the entry
- * as the pulse): minima that competing takes from — their mean a fifth or
- * more below what they had at the entry (at most themselves) whatever the
- * downloads yielded, or, out of reach at the entry, α below it once
- * COMPETE has lasted reserve_hold_us — say the traffic beside us did not give way (UDP above what the link
- * leaves) or the yields were what the video lived on: the loop goes back
+ * gains little from more).
+ *
+ * COMPETE has two states of its own for the downloads:
+ *
+ *     SHARE (compete_free) ──(a yield, a drain)──► GUARD
+ *     GUARD ──(no window binds, the minima met for GUARD_HOLDS)──► SHARE
+ *
+ * In SHARE the kernel has them.  In GUARD their windows, sized for the RTT
+ * measured (the queue is the neighbour's, no target of ours), bind, and σ
+ * climbs back as Reno grows a window — a segment per RTT per download —
+ * while every minimum is met, and holds while one is missed: among our
+ * flows the video comes first, and a CUBIC video is short for seconds
+ * after each of its losses while its window regrows.  GUARD ends once no
+ * window binds, compete_detect_us after the last yield, and the minima's
+ * mean has been within α of them for GUARD_HOLDS reserve_hold_us.
+ *
+ * The fail-back (Nimbus's question, asked with the entry as the pulse):
+ * minima that competing takes from — their mean a fifth or more below what
+ * they had at the entry (at most themselves) whatever the downloads
+ * yielded, or, out of reach at the entry, α below it once COMPETE has
+ * lasted reserve_hold_us — say the traffic beside us did not give way (UDP
+ * above what the link leaves) or the yields were what the video lived on:
+ * the loop goes back
  * to TRACK and stays out of COMPETE for a while, longer each time.
  * Decisions are two RTTs of the queue that stands, not of the target.
  *
@@ -108,6 +121,13 @@
  * the target) after its start: the windows act within one, the kernel's
  * RTT average shows it within a few more. */
 #define DRAIN_SETTLE_RTTS 4.0
+
+/* A drain that found a flow of ours above its allotment filling the queue
+ * (a video catching up after a stall: its source's backlog leaves at what
+ * its window allows) says nothing of the queue's floor; the next one this
+ * long after: a catch-up of a few seconds is over by then, and a drain
+ * costs the video nothing (its window is not held). */
+#define DRAIN_RETRY_US 5000000
 
 /* The link this host has to itself is U with the queue at its target while
  * the detector's score is below this (the queue ours) and σ does not hold
@@ -141,6 +161,15 @@
  * neighbour flow was at its minimum in 97.6 % of the model's seconds, not
  * 98.8). */
 #define YIELD_FAIR 0.5
+
+/* GUARD (the downloads' windows bound after a yield or a drain) ends no
+ * sooner than this many reserve_hold_us after the minima's mean came back
+ * within α of them: after a loss, a CUBIC sender's window is back where it
+ * lost K = ∛(W·(1 − β)/C) later — for a 2-Mbit/s video at 180 ms of RTT
+ * (W ≈ 31 segments, β = 0.7, C = 0.4) 2.9 s — and its backlog is made up
+ * after that; downloads released sooner grow their windows into its
+ * recovery, and the next overflow takes its segments again. */
+#define GUARD_HOLDS 2.0
 
 /* A minimum the downloads at their floor have not lifted for this long is
  * out of reach beside the traffic that holds the queue: holding them down
@@ -217,6 +246,7 @@ capacity_compete_init (BwssCapacity *c)
   c->compete_drain_until_us = 0;
   c->compete_sigma_before = 0.0;
   c->compete_yield_at_us = 0;
+  c->compete_met_since_us = 0;
   c->compete_hold_us = 0;
   c->compete_hold_until_us = 0;
   c->compete_free = false;
@@ -238,6 +268,7 @@ enter_compete (BwssCapacity *c, const BwssParams *p, uint64_t now, const Capacit
   c->compete_drain_until_us = 0;
   c->compete_sigma_before = 0.0;
   c->compete_free = true;
+  c->compete_met_since_us = 0;
   c->compete_met_before = c->minima_rate < k->minima ? c->minima_rate : k->minima;
   /* entered on a minimum out of reach (foreign: short for OUT_OF_REACH_US),
    * not on a mean a hair under it (the video's mean beside a neighbour
@@ -335,16 +366,21 @@ judge_drain (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityC
    * floor: somebody else's */
   bool floor = c->prev_queue_us >= 0.0 && k->q >= c->prev_queue_us && k->q >= 2.0 * k->qt
       && now + p->compete_drain_us >= c->compete_drain_until_us + DRAIN_SETTLE_RTTS * k->rtt_ref;
-  if (now < c->compete_drain_until_us && !floor)
+  /* ... unless a flow of ours above its allotment (a video catching up
+   * from its source's backlog, which the drain does not hold) fills it:
+   * no verdict, the next drain after DRAIN_RETRY_US */
+  bool ours = k->overrun > 0;
+  if (now < c->compete_drain_until_us && (!floor || ours))
     return RULE_DRAIN;
   c->compete_drain_until_us = 0;
-  c->compete_probe_at_us = now + p->compete_probe_us;
+  c->compete_probe_at_us = now + (ours ? DRAIN_RETRY_US : p->compete_probe_us);
   /* somebody else's floor: if U reaching the link this host had alone
    * called this drain, that link was its share beside them already (learned
    * while the downloads, not yet held, filled the queue with theirs) — a
    * drain at every climb to it would hand them the room again and again;
    * forgotten, the probe interval calls the next one */
-  c->link_alone_bps = 0.0;
+  if (!ours)
+    c->link_alone_bps = 0.0;
   /* back to what the flows moved before it, through the windows (released
    * at once, the downloads' congestion windows would burst into the buffer
    * together, and its overflow would take the video's segments too) */
@@ -361,7 +397,7 @@ drain_due (const BwssCapacity *c, const BwssParams *p, uint64_t now, const Capac
 {
   if (now >= c->compete_probe_at_us)
     return true;
-  return c->compete_free && has_link (c, p, k);
+  return has_link (c, p, k);
 }
 
 int
@@ -388,6 +424,15 @@ capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
    * memory, and more (the neighbour takes its part); never below the
    * minima */
   double missed = k->minima - c->minima_rate;
+  /* a minimum missed now, by less than DEEP: a video recovering from a
+   * loss (its sender's window regrows within seconds); deeper is a source
+   * that sends less than its minimum or a minimum out of reach — the
+   * fail-back's business, and holding the downloads would buy it nothing */
+  bool recovering = k->short_min > 0 && k->with_min_rate >= (1.0 - DEEP) * k->minima;
+  if (recovering && missed > p->alpha * k->minima)
+    c->compete_met_since_us = 0;
+  else if (!c->compete_met_since_us)
+    c->compete_met_since_us = now;
   if (k->deficit > 0.0 && missed > p->alpha * k->minima
       && now - c->compete_yield_at_us >= p->reserve_hold_us / 2) {
     /* at most max_cut of what the downloads move, a decision */
@@ -409,21 +454,31 @@ capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
     c->compete_yield_at_us = now;
     return RULE_YIELD;
   }
-  /* free: σ above what the flows move, binding nobody (the kernel has the
-   * downloads).  After a yield or a drain, the windows bind: σ grows as Reno
-   * grows a window — a segment per RTT per download (faster, the windows
-   * fill the buffer within a second, and its overflow takes the video's
-   * segments too) — until no window binds (the senders' congestion windows
-   * hold every flow), and the kernel has them again */
+  /* SHARE: σ above what the flows move, binding nobody (the kernel has the
+   * downloads).  GUARD, after a yield or a drain: the windows bind, and σ
+   * grows as Reno grows a window — a segment per RTT per download (faster,
+   * the windows fill the buffer within a second, and its overflow takes the
+   * video's segments too) — but not while a minimum is missed now: the
+   * downloads' windows do not grow into the video's recovery.  GUARD ends
+   * (SHARE) when no window binds (the senders' congestion windows hold
+   * every flow) and the minima's mean has been within α of them for
+   * GUARD_HOLDS reserve_hold_us */
   double free_at = (1.0 + p->compete_headroom) * k->u_kept;
   double rtt = (k->rtt_ref - k->qt + (k->q > 0.0 ? k->q : 0.0)) / 1e6;
   double s = free_at;
   bool back = k->u_kept >= (1.0 - p->alpha) * c->compete_sigma_before
-      && now - c->compete_yield_at_us >= p->compete_detect_us;
-  if (!c->compete_free && (k->hungry > 0 || !back) && rtt > 0.0)
-    s = c->sigma_bps + (double) k->bulk * 8.0 * p->default_mss * (interval_us / 1e6) / (rtt * rtt);
-  else
+      && now - c->compete_yield_at_us >= p->compete_detect_us
+      && c->compete_met_since_us
+      && now - c->compete_met_since_us >= GUARD_HOLDS * (double) p->reserve_hold_us;
+  if (!c->compete_free && (k->hungry > 0 || !back) && rtt > 0.0) {
+    s = c->sigma_bps;
+    if (!recovering)
+      s += (double) k->bulk * 8.0 * p->default_mss * (interval_us / 1e6) / (rtt * rtt);
+    if (s > free_at)
+      s = free_at;
+  } else {
     c->compete_free = true;
+  }
   capacity_set_sigma (c, s > k->minima ? s : k->minima);
   return RULE_COMPETE;
 }

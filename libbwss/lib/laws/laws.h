@@ -291,6 +291,8 @@ typedef struct {
   double    compete_sigma_before;  /* COMPETE: what the flows moved before the last drain,
                                * bit/s (the windows bind until they move it again) */
   uint64_t  compete_yield_at_us;    /* COMPETE: the last yield to a minimum */
+  uint64_t  compete_met_since_us;   /* COMPETE: the minima's mean within α of them since,
+                                     * 0 = not now */
   uint64_t  compete_hold_us;  /* after COMPETE failed the video: no entry for this long,
                                * doubling (0: params' first) ... */
   uint64_t  compete_hold_until_us; /* ... until then */
