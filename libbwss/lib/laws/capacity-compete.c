@@ -174,8 +174,13 @@
 /* A minimum the downloads at their floor have not lifted for this long is
  * out of reach beside the traffic that holds the queue: holding them down
  * buys it little (the neighbour takes what they leave), so the detector
- * may enter; the fail-back judges whether competing costs it. */
-#define OUT_OF_REACH_US 5000000
+ * may enter; the fail-back judges whether competing costs it.  10 s: a
+ * CUBIC video starting beside a neighbour that fills the buffer ramps to
+ * its minimum over several seconds (its window's cubic growth at ~180 ms
+ * of RTT); entered before that, the released downloads' windows grow into
+ * its ramp and it stays short while they climb (5 s in the model: at 90 %
+ * of its minimum 89 % of the seconds, 10 s: 96.5 %). */
+#define OUT_OF_REACH_US 10000000
 
 /* ---- the detector (TRACK) ---- */
 
