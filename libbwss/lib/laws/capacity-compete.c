@@ -100,12 +100,15 @@
  * (less compete_probe_rise: the neighbour's share came back to us), and at
  * least every compete_probe_us (the neighbour may have been there from
  * the start): the downloads at a quarter of what they move, for at most
- * compete_drain_us.  If the queue falls under its target, it was ours: TRACK, from σ = what the flows move, with the link seen
- * busy forgotten (it was our share, not the link).  If it stops falling
- * above twice its target, its floor is somebody else's: σ back to what the
- * flows moved before, through the windows (released at once, their
- * congestion windows would burst into the buffer together, and its
- * overflow takes the video's segments too).
+ * compete_drain_us.  If the queue falls under its target, it was ours:
+ * TRACK, from σ = what the flows move, with the link seen busy forgotten
+ * (it was our share, not the link).  If it stops falling above twice its
+ * target, its floor is somebody else's: σ back to what the flows moved
+ * before, through the windows (GUARD: released at once, their congestion
+ * windows would burst into the buffer together, and its overflow takes the
+ * video's segments too) — unless a flow of ours above its allotment (a
+ * video catching up from its source's backlog, which a drain does not
+ * hold) fills it: no verdict, the next drain after DRAIN_RETRY_US.
  *
  * Whatever σ and the state decide, every flow keeps moving: the progress
  * law is fcs.c's (bwss__progress_floor_bps).
