@@ -123,6 +123,19 @@
  * them late is no shortfall. */
 #define YIELD_DECISIONS 2
 
+/* What a loss of one download leaves of the share the downloads hold: a
+ * CUBIC sender's β (RFC 9438), the window plain TCP would keep — the share
+ * falls by (1 − β) times the fraction of the downloads that lost. */
+#define SHARE_BETA 0.7
+
+/* A share down to this many times the downloads' progress floors wins them
+ * nothing: with a minimum still missed, the traffic beside us does not
+ * give way. */
+#define SHARE_FLOORS 2.0
+
+static int hold_share (BwssCapacity *c, const BwssParams *p, uint64_t now,
+                       const CapacityCounts *k, double interval_us);
+
 /* ---- the detector (TRACK) ---- */
 
 /* Returns true if this host moves about all of the link it had to itself
@@ -175,12 +188,12 @@ capacity_compete_init (BwssCapacity *c)
   c->compete_probe_at_us = 0;
   c->compete_drain_until_us = 0;
   c->compete_sigma_before = 0.0;
-  c->compete_yield_at_us = 0;
   c->compete_yield_votes = 0;
   c->compete_short_score = 0.0;
   c->compete_hold_us = 0;
   c->compete_hold_until_us = 0;
   c->compete_free = false;
+  c->compete_share_bps = 0.0;
 }
 
 /* Enters COMPETE: from what the flows move, the drain first due after a
@@ -197,6 +210,7 @@ enter_compete (BwssCapacity *c, const BwssParams *p, uint64_t now, const Capacit
   c->compete_free = true;
   c->compete_short_score = 0.0;
   c->compete_yield_votes = 0;
+  c->compete_share_bps = k->u_kept > k->minima ? k->u_kept - k->minima : 0.0;
   capacity_forget_track (c);
   double s = (1.0 + p->compete_headroom) * k->u_kept;
   capacity_set_sigma (c, s > c->sigma_bps ? s : c->sigma_bps);
@@ -234,6 +248,7 @@ exit_compete (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
   c->foreign_score = 0.0;
   c->compete_drain_until_us = 0;
   c->compete_free = false;
+  c->compete_share_bps = 0.0;
   capacity_forget_track (c);
   capacity_set_sigma (c, k->u_kept > k->minima ? k->u_kept : k->minima);
   return RULE_EXIT;
@@ -291,6 +306,13 @@ judge_drain (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityC
     return RULE_DRAIN;
   c->compete_drain_until_us = 0;
   c->compete_probe_at_us = now + p->compete_probe_us;
+  /* the floor is somebody else's at what this host moved: the link it had
+   * alone is more than that (learned with a neighbour already there), and
+   * the next drain waits for U to rise compete_probe_rise above it */
+  double above = (1.0 + p->compete_probe_rise) * c->compete_sigma_before
+      / (1.0 - p->compete_probe_rise);
+  if (above > c->link_alone_bps)
+    c->link_alone_bps = above;
   /* back to what the flows moved before it, through the windows (released
    * at once, the downloads' congestion windows would burst into the buffer
    * together, and its overflow would take the video's segments too) */
@@ -307,7 +329,65 @@ drain_due (const BwssCapacity *c, const BwssParams *p, uint64_t now, const Capac
 {
   if (now >= c->compete_probe_at_us)
     return true;
-  return c->compete_free && has_link (c, p, k);
+  return has_link (c, p, k);
+}
+
+/* COMPETE's decision between drains.  Free (from the entry): the kernel
+ * has the downloads, and what they move beside the neighbour is plain
+ * TCP's share for them, averaged over compete_detect_us, until the video
+ * misses its minimum for YIELD_DECISIONS decisions.  Then the share is
+ * held: σ = Σm + d, the downloads' windows sized for it at the RTT
+ * measured, so they neither fill the FIFO beyond their share nor give it
+ * up.  d follows what plain TCP would do with it, on the receiver's
+ * evidence — a download that lost segments cuts it by (1 − SHARE_BETA) of
+ * its part, and each decision with the queue standing and every minimum met
+ * adds a segment per RTT per download (Reno), no further than the
+ * downloads carry (Linux grows a window only while it limits).  The video
+ * first: while a minimum is missed, the downloads keep 1/(1 + compete_yield)
+ * of d, and have it back at the first decision it is met.  A queue under
+ * its target was ours (a neighbour's elastic flows hold one whatever we
+ * yield): TRACK.  A share down to its floors with a minimum still missed:
+ * competing wins nothing, the traffic beside us does not give way. */
+static int
+hold_share (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k,
+            double interval_us)
+{
+  double moved = k->u_kept - k->minima > 0.0 ? k->u_kept - k->minima : 0.0;
+  c->compete_yield_votes = k->deficit > 0.0 ? c->compete_yield_votes + 1 : 0;
+  if (c->compete_free) {
+    double w = interval_us / (double) p->compete_detect_us;
+    c->compete_share_bps += (w < 1.0 ? w : 1.0) * (moved - c->compete_share_bps);
+    if (c->compete_yield_votes < YIELD_DECISIONS) {
+      capacity_set_sigma (c, (1.0 + p->compete_headroom) * k->u_kept);
+      return RULE_COMPETE;
+    }
+    c->compete_free = false;
+    if (moved > c->compete_share_bps)
+      c->compete_share_bps = moved;
+  }
+  if (k->q >= 0.0 && k->q < k->qt)
+    return exit_compete (c, now, k);
+  double d = c->compete_share_bps;
+  double rtt = (k->rtt_ref - k->qt + (k->q > 0.0 ? k->q : 0.0)) / 1e6;
+  if (k->bulk_lost > 0 && k->bulk > 0) {
+    d *= 1.0 - (1.0 - SHARE_BETA) * (double) k->bulk_lost / (double) k->bulk;
+  } else if (k->deficit <= 0.0 && rtt > 0.0 && k->q >= 2.0 * k->qt + k->band) {
+    double grown = d + (double) k->bulk * 8.0 * p->default_mss * (interval_us / 1e6) / (rtt * rtt);
+    double carried = (1.0 + p->compete_headroom) * moved;
+    if (grown > carried)
+      grown = d > carried ? d : carried;
+    d = grown;
+  }
+  c->compete_share_bps = d;
+  if (k->deficit > 0.0 && d <= SHARE_FLOORS * (double) k->bulk * bwss__progress_floor_bps (p))
+    return fail_compete (c, p, now, k);
+  if (c->compete_yield_votes >= YIELD_DECISIONS) {
+    capacity_set_sigma (c, k->minima + d / (1.0 + p->compete_yield));
+    return RULE_YIELD;
+  }
+  if (k->deficit <= 0.0)
+    capacity_set_sigma (c, k->minima + d);
+  return RULE_COMPETE;
 }
 
 int
@@ -331,38 +411,5 @@ capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
     return judge_drain (c, p, now, k);
   if (drain_due (c, p, now, k))
     return start_drain (c, p, now, k);
-  /* the video first: the downloads yield what the minima miss, and more
-   * (the neighbour takes its part); never below the minima */
-  c->compete_yield_votes = k->deficit > 0.0 ? c->compete_yield_votes + 1 : 0;
-  if (c->compete_yield_votes >= YIELD_DECISIONS) {
-    /* at most max_cut of what the downloads move, a decision */
-    double s = k->u_kept - p->compete_yield * k->deficit;
-    double least = k->minima + (1.0 - p->max_cut) * (k->u_kept - k->minima);
-    if (s < least)
-      s = least;
-    if (!c->compete_free && s > c->sigma_bps)
-      s = c->sigma_bps;
-    capacity_set_sigma (c, s > k->minima ? s : k->minima);
-    c->compete_free = false;
-    c->compete_sigma_before = 0.0;
-    c->compete_yield_at_us = now;
-    return RULE_YIELD;
-  }
-  /* free: σ above what the flows move, binding nobody (the kernel has the
-   * downloads).  After a yield or a drain, the windows bind: σ grows as Reno
-   * grows a window — a segment per RTT per download (faster, the windows
-   * fill the buffer within a second, and its overflow takes the video's
-   * segments too) — until no window binds (the senders' congestion windows
-   * hold every flow), and the kernel has them again */
-  double free_at = (1.0 + p->compete_headroom) * k->u_kept;
-  double rtt = (k->rtt_ref - k->qt + (k->q > 0.0 ? k->q : 0.0)) / 1e6;
-  double s = free_at;
-  bool back = k->u_kept >= (1.0 - p->alpha) * c->compete_sigma_before
-      && now - c->compete_yield_at_us >= p->compete_detect_us;
-  if (!c->compete_free && (k->hungry > 0 || !back) && rtt > 0.0)
-    s = c->sigma_bps + (double) k->bulk * 8.0 * p->default_mss * (interval_us / 1e6) / (rtt * rtt);
-  else
-    c->compete_free = true;
-  capacity_set_sigma (c, s > k->minima ? s : k->minima);
-  return RULE_COMPETE;
+  return hold_share (c, p, now, k, interval_us);
 }
