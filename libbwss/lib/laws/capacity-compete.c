@@ -47,38 +47,54 @@
  * slow link (CoDel at 960 kbit/s with UDP read as a neighbour in the
  * model, and cost the video 8 s): there the loop stays in TRACK.
  *
- * COMPETE.  This host competes for its total as plain TCP would: the
- * downloads' windows go back to the kernel (compete_free; controller.c) —
- * their congestion windows, the senders' loss response, set their rates,
- * as under plain TCP; the video's window is sized with compete_headroom
- * above its minimum for the RTT measured (the queue swings with the
- * neighbour's sawtooth).  Within that total the video still comes first: a
- * flow below its minimum (the deficit D of capacity-model.c) for two
- * decisions in a row (its rate over one decision is a few segments) makes
- * the downloads yield compete_yield·D, at most max_cut of what they move
- * (the FIFO shares what they give up among every flow still sending, the
- * neighbour's included); their windows, sized for the RTT measured (the
- * queue is the neighbour's, no target of ours), bind again, and σ climbs
- * back as Reno grows a window — a segment per RTT per download — until,
- * compete_detect_us after the last yield, no window binds, and the kernel
- * has them again.  A minimum missed by a fifth or more for half of the last
- * reserve_hold_us whatever they yielded says the traffic beside us did not give way: it is inelastic (UDP
- * above what the link leaves), competing only took the video's share, and
- * the loop goes back to TRACK and stays out of COMPETE for a while,
- * longer each time (Nimbus's question, asked with the entry as the pulse).  Decisions are two RTTs of
- * the queue that stands, not of the target.
+ * COMPETE.  This host competes for its total as plain TCP would, and
+ * within it the video comes first.  Inside a shared drop-tail FIFO an
+ * overflow drops the few segments that arrive while it is full: one or two
+ * flows lose, and a CUBIC window that lost regrows slowly near where it
+ * lost — so the video, whose window its source holds near its need, is
+ * short for seconds after each of its losses, whoever else is sending.
+ * What this host can do: keep its downloads from filling the FIFO beyond
+ * their share (windows, not congestion windows, hold them), and give the
+ * video the room while it is short.  Two phases:
+ *   - free, from the entry: the downloads' windows go back to the kernel
+ *     (compete_free; controller.c), and what they move beside the
+ *     neighbour is plain TCP's share for them — the share d, averaged over
+ *     compete_detect_us — until the video misses its minimum (the deficit
+ *     D of capacity-model.c) for YIELD_DECISIONS decisions;
+ *   - held: σ = Σm + d, the downloads' windows sized for it at the RTT
+ *     measured (the queue is the neighbour's as much as ours, no target of
+ *     ours), and d follows what plain TCP would do with it on the
+ *     receiver's evidence: a download that lost segments cuts it by
+ *     (1 − SHARE_BETA) of its part; a decision with the queue standing and
+ *     every minimum met adds a segment per RTT per download (Reno), no
+ *     further than compete_headroom above what they carry.  While a
+ *     minimum is missed the downloads keep 1/(1 + compete_yield) of d
+ *     (the FIFO shares what they give up with every flow still sending,
+ *     and the video's window recovers only at a shorter queue), and have
+ *     it back at the first decision it is met.
+ * The video's window is sized compete_headroom above its minimum for the
+ * RTT measured (the queue swings with the neighbour's sawtooth).  A
+ * minimum missed by a fifth or more for half of the last reserve_hold_us,
+ * or d down to SHARE_FLOORS times the downloads' floors with a minimum
+ * still missed, says the traffic beside us did not give way: it is
+ * inelastic (UDP above what the link leaves), competing only took the
+ * video's share, and the loop goes back to TRACK and stays out of COMPETE
+ * for a while, longer each time (Nimbus's question, asked with the entry
+ * as the pulse).  Decisions are two RTTs of the queue that stands, not of
+ * the target.
  *
- * Exit (BBR's PROBE_RTT: the only way to see a queue's floor is to stop
- * filling it).  A drain when U reaches the link this host had to itself
- * (less compete_probe_rise: the neighbour's share came back to us), and at
- * least every compete_probe_us (the neighbour may have been there from
- * the start): the downloads at a quarter of what they move, for at most
- * compete_drain_us.  If the queue falls under its target, it was ours: TRACK, from σ = what the flows move, with the link seen
- * busy forgotten (it was our share, not the link).  If it stops falling
- * above twice its target, its floor is somebody else's: σ back to what the
- * flows moved before, through the windows (released at once, their
- * congestion windows would burst into the buffer together, and its
- * overflow takes the video's segments too).
+ * Exit.  Held windows do not fill a queue that nobody else fills: a queue
+ * under its target while the share is held was ours — TRACK, from σ = what
+ * the flows move, with the link seen busy forgotten (it was our share, not
+ * the link).  And BBR's PROBE_RTT (the only way to see a queue's floor is
+ * to stop filling it): a drain when U reaches the link this host had to
+ * itself (less compete_probe_rise: the neighbour's share came back to us),
+ * and at least every compete_probe_us: the downloads at a quarter of what
+ * they move, for at most compete_drain_us.  If the queue falls under its
+ * target, it was ours: TRACK.  If it stops falling above twice its target,
+ * its floor is somebody else's: the share held again, and the link this
+ * host had alone — learned, it may be, with the neighbour already there —
+ * raised past what it moved, so that the next drain waits for U to rise.
  *
  * Whatever σ and the state decide, every flow keeps moving: the progress
  * law is fcs.c's (bwss__progress_floor_bps).
