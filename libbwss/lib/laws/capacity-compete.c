@@ -100,6 +100,8 @@
  * law is fcs.c's (bwss__progress_floor_bps).
  */
 #include "capacity.h"
+#include <stdlib.h>
+static double envd (const char *n, double d) { const char *v = getenv (n); return v ? atof (v) : d; }
 
 /* What the downloads keep of their rate during a drain: a quarter (the
  * queue falls at three quarters of their share; its floor, if somebody
@@ -148,6 +150,52 @@
  * nothing: with a minimum still missed, the traffic beside us does not
  * give way. */
 #define SHARE_FLOORS 2.0
+
+/* The held share's three ways, a state machine inside COMPETE's held
+ * phase (BBR's way: each regime a state with its entry and exit):
+ *
+ *   HELD ──(a minimum missed YIELD_DECISIONS in a row)──► GIVE
+ *   GIVE ──(every minimum met, none catching up, CAUGHT_DECISIONS in a row)──► RETURN
+ *   RETURN ──(d whole again)──► HELD;  RETURN ──(missed again)──► GIVE
+ *
+ * HELD: σ = Σm + d, d growing as plain TCP's would, no further than plain
+ * TCP's share.  GIVE: the downloads keep 1/(1 + compete_yield) of d until
+ * the video has caught up (a video reading above its minimum is its
+ * backlog draining, not a window that carries the minimum again).
+ * RETURN: d handed back over RETURN_DECISIONS decisions (the reopened
+ * windows refill the FIFO, and an overflow at once takes the video's
+ * segments again). */
+enum { WAY_HELD = 0, WAY_GIVE, WAY_RETURN };
+
+/* GIVE ends once every minimum has been met, none above (1+α) of it, for
+ * this many decisions in a row (two RTTs each: the video at its source's
+ * rate for six RTTs, its backlog gone). */
+#define CAUGHT_DECISIONS envd ("H_CAUGHT", 3)
+
+/* RETURN hands d back in this many decisions with every minimum met. */
+#define RETURN_DECISIONS envd ("H_RETURN", 4)
+
+/* A give-way "held" once it has lasted this many decisions: the windows
+ * act within one, the video's window shows it within another.  Only
+ * then does a minimum missed speak of the traffic beside us (the fail
+ * rule); before, and while the share is held, it is this host's own
+ * share that costs it. */
+#define GIVE_SETTLE_DECISIONS envd ("H_SETTLE", 2)
+
+static void
+set_way (BwssCapacity *c, uint8_t way)
+{
+  c->compete_way = way;
+  c->compete_way_decisions = 0;
+  c->compete_met_votes = 0;
+}
+
+/* A minimum missed by more than DEEP of the minima. */
+static bool
+deep_short (const CapacityCounts *k)
+{
+  return k->short_min > 0 && k->shortfall > DEEP * k->minima;
+}
 
 static int hold_share (BwssCapacity *c, const BwssParams *p, uint64_t now,
                        const CapacityCounts *k, double interval_us);
@@ -210,6 +258,9 @@ capacity_compete_init (BwssCapacity *c)
   c->compete_hold_until_us = 0;
   c->compete_free = false;
   c->compete_share_bps = 0.0;
+  c->compete_tcp_share_bps = 0.0;
+  c->compete_keep = 1.0;
+  set_way (c, WAY_HELD);
 }
 
 /* Enters COMPETE: from what the flows move, the drain first due after a
@@ -227,6 +278,8 @@ enter_compete (BwssCapacity *c, const BwssParams *p, uint64_t now, const Capacit
   c->compete_short_score = 0.0;
   c->compete_yield_votes = 0;
   c->compete_share_bps = k->u_kept > k->minima ? k->u_kept - k->minima : 0.0;
+  c->compete_keep = 1.0;
+  set_way (c, WAY_HELD);
   capacity_forget_track (c);
   double s = (1.0 + p->compete_headroom) * k->u_kept;
   capacity_set_sigma (c, s > c->sigma_bps ? s : c->sigma_bps);
@@ -352,24 +405,24 @@ drain_due (const BwssCapacity *c, const BwssParams *p, uint64_t now, const Capac
  * has the downloads, and what they move beside the neighbour is plain
  * TCP's share for them, averaged over compete_detect_us, until the video
  * misses its minimum for YIELD_DECISIONS decisions.  Then the share is
- * held: σ = Σm + d, the downloads' windows sized for it at the RTT
- * measured, so they neither fill the FIFO beyond their share nor give it
- * up.  d follows what plain TCP would do with it, on the receiver's
- * evidence — a download that lost segments cuts it by (1 − SHARE_BETA) of
- * its part, and each decision with the queue standing and every minimum met
- * adds a segment per RTT per download (Reno), no further than the
- * downloads carry (Linux grows a window only while it limits).  The video
- * first: while a minimum is missed, the downloads keep 1/(1 + compete_yield)
- * of d, and have it back at the first decision it is met.  A queue under
- * its target was ours (a neighbour's elastic flows hold one whatever we
- * yield): TRACK.  A share down to its floors with a minimum still missed:
- * competing wins nothing, the traffic beside us does not give way. */
+ * held (HELD, GIVE, RETURN above): the downloads' windows sized for
+ * Σm + keep·d at the RTT measured, so they neither fill the FIFO beyond
+ * their share nor give it up.  d follows what plain TCP would do with it,
+ * on the receiver's evidence — a download that lost segments cuts it by
+ * (1 − SHARE_BETA) of its part, and each HELD decision with the queue
+ * standing and every minimum met adds a segment per RTT per download
+ * (Reno), no further than the downloads carry (Linux grows a window only
+ * while it limits) nor than plain TCP's share learned free.  A queue
+ * under its target was ours (a neighbour's elastic flows hold one whatever
+ * we yield): TRACK.  A share down to its floors with a minimum still
+ * missed: competing wins nothing, the traffic beside us does not give way. */
 static int
 hold_share (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k,
             double interval_us)
 {
   double moved = k->u_kept - k->minima > 0.0 ? k->u_kept - k->minima : 0.0;
-  c->compete_yield_votes = k->deficit > 0.0 ? c->compete_yield_votes + 1 : 0;
+  bool missed = k->deficit > 0.0 || (envd ("H_DEEPVOTE", 1) > 0 && deep_short (k));
+  c->compete_yield_votes = missed ? c->compete_yield_votes + 1 : 0;
   if (c->compete_free) {
     double w = interval_us / (double) p->compete_detect_us;
     c->compete_share_bps += (w < 1.0 ? w : 1.0) * (moved - c->compete_share_bps);
@@ -380,30 +433,63 @@ hold_share (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCo
     c->compete_free = false;
     if (moved > c->compete_share_bps)
       c->compete_share_bps = moved;
+    c->compete_tcp_share_bps = c->compete_share_bps;
+    set_way (c, WAY_HELD);
+    c->compete_keep = 1.0;
   }
-  if (k->q >= 0.0 && k->q < k->qt)
+  if (k->q >= 0.0 && k->q < k->qt && (envd ("H_EXITALL", 1) > 0 || c->compete_way == WAY_HELD))
     return exit_compete (c, now, k);
   double d = c->compete_share_bps;
   double rtt = (k->rtt_ref - k->qt + (k->q > 0.0 ? k->q : 0.0)) / 1e6;
   if (k->bulk_lost > 0 && k->bulk > 0) {
     d *= 1.0 - (1.0 - SHARE_BETA) * (double) k->bulk_lost / (double) k->bulk;
-  } else if (k->deficit <= 0.0 && rtt > 0.0 && k->q >= 2.0 * k->qt + k->band) {
+  } else if ((envd ("H_GROWALL", 0) > 0 || c->compete_way == WAY_HELD) && !missed && rtt > 0.0
+             && k->q >= 2.0 * k->qt + k->band) {
     double grown = d + (double) k->bulk * 8.0 * p->default_mss * (interval_us / 1e6) / (rtt * rtt);
     double carried = (1.0 + p->compete_headroom) * moved;
+    if (envd ("H_CAP", 1) > 0 && carried > envd ("H_CAP", 1) * c->compete_tcp_share_bps)
+      carried = envd ("H_CAP", 1) * c->compete_tcp_share_bps;
     if (grown > carried)
       grown = d > carried ? d : carried;
     d = grown;
   }
   c->compete_share_bps = d;
-  if (k->deficit > 0.0 && d <= SHARE_FLOORS * (double) k->bulk * bwss__progress_floor_bps (p))
+  if (missed && d <= SHARE_FLOORS * (double) k->bulk * bwss__progress_floor_bps (p))
     return fail_compete (c, p, now, k);
-  if (c->compete_yield_votes >= YIELD_DECISIONS) {
-    capacity_set_sigma (c, k->minima + d / (1.0 + p->compete_yield));
+  double give = envd ("H_GIVE", 1.0 / (1.0 + p->compete_yield));
+  c->compete_way_decisions++;
+  bool met = (envd ("H_METDEF", 0) > 0 || k->short_min == 0) && !missed;
+  if (c->compete_way == WAY_GIVE) {
+    c->compete_met_votes = met && (envd ("H_CU", 1) == 0 || k->catching_up == 0) ? c->compete_met_votes + 1 : 0;
+    if (c->compete_met_votes >= CAUGHT_DECISIONS)
+      set_way (c, WAY_RETURN);
+  } else if (c->compete_yield_votes >= YIELD_DECISIONS) {
+    set_way (c, WAY_GIVE);
+    c->compete_keep = give;
+  }
+  if (c->compete_way == WAY_RETURN && met) {
+    c->compete_keep += (1.0 - give) / RETURN_DECISIONS;
+    if (c->compete_keep >= 1.0) {
+      c->compete_keep = 1.0;
+      set_way (c, WAY_HELD);
+    }
+  }
+  if (c->compete_way == WAY_GIVE) {
+    capacity_set_sigma (c, k->minima + c->compete_keep * d);
     return RULE_YIELD;
   }
-  if (k->deficit <= 0.0)
-    capacity_set_sigma (c, k->minima + d);
+  if (!missed || c->compete_keep < 1.0)
+    capacity_set_sigma (c, k->minima + c->compete_keep * d);
   return RULE_COMPETE;
+}
+
+/* Returns true if a give-way has held long enough that a minimum still
+ * missed speaks of the traffic beside us (GIVE_SETTLE_DECISIONS). */
+static bool
+give_held (const BwssCapacity *c)
+{
+  return !c->compete_free && c->compete_way == WAY_GIVE
+      && c->compete_way_decisions >= GIVE_SETTLE_DECISIONS;
 }
 
 int
@@ -416,11 +502,12 @@ capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
    * the video.  A video a few per cent
    * short, or deeply short for a decision (its rate over one is a few
    * segments), is a drop's doing, which the yields answer. */
-  double deep = k->short_min > 0 && k->shortfall > DEEP * k->minima ? 1.0 : 0.0;
+  double deep = deep_short (k) ? 1.0 : 0.0;
   double span = interval_us < 4.0 * (double) p->decision_min_us ? interval_us
                                                                 : 4.0 * (double) p->decision_min_us;
   double w = span / (double) (p->reserve_hold_us ? p->reserve_hold_us : 1);
-  c->compete_short_score += (w < 1.0 ? w : 1.0) * (deep - c->compete_short_score);
+  if (envd ("H_FAILALL", 0) > 0 || give_held (c))
+    c->compete_short_score += (w < 1.0 ? w : 1.0) * (deep - c->compete_short_score);
   if (c->compete_short_score >= FAIL_SCORE)
     return fail_compete (c, p, now, k);
   if (c->compete_drain_until_us)

@@ -274,6 +274,8 @@ count_flow (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
     k->lost++;
   if (f->lost && f->min_rate_bps <= 0.0)
     k->bulk_lost++;
+  if (f->min_rate_bps > 0.0 && f->rate_bps > (1.0 + p->alpha) * f->min_rate_bps)
+    k->catching_up++;
   if (below) {
     k->short_min++;
     k->shortfall += f->min_rate_bps - f->rate_bps;

@@ -87,6 +87,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "capacity.h"
+#include <stdlib.h>
+#include <stdio.h>
 
 /* The raise boost doubles while the queue stays empty; the step is bounded
  * by max_raise anyway, this only keeps the number finite. */
@@ -541,12 +543,11 @@ static void
 trace_decision (const BwssCapacity *c, uint64_t now, int rule, double sigma_before,
                 const CapacityCounts *k)
 {
-#ifdef CAPACITY_DEBUG
-  fprintf (stderr, "%8.3f %-9s %-9s σ %7.0f→%7.0f U %7.0f kept %7.0f unused %5.0f q %6.1f qt %6.1f hungry %zu\n",
+  if (getenv ("H_TRACE"))
+  fprintf (stderr, "T %8.3f %-9s %-9s σ %7.0f→%7.0f U %7.0f kept %7.0f def %5.0f q %6.1f qt %6.1f way %u keep %.2f d %.0f tcp %.0f ss %.2f cu %zu\n",
            now / 1e6, bwss_phase_name (c->phase), rule_names[rule], sigma_before / 1e3,
-           c->sigma_bps / 1e3, k->u / 1e3, k->u_kept / 1e3, k->unused / 1e3, k->q / 1e3,
-           k->qt / 1e3, k->hungry);
-#endif
+           c->sigma_bps / 1e3, k->u / 1e3, k->u_kept / 1e3, k->deficit / 1e3, k->q / 1e3,
+           k->qt / 1e3, c->compete_way, c->compete_keep, c->compete_share_bps/1e3, c->compete_tcp_share_bps/1e3, c->compete_short_score, k->catching_up);
 }
 
 /* Each tick: idle without flows, the minima for a first flow, the end of a

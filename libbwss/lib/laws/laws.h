@@ -293,6 +293,12 @@ typedef struct {
   bool      compete_free;     /* COMPETE: σ binds nobody — the flows without a minimum
                                * are left to the kernel (controller.c) */
   double    compete_share_bps;     /* COMPETE: the downloads' share d, bit/s (capacity-compete.c) */
+  double    compete_tcp_share_bps; /* COMPETE: plain TCP's share for the downloads, learned
+                                    * free: d grows no further, bit/s */
+  uint8_t   compete_way;      /* COMPETE's held share: HELD, GIVE or RETURN (capacity-compete.c) */
+  uint32_t  compete_way_decisions; /* ... decisions in it */
+  uint32_t  compete_met_votes;     /* GIVE: decisions in a row the minima met, none catching up */
+  double    compete_keep;     /* what the downloads have of d, (0, 1] */
 } BwssCapacity;
 
 void bwss__capacity_init (BwssCapacity *c);
