@@ -323,11 +323,15 @@ test_droptail_three (void)
 {
   House h = { "drop-tail 8M, video 1M, 3 neighbour flows", 8e6, 0.0, false, 1e6, 2, NB_TCP, 3, 0,
               0, 90, false };
-  /* 80.9 / 66.7 % of plain TCP's, the video at its minimum 94.1 / 89.4 %
-   * of the seconds (961 kbit/s): the Reno senders' synchronised drops cut
-   * our held share at every overflow, the neighbour's three flows each
-   * by half; the lab's FIFO does not drop so (the CUBIC cells) */
-  check_house (&h, (Bounds) { 0.65, 0.88, 0.95, 0.95, 0.0, 0.0 });
+  /* 66.1 / 67.6 % of plain TCP's, the video at its minimum 90.6 / 84.7 %
+   * of the seconds, at 90 % of it in every second (962 kbit/s): the Reno
+   * senders' synchronised drops cut our held share at every overflow, the
+   * neighbour's three flows each by half, and the video, a few per cent
+   * short after each, gives way every other decision; the share grows
+   * only while held, so it stays near 1 Mbit/s (the law that grew it
+   * through the give-ways too: 80.9 / 66.7 %, 94.1 / 89.4 %).  The lab's
+   * FIFO does not drop so (the CUBIC cells). */
+  check_house (&h, (Bounds) { 0.65, 0.84, 0.95, 0.95, 0.0, 0.0 });
 }
 
 /* One queue with CoDel: the detector is blind (capacity-compete.c: CoDel
@@ -399,20 +403,19 @@ test_udp (void)
 /* The cells above as the lab runs them (the calibration below): CUBIC
  * senders (cubic_like), the lab's payload rate (LAB_8M), a full FIFO's
  * drops drawn flow by flow, POOL_DRAWS draws pooled.  Asserted: what this
- * law does there, short of the issue's targets — this machine 72.5 / 70.6 %
- * of plain TCP's (the law before, the free downloads with yields of twice
- * the video's shortfall: 70.0 / 66.6 %), each download >= 52 / 50 % of its
- * figure, the video at 90 % of its minimum (the lab's criterion) in 89.9 /
- * 90.6 % of the seconds (before: 82.1 / 87.1 %; plain TCP 45.2 %, the lab
- * 44.7 %); the detector in COMPETE in 74 / 70 % of the seconds: a draw in
- * which the video stays short while the share falls to its floors leaves
- * COMPETE for a while. */
+ * law does there, short of the issue's targets — this machine 78.9 / 79.7 %
+ * of plain TCP's (the fail rule judged over every decision: 72.5 / 70.6 %;
+ * the free downloads with yields of twice the video's shortfall: 70.0 /
+ * 66.6 %), each download >= 61 / 62 % of its figure, the video at 90 % of
+ * its minimum (the lab's criterion) in 91.3 / 93.2 % of the seconds
+ * (before: 89.9 / 90.6 %; plain TCP 45.2 %, the lab 44.7 %); the detector
+ * right in 97.4 % of the seconds. */
 static void
 test_cubic_one (void)
 {
   House h = { "CUBIC, drop-tail 8M, video 2M, 1 neighbour flow", LAB_8M, 0.0, false, 2e6, 2, NB_TCP,
               1, 0, 0, 90, true };
-  check_house (&h, (Bounds) { 0.70, 0.0, 0.65, 1.0, 0.88, 0.48 });
+  check_house (&h, (Bounds) { 0.77, 0.0, 0.95, 1.0, 0.90, 0.58 });
 }
 
 /* ... the neighbour from 1 s: while the loop starts, the queue at its
@@ -421,8 +424,9 @@ test_cubic_one (void)
  * every climb of U to that share (the lab: σ swinging 2.4-6.7 Mbit/s every
  * ~4 s, this machine 47.7 % of plain TCP's in one run of 3) — unless a
  * drain that finds a foreign floor raises it past what this host moved.
- * Here 68.5 / 67.4 % (before: 62.1 / 61.3 %), each download >= 46 / 44 % of
- * its figure, the video at 90 % of its minimum 90.8 / 87.8 %. */
+ * Here 67.2 / 68.2 % (the fail rule judged over every decision: 68.5 /
+ * 67.4 %; before: 62.1 / 61.3 %), each download >= 44 / 46 % of its
+ * figure, the video at 90 % of its minimum 91.3 / 88.7 %. */
 static void
 test_cubic_early (void)
 {
@@ -431,9 +435,10 @@ test_cubic_early (void)
   check_house (&h, (Bounds) { 0.65, 0.0, 0.78, 1.0, 0.86, 0.42 });
 }
 
-/* ... three neighbour flows, a 1-Mbit/s video: 83.3 / 76.6 % (before:
- * 71.2 / 71.5 %; the lab: 2238 of 3703 kbit/s, 60 %, on another law), each
- * download >= 76 / 67 %, the video at 90 % of its minimum 92.2 %. */
+/* ... three neighbour flows, a 1-Mbit/s video: 83.6 / 77.0 % (the fail
+ * rule judged over every decision: 83.3 / 76.6 %; before: 71.2 / 71.5 %;
+ * the lab: 2238 of 3703 kbit/s, 60 %, on another law), each download >=
+ * 77 / 67 %, the video at 90 % of its minimum 92.5 / 91.5 %. */
 static void
 test_cubic_three (void)
 {
@@ -449,22 +454,25 @@ test_cubic_on_off (void)
               NB_TCP, 1, 0, 20, 60, true };
   /* short of the targets: over the neighbour's 40 s the detector's entry
    * and our downloads' climb from their floor beside an incumbent CUBIC
-   * flow: 75.5 / 70.7 % of plain TCP's total (before: 76.8 / 83.4 %), each
-   * download >= 58 / 52 % of its figure, the video at 90 % of its minimum
-   * 87.0 % of the seconds (before: 80.5 / 78.0 %); back in TRACK 1 s after
-   * the neighbour stops, the queue 1.9 / 1.3 ms after it */
-  check_house (&h, (Bounds) { 0.70, 0.0, 0.85, 0.92, 0.85, 0.50 });
+   * flow: 78.4 / 76.1 % of plain TCP's total (the fail rule judged over
+   * every decision: 75.5 / 70.7 %; before: 76.8 / 83.4 %), each download
+   * >= 62 / 59 % of its figure, the video at 90 % of its minimum 85.5 /
+   * 86.0 % of the seconds (87.0 %; before: 80.5 / 78.0 %); back in TRACK
+   * 1 / 4 s after the neighbour stops (a drain over with the queue under
+   * twice its target), the queue 1.1 / 3.1 ms after it */
+  check_house (&h, (Bounds) { 0.74, 0.0, 0.85, 0.92, 0.85, 0.56 });
 }
 
-/* ... and the QUIC cell: 74.7 / 71.4 % (before: 62.1 / 64.0 %), each
- * download >= 43 / 38 %, the video at 90 % of its minimum 85.9 / 81.9 %;
- * the detector right in 73-77 % of the seconds. */
+/* ... and the QUIC cell: 78.2 / 76.3 % (the fail rule judged over every
+ * decision: 74.7 / 71.4 %; before: 62.1 / 64.0 %), each download >= 48 /
+ * 46 %, the video at 90 % of its minimum 84.5 / 80.9 % (85.9 / 81.9 %);
+ * the detector right in 85-87 % of the seconds. */
 static void
 test_cubic_quic (void)
 {
   House h = { "CUBIC, drop-tail 8M, video 2.5M, 1 uncontrolled flow", LAB_8M, 0.0, false, 2.5e6, 2,
               NB_TCP, 1, 0, 0, 90, true };
-  check_house (&h, (Bounds) { 0.70, 0.0, 0.70, 1.0, 0.80, 0.36 });
+  check_house (&h, (Bounds) { 0.75, 0.0, 0.80, 1.0, 0.80, 0.44 });
 }
 
 /* fq_codel: the flow queues hide the neighbour; DELAY stays and nothing
@@ -636,8 +644,10 @@ cal_run (const House *h, bool controlled, uint64_t seed)
  * and the video's stretches of the same kind: long under plain TCP (a
  * CUBIC window that lost regrows slowly near where it lost, and the flow
  * that lost keeps losing its share).  c7aa1f9's law gave 71.1 % and 87.1 %
- * here, its longest stretch 2 s (docs/testing.md); asserted for this law:
- * what it gives — 78.5 %, the video 90.6 %, short 2 s at most. */
+ * here, its longest stretch 2 s (docs/testing.md); the held share with
+ * the fail rule judged over every decision 78.5 % and 90.6 %; asserted
+ * for this law: what it gives — 78.8 %, the video 92.9 %, short 2 s at
+ * most. */
 static void
 test_calibrate (void)
 {
@@ -665,7 +675,7 @@ test_calibrate (void)
   g_assert_cmpfloat (fabs (mm - 44.7), <=, 5.0);
   g_assert_cmpfloat (ml, >=, 10.0);
   g_assert_cmpfloat (mr, >=, 77.0);
-  g_assert_cmpfloat (bm, >=, 89.0);
+  g_assert_cmpfloat (bm, >=, 91.0);
   g_assert_cmpfloat (bl, <=, 3.0);
 }
 

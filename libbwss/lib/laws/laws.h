@@ -293,6 +293,8 @@ typedef struct {
   bool      compete_free;     /* COMPETE: σ binds nobody — the flows without a minimum
                                * are left to the kernel (controller.c) */
   double    compete_share_bps;     /* COMPETE: the downloads' share d, bit/s (capacity-compete.c) */
+  uint8_t   compete_way;      /* COMPETE's held share: HELD or GIVE (capacity-compete.c) */
+  uint32_t  compete_way_decisions; /* ... decisions since it entered that way */
 } BwssCapacity;
 
 void bwss__capacity_init (BwssCapacity *c);
