@@ -163,9 +163,9 @@
 /* A give-way has held once it has lasted this many decisions: the windows
  * act within one, the video's window shows it within another.  Only then
  * does a minimum missed speak of the traffic beside us (the fail rule).
- * The calibrated model's household cell (21 draws): judging every decision
- * failed COMPETE back to TRACK after a give-way of one decision, as the
- * lab's loop did. */
+ * The calibrated model's household cell (21 draws): the fail rule judged
+ * over every decision ended COMPETE in 5 draws, over give-ways that held
+ * in 1. */
 #define GIVE_SETTLE_DECISIONS 2
 
 /* The held share's ways (COMPETE, above). */
