@@ -56,7 +56,11 @@
  *     tcp_cubic.c — W(t) = C·(t − K)³ + W_max after a loss, concave up to the
  *     window it lost at, then convex — which regrows fast just after the
  *     loss and slowly near W_max: a video its source holds near its need is
- *     short for a second or more after each of its losses).  It grows only
+ *     short for a second or more after each of its losses; its slow start
+ *     ends without a loss where HyStart's delay rise ended the lab's
+ *     senders', and until its first loss it grows 5 % a round, as Linux's
+ *     does: a neighbour starting beside us fills the FIFO in a fraction of
+ *     a second without overflowing it).  It grows only
  *     while it limits the flow (Linux's
  *     cwnd-limited test), so a flow held by adv_i does not build a cwnd it
  *     never used;
@@ -161,6 +165,9 @@ typedef struct {
   double   cubic_wmax;      /* ... the window before the last loss, segments */
   double   cubic_k_s;       /* ... when the cubic is back at cubic_wmax, s after the loss */
   double   cubic_west;      /* ... the window Reno's AIMD would have now, segments */
+  double   cubic_epoch_s;   /* ... when its cubic started: the last loss, or HyStart's exit */
+  double   hystart_min_rtt_s; /* ... the least RTT its slow start saw (HyStart's delay_min) */
+  double   hystart_round_end_s; /* ... when HyStart's round ends, s */
   double   last_loss_s;
   double   stall_until_s;   /* a tail loss: nothing until its probe, s */
   double   syn_window_bytes; /* packets: what its SYN offered (0: Linux's 64240) */

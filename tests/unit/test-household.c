@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <glib.h>
+#include <stdio.h>
 #include "laws.h"
 #include "sim.h"
 
@@ -49,6 +50,7 @@ typedef struct {
   unsigned back_at;                 /* first second after nb_off from which the
                                      * detector says DELAY for good (0: never off) */
   double   min_progress_s;          /* the longest a download went without 2 segments */
+  double   compete_at;              /* when the loop first entered COMPETE, s (< 0: never) */
 } HouseResult;
 
 static const House *house_now;
@@ -105,6 +107,22 @@ elastic_neighbour (const House *h, unsigned t)
   return h->neighbour == NB_TCP && !h->fq && t >= h->nb_on && t < h->nb_off;
 }
 
+/* When the loop first entered COMPETE, s from the start (< 0: not yet). */
+static double house_compete_at;
+
+static void
+house_tick (Sim *s)
+{
+  BwssControllerStats st;
+  if (house_compete_at >= 0.0)
+    return;
+  bwss_controller_stats (s->c, &st);
+  if (st.phase == BWSS_PHASE_COMPETE)
+    house_compete_at = (double) s->now_us / 1e6;
+  if (getenv ("H5DBG") && s->now_us % 50000 == 0 && s->now_us <= 1500000 && s->m.n > 3)
+    fprintf (stderr, "H5N %.2f nb rcvrtt %.1f rtt %.1f cwnd %.0f video rcvrtt %.1f\n", s->now_us / 1e6, s->m.f[3].rcv_rtt_us / 1e3, s->m.f[3].rtt_s * 1e3, s->m.f[3].cwnd_bytes / 1448, s->m.f[0].rcv_rtt_us / 1e3);
+}
+
 static HouseResult
 run_house (const House *h, bool controlled, bool latch)
 {
@@ -120,6 +138,8 @@ run_house (const House *h, bool controlled, bool latch)
    * or two flows lose at an overflow, not all (flowmodel.h) */
   s.m.drop_packets = h->cubic;
   s.m.drop_seed = house_seed;
+  s.on_tick = house_tick;
+  house_compete_at = -1.0;
   size_t v = sim_add (&s, 0.030, 10, h->video_min, 1, controlled);
   s.m.f[v].source_bps = h->video_min;
   sim_no_pacing (&s, v);                      /* the element reads by itself */
@@ -170,6 +190,7 @@ run_house (const House *h, bool controlled, bool latch)
       g_test_message ("%s: video short at %u s: %.0f (%s)", h->name, t, s.rate[t][v] / 1e3,
                       bwss_phase_name (s.stats[t].phase));
   }
+  r.compete_at = house_compete_at;
   for (unsigned t = 5; controlled && t < 90; t++) {
     bool compete = s.stats[t].phase == BWSS_PHASE_COMPETE;
     r.judged++;
@@ -402,20 +423,21 @@ test_udp (void)
 
 /* The cells above as the lab runs them (the calibration below): CUBIC
  * senders (cubic_like), the lab's payload rate (LAB_8M), a full FIFO's
- * drops drawn flow by flow, POOL_DRAWS draws pooled.  Asserted: what this
- * law does there, short of the issue's targets — this machine 78.9 / 79.7 %
- * of plain TCP's (the fail rule judged over every decision: 72.5 / 70.6 %;
- * the free downloads with yields of twice the video's shortfall: 70.0 /
- * 66.6 %), each download >= 61 / 62 % of its figure, the video at 90 % of
- * its minimum (the lab's criterion) in 91.3 / 93.2 % of the seconds
- * (before: 89.9 / 90.6 %; plain TCP 45.2 %, the lab 44.7 %); the detector
- * right in 97.4 % of the seconds. */
+ * drops drawn flow by flow, POOL_DRAWS draws pooled, the senders' slow
+ * start ended by HyStart as the lab's (flowmodel.c).  Asserted: what this
+ * law does there, short of the issue's targets — this machine 78.5 / 82.5 %
+ * of plain TCP's (before HyStart in the model 78.9 / 79.7 %; the fail rule
+ * judged over every decision: 72.5 / 70.6 %; the free downloads with
+ * yields of twice the video's shortfall: 70.0 / 66.6 %), each download
+ * >= 61 / 69 % of its figure, the video at 90 % of its minimum (the lab's
+ * criterion) in 93.9 / 93.6 % of the seconds (91.3 / 93.2 %; plain TCP
+ * 44.7 %, the lab 50.6 %); the detector right in every second. */
 static void
 test_cubic_one (void)
 {
   House h = { "CUBIC, drop-tail 8M, video 2M, 1 neighbour flow", LAB_8M, 0.0, false, 2e6, 2, NB_TCP,
               1, 0, 0, 90, true };
-  check_house (&h, (Bounds) { 0.77, 0.0, 0.95, 1.0, 0.90, 0.58 });
+  check_house (&h, (Bounds) { 0.77, 0.0, 0.95, 1.0, 0.92, 0.58 });
 }
 
 /* ... the neighbour from 1 s: while the loop starts, the queue at its
@@ -424,27 +446,31 @@ test_cubic_one (void)
  * every climb of U to that share (the lab: σ swinging 2.4-6.7 Mbit/s every
  * ~4 s, this machine 47.7 % of plain TCP's in one run of 3) — unless a
  * drain that finds a foreign floor raises it past what this host moved.
- * Here 67.2 / 68.2 % (the fail rule judged over every decision: 68.5 /
- * 67.4 %; before: 62.1 / 61.3 %), each download >= 44 / 46 % of its
- * figure, the video at 90 % of its minimum 91.3 / 88.7 %. */
+ * Here 67.8 / 76.0 % (before HyStart: 67.2 / 68.2 %; the fail rule
+ * judged over every decision: 68.5 / 67.4 %; before: 62.1 / 61.3 %), each
+ * download >= 47 / 58 % of its figure, the video at 90 % of its minimum
+ * 93.4 / 92.0 % (91.3 / 88.7 %), the detector right 87.5 / 97.6 %. */
 static void
 test_cubic_early (void)
 {
   House h = { "CUBIC, drop-tail 8M, video 2M, 1 neighbour flow from 1 s", LAB_8M, 0.0, false, 2e6, 2,
               NB_TCP, 1, 0, 1, 90, true };
-  check_house (&h, (Bounds) { 0.65, 0.0, 0.78, 1.0, 0.86, 0.42 });
+  check_house (&h, (Bounds) { 0.65, 0.0, 0.85, 1.0, 0.90, 0.45 });
 }
 
-/* ... three neighbour flows, a 1-Mbit/s video: 83.6 / 77.0 % (the fail
- * rule judged over every decision: 83.3 / 76.6 %; before: 71.2 / 71.5 %;
- * the lab: 2238 of 3703 kbit/s, 60 %, on another law), each download >=
- * 77 / 67 %, the video at 90 % of its minimum 92.5 / 91.5 %. */
+/* ... three neighbour flows, a 1-Mbit/s video: 83.7 / 78.5 % (before
+ * HyStart: 83.6 / 77.0 %; the fail rule judged over every decision: 83.3 /
+ * 76.6 %; before: 71.2 / 71.5 %; the lab: 2238 of 3703 kbit/s, 60 %, on
+ * another law), each download >= 75 / 69 %, the video at 90 % of its
+ * minimum 88.2 / 92.0 % (before HyStart 92.5 / 91.5 %: the neighbour's
+ * start no longer overflows the FIFO, and the pre-6.16 receiver RTT's
+ * average lags the queue three CUBIC flows build from there). */
 static void
 test_cubic_three (void)
 {
   House h = { "CUBIC, drop-tail 8M, video 1M, 3 neighbour flows", LAB_8M, 0.0, false, 1e6, 2, NB_TCP,
               3, 0, 0, 90, true };
-  check_house (&h, (Bounds) { 0.75, 0.0, 0.82, 0.98, 0.90, 0.65 });
+  check_house (&h, (Bounds) { 0.75, 0.0, 0.82, 0.98, 0.88, 0.65 });
 }
 
 static void
@@ -454,19 +480,22 @@ test_cubic_on_off (void)
               NB_TCP, 1, 0, 20, 60, true };
   /* short of the targets: over the neighbour's 40 s the detector's entry
    * and our downloads' climb from their floor beside an incumbent CUBIC
-   * flow: 78.4 / 76.1 % of plain TCP's total (the fail rule judged over
-   * every decision: 75.5 / 70.7 %; before: 76.8 / 83.4 %), each download
-   * >= 62 / 59 % of its figure, the video at 90 % of its minimum 85.5 /
-   * 86.0 % of the seconds (87.0 %; before: 80.5 / 78.0 %); back in TRACK
-   * 1 / 4 s after the neighbour stops (a drain over with the queue under
-   * twice its target), the queue 1.1 / 3.1 ms after it */
+   * flow: 75.7 / 76.8 % of plain TCP's total (before HyStart 78.4 / 76.1
+   * %; the fail rule judged over every decision: 75.5 / 70.7 %; before:
+   * 76.8 / 83.4 %), each download >= 59 / 60 % of its figure, the video at
+   * 90 % of its minimum 88.0 / 90.0 % of the seconds (85.5 / 86.0 %;
+   * before: 80.5 / 78.0 %); back in TRACK
+   * 1 / 0 s after the neighbour stops (a drain over with the queue under
+   * twice its target), the queue 2.4 / 0.4 ms after it (before HyStart
+   * 1 / 4 s, 1.1 / 3.1 ms) */
   check_house (&h, (Bounds) { 0.74, 0.0, 0.85, 0.92, 0.85, 0.56 });
 }
 
-/* ... and the QUIC cell: 78.2 / 76.3 % (the fail rule judged over every
- * decision: 74.7 / 71.4 %; before: 62.1 / 64.0 %), each download >= 48 /
- * 46 %, the video at 90 % of its minimum 84.5 / 80.9 % (85.9 / 81.9 %);
- * the detector right in 85-87 % of the seconds. */
+/* ... and the QUIC cell: 79.6 / 79.7 % (before HyStart: 78.2 / 76.3 %;
+ * the fail rule judged over every decision: 74.7 / 71.4 %; before: 62.1 /
+ * 64.0 %), each download >= 52 / 52 %, the video at 90 % of its minimum
+ * 83.1 / 82.4 % (84.5 / 80.9 %); the detector right in 98.8 / 92.2 % of
+ * the seconds. */
 static void
 test_cubic_quic (void)
 {
@@ -594,6 +623,7 @@ typedef struct {
   double   total;          /* this machine, bit/s */
   double   at_min90;       /* of the seconds, % */
   unsigned longest_short;  /* s */
+  double   compete_at;     /* s (< 0: never) */
 } CalRun;
 
 static int
@@ -619,7 +649,7 @@ cal_run (const House *h, bool controlled, uint64_t seed)
   HouseResult r = run_house (h, controlled, true);
   house_video_trace = NULL;
   house_seed = 1;
-  CalRun c = { r.total, 100.0 * r.at_min90 / r.counted, 0 };
+  CalRun c = { r.total, 100.0 * r.at_min90 / r.counted, 0, r.compete_at };
   GString *line = g_string_new (NULL);
   unsigned run = 0;
   for (unsigned t = 0; t < 90; t++) {
@@ -629,32 +659,43 @@ cal_run (const House *h, bool controlled, uint64_t seed)
       c.longest_short = run;
   }
   g_test_message ("%s, %s, draw %" G_GUINT64_FORMAT ": this machine %.0f kbit/s, video at 90 %% of "
-                  "its minimum %.1f %% of the seconds, longest short %u s; video Mbit/s by second:%s",
+                  "its minimum %.1f %% of the seconds, longest short %u s, COMPETE from %.2f s; "
+                  "video Mbit/s by second:%s",
                   h->name, controlled ? "bwss" : "tcp", seed, r.total / 1e3, c.at_min90,
-                  c.longest_short, line->str);
+                  c.longest_short, r.compete_at, line->str);
   g_string_free (line, TRUE);
   return c;
 }
 
-/* The lab's figures of the cell (c7aa1f9, 3 runs of each mode, medians):
- * plain TCP this machine 5740 kbit/s, the video at 90 % of its minimum
- * 44.7 % of the seconds, short for 10-39 s at its longest stretch a run;
- * the delay loop of c7aa1f9 70.5 % of plain TCP's, the video 90.6 %, short
- * 1-2 s at most.  The model must give plain TCP's medians within 5 points,
- * and the video's stretches of the same kind: long under plain TCP (a
- * CUBIC window that lost regrows slowly near where it lost, and the flow
- * that lost keeps losing its share).  c7aa1f9's law gave 71.1 % and 87.1 %
- * here, its longest stretch 2 s (docs/testing.md); the held share with
- * the fail rule judged over every decision 78.5 % and 90.6 %; asserted
- * for this law: what it gives — 78.8 %, the video 92.9 %, short 2 s at
- * most. */
+/* The lab's figures of the cell.  Plain TCP runs none of our code, so
+ * every lab run of the cell's plain-TCP mode counts: 15 runs (5 requests,
+ * 3 each, 2026-11-28), this machine 5646 kbit/s (5311-5970), the video
+ * at 90 % of its minimum 50.6 % of the seconds (20.0-72.9 %); in c7aa1f9's
+ * 3 runs short for 10-39 s at its longest stretch a run.  Under bwss:
+ * c7aa1f9's law 70.5 % of plain TCP's, the video 90.6 %, short 1-2 s at
+ * most; the detector of this law entered COMPETE LAB_ENTRY_S after the
+ * loop's first decision (the held share's 3 runs: 4.63, 4.88, 5.48 s).
+ * The model must give plain TCP's medians within 5 points, the video's
+ * stretches of the same kind (long under plain TCP: a CUBIC window that
+ * lost regrows slowly near where it lost, and the flow that lost keeps
+ * losing its share), and the detector's entry within a second of the
+ * lab's: before the model's senders left slow start as the lab's do
+ * (flowmodel.c, HyStart) the neighbour's overflow at 0.3 s cost the video
+ * its window, and the entry came 7-8 s in.  c7aa1f9's law gave 71.1 % and
+ * 87.1 % here, its longest stretch 2 s (docs/testing.md, the model before
+ * HyStart); asserted for this law: what it gives — 80.6 %, the video
+ * 92.9 %, short 2 s at most, COMPETE from 5.40 s (median). */
+#define LAB_TCP_TOTAL   5646e3  /* bit/s */
+#define LAB_TCP_AT_MIN  50.6    /* % */
+#define LAB_ENTRY_S     4.88    /* s */
+
 static void
 test_calibrate (void)
 {
   House h = { "lab cell: CUBIC, drop-tail 8M, video 2M, 1 neighbour flow", LAB_8M, 0.0, false,
               2e6, 2, NB_TCP, 1, 0, 0, 90, true };
   double tcp_total[CAL_SEEDS], tcp_min[CAL_SEEDS], tcp_long[CAL_SEEDS];
-  double ratio[CAL_SEEDS], bw_min[CAL_SEEDS], bw_long[CAL_SEEDS];
+  double ratio[CAL_SEEDS], bw_min[CAL_SEEDS], bw_long[CAL_SEEDS], entry[CAL_SEEDS];
   for (unsigned k = 0; k < CAL_SEEDS; k++) {
     CalRun t = cal_run (&h, false, k + 1), b = cal_run (&h, true, k + 1);
     tcp_total[k] = t.total;
@@ -663,19 +704,24 @@ test_calibrate (void)
     ratio[k] = 100.0 * b.total / t.total;
     bw_min[k] = b.at_min90;
     bw_long[k] = b.longest_short;
+    entry[k] = b.compete_at >= 0.0 ? b.compete_at : INFINITY;
   }
   double mt = median_of (tcp_total, CAL_SEEDS), mm = median_of (tcp_min, CAL_SEEDS);
   double ml = median_of (tcp_long, CAL_SEEDS), mr = median_of (ratio, CAL_SEEDS);
   double bm = median_of (bw_min, CAL_SEEDS), bl = median_of (bw_long, CAL_SEEDS);
+  double me = median_of (entry, CAL_SEEDS);
   g_test_message ("calibration, medians of %d draws: plain TCP this machine %.0f kbit/s (lab "
-                  "5740), video at its minimum %.1f %% (lab 44.7 %%), longest short %.0f s (lab "
+                  "%.0f), video at its minimum %.1f %% (lab %.1f %%), longest short %.0f s (lab "
                   "10-39); bwss %.1f %% of plain TCP's (lab 70.5 %%), video %.1f %% (lab 90.6 %%), "
-                  "longest short %.0f s (lab 1-2; c7aa1f9's law)", CAL_SEEDS, mt / 1e3, mm, ml, mr, bm, bl);
-  g_assert_cmpfloat (fabs (mt - 5740e3), <=, 0.05 * LAB_8M);
-  g_assert_cmpfloat (fabs (mm - 44.7), <=, 5.0);
+                  "longest short %.0f s (lab 1-2; c7aa1f9's law), COMPETE from %.2f s (lab %.2f s)",
+                  CAL_SEEDS, mt / 1e3, LAB_TCP_TOTAL / 1e3, mm, LAB_TCP_AT_MIN, ml, mr, bm, bl, me,
+                  LAB_ENTRY_S);
+  g_assert_cmpfloat (fabs (mt - LAB_TCP_TOTAL), <=, 0.05 * LAB_8M);
+  g_assert_cmpfloat (fabs (mm - LAB_TCP_AT_MIN), <=, 5.0);
   g_assert_cmpfloat (ml, >=, 10.0);
-  g_assert_cmpfloat (mr, >=, 77.0);
-  g_assert_cmpfloat (bm, >=, 91.0);
+  g_assert_cmpfloat (fabs (me - LAB_ENTRY_S), <=, 1.0);
+  g_assert_cmpfloat (mr, >=, 80.0);
+  g_assert_cmpfloat (bm, >=, 92.0);
   g_assert_cmpfloat (bl, <=, 3.0);
 }
 
