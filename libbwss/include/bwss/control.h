@@ -156,8 +156,8 @@ struct BwssParams {
   double   compete_headroom;    /* COMPETE: σ this fraction above what the flows move,
                                  * the video's window above its minimum, so no window
                                  * binds them; > 0 */
-  double   compete_yield;       /* COMPETE: the downloads yield this many times what the
-                                 * minima miss (the neighbour takes its part); > 0 */
+  double   compete_yield;       /* COMPETE: while a minimum is missed the downloads keep
+                                 * 1/(1 + this) of their share; > 0 */
   uint64_t compete_probe_us;    /* COMPETE: a drain that asks whether the queue is ours
                                  * again at least this often, µs ... */
   double   compete_probe_rise;  /* ... and as soon as U comes within this fraction of

@@ -47,38 +47,65 @@
  * slow link (CoDel at 960 kbit/s with UDP read as a neighbour in the
  * model, and cost the video 8 s): there the loop stays in TRACK.
  *
- * COMPETE.  This host competes for its total as plain TCP would: the
- * downloads' windows go back to the kernel (compete_free; controller.c) —
- * their congestion windows, the senders' loss response, set their rates,
- * as under plain TCP; the video's window is sized with compete_headroom
- * above its minimum for the RTT measured (the queue swings with the
- * neighbour's sawtooth).  Within that total the video still comes first: a
- * flow below its minimum (the deficit D of capacity-model.c) for two
- * decisions in a row (its rate over one decision is a few segments) makes
- * the downloads yield compete_yield·D, at most max_cut of what they move
- * (the FIFO shares what they give up among every flow still sending, the
- * neighbour's included); their windows, sized for the RTT measured (the
- * queue is the neighbour's, no target of ours), bind again, and σ climbs
- * back as Reno grows a window — a segment per RTT per download — until,
- * compete_detect_us after the last yield, no window binds, and the kernel
- * has them again.  A minimum missed by a fifth or more for half of the last
- * reserve_hold_us whatever they yielded says the traffic beside us did not give way: it is inelastic (UDP
- * above what the link leaves), competing only took the video's share, and
- * the loop goes back to TRACK and stays out of COMPETE for a while,
- * longer each time (Nimbus's question, asked with the entry as the pulse).  Decisions are two RTTs of
- * the queue that stands, not of the target.
+ * COMPETE.  This host competes for its total as plain TCP would, and
+ * within it the video comes first.  Inside a shared drop-tail FIFO an
+ * overflow drops the few segments that arrive while it is full: one or two
+ * flows lose, and a CUBIC window that lost regrows slowly near where it
+ * lost — so the video, whose window its source holds near its need, is
+ * short for seconds after each of its losses, whoever else is sending.
+ * What this host can do: keep its downloads from filling the FIFO beyond
+ * their share (windows, not congestion windows, hold them), and give the
+ * video the room while it is short.  Two phases:
+ *   - free, from the entry: the downloads' windows go back to the kernel
+ *     (compete_free; controller.c), and what they move beside the
+ *     neighbour is plain TCP's share for them — the share d, averaged over
+ *     compete_detect_us — until the video misses its minimum (the deficit
+ *     D of capacity-model.c) for YIELD_DECISIONS decisions;
+ *   - held: σ = Σm + d, the downloads' windows sized for it at the RTT
+ *     measured (the queue is the neighbour's as much as ours, no target of
+ *     ours), and d follows what plain TCP would do with it on the
+ *     receiver's evidence: a download that lost segments cuts it by
+ *     (1 − SHARE_BETA) of its part; a decision with the queue standing and
+ *     every minimum met adds a segment per RTT per download (Reno), no
+ *     further than compete_headroom above what they carry.  Inside it,
+ *     two ways, each a state with its entry and exit:
  *
- * Exit (BBR's PROBE_RTT: the only way to see a queue's floor is to stop
- * filling it).  A drain when U reaches the link this host had to itself
- * (less compete_probe_rise: the neighbour's share came back to us), and at
- * least every compete_probe_us (the neighbour may have been there from
- * the start): the downloads at a quarter of what they move, for at most
- * compete_drain_us.  If the queue falls under its target, it was ours: TRACK, from σ = what the flows move, with the link seen
- * busy forgotten (it was our share, not the link).  If it stops falling
- * above twice its target, its floor is somebody else's: σ back to what the
- * flows moved before, through the windows (released at once, their
- * congestion windows would burst into the buffer together, and its
- * overflow takes the video's segments too).
+ *         HELD ──(a minimum missed YIELD_DECISIONS decisions in a row)──► GIVE
+ *         GIVE ──(every minimum met for a decision)──► HELD
+ *
+ *     GIVE: the downloads keep 1/(1 + compete_yield) of d (the FIFO shares
+ *     what they give up with every flow still sending, and the video's
+ *     window recovers only at a shorter queue), and d does not grow; HELD:
+ *     d whole again.  A minimum is missed when the deficit of
+ *     capacity-model.c says so, or when it is short by more than DEEP of
+ *     the minima (a video its source holds back for want of the link has
+ *     no deficit, yet competing costs it).
+ * The video's window is sized compete_headroom above its minimum for the
+ * RTT measured (the queue swings with the neighbour's sawtooth).  A
+ * minimum missed by a fifth or more for half of the last reserve_hold_us
+ * of give-ways that held (GIVE for GIVE_SETTLE_DECISIONS decisions or
+ * more: while the share is held, or a give-way has not yet acted, a
+ * shortfall is this host's own share's doing, not the neighbour's), or d
+ * down to SHARE_FLOORS times the downloads' floors with a minimum still
+ * missed, says the traffic beside us did not give way: it is inelastic
+ * (UDP above what the link leaves), competing only took the video's share,
+ * and the loop goes back to TRACK and stays out of COMPETE
+ * for a while, longer each time (Nimbus's question, asked with the entry
+ * as the pulse).  Decisions are two RTTs of the queue that stands, not of
+ * the target.
+ *
+ * Exit.  Held windows do not fill a queue that nobody else fills: a queue
+ * under its target while the share is held was ours — TRACK, from σ = what
+ * the flows move, with the link seen busy forgotten (it was our share, not
+ * the link).  And BBR's PROBE_RTT (the only way to see a queue's floor is
+ * to stop filling it): a drain when U reaches the link this host had to
+ * itself (less compete_probe_rise: the neighbour's share came back to us),
+ * and at least every compete_probe_us: the downloads at a quarter of what
+ * they move, for at most compete_drain_us.  If the queue falls under its
+ * target, it was ours: TRACK.  If it stops falling above twice its target,
+ * its floor is somebody else's: the share held again, and the link this
+ * host had alone — learned, it may be, with the neighbour already there —
+ * raised past what it moved, so that the next drain waits for U to rise.
  *
  * Whatever σ and the state decide, every flow keeps moving: the progress
  * law is fcs.c's (bwss__progress_floor_bps).
@@ -122,6 +149,44 @@
  * a row: its rate over one decision (two RTTs) is a few segments, one of
  * them late is no shortfall. */
 #define YIELD_DECISIONS 2
+
+/* What a loss of one download leaves of the share the downloads hold: a
+ * CUBIC sender's β (RFC 9438), the window plain TCP would keep — the share
+ * falls by (1 − β) times the fraction of the downloads that lost. */
+#define SHARE_BETA 0.7
+
+/* A share down to this many times the downloads' progress floors wins them
+ * nothing: with a minimum still missed, the traffic beside us does not
+ * give way. */
+#define SHARE_FLOORS 2.0
+
+/* A give-way has held once it has lasted this many decisions: the windows
+ * act within one, the video's window shows it within another.  Only then
+ * does a minimum missed speak of the traffic beside us (the fail rule).
+ * The calibrated model's household cell (21 draws): the fail rule judged
+ * over every decision ended COMPETE in 5 draws, over give-ways that held
+ * in 1. */
+#define GIVE_SETTLE_DECISIONS 2
+
+/* The held share's ways (COMPETE, above). */
+enum { WAY_HELD = 0, WAY_GIVE };
+
+static void
+set_way (BwssCapacity *c, uint8_t way)
+{
+  c->compete_way = (uint8_t) way;
+  c->compete_way_decisions = 0;
+}
+
+/* A minimum missed by more than DEEP of the minima. */
+static bool
+deep_short (const CapacityCounts *k)
+{
+  return k->short_min > 0 && k->shortfall > DEEP * k->minima;
+}
+
+static int hold_share (BwssCapacity *c, const BwssParams *p, uint64_t now,
+                       const CapacityCounts *k, double interval_us);
 
 /* ---- the detector (TRACK) ---- */
 
@@ -175,12 +240,13 @@ capacity_compete_init (BwssCapacity *c)
   c->compete_probe_at_us = 0;
   c->compete_drain_until_us = 0;
   c->compete_sigma_before = 0.0;
-  c->compete_yield_at_us = 0;
   c->compete_yield_votes = 0;
   c->compete_short_score = 0.0;
   c->compete_hold_us = 0;
   c->compete_hold_until_us = 0;
   c->compete_free = false;
+  c->compete_share_bps = 0.0;
+  set_way (c, WAY_HELD);
 }
 
 /* Enters COMPETE: from what the flows move, the drain first due after a
@@ -197,6 +263,8 @@ enter_compete (BwssCapacity *c, const BwssParams *p, uint64_t now, const Capacit
   c->compete_free = true;
   c->compete_short_score = 0.0;
   c->compete_yield_votes = 0;
+  c->compete_share_bps = k->u_kept > k->minima ? k->u_kept - k->minima : 0.0;
+  set_way (c, WAY_HELD);
   capacity_forget_track (c);
   double s = (1.0 + p->compete_headroom) * k->u_kept;
   capacity_set_sigma (c, s > c->sigma_bps ? s : c->sigma_bps);
@@ -234,6 +302,8 @@ exit_compete (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
   c->foreign_score = 0.0;
   c->compete_drain_until_us = 0;
   c->compete_free = false;
+  c->compete_share_bps = 0.0;
+  set_way (c, WAY_HELD);
   capacity_forget_track (c);
   capacity_set_sigma (c, k->u_kept > k->minima ? k->u_kept : k->minima);
   return RULE_EXIT;
@@ -289,8 +359,22 @@ judge_drain (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityC
       && now + p->compete_drain_us >= c->compete_drain_until_us + DRAIN_SETTLE_RTTS * k->rtt_ref;
   if (now < c->compete_drain_until_us && !floor)
     return RULE_DRAIN;
+  /* over without a floor, the queue under twice its target (the least a
+   * floor of somebody else's is, above): still falling, and ours — held
+   * windows above the link keep such a queue for good once the neighbour
+   * has left (15 ms beside a 10-ms target in the model, drain after
+   * drain) */
+  if (!floor && k->q >= 0.0 && k->q < 2.0 * k->qt)
+    return exit_compete (c, now, k);
   c->compete_drain_until_us = 0;
   c->compete_probe_at_us = now + p->compete_probe_us;
+  /* the floor is somebody else's at what this host moved: the link it had
+   * alone is more than that (learned with a neighbour already there), and
+   * the next drain waits for U to rise compete_probe_rise above it */
+  double above = (1.0 + p->compete_probe_rise) * c->compete_sigma_before
+      / (1.0 - p->compete_probe_rise);
+  if (above > c->link_alone_bps)
+    c->link_alone_bps = above;
   /* back to what the flows moved before it, through the windows (released
    * at once, the downloads' congestion windows would burst into the buffer
    * together, and its overflow would take the video's segments too) */
@@ -307,7 +391,81 @@ drain_due (const BwssCapacity *c, const BwssParams *p, uint64_t now, const Capac
 {
   if (now >= c->compete_probe_at_us)
     return true;
-  return c->compete_free && has_link (c, p, k);
+  return has_link (c, p, k);
+}
+
+/* COMPETE's decision between drains.  Free (from the entry): the kernel
+ * has the downloads, and what they move beside the neighbour is plain
+ * TCP's share for them, averaged over compete_detect_us, until a minimum
+ * is missed for YIELD_DECISIONS decisions.  Then the share is held: σ =
+ * Σm + d (HELD) or Σm + d/(1 + compete_yield) (GIVE), the downloads'
+ * windows sized for it at the RTT measured, so they neither fill the FIFO
+ * beyond their share nor give it up.  d follows what plain TCP would do
+ * with it, on the receiver's evidence — a download that lost segments cuts
+ * it by (1 − SHARE_BETA) of its part, and each HELD decision with the queue
+ * standing and every minimum met adds a segment per RTT per download
+ * (Reno), no further than the downloads carry (Linux grows a window only
+ * while it limits).  A queue under its target was ours (a neighbour's
+ * elastic flows hold one whatever we yield): TRACK.  A share down to its
+ * floors with a minimum still missed: competing wins nothing, the traffic
+ * beside us does not give way. */
+static int
+hold_share (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k,
+            double interval_us)
+{
+  double moved = k->u_kept - k->minima > 0.0 ? k->u_kept - k->minima : 0.0;
+  bool missed = k->deficit > 0.0 || deep_short (k);
+  c->compete_yield_votes = missed ? c->compete_yield_votes + 1 : 0;
+  if (c->compete_free) {
+    double w = interval_us / (double) p->compete_detect_us;
+    c->compete_share_bps += (w < 1.0 ? w : 1.0) * (moved - c->compete_share_bps);
+    if (c->compete_yield_votes < YIELD_DECISIONS) {
+      capacity_set_sigma (c, (1.0 + p->compete_headroom) * k->u_kept);
+      return RULE_COMPETE;
+    }
+    c->compete_free = false;
+    if (moved > c->compete_share_bps)
+      c->compete_share_bps = moved;
+    set_way (c, WAY_HELD);
+  }
+  if (k->q >= 0.0 && k->q < k->qt)
+    return exit_compete (c, now, k);
+  double d = c->compete_share_bps;
+  double rtt = (k->rtt_ref - k->qt + (k->q > 0.0 ? k->q : 0.0)) / 1e6;
+  if (k->bulk_lost > 0 && k->bulk > 0) {
+    d *= 1.0 - (1.0 - SHARE_BETA) * (double) k->bulk_lost / (double) k->bulk;
+  } else if (c->compete_way == WAY_HELD && !missed && rtt > 0.0
+             && k->q >= 2.0 * k->qt + k->band) {
+    double grown = d + (double) k->bulk * 8.0 * p->default_mss * (interval_us / 1e6) / (rtt * rtt);
+    double carried = (1.0 + p->compete_headroom) * moved;
+    if (grown > carried)
+      grown = d > carried ? d : carried;
+    d = grown;
+  }
+  c->compete_share_bps = d;
+  if (missed && d <= SHARE_FLOORS * (double) k->bulk * bwss__progress_floor_bps (p))
+    return fail_compete (c, p, now, k);
+  c->compete_way_decisions++;
+  if (c->compete_way == WAY_HELD && c->compete_yield_votes >= YIELD_DECISIONS)
+    set_way (c, WAY_GIVE);
+  else if (c->compete_way == WAY_GIVE && !missed)
+    set_way (c, WAY_HELD);
+  if (c->compete_way == WAY_GIVE) {
+    capacity_set_sigma (c, k->minima + d / (1.0 + p->compete_yield));
+    return RULE_YIELD;
+  }
+  if (!missed)
+    capacity_set_sigma (c, k->minima + d);
+  return RULE_COMPETE;
+}
+
+/* Returns true if a give-way has held long enough that a minimum still
+ * missed speaks of the traffic beside us. */
+static bool
+give_held (const BwssCapacity *c)
+{
+  return !c->compete_free && c->compete_way == WAY_GIVE
+      && c->compete_way_decisions >= GIVE_SETTLE_DECISIONS;
 }
 
 int
@@ -320,49 +478,17 @@ capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
    * the video.  A video a few per cent
    * short, or deeply short for a decision (its rate over one is a few
    * segments), is a drop's doing, which the yields answer. */
-  double deep = k->short_min > 0 && k->shortfall > DEEP * k->minima ? 1.0 : 0.0;
+  double deep = deep_short (k) ? 1.0 : 0.0;
   double span = interval_us < 4.0 * (double) p->decision_min_us ? interval_us
                                                                 : 4.0 * (double) p->decision_min_us;
   double w = span / (double) (p->reserve_hold_us ? p->reserve_hold_us : 1);
-  c->compete_short_score += (w < 1.0 ? w : 1.0) * (deep - c->compete_short_score);
+  if (give_held (c))
+    c->compete_short_score += (w < 1.0 ? w : 1.0) * (deep - c->compete_short_score);
   if (c->compete_short_score >= FAIL_SCORE)
     return fail_compete (c, p, now, k);
   if (c->compete_drain_until_us)
     return judge_drain (c, p, now, k);
   if (drain_due (c, p, now, k))
     return start_drain (c, p, now, k);
-  /* the video first: the downloads yield what the minima miss, and more
-   * (the neighbour takes its part); never below the minima */
-  c->compete_yield_votes = k->deficit > 0.0 ? c->compete_yield_votes + 1 : 0;
-  if (c->compete_yield_votes >= YIELD_DECISIONS) {
-    /* at most max_cut of what the downloads move, a decision */
-    double s = k->u_kept - p->compete_yield * k->deficit;
-    double least = k->minima + (1.0 - p->max_cut) * (k->u_kept - k->minima);
-    if (s < least)
-      s = least;
-    if (!c->compete_free && s > c->sigma_bps)
-      s = c->sigma_bps;
-    capacity_set_sigma (c, s > k->minima ? s : k->minima);
-    c->compete_free = false;
-    c->compete_sigma_before = 0.0;
-    c->compete_yield_at_us = now;
-    return RULE_YIELD;
-  }
-  /* free: σ above what the flows move, binding nobody (the kernel has the
-   * downloads).  After a yield or a drain, the windows bind: σ grows as Reno
-   * grows a window — a segment per RTT per download (faster, the windows
-   * fill the buffer within a second, and its overflow takes the video's
-   * segments too) — until no window binds (the senders' congestion windows
-   * hold every flow), and the kernel has them again */
-  double free_at = (1.0 + p->compete_headroom) * k->u_kept;
-  double rtt = (k->rtt_ref - k->qt + (k->q > 0.0 ? k->q : 0.0)) / 1e6;
-  double s = free_at;
-  bool back = k->u_kept >= (1.0 - p->alpha) * c->compete_sigma_before
-      && now - c->compete_yield_at_us >= p->compete_detect_us;
-  if (!c->compete_free && (k->hungry > 0 || !back) && rtt > 0.0)
-    s = c->sigma_bps + (double) k->bulk * 8.0 * p->default_mss * (interval_us / 1e6) / (rtt * rtt);
-  else
-    c->compete_free = true;
-  capacity_set_sigma (c, s > k->minima ? s : k->minima);
-  return RULE_COMPETE;
+  return hold_share (c, p, now, k, interval_us);
 }

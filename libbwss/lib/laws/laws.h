@@ -284,7 +284,6 @@ typedef struct {
   uint64_t  compete_drain_until_us;/* COMPETE: the running drain ends, 0 = none */
   double    compete_sigma_before;  /* COMPETE: what the flows moved before the last drain,
                                * bit/s (the windows bind until they move it again) */
-  uint64_t  compete_yield_at_us;    /* COMPETE: the last yield to a minimum */
   uint32_t  compete_yield_votes;    /* COMPETE: decisions in a row a minimum was missed */
   double    compete_short_score;    /* COMPETE: the share of the last reserve_hold_us a
                                      * minimum was missed by a fifth or more, [0, 1] */
@@ -293,6 +292,9 @@ typedef struct {
   uint64_t  compete_hold_until_us; /* ... until then */
   bool      compete_free;     /* COMPETE: σ binds nobody — the flows without a minimum
                                * are left to the kernel (controller.c) */
+  double    compete_share_bps;     /* COMPETE: the downloads' share d, bit/s (capacity-compete.c) */
+  uint8_t   compete_way;      /* COMPETE's held share: HELD or GIVE (capacity-compete.c) */
+  uint32_t  compete_way_decisions; /* ... decisions since it entered that way */
 } BwssCapacity;
 
 void bwss__capacity_init (BwssCapacity *c);

@@ -206,9 +206,13 @@
 #define DEFAULT_COMPETE_HEADROOM 0.5   /* windows half again above what a flow moves:
                                         * its congestion window, not ours, holds it
                                         * (a Reno sawtooth swings ±33 % around its mean) */
-#define DEFAULT_COMPETE_YIELD    2.0   /* a FIFO shares what our downloads give up
-                                        * among every flow still sending: the video
-                                        * takes about half of it beside one neighbour */
+#define DEFAULT_COMPETE_YIELD    9.0   /* a tenth of their share kept while the video
+                                        * misses its minimum: a FIFO shares what they
+                                        * give up with every flow still sending, and
+                                        * the video's own window recovers only at a
+                                        * shorter queue (the calibrated model: keeping
+                                        * 40 % or 25 % left the video short longer and
+                                        * failed COMPETE more often) */
 #define DEFAULT_COMPETE_PROBE_US (45ull * 1000000ull) /* the drain that asks whether
                                         * the queue is ours again, at least this often
                                         * (a neighbour there from the start: no link
