@@ -306,7 +306,7 @@ check_house (const House *h, Bounds bd)
 /* The issue's first household: a 2-Mbit/s video and two downloads here,
  * one plain-TCP download on the second host, one 150-ms drop-tail queue.
  * Before COMPETE: our downloads 8 + 8 kbit/s, this machine 33 % of TCP's;
- * now 91.4 / 91.5 %, the video at its minimum in 100 / 98.8 % of the seconds (plain TCP:
+ * now 94.2 / 92.4 %, the video at its minimum in 100 / 98.8 % of the seconds (plain TCP:
  * 97.6 %: the model's drop-tail takes a segment of every flow that arrives
  * at a full buffer, the video's too; the yields win it back). */
 static void
@@ -323,15 +323,15 @@ test_droptail_three (void)
 {
   House h = { "drop-tail 8M, video 1M, 3 neighbour flows", 8e6, 0.0, false, 1e6, 2, NB_TCP, 3, 0,
               0, 90, false };
-  /* 66.1 / 67.6 % of plain TCP's, the video at its minimum 90.6 / 84.7 %
-   * of the seconds, at 90 % of it in every second (962 kbit/s): the Reno
-   * senders' synchronised drops cut our held share at every overflow, the
-   * neighbour's three flows each by half, and the video, a few per cent
-   * short after each, gives way every other decision; the share grows
-   * only while held, so it stays near 1 Mbit/s (the law that grew it
-   * through the give-ways too: 80.9 / 66.7 %, 94.1 / 89.4 %).  The lab's
+  /* 96.4 / 96.8 % of plain TCP's, the video at its minimum 97.6 / 98.8 %
+   * of the seconds, at 90 % of it in every second: the Reno senders'
+   * synchronised drops leave the video a few per cent short after each
+   * overflow, which gives way only after YIELD_DECISIONS decisions
+   * (capacity-compete.c); at two, every other decision gave way and the
+   * share, grown only while held, stayed near 1 Mbit/s: 66.1 / 67.6 %.
+   * The video's mean 99.96 % of plain TCP's (960 kbit/s both).  The lab's
    * FIFO does not drop so (the CUBIC cells). */
-  check_house (&h, (Bounds) { 0.65, 0.84, 0.95, 0.95, 0.0, 0.0 });
+  check_house (&h, (Bounds) { 0.90, 0.97, 0.95, 0.99, 0.0, 0.0 });
 }
 
 /* One queue with CoDel: the detector is blind (capacity-compete.c: CoDel
@@ -360,7 +360,7 @@ test_codel_three (void)
 
 /* The neighbour on from 20 to 60 s: COMPETE while it runs (entered ~3 s
  * after its start, the downloads climbing from their floor for a few more:
- * 84.7 / 79.2 % of plain TCP's total over those 40 s, short of the 90 %
+ * 83.8 / 82.8 % of plain TCP's total over those 40 s, short of the 90 %
  * target),
  * the short queue within 5 s after it (the drain when U reaches the link
  * this host had alone before). */
@@ -371,7 +371,7 @@ test_on_off (void)
               1, 0, 20, 60, false };
   /* the video over those 40 s at 99.8 % of plain TCP's: the detector's
    * seconds at the onset, before the downloads let go */
-  check_house (&h, (Bounds) { 0.78, 0.90, 0.90, 0.98, 0.0, 0.0 });
+  check_house (&h, (Bounds) { 0.80, 0.90, 0.90, 0.98, 0.0, 0.0 });
 }
 
 /* 2 Mbit/s of UDP from the second host: inelastic, the short queue stays
@@ -403,19 +403,20 @@ test_udp (void)
 /* The cells above as the lab runs them (the calibration below): CUBIC
  * senders (cubic_like), the lab's payload rate (LAB_8M), a full FIFO's
  * drops drawn flow by flow, POOL_DRAWS draws pooled.  Asserted: what this
- * law does there, short of the issue's targets — this machine 78.9 / 79.7 %
- * of plain TCP's (the fail rule judged over every decision: 72.5 / 70.6 %;
- * the free downloads with yields of twice the video's shortfall: 70.0 /
- * 66.6 %), each download >= 61 / 62 % of its figure, the video at 90 % of
- * its minimum (the lab's criterion) in 91.3 / 93.2 % of the seconds
- * (before: 89.9 / 90.6 %; plain TCP 45.2 %, the lab 44.7 %); the detector
- * right in 97.4 % of the seconds. */
+ * law does there, short of the issue's targets — this machine 80.1 / 78.8 %
+ * of plain TCP's (every give-way after two short decisions: 78.9 / 79.7 %;
+ * the fail rule judged over every decision: 72.5 / 70.6 %; the free
+ * downloads with yields of twice the video's shortfall: 70.0 / 66.6 %),
+ * each download >= 63 / 62 % of its figure, the video at 90 % of its
+ * minimum (the lab's criterion) in 93.9 / 93.9 % of the seconds (91.3 /
+ * 93.2 %; plain TCP 45.2 %, the lab 44.7 %); the detector right in 97.4 /
+ * 96.2 % of the seconds. */
 static void
 test_cubic_one (void)
 {
   House h = { "CUBIC, drop-tail 8M, video 2M, 1 neighbour flow", LAB_8M, 0.0, false, 2e6, 2, NB_TCP,
               1, 0, 0, 90, true };
-  check_house (&h, (Bounds) { 0.77, 0.0, 0.95, 1.0, 0.90, 0.58 });
+  check_house (&h, (Bounds) { 0.77, 0.0, 0.95, 1.0, 0.92, 0.58 });
 }
 
 /* ... the neighbour from 1 s: while the loop starts, the queue at its
@@ -424,27 +425,29 @@ test_cubic_one (void)
  * every climb of U to that share (the lab: σ swinging 2.4-6.7 Mbit/s every
  * ~4 s, this machine 47.7 % of plain TCP's in one run of 3) — unless a
  * drain that finds a foreign floor raises it past what this host moved.
- * Here 67.2 / 68.2 % (the fail rule judged over every decision: 68.5 /
- * 67.4 %; before: 62.1 / 61.3 %), each download >= 44 / 46 % of its
- * figure, the video at 90 % of its minimum 91.3 / 88.7 %. */
+ * Here 66.1 / 71.2 % (every give-way after two short decisions: 67.2 /
+ * 68.2 %; the fail rule judged over every decision: 68.5 / 67.4 %;
+ * before: 62.1 / 61.3 %), each download >= 43 / 51 % of its figure, the
+ * video at 90 % of its minimum 93.2 / 91.3 % (91.3 / 88.7 %). */
 static void
 test_cubic_early (void)
 {
   House h = { "CUBIC, drop-tail 8M, video 2M, 1 neighbour flow from 1 s", LAB_8M, 0.0, false, 2e6, 2,
               NB_TCP, 1, 0, 1, 90, true };
-  check_house (&h, (Bounds) { 0.65, 0.0, 0.78, 1.0, 0.86, 0.42 });
+  check_house (&h, (Bounds) { 0.65, 0.0, 0.78, 1.0, 0.90, 0.42 });
 }
 
-/* ... three neighbour flows, a 1-Mbit/s video: 83.6 / 77.0 % (the fail
- * rule judged over every decision: 83.3 / 76.6 %; before: 71.2 / 71.5 %;
- * the lab: 2238 of 3703 kbit/s, 60 %, on another law), each download >=
- * 77 / 67 %, the video at 90 % of its minimum 92.5 / 91.5 %. */
+/* ... three neighbour flows, a 1-Mbit/s video: 83.1 / 81.9 % (every
+ * give-way after two short decisions: 83.6 / 77.0 %; the fail rule judged
+ * over every decision: 83.3 / 76.6 %; before: 71.2 / 71.5 %; the lab: 2238
+ * of 3703 kbit/s, 60 %, on another law), each download >= 76 / 75 %, the
+ * video at 90 % of its minimum 92.7 / 94.4 % (92.5 / 91.5 %). */
 static void
 test_cubic_three (void)
 {
   House h = { "CUBIC, drop-tail 8M, video 1M, 3 neighbour flows", LAB_8M, 0.0, false, 1e6, 2, NB_TCP,
               3, 0, 0, 90, true };
-  check_house (&h, (Bounds) { 0.75, 0.0, 0.82, 0.98, 0.90, 0.65 });
+  check_house (&h, (Bounds) { 0.80, 0.0, 0.95, 0.98, 0.90, 0.72 });
 }
 
 static void
@@ -454,25 +457,27 @@ test_cubic_on_off (void)
               NB_TCP, 1, 0, 20, 60, true };
   /* short of the targets: over the neighbour's 40 s the detector's entry
    * and our downloads' climb from their floor beside an incumbent CUBIC
-   * flow: 78.4 / 76.1 % of plain TCP's total (the fail rule judged over
-   * every decision: 75.5 / 70.7 %; before: 76.8 / 83.4 %), each download
-   * >= 62 / 59 % of its figure, the video at 90 % of its minimum 85.5 /
-   * 86.0 % of the seconds (87.0 %; before: 80.5 / 78.0 %); back in TRACK
-   * 1 / 4 s after the neighbour stops (a drain over with the queue under
-   * twice its target), the queue 1.1 / 3.1 ms after it */
-  check_house (&h, (Bounds) { 0.74, 0.0, 0.85, 0.92, 0.85, 0.56 });
+   * flow: 73.7 / 76.0 % of plain TCP's total (every give-way after two
+   * short decisions: 78.4 / 76.1 %; the fail rule judged over every
+   * decision: 75.5 / 70.7 %; before: 76.8 / 83.4 %), each download >= 55 /
+   * 59 % of its figure, the video at 90 % of its minimum 88.0 / 87.5 % of
+   * the seconds (85.5 / 86.0 %; before: 80.5 / 78.0 %); back in TRACK
+   * within 5 s after the neighbour stops (a drain over with the queue
+   * under twice its target) */
+  check_house (&h, (Bounds) { 0.72, 0.0, 0.85, 0.92, 0.86, 0.53 });
 }
 
-/* ... and the QUIC cell: 78.2 / 76.3 % (the fail rule judged over every
- * decision: 74.7 / 71.4 %; before: 62.1 / 64.0 %), each download >= 48 /
- * 46 %, the video at 90 % of its minimum 84.5 / 80.9 % (85.9 / 81.9 %);
- * the detector right in 85-87 % of the seconds. */
+/* ... and the QUIC cell: 79.8 / 77.4 % (every give-way after two short
+ * decisions: 78.2 / 76.3 %; the fail rule judged over every decision: 74.7
+ * / 71.4 %; before: 62.1 / 64.0 %), each download >= 49 / 46 %, the video
+ * at 90 % of its minimum 84.9 / 87.1 % (84.5 / 80.9 %); the detector right
+ * in 96.2 / 92.7 % of the seconds (85-87 %). */
 static void
 test_cubic_quic (void)
 {
   House h = { "CUBIC, drop-tail 8M, video 2.5M, 1 uncontrolled flow", LAB_8M, 0.0, false, 2.5e6, 2,
               NB_TCP, 1, 0, 0, 90, true };
-  check_house (&h, (Bounds) { 0.75, 0.0, 0.80, 1.0, 0.80, 0.44 });
+  check_house (&h, (Bounds) { 0.75, 0.0, 0.90, 1.0, 0.83, 0.44 });
 }
 
 /* fq_codel: the flow queues hide the neighbour; DELAY stays and nothing
@@ -521,17 +526,18 @@ test_out_of_reach (void)
  * downloads, one 150-ms drop-tail queue: the video at the edge of its reach
  * (plain TCP gives it 1995 kbit/s).  The issue's targets: the TCP downloads
  * >= 50 % of their plain-TCP figures (asserted by check_house), the video no
- * worse than under plain TCP.  Here the downloads at 34 / 32 % of their
+ * worse than under plain TCP.  Here the downloads at 41 / 41 % of their
  * plain-TCP figures (short of the target: a yield at every dip of the
  * video hands the uncontrolled flow room its window keeps), this machine
- * 63.3 / 61.6 % of plain TCP's, the video at 90 % of its minimum in every
- * second. */
+ * 67.3 / 67.7 % of plain TCP's, the video at 90 % of its minimum in every
+ * second, at 95 % of it 77.6 / 81.2 % (every give-way after two short
+ * decisions: 31 / 33 %, 60.7 / 62.3 %, 81.2 / 83.5 %). */
 static void
 test_quic (void)
 {
   House h = { "drop-tail 8M, video 2.5M, 1 uncontrolled flow", 8e6, 0.0, false, 2.5e6, 2, NB_TCP,
               1, 0, 0, 90, false };
-  check_house (&h, (Bounds) { 0.60, 0.80, 0.95, 1.0, 0.98, 0.30 });
+  check_house (&h, (Bounds) { 0.65, 0.75, 0.95, 1.0, 0.98, 0.38 });
 }
 
 /* No download fails because of bwss (fcs.c's progress law): the worst the
@@ -645,9 +651,9 @@ cal_run (const House *h, bool controlled, uint64_t seed)
  * CUBIC window that lost regrows slowly near where it lost, and the flow
  * that lost keeps losing its share).  c7aa1f9's law gave 71.1 % and 87.1 %
  * here, its longest stretch 2 s (docs/testing.md); the held share with
- * the fail rule judged over every decision 78.5 % and 90.6 %; asserted
- * for this law: what it gives — 78.8 %, the video 92.9 %, short 2 s at
- * most. */
+ * the fail rule judged over every decision 78.5 % and 90.6 %; every
+ * give-way after two short decisions 78.8 % and 92.9 %; asserted for this
+ * law: what it gives — 80.5 %, the video 96.5 %, short 2 s at most. */
 static void
 test_calibrate (void)
 {
@@ -674,8 +680,8 @@ test_calibrate (void)
   g_assert_cmpfloat (fabs (mt - 5740e3), <=, 0.05 * LAB_8M);
   g_assert_cmpfloat (fabs (mm - 44.7), <=, 5.0);
   g_assert_cmpfloat (ml, >=, 10.0);
-  g_assert_cmpfloat (mr, >=, 77.0);
-  g_assert_cmpfloat (bm, >=, 91.0);
+  g_assert_cmpfloat (mr, >=, 79.0);
+  g_assert_cmpfloat (bm, >=, 95.0);
   g_assert_cmpfloat (bl, <=, 3.0);
 }
 
