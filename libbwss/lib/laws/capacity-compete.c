@@ -188,6 +188,7 @@ capacity_compete_init (BwssCapacity *c)
   c->compete_drain_until_us = 0;
   c->compete_u_before = 0.0;
   c->compete_yield_votes = 0;
+  c->compete_yield_at_us = 0;
   c->compete_short_score = 0.0;
   c->compete_hold_us = 0;
   c->compete_hold_until_us = 0;
@@ -370,8 +371,10 @@ capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
   c->compete_yield_votes = k->deficit > 0.0 ? c->compete_yield_votes + 1 : 0;
   bool yield = c->compete_yield_votes >= YIELD_DECISIONS;
   c->compete_yield_bps = yield ? p->compete_yield * k->deficit : 0.0;
-  if (yield)
+  if (yield) {
     c->compete_free = false;
+    c->compete_yield_at_us = now;
+  }
   /* σ above what the flows move, binding nobody: the windows, not σ, hold
    * the downloads here (the video's is sized for its minimum, controller.c) */
   double s = (1.0 + p->compete_headroom) * k->u_kept;

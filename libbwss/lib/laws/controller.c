@@ -749,6 +749,14 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
       && c->capacity.compete_drain_until_us == 0;
   bool compete_free = compete && c->capacity.compete_free;
   bool follow = compete && !c->capacity.compete_free;
+  /* the room for the senders' growth comes back once the minima have been
+   * met for the detector's memory after the last yield: one decision above
+   * a minimum is the video's backlog arriving, not its window regrown, and
+   * windows reopened at once refill the FIFO whose overflow took its
+   * segments; until then each window follows its flow's rate at the RTT now */
+  double room = c->capacity.compete_yield_at_us
+          && now_us < c->capacity.compete_yield_at_us + c->p.compete_detect_us
+      ? 0.0 : c->p.compete_headroom;
   double weights = 0.0;
   size_t downloads = 0;
   for (size_t i = 0; follow && i < c->n; i++)
@@ -766,7 +774,7 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
     if (released || (start && has_minimum (f)) || (compete_free && !has_minimum (f)))
       bwss__fcs_release (&f->fcs);
     else if (follow && !has_minimum (f))
-      bwss__fcs_follow (&f->fcs, &c->p, now_us, c->p.compete_headroom,
+      bwss__fcs_follow (&f->fcs, &c->p, now_us, room,
                         c->capacity.compete_yield_bps
                             * (weights > 0.0 ? f->prefs.weight / weights : 1.0 / (double) downloads),
                         f->rtt_us, f->mss);

@@ -294,6 +294,7 @@ typedef struct {
   double    compete_u_before; /* COMPETE: U over the link's window when the running
                                * drain began, bit/s */
   uint32_t  compete_yield_votes;    /* COMPETE: decisions in a row a minimum was missed */
+  uint64_t  compete_yield_at_us;    /* COMPETE: the last yield to a minimum, 0 = none */
   double    compete_short_score;    /* COMPETE: the share of the last reserve_hold_us a
                                      * minimum was missed by a fifth or more, [0, 1] */
   uint64_t  compete_hold_us;  /* after COMPETE failed the video: no entry for this long,
