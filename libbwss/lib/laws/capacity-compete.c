@@ -79,9 +79,9 @@
  * flows moved before, through the windows (released at once, their
  * congestion windows would burst into the buffer together, and its
  * overflow takes the video's segments too), and
- * the link this host has alone is above what it moved before the drain,
- * by compete_probe_rise at least: the next drain on the link's return
- * waits for U to rise past what the neighbour left us.
+ * the link this host has alone is above what it moved before the drain:
+ * the next drain on the link's return waits for U to rise past what the
+ * neighbour left us by more than a rate's slack.
  *
  * Whatever σ and the state decide, every flow keeps moving: the progress
  * law is fcs.c's (bwss__progress_floor_bps).
@@ -295,12 +295,14 @@ judge_drain (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityC
   c->compete_drain_until_us = 0;
   c->compete_probe_at_us = now + p->compete_probe_us;
   /* the queue was not ours at what this host moved before the drain: the
-   * link it has alone lies above that, by compete_probe_rise at least, so
-   * the next drain on the link's return waits for U to rise past it (a
-   * link alone learned while the neighbour already shared the queue calls
-   * a drain at every climb back to it) */
-  double shared = c->compete_sigma_before * (1.0 + p->compete_probe_rise)
-      / (1.0 - p->compete_probe_rise);
+   * link it has alone lies above that, so the next drain on the link's
+   * return waits for U to rise past it by more than a rate's slack (alpha)
+   * — a link alone learned while the neighbour already shared the queue
+   * calls a drain at every climb back to it.  Raised by no more than that
+   * slack at each drain: the link alone stays within reach of the link
+   * itself, and the neighbour's leaving still calls the drain that ends
+   * COMPETE */
+  double shared = c->compete_sigma_before * (1.0 + p->alpha) / (1.0 - p->compete_probe_rise);
   if (shared > c->link_alone_bps)
     c->link_alone_bps = shared;
   /* back to what the flows moved before it, through the windows (released
