@@ -61,7 +61,10 @@
  * queue is the neighbour's, no target of ours), bind again, and σ climbs
  * back as Reno grows a window — a segment per RTT per download — until,
  * compete_detect_us after the last yield, no window binds, and the kernel
- * has them again.  A minimum missed by a fifth or more for half of the last
+ * has them again.  A minimum missed by more than a fifth (DEEP) calls a
+ * drain instead: the neighbour's window fills what a yield gives up, while
+ * an emptied queue shortens the RTT, and the video's window, cut by the
+ * overflow, carries its minimum again.  A minimum missed by a fifth or more for half of the last
  * reserve_hold_us whatever they yielded says the traffic beside us did not give way: it is inelastic (UDP
  * above what the link leaves), competing only took the video's share, and
  * the loop goes back to TRACK and stays out of COMPETE for a while,
@@ -334,6 +337,16 @@ capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
   /* the video first: the downloads yield what the minima miss, and more
    * (the neighbour takes its part); never below the minima */
   c->compete_yield_votes = k->deficit > 0.0 ? c->compete_yield_votes + 1 : 0;
+  if (c->compete_yield_votes >= YIELD_DECISIONS && deep > 0.0) {
+    /* a video deeply short: its sender's congestion window was cut by the
+     * FIFO's overflow and regrows over seconds, and what a yield gives up
+     * the neighbour's window fills.  A drain empties the queue instead: the
+     * RTT falls and the cut window carries the minimum again (rate =
+     * window / RTT), while σ regrows from the drain a segment per RTT */
+    c->compete_yield_votes = 0;
+    c->compete_yield_at_us = now;
+    return start_drain (c, p, now, k);
+  }
   if (c->compete_yield_votes >= YIELD_DECISIONS) {
     /* at most max_cut of what the downloads move, a decision */
     double s = k->u_kept - p->compete_yield * k->deficit;
