@@ -64,6 +64,9 @@
  * has them again.  A minimum missed by a fifth or more for half of the last
  * reserve_hold_us whatever they yielded says the traffic beside us did not give way: it is inelastic (UDP
  * above what the link leaves), competing only took the video's share, and
+ * — asked first with a drain (the pulse: beside an elastic neighbour the
+ * video, its window cut by the FIFO's overflow, comes back once the queue
+ * is down; the video still deeply short at the drain's end is the verdict) —
  * the loop goes back to TRACK and stays out of COMPETE for a while,
  * longer each time (Nimbus's question, asked with the entry as the pulse).  Decisions are two RTTs of
  * the queue that stands, not of the target.
@@ -178,6 +181,7 @@ capacity_compete_init (BwssCapacity *c)
   c->compete_yield_at_us = 0;
   c->compete_yield_votes = 0;
   c->compete_short_score = 0.0;
+  c->compete_pulsed = false;
   c->compete_hold_us = 0;
   c->compete_hold_until_us = 0;
   c->compete_free = false;
@@ -196,6 +200,7 @@ enter_compete (BwssCapacity *c, const BwssParams *p, uint64_t now, const Capacit
   c->compete_sigma_before = 0.0;
   c->compete_free = true;
   c->compete_short_score = 0.0;
+  c->compete_pulsed = false;
   c->compete_yield_votes = 0;
   capacity_forget_track (c);
   double s = (1.0 + p->compete_headroom) * k->u_kept;
@@ -325,8 +330,22 @@ capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
                                                                 : 4.0 * (double) p->decision_min_us;
   double w = span / (double) (p->reserve_hold_us ? p->reserve_hold_us : 1);
   c->compete_short_score += (w < 1.0 ? w : 1.0) * (deep - c->compete_short_score);
-  if (c->compete_short_score >= FAIL_SCORE)
-    return fail_compete (c, p, now, k);
+  /* the verdict is asked with a drain first (the pulse): beside an elastic
+   * neighbour the video's window, cut by the FIFO's overflow, carries its
+   * minimum again once the queue is down, and the score falls; traffic that
+   * does not give way keeps it short with the downloads at a quarter.  A
+   * drain already running is the pulse. */
+  if (c->compete_short_score >= FAIL_SCORE) {
+    if (!c->compete_drain_until_us) {
+      if (c->compete_pulsed)
+        return fail_compete (c, p, now, k);
+      c->compete_pulsed = true;
+      return start_drain (c, p, now, k);
+    }
+    c->compete_pulsed = true;
+  } else if (!c->compete_drain_until_us) {
+    c->compete_pulsed = false;
+  }
   if (c->compete_drain_until_us)
     return judge_drain (c, p, now, k);
   if (drain_due (c, p, now, k))

@@ -288,6 +288,8 @@ typedef struct {
   uint32_t  compete_yield_votes;    /* COMPETE: decisions in a row a minimum was missed */
   double    compete_short_score;    /* COMPETE: the share of the last reserve_hold_us a
                                      * minimum was missed by a fifth or more, [0, 1] */
+  bool      compete_pulsed;   /* COMPETE: the fail score was reached and a drain asked
+                               * whether the video comes back with the queue down */
   uint64_t  compete_hold_us;  /* after COMPETE failed the video: no entry for this long,
                                * doubling (0: params' first) ... */
   uint64_t  compete_hold_until_us; /* ... until then */
