@@ -60,6 +60,8 @@ player_prefs (const PlayerInput *in, BwssPrefs *out)
   out->weight = in->weight;
   if (!in->fetching) {
     out->min_rate_bps = 0.0;           /* no request: the reservation is the others' */
+    if (in->buffer == PLAYER_BUFFER_FULL)
+      out->weight = 0.0;               /* ... and, with nothing to refill, the share */
     return;
   }
   out->min_rate_bps = in->min_rate;
@@ -76,4 +78,14 @@ player_buffer_of_level (gint64 level_ns, guint64 target_ns)
     target_ns = PLAYER_DEFAULT_TARGET_NS;
   return (double) level_ns >= PLAYER_FULL_FRACTION * (double) target_ns ? PLAYER_BUFFER_FULL
                                                                          : PLAYER_BUFFER_LOW;
+}
+
+double
+player_fetch_hold_ms (guint32 rtt_us, guint32 mss, double min_rate)
+{
+  if (rtt_us == 0 || mss == 0 || !(min_rate > 0.0))
+    return PLAYER_FETCH_HOLD_MAX_MS;
+  double rtt_ms = rtt_us / 1e3, segment_ms = 8.0 * mss / min_rate * 1e3;
+  double hold = 2.0 * MAX (rtt_ms, segment_ms);
+  return MAX (hold, PLAYER_FETCH_HOLD_MIN_MS);
 }

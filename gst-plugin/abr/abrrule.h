@@ -45,9 +45,14 @@
  *     times the headroom, the margin of its minimum (Sammy, SIGCOMM 2023:
  *     pace a full buffer's downloads at what the ABR needs, and the others'
  *     latency falls with no loss of quality);
- *   - not fetching (between an ABR player's fragments, once the buffer is
- *     full): minimum 0 — a reservation the flow does not use is the
- *     others'; it is taken back at the next request.
+ *   - not fetching, buffer full (between an ABR player's fragments):
+ *     minimum 0 and weight 0 — the flow asks for nothing it does not use:
+ *     a reservation, or a share the loop would only find unused at its next
+ *     decision, is the others' at once; both come back with the next
+ *     request (its minimum restarts its window, eq. 1);
+ *   - not fetching, buffer low or unknown: minimum 0 and its weight — a
+ *     player short of media asks again at once, and its share keeps its
+ *     window open for that request.
  * A minimum the application set (the min-rate property) is its own: it
  * stays while fetching whatever the buffer, only the weight follows the
  * buffer.
@@ -120,5 +125,24 @@ void player_prefs (const PlayerInput *in, BwssPrefs *out);
 /* The buffer of an adaptivedemux2 demuxer: its video level against its
  * target (@level_ns < 0: unknown). */
 PlayerBuffer player_buffer_of_level (gint64 level_ns, guint64 target_ns);
+
+/* Seen only from its socket (the tracer), a connection is fetching while
+ * data came or a request went within the fetch hold: the longest silence a
+ * fragment in flight has, twice the longer of
+ *   - its round trip: a flow held by its window receives a window per RTT
+ *     (its receiver RTT, @rtt_us), and a request waits an RTT for its
+ *     first byte;
+ *   - one segment (@mss bytes) at its minimum (@min_rate bit/s): a flow
+ *     served at its minimum gets no more;
+ * at least PLAYER_FETCH_HOLD_MIN_MS.  Every millisecond of the hold after a
+ * fragment's last byte keeps the minimum reserved and unused, so the hold
+ * follows the flow instead of the slowest case: a constant 400 ms (the
+ * lowest variant, 60 kbit/s, on a 200-ms path) held a 450-kbit/s player's
+ * minimum through most of its idle time between 2-s fragments at 960
+ * kbit/s (the fluid model, tests/unit/test-player.c).  Without an RTT or a
+ * minimum: PLAYER_FETCH_HOLD_MAX_MS, that slowest case. */
+#define PLAYER_FETCH_HOLD_MIN_MS  50.0
+#define PLAYER_FETCH_HOLD_MAX_MS  400.0
+double player_fetch_hold_ms (guint32 rtt_us, guint32 mss, double min_rate);
 
 #endif

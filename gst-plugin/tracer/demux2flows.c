@@ -151,7 +151,8 @@ update_flows (GArray *socks, double min_rate, PlayerBuffer buffer)
       most = grew;
       least_idle = s->idle_ms;
       busiest = s->fd;
-      fetching = grew > 0 || s->idle_ms < DEMUX2_FETCH_MS || s->sent_idle_ms < DEMUX2_FETCH_MS;
+      double hold = player_fetch_hold_ms (s->rtt_us, s->mss, min_rate);
+      fetching = grew > 0 || s->idle_ms < hold || s->sent_idle_ms < hold;
     }
   }
   g_hash_table_iter_init (&it, tracked);

@@ -20,17 +20,15 @@
 
 #include <glib.h>
 
-/* 100 ms: a fragment's request gets its minimum back within a look (at
- * 200 ms the first fifth of a 1.5-s fragment runs on the share alone, and
- * the demuxer measures too little to keep its variant;
- * docs/lab-results.md); a look reads /proc/self/fd and a TCP_INFO per
- * socket of the servers, a few hundred system calls a second. */
-#define DEMUX2_TICK_MS 100
-/* A connection that sent a request or received data this recently is
- * fetching, ms: a fragment is never judged idle between two of its own
- * segments (a segment of a 60 kbit/s variant at 200 ms of RTT is ~200 ms
- * apart). */
-#define DEMUX2_FETCH_MS 400
+/* 50 ms: a fragment's request gets its minimum back within a look, and a
+ * fragment that ended gives it up within a look after its fetch hold
+ * (player_fetch_hold_ms(), abrrule.h).  In the fluid model's adaptive3
+ * (tests/unit/test-player.c, 2-s fragments fetched at the minimum, 10 %
+ * above what the demuxer needs to keep its variant) a look of up to 100 ms
+ * at each request's start made 3 to 5 of 78 fragments too slow for the
+ * demuxer, 50 ms 2 (the player's own view, 1 to 2).  A look reads
+ * /proc/self/fd and a TCP_INFO per socket of the servers. */
+#define DEMUX2_TICK_MS 50
 
 /* Starts the thread (once; later calls do nothing). */
 void demux2_flows_start (void);

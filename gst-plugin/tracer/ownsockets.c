@@ -51,7 +51,8 @@ scan_fd (int fd, void *data)
   if (getpeername (fd, (struct sockaddr *) &sa, &salen) != 0 || !is_peer (&sa, salen, scan->peers))
     return true;
   OwnSocket s = { .fd = fd, .inode = k.inode, .bytes_received = k.bytes_received,
-                  .idle_ms = k.last_recv_ms, .sent_idle_ms = k.last_sent_ms };
+                  .idle_ms = k.last_recv_ms, .sent_idle_ms = k.last_sent_ms, .rtt_us = k.rtt_us,
+                  .mss = k.mss };
   g_array_append_val (scan->out, s);
   return true;
 }

@@ -18,6 +18,8 @@ typedef struct {
   guint64 bytes_received;     /* tcpi_bytes_received */
   guint32 idle_ms;            /* since the last data arrived (tcpi_last_data_recv) */
   guint32 sent_idle_ms;       /* since we last sent data, a request (tcpi_last_data_sent) */
+  guint32 rtt_us;             /* its receiver RTT (tcpi_rcv_rtt, else tcpi_rtt); 0 unknown */
+  guint32 mss;                /* tcpi_rcv_mss */
 } OwnSocket;
 
 /* Returns the established TCP sockets of this process whose peer address

@@ -202,7 +202,8 @@ test_dash (void)
 
 /* What the flow asks for (player_prefs): the minimum and the weight while
  * a buffer is low, the minimum alone (weight 0) while it is full, nothing
- * reserved between requests; the buffer of adaptivedemux2 from its level. */
+ * reserved between requests, and between them with a full buffer no share
+ * either; the buffer of adaptivedemux2 from its level. */
 static void
 test_player_prefs (void)
 {
@@ -220,11 +221,18 @@ test_player_prefs (void)
   player_prefs (&in, &p);
   g_assert_cmpfloat (p.min_rate_bps, ==, 618750);
   g_assert_cmpfloat (p.weight, ==, 0.0);
-  in.fetching = FALSE;                          /* between fragments */
+  in.fetching = FALSE;                          /* between fragments: nothing */
+  player_prefs (&in, &p);
+  g_assert_cmpfloat (p.min_rate_bps, ==, 0.0);
+  g_assert_cmpfloat (p.weight, ==, 0.0);
+  g_assert_cmpint (p.priority, ==, 20);
+  in.buffer = PLAYER_BUFFER_LOW;                /* short of media: its share for the next request */
   player_prefs (&in, &p);
   g_assert_cmpfloat (p.min_rate_bps, ==, 0.0);
   g_assert_cmpfloat (p.weight, ==, 2.0);
-  g_assert_cmpint (p.priority, ==, 20);
+  in.buffer = PLAYER_BUFFER_UNKNOWN;
+  player_prefs (&in, &p);
+  g_assert_cmpfloat (p.weight, ==, 2.0);
   /* a full buffer with no minimum known keeps its weight (nothing to hold
    * it to) */
   PlayerInput none = { .min_rate = 0, .priority = VIDEO_FLOW_PRIORITY, .weight = VIDEO_FLOW_WEIGHT,
@@ -241,6 +249,27 @@ test_player_prefs (void)
   g_assert_cmpint (player_buffer_of_level (5 * (gint64) 1000000000, 0), ==, PLAYER_BUFFER_FULL);
 }
 
+/* The tracer's fetch hold: twice the longer of the RTT and a segment at
+ * the minimum, at least PLAYER_FETCH_HOLD_MIN_MS; the slowest case
+ * without an RTT or a minimum. */
+static void
+test_fetch_hold (void)
+{
+  /* 450k's need (618750 bit/s) on a 55-ms path: the RTT's */
+  g_assert_cmpfloat (fabs (player_fetch_hold_ms (55000, 1448, 618750) - 110.0), <, 1e-9);
+  /* 60k's need (82500 bit/s) on a 30-ms path: a segment every 140 ms */
+  g_assert_cmpfloat (fabs (player_fetch_hold_ms (30000, 1448, 82500) - 2.0 * 8.0 * 1448 / 82.5), <,
+                     1e-9);
+  /* the lowest variant on a 200-ms path: the fixed hold it was sized for */
+  g_assert_cmpfloat (player_fetch_hold_ms (200000, 1448, 82500), ==, PLAYER_FETCH_HOLD_MAX_MS);
+  /* a LAN: the floor */
+  g_assert_cmpfloat (player_fetch_hold_ms (1000, 1448, 8e6), ==, PLAYER_FETCH_HOLD_MIN_MS);
+  /* unknown */
+  g_assert_cmpfloat (player_fetch_hold_ms (0, 1448, 618750), ==, PLAYER_FETCH_HOLD_MAX_MS);
+  g_assert_cmpfloat (player_fetch_hold_ms (55000, 0, 618750), ==, PLAYER_FETCH_HOLD_MAX_MS);
+  g_assert_cmpfloat (player_fetch_hold_ms (55000, 1448, 0), ==, PLAYER_FETCH_HOLD_MAX_MS);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -253,6 +282,7 @@ main (int argc, char **argv)
   g_test_add_func ("/abr/empty-ladder", test_empty_ladder);
   g_test_add_func ("/abr/usable-sigma", test_usable_sigma);
   g_test_add_func ("/abr/player-prefs", test_player_prefs);
+  g_test_add_func ("/abr/fetch-hold", test_fetch_hold);
   g_test_add_func ("/manifest/hls-master", test_hls_master);
   g_test_add_func ("/manifest/hls-junk", test_hls_junk);
   g_test_add_func ("/manifest/dash", test_dash);
