@@ -466,6 +466,19 @@ fifo_drop (Model *m, const ModelPacket *p)
     lose (&m->f[p->flow], m->now_s, m->packets);
 }
 
+/* IP and TCP headers (timestamps) of a packet the lab's stage counts, bytes */
+#define FIFO_IP_HEADER 52.0
+
+/* Returns the bytes of IP packets waiting in the FIFO (not the one in service). */
+static double
+fifo_ip_bytes (const Model *m)
+{
+  double bytes = 0.0;
+  for (size_t k = 0; k < m->fifo_n; k++)
+    bytes += m->fifo[(m->fifo_head + k) % MODEL_FIFO_PACKETS].bits / 8.0 + FIFO_IP_HEADER;
+  return bytes;
+}
+
 /* Queues @bits of flow @i (m->n: the cross traffic), a packet once a
  * whole segment arrived; beyond the buffer the packet is dropped. */
 static void
@@ -480,8 +493,10 @@ fifo_arrive (Model *m, size_t i, double bits)
   while (m->packet_credit[i] >= pkt) {
     m->packet_credit[i] -= pkt;
     ModelPacket p = { .flow = (uint32_t) i, .bits = pkt, .enq_s = m->now_s };
-    if (m->fifo_n >= MODEL_FIFO_PACKETS
-        || model_queued_bits (m) + pkt > m->max_queue_s * m->capacity_bps) {
+    bool full = m->fifo_limit_bytes > 0.0
+                ? fifo_ip_bytes (m) + pkt / 8.0 + FIFO_IP_HEADER > m->fifo_limit_bytes
+                : model_queued_bits (m) + pkt > m->max_queue_s * m->capacity_bps;
+    if (m->fifo_n >= MODEL_FIFO_PACKETS || full) {
       fifo_drop (m, &p);
       continue;
     }
@@ -513,7 +528,8 @@ fifo_pop (Model *m, double now, ModelPacket *p, bool *ok_to_drop)
   else
     m->cross_queued_bits -= p->bits;
   double sojourn = now - p->enq_s;
-  if (sojourn < m->aqm_target_s || model_queued_bits (m) <= 8.0 * MODEL_MSS)
+  if (m->aqm_target_s <= 0.0 || sojourn < m->aqm_target_s
+      || model_queued_bits (m) <= 8.0 * MODEL_MSS)
     m->codel.first_above_s = 0.0;
   else if (m->codel.first_above_s == 0.0)
     m->codel.first_above_s = now + m->aqm_interval_s;
@@ -649,7 +665,7 @@ model_step (Model *m)
 
   /* 1. senders: what leaves them now, what reaches the bottleneck now */
   double total_in = send (m, cwnd_limited, arriving);
-  if (m->fq || (m->packets && m->aqm_target_s > 0)) {
+  if (m->fq || (m->packets && (m->aqm_target_s > 0 || m->fifo_limit_bytes > 0.0))) {
     if (m->fq)
       step_fq (m, cwnd_limited, arriving);
     else

@@ -218,6 +218,12 @@ typedef struct {
    * (false: every arriving flow sees a loss) */
   bool      drop_packets;
   uint64_t  drop_seed;
+  /* packets, no AQM: a drop-tail FIFO of whole packets, this many bytes of
+   * IP packets at most (the lab's stage: queue_ms at the nominal rate, at
+   * least two full packets; a 12-ms buffer at 960 kbit/s holds two, and two
+   * flows' packets that meet there overflow it where a fluid buffer of
+   * 0.012·C would pass them); 0 = the fluid drop-tail above */
+  double    fifo_limit_bytes;
   size_t    n;
   ModelFlow f[MODEL_MAX_FLOWS];
   /* state */
