@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # bench-wakeups — how often bwssd wakes up: idle (its domain has no flow),
 # with one download it adopted (and with sharing suspended, bwss-top
-# --suspend), and with one connection at rest (adopted
+# --suspend), with one download whose sender writes every 20 ms (the
+# kernel's receiver RTT of a loopback flow then reads about 20 ms: the
+# rounds of a 20-ms path), and with one connection at rest (adopted
 # after its first megabyte, then silent and kept open, as a browser keeps
 # one after a page).  A benchmark, not a test.
 #
@@ -16,8 +18,9 @@
 # runs in a domain of its own with a rules file that adopts only the
 # benchmark's connections (remote-port), so the user's other flows are left
 # alone; the download is curl at 2 Mbyte/s from a local python3 http.server;
-# the connection at rest is python3's, to a server that sends it 1 MB and
-# then nothing.
+# the 20-ms one is python3's, from a server that writes 40 000 bytes every
+# 20 ms (2 Mbyte/s); the connection at rest is python3's, to a server that
+# sends it 1 MB and then nothing.
 set -u
 bwssd=$1 top=$2 secs=${3:-60} runs=${4:-3}
 domain="bwss-wakeups-$$"
@@ -65,10 +68,13 @@ PY
 }
 
 free_port () { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-port=$(free_port) rest_port=$(free_port)
+port=$(free_port) rest_port=$(free_port) paced_port=$(free_port)
 cat >"$tmp/rules.conf" <<RULES
 [bench]
 remote-port=$port
+
+[paced]
+remote-port=$paced_port
 
 [rest]
 remote-port=$rest_port
@@ -105,6 +111,41 @@ suspended=$(measure)
 kill $!                                  # the download ends
 for _ in $(seq 100); do [ "$(controlled)" = 0 ] && break; sleep 0.1; done
 
+python3 - "$paced_port" <<'PY' &
+import socket, sys, time
+l = socket.socket()
+l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", int(sys.argv[1])))
+l.listen(1)
+c, _ = l.accept()
+due = time.monotonic()
+while True:
+    c.sendall(b"x" * 40000)
+    due += 0.02
+    time.sleep(max(0.0, due - time.monotonic()))
+PY
+paced_server=$!
+pids="$pids $paced_server"
+sleep 0.5
+python3 - "$paced_port" <<'PY' &
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+while s.recv(65536):
+    pass
+PY
+paced_client=$!
+pids="$pids $paced_client"
+for _ in $(seq 100); do [ "$(controlled)" = 1 ] && break; sleep 0.1; done
+[ "$(controlled)" = 1 ] || { echo "bench-wakeups: the 20-ms download was not adopted" >&2; exit 1; }
+sleep 2
+paced=$(measure)
+"$top" --once --json 2>/dev/null | python3 -c '
+import json, sys
+for f in json.load(sys.stdin)["flows"]:
+    print("bench-wakeups: the 20-ms download: rtt %s us" % f.get("rtt_us"), file=sys.stderr)'
+kill $paced_client $paced_server
+for _ in $(seq 100); do [ "$(controlled)" = 0 ] && break; sleep 0.1; done
+
 python3 - "$rest_port" <<'PY' &
 import socket, sys, time
 l = socket.socket()
@@ -136,4 +177,5 @@ echo "|---|---|---|---|---|"
 row "idle (no flow)" $idle
 row "one download" $busy
 row "one download, sharing suspended" $suspended
+row "one download, its sender writing every 20 ms" $paced
 row "one connection at rest" $rest
