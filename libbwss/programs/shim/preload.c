@@ -66,6 +66,7 @@
 #include <unistd.h>
 #include <bwss/domain.h>
 #include "sys.h"
+#include "tool-prefs.h"
 
 #define PRELOAD_API __attribute__ ((visibility ("default")))
 
@@ -152,35 +153,22 @@ warn (const char *fmt, ...)
   va_end (ap);
 }
 
-/* Parses the preferences from the environment with the library's parsers
- * (bwss/bwss.h: decimal only, within the limits every front end shares);
- * false (and a message naming the variable) if one is malformed. */
+/* Parses the preferences from the environment as bwss-run checked them
+ * (tool-prefs.h); false (and a message naming the variable) if one is
+ * malformed. */
 static bool
 prefs_from_env (BwssPrefs *p)
 {
-  const char *v;
-  p->priority = 0;
-  p->min_rate_bps = 0;
-  p->weight = 1;
-  if ((v = getenv ("BWSS_PRIORITY")) && bwss_parse_priority (v, &p->priority) != 0) {
-    warn ("BWSS_PRIORITY=%s is not a priority (a decimal integer from %d to %d); not joining the domain",
-          v, BWSS_PRIORITY_MIN, BWSS_PRIORITY_MAX);
-    return false;
+  const char *text[TOOL_PREF_N];
+  for (int i = 0; i < TOOL_PREF_N; i++)
+    text[i] = getenv (tool_pref_var[i]);
+  ToolPref bad = tool_prefs_parse (text, p, &share);
+  char valid[128];
+  if (bad != TOOL_PREF_N) {
+    tool_pref_valid (bad, valid, sizeof valid);
+    warn ("%s=%s is not %s; not joining the domain", tool_pref_var[bad], text[bad], valid);
   }
-  if ((v = getenv ("BWSS_MIN_RATE")) && bwss_parse_rate (v, &p->min_rate_bps) != 0) {
-    warn ("BWSS_MIN_RATE=%s is not a rate (decimal bit/s with k, M or G, at most 1P); not joining the domain", v);
-    return false;
-  }
-  if ((v = getenv ("BWSS_WEIGHT")) && bwss_parse_weight (v, &p->weight) != 0) {
-    warn ("BWSS_WEIGHT=%s is not a weight (a decimal number from 0 to %g); not joining the domain",
-          v, BWSS_WEIGHT_MAX);
-    return false;
-  }
-  if ((v = getenv ("BWSS_SHARE")) && bwss_share_parse (v, &share) != 0) {
-    warn ("BWSS_SHARE=%s is neither process, flow nor unit; not joining the domain", v);
-    return false;
-  }
-  return true;
+  return bad == TOOL_PREF_N;
 }
 
 /* Removes this library from LD_PRELOAD (BWSS_INHERIT=0). */

@@ -38,24 +38,22 @@
 #include <bwss/bwss-glib.h>
 #include <bwss/domain.h>
 #include "tool-domain.h"
+#include "tool-prefs.h"
 #include "sys.h"
 
-static gchar *opt_priority;
-static gchar *opt_min_rate;
-static gchar *opt_weight;
-static gchar *opt_share;
+static gchar *opt_pref[TOOL_PREF_N];   /* by ToolPref */
 static gboolean opt_no_inherit;
 static gchar *opt_domain;
 static gchar *opt_loop;
 
 static GOptionEntry entries[] = {
-  { "priority", 'p', 0, G_OPTION_ARG_STRING, &opt_priority,
+  { "priority", 'p', 0, G_OPTION_ARG_STRING, &opt_pref[TOOL_PREF_PRIORITY],
     "Priority from -1000 to 1000: a larger value is served first (default 0)", "N" },
-  { "min-rate", 'm', 0, G_OPTION_ARG_STRING, &opt_min_rate,
+  { "min-rate", 'm', 0, G_OPTION_ARG_STRING, &opt_pref[TOOL_PREF_MIN_RATE],
     "Minimum rate in bit/s, with k/M/G (default 0)", "RATE" },
-  { "weight", 'w', 0, G_OPTION_ARG_STRING, &opt_weight,
+  { "weight", 'w', 0, G_OPTION_ARG_STRING, &opt_pref[TOOL_PREF_WEIGHT],
     "Weight of the rest of the link, 0 to 1e9 (default 1)", "W" },
-  { "share", 's', 0, G_OPTION_ARG_STRING, &opt_share,
+  { "share", 's', 0, G_OPTION_ARG_STRING, &opt_pref[TOOL_PREF_SHARE],
     "Whose flows share the preferences: process (default: one share for all the "
     "connections of a process), flow (one per connection) or unit (per systemd unit)", "S" },
   { "no-inherit", 0, 0, G_OPTION_ARG_NONE, &opt_no_inherit,
@@ -203,24 +201,19 @@ check_command (const char *cmd, int *err)
   return status;
 }
 
-/* Every option checked with the parsers the shim uses; a bad one ends the
- * program with status 2 before anything runs. */
+/* Every option checked with the shim's parser (tool-prefs.h); a bad one
+ * ends the program with status 2 before anything runs. */
 static void
 check_options (void)
 {
-  BwssPrefs prefs = { .priority = 0, .min_rate_bps = 0, .weight = 1 };
-  if (opt_priority && bwss_parse_priority (opt_priority, &prefs.priority) != 0)
-    die (2, "--priority: '%s' is not a priority (a decimal integer from %d to %d)", opt_priority,
-         BWSS_PRIORITY_MIN, BWSS_PRIORITY_MAX);
-  if (opt_min_rate && bwss_parse_rate (opt_min_rate, &prefs.min_rate_bps) != 0)
-    die (2, "--min-rate: '%s' is not a rate in bit/s (decimal, with k, M or G: 500k, 2.5M; "
-         "at most 1e15)", opt_min_rate);
-  if (opt_weight && bwss_parse_weight (opt_weight, &prefs.weight) != 0)
-    die (2, "--weight: '%s' is not a weight (a decimal number from 0 to %g)", opt_weight,
-         BWSS_WEIGHT_MAX);
+  BwssPrefs prefs;
   BwssShare share;
-  if (opt_share && bwss_share_parse (opt_share, &share) != 0)
-    die (2, "--share: '%s' is neither process, flow nor unit", opt_share);
+  ToolPref bad = tool_prefs_parse ((const char *const *) opt_pref, &prefs, &share);
+  char valid[128];
+  if (bad != TOOL_PREF_N) {
+    tool_pref_valid (bad, valid, sizeof valid);
+    die (2, "%s: '%s' is not %s", tool_pref_option[bad], opt_pref[bad], valid);
+  }
   BwssLoop loop;
   if (opt_loop && bwss_loop_parse (opt_loop, &loop) != 0)
     die (2, "--loop: '%s' is neither delay nor paper", opt_loop);
@@ -229,20 +222,21 @@ check_options (void)
     die (2, "%s", bad_domain);
 }
 
-/* The shim and the preferences into the environment COMMAND inherits. */
+/* The shim and the preferences into the environment COMMAND inherits: as
+ * they were given (the shim parses them as check_options() did), none
+ * inherited for one not given (the shim's default). */
 static void
 set_child_environment (void)
 {
-  /* the preferences go to the shim as they were given: it parses them with
-   * the same parsers, so it reads exactly what was checked here */
   g_autofree char *shim = find_shim ();
   const char *old = g_getenv ("LD_PRELOAD");
   g_autofree char *preload = old && *old ? g_strdup_printf ("%s %s", shim, old) : g_strdup (shim);
   g_setenv ("LD_PRELOAD", preload, TRUE);
-  g_setenv ("BWSS_PRIORITY", opt_priority ? opt_priority : "0", TRUE);
-  g_setenv ("BWSS_MIN_RATE", opt_min_rate ? opt_min_rate : "0", TRUE);
-  g_setenv ("BWSS_WEIGHT", opt_weight ? opt_weight : "1", TRUE);
-  g_setenv ("BWSS_SHARE", opt_share ? opt_share : "process", TRUE);
+  for (int i = 0; i < TOOL_PREF_N; i++)
+    if (opt_pref[i])
+      g_setenv (tool_pref_var[i], opt_pref[i], TRUE);
+    else
+      g_unsetenv (tool_pref_var[i]);
   g_setenv ("BWSS_INHERIT", opt_no_inherit ? "0" : "1", TRUE);
 }
 
