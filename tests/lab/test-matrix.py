@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """bwss-lab matrix without a network: --list prints the 40 cells of the grid
-(5 queues × 2 congestion controls × 2 rate shapes × 2 links), --quick and
+(5 queues × 2 congestion controls × 2 rate shapes × 2 links) and the
+household's (traffic bwss does not control on the same link), --quick and
 --cells select, bad selections exit 2; a cell with a valid summary is not
 run again (unless --again), an invalid one is; and the report is generated
 from summaries: every cell a row, invalid runs give no figure but their
@@ -32,10 +33,14 @@ def lab(*args):
 
 # ---- the grid ----
 r = lab("matrix", "--list")
-rows = [l.split() for l in r.stdout.splitlines()]
+every = [l.split() for l in r.stdout.splitlines()]
+rows = [x for x in every if not x[0].startswith("household-")]
 names = [x[0] for x in rows]
 check(r.returncode == 0 and len(rows) == 40 and len(set(names)) == 40,
-      "--list prints 40 distinct cells (%d)" % len(rows))
+      "--list prints the grid's 40 distinct cells (%d)" % len(rows))
+hh = [x for x in every if x[0].startswith("household-")]
+check(len(hh) == len(matrix.HOUSEHOLD) == 8 and every[40:] == hh,
+      "... then the household's 8 (%d)" % len(hh))
 combos = {(next(s for s in x if s.startswith("bottleneck=")), next((s for s in x if s.startswith("queue_ms=")), ""),
            next(s for s in x if s.startswith("sender_cc=")), next((s for s in x if s.startswith("link_trace=")), ""),
            next(s for s in x if s.startswith("link_kbps="))) for x in rows}
@@ -49,6 +54,20 @@ check(sc.link_kbps == 20000 and sc.video_min_kbps == sc.video_kbps == 9000 and s
       and (sc.cross_start, sc.cross_end, sc.duration) == (20, 40, 60) and sc.rtt_bulk == (20, 80)
       and sc.link_trace == "wifi" and sc.bottleneck == "fq_codel",
       "a cell's shape scales with the link: video 45 %, a third of it cross traffic in the middle third")
+hc = {c.name: c for c in matrix.household_cells()}
+sc = hc["household-droptail150-3tcp"].scenario()
+check(sc.link_kbps == 8000 and sc.hosts == 2 and sc.host2 == "tcp" and sc.host2_bulk == 3
+      and sc.video_kbps == sc.video_min_kbps == 1000 and sc.bulk == 2 and sc.cross_kbps == 0
+      and sc.queue_ms == 150 and sc.duration == 60 and hc["household-droptail150-3tcp"].modes == ("tcp", "bwss"),
+      "a household cell: 8 Mbit/s, the neighbour's downloads, our video and two downloads, modes tcp and bwss")
+sc = hc["household-droptail150-1tcp-on20-60"].scenario()
+check(sc.host2_window() == (20.0, 60.0) and sc.duration == 90
+      and "back" in hc["household-droptail150-1tcp-on20-60"].targets,
+      "the neighbour that leaves: on 20-60 s of 90, judged on the queue's return")
+check(hc["household-droptail150-udp"].scenario().host2_udp() == 2000 and hc["household-droptail150-quic"].scenario().quic == 1
+      and hc["household-fq_codel-1tcp"].scenario().bottleneck == "fq_codel", "inelastic UDP, QUIC, FQ-CoDel households")
+r = lab("matrix", "--cells", "household-*", "--list")
+check(r.returncode == 0 and len(r.stdout.splitlines()) == 8, "--cells household-*: the household's 8")
 r = lab("matrix", "--quick", "--list")
 check(r.returncode == 0 and len(r.stdout.splitlines()) == 4, "--quick: 4 cells")
 r = lab("matrix", "--cells", "codel-*,*-bbr-wifi-20M", "--list")
@@ -90,7 +109,29 @@ with tempfile.TemporaryDirectory() as d:
     put(C, "tcp", summary("tcp", queue=5.0, agg=19000))
     put(C, "bwss", summary("bwss", prebuffer=3.0, queue=12.0, agg=18000))
     put(C, "ideal", summary("ideal", agg=19000))
-    cell = {c.name: c for c in matrix.cells()}
+    # household: 1tcp meets its targets (this machine 5200 >= 0.9 x 5742, the
+    # video 98 %, each download >= half its TCP rate); codel-1tcp starves a
+    # download; on20-60's queue is back in 7 s
+    def hsum(mode, machine, video, b1, b2, queue=20.0, back=None, other=2500.0):
+        x = summary(mode, at_min=video, queue=queue)
+        x["flows"] = [{"name": "bulk1", "mean_kbps": b1}, {"name": "bulk2", "mean_kbps": b2},
+                      {"name": "video", "mean_kbps": 2000.0}, {"name": "host2-bulk1", "mean_kbps": other}]
+        x["machines"] = {"1": machine, "2": other}
+        x["progress"] = {"longest_stall_s": {"bulk1": 1.0}}
+        x["faults"] = []
+        if back is not None:
+            x["host2_on"] = {"during": {"machines": {"1": machine, "2": other}}, "after": {"queue_back_s": back}}
+        return x
+    H1, H2, H3 = "household-droptail150-1tcp", "household-codel-1tcp", "household-droptail150-1tcp-on20-60"
+    put(H1, "tcp", hsum("tcp", 5742, 0.40, 1800, 1900, queue=140.0))
+    put(H1, "bwss", hsum("bwss", 5200, 0.98, 1500, 1700, queue=140.0))
+    put(H2, "tcp", hsum("tcp", 5742, 0.40, 1800, 1900))
+    put(H2, "bwss", hsum("bwss", 5742, 1.0, 899, 2843))
+    put(H3, "tcp", hsum("tcp", 5742, 0.40, 1800, 1900, back=0))
+    put(H3, "bwss", hsum("bwss", 5742, 1.0, 1800, 1900, back=7))
+    cell = {c.name: c for c in matrix.every_cell()}
+    check(matrix.pending(d, cell[H1], matrix.cell_modes(cell[H1], matrix.MODES)) == [],
+          "a household cell needs no ideal router's run")
     check(matrix.pending(d, cell[A], matrix.MODES) == [] and
           matrix.pending(d, cell[A], matrix.MODES, again=True) == list(matrix.MODES),
           "a cell with valid summaries is not run again, unless --again")
@@ -100,8 +141,9 @@ with tempfile.TemporaryDirectory() as d:
     r = lab("matrix", "--report-only", "--out", d, "--report", out)
     text = open(out).read() if r.returncode == 0 else ""
     byname = {l.split("|")[1].strip(): l for l in text.splitlines() if l.startswith("| ") and "-" in l.split("|")[1]}
-    check(r.returncode == 0 and sum(1 for k in byname if k in cell) == 40, "the report has a row per cell (%d)"
-          % sum(1 for k in byname if k in cell))
+    grid = {c.name for c in matrix.cells()}
+    check(r.returncode == 0 and sum(1 for k in byname if k in grid) == 40, "the report has a row per cell (%d)"
+          % sum(1 for k in byname if k in grid))
     check("tests/lab/bwss-lab matrix --report-only" in text and "abc123def456" in text and "2026-11-26" in text,
           "the report names the command, the commit and the date")
     check("**bwss met every target in 1 of 2 cells judged**" in text and "run but not judged: 1, not run: 37" in text,
@@ -118,6 +160,18 @@ with tempfile.TemporaryDirectory() as d:
     check("**no** (tcp: delay stage p99 lateness 4100 us; not run: ideal)" in b and "- / 0.30 / -" in b
           and "bwss: -" in b, "an invalid run gives no figure and its reason: %s" % b)
     check("missed prebuffer, queue" in byname.get(C, ""), "the targets a cell missed are named")
+    hrows = {l.split("|")[1].strip(): l for l in text.split("## The household")[-1].splitlines() if l.startswith("| household-")}
+    check(len(hrows) == 8 and "**bwss met every target in 1 of 3 cells judged** (a cell is judged when its tcp and bwss "
+          "runs are valid; run but not judged: 0, not run: 5)" in text.split("## The household")[-1],
+          "the household: a row per cell and its own count")
+    check("| this machine's total | >= 90 % of plain TCP's (while the neighbour runs) | 3 of 3 |" in text
+          and "| each of our downloads | >= 50 % of its plain-TCP rate | 2 of 3 |" in text
+          and "| the queue after the neighbour leaves | median <= 25 ms within 5 s | 0 of 1 |" in text,
+          "... per target, each over the cells judged by it")
+    check("5742 / 5200" in hrows.get(H1, "") and "bwss: all" in hrows.get(H1, "") and "1800 / 1500 ‖ 1900 / 1700" in hrows.get(H1, ""),
+          "a household row: this machine, the downloads per mode: %s" % hrows.get(H1, ""))
+    check("missed downloads" in hrows.get(H2, "") and "missed back" in hrows.get(H3, "")
+          and "(back in 0 / 7 s)" in hrows.get(H3, ""), "the household targets missed are named")
     check("| not run |" in byname.get("droptail12-cubic-fixed-960k", ""), "a cell not run says so")
     r = lab("matrix", "--report-only", "--adopt", "--out", d, "--report", out)
     text = open(out).read() if r.returncode == 0 else ""
@@ -146,6 +200,42 @@ edges = [
     ("aggregate: 90 % of the ideal router's, not of plain TCP's (ideal 1000, tcp 800: 900 met, 899 not)",
      judged({"agg": 900.0}, tcp={"agg": 800.0}, ideal={"agg": 1000.0})["aggregate"]
      and not judged({"agg": 899.0}, tcp={"agg": 800.0}, ideal={"agg": 1000.0})["aggregate"]),
+]
+
+
+def hjudged(cell, bwss, tcp=None):
+    base = {"machine": 5000.0, "video": 1.0, "b1": 1000.0, "b2": 1000.0, "queue": 20.0, "stall": 1.0, "back": None}
+    runs = {}
+    for mode, over in (("tcp", tcp or {}), ("bwss", bwss)):
+        v = dict(base, **over)
+        x = summary(mode, at_min=v["video"], queue=v["queue"])
+        x["flows"] = [{"name": "bulk1", "mean_kbps": v["b1"]}, {"name": "bulk2", "mean_kbps": v["b2"]}]
+        x["machines"] = {"1": v["machine"], "2": 1.0}
+        x["progress"] = {"longest_stall_s": {"bulk1": v["stall"]}}
+        if v["back"] is not None:
+            x["host2_on"] = {"during": {"machines": {"1": v["machine"]}}, "after": {"queue_back_s": v["back"]}}
+        runs[mode] = x
+    return matrix.judge(runs, "bwss", next(c for c in matrix.household_cells() if c.name == cell))
+
+
+ONE, UDP, QUIC, ONOFF = ("household-droptail150-1tcp", "household-droptail150-udp", "household-droptail150-quic",
+                         "household-droptail150-1tcp-on20-60")
+edges += [
+    ("household: this machine 90 % of plain TCP's met, 89.9 % not",
+     hjudged(ONE, {"machine": 4500.0})["machine"] and not hjudged(ONE, {"machine": 4499.0})["machine"]),
+    ("household: each download half its TCP rate (500 of 1000 met, 499 not)",
+     hjudged(ONE, {"b2": 500.0})["downloads"] and not hjudged(ONE, {"b2": 499.0})["downloads"]),
+    ("household: a flow 30 s without progress fails, 29.9 s does not",
+     hjudged(ONE, {"stall": 29.9})["progress"] and not hjudged(ONE, {"stall": 30.0})["progress"]),
+    ("household: the queue back within 5 s met, 6 s or never not",
+     hjudged(ONOFF, {"back": 5}, {"back": 0})["back"] and not hjudged(ONOFF, {"back": 6}, {"back": 0})["back"]
+     and not hjudged(ONOFF, {"back": None}, {"back": 0})["back"]),
+    ("household UDP: the queue median 25 ms met, 25.1 not; judged on its own targets",
+     hjudged(UDP, {"queue": 25.0})["queue"] and not hjudged(UDP, {"queue": 25.1})["queue"]
+     and set(hjudged(UDP, {})) == {"machine", "video", "queue", "progress"}),
+    ("household QUIC: the video no worse than plain TCP's (0.5 of 0.5 met, 0.49 not), no total asked",
+     hjudged(QUIC, {"video": 0.5}, {"video": 0.5})["video_tcp"]
+     and not hjudged(QUIC, {"video": 0.49}, {"video": 0.5})["video_tcp"] and "machine" not in hjudged(QUIC, {})),
 ]
 for what, ok in edges:
     check(ok, "target " + what)

@@ -2,7 +2,9 @@
 """bwss-lab matrix — the `streaming` experiment over the bottlenecks users
 have: 5 queues × 2 senders' congestion controls × 2 rate shapes × 2 link
 rates = 40 cells, each in modes tcp, bwss and ideal (and bwss-adopt with
---adopt), and docs/results/matrix.md from their summaries.
+--adopt); then the household: HOUSEHOLD's cells, a second machine (or a
+QUIC download) behind the same link, traffic bwss does not control, each in
+modes tcp and bwss; and docs/results/matrix.md from their summaries.
 
 The cell's shape scales with the link L (SHAPE below): a constant-rate video
 of VIDEO_SHARE × L with its minimum at that rate, two downloads at different
@@ -13,8 +15,8 @@ says which.
 
 Resumable: a cell's mode whose summary.json is valid is not run again
 unless --again; an invalid or missing one is.  TARGETS is the one table of
-what bwss must achieve in a cell; the report's first section counts the
-cells where it did."""
+what bwss must achieve in a cell of the grid, HOUSEHOLD_TARGETS in a cell of
+the household; the report's first sections count the cells where it did."""
 import datetime
 import fnmatch
 import json
@@ -60,6 +62,9 @@ class Cell:
     shape: str                 # fixed, wifi
     link_kbps: int
     sets: Tuple[str, ...]      # bwss-lab run's --set list
+    grid: str = "bottleneck"   # bottleneck (TARGETS) or household (HOUSEHOLD_TARGETS)
+    modes: Tuple[str, ...] = ("tcp", "bwss", "ideal")
+    targets: Tuple[str, ...] = ()  # a household cell's HOUSEHOLD_TARGETS keys (the grid's: all of TARGETS)
 
     def where(self):
         """Which part of the lab is the bottleneck: the kernel's tbf or the stage."""
@@ -74,7 +79,7 @@ def link_name(kbps):
 
 
 def cells():
-    """The 40 cells, in the grid's order."""
+    """The 40 cells of the bottleneck grid, in its order."""
     out = []
     for qname, kind, qms in QUEUES:
         for cc in SENDER_CCS:
@@ -96,11 +101,62 @@ def cells():
     return out
 
 
+# ---- the household: traffic bwss does not control on the same link ----
+# The access link of a home (8 Mbit/s) shared with a second machine that does
+# not run bwss, or with this machine's own QUIC download.  Each cell: this
+# machine's video (at its minimum) and two downloads at 20 and 80 ms; tcp is
+# the household where neither machine runs bwss.
+HH_LINK_KBPS = 8000
+HH_DURATION = 60               # s, a run; the neighbour-leaves cell runs HH_ONOFF_DURATION
+HH_ONOFF = "20-60"             # s: the neighbour's downloads run from 20 to 60 s ...
+HH_ONOFF_DURATION = 90         # ... of a 90-s run: 30 s after it to see the queue come back
+# The issue's targets each cell is judged by (HOUSEHOLD_TARGETS' keys): beside an
+# elastic neighbour this machine keeps plain TCP's total with the video first;
+# beside inelastic UDP the queue stays short; beside a QUIC download the video
+# is no worse than plain TCP makes it and the downloads are not starved.
+ELASTIC = ("machine", "video", "downloads", "progress")
+# (name, queue, queue_ms, video kbit/s, the traffic bwss does not control: --set list, targets)
+HOUSEHOLD = (
+    ("droptail150-1tcp", "droptail", 150, 2000, ("hosts=2", "host2=tcp", "host2_bulk=1"), ELASTIC),
+    ("droptail150-3tcp", "droptail", 150, 1000, ("hosts=2", "host2=tcp", "host2_bulk=3"), ELASTIC),
+    ("codel-1tcp", "codel", None, 2000, ("hosts=2", "host2=tcp", "host2_bulk=1"), ELASTIC),
+    ("codel-3tcp", "codel", None, 1000, ("hosts=2", "host2=tcp", "host2_bulk=3"), ELASTIC),
+    ("fq_codel-1tcp", "fq_codel", None, 2000, ("hosts=2", "host2=tcp", "host2_bulk=1"), ELASTIC),
+    ("droptail150-1tcp-on20-60", "droptail", 150, 2000,
+     ("hosts=2", "host2=tcp", "host2_bulk=1", "host2_on=" + HH_ONOFF), ELASTIC + ("back",)),
+    ("droptail150-udp", "droptail", 150, 2000, ("hosts=2", "host2=udp"),
+     ("machine", "video", "queue", "progress")),
+    ("droptail150-quic", "droptail", 150, 2500, ("quic=1",), ("video_tcp", "downloads", "progress")),
+)
+
+
+def household_cells():
+    """The household's cells, named household-<queue>-<the traffic bwss does
+    not control>."""
+    out = []
+    for name, kind, qms, video, foreign, targets in HOUSEHOLD:
+        duration = HH_ONOFF_DURATION if any(x.startswith("host2_on=") for x in foreign) else HH_DURATION
+        sets = ["link_kbps=%d" % HH_LINK_KBPS, "bottleneck=" + kind, "sender_cc=cubic",
+                "duration=%d" % duration, "video_kbps=%d" % video, "video_min_kbps=%d" % video,
+                "bulk=2", "weights=1,1", "rtt_video=%d" % RTT_VIDEO,
+                "rtt_bulk=%s" % ",".join(str(r) for r in RTT_BULK), "cross_kbps=0"] + list(foreign)
+        if qms is not None:
+            sets.append("queue_ms=%d" % qms)
+        out.append(Cell("household-" + name, kind, "cubic", "fixed", HH_LINK_KBPS, tuple(sets),
+                        grid="household", modes=("tcp", "bwss"), targets=targets))
+    return out
+
+
+def every_cell():
+    """The grid's 40 cells, then the household's."""
+    return cells() + household_cells()
+
+
 def select(patterns, quick):
     """The cells named by --quick or --cells (comma-separated shell
     patterns, e.g. 'codel-*' or '*-20M'); all without either.  Raises
     LabError (2) for a pattern that matches nothing."""
-    every = cells()
+    every = every_cell()
     if quick:
         return [c for c in every if c.name in QUICK]
     if not patterns:
@@ -159,13 +215,78 @@ TARGETS = (
 )
 
 
-def judge(runs, mode="bwss"):
-    """{key: bool} of mode's run against TARGETS, None if the cell cannot be
-    judged (a run of tcp, mode or ideal missing or invalid)."""
-    need = ("tcp", mode, "ideal")
+# ---- the household's targets: never worse than plain TCP beside traffic bwss
+# does not control ----
+HH_MACHINE_OF_TCP = 0.90       # this machine's total: at most 10 % of what plain TCP gets it given up
+HH_DOWNLOAD_OF_TCP = 0.50      # each of our downloads: at least half its plain-TCP rate (no download
+                               # starved to make room for the neighbour)
+HH_QUEUE_BACK_S = 5            # after the neighbour leaves: the queue short again within 5 s
+HH_STALL_S = 30.0              # no flow this long without progress: the shortest common client timeout
+
+
+def _machine(s):
+    """This machine's mean rate, kbit/s: over the neighbour's window where it
+    comes and goes (host2_on), else over the run."""
+    on = s.get("host2_on")
+    if on:
+        return (on.get("during") or {}).get("machines", {}).get("1")
+    return (s.get("machines") or {}).get("1", s.get("aggregate_kbps"))
+
+
+def _downloads_kept(b, t):
+    ours = [f["name"] for f in t["flows"] if f["name"].startswith("bulk")]
+    return bool(ours) and all((_flow(n)(b) or 0) >= HH_DOWNLOAD_OF_TCP * (_flow(n)(t) or 0) for n in ours)
+
+
+def _queue_back(b):
+    on = b.get("host2_on")
+    back = ((on or {}).get("after") or {}).get("queue_back_s")
+    return back is not None and back <= HH_QUEUE_BACK_S
+
+
+def _progress(b):
+    p = b.get("progress") or {}
+    return not b.get("faults") and all(v < HH_STALL_S for v in (p.get("longest_stall_s") or {}).values())
+
+
+HOUSEHOLD_TARGETS = (
+    ("machine", "this machine's total", ">= %d %% of plain TCP's (while the neighbour runs)"
+     % (100 * HH_MACHINE_OF_TCP),
+     lambda b, t: _machine(b) is not None and _machine(t) is not None
+     and _machine(b) >= HH_MACHINE_OF_TCP * _machine(t)),
+    ("video", "video at its minimum", ">= %d %% of the seconds" % (100 * VIDEO_AT_MIN),
+     lambda b, t: _video_at_min(b) is not None and _video_at_min(b) >= VIDEO_AT_MIN),
+    ("downloads", "each of our downloads", ">= %d %% of its plain-TCP rate" % (100 * HH_DOWNLOAD_OF_TCP),
+     _downloads_kept),
+    ("video_tcp", "video at its minimum, beside QUIC", ">= plain TCP's",
+     lambda b, t: _video_at_min(b) is not None and _video_at_min(t) is not None
+     and _video_at_min(b) >= _video_at_min(t)),
+    ("queue", "queue median, beside inelastic UDP", "<= %g ms" % QUEUE_MEDIAN_MS,
+     lambda b, t: _queue(b) is not None and _queue(b) <= QUEUE_MEDIAN_MS),
+    ("back", "the queue after the neighbour leaves", "median <= %g ms within %d s"
+     % (QUEUE_MEDIAN_MS, HH_QUEUE_BACK_S), lambda b, t: _queue_back(b)),
+    ("progress", "every download progressing", "no client failed, none %g s without progress" % HH_STALL_S,
+     lambda b, t: _progress(b)),
+)
+
+
+def judge(runs, mode="bwss", cell=None):
+    """{key: bool} of mode's run against the cell's targets (TARGETS, or
+    HOUSEHOLD_TARGETS for a household cell), None if the cell cannot be
+    judged (a run it needs missing or invalid)."""
+    household = cell is not None and cell.grid == "household"
+    need = ("tcp", mode) if household else ("tcp", mode, "ideal")
     if not all(m in runs and runs[m].get("valid") for m in need):
         return None
+    if household:
+        return {k: bool(test(runs[mode], runs["tcp"])) for k, _, _, test in HOUSEHOLD_TARGETS
+                if k in cell.targets}
     return {k: bool(test(runs[mode], runs["tcp"], runs["ideal"])) for k, _, _, test in TARGETS}
+
+
+def cell_modes(cell, modes):
+    """The modes run in cell: of modes, those the cell has (bwss-adopt in any)."""
+    return tuple(m for m in modes if m in cell.modes or m == ADOPT_MODE)
 
 
 # ---- running ----
@@ -219,7 +340,8 @@ def run(args, run_once, check_tools, command):
             scs[c.name] = c.scenario()
         except ScenarioError as e:                      # the grid itself is wrong: a bug
             raise LabError("cell %s: %s" % (c.name, e))
-    check_tools(scs[chosen[0].name], modes, build_dir)
+    for c in chosen:                                    # what each cell needs, before the first run
+        check_tools(scs[c.name], cell_modes(c, modes), build_dir)
 
     def on_signal(sig, frame):
         topology.down(quiet=True)
@@ -231,7 +353,7 @@ def run(args, run_once, check_tools, command):
     rev = commit()
     failed, invalid, faults = [], [], []
     for k, c in enumerate(chosen):
-        todo = pending(out, c, modes, args.again)
+        todo = pending(out, c, cell_modes(c, modes), args.again)
         print("cell %d of %d: %s (%s) — %s" % (k + 1, len(chosen), c.name, c.where(),
                                                  "modes " + ", ".join(todo) if todo else "done, kept"),
               flush=True)
@@ -258,9 +380,9 @@ def run(args, run_once, check_tools, command):
                     c.name, m, len(s.get("tries") or [1]), "; ".join(s.get("invalid_reasons") or [])))
             elif s.get("faults"):
                 faults.append("%s/%s: %s" % (c.name, m, "; ".join(s["faults"])))
-        runs = load(out, c, modes)
+        runs = load(out, c, cell_modes(c, modes))
         with open(os.path.join(out, c.name, "comparison.md"), "w") as f:
-            f.write(report.table([runs[m] for m in modes if m in runs]) + "\n")
+            f.write(report.table([runs[m] for m in cell_modes(c, modes) if m in runs]) + "\n")
     path = write_report(out, args.report, command, modes)
     print("wrote %s" % path)
     if faults:
@@ -290,44 +412,86 @@ def _flow(name):
     return lambda s: next((f["mean_kbps"] for f in s["flows"] if f["name"] == name), None)
 
 
-def row(cell, runs, modes):
-    """One row of the cells' table."""
-    if not runs:
-        return "| %s | %s | not run |%s" % (cell.name, cell.where(), " |" * 7)
+def _validity(runs, modes):
     bad = ["%s: %s" % (m, "; ".join(runs[m].get("invalid_reasons") or [])) for m in modes
            if m in runs and not runs[m].get("valid")]
     missing = [m for m in modes if m not in runs]
-    valid = "yes" if not bad and not missing else "**no** (%s)" % "; ".join(
+    return "yes" if not bad and not missing else "**no** (%s)" % "; ".join(
         bad + (["not run: " + ", ".join(missing)] if missing else []))
-    verdicts = []
+
+
+def _verdicts(cell, runs, modes):
+    out = []
     for m in modes:
         if m.startswith("bwss"):
-            j = judge(runs, m)
-            verdicts.append("%s: %s" % (m, "-" if j is None else (
+            j = judge(runs, m, cell)
+            out.append("%s: %s" % (m, "-" if j is None else (
                 "all" if all(j.values()) else "missed " + ", ".join(k for k, v in j.items() if not v))))
-    pct = (lambda v: None if v is None else 100 * v)
-    cells = [cell.name, cell.where(), valid,
+    return "; ".join(out)
+
+
+def _pct(v):
+    return None if v is None else 100 * v
+
+
+def row(cell, runs, modes):
+    """One row of the grid's table."""
+    if not runs:
+        return "| %s | %s | not run |%s" % (cell.name, cell.where(), " |" * 7)
+    cells = [cell.name, cell.where(), _validity(runs, modes),
              _per_mode(runs, modes, lambda s: s.get("required_prebuffer_s"), "%.2f"),
-             _per_mode(runs, modes, lambda s: pct(_video_at_min(s)), "%.0f"),
+             _per_mode(runs, modes, lambda s: _pct(_video_at_min(s)), "%.0f"),
              _per_mode(runs, modes, lambda s: report._get(s, "queue_delay_ms", "median"), "%.1f") + " ‖ "
              + _per_mode(runs, modes, lambda s: report._get(s, "queue_delay_ms", "p95"), "%.1f"),
              _per_mode(runs, modes, lambda s: s["aggregate_kbps"], "%.0f"),
              _per_mode(runs, modes, _flow("bulk1"), "%.0f"),
              _per_mode(runs, modes, _flow("bulk2"), "%.0f"),
-             "; ".join(verdicts)]
+             _verdicts(cell, runs, modes)]
     return "| " + " | ".join(cells) + " |"
 
 
-def counts(every, out, modes):
-    """The first section: for each bwss mode, the cells judged and those
-    that met every target, and per target."""
+def _foreign(s):
+    """What the traffic bwss does not control carried, kbit/s: the second
+    machine (while it runs), or this machine's QUIC download."""
+    on = s.get("host2_on")
+    if on:
+        return (on.get("during") or {}).get("machines", {}).get("2")
+    if "2" in (s.get("machines") or {}):
+        return s["machines"]["2"]
+    return _flow("quic")(s)
+
+
+def household_row(cell, runs, modes):
+    """One row of the household's table."""
+    if not runs:
+        return "| %s | not run |%s" % (cell.name, " |" * 6)
+    back = lambda s: report._get(s, "host2_on", "after", "queue_back_s")   # noqa: E731
+    cells = [cell.name, _validity(runs, modes),
+             _per_mode(runs, modes, _machine, "%.0f"),
+             _per_mode(runs, modes, _foreign, "%.0f"),
+             _per_mode(runs, modes, lambda s: _pct(_video_at_min(s)), "%.0f"),
+             _per_mode(runs, modes, _flow("bulk1"), "%.0f") + " ‖ " + _per_mode(runs, modes, _flow("bulk2"), "%.0f"),
+             _per_mode(runs, modes, lambda s: report._get(s, "queue_delay_ms", "median"), "%.1f")
+             + ("" if not any(x.startswith("host2_on=") for x in cell.sets)
+                else " (back in %s s)" % _per_mode(runs, modes, back, "%.0f")),
+             _verdicts(cell, runs, modes)]
+    return "| " + " | ".join(cells) + " |"
+
+
+def _and(words):
+    return ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else "".join(words)
+
+
+def counts(every, out, modes, targets):
+    """For each bwss mode, the cells of every judged and those that met every
+    target, and per target (targets: TARGETS or HOUSEHOLD_TARGETS)."""
     lines = []
     for m in (x for x in modes if x.startswith("bwss")):
-        judged, met, per = 0, 0, {k: 0 for k, _, _, _ in TARGETS}
+        judged, met, per, of = 0, 0, {k: 0 for k, _, _, _ in targets}, {k: 0 for k, _, _, _ in targets}
         not_judged = []
         for c in every:
-            runs = load(out, c, modes)
-            j = judge(runs, m) if runs else None
+            runs = load(out, c, cell_modes(c, modes))
+            j = judge(runs, m, c) if runs else None
             if j is None:
                 if runs:
                     not_judged.append(c.name)
@@ -336,26 +500,29 @@ def counts(every, out, modes):
             met += all(j.values())
             for k, v in j.items():
                 per[k] += v
-        lines += ["**%s met every target in %d of %d cells judged** (a cell is judged when its tcp, %s "
-                  "and ideal runs are valid; run but not judged: %d, not run: %d)."
-                  % (m, met, judged, m, len(not_judged),
-                     sum(1 for c in every if not load(out, c, modes))), "",
+                of[k] += 1
+        lines += ["**%s met every target in %d of %d cells judged** (a cell is judged when its %s "
+                  "runs are valid; run but not judged: %d, not run: %d)."
+                  % (m, met, judged, _and([x if x != "bwss" else m for x in every[0].modes]),
+                     len(not_judged), sum(1 for c in every if not load(out, c, cell_modes(c, modes)))), "",
                   "| target | bound | cells that met it |", "|---|---|---|"]
-        for k, what, bound, _ in TARGETS:
-            lines.append("| %s | %s | %d of %d |" % (what, bound, per[k], judged))
+        for k, what, bound, _ in targets:
+            lines.append("| %s | %s | %d of %d |" % (what, bound, per[k], of[k]))
         lines.append("")
     return lines
 
 
 def write_report(out, path, command, modes):
     """Writes the matrix's report (docs/results/matrix.md) from every
-    summary under out: all 40 cells, those not run said so."""
-    every = cells()
-    revs = sorted({report._get(s, "matrix", "commit") or "unknown" for c in every
-                   for s in load(out, c, modes).values()})
-    dates = sorted({report._get(s, "matrix", "date") or "?" for c in every
-                    for s in load(out, c, modes).values()})
+    summary under out: the grid's 40 cells and the household's, those not
+    run said so."""
+    grid, household = cells(), household_cells()
+    every = grid + household
+    found = [s for c in every for s in load(out, c, cell_modes(c, modes)).values()]
+    revs = sorted({report._get(s, "matrix", "commit") or "unknown" for s in found})
+    dates = sorted({report._get(s, "matrix", "date") or "?" for s in found})
     mode_list = " / ".join(modes)
+    hh_modes = cell_modes(household[0], modes)
     lines = ["# The bottleneck matrix", "",
              "Generated by `tests/lab/bwss-lab matrix` on %s (runs of %s) from commit %s; machine: %s." % (
                  datetime.date.today().isoformat(), ", ".join(dates) or "-", ", ".join(revs) or "-",
@@ -365,10 +532,11 @@ def write_report(out, path, command, modes):
              "the same), two downloads at %s ms RTT (the video %d ms), UDP cross traffic of a third of L "
              "from %d s to %d s of a %d-s run; senders' congestion control as named. `tbf`: drop-tail at "
              "a fixed rate, the kernel's qdisc; `stage`: an AQM or a trace, the lab's user-space "
-             "bottleneck (docs/lab.md)." % (100 * VIDEO_SHARE, " and ".join(str(r) for r in RTT_BULK),
-                                             RTT_VIDEO, CROSS_FROM, CROSS_TO, DURATION), "",
+             "bottleneck (docs/lab.md). Then the household: the same link shared with traffic bwss does "
+             "not control." % (100 * VIDEO_SHARE, " and ".join(str(r) for r in RTT_BULK),
+                               RTT_VIDEO, CROSS_FROM, CROSS_TO, DURATION), "",
              "## bwss against the targets", ""]
-    lines += counts(every, out, modes)
+    lines += counts(grid, out, modes, TARGETS)
     lines += ["## The cells", "",
               "Each figure is given per mode, %s; `-` where the mode's run is missing or invalid (an "
               "invalid run is no result: the row says why). Video at min: %% of the seconds with the "
@@ -377,8 +545,25 @@ def write_report(out, path, command, modes):
               "| cell | bottleneck | valid | prebuffer s | video at min %% | queue ms median ‖ p95 | "
               "aggregate kbit/s | bulk1 kbit/s (%d ms) | bulk2 kbit/s (%d ms) | targets |" % RTT_BULK,
               "|---|---|---|---|---|---|---|---|---|---|"]
-    for c in every:
-        lines.append(row(c, load(out, c, modes), modes))
+    for c in grid:
+        lines.append(row(c, load(out, c, cell_modes(c, modes)), modes))
+    lines += ["", "## The household", "",
+              "An %g-Mbit/s access link (cubic senders) shared with traffic bwss does not control: a second "
+              "machine's plain-TCP downloads (`1tcp`, `3tcp`; `on20-60`: from 20 to 60 s of a %d-s run), "
+              "its inelastic UDP (`udp`), or this machine's own QUIC download (`quic`). This machine: a "
+              "constant-rate video at its minimum and two downloads at %s ms. Modes %s; `tcp` is the "
+              "household where neither machine runs bwss. Each cell is judged by the targets its row "
+              "names." % (HH_LINK_KBPS / 1000, HH_ONOFF_DURATION, " and ".join(str(r) for r in RTT_BULK),
+                          " / ".join(hh_modes)), ""]
+    lines += counts(household, out, modes, HOUSEHOLD_TARGETS)
+    lines += ["Each figure per mode, %s. This machine and the others: mean kbit/s (while the neighbour "
+              "runs in `on20-60`); the others: the second machine, or the QUIC download."
+              % " / ".join(hh_modes), "",
+              "| cell | valid | this machine kbit/s | the others kbit/s | video at min % | "
+              "bulk1 ‖ bulk2 kbit/s | queue ms median | targets |",
+              "|---|---|---|---|---|---|---|---|"]
+    for c in household:
+        lines.append(household_row(c, load(out, c, cell_modes(c, modes)), cell_modes(c, modes)))
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
