@@ -1628,9 +1628,10 @@ static const double rtt_20_80[] = { 0.020, 0.080 };
  * leaves, over the run and per phase, and the required prebuffer with where
  * it is set; asserts the video short in at most @short_max seconds in every
  * run and, under 6.16+ (the lab's kernel), the downloads' use at the median
- * run at least @use_616.  With @prebuffer_s > 0, also that in every run the
- * required prebuffer is at most @prebuffer_s and the first 5 s need at most
- * START_LATE_S. */
+ * run at least @use_616.  With @prebuffer_s > 0, also that the first 5 s
+ * need at most START_LATE_S in every run and, under 6.16+, the required
+ * prebuffer of the median run is at most @prebuffer_s (the lab's target is
+ * a median of three runs). */
 #define START_LATE_S 0.10
 static void
 matrix_cell (const Cell *cell, unsigned short_max, double use_616, double prebuffer_s)
@@ -1678,7 +1679,8 @@ matrix_cell (const Cell *cell, unsigned short_max, double use_616, double prebuf
  * per phase of the run, beside these).  Each bar holds at every tick phase
  * (sim-spread.sh): the model's worst where it is below the lab, never
  * below the lab's figure where it reaches more.  The video short in at
- * most 1 s at 960k drop-tail (the UDP's onset; the lab 2 s), 2 behind
+ * most 2 s at 960k drop-tail (the UDP's onset and, in some runs, the
+ * second σ ramps past what the link leaves inside the UDP; the lab 2 s), 2 behind
  * CoDel (the lab 3), none at 20M drop-tail (the lab none), 3 behind
  * fq_codel (the lab 4: two at each edge of the UDP, the model's at its
  * onset).  The downloads' use of what the video leaves, 6.16+: at 960k
@@ -1689,19 +1691,22 @@ matrix_cell (const Cell *cell, unsigned short_max, double use_616, double prebuf
  * in 3 s), behind CoDel 72-88 % (the lab 63.5 %: the bar is the lab's),
  * at 20M drop-tail 89-97 % (the lab 94.6 %), behind fq_codel 61-80 % (the
  * lab 82 %).  The required prebuffer at 960k drop-tail is the UDP's onset's,
- * not the first second's: at most 0.26 s (0.12-0.25 s, set 0.4-1.2 s after
- * the onset), the first 5 s needing at most 0.10 s (0.04-0.08 s; ten tick
- * phases, both receiver RTTs; the lab's matrix run: 0.37 s set at 21.4 s,
- * its first second 0.10 s; there the onset's queue reached the 150-ms
- * buffer and the video's losses stalled it 0.2 s, which the model's queue,
- * cut sooner, does not reach). */
+ * not the first second's: the cell repairs its losses as TCP does (holes),
+ * so when the onset's queue reaches the 150-ms buffer the video's in-order
+ * bytes stop an RTT per loss, two or three times, as in the lab (its
+ * arrivals stopped 0.20-0.25 s each).  The median of the three runs under
+ * 6.16+ at most 0.43 s, the lab's worst of its three (0.37, 0.41, 0.43 s,
+ * set 1.1-1.4 s after the onset); the model's 0.15-0.41 s over the ten
+ * tick phases, set 1.0-1.5 s after it — above the issue's bound of about
+ * 0.28 s, as the lab is; the first 5 s need at most 0.10 s in every run
+ * (0.04-0.08 s). */
 static void
 test_trace_matrix (void)
 {
   const Cell tail_960k = { "matrix droptail150 960k", 960e3, 0.150, 0.0, false, 432e3, 2, 1,
                            rtt_20_80, 320e3, TRACE_FIXED, true, 2.0 * MODEL_MSS, 0.0, true,
                            60, 20, 40, 0.0, true };
-  matrix_cell (&tail_960k, 1, 0.69, 0.26);
+  matrix_cell (&tail_960k, 2, 0.69, 0.43);
   const Cell codel_960k = { "matrix codel 960k", 960e3, 0.150, 0.005, false, 432e3, 2, 1,
                             rtt_20_80, 320e3, TRACE_FIXED, true, 2.0 * MODEL_MSS, 0.0, true,
                             60, 20, 40, 0.0, false };

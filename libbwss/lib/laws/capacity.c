@@ -116,8 +116,6 @@ bwss__capacity_init (BwssCapacity *c)
   c->queue_us = -1.0;
   c->queue_target_us = 0.0;
   c->last_band_us = 0.0;
-  c->tick_queue_us = -1.0;
-  c->tick_at_us = 0;
   c->link_bps = 0.0;
   c->link_max_bps = 0.0;
   c->queue_peak_us = 0.0;
@@ -433,31 +431,17 @@ decide (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts
 
 /* Returns true if the queue is so far above its target that the next
  * decision cannot wait: twice the last target plus its band (cross traffic
- * arrived; at 960 kbit/s 320 kbit/s of UDP fill a 150-ms buffer in 0.4 s),
- * or above the cut's threshold and rising at a pace that takes it there
- * within the last decision's RTT (the cut acts an RTT after it is taken:
- * waiting for the level lets the queue grow another RTT's worth at the
- * onset's pace, which a video sharing the queue loses in that second) —
+ * arrived; at 960 kbit/s 320 kbit/s of UDP fill a 150-ms buffer in 0.4 s) —
  * but not before the last decision's RTT is over (its cut cannot show
  * sooner). */
 static bool
-urgent (BwssCapacity *c, uint64_t now, const BwssCapacityFlow *flows, size_t n)
+urgent (const BwssCapacity *c, uint64_t now, const BwssCapacityFlow *flows, size_t n)
 {
-  double q = bwss__capacity_queue (flows, n);
-  double before = c->tick_queue_us;
-  uint64_t before_at = c->tick_at_us;
-  c->tick_queue_us = q;
-  c->tick_at_us = now;
   if (c->phase != BWSS_PHASE_TRACK || c->queue_target_us <= 0.0
       || (double) (now - c->last_decision_us) < c->last_rtt_us)
     return false;
-  double limit = 2.0 * c->queue_target_us + 2.0 * c->last_band_us;
-  if (q > limit)
-    return true;
-  if (!(q > c->queue_target_us + c->last_band_us) || before < 0.0 || now <= before_at)
-    return false;
-  double rise = (q - before) / (double) (now - before_at);     /* µs of queue per µs */
-  return q + rise * c->last_rtt_us > limit;
+  double q = bwss__capacity_queue (flows, n);
+  return q > 2.0 * c->queue_target_us + 2.0 * c->last_band_us;
 }
 
 /* No flows: the loop idles. */

@@ -251,8 +251,6 @@ typedef struct {
   double    queue_us;         /* the access link's queueing delay, last decision */
   double    queue_target_us;  /* q_t, last decision */
   double    last_band_us;     /* its dead zone's half width, last decision */
-  double    tick_queue_us;    /* the queue at the last tick, -1 = none */
-  uint64_t  tick_at_us;       /* ... measured then */
   double    link_bps;         /* the link's rate C2 saw, last decision */
   double    busy_link_bps;    /* the link seen busy (capacity.h, "Busy"): U when it
                                * last was, what it gives us; 0 = never */
