@@ -123,15 +123,17 @@ sending_rate (const Model *m, ModelFlow *f, double q, bool *cwnd_limited)
   return rate < other ? rate : other;
 }
 
-/* A loss seen by @f at @now: Reno halves its window, once per RTT.  With
+/* A loss seen by @f now: Reno halves its window, once per RTT.  With
  * fewer than TAIL_FLIGHT_SEGMENTS in flight no later segment tells the
  * sender (no SACK, no RACK), and with one segment out Linux's tail loss
  * probe waits 2·SRTT + TCP_RTO_MIN: the flow delivers nothing until then
  * (a flow its reads pace at a DSL rate sends one segment per window
  * opening, so each of its losses is one). */
 static void
-lose (ModelFlow *f, double now, bool tail_probe)
+lose (const Model *m, ModelFlow *f)
 {
+  double now = m->now_s;
+  bool tail_probe = m->packets;
   if (now - f->last_loss_s < f->rtt_s)
     return;
   f->last_loss_s = now;
@@ -139,6 +141,11 @@ lose (ModelFlow *f, double now, bool tail_probe)
   if (tail_probe && f->active && in_flight < TAIL_FLIGHT_SEGMENTS) {
     f->stall_until_s = now + 2.0 * f->rtt_s + RTO_MIN;
     f->stalls++;
+  } else if (tail_probe && m->repair_holes && f->active) {
+    /* the lost segment was due after the queue it met; its retransmission
+     * comes an RTT after the segments behind it told the sender */
+    f->hole_from_s = now + f->queue_s;
+    f->hole_until_s = f->hole_from_s + f->rtt_s;
   }
   if (f->cubic) {
     /* the epoch: W_max (less, with fast convergence, if the window lost
@@ -278,6 +285,14 @@ static void
 receive (Model *m, ModelFlow *f, double out, bool cwnd_limited)
 {
   f->rate_bps = out / m->dt_s;
+  double sampled = out;                 /* segments behind a hole give no RTT sample */
+  if (m->now_s >= f->hole_from_s && m->now_s < f->hole_until_s) {
+    f->held_bits += out;                /* behind the hole: not in order yet */
+    out = sampled = 0.0;
+  } else if (f->held_bits > 0.0) {
+    out += f->held_bits;                /* the retransmission filled it */
+    f->held_bits = 0.0;
+  }
   f->bits_frac += out;
   uint64_t whole = (uint64_t) (f->bits_frac / 8.0);
   f->bytes += whole;
@@ -288,7 +303,7 @@ receive (Model *m, ModelFlow *f, double out, bool cwnd_limited)
   f->rtt_s = f->base_rtt_s + f->queue_s
       + (m->packets ? 8.0 * (MODEL_MSS + MODEL_WIRE_HEADER) / m->capacity_bps : 0.0)
       + (path_binds (f, f->send_bps) ? f->path_delay_s : 0.0);
-  sample_rtt (f, out, m->rcv_rtt_latch, m->source_gaps, m->packets);
+  sample_rtt (f, sampled, m->rcv_rtt_latch, m->source_gaps, m->packets);
   if (f->active)
     grow (f, m->now_s, out / 8.0, cwnd_limited);
 }
@@ -371,7 +386,7 @@ drop_from (Model *m, size_t i, double bits)
     return;
   }
   m->f[i].queued_bits -= bits;
-  lose (&m->f[i], m->now_s, m->packets);
+  lose (m, &m->f[i]);
 }
 
 /* fq_codel's overflow: beyond the limit, the fattest queue drops. */
@@ -463,7 +478,7 @@ fifo_drop (Model *m, const ModelPacket *p)
   m->dropped_bits += p->bits;
   m->codel_drops++;
   if (p->flow < m->n)
-    lose (&m->f[p->flow], m->now_s, m->packets);
+    lose (m, &m->f[p->flow]);
 }
 
 /* IP and TCP headers (timestamps) of a packet the lab's stage counts, bytes */
@@ -648,7 +663,7 @@ drop_segments (Model *m, const double *arriving, double total_in)
     for (size_t i = 0; i < m->n; i++) {
       x -= arriving[i];
       if (x < 0.0) {
-        lose (&m->f[i], m->now_s, m->packets);
+        lose (m, &m->f[i]);
         break;
       }
     }
@@ -689,7 +704,7 @@ model_step (Model *m)
     ModelFlow *f = &m->f[i];
     f->queued_bits += arriving[i] * keep;
     if (keep < 1.0 && arriving[i] > 0 && !m->drop_packets)
-      lose (f, m->now_s, m->packets);
+      lose (m, f);
   }
   if (m->drop_packets && keep < 1.0)
     drop_segments (m, arriving, total_in);
@@ -702,7 +717,7 @@ model_step (Model *m)
       else if (m->now_s - m->above_since_s >= m->aqm_interval_s) {
         for (size_t i = 0; i < m->n; i++)
           if (m->f[i].queued_bits > 0)
-            lose (&m->f[i], m->now_s, m->packets);
+            lose (m, &m->f[i]);
         m->above_since_s = m->now_s;    /* next drop one interval later */
       }
     } else {

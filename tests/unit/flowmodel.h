@@ -91,7 +91,16 @@
  * loss with fewer than two segments in flight is a tail loss: no later
  * segment tells the sender, and Linux's tail loss probe (one segment out)
  * fires 2·SRTT + TCP_RTO_MIN later; the flow delivers nothing until then.
- * A download its reads pace at a DSL rate has one segment in flight.  The
+ * A download its reads pace at a DSL rate has one segment in flight.  With
+ * repair_holes, any other loss is repaired by a retransmission (SACK,
+ * fast retransmit), and
+ * until it arrives the receiver's in-order bytes stand still: the hole
+ * opens when the lost segment was due (the queue it met after the loss)
+ * and closes an RTT later (the duplicate ACKs' way back, the
+ * retransmission's way through the queue), when what arrived behind it is
+ * delivered at once (tcpi_bytes_received, what a reader gets).  The
+ * window of data behind a hole the sender may still send; the reader, and
+ * the video's lateness, wait.  The
  * window the SYN offered (64240 bytes, before any clamp) is never taken
  * back: until that much arrived the sender may send it, whatever the
  * clamp or the reads (the senders' initial windows in the first second).  And
@@ -163,6 +172,11 @@ typedef struct {
   double   cubic_west;      /* ... the window Reno's AIMD would have now, segments */
   double   last_loss_s;
   double   stall_until_s;   /* a tail loss: nothing until its probe, s */
+  /* packets, repair_holes: a loss the sender repairs (not a tail loss) is
+   * a hole in the receiver's sequence from when the lost segment was due
+   * until its retransmission arrives; what arrives meanwhile waits */
+  double   hole_from_s, hole_until_s;
+  double   held_bits;       /* received behind the hole, not yet in order */
   double   syn_window_bytes; /* packets: what its SYN offered (0: Linux's 64240) */
   /* packets: the receiver's own window before the first clamp is the
    * kernel's, which grows from the SYN's by two segments per segment
@@ -224,6 +238,9 @@ typedef struct {
    * flows' packets that meet there overflow it where a fluid buffer of
    * 0.012·C would pass them); 0 = the fluid drop-tail above */
   double    fifo_limit_bytes;
+  /* packets: a repaired loss holds the receiver's in-order bytes for an RTT
+   * (see above, "Any other loss"); false: every byte is in order at once */
+  bool      repair_holes;
   size_t    n;
   ModelFlow f[MODEL_MAX_FLOWS];
   /* state */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* sim.c — see sim.h. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <glib.h>
@@ -24,6 +25,9 @@ sim_init (Sim *s, double capacity, const BwssParams *params, SimEvent event)
     g_assert_true (*end == '\0' && ms * MS < TICK);     /* 0 to 9 */
     s->tick_phase_us = ms * MS;
   }
+  const char *trace = getenv ("BWSS_SIM_TRACE");
+  if (trace && *trace)
+    g_assert_cmpint (sscanf (trace, "%lf,%lf", &s->trace_from_s, &s->trace_to_s), ==, 2);
 }
 
 size_t
@@ -93,6 +97,26 @@ sim_stop_flow (Sim *s, size_t i)
   s->pending[i] = false;
 }
 
+/* With $BWSS_SIM_TRACE, one line every 50 ms inside its span. */
+static void
+trace_line (const Sim *s)
+{
+  double now = (double) s->now_us / 1e6;
+  if (now < s->trace_from_s || now >= s->trace_to_s || s->now_us % (50 * MS) >= TICK)
+    return;
+  BwssControllerStats st;
+  bwss_controller_stats (s->c, &st);
+  GString *line = g_string_new (NULL);
+  g_string_append_printf (line, "%7.3f link q %5.1f ms σ %5.0f loop q %5.1f |", now,
+                          s->m.queue_s * 1e3, st.sigma_bps / 1e3, st.queue_us / 1e3);
+  for (size_t i = 0; i < s->m.n; i++)
+    g_string_append_printf (line, " %8" G_GUINT64_FORMAT " rtt %5.1f w %5u l%u", s->m.f[i].bytes,
+                            s->m.f[i].rcv_rtt_us / 1e3, s->m.f[i].window_bytes,
+                            s->m.f[i].losses);
+  g_test_message ("%s", line->str);
+  g_string_free (line, TRUE);
+}
+
 /* One controller tick: observe the controlled flows due by it
  * (bwss_controller_due(), as bwssd's round), tick, apply; none while no
  * round is needed (bwss_controller_next_round(): every controlled flow at
@@ -121,6 +145,7 @@ tick (Sim *s)
     s->samples++;
   }
   bwss_controller_tick (s->c, s->now_us);
+  trace_line (s);
   for (size_t i = 0; i < s->m.n; i++) {
     BwssFlowState st;
     if (s->controlled[i] && !s->pending[i] && bwss_controller_flow_state (s->c, i, &st) == 0) {

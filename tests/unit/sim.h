@@ -48,6 +48,10 @@ struct Sim {
   bool            rtt_fallback;
   uint64_t        tick_phase_us;             /* ticks at this offset in each 10 ms */
   bool            measure_all;               /* $BWSS_SIM_MEASURE_ALL */
+  /* $BWSS_SIM_TRACE="FROM,TO" (s): every 50 ms between them, a line of the
+   * link's queue, the loop's σ and queue and each flow's bytes, receiver
+   * RTT and losses (a tool to read an onset against the lab's samples.txt) */
+  double          trace_from_s, trace_to_s;
   uint64_t        samples;                   /* observations so far */
   uint64_t        now_us;
   /* per second */

@@ -1047,6 +1047,8 @@ typedef struct {
   unsigned      cross_from_s, cross_to_s;   /* the UDP's seconds (both 0: 30 to 60) */
   double        fifo_bytes;    /* packets, drop-tail: a FIFO of this many bytes of IP
                                 * packets (Model.fifo_limit_bytes); 0: the fluid buffer */
+  bool          holes;         /* packets: a repaired loss holds the video's (and every
+                                * flow's) in-order bytes an RTT (Model.repair_holes) */
 } Cell;
 
 typedef struct {
@@ -1220,6 +1222,7 @@ run_cell_at (const Cell *cell, bool controlled, bool latch, unsigned shift_ms)
   s.m.rcv_rtt_latch = latch;
   s.m.packets = cell->packets;
   s.m.fifo_limit_bytes = cell->fifo_bytes;
+  s.m.repair_holes = cell->holes;
   cell_late_s = cell_late_start_s = cell_late_at_s = 0.0;
   s.on_tick = cell_lateness;
   s.m.source_gaps = cell->packets;          /* the lab's video source, at packet level */
@@ -1358,6 +1361,13 @@ run_cell (const Cell *cell, bool controlled, bool latch)
 #define CELL_RUNS_PACKETS 3
 
 static int
+cmp_double (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return (x > y) - (x < y);
+}
+
+static int
 cmp_use (const void *a, const void *b)
 {
   const CellResult *x = a, *y = b;
@@ -1446,7 +1456,7 @@ static void
 test_trace_fq_codel (void)
 {
   Cell cell = { "fq_codel 8M", 8e6, 0.150, 0.005, true, 3e6, 3, 1, rtt_15_40_90, 2e6, TRACE_FIXED,
-                false, 0.0, 0.0, false, 0, 0, 0, 0.0 };
+                false, 0.0, 0.0, false, 0, 0, 0, 0.0, false };
   /* 9.4 % of the seconds before the video's own evidence (the lab's figure
    * too), 97.6 % with it; short now only in the second the UDP arrives (its
    * fair share taken at once, before the video's queue shows): 98.8 % (the
@@ -1462,7 +1472,7 @@ test_trace_fq_codel_many (void)
 {
   static const double rtt[] = { 0.030 };
   Cell cell = { "fq_codel 20M, 8 connections", 20e6, 0.150, 0.005, true, 10.3e6, 1, 8, rtt,
-                0.0, TRACE_FIXED, false, 0.0, 0.0, false, 0, 0, 0, 0.0 };
+                0.0, TRACE_FIXED, false, 0.0, 0.0, false, 0, 0, 0, 0.0, false };
   /* 3.5 % of the seconds before (6.16+); one second short in the start */
   check_cell (&cell, 1, 0.90);
 }
@@ -1491,7 +1501,7 @@ static void
 test_trace_codel_960k (void)
 {
   Cell cell = { "CoDel 960k", 960e3, 0.150, 0.005, false, 496e3, 2, 1, rtt_30, 320e3, TRACE_FIXED,
-                true, 0.0, 0.0, false, 0, 0, 0, 0.0 };
+                true, 0.0, 0.0, false, 0, 0, 0, 0.0, false };
   check_cell (&cell, 4, 0.49);
 }
 
@@ -1506,7 +1516,7 @@ static void
 test_trace_codel_960k_first_second (void)
 {
   Cell cell = { "CoDel 960k", 960e3, 0.150, 0.005, false, 496e3, 2, 1, rtt_30, 320e3, TRACE_FIXED,
-                true, 0.0, 0.0, false, 0, 0, 0, 0.0 };
+                true, 0.0, 0.0, false, 0, 0, 0, 0.0, false };
   Cell bounded = cell;
   bounded.syn_bulk = 2.0 * MODEL_MSS;
   for (int latch = 0; latch < 2; latch++) {
@@ -1535,7 +1545,7 @@ test_trace_first_second_join (void)
 {
   static const double joins[] = { 0.0, 0.05, 0.1, 0.3, 0.65, 0.9 };
   Cell cell = { "Fig. 7 960k drop-tail", 960e3, 0.150, 0.0, false, 496e3, 2, 1, rtt_30, 320e3,
-                TRACE_FIXED, true, 0.0, 0.0, true, 0, 0, 0, 0.0 };
+                TRACE_FIXED, true, 0.0, 0.0, true, 0, 0, 0, 0.0, false };
   for (int latch = 0; latch < 2; latch++)
     for (int syn = 0; syn < 2; syn++) {
       double late[G_N_ELEMENTS (joins)];
@@ -1583,12 +1593,12 @@ test_trace_wifi (void)
 {
   /* downloads 79.0 / 81.6 % (as before this issue: the queue holds σ) */
   Cell tail = { "wifi, 60-ms drop-tail", 8e6, 0.060, 0.0, false, 2e6, 3, 1, rtt_30, 0.0,
-                TRACE_WIFI, false, 0.0, 0.0, false, 0, 0, 0, 0.0 };
+                TRACE_WIFI, false, 0.0, 0.0, false, 0, 0, 0, 0.0, false };
   check_cell (&tail, 0, 0.78);
   /* downloads 55.4 / 57.8 % before the deficits the video's own queue
    * shows stopped bounding the raises, 60.8 / 59.0 % now */
   Cell fq = { "wifi, fq_codel", 8e6, 0.150, 0.005, true, 2e6, 3, 1, rtt_30, 0.0, TRACE_WIFI,
-              false, 0.0, 0.0, false, 0, 0, 0, 0.0 };
+              false, 0.0, 0.0, false, 0, 0, 0, 0.0, false };
   check_cell (&fq, 0, 0.58);
 }
 
@@ -1599,14 +1609,14 @@ test_trace_lte (void)
   /* downloads 72.4 / 86.7 % before the link the video's own queue showed
    * became the link seen busy, 80.7 / 86.7 % now */
   Cell tail = { "lte, 60-ms drop-tail", 8e6, 0.060, 0.0, false, 2e6, 3, 1, rtt_30, 0.0,
-                TRACE_LTE, false, 0.0, 0.0, false, 0, 0, 0, 0.0 };
+                TRACE_LTE, false, 0.0, 0.0, false, 0, 0, 0, 0.0, false };
   check_cell (&tail, 0, 0.80);
   /* the video at its minimum 54 / 55 of 56 s (96.4 / 98.2 %: short in the
    * second after the excluded one, σ still settling after a fall from 10
    * to 3.4 or from 7.8 to 5.2 Mbit/s), downloads 78.9 / 82.2 % before,
    * 80.6 / 85.4 % now */
   Cell fq = { "lte, fq_codel", 8e6, 0.150, 0.005, true, 2e6, 3, 1, rtt_30, 0.0, TRACE_LTE, false,
-              0.0, 0.0, false, 0, 0, 0, 0.0 };
+              0.0, 0.0, false, 0, 0, 0, 0.0, false };
   check_cell (&fq, 2, 0.80);
 }
 
@@ -1618,9 +1628,10 @@ static const double rtt_20_80[] = { 0.020, 0.080 };
  * leaves, over the run and per phase, and the required prebuffer with where
  * it is set; asserts the video short in at most @short_max seconds in every
  * run and, under 6.16+ (the lab's kernel), the downloads' use at the median
- * run at least @use_616.  With @prebuffer_s > 0, also that in every run the
- * required prebuffer is at most @prebuffer_s and the first 5 s need at most
- * START_LATE_S. */
+ * run at least @use_616.  With @prebuffer_s > 0, also that the first 5 s
+ * need at most START_LATE_S in every run and, under 6.16+, the required
+ * prebuffer of the median run is at most @prebuffer_s (the lab's target is
+ * a median of three runs). */
 #define START_LATE_S 0.10
 static void
 matrix_cell (const Cell *cell, unsigned short_max, double use_616, double prebuffer_s)
@@ -1643,10 +1654,17 @@ matrix_cell (const Cell *cell, unsigned short_max, double use_616, double prebuf
                       cell->name, each[k].prebuffer_s, each[k].prebuffer_at_s,
                       each[k].start_late_s);
       g_assert_cmpuint (each[k].counted - each[k].at_min_lab, <=, short_max);
-      if (prebuffer_s > 0.0) {
-        g_assert_cmpfloat (each[k].prebuffer_s, <=, prebuffer_s);
+      if (prebuffer_s > 0.0)
         g_assert_cmpfloat (each[k].start_late_s, <=, START_LATE_S);
-      }
+    }
+    if (prebuffer_s > 0.0 && latch) {
+      double pre[CELL_RUNS_PACKETS];
+      for (unsigned k = 0; k < runs; k++)
+        pre[k] = each[k].prebuffer_s;
+      qsort (pre, runs, sizeof pre[0], cmp_double);
+      g_test_message ("%s, rcv_rtt 6.16+: required prebuffer, the median run %.2f s", cell->name,
+                      pre[runs / 2]);
+      g_assert_cmpfloat (pre[runs / 2], <=, prebuffer_s);
     }
     qsort (each, runs, sizeof each[0], cmp_use);
     if (latch)
@@ -1661,7 +1679,8 @@ matrix_cell (const Cell *cell, unsigned short_max, double use_616, double prebuf
  * per phase of the run, beside these).  Each bar holds at every tick phase
  * (sim-spread.sh): the model's worst where it is below the lab, never
  * below the lab's figure where it reaches more.  The video short in at
- * most 1 s at 960k drop-tail (the UDP's onset; the lab 2 s), 2 behind
+ * most 2 s at 960k drop-tail (the UDP's onset and, in some runs, the
+ * second σ ramps past what the link leaves inside the UDP; the lab 2 s), 2 behind
  * CoDel (the lab 3), none at 20M drop-tail (the lab none), 3 behind
  * fq_codel (the lab 4: two at each edge of the UDP, the model's at its
  * onset).  The downloads' use of what the video leaves, 6.16+: at 960k
@@ -1672,28 +1691,31 @@ matrix_cell (const Cell *cell, unsigned short_max, double use_616, double prebuf
  * in 3 s), behind CoDel 72-88 % (the lab 63.5 %: the bar is the lab's),
  * at 20M drop-tail 89-97 % (the lab 94.6 %), behind fq_codel 61-80 % (the
  * lab 82 %).  The required prebuffer at 960k drop-tail is the UDP's onset's,
- * not the first second's: at most 0.26 s (0.12-0.25 s, set 0.4-1.2 s after
- * the onset), the first 5 s needing at most 0.10 s (0.04-0.08 s; ten tick
- * phases, both receiver RTTs; the lab's matrix run: 0.37 s set at 21.4 s,
- * its first second 0.10 s; there the onset's queue reached the 150-ms
- * buffer and the video's losses stalled it 0.2 s, which the model's queue,
- * cut sooner, does not reach). */
+ * not the first second's: the cell repairs its losses as TCP does (holes),
+ * so when the onset's queue reaches the 150-ms buffer the video's in-order
+ * bytes stop an RTT per loss, two or three times, as in the lab (its
+ * arrivals stopped 0.20-0.25 s each).  The median of the three runs under
+ * 6.16+ at most 0.43 s, the lab's worst of its three (0.37, 0.41, 0.43 s,
+ * set 1.1-1.4 s after the onset); the model's 0.15-0.41 s over the ten
+ * tick phases, set 1.0-1.5 s after it — above the issue's bound of about
+ * 0.28 s, as the lab is; the first 5 s need at most 0.10 s in every run
+ * (0.04-0.08 s). */
 static void
 test_trace_matrix (void)
 {
   const Cell tail_960k = { "matrix droptail150 960k", 960e3, 0.150, 0.0, false, 432e3, 2, 1,
                            rtt_20_80, 320e3, TRACE_FIXED, true, 2.0 * MODEL_MSS, 0.0, true,
-                           60, 20, 40, 0.0 };
-  matrix_cell (&tail_960k, 1, 0.69, 0.26);
+                           60, 20, 40, 0.0, true };
+  matrix_cell (&tail_960k, 2, 0.69, 0.43);
   const Cell codel_960k = { "matrix codel 960k", 960e3, 0.150, 0.005, false, 432e3, 2, 1,
                             rtt_20_80, 320e3, TRACE_FIXED, true, 2.0 * MODEL_MSS, 0.0, true,
-                            60, 20, 40, 0.0 };
+                            60, 20, 40, 0.0, false };
   matrix_cell (&codel_960k, 2, 0.635, 0.0);
   const Cell tail_20m = { "matrix droptail150 20M", 20e6, 0.150, 0.0, false, 9e6, 2, 1, rtt_20_80,
-                          20e6 / 3, TRACE_FIXED, false, 0.0, 0.0, true, 60, 20, 40, 0.0 };
+                          20e6 / 3, TRACE_FIXED, false, 0.0, 0.0, true, 60, 20, 40, 0.0, false };
   matrix_cell (&tail_20m, 0, 0.89, 0.0);
   const Cell fq_20m = { "matrix fq_codel 20M", 20e6, 0.150, 0.005, true, 9e6, 2, 1, rtt_20_80,
-                        20e6 / 3, TRACE_FIXED, false, 0.0, 0.0, true, 60, 20, 40, 0.0 };
+                        20e6 / 3, TRACE_FIXED, false, 0.0, 0.0, true, 60, 20, 40, 0.0, false };
   matrix_cell (&fq_20m, 3, 0.60, 0.0);
 }
 
@@ -1721,7 +1743,7 @@ test_trace_matrix_wifi (void)
 {
   const Cell wifi_960k = { "matrix droptail12 wifi 960k", 960e3, 0.012, 0.0, false, 432e3, 2, 1,
                            rtt_20_80, 320e3, TRACE_WIFI, true, 2.0 * MODEL_MSS, 0.0, true,
-                           60, 20, 40, 3000.0 };
+                           60, 20, 40, 3000.0, false };
   matrix_cell (&wifi_960k, 3, 0.15, 0.0);
 }
 
