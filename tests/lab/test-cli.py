@@ -331,6 +331,24 @@ r = lab("run", "streaming", "--set", "bulk_initrwnd=-1")
 check(r.returncode == 2 and "bulk_initrwnd" in r.stderr, "bulk_initrwnd=-1 is refused: %s" % r.stderr.strip())
 b2 = SCENARIOS["streaming"].with_sets(["bulk_initrwnd=2"])
 check(b2.bulk_initrwnd == 2 and "SYN offering 2 segments" in b2.doc, "bulk_initrwnd=2: %s" % b2.doc)
+# a run never writes over an earlier run's files: they move aside first
+from bwsslab import paths  # noqa: E402
+with tempfile.TemporaryDirectory() as d:
+    base = os.path.join(d, "streaming")
+    check(paths.keep_earlier(base) is None, "nothing earlier: nothing moved")
+    os.makedirs(os.path.join(base, "run1", "bwss"))
+    with open(os.path.join(base, "run1", "bwss", "summary.json"), "w") as f:
+        f.write("{}")
+    os.utime(base, (1764300000, 1764300000))
+    first = paths.keep_earlier(base)
+    os.makedirs(os.path.join(base, "bwss"))
+    os.utime(base, (1764300000, 1764300000))
+    second = paths.keep_earlier(base)
+    check(first and os.path.isfile(os.path.join(first, "run1", "bwss", "summary.json"))
+          and os.path.basename(first).startswith("streaming.2025") and second == first + "-2"
+          and os.path.isdir(os.path.join(second, "bwss")) and not os.path.exists(base),
+          "an earlier run's files move to <label>.<time>, a second of the same second to -2: %s, %s"
+          % (first and os.path.basename(first), second and os.path.basename(second)))
 os.unlink(BAD_TRACE.name)
 os.unlink(WORD_TRACE.name)
 tap.done()

@@ -222,6 +222,9 @@ def cmd_run(args, sc, modes, label):
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     print("%s: %s" % (label, sc.doc))
+    kept = paths.keep_earlier(base)
+    if kept:
+        print("the earlier runs of this label: %s" % kept)
     runs = []
     code, why = 0, []
     for k in range(args.repeat):
