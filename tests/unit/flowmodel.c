@@ -128,7 +128,8 @@ sending_rate (const Model *m, ModelFlow *f, double q, bool *cwnd_limited)
  * sender (no SACK, no RACK), and with one segment out Linux's tail loss
  * probe waits 2·SRTT + TCP_RTO_MIN: the flow delivers nothing until then
  * (a flow its reads pace at a DSL rate sends one segment per window
- * opening, so each of its losses is one). */
+ * opening, so each of its losses is one).  Any other loss, with
+ * repair_holes, is a hole in the receiver's sequence for an RTT. */
 static void
 lose (const Model *m, ModelFlow *f)
 {

@@ -92,16 +92,15 @@
  * segment tells the sender, and Linux's tail loss probe (one segment out)
  * fires 2·SRTT + TCP_RTO_MIN later; the flow delivers nothing until then.
  * A download its reads pace at a DSL rate has one segment in flight.  With
- * repair_holes, any other loss is repaired by a retransmission (SACK,
- * fast retransmit), and
- * until it arrives the receiver's in-order bytes stand still: the hole
- * opens when the lost segment was due (the queue it met after the loss)
+ * repair_holes, any other loss is repaired by a retransmission (SACK, fast
+ * retransmit), and until it arrives the receiver's in-order bytes stand
+ * still: the hole opens when the lost segment was due (the queue it met)
  * and closes an RTT later (the duplicate ACKs' way back, the
  * retransmission's way through the queue), when what arrived behind it is
- * delivered at once (tcpi_bytes_received, what a reader gets).  The
- * window of data behind a hole the sender may still send; the reader, and
- * the video's lateness, wait.  The
- * window the SYN offered (64240 bytes, before any clamp) is never taken
+ * delivered at once (tcpi_bytes_received, what a reader gets); segments
+ * behind the hole give no RTT sample.  The sender goes on sending behind
+ * the hole; the reader, and the video's lateness, wait.  The window the
+ * SYN offered (64240 bytes, before any clamp) is never taken
  * back: until that much arrived the sender may send it, whatever the
  * clamp or the reads (the senders' initial windows in the first second).  And
  * a source (source_bps) writes into a large send buffer: what the sender
@@ -239,7 +238,7 @@ typedef struct {
    * 0.012·C would pass them); 0 = the fluid drop-tail above */
   double    fifo_limit_bytes;
   /* packets: a repaired loss holds the receiver's in-order bytes for an RTT
-   * (see above, "Any other loss"); false: every byte is in order at once */
+   * (the header, "With repair_holes"); false: every byte arrives in order */
   bool      repair_holes;
   size_t    n;
   ModelFlow f[MODEL_MAX_FLOWS];
