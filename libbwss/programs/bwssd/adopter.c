@@ -2,6 +2,7 @@
 /* adopter.c — bwssd's adoption of the user's TCP flows (see adopter.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -85,26 +86,18 @@ refused_free (gpointer data)
   g_free (r);
 }
 
-/* Parses "addr:port" / "[addr]:port" (knob_dump's form) into @addr (an
- * IPv4-mapped IPv6 address as IPv4) and @port. */
+/* The remote end of the socket @k as sock_diag names it: an IPv4-mapped
+ * IPv6 address (::ffff:a.b.c.d) as the IPv4 address it maps, as the rules
+ * match it. */
 static void
-parse_remote (const char *text, GInetAddress **addr, guint16 *port)
+remote_of (const KnobInfo *k, GInetAddress **addr, guint16 *port)
 {
-  *addr = NULL;
-  *port = 0;
-  const char *colon = strrchr (text, ':');
-  if (colon == NULL)
-    return;
-  *port = (guint16) atoi (colon + 1);
-  g_autofree char *host = g_strndup (text, (gsize) (colon - text));
-  char *h = host;
-  if (h[0] == '[') {
-    h++;
-    h[strlen (h) - 1] = '\0';
-  }
-  if (g_str_has_prefix (h, "::ffff:") && strchr (h, '.'))
-    h += 7;
-  *addr = g_inet_address_new_from_string (h);
+  static const guint8 mapped[12] = { [10] = 0xff, [11] = 0xff };
+  const guint8 *b = (const guint8 *) k->id.idiag_dst;
+  gboolean in_v6 = k->family == AF_INET6 && memcmp (b, mapped, sizeof mapped) == 0;
+  *addr = g_inet_address_new_from_bytes (in_v6 ? b + 12 : b, k->family == AF_INET || in_v6
+                                         ? G_SOCKET_FAMILY_IPV4 : G_SOCKET_FAMILY_IPV6);
+  *port = g_ntohs (k->id.idiag_dport);
 }
 
 static AdoptSubject
@@ -305,7 +298,7 @@ adopt_one (Adopter *ad, const KnobInfo *k, const AdoptHolder *h)
   a->exe = adopt_proc_exe (h->pid);
   a->comm = adopt_proc_comm (h->pid);
   a->cgroup = adopt_proc_cgroup (h->pid);
-  parse_remote (k->remote, &a->remote, &a->port);
+  remote_of (k, &a->remote, &a->port);
   AdoptSubject s = subject_of (a);
   const AdoptRule *rule = adopt_rules_match (ad->rules, &s);
   if (!rule->adopt) {
