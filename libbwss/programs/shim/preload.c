@@ -363,15 +363,16 @@ iov_bytes (const struct iovec *iov, int cnt)
 
 /* A read hook's body: waits for @want bytes of credit before the real
  * call (@want evaluated only then) and classifies and counts what it read
- * after; a peek (@peek true) neither waits nor counts. */
+ * after, each while the process is in the domain (the destructor may have
+ * left it during the read); a peek (@peek true) neither waits nor counts. */
 #define PACED_READ(name, want, peek, ...)        \
   do {                                           \
     RESOLVE (name);                              \
-    bool paced = domain && !(peek);              \
-    if (paced)                                   \
+    bool counted = !(peek);                      \
+    if (domain && counted)                       \
       pace_before (fd, (want));                  \
     ssize_t r = real_##name (__VA_ARGS__);       \
-    if (paced)                                   \
+    if (domain && counted)                       \
       after_read (fd, r);                        \
     return r;                                    \
   } while (0)
