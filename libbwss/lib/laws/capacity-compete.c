@@ -47,21 +47,33 @@
  * slow link (CoDel at 960 kbit/s with UDP read as a neighbour in the
  * model, and cost the video 8 s): there the loop stays in TRACK.
  *
- * COMPETE.  This host competes for its total as plain TCP would: the
- * downloads' windows go back to the kernel (compete_free; controller.c) —
- * their congestion windows, the senders' loss response, set their rates,
- * as under plain TCP; the video's window is sized with compete_headroom
- * above its minimum for the RTT measured (the queue swings with the
- * neighbour's sawtooth).  Within that total the video still comes first: a
- * flow below its minimum (the deficit D of capacity-model.c) for two
- * decisions in a row (its rate over one decision is a few segments) makes
- * the downloads yield compete_yield·D, at most max_cut of what they move
- * (the FIFO shares what they give up among every flow still sending, the
- * neighbour's included); their windows, sized for the RTT measured (the
- * queue is the neighbour's, no target of ours), bind again, and σ climbs
- * back as Reno grows a window — a segment per RTT per download — until,
- * compete_detect_us after the last yield, no window binds, and the kernel
- * has them again.  A minimum missed by a fifth or more for half of the last
+ * COMPETE.  This host competes for its total as plain TCP would, the
+ * video first within it.  The downloads are in one of two ways:
+ *
+ *     FREE ──(a minimum missed two decisions in a row: the first yield)──► FOLLOW
+ *     (entered with COMPETE)                (and after each drain: FOLLOW)
+ *
+ *   - FREE: their windows go back to the kernel (controller.c) — their
+ *     congestion windows, the senders' loss response, set their rates, as
+ *     under plain TCP;
+ *   - FOLLOW: each download's window follows its own delivered rate R at
+ *     the RTT measured, compete_headroom above it (bwss__fcs_follow: the
+ *     sender's congestion window, not ours, holds it), resized at each fresh
+ *     estimate.  A share held through windows sized for a rate falls behind
+ *     an elastic neighbour that grows the queue (rate = window / RTT) while
+ *     plain TCP's downloads grow their windows with it; windows that follow
+ *     R at the RTT now grow with the queue as the senders' own do.
+ * The video's window is sized with compete_headroom above its minimum for
+ * the RTT measured (the queue swings with the neighbour's sawtooth).  The
+ * video comes first: a flow below its minimum (the deficit D of
+ * capacity-model.c) for two decisions in a row (its rate over one decision
+ * is a few segments) makes the downloads yield compete_yield·D, each by its
+ * weight and at most max_cut of what it delivers, from the rate it
+ * delivers, at once (the FIFO shares what they give up among every flow
+ * still sending, the neighbour's included); only the shortfall is taken
+ * from them, and at the first decision the minima are met their windows
+ * follow their rates again.  σ stays above what the flows move: it binds
+ * nobody.  A minimum missed by a fifth or more for half of the last
  * reserve_hold_us whatever they yielded says the traffic beside us did not give way: it is inelastic (UDP
  * above what the link leaves), competing only took the video's share, and
  * the loop goes back to TRACK and stays out of COMPETE for a while,
@@ -75,10 +87,10 @@
  * the start): the downloads at a quarter of what they move, for at most
  * compete_drain_us.  If the queue falls under its target, it was ours: TRACK, from σ = what the flows move, with the link seen
  * busy forgotten (it was our share, not the link).  If it stops falling
- * above twice its target, its floor is somebody else's: σ back to what the
- * flows moved before, through the windows (released at once, their
- * congestion windows would burst into the buffer together, and its
- * overflow takes the video's segments too).
+ * above twice its target, its floor is somebody else's: FOLLOW, the
+ * windows growing back from what the flows move a room a step (released at
+ * once, their congestion windows would burst into the buffer together, and
+ * its overflow takes the video's segments too).
  *
  * Whatever σ and the state decide, every flow keeps moving: the progress
  * law is fcs.c's (bwss__progress_floor_bps).
@@ -174,13 +186,12 @@ capacity_compete_init (BwssCapacity *c)
   c->link_alone_bps = 0.0;
   c->compete_probe_at_us = 0;
   c->compete_drain_until_us = 0;
-  c->compete_sigma_before = 0.0;
-  c->compete_yield_at_us = 0;
   c->compete_yield_votes = 0;
   c->compete_short_score = 0.0;
   c->compete_hold_us = 0;
   c->compete_hold_until_us = 0;
   c->compete_free = false;
+  c->compete_yield_bps = 0.0;
 }
 
 /* Enters COMPETE: from what the flows move, the drain first due after a
@@ -193,8 +204,8 @@ enter_compete (BwssCapacity *c, const BwssParams *p, uint64_t now, const Capacit
   c->phase_since_us = now;
   c->compete_probe_at_us = now + p->compete_probe_us;
   c->compete_drain_until_us = 0;
-  c->compete_sigma_before = 0.0;
   c->compete_free = true;
+  c->compete_yield_bps = 0.0;
   c->compete_short_score = 0.0;
   c->compete_yield_votes = 0;
   capacity_forget_track (c);
@@ -234,6 +245,7 @@ exit_compete (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
   c->foreign_score = 0.0;
   c->compete_drain_until_us = 0;
   c->compete_free = false;
+  c->compete_yield_bps = 0.0;
   capacity_forget_track (c);
   capacity_set_sigma (c, k->u_kept > k->minima ? k->u_kept : k->minima);
   return RULE_EXIT;
@@ -266,8 +278,8 @@ fail_compete (BwssCapacity *c, const BwssParams *p, uint64_t now, const Capacity
 static int
 start_drain (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
 {
-  c->compete_sigma_before = k->u_kept;
   c->compete_free = false;
+  c->compete_yield_bps = 0.0;
   c->compete_drain_until_us = now + p->compete_drain_us;
   capacity_set_sigma (c, k->minima + DRAIN_KEEP * (k->u_kept - k->minima));
   return RULE_DRAIN;
@@ -291,10 +303,12 @@ judge_drain (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityC
     return RULE_DRAIN;
   c->compete_drain_until_us = 0;
   c->compete_probe_at_us = now + p->compete_probe_us;
-  /* back to what the flows moved before it, through the windows (released
-   * at once, the downloads' congestion windows would burst into the buffer
-   * together, and its overflow would take the video's segments too) */
+  /* FOLLOW: the windows grow back from what the flows move now, a room a
+   * step (released at once, the downloads' congestion windows would burst
+   * into the buffer together, and its overflow would take the video's
+   * segments too) */
   c->compete_free = false;
+  capacity_set_sigma (c, (1.0 + p->compete_headroom) * k->u_kept);
   return RULE_COMPETE;
 }
 
@@ -305,9 +319,7 @@ judge_drain (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityC
 static bool
 drain_due (const BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
 {
-  if (now >= c->compete_probe_at_us)
-    return true;
-  return c->compete_free && has_link (c, p, k);
+  return now >= c->compete_probe_at_us || has_link (c, p, k);
 }
 
 int
@@ -331,38 +343,19 @@ capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
     return judge_drain (c, p, now, k);
   if (drain_due (c, p, now, k))
     return start_drain (c, p, now, k);
-  /* the video first: the downloads yield what the minima miss, and more
-   * (the neighbour takes its part); never below the minima */
+  /* the video first: a minimum missed two decisions in a row makes the
+   * downloads yield compete_yield times what the minima miss (the FIFO
+   * shares what they give up with the neighbour), each by its weight, from
+   * what it delivers (controller.c); FREE ends at the first yield: from
+   * then on their windows FOLLOW what they deliver at the RTT measured */
   c->compete_yield_votes = k->deficit > 0.0 ? c->compete_yield_votes + 1 : 0;
-  if (c->compete_yield_votes >= YIELD_DECISIONS) {
-    /* at most max_cut of what the downloads move, a decision */
-    double s = k->u_kept - p->compete_yield * k->deficit;
-    double least = k->minima + (1.0 - p->max_cut) * (k->u_kept - k->minima);
-    if (s < least)
-      s = least;
-    if (!c->compete_free && s > c->sigma_bps)
-      s = c->sigma_bps;
-    capacity_set_sigma (c, s > k->minima ? s : k->minima);
+  bool yield = c->compete_yield_votes >= YIELD_DECISIONS;
+  c->compete_yield_bps = yield ? p->compete_yield * k->deficit : 0.0;
+  if (yield)
     c->compete_free = false;
-    c->compete_sigma_before = 0.0;
-    c->compete_yield_at_us = now;
-    return RULE_YIELD;
-  }
-  /* free: σ above what the flows move, binding nobody (the kernel has the
-   * downloads).  After a yield or a drain, the windows bind: σ grows as Reno
-   * grows a window — a segment per RTT per download (faster, the windows
-   * fill the buffer within a second, and its overflow takes the video's
-   * segments too) — until no window binds (the senders' congestion windows
-   * hold every flow), and the kernel has them again */
-  double free_at = (1.0 + p->compete_headroom) * k->u_kept;
-  double rtt = (k->rtt_ref - k->qt + (k->q > 0.0 ? k->q : 0.0)) / 1e6;
-  double s = free_at;
-  bool back = k->u_kept >= (1.0 - p->alpha) * c->compete_sigma_before
-      && now - c->compete_yield_at_us >= p->compete_detect_us;
-  if (!c->compete_free && (k->hungry > 0 || !back) && rtt > 0.0)
-    s = c->sigma_bps + (double) k->bulk * 8.0 * p->default_mss * (interval_us / 1e6) / (rtt * rtt);
-  else
-    c->compete_free = true;
+  /* σ above what the flows move, binding nobody: the windows, not σ, hold
+   * the downloads here (the video's is sized for its minimum, controller.c) */
+  double s = (1.0 + p->compete_headroom) * k->u_kept;
   capacity_set_sigma (c, s > k->minima ? s : k->minima);
-  return RULE_COMPETE;
+  return yield ? RULE_YIELD : RULE_COMPETE;
 }

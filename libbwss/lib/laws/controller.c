@@ -742,9 +742,20 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
    * its minimum's (σ = Σm would clamp it to its minimum until the raise
    * found the link) */
   bool start = !paper_loop (c) && phase == BWSS_PHASE_START;
-  /* COMPETE with σ binding nobody: the flows without a minimum are the
-   * kernel's, as under plain TCP (capacity-compete.c) */
-  bool compete_free = !paper_loop (c) && phase == BWSS_PHASE_COMPETE && c->capacity.compete_free;
+  /* COMPETE outside a drain (capacity-compete.c): the flows without a
+   * minimum are the kernel's (FREE), as under plain TCP, or their windows
+   * follow what they deliver, less their part of a yield (FOLLOW) */
+  bool compete = !paper_loop (c) && phase == BWSS_PHASE_COMPETE
+      && c->capacity.compete_drain_until_us == 0;
+  bool compete_free = compete && c->capacity.compete_free;
+  bool follow = compete && !c->capacity.compete_free;
+  double weights = 0.0;
+  size_t downloads = 0;
+  for (size_t i = 0; follow && i < c->n; i++)
+    if (!has_minimum (&c->flows[i])) {
+      weights += c->flows[i].prefs.weight;
+      downloads++;
+    }
   bool pace = may_pace (c);
   for (size_t i = 0; i < c->n; i++) {
     Flow *f = &c->flows[i];
@@ -754,6 +765,11 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
     bwss__fcs_set_paced (&f->fcs, &c->p, pace && f->can_pace && !has_minimum (f));
     if (released || (start && has_minimum (f)) || (compete_free && !has_minimum (f)))
       bwss__fcs_release (&f->fcs);
+    else if (follow && !has_minimum (f))
+      bwss__fcs_follow (&f->fcs, &c->p, now_us, c->p.compete_headroom,
+                        c->capacity.compete_yield_bps
+                            * (weights > 0.0 ? f->prefs.weight / weights : 1.0 / (double) downloads),
+                        f->rtt_us, f->mss);
     else
       bwss__fcs_step (&f->fcs, &c->p, now_us, target, model_rtt (c, f), f->mss);
     if (f->fcs.window < f->window_low || f->window_low == 0)

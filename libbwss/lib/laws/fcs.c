@@ -422,6 +422,54 @@ adjust (BwssFcs *f, const BwssParams *params, uint64_t now_us, double target_bps
   return f->window;
 }
 
+/* Regime 4, following (the delay loop's COMPETE, beside traffic it does
+ * not control): the window carries what the flow delivers, R·RTT/p (eq. 1
+ * with T = R) at the RTT measured, @room above it so that the sender's
+ * congestion window, not ours, holds the flow, less @yield_bps given up to
+ * a minimum (at most max_cut of R).  A window held at a rate falls behind
+ * an elastic neighbour that grows the queue (rate = window / RTT); one
+ * that follows R at the RTT now grows with the queue as the sender's own
+ * window does.  It is resized at each fresh estimate after the last change
+ * has acted (one RTT, then a period φ), and at once for a yield that asks
+ * for less than the window carries; an estimate from before the last change
+ * never cuts twice.  Returns the window in segments (0 while released:
+ * until a rate and an RTT are known, the kernel has the flow). */
+uint32_t
+bwss__fcs_follow (BwssFcs *f, const BwssParams *params, uint64_t now_us, double room,
+                  double yield_bps, uint32_t rtt_us, uint32_t mss)
+{
+  if (mss == 0)
+    mss = params->default_mss;
+  if (f->pacing)
+    bwss__fcs_release (f);               /* the window takes over */
+  double r = f->est.rate_bps;
+  if (rtt_us == 0 || !(r >= 0.0))
+    return f->window;                   /* nothing to follow yet: keep what is */
+  if (!isfinite (yield_bps) || yield_bps < 0.0)
+    yield_bps = 0.0;
+  if (yield_bps > params->max_cut * r)
+    yield_bps = params->max_cut * r;
+  bool fresh = f->state == BWSS_FCS_RELEASED || f->est.periods > f->periods_at_change;
+  double t = yield_bps > 0.0 ? r - yield_bps : (1.0 + room) * r;
+  double level = ceil (segments_for_rate (t, rtt_us, mss));    /* eq. (1), T = R */
+  double now_level = f->state == BWSS_FCS_RELEASED ? INFINITY : level_of (f);
+  if (!fresh && !(yield_bps > 0.0 && level < now_level))
+    return f->window;
+  f->periods_at_change = f->est.periods;   /* a decision consumes its estimate */
+  uint32_t cap = (uint32_t) (FCS_MAX_WINDOW_BYTES / mss);
+  bool sub;
+  uint32_t w = clamp_window (params, level, cap, mss, &sub);
+  f->target_bps = t;
+  f->debt_bits = 0.0;
+  if (w != f->window || sub != f->sub || f->state == BWSS_FCS_RELEASED) {
+    set_window (f, params, w, sub, now_us, rtt_us);
+    f->state = yield_bps > 0.0 ? BWSS_FCS_DECREASED : BWSS_FCS_HOLD;
+  } else {
+    f->state = BWSS_FCS_STEADY;
+  }
+  return f->window;
+}
+
 /* One step, in three regimes: the receiver paces the reads; a window for a
  * new target (eq. 1 after a release or a deep cut, a rescale after a large
  * move); the law's adjustment (eq. 3, 4). */

@@ -117,6 +117,15 @@ uint32_t bwss__fcs_step (BwssFcs *f, const BwssParams *params,
                         uint64_t now_us, double target_bps,
                         uint32_t rtt_us, uint32_t mss);
 
+/* The FCS following the flow (the delay loop's COMPETE): the window
+ * carries the flow's own rate R at @rtt_us (w = R·RTT/p, eq. 1 with T = R),
+ * @room above it (a fraction: the sender's growth), or R − @yield_bps while
+ * @yield_bps > 0 (at most max_cut of R), resized at each fresh estimate and
+ * at once for a yield below the window.  Returns the window in segments (0
+ * while released: no rate or RTT known yet). */
+uint32_t bwss__fcs_follow (BwssFcs *f, const BwssParams *params, uint64_t now_us,
+                           double room, double yield_bps, uint32_t rtt_us, uint32_t mss);
+
 /* Feeds a cumulative byte count into the FCS's estimator, with φ derived from
  * @rtt_us.  Returns true when a new estimate was produced. */
 bool bwss__fcs_observe (BwssFcs *f, const BwssParams *params,
@@ -282,17 +291,17 @@ typedef struct {
                                * target: the link this host has to itself, 0 = unknown */
   uint64_t  compete_probe_at_us;   /* COMPETE: the next drain is due, µs */
   uint64_t  compete_drain_until_us;/* COMPETE: the running drain ends, 0 = none */
-  double    compete_sigma_before;  /* COMPETE: what the flows moved before the last drain,
-                               * bit/s (the windows bind until they move it again) */
-  uint64_t  compete_yield_at_us;    /* COMPETE: the last yield to a minimum */
   uint32_t  compete_yield_votes;    /* COMPETE: decisions in a row a minimum was missed */
   double    compete_short_score;    /* COMPETE: the share of the last reserve_hold_us a
                                      * minimum was missed by a fifth or more, [0, 1] */
   uint64_t  compete_hold_us;  /* after COMPETE failed the video: no entry for this long,
                                * doubling (0: params' first) ... */
   uint64_t  compete_hold_until_us; /* ... until then */
-  bool      compete_free;     /* COMPETE: σ binds nobody — the flows without a minimum
-                               * are left to the kernel (controller.c) */
+  bool      compete_free;     /* COMPETE, FREE: the flows without a minimum are left to
+                               * the kernel; else FOLLOW: their windows follow what they
+                               * deliver (controller.c, bwss__fcs_follow) */
+  double    compete_yield_bps;/* COMPETE, FOLLOW: what the downloads give up to the
+                               * minima at this decision, bit/s; 0 = nothing */
 } BwssCapacity;
 
 void bwss__capacity_init (BwssCapacity *c);
