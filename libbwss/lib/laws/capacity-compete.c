@@ -186,6 +186,7 @@ capacity_compete_init (BwssCapacity *c)
   c->link_alone_bps = 0.0;
   c->compete_probe_at_us = 0;
   c->compete_drain_until_us = 0;
+  c->compete_u_before = 0.0;
   c->compete_yield_votes = 0;
   c->compete_short_score = 0.0;
   c->compete_hold_us = 0;
@@ -280,6 +281,7 @@ start_drain (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityC
 {
   c->compete_free = false;
   c->compete_yield_bps = 0.0;
+  c->compete_u_before = k->u_link;
   c->compete_drain_until_us = now + p->compete_drain_us;
   capacity_set_sigma (c, k->minima + DRAIN_KEEP * (k->u_kept - k->minima));
   return RULE_DRAIN;
@@ -303,6 +305,17 @@ judge_drain (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityC
     return RULE_DRAIN;
   c->compete_drain_until_us = 0;
   c->compete_probe_at_us = now + p->compete_probe_us;
+  /* the neighbour is still there: the link this host had to itself is
+   * beyond reach beside it, and a drain due to a U that only climbs back to
+   * what it moved before would follow every drain.  The next one due to U
+   * needs compete_probe_rise more than that (the neighbour's share coming
+   * back), else the probe interval */
+  if (floor && c->link_alone_bps > 0.0 && p->compete_probe_rise < 1.0) {
+    double beside = (1.0 + p->compete_probe_rise) / (1.0 - p->compete_probe_rise)
+        * c->compete_u_before;
+    if (c->link_alone_bps < beside)
+      c->link_alone_bps = beside;
+  }
   /* FOLLOW: the windows grow back from what the flows move now, a room a
    * step (released at once, the downloads' congestion windows would burst
    * into the buffer together, and its overflow would take the video's
@@ -331,8 +344,14 @@ capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
    * two RTTs of the standing queue, up to four short ones): competing costs
    * the video.  A video a few per cent
    * short, or deeply short for a decision (its rate over one is a few
-   * segments), is a drop's doing, which the yields answer. */
-  double deep = k->short_min > 0 && k->shortfall > DEEP * k->minima ? 1.0 : 0.0;
+   * segments), is a drop's doing, which the yields answer; and so is one
+   * deeply short while the downloads still move more than a yield would
+   * take (beside an elastic neighbour the video's own congestion window
+   * regrows over a second or two after its loss, and a fail there cost the
+   * downloads the probe interval at their floors): only what the yields
+   * cannot cover is the traffic beside us not giving way. */
+  double deep = k->short_min > 0 && k->shortfall > DEEP * k->minima
+      && k->bulk_bps < p->compete_yield * k->shortfall ? 1.0 : 0.0;
   double span = interval_us < 4.0 * (double) p->decision_min_us ? interval_us
                                                                 : 4.0 * (double) p->decision_min_us;
   double w = span / (double) (p->reserve_hold_us ? p->reserve_hold_us : 1);

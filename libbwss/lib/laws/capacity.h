@@ -37,6 +37,7 @@ typedef struct {
   double u_link;       /* U over link_window_us at least: the link's rate for us */
   double link;         /* the link's rate for C2 and the band, bit/s */
   size_t bulk;         /* flows without a minimum */
+  double bulk_bps;     /* ... Σ R_i over them, bit/s */
   size_t bulk_floored; /* ... allocated no more than their floor: σ holds them down */
   size_t lost;         /* flows that lost segments during the interval */
   size_t short_min;    /* flows below their minimum ((1−α)·m_i) ... */

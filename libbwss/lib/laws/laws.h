@@ -291,6 +291,8 @@ typedef struct {
                                * target: the link this host has to itself, 0 = unknown */
   uint64_t  compete_probe_at_us;   /* COMPETE: the next drain is due, µs */
   uint64_t  compete_drain_until_us;/* COMPETE: the running drain ends, 0 = none */
+  double    compete_u_before; /* COMPETE: U over the link's window when the running
+                               * drain began, bit/s */
   uint32_t  compete_yield_votes;    /* COMPETE: decisions in a row a minimum was missed */
   double    compete_short_score;    /* COMPETE: the share of the last reserve_hold_us a
                                      * minimum was missed by a fifth or more, [0, 1] */
