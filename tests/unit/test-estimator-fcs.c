@@ -211,6 +211,42 @@ test_fcs_rescale_on_retarget (void)
   g_assert_cmpuint (bwss__fcs_step (&g, &params, 10 * MS, 0.6e6, 100 * MS, 1448), ==, 9);
 }
 
+/* Following (COMPETE): the window carries the flow's own rate at the RTT
+ * given, room above it; a yield cuts at once, from that rate, at most
+ * max_cut of it, and an estimate from before the cut never cuts twice. */
+static void
+test_fcs_follow (void)
+{
+  BwssFcs f;
+  bwss__fcs_init (&f);
+  /* no rate yet: the kernel keeps the flow */
+  g_assert_cmpuint (bwss__fcs_follow (&f, &delay_params, 0, 0.5, 0.0, 100 * MS, 1448), ==, 0);
+  g_assert_cmpint (f.state, ==, BWSS_FCS_RELEASED);
+  bwss__fcs_observe (&f, &delay_params, 100 * MS, 1000, 100 * MS);
+  g_assert_true (bwss__fcs_observe (&f, &delay_params, 300 * MS, 1000 + 25000, 100 * MS));
+  g_assert_cmpfloat_with_epsilon (f.est.rate_bps, 1e6, 1.0);
+  /* 1.5·1e6·0.1 s / (1448·8) = 12.95 → 13 */
+  g_assert_cmpuint (bwss__fcs_follow (&f, &delay_params, 310 * MS, 0.5, 0.0, 100 * MS, 1448), ==, 13);
+  g_assert_cmpint (f.state, ==, BWSS_FCS_HOLD);
+  /* no fresh estimate: nothing moves */
+  g_assert_cmpuint (bwss__fcs_follow (&f, &delay_params, 320 * MS, 0.5, 0.0, 200 * MS, 1448), ==, 13);
+  /* a yield of 0.2 Mbit/s at once: 0.8e6·0.1/(1448·8) = 6.9 → 7 */
+  g_assert_cmpuint (bwss__fcs_follow (&f, &delay_params, 330 * MS, 0.5, 0.2e6, 100 * MS, 1448), ==, 7);
+  g_assert_cmpint (f.state, ==, BWSS_FCS_DECREASED);
+  /* the same estimate again: no second cut */
+  g_assert_cmpuint (bwss__fcs_follow (&f, &delay_params, 340 * MS, 0.5, 0.2e6, 100 * MS, 1448), ==, 7);
+  /* a fresh estimate of 0.8 Mbit/s with the minima met: 1.5·0.8e6·0.1/(1448·8) = 10.4 → 11 */
+  bwss__fcs_observe (&f, &delay_params, 430 * MS, 50000, 100 * MS);
+  g_assert_true (bwss__fcs_observe (&f, &delay_params, 630 * MS, 50000 + 20000, 100 * MS));
+  g_assert_cmpuint (bwss__fcs_follow (&f, &delay_params, 640 * MS, 0.5, 0.0, 100 * MS, 1448), ==, 11);
+  /* a yield above max_cut of the rate gives up max_cut: 0.7e6·0.1/(1448·8) = 6.04 → 7 */
+  BwssFcs g;
+  bwss__fcs_init (&g);
+  bwss__fcs_observe (&g, &delay_params, 100 * MS, 1000, 100 * MS);
+  g_assert_true (bwss__fcs_observe (&g, &delay_params, 300 * MS, 1000 + 25000, 100 * MS));
+  g_assert_cmpuint (bwss__fcs_follow (&g, &delay_params, 310 * MS, 0.5, 0.9e6, 100 * MS, 1448), ==, 7);
+}
+
 /* The delay loop's sub-segment window: eq. (3) from one segment goes one
  * level down, to min_window_bytes; eq. (4) comes back up; eq. (1) for
  * less than half a segment starts there. */
@@ -486,6 +522,7 @@ main (int argc, char **argv)
   g_test_add_func ("/fcs/rescale-on-retarget", test_fcs_rescale_on_retarget);
   g_test_add_func ("/fcs/sub-segment-window", test_fcs_sub_segment_window);
   g_test_add_func ("/fcs/paced-reads", test_fcs_paced_reads);
+  g_test_add_func ("/fcs/follow", test_fcs_follow);
   g_test_add_func ("/fcs/model/converges", test_fcs_converges);
   g_test_add_func ("/fcs/model/rtt-change", test_fcs_follows_rtt_change);
   g_test_add_func ("/fcs/model/target-change", test_fcs_follows_target_change);
