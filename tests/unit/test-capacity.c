@@ -421,6 +421,89 @@ feed_both (BwssController *c, uint64_t from, uint64_t to, uint64_t add, uint64_t
 /* The start (release_us): the flows without a minimum at their floor, a
  * flow with one left to the kernel (a video alone starts at the link's
  * pace); then eq. (1) for both from σ = max(U, Σm). */
+/* COMPETE's PROTECT: the video's own loss, while a download did not lose,
+ * makes the downloads keep a share of their rates and hold it until the
+ * video has sent what its source owed since (its minimum over the time),
+ * at least a few RTTs; a loss of every flow at once (their senders shrank
+ * with the video's) does not; nor is PROTECT held past its bound. */
+static void
+test_compete_protect (void)
+{
+  BwssCapacity c;
+  /* the video (2 Mbit/s minimum, its source's pace) and two downloads, 40 ms
+   * base, a neighbour's 140-ms queue */
+  BwssCapacityFlow f[3] = { flow (2e6, 3e6, 40000, 40000), flow (2e6, 2e6, 40000, 40000),
+                            flow (2e6, 2e6, 40000, 40000) };
+  f[0].min_rate_bps = 2e6;
+  f[0].window_limited = false;
+  uint64_t t = to_track (&c, f, 3, 6e6);
+  c.phase = BWSS_PHASE_COMPETE;
+  c.compete_free = true;
+  c.compete_probe_at_us = t + 60 * S;
+  for (int i = 0; i < 3; i++)
+    f[i].rtt_us = 180000;
+  /* every flow lost at once: no PROTECT */
+  f[0].lost = f[1].lost = f[2].lost = true;
+  bwss__capacity_step (&c, &p, t, 6e6, f, 3);
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "compete");
+  g_assert_cmpuint (c.compete_protect_since_us, ==, 0);
+  g_assert_true (c.compete_free);
+  /* the video alone lost: PROTECT, once */
+  t = c.next_decision_us;
+  f[1].lost = f[2].lost = false;
+  bwss__capacity_step (&c, &p, t, 6e6, f, 3);
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "protect");
+  g_assert_cmpuint (c.compete_protect_since_us, ==, t);
+  g_assert_cmpuint (c.compete_protect_epoch, ==, 1);
+  g_assert_cmpfloat (c.compete_protect_keep, >, 0.0);
+  g_assert_cmpfloat (c.compete_protect_keep, <, 1.0);
+  g_assert_false (c.compete_free);
+  uint64_t since = t;
+  /* the video 0.6 Mbit/s short for two decisions: held, the debt grows */
+  f[0].lost = false;
+  f[0].rate_bps = 1.4e6;
+  uint64_t prev = t;
+  for (int d = 0; d < 2; d++) {
+    t = c.next_decision_us;
+    bwss__capacity_step (&c, &p, t, 5.4e6, f, 3);
+    g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "protect");
+  }
+  double owed = 0.6e6 * (double) (t - prev) / 1e6;
+  g_assert_cmpfloat_with_epsilon (c.compete_protect_debt_bits, owed, 1.0);
+  g_assert_cmpuint (c.compete_protect_epoch, ==, 1);
+  /* the backlog arrives at 2.6 Mbit/s: held until it is paid */
+  f[0].rate_bps = 2.6e6;
+  int decisions = 0;
+  while (c.compete_protect_since_us) {
+    t = c.next_decision_us;
+    bwss__capacity_step (&c, &p, t, 6.6e6, f, 3);
+    decisions++;
+    g_assert_cmpint (decisions, <, 20);
+  }
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "compete");
+  /* 0.6 Mbit/s short over two decisions is paid at 0.6 above in two */
+  g_assert_cmpint (decisions, ==, 2);
+  g_assert_cmpfloat (c.compete_protect_keep, ==, 1.0);
+  g_assert_cmpuint (c.phase, ==, BWSS_PHASE_COMPETE);
+  /* a video that never catches up: PROTECT ends at its bound all the same
+   * (the fail rule judges such a video, not PROTECT) */
+  t = c.next_decision_us;
+  f[0].lost = true;
+  f[0].rate_bps = 1.9e6;
+  bwss__capacity_step (&c, &p, t, 5.9e6, f, 3);
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "protect");
+  g_assert_cmpuint (c.compete_protect_epoch, ==, 2);
+  since = t;
+  f[0].lost = false;
+  while (c.compete_protect_since_us) {
+    t = c.next_decision_us;
+    bwss__capacity_step (&c, &p, t, 5.9e6, f, 3);
+    g_assert_cmpuint (t - since, <=, 4 * p.compete_drain_us + 2 * 180000);
+  }
+  g_assert_cmpuint (t - since, >=, 4 * p.compete_drain_us);
+  g_assert_cmpuint (c.phase, ==, BWSS_PHASE_COMPETE);
+}
+
 static void
 test_start_releases_minima (void)
 {
@@ -1742,6 +1825,7 @@ main (int argc, char **argv)
   g_test_add_func ("/capacity/rule/loss-keeps-minima", test_rule_loss_keeps_minima);
   g_test_add_func ("/capacity/rule/cuts-stop-at-minima", test_rule_cuts_stop_at_minima);
   g_test_add_func ("/capacity/rule/idle", test_idle);
+  g_test_add_func ("/capacity/compete/protect", test_compete_protect);
   g_test_add_func ("/capacity/start/minima-released", test_start_releases_minima);
   g_test_add_func ("/capacity/start/waits-for-u", test_start_waits_for_u);
   g_test_add_func ("/capacity/rule/raise-from-zero", test_raise_from_zero);

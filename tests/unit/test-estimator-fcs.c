@@ -247,6 +247,36 @@ test_fcs_follow (void)
   g_assert_cmpuint (bwss__fcs_follow (&g, &delay_params, 310 * MS, 0.5, 0.9e6, 100 * MS, 1448), ==, 7);
 }
 
+/* Giving way at once (COMPETE's PROTECT): the window for a share of the
+ * flow's own rate at the RTT given, never a larger window than it has;
+ * from the kernel's (released) too; nothing without a rate. */
+static void
+test_fcs_shrink (void)
+{
+  BwssFcs f;
+  bwss__fcs_init (&f);
+  g_assert_cmpuint (bwss__fcs_shrink (&f, &delay_params, 0, 0.4, 100 * MS, 1448), ==, 0);
+  g_assert_cmpint (f.state, ==, BWSS_FCS_RELEASED);
+  bwss__fcs_observe (&f, &delay_params, 100 * MS, 1000, 100 * MS);
+  g_assert_true (bwss__fcs_observe (&f, &delay_params, 300 * MS, 1000 + 25000, 100 * MS));
+  /* released, 1 Mbit/s at 100 ms: 0.4·1e6·0.1/(1448·8) = 3.45 → 4 */
+  g_assert_cmpuint (bwss__fcs_shrink (&f, &delay_params, 310 * MS, 0.4, 100 * MS, 1448), ==, 4);
+  g_assert_cmpint (f.state, ==, BWSS_FCS_DECREASED);
+  /* a larger share does not grow it */
+  g_assert_cmpuint (bwss__fcs_shrink (&f, &delay_params, 320 * MS, 0.9, 100 * MS, 1448), ==, 4);
+  /* a following window (13 segments) shrinks to the share: 0.6·1e6·0.1/(1448·8) = 5.2 → 6 */
+  BwssFcs g;
+  bwss__fcs_init (&g);
+  bwss__fcs_observe (&g, &delay_params, 100 * MS, 1000, 100 * MS);
+  g_assert_true (bwss__fcs_observe (&g, &delay_params, 300 * MS, 1000 + 25000, 100 * MS));
+  g_assert_cmpuint (bwss__fcs_follow (&g, &delay_params, 310 * MS, 0.5, 0.0, 100 * MS, 1448), ==, 13);
+  g_assert_cmpuint (bwss__fcs_shrink (&g, &delay_params, 320 * MS, 0.6, 100 * MS, 1448), ==, 6);
+  /* a share outside (0, 1] changes nothing */
+  g_assert_cmpuint (bwss__fcs_shrink (&g, &delay_params, 330 * MS, 0.0, 100 * MS, 1448), ==, 6);
+  g_assert_cmpuint (bwss__fcs_shrink (&g, &delay_params, 330 * MS, 1.5, 100 * MS, 1448), ==, 6);
+  g_assert_cmpuint (bwss__fcs_shrink (&g, &delay_params, 330 * MS, NAN, 100 * MS, 1448), ==, 6);
+}
+
 /* The delay loop's sub-segment window: eq. (3) from one segment goes one
  * level down, to min_window_bytes; eq. (4) comes back up; eq. (1) for
  * less than half a segment starts there. */
@@ -523,6 +553,7 @@ main (int argc, char **argv)
   g_test_add_func ("/fcs/sub-segment-window", test_fcs_sub_segment_window);
   g_test_add_func ("/fcs/paced-reads", test_fcs_paced_reads);
   g_test_add_func ("/fcs/follow", test_fcs_follow);
+  g_test_add_func ("/fcs/shrink", test_fcs_shrink);
   g_test_add_func ("/fcs/model/converges", test_fcs_converges);
   g_test_add_func ("/fcs/model/rtt-change", test_fcs_follows_rtt_change);
   g_test_add_func ("/fcs/model/target-change", test_fcs_follows_target_change);

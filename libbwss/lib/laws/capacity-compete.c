@@ -52,6 +52,8 @@
  *
  *     FREE ──(a minimum missed two decisions in a row: the first yield)──► FOLLOW
  *     (entered with COMPETE)                (and after each drain: FOLLOW)
+ *     FREE, FOLLOW ──(a flow with a minimum lost segments, a download did not)──► PROTECT
+ *     PROTECT ──(its backlog paid, no new loss; or PROTECT_MAX_DRAINS drains long)──► FOLLOW
  *
  *   - FREE: their windows go back to the kernel (controller.c) — their
  *     congestion windows, the senders' loss response, set their rates, as
@@ -62,7 +64,22 @@
  *     estimate.  A share held through windows sized for a rate falls behind
  *     an elastic neighbour that grows the queue (rate = window / RTT) while
  *     plain TCP's downloads grow their windows with it; windows that follow
- *     R at the RTT now grow with the queue as the senders' own do.
+ *     R at the RTT now grow with the queue as the senders' own do;
+ *   - PROTECT: the video lost a segment.  In a FIFO whose queue stands, every
+ *     flow held by its congestion window moves the link in proportion to
+ *     what it has in flight.  The video's source holds its window near its
+ *     need (no headroom); a loss leaves its sender β (0.7 for CUBIC, 0.5
+ *     for Reno) of it, regrown about a segment per RTT — seconds at a
+ *     150-ms queue — and all that time its share is β of what it needs,
+ *     unless everyone else's inflight shrinks by (1 − β) at once.  Only our
+ *     downloads can shrink: they keep PROTECT_KEEP of their rate at the RTT
+ *     measured (bwss__fcs_shrink), and hold it — no room, no yield, no
+ *     drain — until what the video's source sent since the loss has arrived
+ *     (the minima's debt paid) with no new loss, at least PROTECT_MIN_RTTS
+ *     after the entry; then FOLLOW grows their windows back a room a fresh
+ *     estimate.  Triggered by the loss itself, seen within the RTT it
+ *     arrives out of order in, not by a shortfall read a decision or two
+ *     later: by then the neighbour has taken the room.
  * The video's window is sized with compete_headroom above its minimum for
  * the RTT measured (the queue swings with the neighbour's sawtooth).  The
  * video comes first: a flow below its minimum (the deficit D of
@@ -135,6 +152,25 @@
  * them late is no shortfall. */
 #define YIELD_DECISIONS 2
 
+/* PROTECT: what the downloads keep of their rate when the video lost.  To
+ * give the video back its share after its window fell to β, the others'
+ * inflight must fall by (1 − β) of everyone's (video excluded): with the
+ * downloads at B and the neighbour at N, the downloads keep
+ * 1 − (1 − β)(B + N)/B.  A receiver does not see N; beside one plain-TCP
+ * neighbour it moves about what our downloads do (N ≈ B), so with CUBIC's
+ * β = 0.7: 1 − 2·0.3 = 0.4. */
+#define PROTECT_KEEP 0.4
+
+/* ... held at least this many RTTs (measured, the queue included): the
+ * video's retransmission and its backlog's first window arrive within
+ * two, the queue's fall shows in the kernel's RTT within a few more. */
+#define PROTECT_MIN_RTTS 4.0
+
+/* ... and at most this many drains long (compete_drain_us each): a video
+ * that lost for good behind traffic that does not give way is the fail
+ * rule's to judge, not a reason to hold the downloads. */
+#define PROTECT_MAX_DRAINS 4
+
 /* ---- the detector (TRACK) ---- */
 
 /* Returns true if this host moves about all of the link it had to itself
@@ -193,6 +229,10 @@ capacity_compete_init (BwssCapacity *c)
   c->compete_hold_until_us = 0;
   c->compete_free = false;
   c->compete_yield_bps = 0.0;
+  c->compete_protect_since_us = 0;
+  c->compete_protect_epoch = 0;
+  c->compete_protect_debt_bits = 0.0;
+  c->compete_protect_keep = 1.0;
 }
 
 /* Enters COMPETE: from what the flows move, the drain first due after a
@@ -209,6 +249,7 @@ enter_compete (BwssCapacity *c, const BwssParams *p, uint64_t now, const Capacit
   c->compete_yield_bps = 0.0;
   c->compete_short_score = 0.0;
   c->compete_yield_votes = 0;
+  c->compete_protect_since_us = 0;
   capacity_forget_track (c);
   double s = (1.0 + p->compete_headroom) * k->u_kept;
   capacity_set_sigma (c, s > c->sigma_bps ? s : c->sigma_bps);
@@ -247,6 +288,7 @@ exit_compete (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
   c->compete_drain_until_us = 0;
   c->compete_free = false;
   c->compete_yield_bps = 0.0;
+  c->compete_protect_since_us = 0;
   capacity_forget_track (c);
   capacity_set_sigma (c, k->u_kept > k->minima ? k->u_kept : k->minima);
   return RULE_EXIT;
@@ -325,6 +367,48 @@ judge_drain (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityC
   return RULE_COMPETE;
 }
 
+/* Enters PROTECT: the downloads keep PROTECT_KEEP of their rates, once
+ * (controller.c, at the new epoch), and hold there; σ binds nobody. */
+static int
+start_protect (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
+{
+  c->compete_free = false;
+  c->compete_yield_bps = 0.0;
+  c->compete_yield_votes = 0;
+  c->compete_protect_since_us = now;
+  c->compete_protect_epoch++;
+  c->compete_protect_debt_bits = 0.0;
+  c->compete_protect_keep = PROTECT_KEEP;
+  double s = (1.0 + p->compete_headroom) * k->u_kept;
+  capacity_set_sigma (c, s > k->minima ? s : k->minima);
+  return RULE_PROTECT;
+}
+
+/* A running PROTECT: counts what the minima's flows owe their sources
+ * (their minima less what they moved, over the interval: a live source at
+ * its minimum sends that much, and what did not arrive waits at the
+ * sender); ends once that is paid with no new loss, at least
+ * PROTECT_MIN_RTTS after the entry, or PROTECT_MAX_DRAINS drains after it.
+ * Then FOLLOW: the windows grow back from what the flows move. */
+static int
+hold_protect (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k,
+              double interval_us)
+{
+  c->compete_protect_debt_bits += (k->minima - k->min_moved) * interval_us / 1e6;
+  double rtt = k->rtt_ref + (k->q > 0.0 ? k->q : 0.0);
+  uint64_t held = now - c->compete_protect_since_us;
+  bool paid = c->compete_protect_debt_bits <= 0.0 && k->min_lost == 0
+      && (double) held >= PROTECT_MIN_RTTS * rtt;
+  if (!paid && held < PROTECT_MAX_DRAINS * p->compete_drain_us)
+    return RULE_PROTECT;
+  c->compete_protect_since_us = 0;
+  c->compete_protect_debt_bits = 0.0;
+  c->compete_protect_keep = 1.0;
+  double s = (1.0 + p->compete_headroom) * k->u_kept;
+  capacity_set_sigma (c, s > k->minima ? s : k->minima);
+  return RULE_COMPETE;
+}
+
 /* Returns true if a drain is due: the interval is over, or U reached the
  * link this host had to itself before (the neighbour's share came back to
  * us; unknown if the neighbour was there from the start: the interval
@@ -360,6 +444,13 @@ capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
     return fail_compete (c, p, now, k);
   if (c->compete_drain_until_us)
     return judge_drain (c, p, now, k);
+  /* the video first, before its shortfall shows: its own loss — unless
+   * every download lost in the same interval (an overflow that dropped from
+   * every flow: their senders shrank with the video's, the shares stand) */
+  if (c->compete_protect_since_us)
+    return hold_protect (c, p, now, k, interval_us);
+  if (k->min_lost > 0 && k->bulk > 0 && k->lost - k->min_lost < k->bulk)
+    return start_protect (c, p, now, k);
   if (drain_due (c, p, now, k))
     return start_drain (c, p, now, k);
   /* the video first: a minimum missed two decisions in a row makes the

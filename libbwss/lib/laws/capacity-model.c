@@ -272,6 +272,10 @@ count_flow (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
     k->hungry++;
   if (f->lost)
     k->lost++;
+  if (f->lost && f->min_rate_bps > 0.0)
+    k->min_lost++;
+  if (f->min_rate_bps > 0.0 && f->rate_bps > 0.0)
+    k->min_moved += f->rate_bps;
   if (below) {
     k->short_min++;
     k->shortfall += f->min_rate_bps - f->rate_bps;

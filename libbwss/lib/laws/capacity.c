@@ -98,7 +98,7 @@ static const char *const rule_names[] = {
   [RULE_DEFICIT] = "deficit", [RULE_LOSS] = "loss",
   [RULE_RAISE] = "raise", [RULE_HOLD] = "hold", [RULE_IDLE] = "idle",
   [RULE_ENTER] = "enter", [RULE_COMPETE] = "compete", [RULE_YIELD] = "yield",
-  [RULE_DRAIN] = "drain", [RULE_EXIT] = "exit",
+  [RULE_DRAIN] = "drain", [RULE_EXIT] = "exit", [RULE_PROTECT] = "protect",
 };
 
 const char *

@@ -40,6 +40,8 @@ typedef struct {
   double bulk_bps;     /* ... Σ R_i over them, bit/s */
   size_t bulk_floored; /* ... allocated no more than their floor: σ holds them down */
   size_t lost;         /* flows that lost segments during the interval */
+  size_t min_lost;     /* ... of them flows with a minimum */
+  double min_moved;    /* Σ R_i over the flows with a minimum, bit/s */
   size_t short_min;    /* flows below their minimum ((1−α)·m_i) ... */
   double shortfall;    /* ... Σ m_i − R_i over them, bit/s */
   size_t overrun;      /* flows moving well above their target, minimum and floor
@@ -50,7 +52,8 @@ typedef struct {
 enum { RULE_NONE = 0, RULE_START, RULE_PROBED, RULE_CUT, RULE_DEFICIT, RULE_LOSS, RULE_RAISE,
        RULE_HOLD, RULE_IDLE,
        /* the COMPETE state's (capacity-compete.c) */
-       RULE_ENTER, RULE_COMPETE, RULE_YIELD, RULE_DRAIN, RULE_EXIT };
+       RULE_ENTER, RULE_COMPETE, RULE_YIELD, RULE_DRAIN, RULE_EXIT,
+       RULE_PROTECT };
 
 /* The queue above its target and band. */
 static inline bool

@@ -123,6 +123,7 @@ struct BwssController {
   double           *minima;
   BwssSigma         sigma;       /* the paper's loop */
   BwssCapacity      capacity;    /* the delay loop */
+  uint32_t          protect_epoch; /* COMPETE's PROTECT entry the downloads last gave way to */
   bool              reallocate;
   double            aggregate_bps;
   uint64_t          aggregate_bytes;   /* Σ of every flow's received bytes */
@@ -747,6 +748,11 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
    * follow what they deliver, less their part of a yield (FOLLOW) */
   bool compete = !paper_loop (c) && phase == BWSS_PHASE_COMPETE
       && c->capacity.compete_drain_until_us == 0;
+  /* PROTECT: the downloads give way once, at its entry, and hold */
+  bool protect = compete && c->capacity.compete_protect_since_us != 0;
+  bool shrink = protect && c->protect_epoch != c->capacity.compete_protect_epoch;
+  c->protect_epoch = c->capacity.compete_protect_epoch;
+  compete = compete && !protect;
   bool compete_free = compete && c->capacity.compete_free;
   bool follow = compete && !c->capacity.compete_free;
   double weights = 0.0;
@@ -765,6 +771,11 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
     bwss__fcs_set_paced (&f->fcs, &c->p, pace && f->can_pace && !has_minimum (f));
     if (released || (start && has_minimum (f)) || (compete_free && !has_minimum (f)))
       bwss__fcs_release (&f->fcs);
+    else if (shrink && !has_minimum (f))
+      bwss__fcs_shrink (&f->fcs, &c->p, now_us, c->capacity.compete_protect_keep, f->rtt_us,
+                        f->mss);
+    else if (protect && !has_minimum (f))
+      ;                                  /* held where PROTECT's entry put it */
     else if (follow && !has_minimum (f))
       bwss__fcs_follow (&f->fcs, &c->p, now_us, c->p.compete_headroom,
                         c->capacity.compete_yield_bps

@@ -470,6 +470,36 @@ bwss__fcs_follow (BwssFcs *f, const BwssParams *params, uint64_t now_us, double 
   return f->window;
 }
 
+/* Gives way at once: the window for @keep of the flow's own rate R at the
+ * RTT measured (eq. 1 with T = keep·R), never above the window it has — a
+ * share of the FIFO is a share of what is in flight, and what is in flight
+ * is what the window lets through. */
+uint32_t
+bwss__fcs_shrink (BwssFcs *f, const BwssParams *params, uint64_t now_us, double keep,
+                  uint32_t rtt_us, uint32_t mss)
+{
+  if (mss == 0)
+    mss = params->default_mss;
+  if (f->pacing)
+    bwss__fcs_release (f);               /* the window takes over */
+  double r = f->est.rate_bps;
+  if (rtt_us == 0 || !(r >= 0.0) || !(keep > 0.0) || keep > 1.0)
+    return f->window;                   /* nothing known to size from: keep what is */
+  double t = keep * r;
+  double level = ceil (segments_for_rate (t, rtt_us, mss));    /* eq. (1), T = keep·R */
+  if (f->state != BWSS_FCS_RELEASED && level > level_of (f))
+    return f->window;
+  f->periods_at_change = f->est.periods;
+  uint32_t cap = (uint32_t) (FCS_MAX_WINDOW_BYTES / mss);
+  bool sub;
+  uint32_t w = clamp_window (params, level, cap, mss, &sub);
+  f->target_bps = t;
+  f->debt_bits = 0.0;
+  set_window (f, params, w, sub, now_us, rtt_us);
+  f->state = BWSS_FCS_DECREASED;
+  return f->window;
+}
+
 /* One step, in three regimes: the receiver paces the reads; a window for a
  * new target (eq. 1 after a release or a deep cut, a rescale after a large
  * move); the law's adjustment (eq. 3, 4). */

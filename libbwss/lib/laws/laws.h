@@ -126,6 +126,13 @@ uint32_t bwss__fcs_step (BwssFcs *f, const BwssParams *params,
 uint32_t bwss__fcs_follow (BwssFcs *f, const BwssParams *params, uint64_t now_us,
                            double room, double yield_bps, uint32_t rtt_us, uint32_t mss);
 
+/* The FCS giving way at once (the delay loop's COMPETE, PROTECT): the window
+ * carries @keep (a fraction in (0, 1]) of the flow's own rate R at @rtt_us,
+ * or stays where it is if that is smaller; it then holds until the next call
+ * of another law.  Returns the window in segments. */
+uint32_t bwss__fcs_shrink (BwssFcs *f, const BwssParams *params, uint64_t now_us,
+                           double keep, uint32_t rtt_us, uint32_t mss);
+
 /* Feeds a cumulative byte count into the FCS's estimator, with φ derived from
  * @rtt_us.  Returns true when a new estimate was produced. */
 bool bwss__fcs_observe (BwssFcs *f, const BwssParams *params,
@@ -304,6 +311,12 @@ typedef struct {
                                * deliver (controller.c, bwss__fcs_follow) */
   double    compete_yield_bps;/* COMPETE, FOLLOW: what the downloads give up to the
                                * minima at this decision, bit/s; 0 = nothing */
+  uint64_t  compete_protect_since_us; /* COMPETE, PROTECT: entered at, µs; 0 = not in it */
+  uint32_t  compete_protect_epoch;    /* ... counts its entries: the downloads' windows
+                                       * shrink once per entry (controller.c) */
+  double    compete_protect_debt_bits;/* ... what the minima's flows still owe their
+                                       * sources since the entry, bits */
+  double    compete_protect_keep;     /* ... what the downloads keep of their rates, (0, 1] */
 } BwssCapacity;
 
 void bwss__capacity_init (BwssCapacity *c);
