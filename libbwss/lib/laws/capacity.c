@@ -431,11 +431,20 @@ decide (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts
 
 /* ---- each tick ---- */
 
+/* The rise is read only on a link below this rate, bit/s: at DSL rates
+ * (960 kbit/s: a segment is 12 ms, the target two of them) an onset's
+ * queue outruns the decisions' spacing and overflows a drop-tail buffer
+ * with the video's segments in it; at 8 Mbit/s the model's moving links
+ * and households pay for the rise's extra decisions and have no such
+ * loss. */
+#define RISE_MAX_LINK_BPS 2.4e6
+
 /* Returns true if the queue is so far above its target that the next
  * decision cannot wait: twice the last target plus its band (cross traffic
  * arrived; at 960 kbit/s 320 kbit/s of UDP fill a 150-ms buffer in 0.4 s),
- * or above the cut's threshold and rising at a pace that takes it there
- * within the last decision's RTT (the cut acts an RTT after it is taken:
+ * or, on a slow link (RISE_MAX_LINK_BPS), above the cut's threshold and
+ * rising at a pace that takes it there within the last decision's RTT (the
+ * cut acts an RTT after it is taken:
  * waiting for the level lets the queue grow another RTT's worth at the
  * onset's pace, which a video sharing the queue loses in that second) —
  * but not before the last decision's RTT is over (its cut cannot show
@@ -454,7 +463,8 @@ urgent (BwssCapacity *c, uint64_t now, const BwssCapacityFlow *flows, size_t n)
   double limit = 2.0 * c->queue_target_us + 2.0 * c->last_band_us;
   if (q > limit)
     return true;
-  if (!(q > c->queue_target_us + c->last_band_us) || before < 0.0 || now <= before_at)
+  if (!(c->link_bps > 0.0 && c->link_bps < RISE_MAX_LINK_BPS)
+      || !(q > c->queue_target_us + c->last_band_us) || before < 0.0 || now <= before_at)
     return false;
   double rise = (q - before) / (double) (now - before_at);     /* µs of queue per µs */
   return q + rise * c->last_rtt_us > limit;
