@@ -165,9 +165,9 @@ bwss__fcs_observe (BwssFcs *f, const BwssParams *params, uint64_t now_us,
  *     window it was offered (tcp_bound_to_half_wnd), so a flow that started
  *     on a small first window (the shim's) shows small segments and keeps
  *     that estimate while the window stays small (the kernel raises it only
- *     on a segment at least as large, tcp_measure_rcv_mss).  On loopback:
- *     1536 bytes learnt, 65483 sent once the window had opened, and
- *     windows of 3072 bytes stalled the download on the persist timer;
+ *     on a segment at least as large, tcp_measure_rcv_mss).  On loopback
+ *     a 3072-byte first window teaches it 1536 bytes, while the sender's
+ *     segment, once the window has opened, is 65483;
  *   - tcpi_advmss, the MSS this end advertised less the timestamp option,
  *     is an upper bound: no compliant sender sends more, and the kernel
  *     caps its own estimate with it.  On a path with the same MTU at both
