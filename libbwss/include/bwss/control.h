@@ -322,7 +322,8 @@ typedef struct {
   uint64_t now_us;
   uint64_t bytes_received; /* cumulative payload bytes received */
   uint32_t rtt_us;         /* the receiver's smoothed RTT (tcpi_rcv_rtt), 0 = unknown */
-  uint32_t mss;            /* receive MSS in bytes, 0 = unknown */
+  uint32_t mss;            /* the receiver's estimate of the sender's segment
+                            * (tcpi_rcv_mss), bytes, 0 = unknown */
   uint32_t min_rtt_us;     /* the smallest RTT the connection has seen, its handshake
                             * included (tcpi_min_rtt), 0 = unknown */
   bool     can_pace;       /* the receiver can pace this flow's reads */
@@ -331,6 +332,9 @@ typedef struct {
                             * (tcpi_rcv_ooopack, Linux >= 5.4): its losses; a
                             * count that grows between two decisions is the
                             * network's verdict on this flow (0 = unknown) */
+  uint32_t advmss;         /* the MSS this end advertised (tcpi_advmss), less
+                            * the timestamp option: the largest segment the
+                            * sender may send, bytes, 0 = unknown */
 } BwssSample;
 
 /* What the controller decided for one flow. */

@@ -379,8 +379,9 @@ bwss_controller_observe (BwssController *c, uint64_t id, const BwssSample *s)
   bool first_rtt = s->rtt_us && f->rtt_us == 0;
   if (s->rtt_us)
     f->rtt_us = s->rtt_us;
-  if (s->mss)
-    f->mss = s->mss;
+  uint32_t seg = bwss__sender_segment (s->mss, s->advmss);
+  if (seg)
+    f->mss = seg;
   f->can_pace = s->can_pace;
   if (s->rcv_ooopack < f->ooopack)
     f->ooopack_mark = s->rcv_ooopack;   /* a counter that went back: a new count */
@@ -504,8 +505,7 @@ tick_paper (BwssController *c, uint64_t now_us)
      * (whether or not it is still stepping: a congested flow keeps raising
      * its window and must still be judged) */
     v->settled = f->fcs.state != BWSS_FCS_RELEASED && now_us - f->target_moved_us >= settle;
-    v->at_floor = f->fcs.state != BWSS_FCS_RELEASED
-        && f->fcs.window <= c->p.min_window_segments;
+    v->at_floor = bwss__fcs_at_floor (&f->fcs, &c->p, f->mss);
     v->tracked = f->tracked;
     v->tracked_target = f->tracked_target;
   }
