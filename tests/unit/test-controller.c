@@ -240,9 +240,9 @@ test_api_errors (void)
   bwss_controller_free (c);
 }
 
-/* The flow's segment is the sender's: a sample's advertised MSS over its
- * estimate from small first segments (loopback), the estimate alone when
- * the advertised MSS is unknown. */
+/* The flow's segment is the sample's, filled as bwssd fills it: the
+ * advertised MSS over the estimate from small first segments (loopback),
+ * the estimate alone when the advertised MSS is unknown. */
 static void
 test_sender_segment (void)
 {
@@ -251,12 +251,13 @@ test_sender_segment (void)
   g_assert_cmpint (bwss_controller_new (NULL, &c), ==, 0);
   g_assert_cmpint (bwss_controller_add_flow (c, 1, &ok, 0), ==, 0);
   BwssFlowState st;
-  BwssSample lo = { .now_us = 10000, .bytes_received = 3072, .rtt_us = 50, .mss = 1536,
-                    .advmss = 65483 };
+  BwssSample lo = { .now_us = 10000, .bytes_received = 3072, .rtt_us = 50,
+                    .mss = bwss_sender_segment (1536, 65483) };
   g_assert_cmpint (bwss_controller_observe (c, 1, &lo), ==, 0);
   g_assert_cmpint (bwss_controller_flow_state (c, 1, &st), ==, 0);
   g_assert_cmpuint (st.mss, ==, 65483);
-  BwssSample eth = { .now_us = 20000, .bytes_received = 6144, .rtt_us = 50, .mss = 1448 };
+  BwssSample eth = { .now_us = 20000, .bytes_received = 6144, .rtt_us = 50,
+                     .mss = bwss_sender_segment (1448, 0) };
   g_assert_cmpint (bwss_controller_observe (c, 1, &eth), ==, 0);
   g_assert_cmpint (bwss_controller_flow_state (c, 1, &st), ==, 0);
   g_assert_cmpuint (st.mss, ==, 1448);

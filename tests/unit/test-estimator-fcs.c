@@ -274,15 +274,15 @@ static void
 test_fcs_sender_segment (void)
 {
   /* loopback after a small first window: 1536 seen, 65483 sent later */
-  g_assert_cmpuint (bwss__sender_segment (1536, 65483), ==, 65483);
-  g_assert_cmpuint (bwss__sender_segment (65483, 65483), ==, 65483);
+  g_assert_cmpuint (bwss_sender_segment (1536, 65483), ==, 65483);
+  g_assert_cmpuint (bwss_sender_segment (65483, 65483), ==, 65483);
   /* an Ethernet path (MTU 1500, timestamps): both 1448 */
-  g_assert_cmpuint (bwss__sender_segment (1448, 1448), ==, 1448);
-  g_assert_cmpuint (bwss__sender_segment (536, 1448), ==, 1448);
+  g_assert_cmpuint (bwss_sender_segment (1448, 1448), ==, 1448);
+  g_assert_cmpuint (bwss_sender_segment (536, 1448), ==, 1448);
   /* one of them unknown: the other; both: unknown */
-  g_assert_cmpuint (bwss__sender_segment (1448, 0), ==, 1448);
-  g_assert_cmpuint (bwss__sender_segment (0, 1448), ==, 1448);
-  g_assert_cmpuint (bwss__sender_segment (0, 0), ==, 0);
+  g_assert_cmpuint (bwss_sender_segment (1448, 0), ==, 1448);
+  g_assert_cmpuint (bwss_sender_segment (0, 1448), ==, 1448);
+  g_assert_cmpuint (bwss_sender_segment (0, 0), ==, 0);
 }
 
 /* Segments large against the receive buffer (loopback's 65483) get a floor

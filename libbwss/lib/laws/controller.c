@@ -379,9 +379,8 @@ bwss_controller_observe (BwssController *c, uint64_t id, const BwssSample *s)
   bool first_rtt = s->rtt_us && f->rtt_us == 0;
   if (s->rtt_us)
     f->rtt_us = s->rtt_us;
-  uint32_t seg = bwss__sender_segment (s->mss, s->advmss);
-  if (seg)
-    f->mss = seg;
+  if (s->mss)
+    f->mss = s->mss;
   f->can_pace = s->can_pace;
   if (s->rcv_ooopack < f->ooopack)
     f->ooopack_mark = s->rcv_ooopack;   /* a counter that went back: a new count */

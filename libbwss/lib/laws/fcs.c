@@ -178,7 +178,7 @@ bwss__fcs_observe (BwssFcs *f, const BwssParams *params, uint64_t now_us,
  * of a segment a little larger than the sender's: coarser levels, never a
  * window the sender cannot use. */
 uint32_t
-bwss__sender_segment (uint32_t rcv_mss, uint32_t advmss)
+bwss_sender_segment (uint32_t rcv_mss, uint32_t advmss)
 {
   return advmss > rcv_mss ? advmss : rcv_mss;
 }
@@ -241,7 +241,7 @@ level_of (const BwssFcs *f)
 }
 
 /* Returns true if the sub-segment window can move segments of @mss bytes
- * (the sender's, bwss__sender_segment()): it is at least half of one.
+ * (the sender's, bwss_sender_segment()): it is at least half of one.
  * Measured with Ethernet's 1448-byte segments (params.c); against a larger
  * segment (loopback's) a window below one waits on the sender's persist
  * timer: ~200 ms a probe, an RTT that is no queue and ~70 kbit/s on a link

@@ -123,11 +123,6 @@ bool bwss__fcs_observe (BwssFcs *f, const BwssParams *params,
                        uint64_t now_us, uint64_t bytes,
                        uint32_t rtt_us);
 
-/* Returns the segment size the laws reason about, bytes, from a sample's
- * @rcv_mss (tcpi_rcv_mss) and @advmss (tcpi_advmss): never smaller than a
- * segment the sender can send (fcs.c).  0 = unknown. */
-uint32_t bwss__sender_segment (uint32_t rcv_mss, uint32_t advmss);
-
 /* Returns true if @f holds its smallest whole window (or the sub-segment
  * one) for segments of @mss bytes (0 = params->default_mss). */
 bool bwss__fcs_at_floor (const BwssFcs *f, const BwssParams *params, uint32_t mss);
