@@ -95,8 +95,9 @@ sim_stop_flow (Sim *s, size_t i)
 
 /* One controller tick: observe the controlled flows due by it
  * (bwss_controller_due(), as bwssd's round), tick, apply; none while no
- * round is needed (bwss_controller_next_round(): every controlled flow at
- * rest), as bwssd sleeps then. */
+ * round is needed (bwss_controller_next_round(): between rounds an
+ * estimation period apart, or every controlled flow at rest), as bwssd
+ * sleeps then. */
 static void
 tick (Sim *s)
 {
