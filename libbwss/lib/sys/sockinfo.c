@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -140,6 +141,33 @@ sock_systemd_listener (void)
   if (fcntl (3, F_SETFD, FD_CLOEXEC) != 0 || fcntl (3, F_SETFL, O_NONBLOCK) != 0)
     return -errno;
   return 3;
+}
+
+int
+sock_systemd_notify (const char *state)
+{
+  const char *path = getenv ("NOTIFY_SOCKET");
+  if (path == NULL || path[0] == '\0')
+    return 0;
+  struct sockaddr_un addr = { .sun_family = AF_UNIX };
+  size_t len = strlen (path);
+  /* an abstract name starts with a NUL byte and has no terminating one */
+  if ((path[0] != '/' && path[0] != '@') || len < 2 || len > sizeof addr.sun_path - (path[0] == '/'))
+    return -EINVAL;
+  memcpy (addr.sun_path, path, len);
+  if (path[0] == '@')
+    addr.sun_path[0] = '\0';
+  socklen_t alen = (socklen_t) (offsetof (struct sockaddr_un, sun_path) + len + (path[0] == '/'));
+  int fd = socket (AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return -errno;
+  ssize_t sent;
+  do
+    sent = sendto (fd, state, strlen (state), MSG_NOSIGNAL, (struct sockaddr *) &addr, alen);
+  while (sent < 0 && errno == EINTR);
+  int err = sent < 0 ? -errno : 1;
+  close (fd);
+  return err;
 }
 
 int

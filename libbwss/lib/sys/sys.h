@@ -200,6 +200,13 @@ int sock_unix_listen (const char *path, mode_t mode);
  * -ENOENT if systemd passed this process none; -EINVAL if not exactly one
  * listening AF_UNIX SOCK_SEQPACKET socket. */
 int sock_systemd_listener (void);
+/* Tells the service manager @state ("READY=1", "STOPPING=1"): the sending
+ * side of the same protocols (sd_notify(3)), without libsystemd — one
+ * datagram to the AF_UNIX socket $NOTIFY_SOCKET names (a path, or an
+ * abstract name written with a leading '@').  Returns 1 if it was sent, 0
+ * without $NOTIFY_SOCKET (started by hand, by a test), -errno if it could
+ * not be (-EINVAL: not a socket address systemd writes). */
+int sock_systemd_notify (const char *state);
 /* Sends @len bytes of @msg on the connected UNIX socket @fd as one message
  * (SOCK_SEQPACKET, SOCK_DGRAM), with @pass (if >= 0) as SCM_RIGHTS,
  * waiting at most @wait_us for room in the peer's buffer (0: never waits;

@@ -33,7 +33,7 @@ typedef struct {
   pid_t   daemon;
   guint64 start;
   char    domain[BWSS_DOMAIN_NAME_MAX + 1];
-  guint64 pidns;                 /* the daemon's PID namespace, 0 if not said */
+  guint64 pidns;                 /* the daemon's PID namespace, 0 if it could not tell */
 } Record;
 
 /* ---- the directory ---- */
@@ -99,15 +99,12 @@ static gboolean
 parse_record (const char *text, Record *r)
 {
   unsigned clamp;
-  int owner, fd, daemon, end = 0, ns_end = 0;
-  unsigned long long start, pidns = 0;
+  int owner, fd, daemon, end = 0;
+  unsigned long long start, pidns;
   char domain[BWSS_DOMAIN_NAME_MAX + 2];
-  if (sscanf (text, "clamp=%u owner=%d fd=%d daemon=%d start=%llu domain=%65[A-Za-z0-9._-]%n",
-              &clamp, &owner, &fd, &daemon, &start, domain, &end) != 6)
-    return FALSE;
-  if (sscanf (text + end, " pidns=%llu%n", &pidns, &ns_end) == 1)  /* absent in older records */
-    end += ns_end;
-  if ((text[end] != '\0' && g_strcmp0 (text + end, "\n") != 0)
+  if (sscanf (text, "clamp=%u owner=%d fd=%d daemon=%d start=%llu domain=%65[A-Za-z0-9._-] pidns=%llu%n",
+              &clamp, &owner, &fd, &daemon, &start, domain, &pidns, &end) != 7
+      || (text[end] != '\0' && g_strcmp0 (text + end, "\n") != 0)
       || owner <= 0 || fd < 0 || daemon <= 0 || bwss_domain_check_name (domain) != BWSS_OK)
     return FALSE;
   *r = (Record) { .clamp = clamp, .owner = owner, .fd = fd, .daemon = daemon, .start = start,
@@ -334,8 +331,7 @@ take_from_anyone (guint64 inode)
 /* Removes a record file a writer left half-made if that writer is known
  * dead, by the records' rule (is_alive()): its name says who is writing it,
  * as ".INODE.PID.START.PIDNS.N" (a writer in another PID namespace is not
- * judged), or, written by an older bwssd, ".INODE.PID.N" (this namespace's,
- * judged by its pid). */
+ * judged). */
 static void
 remove_stale_temp (const AdoptLedger *l, const char *name)
 {
@@ -343,13 +339,10 @@ remove_stale_temp (const AdoptLedger *l, const char *name)
   unsigned long long start, pidns;
   int pid, end = 0;
   unsigned n;
-  Record writer = { 0 };
-  if (sscanf (name, ".%" G_GUINT64_FORMAT ".%d.%llu.%llu.%u%n", &inode, &pid, &start, &pidns, &n, &end) == 5
-      && name[end] == '\0')
-    writer = (Record) { .daemon = pid, .start = start, .pidns = pidns };
-  else if (end = 0, sscanf (name, ".%" G_GUINT64_FORMAT ".%d.%u%n", &inode, &pid, &n, &end) == 3
-           && name[end] == '\0')
-    writer = (Record) { .daemon = pid };
+  if (sscanf (name, ".%" G_GUINT64_FORMAT ".%d.%llu.%llu.%u%n", &inode, &pid, &start, &pidns, &n, &end) != 5
+      || name[end] != '\0')
+    return;
+  Record writer = { .daemon = pid, .start = start, .pidns = pidns };
   if (writer.daemon > 0 && !is_alive (l, &writer)) {
     char path[PATH_MAX];
     g_snprintf (path, sizeof path, "%s/%s", l->dir, name);

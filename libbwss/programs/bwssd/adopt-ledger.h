@@ -9,9 +9,9 @@
  *
  * the clamp the socket had before any bwssd touched it, where the socket is
  * (its owner's pid and fd), and which bwssd holds it (pid and start time,
- * its domain, the PID namespace its pids mean something in; a record
- * without pidns= is of this namespace).  The file is the claim: it is linked complete under its name
- * and link() fails if the name exists, so two daemons never adopt one
+ * its domain, the PID namespace its pids mean something in).  The file is
+ * the claim: it is linked complete under its name and link() fails if the
+ * name exists, so two daemons never adopt one
  * socket, and the clamp is recorded once, by the first — never the clamp a
  * daemon left behind.
  *

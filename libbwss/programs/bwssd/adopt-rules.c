@@ -90,20 +90,31 @@ line_of (const char *text, const char *group, const char *key)
   return 0;
 }
 
-/* Sets @error to "PATH:LINE: [GROUP] KEY: MESSAGE". */
-static void G_GNUC_PRINTF (6, 7)
-fail (GError **error, const char *path, const char *text, const char *group, const char *key,
-      const char *fmt, ...)
+/* Where a group is read: the file (its text gives the line numbers), the
+ * group, and where the first error goes. */
+typedef struct {
+  GKeyFile   *kf;
+  const char *path, *text, *group;
+  GError    **error;
+} Src;
+
+/* Sets the error to "PATH:LINE: [GROUP] KEY: 'VALUE' MESSAGE" (the group's
+ * line without a @key; no 'VALUE' without a @value), each name and value
+ * quoted as tool_file_quote() does.  Returns FALSE. */
+static gboolean G_GNUC_PRINTF (4, 5)
+fail (const Src *s, const char *key, const char *value, const char *fmt, ...)
 {
   va_list ap;
   va_start (ap, fmt);
   g_autofree char *msg = g_strdup_vprintf (fmt, ap);
   va_end (ap);
-  int line = line_of (text, group, key);
-  g_autofree char *g = tool_file_quote (group, -1);
+  int line = line_of (s->text, s->group, key);
+  g_autofree char *g = tool_file_quote (s->group, -1);
   g_autofree char *k = key ? tool_file_quote (key, -1) : NULL;
-  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "%s:%d: [%s]%s%s: %s",
-               path, line, g, k ? " " : "", k ? k : "", msg);
+  g_autofree char *v = value ? tool_file_quote (value, -1) : NULL;
+  g_set_error (s->error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "%s:%d: [%s]%s%s: %s%s%s%s",
+               s->path, line, g, k ? " " : "", k ? k : "", v ? "'" : "", v ? v : "", v ? "' " : "", msg);
+  return FALSE;
 }
 
 /* Returns FALSE, with @error naming the line, if a line of @text is neither
@@ -128,20 +139,19 @@ check_lines (const char *path, const char *text, GError **error)
   return TRUE;
 }
 
-/* Returns the ';'-separated list of @key in @group, each item trimmed,
- * empty items refused; NULL with @error set if one is empty. */
+/* Returns the ';'-separated list of @key in the group, each item trimmed,
+ * empty items refused; NULL with the error set if one is empty. */
 static GStrv
-get_list (GKeyFile *kf, const char *path, const char *text, const char *group, const char *key,
-          GError **error)
+get_list (const Src *s, const char *key)
 {
-  g_auto (GStrv) raw = g_key_file_get_string_list (kf, group, key, NULL, NULL);
+  g_auto (GStrv) raw = g_key_file_get_string_list (s->kf, s->group, key, NULL, NULL);
   if (raw == NULL || raw[0] == NULL) {
-    fail (error, path, text, group, key, "an empty list");
+    fail (s, key, NULL, "an empty list");
     return NULL;
   }
   for (int i = 0; raw[i]; i++)
     if (g_strstrip (raw[i])[0] == '\0') {
-      fail (error, path, text, group, key, "an empty item in the list");
+      fail (s, key, NULL, "an empty item in the list");
       return NULL;
     }
   return g_steal_pointer (&raw);
@@ -190,91 +200,68 @@ parse_mask (const char *text, const char **why)
   return g_inet_address_mask_new (addr, (guint) len, NULL);
 }
 
-/* Reads the match keys of @group into @r.  Returns FALSE with @error set. */
+/* Reads the match keys of the group into @r.  Returns FALSE with the error
+ * set. */
 static gboolean
-read_matches (GKeyFile *kf, const char *path, const char *text, const char *group, AdoptRule *r,
-              GError **error)
+read_matches (const Src *s, AdoptRule *r)
 {
-  if (g_key_file_has_key (kf, group, "exe", NULL)
-      && (r->exe = get_list (kf, path, text, group, "exe", error)) == NULL)
+  if (g_key_file_has_key (s->kf, s->group, "exe", NULL) && (r->exe = get_list (s, "exe")) == NULL)
     return FALSE;
-  if (g_key_file_has_key (kf, group, "unit", NULL)
-      && (r->unit = get_list (kf, path, text, group, "unit", error)) == NULL)
+  if (g_key_file_has_key (s->kf, s->group, "unit", NULL) && (r->unit = get_list (s, "unit")) == NULL)
     return FALSE;
-  if (g_key_file_has_key (kf, group, "remote-port", NULL)) {
-    g_auto (GStrv) ports = get_list (kf, path, text, group, "remote-port", error);
+  if (g_key_file_has_key (s->kf, s->group, "remote-port", NULL)) {
+    g_auto (GStrv) ports = get_list (s, "remote-port");
     if (ports == NULL)
       return FALSE;
     r->ports = g_array_new (FALSE, FALSE, sizeof (guint16));
     for (int i = 0; ports[i]; i++) {
       uint64_t port;
-      if (bwss_parse_count (ports[i], 65535, &port) != 0 || port == 0) {
-        g_autofree char *q = tool_file_quote (ports[i], -1);
-        fail (error, path, text, group, "remote-port", "'%s' is not a port (1 to 65535)", q);
-        return FALSE;
-      }
+      if (bwss_parse_count (ports[i], 65535, &port) != 0 || port == 0)
+        return fail (s, "remote-port", ports[i], "is not a port (1 to 65535)");
       guint16 p = (guint16) port;
       g_array_append_val (r->ports, p);
     }
   }
-  if (g_key_file_has_key (kf, group, "remote-address", NULL)) {
-    g_auto (GStrv) addrs = get_list (kf, path, text, group, "remote-address", error);
+  if (g_key_file_has_key (s->kf, s->group, "remote-address", NULL)) {
+    g_auto (GStrv) addrs = get_list (s, "remote-address");
     if (addrs == NULL)
       return FALSE;
     r->masks = g_ptr_array_new_with_free_func (g_object_unref);
     for (int i = 0; addrs[i]; i++) {
       const char *why = NULL;
-      GInetAddressMask *m = parse_mask (g_strstrip (addrs[i]), &why);
-      if (m == NULL) {
-        g_autofree char *q = tool_file_quote (addrs[i], -1);
-        fail (error, path, text, group, "remote-address", "'%s' %s", q,
-              why ? why : "is not an address nor an address/length mask");
-        return FALSE;
-      }
+      GInetAddressMask *m = parse_mask (addrs[i], &why);
+      if (m == NULL)
+        return fail (s, "remote-address", addrs[i], "%s",
+                     why ? why : "is not an address nor an address/length mask");
       g_ptr_array_add (r->masks, m);
     }
   }
   return TRUE;
 }
 
-/* Reads the action keys of @group into @r.  Returns FALSE with @error set. */
+/* Reads the action keys of the group into @r.  Returns FALSE with the error
+ * set. */
 static gboolean
-read_actions (GKeyFile *kf, const char *path, const char *text, const char *group, AdoptRule *r,
-              GError **error)
+read_actions (const Src *s, AdoptRule *r)
 {
-  g_autofree char *prio = g_key_file_get_value (kf, group, "priority", NULL);
-  g_autofree char *min = g_key_file_get_value (kf, group, "min-rate", NULL);
-  g_autofree char *weight = g_key_file_get_value (kf, group, "weight", NULL);
-  g_autofree char *adopt = g_key_file_get_value (kf, group, "adopt", NULL);
-  g_autofree char *share = g_key_file_get_value (kf, group, "share", NULL);
-  if (prio && bwss_parse_priority (g_strstrip (prio), &r->prefs.priority) != 0) {
-    g_autofree char *q = tool_file_quote (prio, -1);
-    fail (error, path, text, group, "priority", "'%s' is not a priority (an integer from %d to %d)",
-          q, BWSS_PRIORITY_MIN, BWSS_PRIORITY_MAX);
-    return FALSE;
-  }
-  if (min && bwss_parse_rate (g_strstrip (min), &r->prefs.min_rate_bps) != 0) {
-    g_autofree char *q = tool_file_quote (min, -1);
-    fail (error, path, text, group, "min-rate", "'%s' is not a rate (e.g. 500k, 2.5M, 960000)", q);
-    return FALSE;
-  }
-  if (weight && bwss_parse_weight (g_strstrip (weight), &r->prefs.weight) != 0) {
-    g_autofree char *q = tool_file_quote (weight, -1);
-    fail (error, path, text, group, "weight", "'%s' is not a weight (a decimal number from 0)", q);
-    return FALSE;
-  }
-  if (share && bwss_share_parse (g_strstrip (share), &r->share) != 0) {
-    g_autofree char *q = tool_file_quote (share, -1);
-    fail (error, path, text, group, "share", "'%s' is neither process, unit nor flow", q);
-    return FALSE;
-  }
+  g_autofree char *prio = g_key_file_get_value (s->kf, s->group, "priority", NULL);
+  g_autofree char *min = g_key_file_get_value (s->kf, s->group, "min-rate", NULL);
+  g_autofree char *weight = g_key_file_get_value (s->kf, s->group, "weight", NULL);
+  g_autofree char *adopt = g_key_file_get_value (s->kf, s->group, "adopt", NULL);
+  g_autofree char *share = g_key_file_get_value (s->kf, s->group, "share", NULL);
+  if (prio && bwss_parse_priority (g_strstrip (prio), &r->prefs.priority) != 0)
+    return fail (s, "priority", prio, "is not a priority (an integer from %d to %d)", BWSS_PRIORITY_MIN,
+                 BWSS_PRIORITY_MAX);
+  if (min && bwss_parse_rate (g_strstrip (min), &r->prefs.min_rate_bps) != 0)
+    return fail (s, "min-rate", min, "is not a rate (e.g. 500k, 2.5M, 960000)");
+  if (weight && bwss_parse_weight (g_strstrip (weight), &r->prefs.weight) != 0)
+    return fail (s, "weight", weight, "is not a weight (a decimal number from 0)");
+  if (share && bwss_share_parse (g_strstrip (share), &r->share) != 0)
+    return fail (s, "share", share, "is neither process, unit nor flow");
   if (adopt) {
     const char *a = g_strstrip (adopt);
-    if (g_strcmp0 (a, "true") != 0 && g_strcmp0 (a, "false") != 0) {
-      g_autofree char *q = tool_file_quote (a, -1);
-      fail (error, path, text, group, "adopt", "'%s' is neither true nor false", q);
-      return FALSE;
-    }
+    if (g_strcmp0 (a, "true") != 0 && g_strcmp0 (a, "false") != 0)
+      return fail (s, "adopt", a, "is neither true nor false");
     r->adopt = g_strcmp0 (a, "true") == 0;
   }
   return TRUE;
@@ -289,16 +276,16 @@ key_is_known (const char *key, gboolean is_default)
   return !is_default && g_strv_contains (match_keys, key);
 }
 
-/* Returns the rule of @group, or NULL with @error set. */
+/* Returns the rule of the group, or NULL with the error set. */
 static AdoptRule *
-read_group (GKeyFile *kf, const char *path, const char *text, const char *group, GError **error)
+read_group (const Src *s)
 {
-  gboolean is_default = g_strcmp0 (group, DEFAULT_GROUP) == 0;
-  g_auto (GStrv) keys = g_key_file_get_keys (kf, group, NULL, NULL);
+  gboolean is_default = g_strcmp0 (s->group, DEFAULT_GROUP) == 0;
+  g_auto (GStrv) keys = g_key_file_get_keys (s->kf, s->group, NULL, NULL);
   gboolean has_match = FALSE;
   for (int i = 0; keys && keys[i]; i++) {
     if (!key_is_known (keys[i], is_default)) {
-      fail (error, path, text, group, keys[i], is_default && g_strv_contains (match_keys, keys[i])
+      fail (s, keys[i], NULL, "%s", is_default && g_strv_contains (match_keys, keys[i])
             ? "[default] takes what no rule matched: it has no match keys"
             : "unknown key (match: exe, unit, remote-port, remote-address; "
               "action: priority, min-rate, weight, adopt)");
@@ -307,12 +294,11 @@ read_group (GKeyFile *kf, const char *path, const char *text, const char *group,
     has_match |= g_strv_contains (match_keys, keys[i]);
   }
   if (!is_default && !has_match) {
-    fail (error, path, text, group, NULL,
-          "a rule needs a match key (exe, unit, remote-port or remote-address)");
+    fail (s, NULL, NULL, "a rule needs a match key (exe, unit, remote-port or remote-address)");
     return NULL;
   }
-  AdoptRule *r = rule_new (group);
-  if (!read_matches (kf, path, text, group, r, error) || !read_actions (kf, path, text, group, r, error)) {
+  AdoptRule *r = rule_new (s->group);
+  if (!read_matches (s, r) || !read_actions (s, r)) {
     rule_free (r);
     return NULL;
   }
@@ -335,7 +321,8 @@ adopt_rules_parse (const char *path, const char *text, GError **error)
   rules->path = g_strdup (path);
   g_auto (GStrv) groups = g_key_file_get_groups (kf, NULL);
   for (int i = 0; groups[i]; i++) {
-    AdoptRule *r = read_group (kf, path, text, groups[i], error);
+    Src s = { kf, path, text, groups[i], error };
+    AdoptRule *r = read_group (&s);
     if (r == NULL)
       return NULL;
     if (g_strcmp0 (groups[i], DEFAULT_GROUP) == 0) {

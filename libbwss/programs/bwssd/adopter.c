@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* adopter.c — bwssd's adoption of the user's TCP flows (see adopter.h). */
 #include <errno.h>
-#include <fcntl.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -23,8 +23,7 @@ typedef struct {
   guint64       inode;
   pid_t         pid;           /* the owner */
   int           owner_fd;      /* in the owner's fd table */
-  int           fd;            /* our duplicate (the ledger's) */
-  CtlFlow      *flow;          /* the controller's, on a duplicate of its own */
+  CtlFlow      *flow;          /* the controller's, on bwssd's duplicate of the socket */
   char         *rule;          /* the rule that gave its preferences */
   char         *exe, *comm, *cgroup;
   GInetAddress *remote;
@@ -85,26 +84,18 @@ refused_free (gpointer data)
   g_free (r);
 }
 
-/* Parses "addr:port" / "[addr]:port" (knob_dump's form) into @addr (an
- * IPv4-mapped IPv6 address as IPv4) and @port. */
+/* The remote end of the socket @k as sock_diag names it: an IPv4-mapped
+ * IPv6 address (::ffff:a.b.c.d) as the IPv4 address it maps, as the rules
+ * match it. */
 static void
-parse_remote (const char *text, GInetAddress **addr, guint16 *port)
+remote_of (const KnobInfo *k, GInetAddress **addr, guint16 *port)
 {
-  *addr = NULL;
-  *port = 0;
-  const char *colon = strrchr (text, ':');
-  if (colon == NULL)
-    return;
-  *port = (guint16) atoi (colon + 1);
-  g_autofree char *host = g_strndup (text, (gsize) (colon - text));
-  char *h = host;
-  if (h[0] == '[') {
-    h++;
-    h[strlen (h) - 1] = '\0';
-  }
-  if (g_str_has_prefix (h, "::ffff:") && strchr (h, '.'))
-    h += 7;
-  *addr = g_inet_address_new_from_string (h);
+  static const guint8 mapped[12] = { [10] = 0xff, [11] = 0xff };
+  const guint8 *b = (const guint8 *) k->id.idiag_dst;
+  gboolean in_v6 = k->family == AF_INET6 && memcmp (b, mapped, sizeof mapped) == 0;
+  *addr = g_inet_address_new_from_bytes (in_v6 ? b + 12 : b, k->family == AF_INET || in_v6
+                                         ? G_SOCKET_FAMILY_IPV4 : G_SOCKET_FAMILY_IPV6);
+  *port = g_ntohs (k->id.idiag_dport);
 }
 
 static AdoptSubject
@@ -138,17 +129,14 @@ refuse (Adopter *ad, guint64 inode, pid_t pid, const char *comm, const char *rem
 }
 
 /* Gives adopted flow @a back: out of the controller (which restores its
- * clamp), the duplicate closed, its record removed from the ledger.  Does
- * not remove it from the table. */
+ * clamp and closes its duplicate), its record removed from the ledger.
+ * Does not remove it from the table. */
 static void
 give_back (Adopter *ad, Adopted *a)
 {
   if (a->flow)
     ctl_remove (ad->ctl, a->flow);
   a->flow = NULL;
-  if (a->fd >= 0)
-    close (a->fd);
-  a->fd = -1;
   adopt_ledger_release (ad->ledger, a->inode);
 }
 
@@ -163,14 +151,13 @@ share_as (Adopter *ad, Adopted *a, const AdoptRule *rule)
                bwss_share_name (rule->share), bwss_strerror (err));
 }
 
-/* Registers @a's duplicate with the preferences of @rule.  Returns 0 or a
- * BWSS_E code. */
+/* Registers the duplicate @fd of @a's socket (taken: closed on failure
+ * too) with the preferences of @rule.  Returns 0 or a BWSS_E code. */
 static int
-register_with (Adopter *ad, Adopted *a, const AdoptRule *rule)
+register_with (Adopter *ad, Adopted *a, const AdoptRule *rule, int fd)
 {
   g_autofree char *origin = adopt_rule_origin (ad->rules, rule);
-  int fd = fcntl (a->fd, F_DUPFD_CLOEXEC, 0);     /* the controller's own duplicate */
-  int err = fd < 0 ? BWSS_ENOMEM : ctl_add (ad->ctl, fd, &rule->prefs, origin, a->pid, getpid (), &a->flow);
+  int err = ctl_add (ad->ctl, fd, &rule->prefs, origin, a->pid, getpid (), &a->flow);
   if (err == 0)
     share_as (ad, a, rule);
   if (err == 0) {
@@ -301,11 +288,10 @@ adopt_one (Adopter *ad, const KnobInfo *k, const AdoptHolder *h)
   a->inode = k->inode;
   a->pid = h->pid;
   a->owner_fd = h->fd;
-  a->fd = -1;
   a->exe = adopt_proc_exe (h->pid);
   a->comm = adopt_proc_comm (h->pid);
   a->cgroup = adopt_proc_cgroup (h->pid);
-  parse_remote (k->remote, &a->remote, &a->port);
+  remote_of (k, &a->remote, &a->port);
   AdoptSubject s = subject_of (a);
   const AdoptRule *rule = adopt_rules_match (ad->rules, &s);
   if (!rule->adopt) {
@@ -314,11 +300,11 @@ adopt_one (Adopter *ad, const KnobInfo *k, const AdoptHolder *h)
     adopted_free (a);
     return;
   }
-  a->fd = adopt_proc_take (h->pid, h->fd, k->inode);
-  if (a->fd < 0) {
-    if (a->fd != -ESTALE && a->fd != -ESRCH) {   /* a closed socket is not a refusal */
-      refuse (ad, k->inode, h->pid, a->comm, k->remote, adopt_proc_why (-a->fd));
-      tell_once (ad, h->pid, a->comm, adopt_proc_why (-a->fd));
+  int fd = adopt_proc_take (h->pid, h->fd, k->inode);
+  if (fd < 0) {
+    if (fd != -ESTALE && fd != -ESRCH) {         /* a closed socket is not a refusal */
+      refuse (ad, k->inode, h->pid, a->comm, k->remote, adopt_proc_why (-fd));
+      tell_once (ad, h->pid, a->comm, adopt_proc_why (-fd));
     }
     adopted_free (a);
     return;
@@ -326,8 +312,10 @@ adopt_one (Adopter *ad, const KnobInfo *k, const AdoptHolder *h)
   /* the ledger first: the clamp it had, recorded before anything changes it */
   guint32 clamp = 0;
   g_autofree char *holder = NULL;
-  int claim = adopt_ledger_claim (ad->ledger, k->inode, a->fd, h->pid, h->fd, &clamp, &holder);
-  int err = claim == 0 ? register_with (ad, a, rule) : 0;
+  int claim = adopt_ledger_claim (ad->ledger, k->inode, fd, h->pid, h->fd, &clamp, &holder);
+  if (claim != 0)
+    close (fd);
+  int err = claim == 0 ? register_with (ad, a, rule, fd) : 0;
   if (claim == 0 && err == 0) {
     g_hash_table_insert (ad->adopted, key_new (k->inode), a);
     return;
@@ -346,7 +334,6 @@ adopt_one (Adopter *ad, const KnobInfo *k, const AdoptHolder *h)
     refuse (ad, k->inode, h->pid, a->comm, k->remote, why);
     tell_once (ad, h->pid, a->comm, why);
   }
-  close (a->fd);
   adopted_free (a);
 }
 

@@ -56,7 +56,6 @@
 #include "adopt-watchdog.h"
 #include "adopter.h"
 #include "ctl.h"
-#include "sd-notify.h"
 #include "serve.h"
 #include "sys.h"
 #include "tool-domain.h"
@@ -655,13 +654,16 @@ run (int listen_fd, AdoptLedger *ledger, AdoptRules *rules)
     g_source_attach (dm.scan, NULL);
   }
   watch_inputs (&dm);
-  int nerr = bwssd_notify ("READY=1");  /* the unit is Type=notify: started now */
+  /* the unit is Type=notify: systemd counts bwssd as started once the
+   * domain's socket is served, the adopter scans and the rules are watched,
+   * not once the process exists */
+  int nerr = sock_systemd_notify ("READY=1");
   if (nerr < 0)
     g_printerr ("bwssd: cannot tell systemd it is ready ($NOTIFY_SOCKET): %s\n", g_strerror (-nerr));
 
   g_main_loop_run (dm.loop);
 
-  bwssd_notify ("STOPPING=1");
+  sock_systemd_notify ("STOPPING=1");
 
   if (dm.scan) {
     g_source_destroy (dm.scan);

@@ -361,64 +361,50 @@ iov_bytes (const struct iovec *iov, int cnt)
   return n;
 }
 
+/* A read hook's body: waits for @want bytes of credit before the real
+ * call (@want evaluated only then) and classifies and counts what it read
+ * after, each while the process is in the domain (the destructor may have
+ * left it during the read); a peek (@peek true) neither waits nor counts. */
+#define PACED_READ(name, want, peek, ...)        \
+  do {                                           \
+    RESOLVE (name);                              \
+    bool counted = !(peek);                      \
+    if (domain && counted)                       \
+      pace_before (fd, (want));                  \
+    ssize_t r = real_##name (__VA_ARGS__);       \
+    if (domain && counted)                       \
+      after_read (fd, r);                        \
+    return r;                                    \
+  } while (0)
+
 PRELOAD_API ssize_t
 read (int fd, void *buf, size_t n)
 {
-  RESOLVE (read);
-  if (domain)
-    pace_before (fd, n);
-  ssize_t r = real_read (fd, buf, n);
-  if (domain)
-    after_read (fd, r);
-  return r;
+  PACED_READ (read, n, false, fd, buf, n);
 }
 
 PRELOAD_API ssize_t
 readv (int fd, const struct iovec *iov, int cnt)
 {
-  RESOLVE (readv);
-  if (domain)
-    pace_before (fd, iov_bytes (iov, cnt));
-  ssize_t r = real_readv (fd, iov, cnt);
-  if (domain)
-    after_read (fd, r);
-  return r;
+  PACED_READ (readv, iov_bytes (iov, cnt), false, fd, iov, cnt);
 }
 
 PRELOAD_API ssize_t
 recv (int fd, void *buf, size_t n, int flags)
 {
-  RESOLVE (recv);
-  if (domain && !(flags & MSG_PEEK))
-    pace_before (fd, n);
-  ssize_t r = real_recv (fd, buf, n, flags);
-  if (domain && !(flags & MSG_PEEK))
-    after_read (fd, r);
-  return r;
+  PACED_READ (recv, n, flags & MSG_PEEK, fd, buf, n, flags);
 }
 
 PRELOAD_API ssize_t
 recvfrom (int fd, void *buf, size_t n, int flags, struct sockaddr *a, socklen_t *al)
 {
-  RESOLVE (recvfrom);
-  if (domain && !(flags & MSG_PEEK))
-    pace_before (fd, n);
-  ssize_t r = real_recvfrom (fd, buf, n, flags, a, al);
-  if (domain && !(flags & MSG_PEEK))
-    after_read (fd, r);
-  return r;
+  PACED_READ (recvfrom, n, flags & MSG_PEEK, fd, buf, n, flags, a, al);
 }
 
 PRELOAD_API ssize_t
 recvmsg (int fd, struct msghdr *m, int flags)
 {
-  RESOLVE (recvmsg);
-  if (domain && !(flags & MSG_PEEK))
-    pace_before (fd, m ? iov_bytes (m->msg_iov, (int) m->msg_iovlen) : 0);
-  ssize_t r = real_recvmsg (fd, m, flags);
-  if (domain && !(flags & MSG_PEEK))
-    after_read (fd, r);
-  return r;
+  PACED_READ (recvmsg, m ? iov_bytes (m->msg_iov, (int) m->msg_iovlen) : 0, flags & MSG_PEEK, fd, m, flags);
 }
 
 PRELOAD_API int

@@ -40,65 +40,41 @@ tool_file_read (const char *path, gsize max, char **data, gsize *len, GError **e
 {
   *data = NULL;
   *len = 0;
-  int fd = open (path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) {
-    int e = errno;
-    if (e == ELOOP)
-      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_LOOP, "%s: a symbolic link (not followed)", path);
-    else
-      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (e), "%s: %s", path, g_strerror (e));
-    return FALSE;
-  }
   struct stat st;
+  int fd = open (path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  int e = fd < 0 || fstat (fd, &st) != 0 ? errno : 0;
+  /* a regular file's size may change meanwhile: at most max + 1 bytes are
+   * read, into a buffer of the bound */
+  gboolean fits = e == 0 && S_ISREG (st.st_mode) && (guint64) st.st_size <= max;
+  g_autofree char *buf = fits ? g_malloc (max + 2) : NULL;
+  gsize n = 0;
+  for (ssize_t r = 1; buf && n <= max && r != 0;) {
+    r = read (fd, buf + n, max + 1 - n);
+    if (r > 0)
+      n += (gsize) r;
+    else if (r < 0 && errno != EINTR) {
+      e = errno;
+      break;
+    }
+  }
+  if (fd >= 0)
+    close (fd);
   g_autofree char *bound = size_text (max);
-  if (fstat (fd, &st) != 0) {
-    int e = errno;
+  if (e == ELOOP)
+    g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_LOOP, "%s: a symbolic link (not followed)", path);
+  else if (e)
     g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (e), "%s: %s", path, g_strerror (e));
-  } else if (!S_ISREG (st.st_mode)) {
+  else if (!S_ISREG (st.st_mode))
     g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: %s, not a regular file", path,
                  type_name (st.st_mode));
-  } else if ((guint64) st.st_size > max) {
+  else if (!fits || n > max)
     g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "%s: larger than %s", path, bound);
-  } else {
-    /* a regular file's size may change meanwhile: read at most max + 1 */
-    gsize cap = (gsize) st.st_size + 1 < max + 1 ? (gsize) st.st_size + 1 : max + 1;
-    char *buf = g_malloc (cap + 1);
-    gsize n = 0;
-    for (;;) {
-      if (n == cap) {
-        if (cap > max)
-          break;
-        cap = MIN (cap * 2, max + 1);
-        buf = g_realloc (buf, cap + 1);
-      }
-      ssize_t r = read (fd, buf + n, cap - n);
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r <= 0) {
-        if (r < 0) {
-          int e = errno;
-          g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (e), "%s: %s", path, g_strerror (e));
-          g_free (buf);
-          close (fd);
-          return FALSE;
-        }
-        break;
-      }
-      n += (gsize) r;
-    }
-    close (fd);
-    if (n > max) {
-      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "%s: larger than %s", path, bound);
-      g_free (buf);
-      return FALSE;
-    }
-    buf[n] = '\0';
-    *data = buf;
-    *len = n;
-    return TRUE;
-  }
-  close (fd);
-  return FALSE;
+  if (e || !fits || n > max)
+    return FALSE;
+  buf[n] = '\0';
+  *data = g_realloc (g_steal_pointer (&buf), n + 1);
+  *len = n;
+  return TRUE;
 }
 
 char *

@@ -4,8 +4,8 @@
  * screen, one line per part that must work, and the one command that turns
  * it on when it is off:
  *
- *   bwssd       runs for this user's domain (its status file names a live
- *               process of this user called bwssd);
+ *   bwssd       runs for this user's domain (it answers on the domain's
+ *               socket with its status);
  *   adoption    what that bwssd says it can adopt: every download of the
  *               user, or only its own children, or nothing;
  *   bwss-sockd  reachable where Yama's ptrace_scope = 1 needs it (a
