@@ -111,6 +111,44 @@ to_track (BwssCapacity *c, BwssCapacityFlow *f, size_t n, double u)
   return c->next_decision_us;
 }
 
+/* The detector's "link this host had alone": a U of about the minima is no
+ * such link.  The lab's household with three neighbour flows and a
+ * 1-Mbit/s video: in the first second, before σ held the downloads at
+ * their floors, the neighbour's queue already stood and this host moved
+ * 1.15 Mbit/s; learned as the link alone, it made every later decision —
+ * the video at its minimum, the downloads at their floors, 130 ms of the
+ * neighbour's queue — read as "this host moves the link it had alone", and
+ * the loop stayed in TRACK for the whole run. */
+static void
+test_compete_alone_at_minima (void)
+{
+  BwssCapacity c;
+  double floor = bwss__progress_floor_bps (&p);
+  if (8.0 * p.min_window_bytes / 0.160 > floor)
+    floor = 8.0 * p.min_window_bytes / 0.160;
+  /* the video (its source holds it at its minimum) and two downloads that
+   * are not yet at their floors */
+  BwssCapacityFlow f[3] = { flow (1e6, 1e6, 160000, 30000), flow (75e3, 5 * floor, 160000, 30000),
+                            flow (75e3, 5 * floor, 160000, 30000) };
+  f[0].min_rate_bps = 1e6;
+  f[0].window_limited = false;
+  uint64_t t = to_track (&c, f, 3, 1.15e6);
+  g_assert_true (bwss__capacity_step (&c, &p, t, 1.15e6, f, 3));
+  g_assert_cmpint (c.phase, ==, BWSS_PHASE_TRACK);
+  g_assert_cmpfloat (c.link_alone_bps, ==, 0.0);
+  /* then the downloads at their floors, the video at its minimum, the
+   * neighbour's queue standing: COMPETE within a few seconds */
+  f[1].target_bps = f[2].target_bps = floor;
+  f[1].rate_bps = f[2].rate_bps = floor;
+  double u = 1e6 + 2 * floor;
+  uint64_t end = t + 4000000;
+  while (c.phase == BWSS_PHASE_TRACK && t < end) {
+    t = c.next_decision_us;
+    bwss__capacity_step (&c, &p, t, u, f, 3);
+  }
+  g_assert_cmpint (c.phase, ==, BWSS_PHASE_COMPETE);
+}
+
 static void
 test_rule_cut (void)
 {
@@ -1758,6 +1796,7 @@ main (int argc, char **argv)
   g_test_add_func ("/capacity/queue/target-C2", test_queue_target);
   g_test_add_func ("/capacity/interval", test_interval);
   g_test_add_func ("/capacity/rule/cut", test_rule_cut);
+  g_test_add_func ("/capacity/compete/alone-at-minima", test_compete_alone_at_minima);
   g_test_add_func ("/capacity/rule/cut-keeps-minima", test_rule_cut_keeps_minima);
   g_test_add_func ("/capacity/rule/raise-loss-hold", test_rule_raise);
   g_test_add_func ("/capacity/rule/probe", test_rule_probe);

@@ -100,6 +100,13 @@
  * the downloads down. */
 #define ALONE_SCORE 0.25
 
+/* ... and U is this fraction above the minima: a U of about the minima is
+ * what the video at its minimum and the floors move beside anything (the
+ * lab's first second beside three neighbour flows: 1.15 Mbit/s with a
+ * 1-Mbit/s video, which then read as the link this host had alone and kept
+ * the detector out for a whole run). */
+#define ALONE_ABOVE_MINIMA 0.25
+
 /* After COMPETE failed the video, no entry for compete_probe_us, doubling
  * up to four times it while it keeps failing: each test (an entry) costs
  * the video a few seconds (the downloads climb, the video falls, the score
@@ -213,7 +220,7 @@ capacity_compete_watch (BwssCapacity *c, const BwssParams *p, uint64_t now,
   else if (in_hand (k))
     score (c, p, 0.0, interval_us);
   if (c->foreign_score < ALONE_SCORE && k->bulk_floored < k->bulk && k->q >= k->qt
-      && k->u_link > c->link_alone_bps)
+      && k->u_link > (1.0 + ALONE_ABOVE_MINIMA) * k->minima && k->u_link > c->link_alone_bps)
     c->link_alone_bps = k->u_link;
   if (c->foreign_score < p->compete_enter || now < c->compete_hold_until_us)
     return false;
