@@ -101,10 +101,11 @@
 #define ALONE_SCORE 0.25
 
 /* ... and U is this fraction above the minima: a U of about the minima is
- * what the video at its minimum and the floors move beside anything (the
- * lab's first second beside three neighbour flows: 1.15 Mbit/s with a
- * 1-Mbit/s video, which then read as the link this host had alone and kept
- * the detector out for a whole run). */
+ * what the video at its minimum and the floors move beside anything.  In
+ * the first second, before σ holds the downloads at their floors, a
+ * neighbour's queue may already stand; a link learned there from such a U
+ * makes every later decision read "this host moves the link it had alone",
+ * and the detector never enters. */
 #define ALONE_ABOVE_MINIMA 0.25
 
 /* After COMPETE failed the video, no entry for compete_probe_us, doubling
