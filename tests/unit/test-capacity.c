@@ -1650,9 +1650,10 @@ matrix_cell (const Cell *cell, unsigned short_max, double use_616, double prebuf
       if (cell->trace)
         g_test_message ("%s: the lab's capable seconds: the video at >= 90 %% of its minimum "
                         "%u of %u s", cell->name, each[k].lab_at_min, each[k].lab_capable);
-      g_test_message ("%s: required prebuffer %.2f s (reached at %.2f s), in the first 5 s %.2f s",
-                      cell->name, each[k].prebuffer_s, each[k].prebuffer_at_s,
-                      each[k].start_late_s);
+      g_test_message ("%s: required prebuffer %.2f s (reached at %.2f s), in the first 5 s %.2f s; "
+                      "median own queue: the video %.1f ms, a download %.1f ms", cell->name,
+                      each[k].prebuffer_s, each[k].prebuffer_at_s, each[k].start_late_s,
+                      each[k].q_video, each[k].q_bulk);
       g_assert_cmpuint (each[k].counted - each[k].at_min_lab, <=, short_max);
       if (prebuffer_s > 0.0)
         g_assert_cmpfloat (each[k].start_late_s, <=, START_LATE_S);
