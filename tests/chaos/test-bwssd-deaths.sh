@@ -48,7 +48,8 @@ start_bwssd () {
 watchdog_of () { pgrep -P "$1" | head -1; }
 # starts a download before any bwssd that adopts runs; sets $dl and $c0,
 # its clamp before any bwssd touched it, once the kernel's autotuning has
-# grown it past what bwssd sets on loopback (64 kB)
+# grown it past what bwssd sets on loopback (its floor there: two 65483-byte
+# segments, 128 kB)
 start_download () {
   curl -s --limit-rate 1M -o /dev/null "$url" &
   dl=$!

@@ -240,6 +240,30 @@ test_api_errors (void)
   bwss_controller_free (c);
 }
 
+/* The flow's segment is the sample's, filled as bwssd fills it: the
+ * advertised MSS over the estimate from small first segments (loopback),
+ * the estimate alone when the advertised MSS is unknown. */
+static void
+test_sender_segment (void)
+{
+  BwssController *c;
+  BwssPrefs ok = { 0, 0, 1 };
+  g_assert_cmpint (bwss_controller_new (NULL, &c), ==, 0);
+  g_assert_cmpint (bwss_controller_add_flow (c, 1, &ok, 0), ==, 0);
+  BwssFlowState st;
+  BwssSample lo = { .now_us = 10000, .bytes_received = 3072, .rtt_us = 50,
+                    .mss = bwss_sender_segment (1536, 65483) };
+  g_assert_cmpint (bwss_controller_observe (c, 1, &lo), ==, 0);
+  g_assert_cmpint (bwss_controller_flow_state (c, 1, &st), ==, 0);
+  g_assert_cmpuint (st.mss, ==, 65483);
+  BwssSample eth = { .now_us = 20000, .bytes_received = 6144, .rtt_us = 50,
+                     .mss = bwss_sender_segment (1448, 0) };
+  g_assert_cmpint (bwss_controller_observe (c, 1, &eth), ==, 0);
+  g_assert_cmpint (bwss_controller_flow_state (c, 1, &st), ==, 0);
+  g_assert_cmpuint (st.mss, ==, 1448);
+  bwss_controller_free (c);
+}
+
 /* ---- measuring: a connection at rest is measured less often ---- */
 
 /* Ticks @c every 10 ms from *@now for @ms, measuring, as the domain does,
@@ -454,6 +478,7 @@ main (int argc, char **argv)
   g_test_add_func ("/controller/api-errors", test_api_errors);
   g_test_add_func ("/controller/many-flows", test_many_flows);
   g_test_add_func ("/controller/measure-quiet", test_measure_quiet);
+  g_test_add_func ("/controller/sender-segment", test_sender_segment);
   g_test_add_func ("/controller/next-round", test_next_round);
   g_test_add_func ("/controller/paper/weights", test_weights);
   g_test_add_func ("/controller/paper/weights-960k", test_weights_small_link);

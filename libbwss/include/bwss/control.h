@@ -322,7 +322,9 @@ typedef struct {
   uint64_t now_us;
   uint64_t bytes_received; /* cumulative payload bytes received */
   uint32_t rtt_us;         /* the receiver's smoothed RTT (tcpi_rcv_rtt), 0 = unknown */
-  uint32_t mss;            /* receive MSS in bytes, 0 = unknown */
+  uint32_t mss;            /* the sender's segment, bytes, 0 = unknown: from a
+                            * socket, bwss_sender_segment (tcpi_rcv_mss,
+                            * tcpi_advmss) */
   uint32_t min_rtt_us;     /* the smallest RTT the connection has seen, its handshake
                             * included (tcpi_min_rtt), 0 = unknown */
   bool     can_pace;       /* the receiver can pace this flow's reads */
@@ -330,8 +332,15 @@ typedef struct {
   uint32_t rcv_ooopack;    /* cumulative segments received after a hole
                             * (tcpi_rcv_ooopack, Linux >= 5.4): its losses; a
                             * count that grows between two decisions is the
-                            * network's verdict on this flow (0 = unknown) */
-} BwssSample;
+                            * network's verdict on this flow (0 = unknown) */} BwssSample;
+
+/* Returns the segment a sample's mss should be, bytes, from the socket's
+ * @rcv_mss (tcpi_rcv_mss: the kernel's estimate from the segments seen, a
+ * lower bound) and @advmss (tcpi_advmss: the MSS this end advertised, an
+ * upper bound): never smaller than a segment the sender can send, since a
+ * window below one of them moves data only on the sender's persist timer.
+ * 0 if both are 0. */
+BWSS_API uint32_t bwss_sender_segment (uint32_t rcv_mss, uint32_t advmss);
 
 /* What the controller decided for one flow. */
 typedef struct {

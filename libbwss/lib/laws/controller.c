@@ -504,8 +504,7 @@ tick_paper (BwssController *c, uint64_t now_us)
      * (whether or not it is still stepping: a congested flow keeps raising
      * its window and must still be judged) */
     v->settled = f->fcs.state != BWSS_FCS_RELEASED && now_us - f->target_moved_us >= settle;
-    v->at_floor = f->fcs.state != BWSS_FCS_RELEASED
-        && f->fcs.window <= c->p.min_window_segments;
+    v->at_floor = bwss__fcs_at_floor (&f->fcs, &c->p, f->mss);
     v->tracked = f->tracked;
     v->tracked_target = f->tracked_target;
   }

@@ -70,6 +70,7 @@ fill_from_tcp_info (KnobInfo *out, const struct tcp_info *ti, socklen_t len)
   if (len >= offsetof (struct tcp_info, tcpi_min_rtt) + sizeof ti->tcpi_min_rtt)
     out->min_rtt_us = ti->tcpi_min_rtt == ~0u ? 0 : ti->tcpi_min_rtt;
   out->mss = ti->tcpi_rcv_mss;
+  out->advmss = ti->tcpi_advmss;
   out->last_recv_ms = ti->tcpi_last_data_recv;
   out->last_sent_ms = ti->tcpi_last_data_sent;
   out->window_clamp = ti->tcpi_rcv_ssthresh;

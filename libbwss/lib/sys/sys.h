@@ -69,6 +69,7 @@ typedef struct {
   uint32_t rtt_us;         /* tcpi_rcv_rtt, else tcpi_rtt */
   uint32_t min_rtt_us;     /* tcpi_min_rtt: the handshake's RTT for a receiver */
   uint32_t mss;            /* tcpi_rcv_mss */
+  uint32_t advmss;         /* tcpi_advmss */
   uint32_t window_clamp;   /* tcpi_rcv_ssthresh, what the clamp bounds */
   uint32_t unread;         /* bytes received, not yet read (idiag_rqueue, SIOCINQ) */
   uint32_t rcv_ooopack;    /* tcpi_rcv_ooopack: segments received after a hole, i.e.

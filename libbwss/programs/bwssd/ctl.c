@@ -266,7 +266,8 @@ observe (Ctl *c, CtlFlow *f, guint64 now)
   }
   f->gone = 0;
   BwssSample smp = { .now_us = now, .bytes_received = k.bytes_received, .rtt_us = k.rtt_us,
-                     .mss = k.mss, .min_rtt_us = k.min_rtt_us, .can_pace = f->paced,
+                     .mss = bwss_sender_segment (k.mss, k.advmss),
+                     .min_rtt_us = k.min_rtt_us, .can_pace = f->paced,
                      .unread_bytes = k.unread, .rcv_ooopack = k.rcv_ooopack };
   bwss_controller_observe (c->laws, f->id, &smp);
   f->bytes = k.bytes_received;
