@@ -86,9 +86,9 @@ static void
 restore (Ctl *c, CtlFlow *f)
 {
   if (f->rcvbuf && knob_fd_is (f->fd, f->diag.inode))
-    knob_restore_rcvbuf (f->fd);           /* first: the clamp given back follows it */
+    knob_restore_rcvbuf (f->fd);
   if (f->applied && knob_fd_is (f->fd, f->diag.inode))
-    knob_give_back_clamp (f->fd, f->orig_clamp);
+    knob_give_back_clamp (f->fd, f->orig_clamp, f->rcvbuf != 0);
   f->applied = 0;
   f->rcvbuf = 0;
   if (f->pace_sent > 0.0 && c->funcs.pace)
