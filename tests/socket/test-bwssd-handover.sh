@@ -7,7 +7,7 @@
 # leaves, the client hands its flow to the new one — and the download goes
 # on, never clamped by a dead bwssd:
 #   - kill -9 of the autostarted bwssd: the client gives its socket back
-#     (the clamp at least its connect's) and starts another;
+#     (the free clamp, below) and starts another;
 #   - the user's bwssd started: it takes over (the autostarted one gone, the
 #     flow controlled by it, bwss-top says so), the clamp given back in
 #     between;
@@ -50,13 +50,17 @@ socket_of () {
 # clamp, not one a dead bwssd left.  What is checked is the handover.
 printf '[default]\nweight=1\nadopt=false\n' >"$tmp/rules.conf"
 serve_big
-# A give-back (knob_give_back_clamp()) restores the larger of the clamp the
-# client recorded and what the receive buffer's autotuning grew: at least the
-# connect's clamp, and on this running download above the window every bwssd
-# of this test holds it at (its floor: two loopback segments, 130966, itself
-# above the connect's 65536).  So a clamp is given back when it is above that
-# window ($win, read below) and at least the connect's; the shim's free clamp
-# (65535 << wscale) is the most a give-back can be.
+# A give-back (knob_give_back_clamp()) sets the free clamp, 65535 << the
+# socket's window scale ($free_clamp, read below): the buffer alone bounds
+# the window then.  The kernel may write the clamp again since, as on any
+# socket whose buffer autotuning owns — the window its buffer allows, when
+# autotuning grows the buffer or its payload-to-memory ratio changes
+# (docs/sockets.md) — which is above the window every bwssd of this test
+# holds the download at (its floor: two loopback segments, 130966, itself
+# above the connect's 65536) and at least the connect's.  So a clamp is given
+# back when it is above that window ($win, read below) and at least the
+# connect's; a kernel's write comes with data only, so the first read after
+# a give-back is mostly the free clamp itself (each check prints it).
 read -r connect_clamp free_clamp <<<"$(python3 -c '
 import socket, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
