@@ -2,6 +2,7 @@
 /* ownsockets.c — the process's TCP connections to some servers. */
 #include <string.h>
 #include <sys/socket.h>
+#include <bwss/control.h>
 #include "ownsockets.h"
 #include "sys.h"
 
@@ -52,7 +53,7 @@ scan_fd (int fd, void *data)
     return true;
   OwnSocket s = { .fd = fd, .inode = k.inode, .bytes_received = k.bytes_received,
                   .idle_ms = k.last_recv_ms, .sent_idle_ms = k.last_sent_ms, .rtt_us = k.rtt_us,
-                  .mss = k.mss };
+                  .mss = bwss_sender_segment (k.mss, k.advmss) };
   g_array_append_val (scan->out, s);
   return true;
 }

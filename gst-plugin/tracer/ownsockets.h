@@ -19,7 +19,9 @@ typedef struct {
   guint32 idle_ms;            /* since the last data arrived (tcpi_last_data_recv) */
   guint32 sent_idle_ms;       /* since we last sent data, a request (tcpi_last_data_sent) */
   guint32 rtt_us;             /* its receiver RTT (tcpi_rcv_rtt, else tcpi_rtt); 0 unknown */
-  guint32 mss;                /* tcpi_rcv_mss */
+  guint32 mss;                /* the sender's segment, the laws' own
+                               * (bwss_sender_segment(): tcpi_rcv_mss,
+                               * tcpi_advmss) */
 } OwnSocket;
 
 /* Returns the established TCP sockets of this process whose peer address

@@ -212,27 +212,43 @@ test_first_window (void)
   close (ps);
 }
 
-/* A clamp given back after the receive buffer grew: at least that buffer
- * (the kernel's own clamp follows it), never below the one it came with;
- * with a buffer the application set, the clamp it came with exactly. */
+/* A clamp given back is the free clamp, 65535 << the socket's receive
+ * window scale, whether the buffer is autotuning's (grown here, past the
+ * clamp the socket came with) or one we set (pacing's, @buffer_ours); with
+ * a buffer the application set, the clamp it came with exactly.  No data
+ * moves between the give-back and its read: the kernel's own writes of the
+ * clamp come with data (sys.h). */
 static void
 test_give_back (void)
 {
   int client, server;
   tcp_pair (&client, &server);
-  uint32_t orig, now;
+  uint32_t orig, now, free_clamp;
+  struct tcp_info ti;
+  socklen_t len = sizeof ti;
+  g_assert_cmpint (getsockopt (client, IPPROTO_TCP, TCP_INFO, &ti, &len), ==, 0);
+  g_assert_cmpint (knob_free_clamp (client, &free_clamp), ==, 0);
+  g_assert_cmpuint (free_clamp, ==, 65535u << ti.tcpi_rcv_wscale);
   g_assert_cmpint (knob_get_clamp (client, &orig), ==, 0);
   for (int i = 0; i < 256; i++)          /* 16 MiB read: autotuning grows the buffer */
     move (server, client, 65536);
-  int buf = 0;
-  socklen_t len = sizeof buf;
-  g_assert_cmpint (getsockopt (client, SOL_SOCKET, SO_RCVBUF, &buf, &len), ==, 0);
+  int buf = opt (client, SOL_SOCKET, SO_RCVBUF);
   g_assert_cmpint (knob_set_clamp (client, 4096), ==, 0);
-  g_assert_cmpint (knob_give_back_clamp (client, orig), ==, 0);
+  g_assert_cmpint (knob_give_back_clamp (client, orig, false), ==, 0);
   g_assert_cmpint (knob_get_clamp (client, &now), ==, 0);
-  g_test_message ("clamp at connect %u, buffer %d, given back %u", orig, buf, now);
-  g_assert_cmpuint (now, >=, orig);
-  g_assert_cmpuint (now, >=, (uint32_t) buf);
+  g_test_message ("clamp at connect %u, buffer %d, given back %u (scale %u)", orig, buf, now,
+                  (unsigned) ti.tcpi_rcv_wscale);
+  g_assert_cmpuint (now, ==, free_clamp);
+  g_assert_cmpuint (now, >, (uint32_t) buf);   /* the buffer bounds the window, not the clamp */
+  g_assert_cmpuint (now, >, orig);
+
+  /* pacing's buffer, given back with the clamp: the free clamp too */
+  g_assert_cmpint (knob_set_rcvbuf (client, 65536), ==, 0);
+  g_assert_cmpint (knob_set_clamp (client, 4096), ==, 0);
+  g_assert_cmpint (knob_restore_rcvbuf (client), ==, 0);
+  g_assert_cmpint (knob_give_back_clamp (client, orig, true), ==, 0);
+  g_assert_cmpint (knob_get_clamp (client, &now), ==, 0);
+  g_assert_cmpuint (now, ==, free_clamp);
   close (client);
   close (server);
 
@@ -242,7 +258,7 @@ test_give_back (void)
   g_assert_cmpint (knob_get_clamp (client, &orig), ==, 0);
   move (server, client, 65536);
   g_assert_cmpint (knob_set_clamp (client, 4096), ==, 0);
-  g_assert_cmpint (knob_give_back_clamp (client, orig), ==, 0);
+  g_assert_cmpint (knob_give_back_clamp (client, orig, false), ==, 0);
   g_assert_cmpint (knob_get_clamp (client, &now), ==, 0);
   g_assert_cmpuint (now, ==, orig);
   close (client);

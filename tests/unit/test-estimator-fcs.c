@@ -267,6 +267,64 @@ test_fcs_sub_segment_window (void)
   }
 }
 
+/* The segment the laws reason about is never below the sender's: the
+ * advertised MSS (tcpi_advmss) bounds it from above, the estimate from the
+ * segments seen (tcpi_rcv_mss) from below. */
+static void
+test_fcs_sender_segment (void)
+{
+  /* loopback after a small first window: 1536 seen, 65483 sent later */
+  g_assert_cmpuint (bwss_sender_segment (1536, 65483), ==, 65483);
+  g_assert_cmpuint (bwss_sender_segment (65483, 65483), ==, 65483);
+  /* an Ethernet path (MTU 1500, timestamps): both 1448 */
+  g_assert_cmpuint (bwss_sender_segment (1448, 1448), ==, 1448);
+  g_assert_cmpuint (bwss_sender_segment (536, 1448), ==, 1448);
+  /* one of them unknown: the other; both: unknown */
+  g_assert_cmpuint (bwss_sender_segment (1448, 0), ==, 1448);
+  g_assert_cmpuint (bwss_sender_segment (0, 1448), ==, 1448);
+  g_assert_cmpuint (bwss_sender_segment (0, 0), ==, 0);
+}
+
+/* Segments large against the receive buffer (loopback's 65483) get a floor
+ * of two whole segments in both loops, at eq. (1) and after eq. (3), and
+ * never the sub-segment window; Ethernet's keep the paper's one. */
+static void
+test_fcs_large_segment_floor (void)
+{
+  const uint32_t lo = 65483;
+  const BwssParams *loops[] = { &params, &delay_params };
+  for (size_t k = 0; k < G_N_ELEMENTS (loops); k++) {
+    const BwssParams *p = loops[k];
+    BwssFcs f;
+    bwss__fcs_init (&f);
+    /* 100 kbit/s at 30 ms is 0.006 of such a segment */
+    g_assert_cmpuint (bwss__fcs_step (&f, p, 0, 100e3, 30 * MS, lo), ==, 2);
+    g_assert_false (f.sub);
+    g_assert_cmpuint (bwss__fcs_window_bytes (&f, p, lo), ==, 2 * lo);
+    g_assert_true (bwss__fcs_at_floor (&f, p, lo));
+    /* measured far above: eq. (3) steps down, never below two */
+    uint64_t t = 10 * MS, bytes = 0;
+    for (int i = 0; i < 300; i++, t += 10 * MS) {
+      bytes += 2 * lo;                          /* two segments a 10-ms step */
+      bwss__fcs_observe (&f, p, t, bytes, 30 * MS);
+      bwss__fcs_step (&f, p, t, 100e3, 30 * MS, lo);
+      g_assert_false (f.sub);
+      g_assert_cmpuint (f.window, ==, 2);
+    }
+    /* a target of 20 such segments per RTT is no floor */
+    BwssFcs g;
+    bwss__fcs_init (&g);
+    g_assert_cmpuint (bwss__fcs_step (&g, p, 0, 20.0 * lo * 8 / 0.030, 30 * MS, lo), ==, 20);
+    g_assert_false (bwss__fcs_at_floor (&g, p, lo));
+    /* Ethernet's segments: one segment is the floor, as the paper's */
+    BwssFcs e;
+    bwss__fcs_init (&e);
+    g_assert_cmpuint (bwss__fcs_step (&e, p, 0, 300e3, 30 * MS, 1448), ==, 1);
+    g_assert_true (bwss__fcs_at_floor (&e, p, 1448));
+    g_assert_cmpuint (bwss__fcs_window_bytes (&e, p, 1448), ==, 1448);
+  }
+}
+
 /* Paced reads (the delay loop on a slow link): the reads carry the target
  * under a window one segment above what it needs per RTT, at least
  * pace_window_segments; without pacing the window takes over from eq. (1). */
@@ -486,6 +544,8 @@ main (int argc, char **argv)
   g_test_add_func ("/fcs/rescale-on-retarget", test_fcs_rescale_on_retarget);
   g_test_add_func ("/fcs/sub-segment-window", test_fcs_sub_segment_window);
   g_test_add_func ("/fcs/paced-reads", test_fcs_paced_reads);
+  g_test_add_func ("/fcs/sender-segment", test_fcs_sender_segment);
+  g_test_add_func ("/fcs/large-segment-floor", test_fcs_large_segment_floor);
   g_test_add_func ("/fcs/model/converges", test_fcs_converges);
   g_test_add_func ("/fcs/model/rtt-change", test_fcs_follows_rtt_change);
   g_test_add_func ("/fcs/model/target-change", test_fcs_follows_target_change);

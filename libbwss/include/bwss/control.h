@@ -322,7 +322,9 @@ typedef struct {
   uint64_t now_us;
   uint64_t bytes_received; /* cumulative payload bytes received */
   uint32_t rtt_us;         /* the receiver's smoothed RTT (tcpi_rcv_rtt), 0 = unknown */
-  uint32_t mss;            /* receive MSS in bytes, 0 = unknown */
+  uint32_t mss;            /* the sender's segment, bytes, 0 = unknown: from a
+                            * socket, bwss_sender_segment (tcpi_rcv_mss,
+                            * tcpi_advmss) */
   uint32_t min_rtt_us;     /* the smallest RTT the connection has seen, its handshake
                             * included (tcpi_min_rtt), 0 = unknown */
   bool     can_pace;       /* the receiver can pace this flow's reads */
@@ -330,8 +332,15 @@ typedef struct {
   uint32_t rcv_ooopack;    /* cumulative segments received after a hole
                             * (tcpi_rcv_ooopack, Linux >= 5.4): its losses; a
                             * count that grows between two decisions is the
-                            * network's verdict on this flow (0 = unknown) */
-} BwssSample;
+                            * network's verdict on this flow (0 = unknown) */} BwssSample;
+
+/* Returns the segment a sample's mss should be, bytes, from the socket's
+ * @rcv_mss (tcpi_rcv_mss: the kernel's estimate from the segments seen, a
+ * lower bound) and @advmss (tcpi_advmss: the MSS this end advertised, an
+ * upper bound): never smaller than a segment the sender can send, since a
+ * window below one of them moves data only on the sender's persist timer.
+ * 0 if both are 0. */
+BWSS_API uint32_t bwss_sender_segment (uint32_t rcv_mss, uint32_t advmss);
 
 /* What the controller decided for one flow. */
 typedef struct {
@@ -400,10 +409,12 @@ BWSS_API uint64_t bwss_controller_next_measure (const BwssController *c, uint64_
 BWSS_API bool bwss_controller_due (const BwssController *c, uint64_t id, uint64_t round_us);
 
 /* Returns when the caller's next round is needed, µs, at @from_us or
- * later: @from_us while some flow is due by a round then (or while there
- * is no flow), else the round that first finds one due.  A caller sleeps
- * until then; a flow that comes or new preferences need a round at once
- * (they make the flow due). */
+ * later: while flows move data, one estimation period (φ = 2·RTT, in whole
+ * control periods, at most four) of the one with the shortest after the
+ * last round, or every period while one of them has a minimum or an
+ * unknown RTT; while every flow is at rest, the round that first finds one
+ * due; @from_us with no flow.  A caller sleeps until then; a flow that
+ * comes, goes or has new preferences needs a round at once. */
 BWSS_API uint64_t bwss_controller_next_round (const BwssController *c, uint64_t from_us);
 
 BWSS_API int  bwss_controller_flow_state (const BwssController *c, uint64_t id,

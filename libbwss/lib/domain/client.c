@@ -157,8 +157,8 @@ restore_socket (BwssFlow *f)
 {
   if (knob_fd_is (f->fd, f->inode)) {
     if (f->was_paced)
-      knob_restore_rcvbuf (f->fd);     /* first: the clamp given back follows it */
-    knob_give_back_clamp (f->fd, f->orig_clamp);
+      knob_restore_rcvbuf (f->fd);
+    knob_give_back_clamp (f->fd, f->orig_clamp, f->was_paced);
   }
   f->was_paced = false;
   f->pace_bps = 0.0;

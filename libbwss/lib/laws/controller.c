@@ -45,6 +45,26 @@
  * phases.
  * bwss_controller_next_measure() tells the caller when each flow is due;
  * the laws run on the samples that came.
+ *
+ * Rounds.  The flows measured at every tick are measured together, and a
+ * caller that sleeps until bwss_controller_next_round() ticks once per
+ * estimation period φ (Sec. IV-B) of the one with the shortest, in whole
+ * control periods, at most ROUND_GAP_MAX_US: a window decided for an RTT
+ * shows in the flow's bytes an RTT later, and its FCS holds RTT + 3φ
+ * after each change (fcs.c), so ticks closer than φ add samples, not
+ * decisions.  Every period while a flow with a minimum moves data (its
+ * deficit must show at once) or one's RTT is unknown.  The rounds have
+ * two states.  ROUNDS_TOGETHER: every flow measured at every tick is
+ * measured in the same ticks, and U's meter sums bytes counted at one
+ * instant (flows sampled an RTT apart each, staggered, put each flow's
+ * bytes into U's window in lumps and moved the σ loop's decisions in the
+ * fluid model).  ROUNDS_SPREAD (entry: more than ROUNDS_TOGETHER_MAX flows
+ * measured at every tick while their rounds are more than a period apart;
+ * exit: half as many or fewer, or rounds every period): a round of all of
+ * them would cost the caller its whole gap's work at one instant, so each
+ * takes its own slot of the gap (next_in_slot(), as a quiet flow does),
+ * the ticks come every period with a part of the flows in each, and U is
+ * the sum of the flows' own meters (each a rate over its own samples).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -53,7 +73,8 @@
 #include "idmap.h"
 
 /* Samples in a row that carry no byte and find none unread before a flow is
- * quiet: a second of control periods.  A transfer's own lulls are shorter
+ * quiet: a second of control periods (more while its rounds come further
+ * apart: round_gap()).  A transfer's own lulls are shorter
  * — a handshake and a request on a long path, a loss repaired by a timeout
  * (200 ms at least, backed off), a sender's pause — and their first bytes
  * are ones the laws must see at once: in the fluid model's CoDel 960k cell,
@@ -61,6 +82,24 @@
  * moved the downloads' share by points; a second moves no figure of any
  * cell.  What is silent longer is a connection at rest. */
 #define MEASURE_QUIET_SAMPLES    100
+
+/* The longest gap between rounds while every flow that moves data has a
+ * long RTT, µs: four control periods, one estimation period φ (Sec. IV-B,
+ * φ = 2·RTT) of a 20-ms path (25 rounds a second).  The delay loop's
+ * shortest decision interval (decision_min_us, 100 ms) still sees two
+ * samples of each flow or more, and its urgent cut on a rising queue comes
+ * at most this much later.  At 50 ms the fluid model's two-flow 8 Mbit/s
+ * cell fell short of its link at three tick phases of ten. */
+#define ROUND_GAP_MAX_US         40000ull
+
+/* Flows measured at every tick that still share their rounds, at most:
+ * beyond it they spread over the gap (ROUNDS_SPREAD).  A caller's round
+ * costs about 4-5.5 µs a flow it measures (bwssd: TCP_INFO, SIOCINQ, the
+ * clamp's read-back and write, on a 2-core VM): a round of this many costs
+ * what a spread round of a thousand flows does (a quarter of them at each
+ * period of a 40-ms gap), so fewer would gain no smaller peak for the
+ * wakeups spreading adds; a household's few flows keep one round a gap. */
+#define ROUNDS_TOGETHER_MAX      256
 
 /* A quiet flow's first gap between samples, µs: two control periods. */
 #define MEASURE_QUIET_GAP_MIN_US 20000ull
@@ -71,9 +110,14 @@
 #define MEASURE_QUIET_GAP_MAX_US 160000ull
 
 typedef enum {
-  MEASURE_EVERY,                /* measured at every tick */
+  MEASURE_EVERY,                /* measured at every tick (once a gap while the rounds spread) */
   MEASURE_QUIET,                /* measured every gap_us (the header's "Measuring") */
 } Measure;
+
+typedef enum {
+  ROUNDS_TOGETHER,              /* every flow measured at every tick in the same ticks */
+  ROUNDS_SPREAD,                /* ... each on its own slot of the rounds' gap */
+} Rounds;
 
 typedef struct {
   uint64_t    id;
@@ -127,6 +171,8 @@ struct BwssController {
   double            aggregate_bps;
   uint64_t          aggregate_bytes;   /* Σ of every flow's received bytes */
   BwssEstimator     aggregate;         /* ... and its meter */
+  uint64_t          last_tick_us;      /* the last round's clock, 0 = none yet */
+  Rounds            rounds;            /* the header's "Rounds" */
 };
 
 int
@@ -488,12 +534,30 @@ settle_us (const BwssController *c)
   return c->p.settle_cycles * worst;
 }
 
+/* Returns U over the last @window_us, bit/s: the aggregate's meter while
+ * the flows share their rounds; while they are spread, the sum of their
+ * own meters (the aggregate's would take each flow's bytes in lumps at its
+ * own slot). */
+static double
+aggregate_mean (const BwssController *c, uint64_t window_us)
+{
+  if (c->rounds == ROUNDS_TOGETHER)
+    return bwss_estimator_mean (&c->aggregate, window_us);
+  double u = 0.0;
+  for (size_t i = 0; i < c->n; i++) {
+    double r = bwss_estimator_mean (&c->flows[i].fcs.est, window_us);
+    if (r > 0.0)
+      u += r;
+  }
+  return u;
+}
+
 /* Runs the paper's σ loop; returns true if the TRAS must re-split. */
 static bool
 tick_paper (BwssController *c, uint64_t now_us)
 {
   uint64_t settle = settle_us (c), window = settle / 2;
-  double u = bwss_estimator_mean (&c->aggregate, window);
+  double u = aggregate_mean (c, window);
   c->aggregate_bps = u > 0.0 ? u : 0.0;
   for (size_t i = 0; i < c->n; i++) {
     Flow *f = &c->flows[i];
@@ -504,8 +568,7 @@ tick_paper (BwssController *c, uint64_t now_us)
      * (whether or not it is still stepping: a congested flow keeps raising
      * its window and must still be judged) */
     v->settled = f->fcs.state != BWSS_FCS_RELEASED && now_us - f->target_moved_us >= settle;
-    v->at_floor = f->fcs.state != BWSS_FCS_RELEASED
-        && f->fcs.window <= c->p.min_window_segments;
+    v->at_floor = bwss__fcs_at_floor (&f->fcs, &c->p, f->mss);
     v->tracked = f->tracked;
     v->tracked_target = f->tracked_target;
   }
@@ -606,17 +669,20 @@ update_caps (BwssController *c)
   return moved;
 }
 
+static uint64_t rounds_gap (const BwssController *c);
+
 /* Runs the delay loop; returns true if the TRAS must re-split. */
 static bool
 tick_delay (BwssController *c, uint64_t now_us)
 {
   BwssCapacity *cap = &c->capacity;
+  cap->round_gap_us = rounds_gap (c);
   /* means since the last decision, over decision_min_us at least (an urgent
    * decision may come a tick after the last one) */
   uint64_t window = cap->last_decision_us ? now_us - cap->last_decision_us : 0;
   if (window < c->p.decision_min_us)
     window = c->p.decision_min_us;
-  double u = bwss_estimator_mean (&c->aggregate, window);
+  double u = aggregate_mean (c, window);
   c->aggregate_bps = u > 0.0 ? u : 0.0;
   capacity_view (c, now_us, window);
   bool changed = bwss__capacity_step (cap, &c->p, now_us, c->aggregate_bps, c->cap_view, c->n);
@@ -702,24 +768,103 @@ bwss_controller_due (const BwssController *c, uint64_t id, uint64_t round_us)
   return c == NULL || bwss_controller_next_measure (c, id) <= round_us + c->p.min_phi_us / 2;
 }
 
+/* Returns the gap between rounds flow @f, measured at every round, asks
+ * for, µs: its estimation period φ (Sec. IV-B), to the nearest whole
+ * control period (an RTT that reads 19.6 ms asks for 40 ms, not 30), at
+ * most ROUND_GAP_MAX_US; one control period while its RTT is unknown and
+ * for a flow with a minimum (its deficit must be seen at once: the
+ * header's "Measuring"). */
+static uint64_t
+round_gap (const BwssController *c, const Flow *f)
+{
+  uint64_t period = c->p.min_phi_us;
+  if (period == 0 || f->rtt_us == 0 || has_minimum (f))
+    return period;
+  uint64_t gap = bwss__fcs_phi_us (&c->p, f->rtt_us);
+  if (gap > ROUND_GAP_MAX_US)
+    gap = ROUND_GAP_MAX_US;
+  gap = (gap + period / 2) / period * period;   /* the nearest whole period */
+  return gap > period ? gap : period;
+}
+
+/* Returns the gap of the rounds while flows are measured at every round:
+ * the shortest of their round_gap()s, µs; 0 if none is. */
+static uint64_t
+rounds_gap (const BwssController *c)
+{
+  uint64_t gap = 0;
+  for (size_t i = 0; i < c->n; i++) {
+    const Flow *f = &c->flows[i];
+    if (f->measure == MEASURE_EVERY) {
+      uint64_t g = round_gap (c, f);
+      if (gap == 0 || g < gap)
+        gap = g;
+    }
+  }
+  return gap;
+}
+
 /* The first round at or after @from_us that finds a flow due
- * (bwss_controller_due()): @from_us itself while a flow is measured at
- * every round, or with no flow (a round then costs nothing and keeps the
- * loop's clock), else half a period before the first due time.  Between
- * rounds nothing of the laws moves: a quiet flow's window change is due as
- * a measurement (schedule_measure()), and a flow that comes or changes
- * preferences is due at once. */
+ * (bwss_controller_due()).  While flows are measured at every round and
+ * together, the rounds come the shortest of their round_gap()s apart: all
+ * of them in the same rounds, so that U's meter sums every flow's bytes
+ * over the same instants; spread, each is due at its own slot, as a quiet
+ * flow is.  A flow is due half a period before its due time.  At
+ * once with no flow (a round then costs nothing and keeps the loop's
+ * clock), before the first round, and when a flow came, went or changed
+ * its preferences or group (the TRAS must re-split).  Between rounds
+ * nothing of the laws moves: a quiet flow's window change is due as a
+ * measurement (schedule_measure()). */
 uint64_t
 bwss_controller_next_round (const BwssController *c, uint64_t from_us)
 {
-  if (c == NULL || c->n == 0)
+  if (c == NULL || c->n == 0 || c->reallocate || c->last_tick_us == 0)
     return from_us;
-  uint64_t first = UINT64_MAX;
-  for (size_t i = 0; i < c->n; i++)
-    if (c->flows[i].next_measure_us < first)
-      first = c->flows[i].next_measure_us;
+  uint64_t gap = c->rounds == ROUNDS_TOGETHER ? rounds_gap (c) : 0, first = UINT64_MAX;
+  for (size_t i = 0; i < c->n; i++) {
+    const Flow *f = &c->flows[i];
+    if ((f->measure != MEASURE_EVERY || c->rounds == ROUNDS_SPREAD) && f->next_measure_us < first)
+      first = f->next_measure_us;
+  }
+  uint64_t next = UINT64_MAX;
+  if (gap != 0)
+    next = c->last_tick_us + gap > from_us ? c->last_tick_us + gap : from_us;
   uint64_t half = c->p.min_phi_us / 2;
-  return first <= from_us + half ? from_us : first - half;
+  if (first != UINT64_MAX) {
+    uint64_t due = first <= from_us + half ? from_us : first - half;
+    if (due < next)
+      next = due;
+  }
+  return next;
+}
+
+/* Moves the rounds' state after a tick (the header's "Rounds") and gives
+ * each flow measured at every tick its time: at every tick while the
+ * rounds are together; while they are spread, its own slot of their gap a
+ * gap after its last sample (schedule_measure() cleared its time when it
+ * sampled; one due and not yet measured keeps its time). */
+static void
+schedule_rounds (BwssController *c)
+{
+  size_t every = 0;
+  for (size_t i = 0; i < c->n; i++)
+    if (c->flows[i].measure == MEASURE_EVERY)
+      every++;
+  uint64_t gap = rounds_gap (c);
+  bool gapped = gap > c->p.min_phi_us;
+  if (c->rounds == ROUNDS_TOGETHER && gapped && every > ROUNDS_TOGETHER_MAX)
+    c->rounds = ROUNDS_SPREAD;
+  else if (c->rounds == ROUNDS_SPREAD && (!gapped || every <= ROUNDS_TOGETHER_MAX / 2))
+    c->rounds = ROUNDS_TOGETHER;
+  for (size_t i = 0; i < c->n; i++) {
+    Flow *f = &c->flows[i];
+    if (f->measure != MEASURE_EVERY)
+      continue;
+    if (c->rounds == ROUNDS_TOGETHER)
+      f->next_measure_us = 0;
+    else if (f->next_measure_us == 0)
+      f->next_measure_us = next_in_slot (f, f->last_sample_us, gap);
+  }
 }
 
 void
@@ -727,6 +872,7 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
 {
   if (c == NULL)
     return;
+  c->last_tick_us = now_us;
   bwss_estimator_sample (&c->aggregate, now_us, c->aggregate_bytes, 0, 0.0,
                          c->p.meter_step_us);
   bool changed = paper_loop (c) ? tick_paper (c, now_us) : tick_delay (c, now_us);
@@ -761,6 +907,7 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
     f->pace_bps = bwss__fcs_pace_bps (&f->fcs, &c->p, target);
     schedule_measure (f, now_us);
   }
+  schedule_rounds (c);
 }
 
 int

@@ -64,6 +64,12 @@
  * scale 14 (RFC 7323) is 2^30 bytes. */
 #define FCS_MAX_WINDOW_BYTES (1u << 30)
 
+/* Segments above this size get a floor of two, bytes: half the window the
+ * kernel's default receive buffer offers (tcp_rmem[1], 128 KiB, about 64 KiB
+ * of window at its default overhead ratio).  Ethernet's 1448 and a jumbo
+ * frame's 8948 stay far below it; loopback's 65483 is above (floor_segments) */
+#define FCS_LARGE_SEGMENT_BYTES 32768u
+
 void
 bwss__fcs_init (BwssFcs *f)
 {
@@ -148,6 +154,63 @@ bwss__fcs_observe (BwssFcs *f, const BwssParams *params, uint64_t now_us,
                                 params->epsilon, params->meter_step_us);
 }
 
+/* The segment p of eq. (1) and of the window's floor.  A Linux sender
+ * sends only when one whole segment of its own fits the window it was
+ * offered (tcp_snd_wnd_test); a smaller window moves data only on its
+ * persist timer's probes (200 ms and up), so every window the laws apply
+ * must hold at least one of the sender's segments.  What the receiver knows
+ * of that segment:
+ *   - tcpi_rcv_mss, the kernel's estimate from the segments seen, is a
+ *     lower bound only: the sender bounds its segment to half the largest
+ *     window it was offered (tcp_bound_to_half_wnd), so a flow that started
+ *     on a small first window (the shim's) shows small segments and keeps
+ *     that estimate while the window stays small (the kernel raises it only
+ *     on a segment at least as large, tcp_measure_rcv_mss).  On loopback
+ *     a 3072-byte first window teaches it 1536 bytes, while the sender's
+ *     segment, once the window has opened, is 65483;
+ *   - tcpi_advmss, the MSS this end advertised less the timestamp option,
+ *     is an upper bound: no compliant sender sends more, and the kernel
+ *     caps its own estimate with it.  On a path with the same MTU at both
+ *     ends (Ethernet's 1500: 1448 bytes, loopback: 65483) it is the
+ *     sender's segment.
+ * So p is the upper bound when known, never below what was seen.  Where a
+ * middlebox lowered the sender's MSS the windows are then whole multiples
+ * of a segment a little larger than the sender's: coarser levels, never a
+ * window the sender cannot use. */
+uint32_t
+bwss_sender_segment (uint32_t rcv_mss, uint32_t advmss)
+{
+  return advmss > rcv_mss ? advmss : rcv_mss;
+}
+
+/* The smallest whole window, segments of @mss bytes: the paper's
+ * min_window_segments, but two where a segment is large against the receive
+ * buffer.  After a read the kernel reopens the window only while what is
+ * left of it is at most half the clamp (tcp_cleanup_rbuf), and a sender
+ * blocked because less than one of its segments is left (L < p) waits for
+ * that update, else for its persist timer.  Under a one-segment clamp the
+ * update comes when L <= p/2: true while the clamp is what limits the window
+ * (L is then its rounding slack, a few bytes), not when the buffer's free
+ * space limits it, which leaves L anywhere below a segment once a segment is
+ * most of the buffer's window (loopback's 65483 against about 64 KiB).  Under
+ * two segments L < p <= clamp/2 always: every read that frees room reopens
+ * the window. */
+static uint32_t
+floor_segments (const BwssParams *params, uint32_t mss)
+{
+  if (mss > FCS_LARGE_SEGMENT_BYTES && params->min_window_segments < 2)
+    return 2;
+  return params->min_window_segments;
+}
+
+bool
+bwss__fcs_at_floor (const BwssFcs *f, const BwssParams *params, uint32_t mss)
+{
+  if (mss == 0)
+    mss = params->default_mss;
+  return f->state != BWSS_FCS_RELEASED && f->window <= floor_segments (params, mss);
+}
+
 /* Returns the segments per RTT that carry @rate_bps: rate·RTT/p, as a
  * double (no rounding; callers round). */
 static double
@@ -164,8 +227,8 @@ window_cap (const BwssParams *params, double t, uint32_t rtt_us, uint32_t mss)
   double hard = (double) (FCS_MAX_WINDOW_BYTES / mss);
   if (cap > hard)
     cap = hard;
-  if (cap < params->min_window_segments)
-    cap = params->min_window_segments;
+  if (cap < floor_segments (params, mss))
+    cap = floor_segments (params, mss);
   return (uint32_t) cap;
 }
 
@@ -177,12 +240,12 @@ level_of (const BwssFcs *f)
   return f->sub ? (double) f->window - 1.0 : (double) f->window;
 }
 
-/* Returns true if the sub-segment window can move segments of @mss bytes:
- * it is at least half of one.  Measured with Ethernet's 1448-byte segments
- * (params.c); with loopback's, which the sender bounds to half the largest
- * window seen (32 kB), a 1152-byte window waits on the sender's persist
+/* Returns true if the sub-segment window can move segments of @mss bytes
+ * (the sender's, bwss_sender_segment()): it is at least half of one.
+ * Measured with Ethernet's 1448-byte segments (params.c); against a larger
+ * segment (loopback's) a window below one waits on the sender's persist
  * timer: ~200 ms a probe, an RTT that is no queue and ~70 kbit/s on a link
- * of gigabits (the gst suite on loopback, 2026-11-24). */
+ * of gigabits. */
 static bool
 sub_window_fits (const BwssParams *params, uint32_t mss)
 {
@@ -192,16 +255,17 @@ sub_window_fits (const BwssParams *params, uint32_t mss)
 }
 
 /* Places level @w (segments, as a double, already rounded) within
- * [min_window, cap]: below min_window it is the sub-segment window if
- * params allow one and it fits segments of @mss bytes.  Sets *sub;
- * returns the window in segments. */
+ * [floor, cap]: below the floor it is the sub-segment window if params
+ * allow one and it fits segments of @mss bytes.  Sets *sub; returns the
+ * window in segments. */
 static uint32_t
 clamp_window (const BwssParams *params, double w, uint32_t cap, uint32_t mss, bool *sub)
 {
+  uint32_t floor_w = floor_segments (params, mss);
   *sub = false;
-  if (!(w >= params->min_window_segments)) {   /* also catches NaN */
-    *sub = sub_window_fits (params, mss) && w < params->min_window_segments;
-    return params->min_window_segments;
+  if (!(w >= floor_w)) {   /* also catches NaN */
+    *sub = sub_window_fits (params, mss) && w < floor_w;
+    return floor_w;
   }
   if (w > cap)
     return cap;

@@ -123,6 +123,10 @@ bool bwss__fcs_observe (BwssFcs *f, const BwssParams *params,
                        uint64_t now_us, uint64_t bytes,
                        uint32_t rtt_us);
 
+/* Returns true if @f holds its smallest whole window (or the sub-segment
+ * one) for segments of @mss bytes (0 = params->default_mss). */
+bool bwss__fcs_at_floor (const BwssFcs *f, const BwssParams *params, uint32_t mss);
+
 /* Returns the window to apply, bytes: w·@mss (0 = released), or
  * min_window_bytes below a segment. */
 uint32_t bwss__fcs_window_bytes (const BwssFcs *f, const BwssParams *params,
@@ -269,6 +273,8 @@ typedef struct {
   uint64_t  phase_since_us;
   uint64_t  next_decision_us;
   uint64_t  last_decision_us;
+  uint64_t  round_gap_us;     /* the gap of the caller's steps while flows are measured
+                               * at every step, µs (set before each; 0 = none is) */
   double    prev_queue_us;    /* at the previous decision, -1 if none */
   double    raise_boost;      /* multiplies the raise while the queue stays empty */
   uint64_t  last_loss_us;     /* the last decision of rule "loss", 0 = never */

@@ -70,6 +70,7 @@ fill_from_tcp_info (KnobInfo *out, const struct tcp_info *ti, socklen_t len)
   if (len >= offsetof (struct tcp_info, tcpi_min_rtt) + sizeof ti->tcpi_min_rtt)
     out->min_rtt_us = ti->tcpi_min_rtt == ~0u ? 0 : ti->tcpi_min_rtt;
   out->mss = ti->tcpi_rcv_mss;
+  out->advmss = ti->tcpi_advmss;
   out->last_recv_ms = ti->tcpi_last_data_recv;
   out->last_sent_ms = ti->tcpi_last_data_sent;
   out->window_clamp = ti->tcpi_rcv_ssthresh;
@@ -175,13 +176,27 @@ sockopt_int (int fd, int level, int name, int *v)
 }
 
 int
-knob_give_back_clamp (int fd, uint32_t orig)
+knob_free_clamp (int fd, uint32_t *bytes)
 {
-  int lock, buf;
-  if (sockopt_int (fd, SOL_SOCKET, SO_BUF_LOCK, &lock) == 0 && !(lock & SOCK_RCVBUF_LOCK)
-      && sockopt_int (fd, SOL_SOCKET, SO_RCVBUF, &buf) == 0 && buf > 0 && (uint32_t) buf > orig)
-    orig = (uint32_t) buf;             /* at least the window autotuning's buffer allows */
-  return knob_set_clamp (fd, orig);
+  struct tcp_info ti;
+  socklen_t len = sizeof ti;
+  memset (&ti, 0, sizeof ti);
+  if (getsockopt (fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
+    return -errno;
+  *bytes = 65535u << ti.tcpi_rcv_wscale;
+  return 0;
+}
+
+int
+knob_give_back_clamp (int fd, uint32_t orig, bool buffer_ours)
+{
+  int lock;
+  uint32_t free_clamp;
+  if (!buffer_ours && sockopt_int (fd, SOL_SOCKET, SO_BUF_LOCK, &lock) == 0
+      && (lock & SOCK_RCVBUF_LOCK))
+    return knob_set_clamp (fd, orig);  /* the application's buffer, with its clamp */
+  int err = knob_free_clamp (fd, &free_clamp);
+  return err ? err : knob_set_clamp (fd, free_clamp);
 }
 
 int
@@ -218,8 +233,7 @@ int
 knob_first_window_end (int fd, int kernel_buf, int small_buf)
 {
   int buf, lock, back = kernel_buf / 2, err;
-  struct tcp_info ti;
-  socklen_t len = sizeof ti;
+  uint32_t free_clamp;
   if ((err = sockopt_int (fd, SOL_SOCKET, SO_RCVBUF, &buf)) != 0)
     return err;
   if (buf != small_buf)
@@ -230,10 +244,9 @@ knob_first_window_end (int fd, int kernel_buf, int small_buf)
   lock &= ~SOCK_RCVBUF_LOCK;
   if (setsockopt (fd, SOL_SOCKET, SO_BUF_LOCK, &lock, sizeof lock) != 0)
     return -errno;
-  memset (&ti, 0, sizeof ti);
-  if (getsockopt (fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
-    return -errno;
-  return knob_set_clamp (fd, 65535u << ti.tcpi_rcv_wscale);
+  if ((err = knob_free_clamp (fd, &free_clamp)) != 0)
+    return err;
+  return knob_set_clamp (fd, free_clamp);
 }
 
 static void

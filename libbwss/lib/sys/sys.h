@@ -69,6 +69,7 @@ typedef struct {
   uint32_t rtt_us;         /* tcpi_rcv_rtt, else tcpi_rtt */
   uint32_t min_rtt_us;     /* tcpi_min_rtt: the handshake's RTT for a receiver */
   uint32_t mss;            /* tcpi_rcv_mss */
+  uint32_t advmss;         /* tcpi_advmss */
   uint32_t window_clamp;   /* tcpi_rcv_ssthresh, what the clamp bounds */
   uint32_t unread;         /* bytes received, not yet read (idiag_rqueue, SIOCINQ) */
   uint32_t rcv_ooopack;    /* tcpi_rcv_ooopack: segments received after a hole, i.e.
@@ -103,14 +104,27 @@ int knob_read_info (int fd, KnobInfo *out);
  * socket (never before connect: the window scale is chosen from it). */
 int knob_get_clamp (int fd, uint32_t *bytes);
 int knob_set_clamp (int fd, uint32_t bytes);
-/* Gives a socket's clamp back: @orig, the clamp it came with, or its
- * receive buffer if that is larger and the kernel's own: an unlocked
- * buffer's clamp follows the buffer as autotuning grows it
- * (tcp_rcv_space_adjust), so a clamp read at connect, put back after the
- * buffer stopped growing, would cap the rest of a long transfer at its
- * first window.  A buffer the application set (SO_BUF_LOCK) keeps @orig.
+/* The clamp of a socket nobody clamps: the largest window its scale can
+ * advertise, 65535 << tcpi_rcv_wscale (the buffer bounds the window).
+ * The kernel writes the clamp of a socket whose buffer autotuning owns
+ * itself, to the window the buffer allows, whenever autotuning grows the
+ * buffer (tcp_rcvbuf_grow) and whenever the payload-to-memory ratio it
+ * measures on a segment larger than the last changes
+ * (tcp_measure_rcv_mss), up or down: a clamp we set holds only while we
+ * set it again, and a window the buffer allows is never above this one
+ * (the scale is chosen so that the largest buffer fits).  0 or -errno. */
+int knob_free_clamp (int fd, uint32_t *bytes);
+/* Gives a socket's clamp back to the kernel: the free clamp (above), from
+ * which the kernel's own writes take over as on a socket never clamped,
+ * whenever autotuning owns the buffer or we set it (@buffer_ours: pacing
+ * fixed it, and knob_restore_rcvbuf() enlarged it); @orig, the clamp the
+ * socket came with, only where the application set the buffer
+ * (SO_BUF_LOCK) — the window it chose.  Never a clamp recorded at some
+ * moment of the buffer's growth: put back after the buffer stopped
+ * growing, that caps the rest of the transfer at a window the path may
+ * well exceed, and which moment depends on when the flow was handed over.
  * 0 or -errno. */
-int knob_give_back_clamp (int fd, uint32_t orig);
+int knob_give_back_clamp (int fd, uint32_t orig, bool buffer_ours);
 
 /* The receive buffer (SO_RCVBUF), bytes: set ends the kernel's autotuning
  * for the socket for good (the kernel doubles the value for its overhead);

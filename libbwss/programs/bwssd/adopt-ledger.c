@@ -280,7 +280,7 @@ adopt_ledger_claim (AdoptLedger *l, guint64 inode, int fd, pid_t owner, int owne
     if (err == 0) {
       /* a dead daemon's (or one this process left): its clamp is the
        * socket's own; put it back */
-      knob_give_back_clamp (fd, r.clamp);
+      knob_give_back_clamp (fd, r.clamp, false);
       original = r.clamp;
       known = TRUE;
     }
@@ -412,7 +412,7 @@ restore_pass (AdoptLedger *l, guint *busy)
     if (s == -ESRCH || s == -ESTALE || s == -EBADF)
       s = take_from_anyone (inode);
     if (s >= 0) {
-      knob_give_back_clamp (s, r.clamp);
+      knob_give_back_clamp (s, r.clamp, false);
       close (s);
       restored++;
       remove_locked (l, inode, rfd);

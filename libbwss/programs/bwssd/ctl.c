@@ -86,9 +86,9 @@ static void
 restore (Ctl *c, CtlFlow *f)
 {
   if (f->rcvbuf && knob_fd_is (f->fd, f->diag.inode))
-    knob_restore_rcvbuf (f->fd);           /* first: the clamp given back follows it */
+    knob_restore_rcvbuf (f->fd);
   if (f->applied && knob_fd_is (f->fd, f->diag.inode))
-    knob_give_back_clamp (f->fd, f->orig_clamp);
+    knob_give_back_clamp (f->fd, f->orig_clamp, f->rcvbuf != 0);
   f->applied = 0;
   f->rcvbuf = 0;
   if (f->pace_sent > 0.0 && c->funcs.pace)
@@ -266,7 +266,8 @@ observe (Ctl *c, CtlFlow *f, guint64 now)
   }
   f->gone = 0;
   BwssSample smp = { .now_us = now, .bytes_received = k.bytes_received, .rtt_us = k.rtt_us,
-                     .mss = k.mss, .min_rtt_us = k.min_rtt_us, .can_pace = f->paced,
+                     .mss = bwss_sender_segment (k.mss, k.advmss),
+                     .min_rtt_us = k.min_rtt_us, .can_pace = f->paced,
                      .unread_bytes = k.unread, .rcv_ooopack = k.rcv_ooopack };
   bwss_controller_observe (c->laws, f->id, &smp);
   f->bytes = k.bytes_received;
@@ -361,10 +362,11 @@ ctl_round (Ctl *c, guint64 now)
     if (!((CtlFlow *) v)->released)
       apply (c, v);
   debug_print (c, now);
-  /* the period while a flow is measured at every round; while every flow
-   * is at rest, the round that first finds one due: a round in between
-   * would measure nothing and the laws' tick has nothing to act on, and a
-   * flow that comes or changes asks for a round (wake()) */
+  /* as the laws ask: while flows move data, their estimation period in
+   * whole control periods; while every flow is at rest, the round that
+   * first finds one due (a round in between would measure nothing and the
+   * laws' tick has nothing to act on); a flow that comes or changes asks
+   * for a round (wake()) */
   return bwss_controller_next_round (c->laws, now + period) - now;
 }
 
