@@ -4,7 +4,12 @@
 # are ($rundir, the user's runtime directory: bwss-top --paths), a scratch
 # directory ($tmp), the processes to kill at exit ($pids), and the TAP
 # helpers of tap.sh.
-domain="bwss-test-$1-$$"
+# $$ alone is not unique: under isolated.sh every test is pid 2 or 3 of a PID
+# namespace of its own, while the runtime directory, where a domain's socket
+# and lock are, is the machine's; two runs of one test side by side would
+# share a domain (one bwssd refused, the other's flows read as its own).  The
+# namespace's inode tells them apart.
+domain="bwss-test-$1-$$-$(stat -L -c %i /proc/self/ns/pid)"
 export BWSS_DOMAIN=$domain
 rundir=$("$top" --paths | awk '$1 == "runtime-dir" { print $2 }')
 [ -d "$rundir" ] || { echo "Bail out! bwss-top --paths: no runtime directory"; exit 1; }
