@@ -119,8 +119,9 @@ trace_line (const Sim *s)
 
 /* One controller tick: observe the controlled flows due by it
  * (bwss_controller_due(), as bwssd's round), tick, apply; none while no
- * round is needed (bwss_controller_next_round(): every controlled flow at
- * rest), as bwssd sleeps then. */
+ * round is needed (bwss_controller_next_round(): between rounds an
+ * estimation period apart, or every controlled flow at rest), as bwssd
+ * sleeps then. */
 static void
 tick (Sim *s)
 {

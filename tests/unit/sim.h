@@ -2,15 +2,16 @@
 /*
  * sim.h — the whole BWSS (σ loop + TRAS + FCS) on a simulated clock against
  * the fluid model of flowmodel.h: the model advances in 1-ms steps, the
- * controller ticks every 10 ms like the socket layer and, before each tick,
+ * controller ticks on a 10-ms grid when bwss_controller_next_round() asks
+ * (as bwssd's rounds) and, before each tick,
  * observes the controlled flows due by then (received bytes, the kernel's
  * receiver RTT; bwss_controller_due(), as the domain measures
  * them), and its windows go back into the model.  Per-second records for
  * the traces' assertions.
  *
  * $BWSS_SIM_MEASURE_ALL set: every controlled flow is observed at every
- * tick instead (the law before the measuring schedule, to compare the two
- * with sim-spread.sh; not set in the suite).
+ * 10-ms tick instead (the law before the measuring schedule and the rounds'
+ * gap, to compare with sim-spread.sh; not set in the suite).
  *
  * $BWSS_SIM_TICK_PHASE_MS (0 to 9, default 0): the controller ticks that
  * many ms after each multiple of 10 ms of the model's clock — physically

@@ -111,6 +111,60 @@ to_track (BwssCapacity *c, BwssCapacityFlow *f, size_t n, double u)
   return c->next_decision_us;
 }
 
+/* Steps @c every @step_us from *@t (its decision's due time) for @us, flows
+ * @f at their queue target, the caller's rounds @gap_us apart
+ * (round_gap_us); returns the decisions taken and the shortest time
+ * between two of them in *@shortest_us (UINT64_MAX with fewer than two). */
+static unsigned
+decide_for (BwssCapacity *c, BwssCapacityFlow *f, size_t n, uint64_t *t, uint64_t step_us,
+            uint64_t gap_us, uint64_t us, uint64_t *shortest_us)
+{
+  unsigned decisions = 0;
+  uint64_t end = *t + us, last = c->last_decision_us;
+  *shortest_us = UINT64_MAX;
+  for (; *t <= end; *t += step_us) {
+    c->round_gap_us = gap_us;
+    bwss__capacity_step (c, &p, *t, 8e6, f, n);
+    if (c->last_decision_us != last) {
+      if (decisions > 0 && c->last_decision_us - last < *shortest_us)
+        *shortest_us = c->last_decision_us - last;
+      last = c->last_decision_us;
+      decisions++;
+    }
+  }
+  return decisions;
+}
+
+/* Rounds an estimation period apart: a decision lands up to a round late,
+ * and the next interval counts from its due time, so the decisions keep
+ * their rate (a 420-ms interval at 40-ms rounds: 72 in 30 s, where counted
+ * from the round that took it, 440 ms apart, 69), never closer than
+ * decision_min_us (a 100-ms interval stays 120 ms at 40-ms rounds). */
+static void
+test_late_decisions (void)
+{
+  BwssCapacity c;
+  BwssCapacityFlow f[2] = { flow (4e6, 4e6, 210000, 200000), flow (4e6, 4e6, 210000, 200000) };
+  uint64_t t = to_track (&c, f, 2, 8e6), shortest;
+  g_assert_cmpuint (bwss__capacity_interval (&p, f, 2, 10000.0), ==, 420000);
+  unsigned d = decide_for (&c, f, 2, &t, 40000, 40000, 30000000, &shortest);
+  g_test_message ("420-ms interval, 40-ms rounds: %u decisions in 30 s, %" G_GUINT64_FORMAT
+                  " µs apart at least", d, shortest);
+  g_assert_cmpuint (d, ==, 30000000 / 420000 + 1);
+  g_assert_cmpuint (shortest, >=, p.decision_min_us);
+  /* the same rounds with the rule off (a caller said to step every period) */
+  t = to_track (&c, f, 2, 8e6);
+  d = decide_for (&c, f, 2, &t, 40000, 0, 30000000, &shortest);
+  g_assert_cmpuint (d, ==, 30000000 / 440000 + 1);
+  /* the shortest interval: decision_min_us apart at least, 120 ms at 40-ms rounds */
+  BwssCapacityFlow g[2] = { flow (4e6, 4e6, 50000, 40000), flow (4e6, 4e6, 50000, 40000) };
+  t = to_track (&c, g, 2, 8e6);
+  g_assert_cmpuint (bwss__capacity_interval (&p, g, 2, 10000.0), ==, p.decision_min_us);
+  d = decide_for (&c, g, 2, &t, 40000, 40000, 12000000, &shortest);
+  g_assert_cmpuint (shortest, ==, 120000);
+  g_assert_cmpuint (d, ==, 12000000 / 120000 + 1);
+}
+
 static void
 test_rule_cut (void)
 {
@@ -1757,6 +1811,7 @@ main (int argc, char **argv)
   g_test_add_func ("/capacity/trace/groups-8m", test_trace_groups_8m);
   g_test_add_func ("/capacity/queue/target-C2", test_queue_target);
   g_test_add_func ("/capacity/interval", test_interval);
+  g_test_add_func ("/capacity/late-decisions", test_late_decisions);
   g_test_add_func ("/capacity/rule/cut", test_rule_cut);
   g_test_add_func ("/capacity/rule/cut-keeps-minima", test_rule_cut_keeps_minima);
   g_test_add_func ("/capacity/rule/raise-loss-hold", test_rule_raise);

@@ -333,11 +333,45 @@ test_measure_quiet (void)
   bwss_controller_free (c);
 }
 
+/* Runs @n flows (ids 1..n) for @ms as a caller that sleeps until
+ * bwss_controller_next_round() does (bwssd), its period 10 ms, each flow
+ * growing by grow[i] bytes per period at a 20-ms RTT: every round finds a
+ * flow due, and no quiet flow is measured more than half a period after
+ * its due time.  Returns the rounds. */
+static unsigned
+run_sleeping (BwssController *c, uint64_t *now, unsigned ms, size_t n, const uint64_t *grow,
+              uint64_t *bytes, unsigned *taken)
+{
+  uint64_t end = *now + (uint64_t) ms * 1000, half = 5000, at = *now;
+  unsigned rounds = 0;
+  for (*now = bwss_controller_next_round (c, *now + 10000); *now < end;
+       *now = bwss_controller_next_round (c, *now + 10000)) {
+    unsigned due = 0;
+    for (size_t i = 0; i < n; i++) {
+      bytes[i] += grow[i] * ((*now - at) / 10000);
+      if (!bwss_controller_due (c, i + 1, *now))
+        continue;
+      uint64_t next = bwss_controller_next_measure (c, i + 1);
+      g_assert_true (next == 0 || *now <= next + half);   /* 0: at every round */
+      BwssSample smp = { .now_us = *now, .bytes_received = bytes[i], .rtt_us = 20000,
+                         .min_rtt_us = 20000, .mss = 1448 };
+      g_assert_cmpint (bwss_controller_observe (c, i + 1, &smp), ==, 0);
+      taken[i]++;
+      due++;
+    }
+    g_assert_cmpuint (due, >=, 1);
+    bwss_controller_tick (c, *now);
+    at = *now;
+    rounds++;
+  }
+  return rounds;
+}
+
 /* A caller that sleeps until bwss_controller_next_round(), as bwssd does:
- * while a flow moves data, a round every period; once every flow is at
- * rest, each round finds a flow due and none is measured more than half a
- * period after its due time; a flow with new preferences needs a round at
- * once. */
+ * while flows at a 20-ms RTT move data, a round every estimation period
+ * (φ = 40 ms: 25 a second), every flow in each; every period while one of
+ * them has a minimum; once every flow is at rest, each round finds a flow
+ * due; a flow with new preferences needs a round at once. */
 static void
 test_next_round (void)
 {
@@ -348,39 +382,36 @@ test_next_round (void)
   BwssPrefs p = { 0, 0, 1 };
   for (size_t i = 0; i < N; i++)
     g_assert_cmpint (bwss_controller_add_flow (c, i + 1, &p, 0), ==, 0);
+  g_assert_cmpuint (bwss_controller_next_round (c, 12345), ==, 12345);   /* new flows */
   uint64_t now = 0, grow[N], bytes[N] = { 0 };
   unsigned taken[N] = { 0 };
   for (size_t i = 0; i < N; i++)
     grow[i] = 2000;
   run_measured (c, &now, 1000, N, grow, bytes, taken, NULL);
-  g_assert_cmpuint (bwss_controller_next_round (c, now + 10000), ==, now + 10000);
+  g_assert_cmpuint (bwss_controller_next_round (c, now + 10000), ==, now + 40000);
+  memset (taken, 0, sizeof taken);
+  unsigned rounds = run_sleeping (c, &now, 2000, N, grow, bytes, taken);
+  g_test_message ("%d flows moving data at a 20-ms RTT: %u rounds in 2 s", N, rounds);
+  g_assert_cmpuint (rounds, >=, 49);
+  g_assert_cmpuint (rounds, <=, 51);
+  for (size_t i = 0; i < N; i++)
+    g_assert_cmpuint (taken[i], ==, rounds);
+  BwssPrefs video = { 0, 1e6, 1 };
+  g_assert_cmpint (bwss_controller_set_prefs (c, 2, &video, now), ==, 0);
+  g_assert_cmpuint (bwss_controller_next_round (c, now), ==, now);
+  rounds = run_sleeping (c, &now, 1000, N, grow, bytes, taken);
+  g_test_message ("... one of them with a minimum: %u rounds in 1 s", rounds);
+  g_assert_cmpuint (rounds, >=, 99);
+  g_assert_cmpuint (rounds, <=, 101);
+  g_assert_cmpint (bwss_controller_set_prefs (c, 2, &p, now), ==, 0);
   memset (grow, 0, sizeof grow);
   run_measured (c, &now, 1500, N, grow, bytes, taken, NULL);
   memset (taken, 0, sizeof taken);
-  uint64_t end = now + 8000000, half = 5000;
-  unsigned rounds = 0;
-  for (now = bwss_controller_next_round (c, now + 10000); now < end;
-       now = bwss_controller_next_round (c, now + 10000)) {
-    unsigned due = 0;
-    for (size_t i = 0; i < N; i++) {
-      if (!bwss_controller_due (c, i + 1, now))
-        continue;
-      g_assert_cmpuint (now, <=, bwss_controller_next_measure (c, i + 1) + half);
-      BwssSample smp = { .now_us = now, .bytes_received = bytes[i], .rtt_us = 20000,
-                         .min_rtt_us = 20000, .mss = 1448 };
-      g_assert_cmpint (bwss_controller_observe (c, i + 1, &smp), ==, 0);
-      taken[i]++;
-      due++;
-    }
-    g_assert_cmpuint (due, >=, 1);
-    bwss_controller_tick (c, now);
-    rounds++;
-  }
+  rounds = run_sleeping (c, &now, 8000, N, grow, bytes, taken);
   for (size_t i = 0; i < N; i++)
     g_assert_cmpuint (taken[i], >=, 8000 / 250);
   g_assert_cmpuint (rounds, <=, N * (8000 / 160 + 2));
   g_test_message ("%d flows at rest: %u rounds in 8 s (800 at every period)", N, rounds);
-  BwssPrefs video = { 0, 1e6, 1 };
   g_assert_cmpint (bwss_controller_set_prefs (c, 2, &video, now), ==, 0);
   g_assert_cmpuint (bwss_controller_next_round (c, now), ==, now);
   g_assert_true (bwss_controller_due (c, 2, now));

@@ -400,10 +400,12 @@ BWSS_API uint64_t bwss_controller_next_measure (const BwssController *c, uint64_
 BWSS_API bool bwss_controller_due (const BwssController *c, uint64_t id, uint64_t round_us);
 
 /* Returns when the caller's next round is needed, µs, at @from_us or
- * later: @from_us while some flow is due by a round then (or while there
- * is no flow), else the round that first finds one due.  A caller sleeps
- * until then; a flow that comes or new preferences need a round at once
- * (they make the flow due). */
+ * later: while flows move data, one estimation period (φ = 2·RTT, in whole
+ * control periods, at most four) of the one with the shortest after the
+ * last round, or every period while one of them has a minimum or an
+ * unknown RTT; while every flow is at rest, the round that first finds one
+ * due; @from_us with no flow.  A caller sleeps until then; a flow that
+ * comes, goes or has new preferences needs a round at once. */
 BWSS_API uint64_t bwss_controller_next_round (const BwssController *c, uint64_t from_us);
 
 BWSS_API int  bwss_controller_flow_state (const BwssController *c, uint64_t id,

@@ -124,6 +124,7 @@ bwss__capacity_init (BwssCapacity *c)
   c->phase_since_us = 0;
   c->next_decision_us = 0;
   c->last_decision_us = 0;
+  c->round_gap_us = 0;
   c->prev_queue_us = -1.0;
   memset (c->u_hist, 0, sizeof c->u_hist);
   memset (c->u_hist_us, 0, sizeof c->u_hist_us);
@@ -514,6 +515,30 @@ note_busy_link (BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
     c->link_max_bps = busy;
 }
 
+/* Returns when the decision after one at @now is due, @interval_us on.
+ * While the caller steps more than a control period apart (rounds once per
+ * estimation period, controller.c), a decision lands on the first step at
+ * or after its due time, up to a gap late; counted from that step, every
+ * interval would stretch by the lateness (a 290-ms interval became 320 ms
+ * at 40-ms steps, and the start's raises came that much slower).  So the
+ * next interval counts from the due time this decision was late for, as
+ * long as that leaves decision_min_us at least after this one (U is a mean
+ * over that much at least, controller.c: a decision sooner would judge
+ * bytes from before this one's change — the model's on-off cross traffic
+ * then found the link a second late at four tick phases of ten).  From
+ * @now after an urgent decision, a late one by a gap or more, and at every
+ * period's step (the lateness then under a period, as the loop was
+ * tuned). */
+static uint64_t
+next_decision (const BwssCapacity *c, const BwssParams *p, uint64_t now, uint64_t interval_us)
+{
+  uint64_t due = c->next_decision_us;
+  if (c->round_gap_us > p->min_phi_us && due != 0 && due <= now && now - due < c->round_gap_us
+      && due + interval_us >= now + p->decision_min_us)
+    return due + interval_us;
+  return now + interval_us;
+}
+
 /* Keeps what this decision measured, for the statistics and the next one,
  * due @interval_us from @now. */
 static void
@@ -533,7 +558,7 @@ record (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts
   capacity_u_record (c, k->u, since_last_us);
   c->prev_queue_us = k->q;
   c->last_decision_us = now;
-  c->next_decision_us = now + interval_us;
+  c->next_decision_us = next_decision (c, p, now, interval_us);
 }
 
 /* With CAPACITY_DEBUG, one line per decision on stderr. */

@@ -45,6 +45,18 @@
  * phases.
  * bwss_controller_next_measure() tells the caller when each flow is due;
  * the laws run on the samples that came.
+ *
+ * Rounds.  The flows measured at every tick are measured together, and a
+ * caller that sleeps until bwss_controller_next_round() ticks once per
+ * estimation period φ (Sec. IV-B) of the one with the shortest, in whole
+ * control periods, at most ROUND_GAP_MAX_US: a window decided for an RTT
+ * shows in the flow's bytes an RTT later, and its FCS holds RTT + 3φ
+ * after each change (fcs.c), so ticks closer than φ add samples, not
+ * decisions.  Every period while a flow with a minimum moves data (its
+ * deficit must show at once) or one's RTT is unknown.  All flows in the
+ * same ticks: U's meter sums bytes counted at one instant (flows sampled
+ * an RTT apart each, staggered, put each flow's bytes into U's window in
+ * lumps and moved the σ loop's decisions in the fluid model).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -53,7 +65,8 @@
 #include "idmap.h"
 
 /* Samples in a row that carry no byte and find none unread before a flow is
- * quiet: a second of control periods.  A transfer's own lulls are shorter
+ * quiet: a second of control periods (more while its rounds come further
+ * apart: round_gap()).  A transfer's own lulls are shorter
  * — a handshake and a request on a long path, a loss repaired by a timeout
  * (200 ms at least, backed off), a sender's pause — and their first bytes
  * are ones the laws must see at once: in the fluid model's CoDel 960k cell,
@@ -61,6 +74,15 @@
  * moved the downloads' share by points; a second moves no figure of any
  * cell.  What is silent longer is a connection at rest. */
 #define MEASURE_QUIET_SAMPLES    100
+
+/* The longest gap between rounds while every flow that moves data has a
+ * long RTT, µs: four control periods, one estimation period φ (Sec. IV-B,
+ * φ = 2·RTT) of a 20-ms path (25 rounds a second).  The delay loop's
+ * shortest decision interval (decision_min_us, 100 ms) still sees two
+ * samples of each flow or more, and its urgent cut on a rising queue comes
+ * at most this much later.  At 50 ms the fluid model's two-flow 8 Mbit/s
+ * cell fell short of its link at three tick phases of ten. */
+#define ROUND_GAP_MAX_US         40000ull
 
 /* A quiet flow's first gap between samples, µs: two control periods. */
 #define MEASURE_QUIET_GAP_MIN_US 20000ull
@@ -127,6 +149,7 @@ struct BwssController {
   double            aggregate_bps;
   uint64_t          aggregate_bytes;   /* Σ of every flow's received bytes */
   BwssEstimator     aggregate;         /* ... and its meter */
+  uint64_t          last_tick_us;      /* the last round's clock, 0 = none yet */
 };
 
 int
@@ -606,11 +629,14 @@ update_caps (BwssController *c)
   return moved;
 }
 
+static uint64_t rounds_gap (const BwssController *c);
+
 /* Runs the delay loop; returns true if the TRAS must re-split. */
 static bool
 tick_delay (BwssController *c, uint64_t now_us)
 {
   BwssCapacity *cap = &c->capacity;
+  cap->round_gap_us = rounds_gap (c);
   /* means since the last decision, over decision_min_us at least (an urgent
    * decision may come a tick after the last one) */
   uint64_t window = cap->last_decision_us ? now_us - cap->last_decision_us : 0;
@@ -702,24 +728,73 @@ bwss_controller_due (const BwssController *c, uint64_t id, uint64_t round_us)
   return c == NULL || bwss_controller_next_measure (c, id) <= round_us + c->p.min_phi_us / 2;
 }
 
+/* Returns the gap between rounds flow @f, measured at every round, asks
+ * for, µs: its estimation period φ (Sec. IV-B), to the nearest whole
+ * control period (an RTT that reads 19.6 ms asks for 40 ms, not 30), at
+ * most ROUND_GAP_MAX_US; one control period while its RTT is unknown and
+ * for a flow with a minimum (its deficit must be seen at once: the
+ * header's "Measuring"). */
+static uint64_t
+round_gap (const BwssController *c, const Flow *f)
+{
+  uint64_t period = c->p.min_phi_us;
+  if (period == 0 || f->rtt_us == 0 || has_minimum (f))
+    return period;
+  uint64_t gap = bwss__fcs_phi_us (&c->p, f->rtt_us);
+  if (gap > ROUND_GAP_MAX_US)
+    gap = ROUND_GAP_MAX_US;
+  gap = (gap + period / 2) / period * period;   /* the nearest whole period */
+  return gap > period ? gap : period;
+}
+
+/* Returns the gap of the rounds while flows are measured at every round:
+ * the shortest of their round_gap()s, µs; 0 if none is. */
+static uint64_t
+rounds_gap (const BwssController *c)
+{
+  uint64_t gap = 0;
+  for (size_t i = 0; i < c->n; i++) {
+    const Flow *f = &c->flows[i];
+    if (f->measure == MEASURE_EVERY) {
+      uint64_t g = round_gap (c, f);
+      if (gap == 0 || g < gap)
+        gap = g;
+    }
+  }
+  return gap;
+}
+
 /* The first round at or after @from_us that finds a flow due
- * (bwss_controller_due()): @from_us itself while a flow is measured at
- * every round, or with no flow (a round then costs nothing and keeps the
- * loop's clock), else half a period before the first due time.  Between
- * rounds nothing of the laws moves: a quiet flow's window change is due as
- * a measurement (schedule_measure()), and a flow that comes or changes
- * preferences is due at once. */
+ * (bwss_controller_due()).  While flows are measured at every round, the
+ * rounds come the shortest of their round_gap()s apart: all of them in the
+ * same rounds, so that U's meter sums every flow's bytes over the same
+ * instants.  A quiet flow is due half a period before its due time.  At
+ * once with no flow (a round then costs nothing and keeps the loop's
+ * clock), before the first round, and when a flow came, went or changed
+ * its preferences or group (the TRAS must re-split).  Between rounds
+ * nothing of the laws moves: a quiet flow's window change is due as a
+ * measurement (schedule_measure()). */
 uint64_t
 bwss_controller_next_round (const BwssController *c, uint64_t from_us)
 {
-  if (c == NULL || c->n == 0)
+  if (c == NULL || c->n == 0 || c->reallocate || c->last_tick_us == 0)
     return from_us;
-  uint64_t first = UINT64_MAX;
-  for (size_t i = 0; i < c->n; i++)
-    if (c->flows[i].next_measure_us < first)
-      first = c->flows[i].next_measure_us;
+  uint64_t gap = rounds_gap (c), first = UINT64_MAX;
+  for (size_t i = 0; i < c->n; i++) {
+    const Flow *f = &c->flows[i];
+    if (f->measure != MEASURE_EVERY && f->next_measure_us < first)
+      first = f->next_measure_us;
+  }
+  uint64_t next = UINT64_MAX;
+  if (gap != 0)
+    next = c->last_tick_us + gap > from_us ? c->last_tick_us + gap : from_us;
   uint64_t half = c->p.min_phi_us / 2;
-  return first <= from_us + half ? from_us : first - half;
+  if (first != UINT64_MAX) {
+    uint64_t quiet = first <= from_us + half ? from_us : first - half;
+    if (quiet < next)
+      next = quiet;
+  }
+  return next;
 }
 
 void
@@ -727,6 +802,7 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
 {
   if (c == NULL)
     return;
+  c->last_tick_us = now_us;
   bwss_estimator_sample (&c->aggregate, now_us, c->aggregate_bytes, 0, 0.0,
                          c->p.meter_step_us);
   bool changed = paper_loop (c) ? tick_paper (c, now_us) : tick_delay (c, now_us);

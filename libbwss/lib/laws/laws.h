@@ -269,6 +269,8 @@ typedef struct {
   uint64_t  phase_since_us;
   uint64_t  next_decision_us;
   uint64_t  last_decision_us;
+  uint64_t  round_gap_us;     /* the gap of the caller's steps while flows are measured
+                               * at every step, µs (set before each; 0 = none is) */
   double    prev_queue_us;    /* at the previous decision, -1 if none */
   double    raise_boost;      /* multiplies the raise while the queue stays empty */
   uint64_t  last_loss_us;     /* the last decision of rule "loss", 0 = never */

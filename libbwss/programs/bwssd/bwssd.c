@@ -74,12 +74,13 @@ static gboolean opt_autostart;
 #define AUTOSTART_LINGER_S 2
 /* Handed-over sockets are checked against their clients' fd tables (one
  * whose client closed it without telling is given back), a slice of them
- * a round, each once every this many rounds: 250 ms at the 10-ms control
- * period (all of them in a round after which the next is further off: the
- * flows at rest).  A /proc lookup each (readlink of the client's fd): all of 1000
- * flows in one round added about 3 ms of CPU to it, as much as the
+ * a round, each about this often, µs: a slice is the share of them one
+ * round's wait is of it (a 25th at the 10-ms control period; all of them
+ * in a round after which the next is this far off or further: the flows
+ * at rest).  A /proc lookup each (readlink of the client's fd): all of
+ * 1000 flows in one round added about 3 ms of CPU to it, as much as the
  * round itself. */
-#define HELD_SLICES 25
+#define HELD_EVERY_US 250000
 /* Which bwssd holds the domain, for a bwssd that finds its lock taken: a
  * record lock (fcntl(2), which names its process and goes with it) on one
  * byte of the lock file, beside the flock that decides who holds it. */
@@ -92,6 +93,12 @@ static gboolean opt_autostart;
  * or hung: it is killed (it adopts nothing; its clients give their sockets
  * back themselves when it does not answer). */
 #define TAKEOVER_KILL_US    2000000
+
+/* A scan due before the next round and at most this much before it, µs,
+ * waits for that round: both in one wakeup.  At rounds an estimation
+ * period apart (up to 40 ms) every scan of a busy domain joins one, and a
+ * flow is adopted at most this much later than its scan's own time. */
+#define SCAN_JOIN_US 50000
 
 static GOptionEntry entries[] = {
   { "adopt-helper", 0, G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, (gpointer) adopt_helper_option, "Take sockets only through the bwss-sockd helper at PATH, never with pidfd_getfd (default: $BWSSD_ADOPT_HELPER; else the helper at /run/bwss-sockd.sock is asked where pidfd_getfd is refused)", "PATH" },
@@ -269,22 +276,26 @@ timed_source_new (const char *name, int priority, GSourceFunc func, Daemon *dm, 
   return source;
 }
 
-/* A controller round, and when the next is due: the control period while
- * a flow moves data, the first flow's measurement while every one is at
- * rest (ctl_round()); none (no wakeup) without flows. */
+/* A controller round, and when the next is due (ctl_round(): as the laws
+ * ask); none (no wakeup) without flows. */
 static gboolean
 on_round (gpointer data)
 {
   Daemon *dm = data;
   gint64 now = g_get_monotonic_time ();
   guint64 wait = ctl_round (dm->ctl, (guint64) now);
-  if (dm->serve && wait > ctl_period (dm->ctl)) {
-    serve_check_held (dm->serve, 0, 1);  /* the next round is far: every flow now */
-  } else if (dm->serve) {
-    serve_check_held (dm->serve, dm->held_slice, HELD_SLICES);
-    dm->held_slice = (dm->held_slice + 1) % HELD_SLICES;
+  if (dm->serve) {
+    guint slices = wait && wait < HELD_EVERY_US ? (guint) (HELD_EVERY_US / wait) : 1;
+    dm->held_slice %= slices;
+    serve_check_held (dm->serve, dm->held_slice, slices);
+    dm->held_slice = (dm->held_slice + 1) % slices;
   }
   g_source_set_ready_time (dm->round, wait ? now + (gint64) wait : -1);
+  if (dm->scan && wait) {
+    gint64 next = now + (gint64) wait, scan = g_source_get_ready_time (dm->scan);
+    if (scan > now && scan < next && next - scan <= SCAN_JOIN_US)
+      g_source_set_ready_time (dm->scan, next);
+  }
   return G_SOURCE_CONTINUE;
 }
 

@@ -361,10 +361,11 @@ ctl_round (Ctl *c, guint64 now)
     if (!((CtlFlow *) v)->released)
       apply (c, v);
   debug_print (c, now);
-  /* the period while a flow is measured at every round; while every flow
-   * is at rest, the round that first finds one due: a round in between
-   * would measure nothing and the laws' tick has nothing to act on, and a
-   * flow that comes or changes asks for a round (wake()) */
+  /* as the laws ask: while flows move data, their estimation period in
+   * whole control periods; while every flow is at rest, the round that
+   * first finds one due (a round in between would measure nothing and the
+   * laws' tick has nothing to act on); a flow that comes or changes asks
+   * for a round (wake()) */
   return bwss_controller_next_round (c->laws, now + period) - now;
 }
 

@@ -86,9 +86,10 @@ void     ctl_set_paced (Ctl *c, CtlFlow *f, gboolean paced);
 void     ctl_remove (Ctl *c, CtlFlow *f);
 
 /* One round at @now (CLOCK_MONOTONIC µs).  Returns the µs to the next one,
- * 0 if there is no flow (then none is due until one comes): the control
- * period, or, while every flow is at rest, until the first is due
- * (bwss_controller_next_round()); a second while sharing is suspended. */
+ * 0 if there is no flow (then none is due until one comes): as the laws
+ * ask (bwss_controller_next_round(): the control period or a few, by the
+ * RTTs of the flows that move data; while every flow is at rest, until the
+ * first is due); a second while sharing is suspended. */
 guint64  ctl_round (Ctl *c, guint64 now);
 /* The control period, µs. */
 guint64  ctl_period (const Ctl *c);
