@@ -336,11 +336,12 @@ test_measure_quiet (void)
 /* Runs @n flows (ids 1..n) for @ms as a caller that sleeps until
  * bwss_controller_next_round() does (bwssd), its period 10 ms, each flow
  * growing by grow[i] bytes per period at a 20-ms RTT: every round finds a
- * flow due, and no quiet flow is measured more than half a period after
- * its due time.  Returns the rounds. */
+ * flow due, and no flow is measured more than half a period after its due
+ * time.  Returns the rounds, @now at the last; the most flows one
+ * measured into @peak (unless NULL). */
 static unsigned
 run_sleeping (BwssController *c, uint64_t *now, unsigned ms, size_t n, const uint64_t *grow,
-              uint64_t *bytes, unsigned *taken)
+              uint64_t *bytes, unsigned *taken, unsigned *peak)
 {
   uint64_t end = *now + (uint64_t) ms * 1000, half = 5000, at = *now;
   unsigned rounds = 0;
@@ -360,10 +361,13 @@ run_sleeping (BwssController *c, uint64_t *now, unsigned ms, size_t n, const uin
       due++;
     }
     g_assert_cmpuint (due, >=, 1);
+    if (peak && due > *peak)
+      *peak = due;
     bwss_controller_tick (c, *now);
     at = *now;
     rounds++;
   }
+  *now = at;                             /* the last round run, where the next call goes on */
   return rounds;
 }
 
@@ -390,7 +394,7 @@ test_next_round (void)
   run_measured (c, &now, 1000, N, grow, bytes, taken, NULL);
   g_assert_cmpuint (bwss_controller_next_round (c, now + 10000), ==, now + 40000);
   memset (taken, 0, sizeof taken);
-  unsigned rounds = run_sleeping (c, &now, 2000, N, grow, bytes, taken);
+  unsigned rounds = run_sleeping (c, &now, 2000, N, grow, bytes, taken, NULL);
   g_test_message ("%d flows moving data at a 20-ms RTT: %u rounds in 2 s", N, rounds);
   g_assert_cmpuint (rounds, >=, 49);
   g_assert_cmpuint (rounds, <=, 51);
@@ -399,7 +403,7 @@ test_next_round (void)
   BwssPrefs video = { 0, 1e6, 1 };
   g_assert_cmpint (bwss_controller_set_prefs (c, 2, &video, now), ==, 0);
   g_assert_cmpuint (bwss_controller_next_round (c, now), ==, now);
-  rounds = run_sleeping (c, &now, 1000, N, grow, bytes, taken);
+  rounds = run_sleeping (c, &now, 1000, N, grow, bytes, taken, NULL);
   g_test_message ("... one of them with a minimum: %u rounds in 1 s", rounds);
   g_assert_cmpuint (rounds, >=, 99);
   g_assert_cmpuint (rounds, <=, 101);
@@ -407,7 +411,7 @@ test_next_round (void)
   memset (grow, 0, sizeof grow);
   run_measured (c, &now, 1500, N, grow, bytes, taken, NULL);
   memset (taken, 0, sizeof taken);
-  rounds = run_sleeping (c, &now, 8000, N, grow, bytes, taken);
+  rounds = run_sleeping (c, &now, 8000, N, grow, bytes, taken, NULL);
   for (size_t i = 0; i < N; i++)
     g_assert_cmpuint (taken[i], >=, 8000 / 250);
   g_assert_cmpuint (rounds, <=, N * (8000 / 160 + 2));
@@ -415,6 +419,56 @@ test_next_round (void)
   g_assert_cmpint (bwss_controller_set_prefs (c, 2, &video, now), ==, 0);
   g_assert_cmpuint (bwss_controller_next_round (c, now), ==, now);
   g_assert_true (bwss_controller_due (c, 2, now));
+  bwss_controller_free (c);
+}
+
+/* More flows moving data at a 20-ms RTT than a round may measure at one
+ * instant: each takes its own slot of the 40-ms gap, a round comes every
+ * period with about a quarter of them, each flow is measured once a gap,
+ * and U (the sum of their own meters) reads what they move.  Once most
+ * are at rest, the few that move share their rounds again. */
+static void
+test_rounds_spread (void)
+{
+  enum { N = 1000 };
+  BwssController *c;
+  g_assert_cmpint (bwss_controller_new (NULL, &c), ==, 0);
+  BwssPrefs p = { 0, 0, 1 };
+  for (size_t i = 0; i < N; i++)
+    g_assert_cmpint (bwss_controller_add_flow (c, i + 1, &p, 0), ==, 0);
+  uint64_t now = 0, grow[N], bytes[N] = { 0 };
+  unsigned taken[N] = { 0 }, peak = 0;
+  for (size_t i = 0; i < N; i++)
+    grow[i] = 2000;                      /* 1.6 Mbit/s each */
+  unsigned rounds = run_sleeping (c, &now, 1000, N, grow, bytes, taken, NULL);
+  memset (taken, 0, sizeof taken);
+  rounds = run_sleeping (c, &now, 2000, N, grow, bytes, taken, &peak);
+  unsigned least = UINT_MAX, most = 0;
+  for (size_t i = 0; i < N; i++) {
+    least = MIN (least, taken[i]);
+    most = MAX (most, taken[i]);
+    g_assert_cmpuint (bwss_controller_next_measure (c, i + 1), >, 0);   /* its own slot */
+  }
+  BwssControllerStats st;
+  bwss_controller_stats (c, &st);
+  g_test_message ("%d flows moving data at a 20-ms RTT: %u rounds in 2 s, at most %u flows in one, "
+                  "each measured %u-%u times; U %.0f of %.0f bit/s", N, rounds, peak, least, most,
+                  st.aggregate_bps, N * 1.6e6);
+  g_assert_cmpuint (rounds, >=, 199);
+  g_assert_cmpuint (rounds, <=, 201);
+  g_assert_cmpuint (least, >=, 49);
+  g_assert_cmpuint (most, <=, 51);
+  g_assert_cmpuint (peak, <=, 3 * N / 10);
+  g_assert_cmpfloat (fabs (st.aggregate_bps - N * 1.6e6), <, 0.05 * N * 1.6e6);
+  /* all but three at rest: once the others are quiet, the three share
+   * their rounds (measured at every round) */
+  for (size_t i = 3; i < N; i++)
+    grow[i] = 0;
+  run_sleeping (c, &now, 6000, N, grow, bytes, taken, NULL);
+  for (size_t i = 0; i < 3; i++)
+    g_assert_cmpuint (bwss_controller_next_measure (c, i + 1), ==, 0);
+  for (size_t i = 3; i < N; i++)
+    g_assert_cmpuint (bwss_controller_next_measure (c, i + 1), >, now);
   bwss_controller_free (c);
 }
 
@@ -486,6 +540,7 @@ main (int argc, char **argv)
   g_test_add_func ("/controller/many-flows", test_many_flows);
   g_test_add_func ("/controller/measure-quiet", test_measure_quiet);
   g_test_add_func ("/controller/next-round", test_next_round);
+  g_test_add_func ("/controller/rounds-spread", test_rounds_spread);
   g_test_add_func ("/controller/paper/weights", test_weights);
   g_test_add_func ("/controller/paper/weights-960k", test_weights_small_link);
   g_test_add_func ("/controller/paper/rtt-unfairness", test_rtt_unfairness);

@@ -53,10 +53,18 @@
  * shows in the flow's bytes an RTT later, and its FCS holds RTT + 3φ
  * after each change (fcs.c), so ticks closer than φ add samples, not
  * decisions.  Every period while a flow with a minimum moves data (its
- * deficit must show at once) or one's RTT is unknown.  All flows in the
- * same ticks: U's meter sums bytes counted at one instant (flows sampled
- * an RTT apart each, staggered, put each flow's bytes into U's window in
- * lumps and moved the σ loop's decisions in the fluid model).
+ * deficit must show at once) or one's RTT is unknown.  The rounds have
+ * two states.  ROUNDS_TOGETHER: every flow measured at every tick is
+ * measured in the same ticks, and U's meter sums bytes counted at one
+ * instant (flows sampled an RTT apart each, staggered, put each flow's
+ * bytes into U's window in lumps and moved the σ loop's decisions in the
+ * fluid model).  ROUNDS_SPREAD (entry: more than ROUNDS_TOGETHER_MAX flows
+ * measured at every tick while their rounds are more than a period apart;
+ * exit: half as many or fewer, or rounds every period): a round of all of
+ * them would cost the caller its whole gap's work at one instant, so each
+ * takes its own slot of the gap (next_in_slot(), as a quiet flow does),
+ * the ticks come every period with a part of the flows in each, and U is
+ * the sum of the flows' own meters (each a rate over its own samples).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -84,6 +92,15 @@
  * cell fell short of its link at three tick phases of ten. */
 #define ROUND_GAP_MAX_US         40000ull
 
+/* Flows measured at every tick that still share their rounds, at most:
+ * beyond it they spread over the gap (ROUNDS_SPREAD).  A caller's round
+ * costs about 4-5.5 µs a flow it measures (bwssd: TCP_INFO, SIOCINQ, the
+ * clamp's read-back and write, on a 2-core VM): a round of this many costs
+ * what a spread round of a thousand flows does (a quarter of them at each
+ * period of a 40-ms gap), so fewer would gain no smaller peak for the
+ * wakeups spreading adds; a household's few flows keep one round a gap. */
+#define ROUNDS_TOGETHER_MAX      256
+
 /* A quiet flow's first gap between samples, µs: two control periods. */
 #define MEASURE_QUIET_GAP_MIN_US 20000ull
 /* ... and its longest, µs: a quiet flow that resumes is seen at most this
@@ -96,6 +113,11 @@ typedef enum {
   MEASURE_EVERY,                /* measured at every tick */
   MEASURE_QUIET,                /* measured every gap_us (the header's "Measuring") */
 } Measure;
+
+typedef enum {
+  ROUNDS_TOGETHER,              /* every flow measured at every tick in the same ticks */
+  ROUNDS_SPREAD,                /* ... each on its own slot of the rounds' gap */
+} Rounds;
 
 typedef struct {
   uint64_t    id;
@@ -150,6 +172,7 @@ struct BwssController {
   uint64_t          aggregate_bytes;   /* Σ of every flow's received bytes */
   BwssEstimator     aggregate;         /* ... and its meter */
   uint64_t          last_tick_us;      /* the last round's clock, 0 = none yet */
+  Rounds            rounds;            /* the header's "Rounds" */
 };
 
 int
@@ -511,12 +534,30 @@ settle_us (const BwssController *c)
   return c->p.settle_cycles * worst;
 }
 
+/* Returns U over the last @window_us, bit/s: the aggregate's meter while
+ * the flows share their rounds; while they are spread, the sum of their
+ * own meters (the aggregate's would take each flow's bytes in lumps at its
+ * own slot). */
+static double
+aggregate_mean (const BwssController *c, uint64_t window_us)
+{
+  if (c->rounds == ROUNDS_TOGETHER)
+    return bwss_estimator_mean (&c->aggregate, window_us);
+  double u = 0.0;
+  for (size_t i = 0; i < c->n; i++) {
+    double r = bwss_estimator_mean (&c->flows[i].fcs.est, window_us);
+    if (r > 0.0)
+      u += r;
+  }
+  return u;
+}
+
 /* Runs the paper's σ loop; returns true if the TRAS must re-split. */
 static bool
 tick_paper (BwssController *c, uint64_t now_us)
 {
   uint64_t settle = settle_us (c), window = settle / 2;
-  double u = bwss_estimator_mean (&c->aggregate, window);
+  double u = aggregate_mean (c, window);
   c->aggregate_bps = u > 0.0 ? u : 0.0;
   for (size_t i = 0; i < c->n; i++) {
     Flow *f = &c->flows[i];
@@ -642,7 +683,7 @@ tick_delay (BwssController *c, uint64_t now_us)
   uint64_t window = cap->last_decision_us ? now_us - cap->last_decision_us : 0;
   if (window < c->p.decision_min_us)
     window = c->p.decision_min_us;
-  double u = bwss_estimator_mean (&c->aggregate, window);
+  double u = aggregate_mean (c, window);
   c->aggregate_bps = u > 0.0 ? u : 0.0;
   capacity_view (c, now_us, window);
   bool changed = bwss__capacity_step (cap, &c->p, now_us, c->aggregate_bps, c->cap_view, c->n);
@@ -779,10 +820,10 @@ bwss_controller_next_round (const BwssController *c, uint64_t from_us)
 {
   if (c == NULL || c->n == 0 || c->reallocate || c->last_tick_us == 0)
     return from_us;
-  uint64_t gap = rounds_gap (c), first = UINT64_MAX;
+  uint64_t gap = c->rounds == ROUNDS_TOGETHER ? rounds_gap (c) : 0, first = UINT64_MAX;
   for (size_t i = 0; i < c->n; i++) {
     const Flow *f = &c->flows[i];
-    if (f->measure != MEASURE_EVERY && f->next_measure_us < first)
+    if ((f->measure != MEASURE_EVERY || c->rounds == ROUNDS_SPREAD) && f->next_measure_us < first)
       first = f->next_measure_us;
   }
   uint64_t next = UINT64_MAX;
@@ -790,11 +831,40 @@ bwss_controller_next_round (const BwssController *c, uint64_t from_us)
     next = c->last_tick_us + gap > from_us ? c->last_tick_us + gap : from_us;
   uint64_t half = c->p.min_phi_us / 2;
   if (first != UINT64_MAX) {
-    uint64_t quiet = first <= from_us + half ? from_us : first - half;
-    if (quiet < next)
-      next = quiet;
+    uint64_t due = first <= from_us + half ? from_us : first - half;
+    if (due < next)
+      next = due;
   }
   return next;
+}
+
+/* Moves the rounds' state after a tick (the header's "Rounds") and gives
+ * each flow measured at every tick its time: at every tick while the
+ * rounds are together; while they are spread, its own slot of their gap a
+ * gap after its last sample (schedule_measure() cleared its time when it
+ * sampled; one due and not yet measured keeps its time). */
+static void
+schedule_rounds (BwssController *c)
+{
+  size_t every = 0;
+  for (size_t i = 0; i < c->n; i++)
+    if (c->flows[i].measure == MEASURE_EVERY)
+      every++;
+  uint64_t gap = rounds_gap (c);
+  bool gapped = gap > c->p.min_phi_us;
+  if (c->rounds == ROUNDS_TOGETHER && gapped && every > ROUNDS_TOGETHER_MAX)
+    c->rounds = ROUNDS_SPREAD;
+  else if (c->rounds == ROUNDS_SPREAD && (!gapped || every <= ROUNDS_TOGETHER_MAX / 2))
+    c->rounds = ROUNDS_TOGETHER;
+  for (size_t i = 0; i < c->n; i++) {
+    Flow *f = &c->flows[i];
+    if (f->measure != MEASURE_EVERY)
+      continue;
+    if (c->rounds == ROUNDS_TOGETHER)
+      f->next_measure_us = 0;
+    else if (f->next_measure_us == 0)
+      f->next_measure_us = next_in_slot (f, f->last_sample_us, gap);
+  }
 }
 
 void
@@ -837,6 +907,7 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
     f->pace_bps = bwss__fcs_pace_bps (&f->fcs, &c->p, target);
     schedule_measure (f, now_us);
   }
+  schedule_rounds (c);
 }
 
 int
