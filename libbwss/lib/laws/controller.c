@@ -110,7 +110,7 @@
 #define MEASURE_QUIET_GAP_MAX_US 160000ull
 
 typedef enum {
-  MEASURE_EVERY,                /* measured at every tick */
+  MEASURE_EVERY,                /* measured at every tick (once a gap while the rounds spread) */
   MEASURE_QUIET,                /* measured every gap_us (the header's "Measuring") */
 } Measure;
 
@@ -806,10 +806,11 @@ rounds_gap (const BwssController *c)
 }
 
 /* The first round at or after @from_us that finds a flow due
- * (bwss_controller_due()).  While flows are measured at every round, the
- * rounds come the shortest of their round_gap()s apart: all of them in the
- * same rounds, so that U's meter sums every flow's bytes over the same
- * instants.  A quiet flow is due half a period before its due time.  At
+ * (bwss_controller_due()).  While flows are measured at every round and
+ * together, the rounds come the shortest of their round_gap()s apart: all
+ * of them in the same rounds, so that U's meter sums every flow's bytes
+ * over the same instants; spread, each is due at its own slot, as a quiet
+ * flow is.  A flow is due half a period before its due time.  At
  * once with no flow (a round then costs nothing and keeps the loop's
  * clock), before the first round, and when a flow came, went or changed
  * its preferences or group (the TRAS must re-split).  Between rounds
