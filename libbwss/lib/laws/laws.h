@@ -78,6 +78,9 @@ void bwss__estimator_restart (BwssEstimator *e, uint64_t start_us);
 /* Returns the bytes counted over the @window_us before the last sample
  * (interpolated like bwss_estimator_mean), 0 with no history. */
 double bwss__estimator_bytes (const BwssEstimator *e, uint64_t window_us);
+/* Both at once: bwss_estimator_mean() in *@mean, the bytes in *@bytes. */
+void bwss__estimator_window (const BwssEstimator *e, uint64_t window_us, double *mean,
+                             double *bytes);
 
 /* ---- flow control system (Sec. IV-A, fcs.c) ---- */
 
