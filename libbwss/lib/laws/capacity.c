@@ -436,12 +436,11 @@ decide (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts
  * but not before the last decision's RTT is over (its cut cannot show
  * sooner). */
 static bool
-urgent (const BwssCapacity *c, uint64_t now, const BwssCapacityFlow *flows, size_t n)
+urgent (const BwssCapacity *c, uint64_t now, double q)
 {
   if (c->phase != BWSS_PHASE_TRACK || c->queue_target_us <= 0.0
       || (double) (now - c->last_decision_us) < c->last_rtt_us)
     return false;
-  double q = bwss__capacity_queue (flows, n);
   return q > 2.0 * c->queue_target_us + 2.0 * c->last_band_us;
 }
 
@@ -578,6 +577,20 @@ trace_decision (const BwssCapacity *c, uint64_t now, int rule, double sigma_befo
  * drain; then, once the interval is over (or at once if urgent), one pass
  * that counts, the rule, and the record. */
 bool
+bwss__capacity_due (const BwssCapacity *c, uint64_t now, double q, size_t n)
+{
+  return n == 0 || c->phase == BWSS_PHASE_IDLE || now >= c->next_decision_us || urgent (c, now, q);
+}
+
+bool
+bwss__capacity_pass (BwssCapacity *c, uint64_t now)
+{
+  double sigma_before = c->sigma_bps;
+  end_drain (c, now);
+  return c->sigma_bps != sigma_before;
+}
+
+bool
 bwss__capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
                     double u, const BwssCapacityFlow *flows, size_t n)
 {
@@ -589,7 +602,7 @@ bwss__capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
     return start_at_minima (c, p, now, flows, n);
   double sigma_before = c->sigma_bps;
   end_drain (c, now);
-  if (now < c->next_decision_us && !urgent (c, now, flows, n))
+  if (now < c->next_decision_us && !urgent (c, now, bwss__capacity_queue (flows, n)))
     return c->sigma_bps != sigma_before;
 
   BwssPhase phase_before = c->phase;

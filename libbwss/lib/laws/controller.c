@@ -177,6 +177,8 @@ struct BwssController {
   Rounds            rounds;            /* the header's "Rounds" */
   bool              planned;           /* the next two hold since the last tick */
   uint64_t          plan_gap, plan_first;  /* its rounds' gap (0: spread), first_due() */
+  bool              u_later;           /* aggregate_bps is U over u_window_us, to sum */
+  uint64_t          u_window_us;
 };
 
 int
@@ -543,6 +545,19 @@ settle_us (const BwssController *c)
   return c->p.settle_cycles * worst;
 }
 
+/* Σ of the flows' own means over @window_us (from @view if given). */
+static double
+flows_sum (const BwssController *c, uint64_t window_us, const BwssCapacityFlow *view)
+{
+  double u = 0.0;
+  for (size_t i = 0; i < c->n; i++) {
+    double r = view ? view[i].rate_bps : bwss_estimator_mean (&c->flows[i].fcs.est, window_us);
+    if (r > 0.0)
+      u += r;
+  }
+  return u;
+}
+
 /* Returns U over the last @window_us, bit/s: the aggregate's meter while
  * the flows share their rounds; while they are spread, the sum of their
  * own meters (the aggregate's would take each flow's bytes in lumps at its
@@ -552,13 +567,7 @@ aggregate_mean (const BwssController *c, uint64_t window_us, const BwssCapacityF
 {
   if (c->rounds == ROUNDS_TOGETHER)
     return bwss_estimator_mean (&c->aggregate, window_us);
-  double u = 0.0;
-  for (size_t i = 0; i < c->n; i++) {
-    double r = view ? view[i].rate_bps : bwss_estimator_mean (&c->flows[i].fcs.est, window_us);
-    if (r > 0.0)
-      u += r;
-  }
-  return u;
+  return flows_sum (c, window_us, view);
 }
 
 /* Runs the paper's σ loop; returns true if the TRAS must re-split. */
@@ -592,6 +601,19 @@ tick_paper (BwssController *c, uint64_t now_us)
 
 /* ---- the delay loop ---- */
 
+/* Returns true if flow @f, @bytes received over the delay loop's window,
+ * measures the link's queue: two segments at least (one delayed ACK's worth
+ * of RTT sample), and not held by its own reader (data waited unread most
+ * of the interval, not by our pacing): then its receiver RTT is the spacing
+ * of its reads' window openings, not its path's — the kernel's window-based
+ * sample, a minimum, falls to it and reads no queue where there is one. */
+static bool
+fresh (const BwssController *c, const Flow *f, double bytes)
+{
+  uint32_t mss = f->mss ? f->mss : c->p.default_mss;
+  return bytes >= 2.0 * mss && !(f->pace_bps <= 0.0 && f->samples > 0 && 2 * f->backlogged > f->samples);
+}
+
 /* Fills the delay loop's view of the flows over the last @window_us. */
 static void
 capacity_view (BwssController *c, uint64_t now_us, uint64_t window_us)
@@ -611,8 +633,7 @@ capacity_view (BwssController *c, uint64_t now_us, uint64_t window_us)
     v->rtt_us = f->rtt_us;
     v->base_rtt_us = bwss__base_rtt_get (&f->base);
     v->mss = mss;
-    /* two segments: at least one delayed ACK's worth of RTT sample */
-    v->fresh = bytes >= 2.0 * mss;
+    v->fresh = fresh (c, f, bytes);
     /* held by its window: it moved (nearly) a window per measured RTT — the
      * smallest window of the interval, a window that just grew has not
      * filled yet */
@@ -635,14 +656,32 @@ capacity_view (BwssController *c, uint64_t now_us, uint64_t window_us)
      * tell) */
     if (f->pace_bps > 0.0)
       v->window_limited = 2 * f->backlogged > f->samples;
-    /* held by its own reader (data waited unread most of the interval, and
-     * not by our pacing): its receiver RTT is the spacing of its reads'
-     * window openings, not its path's — the kernel's window-based sample, a
-     * minimum, falls to it and reads no queue where there is one.  No
-     * measure of the link's queue. */
-    if (f->pace_bps <= 0.0 && f->samples > 0 && 2 * f->backlogged > f->samples)
-      v->fresh = false;
   }
+}
+
+/* The queue the delay loop would read in the view of the last @window_us
+ * (bwss__capacity_queue()), measuring the window only of a flow whose RTT
+ * could lower it: a domain's thousand flows are not each read at every
+ * tick for a check that needs the smallest. */
+static double
+flows_queue (const BwssController *c, uint64_t window_us)
+{
+  double q = -1.0;
+  for (size_t i = 0; i < c->n; i++) {
+    const Flow *f = &c->flows[i];
+    uint32_t base = bwss__base_rtt_get (&f->base);
+    if (f->rtt_us == 0 || base == 0)
+      continue;
+    double qi = (double) f->rtt_us - (double) base, mean, bytes;
+    if (qi < 0.0)
+      qi = 0.0;
+    if (q >= 0.0 && qi >= q)
+      continue;
+    bwss__estimator_window (&f->fcs.est, window_us, &mean, &bytes);
+    if (fresh (c, f, bytes))
+      q = qi;
+  }
+  return q;
 }
 
 /* Returns flow @i's demand cap from the delay loop's view of the decision
@@ -693,10 +732,19 @@ tick_delay (BwssController *c, uint64_t now_us)
   uint64_t window = cap->last_decision_us ? now_us - cap->last_decision_us : 0;
   if (window < c->p.decision_min_us)
     window = c->p.decision_min_us;
-  capacity_view (c, now_us, window);
-  double u = aggregate_mean (c, window, c->cap_view);
+  /* the flows' view only for a step that reads it (a decision, or its
+   * check of the queue calls for one); U from their own meters when asked
+   * (bwss_controller_stats()) between decisions while the rounds spread */
+  bool view = cap->last_decision_us == now_us
+      || bwss__capacity_due (cap, now_us, flows_queue (c, window), c->n);
+  c->u_window_us = window;
+  c->u_later = !view && c->rounds == ROUNDS_SPREAD;
+  if (view)
+    capacity_view (c, now_us, window);
+  double u = c->u_later ? 0.0 : aggregate_mean (c, window, view ? c->cap_view : NULL);
   c->aggregate_bps = u > 0.0 ? u : 0.0;
-  bool changed = bwss__capacity_step (cap, &c->p, now_us, c->aggregate_bps, c->cap_view, c->n);
+  bool changed = view ? bwss__capacity_step (cap, &c->p, now_us, c->aggregate_bps, c->cap_view, c->n)
+                      : bwss__capacity_pass (cap, now_us);
   if (cap->last_decision_us == now_us)
     for (size_t i = 0; i < c->n; i++) {
       Flow *f = &c->flows[i];
@@ -993,6 +1041,10 @@ bwss_controller_stats (const BwssController *c, BwssControllerStats *out)
     return;
   out->loop = c->p.loop;
   out->aggregate_bps = c->aggregate_bps;
+  if (c->u_later) {
+    double u = flows_sum (c, c->u_window_us, NULL);
+    out->aggregate_bps = u > 0.0 ? u : 0.0;
+  }
   out->n_flows = (uint32_t) c->n;
   if (paper_loop (c)) {
     out->phase = c->sigma.phase;
