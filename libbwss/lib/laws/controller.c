@@ -659,29 +659,30 @@ capacity_view (BwssController *c, uint64_t now_us, uint64_t window_us)
   }
 }
 
-/* The queue the delay loop would read in the view of the last @window_us
- * (bwss__capacity_queue()), measuring the window only of a flow whose RTT
- * could lower it: a domain's thousand flows are not each read at every
- * tick for a check that needs the smallest. */
-static double
-flows_queue (const BwssController *c, uint64_t window_us)
+/* Returns true if the queue the delay loop would read in the view of the
+ * last @window_us (bwss__capacity_queue(): the smallest RTT excess of a
+ * fresh flow) is above @bar_us, measuring the window only of the flows that
+ * can tell: one at or under the bar answers no if fresh, one above it only
+ * until a first is fresh (no fresh flow: no queue, not above).  A domain's
+ * thousand flows are not each read at every tick for this. */
+static bool
+queue_above (const BwssController *c, uint64_t window_us, double bar_us)
 {
-  double q = -1.0;
+  bool any = false;
   for (size_t i = 0; i < c->n; i++) {
     const Flow *f = &c->flows[i];
     uint32_t base = bwss__base_rtt_get (&f->base);
-    if (f->rtt_us == 0 || base == 0)
-      continue;
-    double qi = (double) f->rtt_us - (double) base, mean, bytes;
-    if (qi < 0.0)
-      qi = 0.0;
-    if (q >= 0.0 && qi >= q)
+    double q = (double) f->rtt_us - (double) base, mean, bytes;
+    if (f->rtt_us == 0 || base == 0 || (any && q > bar_us))
       continue;
     bwss__estimator_window (&f->fcs.est, window_us, &mean, &bytes);
-    if (fresh (c, f, bytes))
-      q = qi;
+    if (!fresh (c, f, bytes))
+      continue;
+    if ((q > 0.0 ? q : 0.0) <= bar_us)
+      return false;
+    any = true;
   }
-  return q;
+  return any;
 }
 
 /* Returns flow @i's demand cap from the delay loop's view of the decision
@@ -735,8 +736,9 @@ tick_delay (BwssController *c, uint64_t now_us)
   /* the flows' view only for a step that reads it (a decision, or its
    * check of the queue calls for one); U from their own meters when asked
    * (bwss_controller_stats()) between decisions while the rounds spread */
-  bool view = cap->last_decision_us == now_us
-      || bwss__capacity_due (cap, now_us, flows_queue (c, window), c->n);
+  double bar = bwss__capacity_due_bar (cap, now_us, c->n);
+  bool view = cap->last_decision_us == now_us || bar == -INFINITY
+      || (bar < INFINITY && queue_above (c, window, bar));
   c->u_window_us = window;
   c->u_later = !view && c->rounds == ROUNDS_SPREAD;
   if (view)

@@ -332,13 +332,14 @@ bool bwss__capacity_step (BwssCapacity *c, const BwssParams *params,
                          uint64_t now_us, double u_bps,
                          const BwssCapacityFlow *flows, size_t n);
 
-/* Returns true if bwss__capacity_step() at @now_us reads its flows: no flow
- * is left, the loop starts, a decision is due, or the flows' queue @q_us
- * (bwss__capacity_queue()) calls for one at once.  When false, the step is
- * bwss__capacity_pass(): only a drain may end (returns true if σ changed),
- * so a caller of many flows builds their view only for the ticks that read
- * it. */
-bool bwss__capacity_due (const BwssCapacity *c, uint64_t now_us, double q_us, size_t n);
+/* Returns the flows' queue (bwss__capacity_queue()) above which
+ * bwss__capacity_step() at @now_us reads its flows, µs: -infinity if it
+ * does whatever the queue (no flow is left, the loop starts, a decision is
+ * due), infinity if it does not, else the bar of a decision at once.  When
+ * it does not, the step is bwss__capacity_pass(): only a drain may end
+ * (returns true if σ changed), so a caller of many flows builds their view
+ * only for the ticks that read it. */
+double bwss__capacity_due_bar (const BwssCapacity *c, uint64_t now_us, size_t n);
 bool bwss__capacity_pass (BwssCapacity *c, uint64_t now_us);
 
 #endif /* BWSS_LAWS_H */
