@@ -361,21 +361,30 @@ test_measure_quiet (void)
  * bwss_controller_next_round() does (bwssd), its period 10 ms, each flow
  * growing by grow[i] bytes per period at a 20-ms RTT: every round finds a
  * flow due, and no flow is measured more than half a period after its due
- * time.  Returns the rounds, @now at the last; the most flows one
- * measured into @peak (unless NULL). */
+ * time; bwss_controller_due_flows() lists exactly the flows due, and
+ * bwss_controller_moved_flows() every flow observed or whose window or
+ * read rate the tick moved.  Returns the rounds, @now at the last; the
+ * most flows one measured into @peak (unless NULL). */
 static unsigned
 run_sleeping (BwssController *c, uint64_t *now, unsigned ms, size_t n, const uint64_t *grow,
               uint64_t *bytes, unsigned *taken, unsigned *peak)
 {
   uint64_t end = *now + (uint64_t) ms * 1000, half = 5000, at = *now;
   unsigned rounds = 0;
+  g_autofree uint64_t *ids = g_new (uint64_t, n);
+  g_autofree BwssFlowState *before = g_new (BwssFlowState, n);
+  g_autofree bool *seen = g_new (bool, n);
   for (*now = bwss_controller_next_round (c, *now + 10000); *now < end;
        *now = bwss_controller_next_round (c, *now + 10000)) {
     unsigned due = 0;
+    size_t listed = bwss_controller_due_flows (c, *now, ids, n);
     for (size_t i = 0; i < n; i++) {
       bytes[i] += grow[i] * ((*now - at) / 10000);
-      if (!bwss_controller_due (c, i + 1, *now))
+      seen[i] = bwss_controller_due (c, i + 1, *now);
+      if (!seen[i])
         continue;
+      g_assert_cmpuint (due, <, listed);
+      g_assert_cmpuint (ids[due], ==, i + 1);
       uint64_t next = bwss_controller_next_measure (c, i + 1);
       g_assert_true (next == 0 || *now <= next + half);   /* 0: at every round */
       BwssSample smp = { .now_us = *now, .bytes_received = bytes[i], .rtt_us = 20000,
@@ -385,9 +394,24 @@ run_sleeping (BwssController *c, uint64_t *now, unsigned ms, size_t n, const uin
       due++;
     }
     g_assert_cmpuint (due, >=, 1);
+    g_assert_cmpuint (due, ==, listed);
     if (peak && due > *peak)
       *peak = due;
+    for (size_t i = 0; i < n; i++)
+      g_assert_cmpint (bwss_controller_flow_state (c, i + 1, &before[i]), ==, 0);
     bwss_controller_tick (c, *now);
+    size_t moved = bwss_controller_moved_flows (c, ids, n);
+    g_assert_cmpuint (moved, <=, n);
+    for (size_t i = 0; i < n; i++) {
+      BwssFlowState st;
+      g_assert_cmpint (bwss_controller_flow_state (c, i + 1, &st), ==, 0);
+      seen[i] = seen[i] || st.window_bytes != before[i].window_bytes
+          || st.read_rate_bps != before[i].read_rate_bps;
+    }
+    for (size_t k = 0; k < moved; k++)
+      seen[ids[k] - 1] = false;           /* listed */
+    for (size_t i = 0; i < n; i++)
+      g_assert_false (seen[i]);           /* none measured or moved left out */
     at = *now;
     rounds++;
   }

@@ -408,6 +408,20 @@ BWSS_API uint64_t bwss_controller_next_measure (const BwssController *c, uint64_
  * caller's rounds).  An unknown flow is due. */
 BWSS_API bool bwss_controller_due (const BwssController *c, uint64_t id, uint64_t round_us);
 
+/* Puts in @ids (room for @n) the flows the round at @round_us measures
+ * (bwss_controller_due()), in one pass; returns how many there are (more
+ * than @n: only the first @n were put).  A caller of many flows walks these
+ * only. */
+BWSS_API size_t bwss_controller_due_flows (const BwssController *c, uint64_t round_us,
+                                           uint64_t *ids, size_t n);
+
+/* Puts in @ids (room for @n) the flows whose window or read rate
+ * (bwss_controller_flow_state()) the last tick may have moved: those
+ * observed before it, and those whose window or read rate it changed;
+ * returns how many there are.  The windows of the others are as the tick
+ * before left them. */
+BWSS_API size_t bwss_controller_moved_flows (const BwssController *c, uint64_t *ids, size_t n);
+
 /* Returns when the caller's next round is needed, µs, at @from_us or
  * later: while flows move data, one estimation period (φ = 2·RTT, in whole
  * control periods, at most four) of the one with the shortest after the

@@ -430,19 +430,17 @@ decide (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts
 
 /* ---- each tick ---- */
 
-/* Returns true if the queue is so far above its target that the next
- * decision cannot wait: twice the last target plus its band (cross traffic
- * arrived; at 960 kbit/s 320 kbit/s of UDP fill a 150-ms buffer in 0.4 s) —
- * but not before the last decision's RTT is over (its cut cannot show
- * sooner). */
-static bool
-urgent (const BwssCapacity *c, uint64_t now, const BwssCapacityFlow *flows, size_t n)
+/* Returns the queue above which the next decision cannot wait, µs: twice
+ * the last target plus its band (cross traffic arrived; at 960 kbit/s 320
+ * kbit/s of UDP fill a 150-ms buffer in 0.4 s) — none (infinity) before the
+ * last decision's RTT is over (its cut cannot show sooner). */
+static double
+urgent_bar (const BwssCapacity *c, uint64_t now)
 {
   if (c->phase != BWSS_PHASE_TRACK || c->queue_target_us <= 0.0
       || (double) (now - c->last_decision_us) < c->last_rtt_us)
-    return false;
-  double q = bwss__capacity_queue (flows, n);
-  return q > 2.0 * c->queue_target_us + 2.0 * c->last_band_us;
+    return INFINITY;
+  return 2.0 * c->queue_target_us + 2.0 * c->last_band_us;
 }
 
 /* No flows: the loop idles. */
@@ -577,6 +575,22 @@ trace_decision (const BwssCapacity *c, uint64_t now, int rule, double sigma_befo
 /* Each tick: idle without flows, the minima for a first flow, the end of a
  * drain; then, once the interval is over (or at once if urgent), one pass
  * that counts, the rule, and the record. */
+double
+bwss__capacity_due_bar (const BwssCapacity *c, uint64_t now, size_t n)
+{
+  if (n == 0 || c->phase == BWSS_PHASE_IDLE || now >= c->next_decision_us)
+    return -INFINITY;
+  return urgent_bar (c, now);
+}
+
+bool
+bwss__capacity_pass (BwssCapacity *c, uint64_t now)
+{
+  double sigma_before = c->sigma_bps;
+  end_drain (c, now);
+  return c->sigma_bps != sigma_before;
+}
+
 bool
 bwss__capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
                     double u, const BwssCapacityFlow *flows, size_t n)
@@ -589,7 +603,7 @@ bwss__capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
     return start_at_minima (c, p, now, flows, n);
   double sigma_before = c->sigma_bps;
   end_drain (c, now);
-  if (now < c->next_decision_us && !urgent (c, now, flows, n))
+  if (now < c->next_decision_us && !(bwss__capacity_queue (flows, n) > urgent_bar (c, now)))
     return c->sigma_bps != sigma_before;
 
   BwssPhase phase_before = c->phase;

@@ -148,6 +148,8 @@ typedef struct {
   Measure     measure;
   uint32_t    quiet;            /* samples in a row that carried nothing */
   bool        sampled;          /* observed since the last tick */
+  bool        moved;            /* at the last tick: sampled before it, or its window or
+                                 * read rate moved (bwss_controller_moved_flows()) */
   uint64_t    last_sample_us;
   uint64_t    gap_us;           /* MEASURE_QUIET: from the last sample to the next */
   uint64_t    next_measure_us;  /* its next sample is due then; 0 = at every tick */
@@ -173,6 +175,10 @@ struct BwssController {
   BwssEstimator     aggregate;         /* ... and its meter */
   uint64_t          last_tick_us;      /* the last round's clock, 0 = none yet */
   Rounds            rounds;            /* the header's "Rounds" */
+  bool              planned;           /* the next two hold since the last tick */
+  uint64_t          plan_gap, plan_first;  /* its rounds' gap (0: spread), first_due() */
+  bool              u_later;           /* aggregate_bps is U over u_window_us, to sum */
+  uint64_t          u_window_us;
 };
 
 int
@@ -289,6 +295,7 @@ bwss_controller_add_flow (BwssController *c, uint64_t id, const BwssPrefs *prefs
   if (!idmap_put (&c->index, id, (uint32_t) c->n))
     return BWSS_ENOMEM;
   Flow *f = &c->flows[c->n++];
+  c->planned = false;
   memset (f, 0, sizeof *f);
   f->id = id;
   f->prefs = *prefs;
@@ -326,6 +333,7 @@ bwss_controller_set_prefs (BwssController *c, uint64_t id, const BwssPrefs *pref
       bwss__fcs_release (&f->fcs);
   }
   f->prefs = *prefs;
+  c->planned = false;
   f->measure = MEASURE_EVERY;           /* what it asks for now shows at once */
   f->quiet = 0;
   f->next_measure_us = 0;
@@ -344,6 +352,7 @@ bwss_controller_set_group (BwssController *c, uint64_t id, uint64_t group, uint6
     return BWSS_ENOENT;
   if (f->group != group)
     c->reallocate = true;
+  c->planned = false;
   f->group = group;
   return BWSS_OK;
 }
@@ -359,6 +368,7 @@ bwss_controller_remove_flow (BwssController *c, uint64_t id, uint64_t now_us)
   size_t i = (size_t) (f - c->flows);
   memmove (&c->flows[i], &c->flows[i + 1], (c->n - i - 1) * sizeof *f);
   c->n--;
+  c->planned = false;
   reindex (c);                 /* flows[] keeps its order: the allocation's ties follow it */
   c->reallocate = true;
   if (paper_loop (c))
@@ -414,6 +424,7 @@ bwss_controller_observe (BwssController *c, uint64_t id, const BwssSample *s)
   Flow *f = find (c, id);
   if (f == NULL)
     return BWSS_ENOENT;
+  c->planned = false;
   if (f->have_bytes && s->bytes_received >= f->last_bytes)
     c->aggregate_bytes += s->bytes_received - f->last_bytes;
   bool carried = !f->have_bytes || s->bytes_received != f->last_bytes || s->unread_bytes > 0;
@@ -534,22 +545,29 @@ settle_us (const BwssController *c)
   return c->p.settle_cycles * worst;
 }
 
-/* Returns U over the last @window_us, bit/s: the aggregate's meter while
- * the flows share their rounds; while they are spread, the sum of their
- * own meters (the aggregate's would take each flow's bytes in lumps at its
- * own slot). */
+/* Σ of the flows' own means over @window_us (from @view if given). */
 static double
-aggregate_mean (const BwssController *c, uint64_t window_us)
+flows_sum (const BwssController *c, uint64_t window_us, const BwssCapacityFlow *view)
 {
-  if (c->rounds == ROUNDS_TOGETHER)
-    return bwss_estimator_mean (&c->aggregate, window_us);
   double u = 0.0;
   for (size_t i = 0; i < c->n; i++) {
-    double r = bwss_estimator_mean (&c->flows[i].fcs.est, window_us);
+    double r = view ? view[i].rate_bps : bwss_estimator_mean (&c->flows[i].fcs.est, window_us);
     if (r > 0.0)
       u += r;
   }
   return u;
+}
+
+/* Returns U over the last @window_us, bit/s: the aggregate's meter while
+ * the flows share their rounds; while they are spread, the sum of their
+ * own meters (the aggregate's would take each flow's bytes in lumps at its
+ * own slot), read from @view (each flow's mean over @window_us) if given. */
+static double
+aggregate_mean (const BwssController *c, uint64_t window_us, const BwssCapacityFlow *view)
+{
+  if (c->rounds == ROUNDS_TOGETHER)
+    return bwss_estimator_mean (&c->aggregate, window_us);
+  return flows_sum (c, window_us, view);
 }
 
 /* Runs the paper's σ loop; returns true if the TRAS must re-split. */
@@ -557,7 +575,7 @@ static bool
 tick_paper (BwssController *c, uint64_t now_us)
 {
   uint64_t settle = settle_us (c), window = settle / 2;
-  double u = aggregate_mean (c, window);
+  double u = aggregate_mean (c, window, NULL);
   c->aggregate_bps = u > 0.0 ? u : 0.0;
   for (size_t i = 0; i < c->n; i++) {
     Flow *f = &c->flows[i];
@@ -582,6 +600,19 @@ tick_paper (BwssController *c, uint64_t now_us)
 
 /* ---- the delay loop ---- */
 
+/* Returns true if flow @f, @bytes received over the delay loop's window,
+ * measures the link's queue: two segments at least (one delayed ACK's worth
+ * of RTT sample), and not held by its own reader (data waited unread most
+ * of the interval, not by our pacing): then its receiver RTT is the spacing
+ * of its reads' window openings, not its path's — the kernel's window-based
+ * sample, a minimum, falls to it and reads no queue where there is one. */
+static bool
+fresh (const BwssController *c, const Flow *f, double bytes)
+{
+  uint32_t mss = f->mss ? f->mss : c->p.default_mss;
+  return bytes >= 2.0 * mss && !(f->pace_bps <= 0.0 && f->samples > 0 && 2 * f->backlogged > f->samples);
+}
+
 /* Fills the delay loop's view of the flows over the last @window_us. */
 static void
 capacity_view (BwssController *c, uint64_t now_us, uint64_t window_us)
@@ -590,7 +621,8 @@ capacity_view (BwssController *c, uint64_t now_us, uint64_t window_us)
     const Flow *f = &c->flows[i];
     BwssCapacityFlow *v = &c->cap_view[i];
     uint32_t mss = f->mss ? f->mss : c->p.default_mss;
-    v->rate_bps = bwss_estimator_mean (&f->fcs.est, window_us);
+    double bytes;
+    bwss__estimator_window (&f->fcs.est, window_us, &v->rate_bps, &bytes);
     v->target_bps = f->fcs.state == BWSS_FCS_RELEASED ? 0.0 : f->target_bps;
     /* a minimum that came back within the window is a request ramping up:
      * its rate over the window still holds the idle time before it, no
@@ -600,8 +632,7 @@ capacity_view (BwssController *c, uint64_t now_us, uint64_t window_us)
     v->rtt_us = f->rtt_us;
     v->base_rtt_us = bwss__base_rtt_get (&f->base);
     v->mss = mss;
-    /* two segments: at least one delayed ACK's worth of RTT sample */
-    v->fresh = bwss__estimator_bytes (&f->fcs.est, window_us) >= 2.0 * mss;
+    v->fresh = fresh (c, f, bytes);
     /* held by its window: it moved (nearly) a window per measured RTT — the
      * smallest window of the interval, a window that just grew has not
      * filled yet */
@@ -624,14 +655,33 @@ capacity_view (BwssController *c, uint64_t now_us, uint64_t window_us)
      * tell) */
     if (f->pace_bps > 0.0)
       v->window_limited = 2 * f->backlogged > f->samples;
-    /* held by its own reader (data waited unread most of the interval, and
-     * not by our pacing): its receiver RTT is the spacing of its reads'
-     * window openings, not its path's — the kernel's window-based sample, a
-     * minimum, falls to it and reads no queue where there is one.  No
-     * measure of the link's queue. */
-    if (f->pace_bps <= 0.0 && f->samples > 0 && 2 * f->backlogged > f->samples)
-      v->fresh = false;
   }
+}
+
+/* Returns true if the queue the delay loop would read in the view of the
+ * last @window_us (bwss__capacity_queue(): the smallest RTT excess of a
+ * fresh flow) is above @bar_us, measuring the window only of the flows that
+ * can tell: one at or under the bar answers no if fresh, one above it only
+ * until a first is fresh (no fresh flow: no queue, not above).  A domain's
+ * thousand flows are not each read at every tick for this. */
+static bool
+queue_above (const BwssController *c, uint64_t window_us, double bar_us)
+{
+  bool any = false;
+  for (size_t i = 0; i < c->n; i++) {
+    const Flow *f = &c->flows[i];
+    uint32_t base = bwss__base_rtt_get (&f->base);
+    double q = (double) f->rtt_us - (double) base, mean, bytes;
+    if (f->rtt_us == 0 || base == 0 || (any && q > bar_us))
+      continue;
+    bwss__estimator_window (&f->fcs.est, window_us, &mean, &bytes);
+    if (!fresh (c, f, bytes))
+      continue;
+    if ((q > 0.0 ? q : 0.0) <= bar_us)
+      return false;
+    any = true;
+  }
+  return any;
 }
 
 /* Returns flow @i's demand cap from the delay loop's view of the decision
@@ -682,10 +732,20 @@ tick_delay (BwssController *c, uint64_t now_us)
   uint64_t window = cap->last_decision_us ? now_us - cap->last_decision_us : 0;
   if (window < c->p.decision_min_us)
     window = c->p.decision_min_us;
-  double u = aggregate_mean (c, window);
+  /* the flows' view only for a step that reads it (a decision, or its
+   * check of the queue calls for one); U from their own meters when asked
+   * (bwss_controller_stats()) between decisions while the rounds spread */
+  double bar = bwss__capacity_due_bar (cap, now_us, c->n);
+  bool view = cap->last_decision_us == now_us || bar == -INFINITY
+      || (bar < INFINITY && queue_above (c, window, bar));
+  c->u_window_us = window;
+  c->u_later = !view && c->rounds == ROUNDS_SPREAD;
+  if (view)
+    capacity_view (c, now_us, window);
+  double u = c->u_later ? 0.0 : aggregate_mean (c, window, view ? c->cap_view : NULL);
   c->aggregate_bps = u > 0.0 ? u : 0.0;
-  capacity_view (c, now_us, window);
-  bool changed = bwss__capacity_step (cap, &c->p, now_us, c->aggregate_bps, c->cap_view, c->n);
+  bool changed = view ? bwss__capacity_step (cap, &c->p, now_us, c->aggregate_bps, c->cap_view, c->n)
+                      : bwss__capacity_pass (cap, now_us);
   if (cap->last_decision_us == now_us)
     for (size_t i = 0; i < c->n; i++) {
       Flow *f = &c->flows[i];
@@ -768,6 +828,26 @@ bwss_controller_due (const BwssController *c, uint64_t id, uint64_t round_us)
   return c == NULL || bwss_controller_next_measure (c, id) <= round_us + c->p.min_phi_us / 2;
 }
 
+size_t
+bwss_controller_due_flows (const BwssController *c, uint64_t round_us, uint64_t *ids, size_t n)
+{
+  size_t k = 0;
+  for (size_t i = 0; c && i < c->n; i++)
+    if (c->flows[i].next_measure_us <= round_us + c->p.min_phi_us / 2 && k++ < n)
+      ids[k - 1] = c->flows[i].id;
+  return k;
+}
+
+size_t
+bwss_controller_moved_flows (const BwssController *c, uint64_t *ids, size_t n)
+{
+  size_t k = 0;
+  for (size_t i = 0; c && i < c->n; i++)
+    if (c->flows[i].moved && k++ < n)
+      ids[k - 1] = c->flows[i].id;
+  return k;
+}
+
 /* Returns the gap between rounds flow @f, measured at every round, asks
  * for, µs: its estimation period φ (Sec. IV-B), to the nearest whole
  * control period (an RTT that reads 19.6 ms asks for 40 ms, not 30), at
@@ -815,16 +895,31 @@ rounds_gap (const BwssController *c)
  * its preferences or group (the TRAS must re-split).  Between rounds
  * nothing of the laws moves: a quiet flow's window change is due as a
  * measurement (schedule_measure()). */
+/* The first due time of a flow due at its own time (not at every round
+ * while the rounds are together), UINT64_MAX if none is. */
+static uint64_t
+first_due (const BwssController *c)
+{
+  uint64_t first = UINT64_MAX;
+  for (size_t i = 0; i < c->n; i++) {
+    const Flow *f = &c->flows[i];
+    if ((f->measure != MEASURE_EVERY || c->rounds == ROUNDS_SPREAD) && f->next_measure_us < first)
+      first = f->next_measure_us;
+  }
+  return first;
+}
+
 uint64_t
 bwss_controller_next_round (const BwssController *c, uint64_t from_us)
 {
   if (c == NULL || c->n == 0 || c->reallocate || c->last_tick_us == 0)
     return from_us;
-  uint64_t gap = c->rounds == ROUNDS_TOGETHER ? rounds_gap (c) : 0, first = UINT64_MAX;
-  for (size_t i = 0; i < c->n; i++) {
-    const Flow *f = &c->flows[i];
-    if ((f->measure != MEASURE_EVERY || c->rounds == ROUNDS_SPREAD) && f->next_measure_us < first)
-      first = f->next_measure_us;
+  /* what the last tick found, unless a flow was measured, came, went or
+   * changed since */
+  uint64_t gap = c->plan_gap, first = c->plan_first;
+  if (!c->planned) {
+    gap = c->rounds == ROUNDS_TOGETHER ? rounds_gap (c) : 0;
+    first = first_due (c);
   }
   uint64_t next = UINT64_MAX;
   if (gap != 0)
@@ -865,6 +960,9 @@ schedule_rounds (BwssController *c)
     else if (f->next_measure_us == 0)
       f->next_measure_us = next_in_slot (f, f->last_sample_us, gap);
   }
+  c->plan_gap = c->rounds == ROUNDS_TOGETHER ? gap : 0;
+  c->plan_first = first_due (c);
+  c->planned = true;
 }
 
 void
@@ -894,7 +992,9 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
   bool pace = may_pace (c);
   for (size_t i = 0; i < c->n; i++) {
     Flow *f = &c->flows[i];
-    double target = fcs_target (c, f);
+    uint32_t window = f->fcs.window;
+    bool sub = f->fcs.sub;
+    double pace_bps = f->pace_bps, target = fcs_target (c, f);
     /* a flow with a minimum is not paced: its minimum is a floor, and
      * after a stall it needs more than its target to catch up */
     bwss__fcs_set_paced (&f->fcs, &c->p, pace && f->can_pace && !has_minimum (f));
@@ -905,6 +1005,7 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
     if (f->fcs.window < f->window_low || f->window_low == 0)
       f->window_low = f->fcs.window;
     f->pace_bps = bwss__fcs_pace_bps (&f->fcs, &c->p, target);
+    f->moved = f->sampled || f->fcs.window != window || f->fcs.sub != sub || f->pace_bps != pace_bps;
     schedule_measure (f, now_us);
   }
   schedule_rounds (c);
@@ -941,6 +1042,10 @@ bwss_controller_stats (const BwssController *c, BwssControllerStats *out)
     return;
   out->loop = c->p.loop;
   out->aggregate_bps = c->aggregate_bps;
+  if (c->u_later) {
+    double u = flows_sum (c, c->u_window_us, NULL);
+    out->aggregate_bps = u > 0.0 ? u : 0.0;
+  }
   out->n_flows = (uint32_t) c->n;
   if (paper_loop (c)) {
     out->phase = c->sigma.phase;

@@ -141,20 +141,28 @@ window_start (const BwssEstimator *e, uint64_t window_us, double *t0, double *b0
   return (double) e->last_us > t_after;
 }
 
+void
+bwss__estimator_window (const BwssEstimator *e, uint64_t window_us, double *mean, double *bytes)
+{
+  double t0, b0;
+  bool found = window_start (e, window_us, &t0, &b0);
+  *bytes = found ? (double) e->last_bytes - b0 : 0.0;
+  *mean = !found || (double) e->last_us <= t0
+      ? -1.0 : ((double) e->last_bytes - b0) * 8.0 / (((double) e->last_us - t0) / 1e6);
+}
+
 double
 bwss_estimator_mean (const BwssEstimator *e, uint64_t window_us)
 {
-  double t0, b0;
-  if (!window_start (e, window_us, &t0, &b0) || (double) e->last_us <= t0)
-    return -1.0;
-  return ((double) e->last_bytes - b0) * 8.0 / (((double) e->last_us - t0) / 1e6);
+  double mean, bytes;
+  bwss__estimator_window (e, window_us, &mean, &bytes);
+  return mean;
 }
 
 double
 bwss__estimator_bytes (const BwssEstimator *e, uint64_t window_us)
 {
-  double t0, b0;
-  if (!window_start (e, window_us, &t0, &b0))
-    return 0.0;
-  return (double) e->last_bytes - b0;
+  double mean, bytes;
+  bwss__estimator_window (e, window_us, &mean, &bytes);
+  return bytes;
 }

@@ -78,6 +78,9 @@ void bwss__estimator_restart (BwssEstimator *e, uint64_t start_us);
 /* Returns the bytes counted over the @window_us before the last sample
  * (interpolated like bwss_estimator_mean), 0 with no history. */
 double bwss__estimator_bytes (const BwssEstimator *e, uint64_t window_us);
+/* Both at once: bwss_estimator_mean() in *@mean, the bytes in *@bytes. */
+void bwss__estimator_window (const BwssEstimator *e, uint64_t window_us, double *mean,
+                             double *bytes);
 
 /* ---- flow control system (Sec. IV-A, fcs.c) ---- */
 
@@ -332,5 +335,15 @@ uint64_t bwss__capacity_interval (const BwssParams *params,
 bool bwss__capacity_step (BwssCapacity *c, const BwssParams *params,
                          uint64_t now_us, double u_bps,
                          const BwssCapacityFlow *flows, size_t n);
+
+/* Returns the flows' queue (bwss__capacity_queue()) above which
+ * bwss__capacity_step() at @now_us reads its flows, µs: -infinity if it
+ * does whatever the queue (no flow is left, the loop starts, a decision is
+ * due), infinity if it does not, else the bar of a decision at once.  When
+ * it does not, the step is bwss__capacity_pass(): only a drain may end
+ * (returns true if σ changed), so a caller of many flows builds their view
+ * only for the ticks that read it. */
+double bwss__capacity_due_bar (const BwssCapacity *c, uint64_t now_us, size_t n);
+bool bwss__capacity_pass (BwssCapacity *c, uint64_t now_us);
 
 #endif /* BWSS_LAWS_H */

@@ -30,6 +30,10 @@ struct Ctl {
   gboolean        suspended;
   gboolean        debug;       /* $BWSS_DEBUG: the loop and every flow on stderr, once a second */
   guint64         next_debug_us;
+  GArray         *ids;         /* a round's scratch: the laws' lists of flows */
+  GArray         *reapply;     /* ids of flows whose window the next round sets again */
+  GPtrArray      *todo;        /* a round's flows to apply */
+  guint64         round;       /* rounds so far (CtlFlow.todo) */
 };
 
 static void
@@ -54,6 +58,9 @@ ctl_new (const CtlFuncs *funcs)
   c->inodes = g_hash_table_new (g_int64_hash, g_int64_equal);
   c->next_id = 1;
   c->debug = g_getenv ("BWSS_DEBUG") != NULL;
+  c->ids = g_array_new (FALSE, FALSE, sizeof (guint64));
+  c->reapply = g_array_new (FALSE, FALSE, sizeof (guint64));
+  c->todo = g_ptr_array_new ();
   return c;
 }
 
@@ -193,6 +200,15 @@ ctl_set_share (Ctl *c, CtlFlow *f, BwssShare share)
   return 0;
 }
 
+/* The next round applies @f whether or not the laws move it. */
+static void
+reapply (Ctl *c, CtlFlow *f)
+{
+  if (!f->reapply)
+    g_array_append_val (c->reapply, f->id);
+  f->reapply = TRUE;
+}
+
 void
 ctl_set_paced (Ctl *c, CtlFlow *f, gboolean paced)
 {
@@ -200,6 +216,7 @@ ctl_set_paced (Ctl *c, CtlFlow *f, gboolean paced)
     restore (c, f);                      /* applied again at the next round */
   else if (paced)
     f->pace_sent = -1.0;                 /* its owner is told its rate at the next round */
+  reapply (c, f);
   if (paced != f->paced)
     wake (c);
   f->paced = paced;
@@ -228,37 +245,48 @@ ctl_free (Ctl *c)
   g_hash_table_unref (c->inodes);
   g_hash_table_unref (c->flows);
   bwss_controller_free (c->laws);
+  g_array_unref (c->ids);
+  g_array_unref (c->reapply);
+  g_ptr_array_unref (c->todo);
   g_free (c);
 }
 
 /* ---- a round ---- */
 
-/* Marks the flows the laws ask about by the round at @now
- * (bwss_controller_due(): a connection at rest less often than every
- * round). */
-static void
-mark_due (Ctl *c, guint64 now)
+/* Fills c->ids with the laws' list of flows (@due: those the round at @now
+ * measures; else those the last tick moved); returns how many. */
+static guint
+laws_list (Ctl *c, gboolean due, guint64 now)
 {
-  GHashTableIter it;
-  gpointer v;
-  g_hash_table_iter_init (&it, c->flows);
-  while (g_hash_table_iter_next (&it, NULL, &v)) {
-    CtlFlow *f = v;
-    f->asked = !f->released && bwss_controller_due (c->laws, f->id, now);
+  g_array_set_size (c->ids, g_hash_table_size (c->flows));   /* the laws hold no more */
+  guint64 *ids = (guint64 *) (void *) c->ids->data;
+  size_t n = due ? bwss_controller_due_flows (c->laws, now, ids, c->ids->len)
+                 : bwss_controller_moved_flows (c->laws, ids, c->ids->len);
+  return (guint) MIN (n, c->ids->len);
+}
+
+/* Adds @f, if it is one and in the laws, to this round's flows to apply. */
+static void
+todo (Ctl *c, CtlFlow *f)
+{
+  if (f && !f->released && f->todo != c->round) {
+    f->todo = c->round;
+    f->reapply = FALSE;
+    g_ptr_array_add (c->todo, f);
   }
 }
 
-/* Measures @f if it was asked about (its own socket: TCP_INFO and SIOCINQ,
- * what a sock_diag answer would say) and feeds the laws; a socket no longer
- * established CTL_GONE_ROUNDS of its measurements in a row is released. */
+/* Measures @f (its own socket: TCP_INFO and SIOCINQ, what a sock_diag
+ * answer would say) and feeds the laws; a socket no longer established
+ * CTL_GONE_ROUNDS of its measurements in a row is released. */
 static void
 observe (Ctl *c, CtlFlow *f, guint64 now)
 {
-  if (!f->asked)
-    return;                              /* not due: the laws did not ask */
   KnobInfo k;
+  f->ssthresh = 0;
   if (knob_read_sample (f->fd, &k) != 0)
     return;                              /* unmeasured this round */
+  f->ssthresh = k.window_clamp;
   if (k.state != SYS_TCP_ESTABLISHED) {
     if (++f->gone >= CTL_GONE_ROUNDS)
       release (c, f, now);
@@ -273,12 +301,19 @@ observe (Ctl *c, CtlFlow *f, guint64 now)
   f->bytes = k.bytes_received;
 }
 
-/* Sets @f's window (re-asserted in the rounds that measured it:
- * autotuning may raise the clamp when the owner reads data, and a flow not
- * measured this round is at rest — no byte for a second, none unread at its
- * last measurement — so its first new data shows at its next measurement)
- * and, if its reads are paced, its receive buffer and its owner's read
- * rate. */
+/* Sets @f's window and, if its reads are paced, its receive buffer and its
+ * owner's read rate.  The clamp is set when the laws move the window, and
+ * read back in a round that measured the flow (set again if it moved) when
+ * the kernel may have moved it: autotuning raises it as the owner reads
+ * more in an RTT than ever before (tcp_rcv_space_adjust()), a change of the
+ * segments' overhead sets it from the buffer (tcp_measure_rcv_mss()).  The
+ * kernel offers no window above tcpi_rcv_ssthresh, which never exceeds the
+ * clamp, falls to a clamp set below it (tcp_set_window_clamp()) and grows
+ * with each segment under a clamp raised (tcp_grow_window()): a measurement
+ * that reads it at the window set finds that clamp in place, or a larger
+ * one no segment has used yet (seen at the next).  A flow not measured this
+ * round is at rest — no byte for a second, none unread at its last
+ * measurement — so its first new data shows at its next measurement. */
 static void
 apply (Ctl *c, CtlFlow *f)
 {
@@ -290,13 +325,17 @@ apply (Ctl *c, CtlFlow *f)
     return;
   }
   guint32 cur = want;
-  if ((f->asked || want != f->applied) && knob_get_clamp (f->fd, &cur) != 0)
+  if (want == f->applied && f->asked && f->ssthresh != want && knob_get_clamp (f->fd, &cur) != 0)
     return;
-  if ((want != f->applied || cur != want) && knob_set_clamp (f->fd, want) == 0) {
-    if (f->applied == 0)
-      trace_first ("clamp %u bytes on flow %" G_GUINT64_FORMAT " (rtt %u us)", want, f->id,
-                   f->st.rtt_us);
-    f->applied = want;
+  if (want != f->applied || cur != want) {
+    if (knob_set_clamp (f->fd, want) != 0) {
+      reapply (c, f);                           /* tried again at the next round */
+    } else {
+      if (f->applied == 0)
+        trace_first ("clamp %u bytes on flow %" G_GUINT64_FORMAT " (rtt %u us)", want, f->id,
+                     f->st.rtt_us);
+      f->applied = want;
+    }
   }
   double pace = f->paced && f->st.read_rate_bps > 0.0 ? f->st.read_rate_bps : 0.0;
   if (pace > 0.0) {                      /* a buffer the size of the window: the sender sends what is read */
@@ -317,6 +356,14 @@ apply (Ctl *c, CtlFlow *f)
   }
 }
 
+/* @f's state in the laws now, if a round has applied it (a round refreshes
+ * f->st only for the flows whose window may have moved). */
+static gboolean
+flow_state (const Ctl *c, const CtlFlow *f, BwssFlowState *st)
+{
+  return f->have_st && bwss_controller_flow_state (c->laws, f->id, st) == 0;
+}
+
 static void
 debug_print (Ctl *c, guint64 now)
 {
@@ -333,9 +380,10 @@ debug_print (Ctl *c, guint64 now)
   g_hash_table_iter_init (&it, c->flows);
   while (g_hash_table_iter_next (&it, NULL, &v)) {
     CtlFlow *f = v;
-    if (f->have_st)
+    BwssFlowState st;
+    if (flow_state (c, f, &st))
       g_printerr ("bwssd:   flow %" G_GUINT64_FORMAT " pid %d rate %.0f target %.0f window %u rtt %u\n",
-                  f->id, (int) f->pid, f->st.rate_bps, f->st.target_bps, f->st.window_bytes, f->st.rtt_us);
+                  f->id, (int) f->pid, st.rate_bps, st.target_bps, st.window_bytes, st.rtt_us);
   }
 }
 
@@ -345,22 +393,39 @@ ctl_round (Ctl *c, guint64 now)
   if (g_hash_table_size (c->flows) == 0)
     return 0;
   guint64 period = c->params.min_phi_us;
-  if (c->suspended)
+  if (c->suspended) {
+    g_array_set_size (c->reapply, 0);    /* sharing resumed applies every flow */
     return CTL_SUSPENDED_ROUND_US;
+  }
   if (laws (c) == NULL)
     return period;
-  mark_due (c, now);
-  GHashTableIter it;
-  gpointer v;
-  g_hash_table_iter_init (&it, c->flows);
-  while (g_hash_table_iter_next (&it, NULL, &v))
-    if (!((CtlFlow *) v)->released)
-      observe (c, v, now);
+  /* the flows the laws ask about are measured; those whose window may
+   * have moved (measured, moved by the tick, or set again by bwssd) are
+   * applied: a flow in neither costs the round nothing */
+  c->round++;
+  g_ptr_array_set_size (c->todo, 0);
+  for (guint i = 0; i < c->reapply->len; i++)
+    todo (c, g_hash_table_lookup (c->flows, &g_array_index (c->reapply, guint64, i)));
+  g_array_set_size (c->reapply, 0);
+  guint n = laws_list (c, TRUE, now);
+  for (guint i = 0; i < n; i++) {
+    CtlFlow *f = g_hash_table_lookup (c->flows, &g_array_index (c->ids, guint64, i));
+    if (f && !f->released) {
+      todo (c, f);
+      f->asked = TRUE;
+      observe (c, f, now);
+    }
+  }
   bwss_controller_tick (c->laws, now);
-  g_hash_table_iter_init (&it, c->flows);
-  while (g_hash_table_iter_next (&it, NULL, &v))
-    if (!((CtlFlow *) v)->released)
-      apply (c, v);
+  n = laws_list (c, FALSE, 0);
+  for (guint i = 0; i < n; i++)
+    todo (c, g_hash_table_lookup (c->flows, &g_array_index (c->ids, guint64, i)));
+  for (guint i = 0; i < c->todo->len; i++) {
+    CtlFlow *f = g_ptr_array_index (c->todo, i);
+    if (!f->released)
+      apply (c, f);
+    f->asked = FALSE;
+  }
   debug_print (c, now);
   /* as the laws ask: while flows move data, their estimation period in
    * whole control periods; while every flow is at rest, the round that
@@ -416,15 +481,16 @@ ctl_holds_inode (const Ctl *c, guint64 inode)
 void
 ctl_flow_stats (const Ctl *c, const CtlFlow *f, BwssFlowStats *out)
 {
-  gboolean on = f->have_st && !c->suspended && !f->released;
+  BwssFlowState st;
+  gboolean have = flow_state (c, f, &st), on = have && !c->suspended && !f->released;
   *out = (BwssFlowStats) {
     .prefs = f->prefs, .bytes_received = f->bytes,
-    .rate_bps = f->have_st ? f->st.rate_bps : -1.0,
-    .target_bps = on && f->st.window_bytes ? f->st.target_bps : -1.0,
-    .window_bytes = on ? f->st.window_bytes : 0,
-    .rtt_us = f->have_st ? f->st.rtt_us : 0, .base_rtt_us = f->have_st ? f->st.base_rtt_us : 0,
-    .mss = f->have_st ? f->st.mss : 0, .controlled = on,
-    .read_rate_bps = on && f->st.window_bytes && f->paced ? f->st.read_rate_bps : 0.0,
+    .rate_bps = have ? st.rate_bps : -1.0,
+    .target_bps = on && st.window_bytes ? st.target_bps : -1.0,
+    .window_bytes = on ? st.window_bytes : 0,
+    .rtt_us = have ? st.rtt_us : 0, .base_rtt_us = have ? st.base_rtt_us : 0,
+    .mss = have ? st.mss : 0, .controlled = on,
+    .read_rate_bps = on && st.window_bytes && f->paced ? st.read_rate_bps : 0.0,
     .late_fraction = f->late_fraction, .required_prebuffer_s = f->required_prebuffer_s,
   };
 }

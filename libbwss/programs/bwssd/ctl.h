@@ -41,6 +41,9 @@ typedef struct {
   gboolean      released;    /* closed, or no longer established: out of the laws */
   guint         gone;        /* measurements in a row not established */
   gboolean      asked;       /* measured this round (the laws said it was due) */
+  guint32       ssthresh;    /* its tcpi_rcv_ssthresh at that measurement; 0 unread */
+  guint64       todo;        /* the last round that applied it */
+  gboolean      reapply;     /* the next round applies it (ctl.c reapply()) */
   double        pace_sent;   /* the read rate its owner was told (-1: to be told) */
   pid_t         pid;         /* the socket's owner, as listed */
   pid_t         key_pid;     /* whose process group share=process joins */
