@@ -185,7 +185,8 @@ typedef struct {
    * socket at its first read); false: the SYN's window alone, clamped at
    * once */
   bool     kernel_window;
-  double   offered_edge;
+  double   offered_edge;    /* ... and the Model's rcv_autotune: the edge the kernel's
+                             * own window reached */
   uint32_t stalls;
   double   pipe[MODEL_PIPE_STEPS];  /* sending rate history, bit/s */
   /* bottleneck and receiver state */
@@ -240,6 +241,13 @@ typedef struct {
   /* packets: a repaired loss holds the receiver's in-order bytes for an RTT
    * (the header, "With repair_holes"); false: every byte arrives in order */
   bool      repair_holes;
+  /* fluid: a flow with no clamp has the kernel's autotuned window, whose
+   * right edge runs several congestion windows ahead of what arrived
+   * (flowmodel.c, AUTOTUNE_WINDOWS), and a clamp set later never takes that
+   * edge back: a download released to the kernel and clamped again sends on
+   * at its congestion window until it reaches the edge.  false: no clamp is
+   * no limit, and a clamp binds once set */
+  bool      rcv_autotune;
   size_t    n;
   ModelFlow f[MODEL_MAX_FLOWS];
   /* state */
