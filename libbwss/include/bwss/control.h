@@ -279,7 +279,8 @@ BWSS_API double bwss_estimator_mean (const BwssEstimator *e, uint64_t window_us)
 /* The state of a flow's FCS, as BwssFlowState reports it (the law itself,
  * fcs.c, is the controller's). */
 typedef enum {
-  BWSS_FCS_RELEASED = 0, /* no constraint: the kernel's own window */
+  BWSS_FCS_RELEASED = 0, /* no constraint: the kernel's own window (at most under
+                          * a cover that does not bind it) */
   BWSS_FCS_HOLD,         /* a change was made; waiting RTT + 3φ */
   BWSS_FCS_STEADY,       /* R in the desired interval */
   BWSS_FCS_INCREASED,    /* last step raised w (eq. 4) */

@@ -50,12 +50,15 @@
  * COMPETE.  This host competes for its total as plain TCP would: the
  * downloads' windows go back to the kernel (compete_free; controller.c) —
  * their congestion windows, the senders' loss response, set their rates,
- * as under plain TCP; the video's window is sized with compete_headroom
- * above its minimum for the RTT measured (the queue swings with the
- * neighbour's sawtooth).  Within that total the video still comes first: a
- * flow below its minimum (the deficit D of capacity-model.c) for two
- * decisions in a row (its rate over one decision is a few segments) makes
- * the downloads yield compete_yield·D, at most max_cut of what they move
+ * as under plain TCP, under a cover that keeps the window offered within
+ * twice what they move (fcs.c: the kernel's own runs several windows
+ * ahead, and a window cut later binds only once that is sent); the video's
+ * window is sized with compete_headroom above its minimum for the RTT
+ * measured (the queue swings with the neighbour's sawtooth).  Within that
+ * total the video still comes first: a flow below its minimum (the
+ * deficit D of capacity-model.c) for two decisions in a row (its rate
+ * over one decision is a few segments) makes the downloads yield
+ * compete_yield·D, at most max_cut of what they move
  * (the FIFO shares what they give up among every flow still sending, the
  * neighbour's included); their windows, sized for the RTT measured (the
  * queue is the neighbour's, no target of ours), bind again, and σ climbs
@@ -90,9 +93,12 @@
  * else's, shows all the same). */
 #define DRAIN_KEEP 0.25
 
-/* ... and it judges a floor no sooner than this many RTTs (of the base and
- * the target) after its start: the windows act within one, the kernel's
- * RTT average shows it within a few more. */
+/* ... and it judges a floor no sooner than this many RTTs after its start —
+ * RTTs with the queue that stands, not of the base and the target (a fifth
+ * of that beside a 150-ms queue): the downloads' windows bind within two
+ * of them (what the receiver offered before the cut, at most the cover of
+ * fcs.c, is sent first), and the kernel's RTT average shows the fall within
+ * a few more; a queue read before that has not begun to fall. */
 #define DRAIN_SETTLE_RTTS 4.0
 
 /* The link this host has to itself is U with the queue at its target while
@@ -285,8 +291,9 @@ judge_drain (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityC
     return exit_compete (c, now, k);
   /* a queue that stopped falling above twice its target has found its
    * floor: somebody else's */
+  double rtt = k->rtt_ref - k->qt + (k->q > 0.0 ? k->q : 0.0);
   bool floor = c->prev_queue_us >= 0.0 && k->q >= c->prev_queue_us && k->q >= 2.0 * k->qt
-      && now + p->compete_drain_us >= c->compete_drain_until_us + DRAIN_SETTLE_RTTS * k->rtt_ref;
+      && now + p->compete_drain_us >= c->compete_drain_until_us + DRAIN_SETTLE_RTTS * rtt;
   if (now < c->compete_drain_until_us && !floor)
     return RULE_DRAIN;
   c->compete_drain_until_us = 0;

@@ -743,7 +743,9 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
    * found the link) */
   bool start = !paper_loop (c) && phase == BWSS_PHASE_START;
   /* COMPETE with σ binding nobody: the flows without a minimum are the
-   * kernel's, as under plain TCP (capacity-compete.c) */
+   * kernel's, as under plain TCP (capacity-compete.c), under a cover that
+   * keeps the window offered near what they move, so that a drain's or a
+   * yield's windows bind within a few round trips (fcs.c) */
   bool compete_free = !paper_loop (c) && phase == BWSS_PHASE_COMPETE && c->capacity.compete_free;
   bool pace = may_pace (c);
   for (size_t i = 0; i < c->n; i++) {
@@ -752,8 +754,10 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
     /* a flow with a minimum is not paced: its minimum is a floor, and
      * after a stall it needs more than its target to catch up */
     bwss__fcs_set_paced (&f->fcs, &c->p, pace && f->can_pace && !has_minimum (f));
-    if (released || (start && has_minimum (f)) || (compete_free && !has_minimum (f)))
+    if (released || (start && has_minimum (f)))
       bwss__fcs_release (&f->fcs);
+    else if (compete_free && !has_minimum (f))
+      bwss__fcs_cover (&f->fcs, &c->p, c->cap_view[i].rate_bps, f->rtt_us, f->mss);
     else
       bwss__fcs_step (&f->fcs, &c->p, now_us, target, model_rtt (c, f), f->mss);
     if (f->fcs.window < f->window_low || f->window_low == 0)

@@ -90,6 +90,42 @@ bwss__fcs_release (BwssFcs *f)
   f->hold_until_us = 0;
 }
 
+/* A cover is this many of the windows the flow moves per RTT, and
+ * COVER_SEGMENTS more: a congestion window that grows between two
+ * decisions (two RTTs: CUBIC by a few per cent, slow start fourfold at
+ * most) meets it only in slow start, and then the next decision moves it.
+ * Without it the kernel's own window runs several windows ahead
+ * (tcp_rcv_space_adjust sizes the receive buffer for twice what arrives in
+ * an RTT, and never shrinks it), and a clamp set later never takes back
+ * what was offered: a download released for seconds and then cut to a
+ * quarter goes on at its old rate for a second or more behind a standing
+ * queue (docs/architecture.md, the state COMPETE). */
+#define COVER_WINDOWS  2.0
+#define COVER_SEGMENTS 4.0
+
+void
+bwss__fcs_cover (BwssFcs *f, const BwssParams *params, double rate_bps, uint32_t rtt_us,
+                 uint32_t mss)
+{
+  uint32_t held = f->state == BWSS_FCS_RELEASED && !f->pacing ? f->window : 0;
+  bwss__fcs_release (f);
+  if (rtt_us == 0 || !(rate_bps > 0.0))
+    return;
+  if (mss == 0)
+    mss = params->default_mss;
+  double need = rate_bps * ((double) rtt_us / 1e6) / (8.0 * (double) mss);
+  /* kept while the flow uses between a quarter and half of it: a cover
+   * that changes at every decision is a system call at every decision */
+  if (held > 0 && COVER_WINDOWS * need <= (double) held
+      && 2.0 * COVER_WINDOWS * need + COVER_SEGMENTS >= (double) held) {
+    f->window = held;
+    return;
+  }
+  double w = ceil (COVER_WINDOWS * need) + COVER_SEGMENTS;
+  double hard = (double) (FCS_MAX_WINDOW_BYTES / mss);
+  f->window = (uint32_t) (w < hard ? w : hard);
+}
+
 void
 bwss__fcs_set_paced (BwssFcs *f, const BwssParams *params, bool paced)
 {

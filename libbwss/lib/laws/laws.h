@@ -101,6 +101,15 @@ void bwss__fcs_init (BwssFcs *f);
  * running. */
 void bwss__fcs_release (BwssFcs *f);
 
+/* Releases the constraint under a cover: the flow is the kernel's (its
+ * congestion window sets its rate; state released), but the window offered
+ * stays within about twice what it moves per RTT at @rate_bps and @rtt_us
+ * (segments of @mss bytes, 0 = params->default_mss), so that a window set
+ * later binds within a few round trips.  Without a rate or an RTT: released
+ * as before. */
+void bwss__fcs_cover (BwssFcs *f, const BwssParams *params, double rate_bps,
+                      uint32_t rtt_us, uint32_t mss);
+
 /* One FCS step at @now_us for target @target_bps with RTT @rtt_us (the
  * RTT the window is sized for: the measured one in the paper's loop, the
  * base RTT plus the queue target in the delay loop) and segment size @mss
