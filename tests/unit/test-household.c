@@ -370,10 +370,14 @@ test_codel_three (void)
 
 /* The neighbour on from 20 to 60 s: COMPETE while it runs (entered ~3 s
  * after its start, the downloads climbing from their floor for a few more:
- * 84.6 / 82.5 % of plain TCP's total over those 40 s, short of the 90 %
+ * 84.7 / 81.3 % of plain TCP's total over those 40 s, short of the 90 %
  * target),
  * the short queue within 5 s after it (the drain when U reaches the link
- * this host had alone before). */
+ * this host had alone before: back to TRACK at 60 s, the queue after it
+ * 0.9 / 0.7 ms).  The released downloads' windows as the kernel autotunes
+ * them (rcv_autotune): without COMPETE's cover the drains' windows did not
+ * bind and the loop never left COMPETE (the queue after it 13.8 / 41.5
+ * ms). */
 static void
 test_on_off (void)
 {
@@ -432,24 +436,32 @@ test_cubic_one (void)
  * target with the downloads not yet held is the neighbour's too, and the
  * link this host "had alone" is learned at its share beside it; a drain at
  * every climb of U to that share (the lab: σ swinging 2.4-6.7 Mbit/s every
- * ~4 s, this machine 47.7 % of plain TCP's in one run of 3).  Here 62.1 /
- * 61.3 %, each download 38 / 37 % of its figure: asserted so. */
+ * ~4 s, this machine 47.7 % of plain TCP's in one run of 3).  Here 59.3 /
+ * 60.7 %, each download 33 / 36 % of its figure, the detector right in
+ * 80.0 / 78.6 % of the seconds: asserted so (which draw loses when moves
+ * with any change of the law: over 20 draws the law without COMPETE's
+ * cover gave 62.6 / 62.1 %, 39 / 38 % and 85.1 / 83.9 %, with it 60.5 /
+ * 62.8 %, 36 / 39 % and 82.4 / 87.0 %). */
 static void
 test_cubic_early (void)
 {
   House h = { "CUBIC, drop-tail 8M, video 2M, 1 neighbour flow from 1 s", LAB_8M, 0.0, false, 2e6, 2,
               NB_TCP, 1, 0, 1, 90, true, false };
-  check_house (&h, (Bounds) { 0.58, 0.0, 0.80, 1.0, 0.82, 0.35 });
+  check_house (&h, (Bounds) { 0.58, 0.0, 0.77, 1.0, 0.82, 0.32 });
 }
 
-/* ... three neighbour flows, a 1-Mbit/s video: 71.2 / 71.5 % (the lab:
- * 2238 of 3703 kbit/s, 60 %, on another law), each download >= 59 %. */
+/* ... three neighbour flows, a 1-Mbit/s video: 71.2 / 69.9 % (the lab:
+ * 2238 of 3703 kbit/s, 60 %, on another law), each download >= 58 %, the
+ * detector right in 69.9 / 68.9 % of the seconds (COMPETE failed the video
+ * and was left for a while in two or three draws of five; over 20 draws
+ * the law without COMPETE's cover was right in 74.2 / 72.1 %, with it 78.2
+ * / 69.5 %). */
 static void
 test_cubic_three (void)
 {
   House h = { "CUBIC, drop-tail 8M, video 1M, 3 neighbour flows", LAB_8M, 0.0, false, 1e6, 2, NB_TCP,
               3, 0, 0, 90, true, false };
-  check_house (&h, (Bounds) { 0.68, 0.0, 0.72, 0.98, 0.85, 0.55 });
+  check_house (&h, (Bounds) { 0.68, 0.0, 0.67, 0.98, 0.85, 0.55 });
 }
 
 static void
@@ -457,11 +469,16 @@ test_cubic_on_off (void)
 {
   House h = { "CUBIC, drop-tail 8M, video 2M, 1 neighbour flow 20-60 s", LAB_8M, 0.0, false, 2e6, 2,
               NB_TCP, 1, 0, 20, 60, true, true };
-  /* short of the targets: over the neighbour's 40 s the detector's entry
+  /* the released downloads' windows as the kernel autotunes them: a drain
+   * binds only if COMPETE kept them under its cover (capacity-compete.c);
+   * without the cover the loop never left COMPETE after 60 s here (62.4 /
+   * 69.3 % of plain TCP's total), as the lab's queue came back 11 s late.
+   * Short of the targets: over the neighbour's 40 s the detector's entry
    * and our downloads' climb from their floor beside an incumbent CUBIC
-   * flow: 76.8 / 83.4 % of plain TCP's total, each download >= 60 % of its
-   * figure, the video at 90 % of its minimum 80.5 / 78.0 % of the seconds */
-  check_house (&h, (Bounds) { 0.74, 0.0, 0.85, 0.92, 0.75, 0.55 });
+   * flow: 78.2 / 72.9 % of plain TCP's total, each download >= 55 % of its
+   * figure, the video at 90 % of its minimum 77.5 / 73.0 % of the seconds;
+   * back to TRACK at 64 / 63 s, the queue after it 1.5 / 2.4 ms */
+  check_house (&h, (Bounds) { 0.72, 0.0, 0.82, 0.92, 0.72, 0.52 });
 }
 
 /* ... and the QUIC cell: 62.1 / 64.0 %, each download >= 25 %; the
