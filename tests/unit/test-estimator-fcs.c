@@ -129,6 +129,39 @@ test_fcs_init_and_hold (void)
   g_assert_cmpint (g.state, ==, BWSS_FCS_RELEASED);
 }
 
+/* COMPETE's cover (fcs.c): released, under a window twice what the flow
+ * moves per RTT and 4 segments, kept while it uses a quarter to half of it;
+ * the law starts from eq. (1) when the cover ends. */
+static void
+test_fcs_cover (void)
+{
+  BwssFcs f;
+  bwss__fcs_init (&f);
+  /* 8 Mbit/s over 100 ms: 69.06 segments of 1448 bytes; ⌈138.1⌉ + 4 */
+  bwss__fcs_cover (&f, &params, 8e6, 100 * MS, 1448);
+  g_assert_cmpuint (f.window, ==, 143);
+  g_assert_cmpint (f.state, ==, BWSS_FCS_RELEASED);
+  g_assert_cmpuint (bwss__fcs_window_bytes (&f, &params, 1448), ==, 143 * 1448);
+  /* 7 Mbit/s uses 60.4 of 143: kept */
+  bwss__fcs_cover (&f, &params, 7e6, 100 * MS, 1448);
+  g_assert_cmpuint (f.window, ==, 143);
+  /* 9 Mbit/s uses 77.7, more than half: ⌈155.4⌉ + 4 */
+  bwss__fcs_cover (&f, &params, 9e6, 100 * MS, 1448);
+  g_assert_cmpuint (f.window, ==, 160);
+  /* 3 Mbit/s uses 25.9, under a quarter: ⌈51.8⌉ + 4 */
+  bwss__fcs_cover (&f, &params, 3e6, 100 * MS, 1448);
+  g_assert_cmpuint (f.window, ==, 56);
+  /* the cover ends: eq. (1) for the target, T·RTT/p = 8.63 → 9 */
+  g_assert_cmpuint (bwss__fcs_step (&f, &params, 0, 1e6, 100 * MS, 1448), ==, 9);
+  g_assert_cmpint (f.state, ==, BWSS_FCS_HOLD);
+  /* no rate or no RTT yet: a bare release */
+  bwss__fcs_cover (&f, &params, -1.0, 100 * MS, 1448);
+  g_assert_cmpuint (f.window, ==, 0);
+  g_assert_cmpint (f.state, ==, BWSS_FCS_RELEASED);
+  bwss__fcs_cover (&f, &params, 8e6, 0, 1448);
+  g_assert_cmpuint (bwss__fcs_window_bytes (&f, &params, 1448), ==, 0);
+}
+
 static void
 test_fcs_eq3_decrease (void)
 {
@@ -479,6 +512,7 @@ main (int argc, char **argv)
   g_test_add_func ("/estimator/mean-interpolates", test_estimator_mean_interpolates);
   g_test_add_func ("/fcs/init-and-hold", test_fcs_init_and_hold);
   g_test_add_func ("/fcs/eq3-decrease", test_fcs_eq3_decrease);
+  g_test_add_func ("/fcs/cover", test_fcs_cover);
   g_test_add_func ("/fcs/eq3-floor-at-one", test_fcs_eq3_floor_at_one);
   g_test_add_func ("/fcs/eq4-increase", test_fcs_eq4_increase);
   g_test_add_func ("/fcs/in-interval-consumes-estimate", test_fcs_in_interval_consumes_estimate);
