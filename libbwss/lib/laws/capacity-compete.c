@@ -101,6 +101,14 @@
  * a few more; a queue read before that has not begun to fall. */
 #define DRAIN_SETTLE_RTTS 4.0
 
+/* A drain that is due begins this many RTTs (with the queue that stands)
+ * later: meanwhile the free downloads are under a cover (fcs.c), and what
+ * the kernel's own window offered beyond it — several of their windows —
+ * is sent, one window a round trip, so that the drain's windows bind.  The
+ * cover is not kept between drains: under it COMPETE's yields bind as
+ * well, and what they give up the FIFO hands mostly to the neighbour. */
+#define DRAIN_LEAD_RTTS 6.0
+
 /* The link this host has to itself is U with the queue at its target while
  * the detector's score is below this (the queue ours) and σ does not hold
  * the downloads down. */
@@ -187,6 +195,8 @@ capacity_compete_init (BwssCapacity *c)
   c->compete_hold_us = 0;
   c->compete_hold_until_us = 0;
   c->compete_free = false;
+  c->compete_lead_until_us = 0;
+  c->compete_cover = false;
 }
 
 /* Enters COMPETE: from what the flows move, the drain first due after a
@@ -201,6 +211,8 @@ enter_compete (BwssCapacity *c, const BwssParams *p, uint64_t now, const Capacit
   c->compete_drain_until_us = 0;
   c->compete_sigma_before = 0.0;
   c->compete_free = true;
+  c->compete_lead_until_us = 0;
+  c->compete_cover = false;
   c->compete_short_score = 0.0;
   c->compete_yield_votes = 0;
   capacity_forget_track (c);
@@ -240,6 +252,8 @@ exit_compete (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
   c->foreign_score = 0.0;
   c->compete_drain_until_us = 0;
   c->compete_free = false;
+  c->compete_lead_until_us = 0;
+  c->compete_cover = false;
   capacity_forget_track (c);
   capacity_set_sigma (c, k->u_kept > k->minima ? k->u_kept : k->minima);
   return RULE_EXIT;
@@ -274,6 +288,8 @@ start_drain (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityC
 {
   c->compete_sigma_before = k->u_kept;
   c->compete_free = false;
+  c->compete_lead_until_us = 0;
+  c->compete_cover = false;
   c->compete_drain_until_us = now + p->compete_drain_us;
   capacity_set_sigma (c, k->minima + DRAIN_KEEP * (k->u_kept - k->minima));
   return RULE_DRAIN;
@@ -336,8 +352,13 @@ capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
     return fail_compete (c, p, now, k);
   if (c->compete_drain_until_us)
     return judge_drain (c, p, now, k);
-  if (drain_due (c, p, now, k))
+  if (c->compete_lead_until_us && now >= c->compete_lead_until_us)
     return start_drain (c, p, now, k);
+  if (!c->compete_lead_until_us && drain_due (c, p, now, k)) {
+    double rtt = k->rtt_ref - k->qt + (k->q > 0.0 ? k->q : 0.0);
+    c->compete_lead_until_us = now + (uint64_t) (DRAIN_LEAD_RTTS * (rtt > 0.0 ? rtt : 0.0)) + 1;
+    c->compete_cover = true;
+  }
   /* the video first: the downloads yield what the minima miss, and more
    * (the neighbour takes its part); never below the minima */
   c->compete_yield_votes = k->deficit > 0.0 ? c->compete_yield_votes + 1 : 0;

@@ -743,9 +743,9 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
    * found the link) */
   bool start = !paper_loop (c) && phase == BWSS_PHASE_START;
   /* COMPETE with σ binding nobody: the flows without a minimum are the
-   * kernel's, as under plain TCP (capacity-compete.c), under a cover that
-   * keeps the window offered near what they move, so that a drain's or a
-   * yield's windows bind within a few round trips (fcs.c) */
+   * kernel's, as under plain TCP (capacity-compete.c); before a drain under
+   * a cover that brings the window offered near what they move, so that the
+   * drain's windows bind within a few round trips (fcs.c) */
   bool compete_free = !paper_loop (c) && phase == BWSS_PHASE_COMPETE && c->capacity.compete_free;
   bool pace = may_pace (c);
   for (size_t i = 0; i < c->n; i++) {
@@ -755,6 +755,8 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
      * after a stall it needs more than its target to catch up */
     bwss__fcs_set_paced (&f->fcs, &c->p, pace && f->can_pace && !has_minimum (f));
     if (released || (start && has_minimum (f)))
+      bwss__fcs_release (&f->fcs);
+    else if (compete_free && !has_minimum (f) && !c->capacity.compete_cover)
       bwss__fcs_release (&f->fcs);
     else if (compete_free && !has_minimum (f))
       bwss__fcs_cover (&f->fcs, &c->p, c->cap_view[i].rate_bps, f->rtt_us, f->mss);

@@ -302,6 +302,8 @@ typedef struct {
   uint64_t  compete_hold_until_us; /* ... until then */
   bool      compete_free;     /* COMPETE: σ binds nobody — the flows without a minimum
                                * are left to the kernel (controller.c) */
+  uint64_t  compete_lead_until_us; /* COMPETE: a drain is due, and begins then (0 = none) */
+  bool      compete_cover;    /* COMPETE: the free flows are under a cover (fcs.c) */
 } BwssCapacity;
 
 void bwss__capacity_init (BwssCapacity *c);
