@@ -120,6 +120,10 @@ run_house (const House *h, bool controlled, bool latch)
    * or two flows lose at an overflow, not all (flowmodel.h) */
   s.m.drop_packets = h->cubic;
   s.m.drop_seed = house_seed;
+  /* ... and its CoDel is RFC 8289's on whole packets at their dequeue, as
+   * the lab's stage runs it: it drops the packet at the head, whoever's it
+   * is, at interval/√count while the sojourn stays above its target */
+  s.m.packets = h->cubic && h->aqm_s > 0.0 && !h->fq;
   size_t v = sim_add (&s, 0.030, 10, h->video_min, 1, controlled);
   s.m.f[v].source_bps = h->video_min;
   sim_no_pacing (&s, v);                      /* the element reads by itself */
@@ -456,6 +460,46 @@ test_cubic_quic (void)
   check_house (&h, (Bounds) { 0.60, 0.0, 0.35, 1.0, 0.78, 0.22 });
 }
 
+/* One CoDel queue as the lab's household has it (the matrix's cells
+ * household-codel-1tcp and -3tcp): CUBIC senders, the lab's payload rate,
+ * CoDel on whole packets.  The queue stays near CoDel's 5-ms target, under
+ * the loop's 10 ms: no standing queue shows the neighbour, the detector
+ * never enters, and TRACK holds our downloads at their floors beside it.
+ * Asserted: what the loop does there, short of the issue's targets — this
+ * machine 36.2 / 36.6 % of plain TCP's (the lab: 60 %, one run), each
+ * download >= 2 / 3 % of its figure (the lab: 30 and 65 %: its loop is not
+ * held at the floors), the video at 90 % of its minimum in every second
+ * (plain TCP 57.6 %). */
+static void
+test_cubic_codel_one (void)
+{
+  House h = { "CUBIC, CoDel 8M, video 2M, 1 neighbour flow", LAB_8M, 0.005, false, 2e6, 2, NB_TCP,
+              1, 0, 0, 90, true };
+  check_house (&h, (Bounds) { 0.33, 0.0, 0.0, 0.98, 0.98, 0.015 });
+}
+
+/* ... three neighbour flows, a 1-Mbit/s video: 28.4 / 31.1 % (the lab: 47 %),
+ * each download >= 2 / 6 %, the video at 90 % of its minimum 98.8 % of the
+ * seconds (plain TCP 80.0 %). */
+static void
+test_cubic_codel_three (void)
+{
+  House h = { "CUBIC, CoDel 8M, video 1M, 3 neighbour flows", LAB_8M, 0.005, false, 1e6, 2, NB_TCP,
+              3, 0, 0, 90, true };
+  check_house (&h, (Bounds) { 0.26, 0.0, 0.0, 0.98, 0.95, 0.015 });
+}
+
+/* ... and nobody beside us: the loop keeps the short queue (TRACK in every
+ * second), this machine 89.2 / 98.7 % of plain TCP's, the video at its
+ * minimum in every second (plain TCP 81.2 %). */
+static void
+test_cubic_codel_none (void)
+{
+  House h = { "CUBIC, CoDel 8M, video 2M, nobody", LAB_8M, 0.005, false, 2e6, 2, NB_NONE, 0, 0, 0,
+              90, true };
+  check_house (&h, (Bounds) { 0.85, 0.98, 0.95, 0.98, 0.98, 0.80 });
+}
+
 /* fq_codel: the flow queues hide the neighbour; DELAY stays and nothing
  * regresses. */
 static void
@@ -675,6 +719,9 @@ main (int argc, char **argv)
   g_test_add_func ("/household/cubic-3", test_cubic_three);
   g_test_add_func ("/household/cubic-on-off", test_cubic_on_off);
   g_test_add_func ("/household/cubic-quic", test_cubic_quic);
+  g_test_add_func ("/household/cubic-codel-1", test_cubic_codel_one);
+  g_test_add_func ("/household/cubic-codel-3", test_cubic_codel_three);
+  g_test_add_func ("/household/cubic-codel-none", test_cubic_codel_none);
   g_test_add_func ("/household/progress-floor", test_progress_floor);
   g_test_add_func ("/household/calibrate", test_calibrate);
   return g_test_run ();

@@ -106,6 +106,14 @@
  * rises: 5-6 s of COMPETE at 960 kbit/s in the model). */
 #define COMPETE_HOLD_MAX 4
 
+/* Our U above what it was at the entry by this fraction of it, at any
+ * time in COMPETE, says the traffic beside us gave way: it is elastic.
+ * Beside inelastic traffic (UDP that, with the video, overfills the link)
+ * our U stays where it was — what the free downloads gain, the video
+ * loses; beside an elastic neighbour it rises to our share of the link
+ * (from 2.0-2.3 to 4-6 Mbit/s in the lab's drop-tail household). */
+#define ELASTIC_RISE 0.25
+
 /* A minimum missed by more than this fraction of the minima is one that
  * competing costs (a neighbour's drop costs the video a few per cent for a
  * second; traffic that does not give way, a third or more for good). */
@@ -180,6 +188,8 @@ capacity_compete_init (BwssCapacity *c)
   c->compete_short_score = 0.0;
   c->compete_hold_us = 0;
   c->compete_hold_until_us = 0;
+  c->compete_entry_bps = 0.0;
+  c->compete_peak_bps = 0.0;
   c->compete_free = false;
 }
 
@@ -197,6 +207,8 @@ enter_compete (BwssCapacity *c, const BwssParams *p, uint64_t now, const Capacit
   c->compete_free = true;
   c->compete_short_score = 0.0;
   c->compete_yield_votes = 0;
+  c->compete_entry_bps = k->u_link;
+  c->compete_peak_bps = k->u_link;
   capacity_forget_track (c);
   double s = (1.0 + p->compete_headroom) * k->u_kept;
   capacity_set_sigma (c, s > c->sigma_bps ? s : c->sigma_bps);
@@ -240,14 +252,23 @@ exit_compete (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
 }
 
 /* Leaves COMPETE because it failed the video: minima missed by a fifth or
- * more most of the time lately, whatever the downloads yielded — the traffic beside us
- * did not give way, it is inelastic (UDP, a CBR stream above what the link
- * leaves), and competing only took the video's share.  TRACK, and no entry
- * for compete_probe_us (doubling up to COMPETE_HOLD_MAX times it while it
- * keeps failing). */
+ * more most of the time lately, whatever the downloads yielded.  If our U
+ * never rose ELASTIC_RISE above what it was at the entry, the traffic
+ * beside us did not give way: it is inelastic (UDP, a CBR stream above
+ * what the link leaves), and competing only took the video's share —
+ * TRACK, and no entry for compete_probe_us (doubling up to
+ * COMPETE_HOLD_MAX times it while it keeps failing).  If it rose, the
+ * neighbour is elastic and the video is short after a loss of its own
+ * (its sender's window regrows over seconds beside a CUBIC flow): TRACK,
+ * whose cuts give the video the room while the detector asks again (about
+ * two seconds: its memory refills from nothing), and no hold — a hold of
+ * compete_probe_us there left a drop-tail household's downloads at their
+ * floors for 45 s. */
 static int
 fail_compete (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
 {
+  if (c->compete_peak_bps > (1.0 + ELASTIC_RISE) * c->compete_entry_bps)
+    return exit_compete (c, now, k);
   uint64_t hold = c->compete_hold_us ? 2 * c->compete_hold_us : p->compete_probe_us;
   if (hold > COMPETE_HOLD_MAX * p->compete_probe_us)
     hold = COMPETE_HOLD_MAX * p->compete_probe_us;
@@ -325,6 +346,8 @@ capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
                                                                 : 4.0 * (double) p->decision_min_us;
   double w = span / (double) (p->reserve_hold_us ? p->reserve_hold_us : 1);
   c->compete_short_score += (w < 1.0 ? w : 1.0) * (deep - c->compete_short_score);
+  if (k->u_link > c->compete_peak_bps)
+    c->compete_peak_bps = k->u_link;
   if (c->compete_short_score >= FAIL_SCORE)
     return fail_compete (c, p, now, k);
   if (c->compete_drain_until_us)

@@ -291,6 +291,8 @@ typedef struct {
   uint64_t  compete_hold_us;  /* after COMPETE failed the video: no entry for this long,
                                * doubling (0: params' first) ... */
   uint64_t  compete_hold_until_us; /* ... until then */
+  double    compete_entry_bps; /* COMPETE: U over the link window at the entry, bit/s */
+  double    compete_peak_bps;  /* COMPETE: the most of it since, bit/s */
   bool      compete_free;     /* COMPETE: σ binds nobody — the flows without a minimum
                                * are left to the kernel (controller.c) */
 } BwssCapacity;
