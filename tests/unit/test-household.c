@@ -399,43 +399,47 @@ test_udp (void)
 /* The cells above as the lab runs them (the calibration below): CUBIC
  * senders (cubic_like), the lab's payload rate (LAB_8M), a full FIFO's
  * drops drawn flow by flow, POOL_DRAWS draws pooled.  Asserted: what this
- * law does there, short of the issue's targets — this machine 70.0 / 66.6 %
- * of plain TCP's (the lab: 70.5 %, the median of 3 runs), each download
- * >= 49 / 45 % of its figure, the video at 90 % of its minimum (the lab's
- * criterion) in 82.1 / 87.1 % of the seconds (the lab: 90.6 %; plain TCP
- * 45.2 %, the lab 44.7 %); the detector in COMPETE in only 61 / 58 % of the
- * seconds: each entry's free downloads leave the video short, and the
- * loop leaves COMPETE for a while. */
+ * law does there, short of the issue's targets — this machine 79.2 / 78.4 %
+ * of plain TCP's, each download >= 62 / 61 % of its figure, the video at
+ * 90 % of its minimum (the lab's criterion) in 81.4 / 85.4 % of the seconds
+ * (plain TCP 45.2 %, the lab 44.7 %), the detector right in 92.9 % of the
+ * seconds: a video short after its own loss ends COMPETE, and the
+ * detector enters again within seconds (a hold of 45 s there, the law
+ * before, kept the loop in TRACK for 39-42 % of the seconds: 70.0 / 66.6 %
+ * of plain TCP's). */
 static void
 test_cubic_one (void)
 {
   House h = { "CUBIC, drop-tail 8M, video 2M, 1 neighbour flow", LAB_8M, 0.0, false, 2e6, 2, NB_TCP,
               1, 0, 0, 90, true };
-  check_house (&h, (Bounds) { 0.65, 0.0, 0.55, 1.0, 0.80, 0.40 });
+  check_house (&h, (Bounds) { 0.75, 0.0, 0.90, 1.0, 0.80, 0.58 });
 }
 
 /* ... the neighbour from 1 s: while the loop starts, the queue at its
  * target with the downloads not yet held is the neighbour's too, and the
  * link this host "had alone" is learned at its share beside it; a drain at
  * every climb of U to that share (the lab: σ swinging 2.4-6.7 Mbit/s every
- * ~4 s, this machine 47.7 % of plain TCP's in one run of 3).  Here 62.1 /
- * 61.3 %, each download 38 / 37 % of its figure: asserted so. */
+ * ~4 s, this machine 47.7 % of plain TCP's in one run of 3).  Here 64.3 /
+ * 62.5 %, each download 41 / 38 % of its figure, the detector right in 88 %
+ * of the seconds: asserted so. */
 static void
 test_cubic_early (void)
 {
   House h = { "CUBIC, drop-tail 8M, video 2M, 1 neighbour flow from 1 s", LAB_8M, 0.0, false, 2e6, 2,
               NB_TCP, 1, 0, 1, 90, true };
-  check_house (&h, (Bounds) { 0.58, 0.0, 0.80, 1.0, 0.82, 0.35 });
+  check_house (&h, (Bounds) { 0.60, 0.0, 0.85, 1.0, 0.82, 0.35 });
 }
 
-/* ... three neighbour flows, a 1-Mbit/s video: 71.2 / 71.5 % (the lab:
- * 2238 of 3703 kbit/s, 60 %, on another law), each download >= 59 %. */
+/* ... three neighbour flows, a 1-Mbit/s video: 77.7 / 77.1 % (the lab:
+ * 2238 of 3703 kbit/s, 60 %, on another law), each download >= 68 %, the
+ * video at 90 % of its minimum 86.6 / 88.9 % of the seconds, the detector
+ * right in 92.7 / 95.1 %. */
 static void
 test_cubic_three (void)
 {
   House h = { "CUBIC, drop-tail 8M, video 1M, 3 neighbour flows", LAB_8M, 0.0, false, 1e6, 2, NB_TCP,
               3, 0, 0, 90, true };
-  check_house (&h, (Bounds) { 0.68, 0.0, 0.72, 0.98, 0.85, 0.55 });
+  check_house (&h, (Bounds) { 0.74, 0.0, 0.90, 0.98, 0.85, 0.65 });
 }
 
 static void

@@ -62,11 +62,16 @@
  * back as Reno grows a window — a segment per RTT per download — until,
  * compete_detect_us after the last yield, no window binds, and the kernel
  * has them again.  A minimum missed by a fifth or more for half of the last
- * reserve_hold_us whatever they yielded says the traffic beside us did not give way: it is inelastic (UDP
- * above what the link leaves), competing only took the video's share, and
- * the loop goes back to TRACK and stays out of COMPETE for a while,
- * longer each time (Nimbus's question, asked with the entry as the pulse).  Decisions are two RTTs of
- * the queue that stands, not of the target.
+ * reserve_hold_us whatever they yielded sends the loop back to TRACK, whose
+ * cuts give the video the room.  Whether it may come back soon is
+ * Nimbus's question, asked with the entry as the pulse: if our U never rose
+ * ELASTIC_RISE above what it was at the entry, the traffic beside us did
+ * not give way — it is inelastic (UDP above what the link leaves),
+ * competing only took the video's share — and the loop stays out of
+ * COMPETE for a while, longer each time; if it rose, the neighbour is
+ * elastic, the video was short after a loss of its own, and the detector
+ * may enter again as soon as it sees the foreign queue.  Decisions are two
+ * RTTs of the queue that stands, not of the target.
  *
  * Exit (BBR's PROBE_RTT: the only way to see a queue's floor is to stop
  * filling it).  A drain when U reaches the link this host had to itself
