@@ -131,7 +131,21 @@
  * them late is no shortfall. */
 #define YIELD_DECISIONS 2
 
+/* Losses of ours within this long say an AQM is dropping (µs): beside an
+ * elastic neighbour one CoDel queue drops about one of our segments a
+ * second (the model's household), so two seconds cover the gaps between
+ * its drops; alone, the loop keeps the sojourn under CoDel's target and
+ * loses none. */
+#define AQM_DROPS_US 2000000
+
 /* ---- the detector (TRACK) ---- */
+
+/* Returns true if an AQM dropped segments of ours lately (AQM_DROPS_US). */
+static bool
+aqm_drops (const BwssCapacity *c, uint64_t now)
+{
+  return c->compete_drop_at_us && now - c->compete_drop_at_us < AQM_DROPS_US;
+}
 
 /* Returns true if this host moves about all of the link it had to itself
  * (link_alone_bps): nobody else's traffic is on it. */
@@ -143,21 +157,26 @@ has_link (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
 
 /* The queue we did not make: every download held at its floor, every
  * minimum met, no flow above its allotment, U short of the link we had
- * alone, and still a standing queue. */
+ * alone, and still a standing queue — or, where an AQM keeps every queue
+ * short, still its drops. */
 static bool
-foreign (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
+foreign (const BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
 {
-  return k->bulk > 0 && k->bulk_floored == k->bulk && k->overrun == 0 && k->short_min == 0
-      && !has_link (c, p, k) && over_target (k);
+  if (k->bulk == 0 || k->overrun > 0 || k->short_min > 0 || has_link (c, p, k))
+    return false;
+  if (over_target (k))
+    return k->bulk_floored == k->bulk;
+  return k->q >= 0.0 && aqm_drops (c, now);
 }
 
-/* The queue in hand: at or under its target without losses, or empty; or
- * one of our flows above what it is allotted fills it; or no queue to
- * measure (no flow moved enough to show one). */
+/* The queue in hand: at or under its target without losses, or empty, and
+ * no AQM dropping lately; or one of our flows above what it is allotted
+ * fills it; or no queue to measure (no flow moved enough to show one). */
 static bool
-in_hand (const CapacityCounts *k)
+in_hand (const BwssCapacity *c, uint64_t now, const CapacityCounts *k)
 {
-  return k->q < 0.0 || queue_empty (k) || k->overrun > 0 || (!over_target (k) && k->lost == 0);
+  return k->q < 0.0 || k->overrun > 0
+      || ((queue_empty (k) || (!over_target (k) && k->lost == 0)) && !aqm_drops (c, now));
 }
 
 /* Moves the score towards @x over @interval_us of the detector's memory —
@@ -188,6 +207,7 @@ capacity_compete_init (BwssCapacity *c)
   c->compete_short_score = 0.0;
   c->compete_hold_us = 0;
   c->compete_hold_until_us = 0;
+  c->compete_drop_at_us = 0;
   c->compete_entry_bps = 0.0;
   c->compete_peak_bps = 0.0;
   c->compete_free = false;
@@ -220,9 +240,11 @@ capacity_compete_watch (BwssCapacity *c, const BwssParams *p, uint64_t now,
 {
   if (c->phase != BWSS_PHASE_TRACK || interval_us <= 0.0)
     return false;
-  if (foreign (c, p, k))
+  if (k->bulk_lost > 0)
+    c->compete_drop_at_us = now;
+  if (foreign (c, p, now, k))
     score (c, p, 1.0, interval_us);
-  else if (in_hand (k))
+  else if (in_hand (c, now, k))
     score (c, p, 0.0, interval_us);
   if (c->foreign_score < ALONE_SCORE && k->bulk_floored < k->bulk && k->q >= k->qt
       && k->u_link > c->link_alone_bps)

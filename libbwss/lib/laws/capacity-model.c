@@ -272,6 +272,8 @@ count_flow (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
     k->hungry++;
   if (f->lost)
     k->lost++;
+  if (f->lost && f->min_rate_bps <= 0.0)
+    k->bulk_lost++;
   if (below) {
     k->short_min++;
     k->shortfall += f->min_rate_bps - f->rate_bps;

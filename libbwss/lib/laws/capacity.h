@@ -39,6 +39,7 @@ typedef struct {
   size_t bulk;         /* flows without a minimum */
   size_t bulk_floored; /* ... allocated no more than their floor: σ holds them down */
   size_t lost;         /* flows that lost segments during the interval */
+  size_t bulk_lost;    /* ... of them flows without a minimum */
   size_t short_min;    /* flows below their minimum ((1−α)·m_i) ... */
   double shortfall;    /* ... Σ m_i − R_i over them, bit/s */
   size_t overrun;      /* flows moving well above their target, minimum and floor

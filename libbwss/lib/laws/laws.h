@@ -291,6 +291,7 @@ typedef struct {
   uint64_t  compete_hold_us;  /* after COMPETE failed the video: no entry for this long,
                                * doubling (0: params' first) ... */
   uint64_t  compete_hold_until_us; /* ... until then */
+  uint64_t  compete_drop_at_us; /* TRACK: the last decision a flow of ours lost segments, 0 = none */
   double    compete_entry_bps; /* COMPETE: U over the link window at the entry, bit/s */
   double    compete_peak_bps;  /* COMPETE: the most of it since, bit/s */
   bool      compete_free;     /* COMPETE: σ binds nobody — the flows without a minimum
