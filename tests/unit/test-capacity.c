@@ -368,6 +368,87 @@ test_raise_from_zero (void)
   g_assert_cmpfloat (c.sigma_bps, >, 900e3);
 }
 
+/* SWING (capacity-swing.c): a link whose rate falls under the flows again
+ * and again — the queue over its target where it was empty a decision
+ * before, U lower — is a link that swings: entered after swing_falls such
+ * falls, its rules then the queue's mean's; a queue that stands over its
+ * target longer than a level of the swings ends it, and TRACK's cut takes
+ * that queue at once.  Cross traffic that arrives once (one fall, then a
+ * standing queue) is not a swing. */
+static void
+test_rule_swing (void)
+{
+  BwssCapacity c;
+  /* 8 Mbit/s, 40 ms: q_t = 10 ms, decisions 100 ms apart */
+  BwssCapacityFlow f[2] = { flow (4e6, 4e6, 40000, 40000), flow (4e6, 4e6, 40000, 40000) };
+  uint64_t t = to_track (&c, f, 2, 8e6);
+  unsigned falls = 0;
+  while (!c.swing_since_us) {
+    g_assert_cmpuint (falls, <, 5);
+    /* the queue empty at 8 Mbit/s ... */
+    f[0].rtt_us = f[1].rtt_us = 40000;
+    bwss__capacity_step (&c, &p, t, 8e6, f, 2);
+    g_assert_cmpuint (c.swing_since_us, ==, 0);
+    t = c.next_decision_us;
+    /* ... then 20 ms of it at 6: the link fell */
+    f[0].rtt_us = f[1].rtt_us = 60000;
+    bwss__capacity_step (&c, &p, t, 6e6, f, 2);
+    falls++;
+    t = c.next_decision_us;
+  }
+  g_assert_cmpuint (falls, >=, (unsigned) ceil (p.swing_falls));
+  g_assert_cmpfloat (c.swing_score, >=, p.swing_falls);
+  /* swinging: the queue's mean rules — over its target and band (it held
+   * 20 ms through half of the last decisions): a cut by C1's drain on the
+   * mean, never below the minima */
+  f[0].rtt_us = f[1].rtt_us = 60000;
+  double before = c.sigma_bps;
+  bwss__capacity_step (&c, &p, t, 6e6, f, 2);
+  t = c.next_decision_us;
+  g_assert_cmpuint (c.swing_since_us, !=, 0);
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "swing-cut");
+  g_assert_cmpfloat (c.sigma_bps, <, before);
+  /* the queue empty long enough for the mean to fall under the target: a
+   * raise of at most α a decision */
+  f[0].rtt_us = f[1].rtt_us = 40000;
+  bool raised = false;
+  for (int i = 0; i < 20 && !raised; i++) {
+    before = c.sigma_bps;
+    bwss__capacity_step (&c, &p, t, 8e6, f, 2);
+    t = c.next_decision_us;
+    g_assert_cmpuint (c.swing_since_us, !=, 0);
+    raised = strcmp (bwss__capacity_rule_name (&c), "swing-raise") == 0;
+    g_assert_cmpfloat (c.sigma_bps, <=, before * (1.0 + p.alpha) + 1.0);
+  }
+  g_assert_true (raised);
+  g_assert_cmpfloat (c.sigma_bps, >, before);
+  /* a queue that stands over its target longer than swing_level_us: SWING
+   * ends, and TRACK's cut answers it in the same decision */
+  f[0].rtt_us = f[1].rtt_us = 70000;
+  uint64_t from = t;
+  while (c.swing_since_us) {
+    g_assert_cmpuint (t - from, <=, p.swing_level_us + 300000);
+    bwss__capacity_step (&c, &p, t, 8e6, f, 2);
+    t = c.next_decision_us;
+  }
+  g_assert_cmpuint (t - from, >, p.swing_level_us);
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "cut");
+
+  /* cross traffic that arrives once: one fall, then the queue stands — no
+   * swing however long it stands */
+  f[0].rtt_us = f[1].rtt_us = 40000;
+  t = to_track (&c, f, 2, 8e6);
+  bwss__capacity_step (&c, &p, t, 8e6, f, 2);
+  t = c.next_decision_us;
+  f[0].rtt_us = f[1].rtt_us = 60000;
+  for (int i = 0; i < 30; i++) {
+    bwss__capacity_step (&c, &p, t, i ? 5e6 : 6e6, f, 2);
+    t = c.next_decision_us;
+    g_assert_cmpuint (c.swing_since_us, ==, 0);
+  }
+  g_assert_cmpfloat (c.swing_score, <=, 1.0);
+}
+
 static void
 test_idle (void)
 {
@@ -1747,12 +1828,30 @@ test_trace_matrix_wifi (void)
   matrix_cell (&wifi_960k, 3, 0.15, 0.0);
 }
 
+/* The matrix's wifi cell at 20 Mbit/s behind the 150-ms drop-tail buffer,
+ * droptail150-cubic-wifi-20M: the trace moves every 100-500 ms, faster than
+ * the loop decides (180 ms here: two RTTs of the 80-ms download). */
+static void
+test_trace_matrix_wifi_20m (void)
+{
+  const Cell wifi_20m = { "matrix droptail150 wifi 20M", 20e6, 0.150, 0.0, false, 9e6, 2, 1,
+                          rtt_20_80, 20e6 / 3, TRACE_WIFI, false, 0.0, 0.0, true, 60, 20, 40,
+                          0.0, false };
+  matrix_cell (&wifi_20m, 55, 0.0, 0.0);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   bwss_params_init (&p);
   bwss_params_init (&delay);
+  if (getenv ("WIFI8_NO_SWING"))
+    delay.swing_falls = 1000.0;
+  if (getenv ("W8_PWMAX"))
+    delay.probe_wait_max_us = (uint64_t) atof (getenv ("W8_PWMAX"));
+  if (getenv ("W8_PW"))
+    delay.probe_wait_us = (uint64_t) atof (getenv ("W8_PW"));
   g_test_add_func ("/capacity/queue/smallest-excess", test_queue_is_smallest_excess);
   g_test_add_func ("/capacity/trace/groups-8m", test_trace_groups_8m);
   g_test_add_func ("/capacity/queue/target-C2", test_queue_target);
@@ -1764,6 +1863,7 @@ main (int argc, char **argv)
   g_test_add_func ("/capacity/rule/loss-keeps-minima", test_rule_loss_keeps_minima);
   g_test_add_func ("/capacity/rule/cuts-stop-at-minima", test_rule_cuts_stop_at_minima);
   g_test_add_func ("/capacity/rule/idle", test_idle);
+  g_test_add_func ("/capacity/rule/swing", test_rule_swing);
   g_test_add_func ("/capacity/start/minima-released", test_start_releases_minima);
   g_test_add_func ("/capacity/start/waits-for-u", test_start_waits_for_u);
   g_test_add_func ("/capacity/rule/raise-from-zero", test_raise_from_zero);
@@ -1793,5 +1893,6 @@ main (int argc, char **argv)
   g_test_add_func ("/capacity/trace/lte", test_trace_lte);
   g_test_add_func ("/capacity/trace/matrix", test_trace_matrix);
   g_test_add_func ("/capacity/trace/matrix-wifi", test_trace_matrix_wifi);
+  g_test_add_func ("/capacity/trace/matrix-wifi-20M", test_trace_matrix_wifi_20m);
   return g_test_run ();
 }

@@ -99,6 +99,7 @@ static const char *const rule_names[] = {
   [RULE_RAISE] = "raise", [RULE_HOLD] = "hold", [RULE_IDLE] = "idle",
   [RULE_ENTER] = "enter", [RULE_COMPETE] = "compete", [RULE_YIELD] = "yield",
   [RULE_DRAIN] = "drain", [RULE_EXIT] = "exit",
+  [RULE_SWING_CUT] = "swing-cut", [RULE_SWING_RAISE] = "swing-raise",
 };
 
 const char *
@@ -411,6 +412,8 @@ decide (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts
         double interval_us)
 {
   capacity_vote_loss (c, p, k);
+  if (c->swing_since_us)
+    return capacity_swing_decide (c, p, now, k);
   if (rule_probed (c, k))
     return act_probed (c, p, now);
   if (room_again (c, p, k))
@@ -438,6 +441,7 @@ static bool
 urgent (const BwssCapacity *c, uint64_t now, const BwssCapacityFlow *flows, size_t n)
 {
   if (c->phase != BWSS_PHASE_TRACK || c->queue_target_us <= 0.0
+      || c->swing_since_us
       || (double) (now - c->last_decision_us) < c->last_rtt_us)
     return false;
   double q = bwss__capacity_queue (flows, n);
@@ -542,10 +546,10 @@ trace_decision (const BwssCapacity *c, uint64_t now, int rule, double sigma_befo
                 const CapacityCounts *k)
 {
 #ifdef CAPACITY_DEBUG
-  fprintf (stderr, "%8.3f %-9s %-9s σ %7.0f→%7.0f U %7.0f kept %7.0f unused %5.0f q %6.1f qt %6.1f hungry %zu\n",
+  fprintf (stderr, "%8.3f %-9s %-9s σ %7.0f→%7.0f U %7.0f kept %7.0f unused %5.0f q %6.1f qt %6.1f hungry %zu swing %d %.2f q̄ %.1f\n",
            now / 1e6, bwss_phase_name (c->phase), rule_names[rule], sigma_before / 1e3,
            c->sigma_bps / 1e3, k->u / 1e3, k->u_kept / 1e3, k->unused / 1e3, k->q / 1e3,
-           k->qt / 1e3, k->hungry);
+           k->qt / 1e3, k->hungry, c->swing_since_us != 0, c->swing_score, c->swing_queue_us / 1e3);
 #endif
 }
 
@@ -576,6 +580,7 @@ bwss__capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
   else if (c->phase == BWSS_PHASE_COMPETE)
     rule = capacity_compete_decide (c, p, now, &k, since_last);
   else {
+    capacity_swing_watch (c, p, now, &k, since_last);
     rule = decide (c, p, now, &k, since_last);
     if (capacity_compete_watch (c, p, now, &k, since_last))
       rule = RULE_ENTER;

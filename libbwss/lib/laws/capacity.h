@@ -49,7 +49,9 @@ typedef struct {
 enum { RULE_NONE = 0, RULE_START, RULE_PROBED, RULE_CUT, RULE_DEFICIT, RULE_LOSS, RULE_RAISE,
        RULE_HOLD, RULE_IDLE,
        /* the COMPETE state's (capacity-compete.c) */
-       RULE_ENTER, RULE_COMPETE, RULE_YIELD, RULE_DRAIN, RULE_EXIT };
+       RULE_ENTER, RULE_COMPETE, RULE_YIELD, RULE_DRAIN, RULE_EXIT,
+       /* TRACK's sub-state SWING's (capacity-swing.c) */
+       RULE_SWING_CUT, RULE_SWING_RAISE };
 
 /* The queue above its target and band. */
 static inline bool
@@ -134,6 +136,11 @@ capacity_forget_track (BwssCapacity *c)
   c->raise_boost = 1.0;
   c->last_loss_us = 0;
   c->loss_votes = 0;
+  c->swing_since_us = 0;
+  c->swing_score = 0.0;
+  c->swing_low_bps = 0.0;
+  c->swing_queue_us = -1.0;
+  c->swing_over_since_us = 0;
 }
 
 /* capacity-compete.c: the state beside traffic the loop does not control —
@@ -145,5 +152,14 @@ bool capacity_compete_watch (BwssCapacity *c, const BwssParams *p, uint64_t now,
                              const CapacityCounts *k, double interval_us);
 int  capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
                               const CapacityCounts *k, double interval_us);
+
+/* capacity-swing.c: TRACK's sub-state on a link that swings faster than
+ * the loop decides.  The watch (every TRACK decision, before the rule)
+ * keeps the queue's mean, scores the falls, enters and leaves SWING; in
+ * SWING, the decision: returns the rule. */
+void capacity_swing_watch (BwssCapacity *c, const BwssParams *p, uint64_t now,
+                           const CapacityCounts *k, double interval_us);
+int  capacity_swing_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
+                            const CapacityCounts *k);
 
 #endif /* BWSS_CAPACITY_H */
