@@ -368,6 +368,76 @@ test_raise_from_zero (void)
   g_assert_cmpfloat (c.sigma_bps, >, 900e3);
 }
 
+/* SWING (capacity-swing.c): a link that falls under the flows again and
+ * again — the queue over TRACK's target where it was under it a decision
+ * before, U lower — swings: after swing_falls such falls the queue target
+ * is swing_target_us, so a dip's queue that TRACK would cut is held for the
+ * rise after it; a queue that stands over that target longer than a level
+ * of the swings ends SWING, and TRACK's target is back at the next decision.
+ * Cross traffic that arrives once (one fall, then a standing queue) is no
+ * swing. */
+static void
+test_rule_swing (void)
+{
+  BwssCapacity c;
+  /* 8 Mbit/s, 40 ms: TRACK's q_t = 10 ms */
+  BwssCapacityFlow f[2] = { flow (4e6, 4e6, 40000, 40000), flow (4e6, 4e6, 40000, 40000) };
+  uint64_t t = to_track (&c, f, 2, 8e6);
+  unsigned falls = 0;
+  while (!c.swing_since_us) {
+    g_assert_cmpuint (falls, <, 4);
+    /* the queue empty at 8 Mbit/s ... */
+    f[0].rtt_us = f[1].rtt_us = 40000;
+    bwss__capacity_step (&c, &p, t, 8e6, f, 2);
+    g_assert_cmpuint (c.swing_since_us, ==, 0);
+    g_assert_cmpfloat (c.queue_target_us, ==, 10000.0);
+    t = c.next_decision_us;
+    /* ... then 20 ms of it at 6: the link fell */
+    f[0].rtt_us = f[1].rtt_us = 60000;
+    bwss__capacity_step (&c, &p, t, 6e6, f, 2);
+    falls++;
+    t = c.next_decision_us;
+  }
+  /* (the first ones have decayed a little by the last) */
+  g_assert_cmpuint (falls, <=, (unsigned) ceil (p.swing_falls) + 1);
+  /* swinging, from the next decision: 20 ms of queue is within the
+   * target's band — no cut */
+  double before = c.sigma_bps;
+  bwss__capacity_step (&c, &p, t, 6e6, f, 2);
+  t = c.next_decision_us;
+  g_assert_cmpuint (c.swing_since_us, !=, 0);
+  g_assert_cmpfloat (c.queue_target_us, ==, (double) p.swing_target_us);
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), !=, "cut");
+  g_assert_cmpfloat (c.sigma_bps, >=, before);
+  /* a queue that stands over it longer than swing_level_us: SWING ends,
+   * and the next decision cuts to TRACK's target */
+  f[0].rtt_us = f[1].rtt_us = 80000;
+  uint64_t from = t;
+  while (c.swing_since_us) {
+    g_assert_cmpuint (t - from, <=, p.swing_level_us + 300000);
+    bwss__capacity_step (&c, &p, t, 8e6, f, 2);
+    t = c.next_decision_us;
+  }
+  g_assert_cmpuint (t - from, >, p.swing_level_us);
+  bwss__capacity_step (&c, &p, t, 8e6, f, 2);
+  g_assert_cmpfloat (c.queue_target_us, ==, 10000.0);
+  g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "cut");
+
+  /* cross traffic that arrives once: one fall, then the queue stands — no
+   * swing however long it stands */
+  f[0].rtt_us = f[1].rtt_us = 40000;
+  t = to_track (&c, f, 2, 8e6);
+  bwss__capacity_step (&c, &p, t, 8e6, f, 2);
+  t = c.next_decision_us;
+  f[0].rtt_us = f[1].rtt_us = 60000;
+  for (int i = 0; i < 30; i++) {
+    bwss__capacity_step (&c, &p, t, i ? 5e6 : 6e6, f, 2);
+    t = c.next_decision_us;
+    g_assert_cmpuint (c.swing_since_us, ==, 0);
+  }
+  g_assert_cmpfloat (c.swing_score, <=, 1.0);
+}
+
 static void
 test_idle (void)
 {
@@ -1772,7 +1842,7 @@ test_trace_matrix_wifi_20m (void)
   const Cell wifi_20m = { "matrix droptail150 wifi 20M", 20e6, 0.150, 0.0, false, 9e6, 2, 1,
                           rtt_20_80, 20e6 / 3, TRACE_WIFI, false, 0.0, 0.0, true, 60, 20, 40,
                           0.0, false };
-  matrix_cell (&wifi_20m, 1, 0.36, 0.0);
+  matrix_cell (&wifi_20m, 2, 0.36, 0.0);
 }
 
 int
@@ -1792,6 +1862,7 @@ main (int argc, char **argv)
   g_test_add_func ("/capacity/rule/loss-keeps-minima", test_rule_loss_keeps_minima);
   g_test_add_func ("/capacity/rule/cuts-stop-at-minima", test_rule_cuts_stop_at_minima);
   g_test_add_func ("/capacity/rule/idle", test_idle);
+  g_test_add_func ("/capacity/rule/swing", test_rule_swing);
   g_test_add_func ("/capacity/start/minima-released", test_start_releases_minima);
   g_test_add_func ("/capacity/start/waits-for-u", test_start_waits_for_u);
   g_test_add_func ("/capacity/rule/raise-from-zero", test_raise_from_zero);

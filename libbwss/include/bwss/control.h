@@ -164,6 +164,12 @@ struct BwssParams {
                                  * the link this host had alone (the neighbour left);
                                  * (0, 100] */
   uint64_t compete_drain_us;    /* ... each drain lasting at most this, µs */
+  /* the delay loop on a link that swings faster than it decides (capacity-swing.c) */
+  double   swing_falls;         /* SWING once this many falls score within ... ; > 0 */
+  uint64_t swing_memory_us;     /* ... the falls' exponential memory, µs */
+  uint64_t swing_level_us;      /* a queue over its target longer than this is no
+                                 * swing: SWING ends, µs */
+  uint64_t swing_target_us;     /* SWING: the queue target is at least this, µs */
   double   progress_bytes;      /* every controlled flow moves at least this many bytes
                                  * ... ; > 0 */
   uint64_t progress_period_us;  /* ... per this, µs (no peer's stall timeout fires) */

@@ -205,7 +205,10 @@ count_link (CapacityCounts *k, const BwssCapacity *c, const BwssParams *p,
   k->band = p->queue_band * k->qt;
   if (link > 0.0 && 8.0 * mss / link * 1e6 > k->band)
     k->band = 8.0 * mss / link * 1e6;
+  k->qt_track = k->qt;
+  k->band_track = k->band;
   k->rtt_ref = mean_base (flows, n) + k->qt;
+  capacity_swing_target (c, p, k, mean_base (flows, n), mss);
 }
 
 /* Returns true if flow @f holds a queue of its own at the bottleneck: its

@@ -576,6 +576,7 @@ bwss__capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
   else if (c->phase == BWSS_PHASE_COMPETE)
     rule = capacity_compete_decide (c, p, now, &k, since_last);
   else {
+    capacity_swing_watch (c, p, now, &k, since_last);
     rule = decide (c, p, now, &k, since_last);
     if (capacity_compete_watch (c, p, now, &k, since_last))
       rule = RULE_ENTER;

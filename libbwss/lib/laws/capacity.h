@@ -16,6 +16,8 @@ typedef struct {
   double q;            /* the link's queue, µs; negative if unknown */
   double q_peak;       /* its largest within own_queue_memory_us, µs */
   double qt;           /* its target, µs */
+  double qt_track;     /* ... TRACK's (C2), which SWING raises, µs */
+  double band_track;   /* ... and its band, µs */
   double rtt_ref;      /* b̄ + q_t, µs */
   double minima;       /* Σ m_i, bit/s */
   size_t hungry;       /* flows using all their target, held by their window */
@@ -134,6 +136,9 @@ capacity_forget_track (BwssCapacity *c)
   c->raise_boost = 1.0;
   c->last_loss_us = 0;
   c->loss_votes = 0;
+  c->swing_since_us = 0;
+  c->swing_score = 0.0;
+  c->swing_over_since_us = 0;
 }
 
 /* capacity-compete.c: the state beside traffic the loop does not control —
@@ -145,5 +150,13 @@ bool capacity_compete_watch (BwssCapacity *c, const BwssParams *p, uint64_t now,
                              const CapacityCounts *k, double interval_us);
 int  capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
                               const CapacityCounts *k, double interval_us);
+
+/* capacity-swing.c: TRACK's sub-state on a link that swings faster than
+ * the loop decides — its queue target (capacity_count), and the watch that
+ * enters and leaves it (every TRACK decision, before the rule). */
+void capacity_swing_target (const BwssCapacity *c, const BwssParams *p, CapacityCounts *k,
+                            double mean_base_us, double mss);
+void capacity_swing_watch (BwssCapacity *c, const BwssParams *p, uint64_t now,
+                           const CapacityCounts *k, double interval_us);
 
 #endif /* BWSS_CAPACITY_H */

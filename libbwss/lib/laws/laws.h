@@ -293,6 +293,10 @@ typedef struct {
   uint64_t  compete_hold_until_us; /* ... until then */
   bool      compete_free;     /* COMPETE: σ binds nobody — the flows without a minimum
                                * are left to the kernel (controller.c) */
+  /* TRACK on a link that swings faster than the loop decides (capacity-swing.c) */
+  uint64_t  swing_since_us;   /* SWING entered then, 0 = not swinging */
+  double    swing_score;      /* the falls, an exponential memory of swing_memory_us */
+  uint64_t  swing_over_since_us; /* the queue over its target since, 0 = not over */
 } BwssCapacity;
 
 void bwss__capacity_init (BwssCapacity *c);

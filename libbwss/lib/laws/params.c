@@ -225,6 +225,19 @@
                                         * RTTs of 190 ms after our windows close, and
                                         * the kernel's RTT average shows it ~100 ms
                                         * later */
+/* The delay loop on a link that swings (capacity-swing.c) */
+#define DEFAULT_SWING_FALLS      2.0    /* two falls of the link under the flows ... */
+#define DEFAULT_SWING_MEMORY_US  (10ull * 1000000ull) /* ... within about 10 s: on a
+                                        * link that changes level every 100-500 ms (Wi-Fi)
+                                        * TRACK sees one every 1-3 s (the model), cross
+                                        * traffic that arrives one, a probe's overshoot
+                                        * none */
+#define DEFAULT_SWING_LEVEL_US   600000 /* a queue standing longer than a level of the
+                                        * swings (the lab's Wi-Fi trace: 0.5 s at most)
+                                        * is cross traffic, or a link that fell for good */
+#define DEFAULT_SWING_TARGET_US  25000  /* 25 ms: the queue a dip leaves for the rise
+                                        * after it; the longest median a user's calls
+                                        * and games bear (the matrix's bound) */
 #define DEFAULT_PROGRESS_BYTES   65536.0 /* 64 KiB: a third of a 192-KiB send buffer —
                                         * a sender waiting for room (nginx) is woken
                                         * when a third of its buffer has gone */
@@ -322,6 +335,10 @@ bwss_params_init_for (BwssParams *p, BwssLoop loop)
   p->compete_probe_us = DEFAULT_COMPETE_PROBE_US;
   p->compete_probe_rise = DEFAULT_COMPETE_PROBE_RISE;
   p->compete_drain_us = DEFAULT_COMPETE_DRAIN_US;
+  p->swing_falls = DEFAULT_SWING_FALLS;
+  p->swing_memory_us = DEFAULT_SWING_MEMORY_US;
+  p->swing_level_us = DEFAULT_SWING_LEVEL_US;
+  p->swing_target_us = DEFAULT_SWING_TARGET_US;
   p->progress_bytes = DEFAULT_PROGRESS_BYTES;
   p->progress_period_us = DEFAULT_PROGRESS_PERIOD_US;
   if (loop == BWSS_LOOP_PAPER) {
@@ -446,6 +463,11 @@ bwss_params_validate (const BwssParams *p, const char **field)
   CHECK (isfinite (p->compete_probe_rise) && p->compete_probe_rise > 0.0
          && p->compete_probe_rise <= 100.0, "compete_probe_rise");
   CHECK (p->compete_drain_us >= 1000 && p->compete_drain_us <= MAX_US, "compete_drain_us");
+  CHECK (isfinite (p->swing_falls) && p->swing_falls > 0.0 && p->swing_falls <= 1000.0,
+         "swing_falls");
+  CHECK (p->swing_memory_us >= 1000 && p->swing_memory_us <= MAX_US, "swing_memory_us");
+  CHECK (p->swing_level_us <= MAX_US, "swing_level_us");
+  CHECK (p->swing_target_us <= p->queue_target_max_us, "swing_target_us");
   CHECK (isfinite (p->progress_bytes) && p->progress_bytes > 0.0 && p->progress_bytes <= 1e9,
          "progress_bytes");
   CHECK (p->progress_period_us >= 1000 && p->progress_period_us <= MAX_US, "progress_period_us");
