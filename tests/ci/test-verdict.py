@@ -157,6 +157,34 @@ def main():
                 print("# " + l)
         else:
             print("ok %d - --markdown: one row per suite with its count (%d rows)" % (n, len(rows)))
+        # --print-failed: the end of a failed test's output, nothing of a passed one's
+        log = os.path.join(tmp, "testlog-failed.json")
+        lines = "".join("# try %d: stage late\n" % k for k in range(1, 101)) + "not ok 1 - weights 1:2\n1..1\n"
+        with open(log, "w", encoding="utf-8") as f:
+            for r in GREEN + [run("netns-weights", ["socket"], "ERROR", lines, returncode=1)]:
+                f.write(json.dumps(r) + "\n")
+        p = subprocess.run([sys.executable, VERDICT, "--print-failed", log],
+                           capture_output=True, text=True, timeout=60)
+        out = p.stdout.splitlines()
+        why = []
+        if p.returncode != 0:
+            why.append("exit status %d" % p.returncode)
+        if not any("netns-weights" in l and "ERROR" in l for l in out):
+            why.append("no header naming the failed test and its result")
+        if not any("not ok 1 - weights 1:2" in l for l in out):
+            why.append("its verdict line not printed")
+        if any("try 1:" in l for l in out) or not any("try 100:" in l for l in out):
+            why.append("not the output's last lines")
+        if any("it works" in l for l in out):
+            why.append("a passed test's output printed")
+        n += 1
+        if why:
+            failed += 1
+            print("not ok %d - --print-failed: %s" % (n, "; ".join(why)))
+            for l in out:
+                print("# " + l)
+        else:
+            print("ok %d - --print-failed prints the last lines of the failed test only (%d lines)" % (n, len(out)))
     print("1..%d" % n)
     return 1 if failed else 0
 
