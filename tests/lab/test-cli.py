@@ -235,16 +235,19 @@ def retried(valid_tries, faults=None):
         with open(os.path.join(out_dir, "summary.json"), "w") as f:
             json.dump(s, f)
         return s
+    def settle(say):
+        calls["settle"] = calls.get("settle", 0) + 1
+        say("  settled")
     with tempfile.TemporaryDirectory() as d, contextlib.redirect_stdout(io.StringIO()) as text:
         results, _ = cli.run_once(SCENARIOS["streaming"], "streaming", ["tcp", "bwss"], "/nonexistent", d,
-                                  measure=measure)
+                                  measure=measure, settle=settle)
         listing = sorted(os.listdir(d))
         kept = sorted(os.listdir(os.path.join(d, "tcp-invalid-try1"))) if "tcp-invalid-try1" in listing else []
     return calls, results, text.getvalue(), listing, kept
 
 
 calls, res, text, listing, kept = retried({2})
-check(calls == {"tcp": 2, "bwss": 1} and len(res[0]["tries"]) == 2 and res[0]["valid"]
+check(calls == {"tcp": 2, "bwss": 1, "settle": 1} and len(res[0]["tries"]) == 2 and res[0]["valid"]
       and [t["valid"] for t in res[0]["tries"]] == [False, True],
       "an invalid run is retried until a try is valid: calls %s" % calls)
 check("mode tcp try 1 of 3 INVALID (host noise" in text and "steal 8.0 %" in text and "2510 us" in text
@@ -256,8 +259,8 @@ code, msg = cli.verdict(res)
 check(code == 0 and msg == "", "a valid run after a retry: exit 0")
 calls, res, text, listing, kept = retried(set())
 code, msg = cli.verdict(res)
-check(calls["tcp"] == 3 and len(res[0]["tries"]) == 3 and not res[0]["valid"],
-      "three invalid tries, then no more: calls %s" % calls)
+check(calls["tcp"] == 3 and calls["settle"] == 2 and len(res[0]["tries"]) == 3 and not res[0]["valid"],
+      "three invalid tries, each retry after the host settled, then no more: calls %s" % calls)
 check(code == cli.INVALID_EXIT and code != 0 and "stayed invalid in 3 tries" in msg and "host noise" in msg
       and "not a product fault" in msg and msg.count("steal 8.0 %") == 3 and "TUN drops 1" in msg,
       "three invalid tries: exit %d, the message names the noise: %s" % (code, msg))
@@ -265,6 +268,32 @@ calls, res, text, listing, kept = retried({1}, faults=["bulk1 went 31.0 s withou
 code, msg = cli.verdict(res)
 check(calls == {"tcp": 1, "bwss": 1} and code == cli.FAULT_EXIT and "mode bwss: a product fault" in msg
       and "mode tcp: a fault without bwss" in msg and "bulk1 went 31.0 s" in msg, "a valid run's fault is the product's: exit %d, %s" % (code, msg.replace("\n", " / ")))
+# the wait for a quiet host: a window with steal under the bound ends it;
+# a host busy all along is tried anyway after the bound
+from bwsslab import host  # noqa: E402
+
+
+def fake_ticks(steals):
+    """ticks() reading @steals % of each 1000-tick window stolen."""
+    state = {"n": 0, "steal": 0, "total": 0}
+    seq = [p for p in steals for _ in (0, 1)]
+
+    def ticks():
+        i = state["n"]
+        state["n"] += 1
+        if i % 2:
+            state["steal"] += int(seq[i] * 10)
+            state["total"] += 1000
+        return state["steal"], state["total"]
+    return ticks
+
+
+said = []
+q = host.wait_quiet(said.append, window_s=5, ticks=fake_ticks([8.0, 6.0, 0.5]), sleep=lambda s: None)
+check(q == (True, 15.0, 0.5) and "quiet" in said[-1], "wait_quiet: quiet at the third window: %s %s" % (q, said))
+said = []
+q = host.wait_quiet(said.append, window_s=5, max_s=10, ticks=fake_ticks([8.0] * 5), sleep=lambda s: None)
+check(q == (False, 10.0, 8.0) and "trying anyway" in said[-1], "wait_quiet: bounded on a busy host: %s %s" % (q, said))
 r = lab("run", "streaming", "--tries", "0")
 check(r.returncode == 2 and "--tries" in r.stderr, "--tries 0 is refused: %s" % r.stderr.strip())
 # the progress check: the longest time without progress per flow (the

@@ -89,11 +89,12 @@ def keep_invalid_try(out_dir, k):
         os.rename(os.path.join(dst, "summary.json"), os.path.join(dst, "summary-invalid.json"))
 
 
-def try_mode(mode, tries, one_try, keep, say):
+def try_mode(mode, tries, one_try, keep, say, settle=lambda say: None):
     """Runs one mode until a try is valid, at most @tries times: one_try(k)
     returns try k's summary, keep(k) moves an invalid try aside before the
-    next, say(text) reports.  Returns the last summary with "tries" (each
-    try's validity, reasons and noise)."""
+    next, settle(say) waits for the host to be quiet before it (host.wait_quiet),
+    say(text) reports.  Returns the last summary with "tries" (each try's
+    validity, reasons and noise)."""
     history = []
     for k in range(1, tries + 1):
         s = one_try(k)
@@ -109,6 +110,7 @@ def try_mode(mode, tries, one_try, keep, say):
                linkstats.describe_noise(s.get("noise") or {}), " — trying again" if k < tries else ""))
         if k < tries:
             keep(k)
+            settle(say)
     s["tries"] = history
     return s
 
@@ -137,10 +139,11 @@ def verdict(results):
     return code, "\n".join(lines)
 
 
-def run_once(sc, label, modes, build_dir, out_root, tries=TRIES, measure=measure_mode):
+def run_once(sc, label, modes, build_dir, out_root, tries=TRIES, measure=measure_mode, settle=host.wait_quiet):
     """Runs each mode (retrying an invalid one, try_mode) into
     out_root/<mode>; writes comparison.md; returns (summaries, table).
-    measure(sc, mode, build_dir, out_dir) -> summary is one try."""
+    measure(sc, mode, build_dir, out_dir) -> summary is one try; settle(say)
+    runs before a retry (host.wait_quiet)."""
     results = []
     for m in modes:
         out_dir = os.path.join(out_root, m)
@@ -153,7 +156,7 @@ def run_once(sc, label, modes, build_dir, out_root, tries=TRIES, measure=measure
             s["label"], s["doc"] = label, sc.doc
             return s
         s = try_mode(m, tries, one_try, lambda k: keep_invalid_try(out_dir, k),
-                     lambda text: print(text, flush=True))
+                     lambda text: print(text, flush=True), settle)
         s["label"], s["doc"] = label, sc.doc
         with open(os.path.join(out_dir, "summary.json"), "w") as f:
             json.dump(s, f, indent=2)

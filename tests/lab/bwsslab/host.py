@@ -34,3 +34,35 @@ class Span:
                 "ended_unix": round(time.time(), 3),
                 "steal_pct": round(100.0 * d_steal / d_total, 2) if d_total > 0 else None,
                 "loadavg_1min": round(os.getloadavg()[0], 2)}
+
+
+# Before a try that replaces an invalid one, the lab waits for the host to be
+# quiet: steal comes in bursts (another guest of the hypervisor busy for a
+# minute), and a try started inside the burst that spoiled the last one is
+# likely spoiled too.  Quiet: a window of QUIET_WINDOW_S with less than
+# QUIET_STEAL_PCT of the CPU time stolen (the runs this machine carried
+# had 0.0-2 %; the ones it could not, 8 %).  The wait is bounded: after
+# QUIET_WAIT_MAX_S the try runs anyway and its own validity judges it.
+QUIET_WINDOW_S = 5.0
+QUIET_STEAL_PCT = 2.0
+QUIET_WAIT_MAX_S = 60.0
+
+
+def wait_quiet(say, window_s=QUIET_WINDOW_S, steal_pct=QUIET_STEAL_PCT, max_s=QUIET_WAIT_MAX_S,
+               ticks=cpu_ticks, sleep=time.sleep):
+    """Waits until a window of @window_s seconds has less than @steal_pct of
+    its CPU time stolen, at most @max_s; say(text) reports.  Returns (quiet,
+    seconds waited, the last window's steal %)."""
+    waited, last = 0.0, None
+    while True:
+        s0, t0 = ticks()
+        sleep(window_s)
+        waited += window_s
+        s1, t1 = ticks()
+        last = 100.0 * (s1 - s0) / (t1 - t0) if t1 > t0 else 0.0
+        if last < steal_pct:
+            say("  the host is quiet (steal %.1f %% over %.0f s, waited %.0f s)" % (last, window_s, waited))
+            return True, waited, last
+        if waited >= max_s:
+            say("  the host is still busy after %.0f s (steal %.1f %%): trying anyway" % (waited, last))
+            return False, waited, last

@@ -118,7 +118,14 @@ def set_sender_cc(cc):
         down(quiet=True)
         die("the kernel has no congestion control '%s' (it has: %s)" % (cc, " ".join(available)), 2)
     if cc not in allowed:
+        # only the host's own network namespace can write the list (elsewhere
+        # the write fails, and sysctl(8) still exits 0): read it back
         sh("sysctl", "-qw", "net.ipv4.tcp_allowed_congestion_control=" + " ".join(allowed + [cc]))
+        if cc not in open(CC_ALLOWED).read().split():
+            down(quiet=True)
+            die("cannot allow the servers' congestion control '%s': the host's list is '%s', and only "
+                "the host's network namespace can add to it (from there: sysctl -w "
+                "net.ipv4.tcp_allowed_congestion_control='%s')" % (cc, " ".join(allowed), " ".join(allowed + [cc])))
     ns(NS_S, "sysctl", "-qw", "net.ipv4.tcp_congestion_control=" + cc)
 
 
