@@ -23,6 +23,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -39,10 +40,15 @@
 /* Waits are bounded, never measured: the deadline is only a hang guard. */
 #define WAIT_LIMIT_US (20 * G_USEC_PER_SEC)
 
+/* A name unique on the machine: two isolated runs (isolated.sh) can share
+ * a PID; their PID namespaces' inodes tell them apart. */
 static char *
 domain_name (const char *what)
 {
-  return g_strdup_printf ("bwss-test-%s-%d", what, (int) getpid ());
+  struct stat st;
+  unsigned long ns = stat ("/proc/self/ns/pid", &st) == 0 ? (unsigned long) st.st_ino : 0;
+
+  return g_strdup_printf ("bwss-test-%s-%d-%lu", what, (int) getpid (), ns);
 }
 
 static uint64_t

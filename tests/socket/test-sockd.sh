@@ -35,8 +35,11 @@ py=/usr/bin/python3                    # the users' python (root's may be in roo
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/flow-watch.sh"
 
-domain="bwss-test-sockd-$$"
-u1="bwss-t1-$$" u2="bwss-t2-$$" u3="bwss-t3-$$"    # the user, another user, the helper's
+# names unique on the machine: two isolated runs (isolated.sh) can share a
+# PID; their PID namespaces' inodes tell them apart
+uniq="$$-$(stat -L -c %i /proc/self/ns/pid)"
+domain="bwss-test-sockd-$uniq"
+u1="bwss-t1-$uniq" u2="bwss-t2-$uniq" u3="bwss-t3-$uniq"    # the user, another user, the helper's
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 # what the users run, where they can read it (the clone may be closed to them)

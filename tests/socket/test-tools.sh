@@ -11,13 +11,16 @@
 set -u
 run=$1 top=$2
 export BWSS_BWSSD=$3
-main_domain="bwss-test-tools-$$"
+# names unique on the machine: two isolated runs (isolated.sh) can share a
+# PID; their PID namespaces' inodes tell them apart
+uniq="$$-$(stat -L -c %i /proc/self/ns/pid)"
+main_domain="bwss-test-tools-$uniq"
 export BWSS_DOMAIN=$main_domain
 rundir=$("$top" --paths | awk '$1 == "runtime-dir" { print $2 }')   # where the domains are
 [ -d "$rundir" ] || { echo "Bail out! bwss-top --paths: no runtime directory"; exit 1; }
 tmp=$(mktemp -d)
 servers=
-trap 'kill $servers 2>/dev/null; rm -rf "$tmp"; rm -f "$rundir/$main_domain".* "$rundir"/bwss-test-tools-*-$$*' EXIT
+trap 'kill $servers 2>/dev/null; rm -rf "$tmp"; rm -f "$rundir/$main_domain".* "$rundir"/bwss-test-tools-*-$uniq*' EXIT
 trap 'exit 143' TERM
 . "$(dirname "$0")/tap.sh"
 
@@ -75,7 +78,7 @@ BWSS_DOMAIN= "$top" --suspend 2>"$tmp/err"; rc=$?
   || not_ok "BWSS_DOMAIN= bwss-top --suspend: rc=$rc $(cat "$tmp/err")"
 
 # a command that cannot run: 127/126 as a shell, and no bwssd started
-fresh="bwss-test-tools-cmd-$$"
+fresh="bwss-test-tools-cmd-$uniq"
 mkdir "$tmp/dir"; printf '#!/bin/sh\n' >"$tmp/noexec"; chmod 644 "$tmp/noexec"
 for c in "/nonexistent/program:127" ":127" "no-such-command-bwss:127" "$tmp/dir:126" "$tmp/noexec:126"; do
   cmd=${c%:*} want=${c##*:}
@@ -108,14 +111,14 @@ read -r pr mr w pre <"$tmp/env"
 
 # many clients starting the same fresh domain's bwssd at once: all get in
 fails=0
-for i in $(seq 20); do ( BWSS_DOMAIN="bwss-test-race-$$" "$run" -- true ) & done
+for i in $(seq 20); do ( BWSS_DOMAIN="bwss-test-race-$uniq" "$run" -- true ) & done
 for job in $(jobs -p); do wait "$job" || fails=$((fails + 1)); done
 [ $fails -eq 0 ] && ok "20 concurrent bwss-run on a fresh domain all start" || not_ok "concurrent creation: $fails failed"
 
 # bwss-top
 "$top" --interval 0 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q -- "--interval" "$tmp/err" && ok "bwss-top --interval 0 -> 2" || not_ok "bwss-top interval: $rc"
-BWSS_DOMAIN="bwss-test-none-$$" "$top" --once 2>"$tmp/err"; rc=$?
+BWSS_DOMAIN="bwss-test-none-$uniq" "$top" --once 2>"$tmp/err"; rc=$?
 [ $rc -eq 1 ] && grep -q "no domain" "$tmp/err" && ok "bwss-top without a domain -> 1" || not_ok "bwss-top no domain: $rc"
 
 # a flow under bwss-run shows up in bwss-top --json with its preferences
@@ -154,7 +157,7 @@ done
 wait $client; kill $srv 2>/dev/null; wait $srv 2>/dev/null
 
 # bwss-run --loop paper: the controller it starts runs the paper's loop
-paper="bwss-test-tools-paper-$$"
+paper="bwss-test-tools-paper-$uniq"
 BWSS_DOMAIN=$paper "$run" --loop paper -- /usr/bin/python3 -c "import time; time.sleep(1.5)" &
 client=$!
 found=no
@@ -176,7 +179,7 @@ keeper=$!
 for _ in $(seq 50); do "$top" --once >/dev/null 2>&1 && break; sleep 0.1; done
 "$top" --suspend --resume 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q -- "--suspend" "$tmp/err" && ok "bwss-top --suspend --resume -> 2" || not_ok "suspend+resume: $rc"
-BWSS_DOMAIN="bwss-test-none-$$" "$top" --suspend 2>"$tmp/err"; rc=$?
+BWSS_DOMAIN="bwss-test-none-$uniq" "$top" --suspend 2>"$tmp/err"; rc=$?
 [ $rc -eq 1 ] && grep -q "no domain" "$tmp/err" && ok "bwss-top --suspend without a domain -> 1" || not_ok "suspend no domain: $rc"
 "$top" --suspend >/dev/null && "$top" --once --json >"$tmp/s.json" && "$top" --resume >/dev/null \
   && "$top" --once --json >"$tmp/r.json" && /usr/bin/python3 -c '
@@ -327,7 +330,7 @@ fi
 # A download under bwss-run in a fresh domain, the variable set: the shim
 # and the bwssd it starts (which inherits it) each append their events to
 # the one file, one well-formed line each, "<s.µs> pid <pid> <who>: <event>"
-BWSS_DOMAIN="bwss-test-tools-trace-$$" BWSS_TRACE_FIRST="$tmp/trace" \
+BWSS_DOMAIN="bwss-test-tools-trace-$uniq" BWSS_TRACE_FIRST="$tmp/trace" \
   "$run" -- /usr/bin/python3 -c "$syn_client" "$synport" >"$tmp/c.trace"
 read -r n_trace _ <"$tmp/c.trace"
 bad_lines=$(grep -cvE '^[0-9]+\.[0-9]{6} pid [0-9]+ (shim|bwssd): [^ ]' "$tmp/trace" 2>/dev/null)
@@ -373,7 +376,7 @@ kill $keeper 2>/dev/null; wait $keeper 2>/dev/null
 
 # ---- Ctrl-Z on bwss-run: it leaves the domain and stops its command ----
 set -m
-fresh="bwss-test-tools-tstp-$$"
+fresh="bwss-test-tools-tstp-$uniq"
 export BWSS_DOMAIN=$fresh
 "$run" -- sleep 30 &
 a=$!
