@@ -674,6 +674,12 @@ queue_above (const BwssController *c, uint64_t window_us, double bar_us)
     double q = (double) f->rtt_us - (double) base, mean, bytes;
     if (f->rtt_us == 0 || base == 0 || (any && q > bar_us))
       continue;
+    /* fewer than two segments even by the meter's bound: not fresh, its
+     * history not walked (most of a large domain's flows, each with a
+     * small share, between two decisions) */
+    double most = bwss__estimator_bytes_bound (&f->fcs.est, window_us, c->p.meter_step_us);
+    if (!fresh (c, f, most))
+      continue;
     bwss__estimator_window (&f->fcs.est, window_us, &mean, &bytes);
     if (!fresh (c, f, bytes))
       continue;

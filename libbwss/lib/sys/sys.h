@@ -89,9 +89,12 @@ bool knob_is_connected_tcp (int fd);
 /* Fills @out's measurement fields (state, bytes received, RTTs, MSS,
  * unread bytes, out-of-order segments: what a sock_diag answer gives)
  * from TCP_INFO and SIOCINQ of @fd, a socket the caller holds; leaves
- * @out's identity (inode, uid, family, id, remote) as it was.  0 or
+ * @out's identity (inode, uid, family, id, remote) as it was.  No SIOCINQ
+ * when TCP_INFO's count of bytes received is still @none_unread_at, a
+ * count at which the caller found nothing unread (UINT64_MAX: none): no
+ * byte came since, and reads only lower what is unread, so it is 0.  0 or
  * -errno. */
-int knob_read_sample (int fd, KnobInfo *out);
+int knob_read_sample (int fd, KnobInfo *out, uint64_t none_unread_at);
 
 /* Returns true if @fd still names the socket @inode: an fd number is reused
  * once its socket is closed. */
@@ -324,6 +327,14 @@ int proc_each_fd (pid_t pid, bool (*fn) (int fd, void *data), void *data);
 /* Returns the inode of the socket fd @fd of @pid (0: this process) names,
  * 0 if it names no socket (or is gone). */
 uint64_t proc_fd_socket (pid_t pid, int fd);
+/* Returns 1 if fd @fd of @pid names the open file this process's fd @mine
+ * does (the one a socket passed over SCM_RIGHTS or duplicated shares), 0
+ * if it names another or none (closed, or @pid gone); -EPERM if @pid's
+ * files may not be compared (another user's, or not dumpable), -ENOSYS
+ * where the kernel has no kcmp(2).  One system call, no path walked: what
+ * a check of many fds a second can afford where proc_fd_socket()'s
+ * readlink(2) of /proc costs several times more. */
+int proc_fd_same_file (pid_t pid, int fd, int mine);
 
 
 /* Returns Yama's ptrace_scope (0 to 3), -1 if this kernel has no Yama, 3

@@ -153,6 +153,7 @@ ctl_add (Ctl *c, int fd, const BwssPrefs *prefs, const char *origin, pid_t pid, 
   f->key_pid = pid;
   f->participant = participant;
   f->late_fraction = f->required_prebuffer_s = -1.0;
+  f->none_unread_at = G_MAXUINT64;
   g_strlcpy (f->origin, origin, sizeof f->origin);
   proc_comm (pid, f->comm, sizeof f->comm);
   knob_endpoints (fd, f->local, sizeof f->local, f->remote, sizeof f->remote);
@@ -277,15 +278,17 @@ todo (Ctl *c, CtlFlow *f)
 }
 
 /* Measures @f (its own socket: TCP_INFO and SIOCINQ, what a sock_diag
- * answer would say) and feeds the laws; a socket no longer established
+ * answer would say; SIOCINQ only if a byte came since a measurement that
+ * found none unread) and feeds the laws; a socket no longer established
  * CTL_GONE_ROUNDS of its measurements in a row is released. */
 static void
 observe (Ctl *c, CtlFlow *f, guint64 now)
 {
   KnobInfo k;
   f->ssthresh = 0;
-  if (knob_read_sample (f->fd, &k) != 0)
+  if (knob_read_sample (f->fd, &k, f->none_unread_at) != 0)
     return;                              /* unmeasured this round */
+  f->none_unread_at = k.unread == 0 ? k.bytes_received : G_MAXUINT64;
   f->ssthresh = k.window_clamp;
   if (k.state != SYS_TCP_ESTABLISHED) {
     if (++f->gone >= CTL_GONE_ROUNDS)

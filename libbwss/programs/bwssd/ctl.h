@@ -55,6 +55,7 @@ typedef struct {
   BwssFlowState st;
   gboolean      have_st;
   guint64       bytes;
+  guint64       none_unread_at; /* a count of bytes received at which none was unread; G_MAXUINT64: none */
   gpointer      owner;       /* the client (serve.c), NULL for an adopted flow */
   guint64       owner_id;    /* its id on that client's connection */
   int           owner_fd;    /* the socket's number in that client */
