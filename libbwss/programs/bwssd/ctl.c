@@ -33,6 +33,7 @@ struct Ctl {
   GArray         *ids;         /* a round's scratch: the laws' lists of flows */
   GArray         *reapply;     /* ids of flows whose window the next round sets again */
   GPtrArray      *todo;        /* a round's flows to apply */
+  GPtrArray      *asked;       /* ... and those it fed the laws, in the laws' order */
   guint64         round;       /* rounds so far (CtlFlow.todo) */
 };
 
@@ -61,6 +62,7 @@ ctl_new (const CtlFuncs *funcs)
   c->ids = g_array_new (FALSE, FALSE, sizeof (guint64));
   c->reapply = g_array_new (FALSE, FALSE, sizeof (guint64));
   c->todo = g_ptr_array_new ();
+  c->asked = g_ptr_array_new ();
   return c;
 }
 
@@ -249,6 +251,7 @@ ctl_free (Ctl *c)
   g_array_unref (c->ids);
   g_array_unref (c->reapply);
   g_ptr_array_unref (c->todo);
+  g_ptr_array_unref (c->asked);
   g_free (c);
 }
 
@@ -281,27 +284,27 @@ todo (Ctl *c, CtlFlow *f)
  * answer would say; SIOCINQ only if a byte came since a measurement that
  * found none unread) and feeds the laws; a socket no longer established
  * CTL_GONE_ROUNDS of its measurements in a row is released. */
-static void
+static gboolean
 observe (Ctl *c, CtlFlow *f, guint64 now)
 {
   KnobInfo k;
   f->ssthresh = 0;
   if (knob_read_sample (f->fd, &k, f->none_unread_at) != 0)
-    return;                              /* unmeasured this round */
+    return FALSE;                        /* unmeasured this round */
   f->none_unread_at = k.unread == 0 ? k.bytes_received : G_MAXUINT64;
   f->ssthresh = k.window_clamp;
   if (k.state != SYS_TCP_ESTABLISHED) {
     if (++f->gone >= CTL_GONE_ROUNDS)
       release (c, f, now);
-    return;
+    return FALSE;
   }
   f->gone = 0;
   BwssSample smp = { .now_us = now, .bytes_received = k.bytes_received, .rtt_us = k.rtt_us,
                      .mss = bwss_sender_segment (k.mss, k.advmss),
                      .min_rtt_us = k.min_rtt_us, .can_pace = f->paced,
                      .unread_bytes = k.unread, .rcv_ooopack = k.rcv_ooopack };
-  bwss_controller_observe (c->laws, f->id, &smp);
   f->bytes = k.bytes_received;
+  return bwss_controller_observe (c->laws, f->id, &smp) == BWSS_OK;
 }
 
 /* Sets @f's window and, if its reads are paced, its receive buffer and its
@@ -411,18 +414,30 @@ ctl_round (Ctl *c, guint64 now)
     todo (c, g_hash_table_lookup (c->flows, &g_array_index (c->reapply, guint64, i)));
   g_array_set_size (c->reapply, 0);
   guint n = laws_list (c, TRUE, now);
+  g_ptr_array_set_size (c->asked, 0);
   for (guint i = 0; i < n; i++) {
     CtlFlow *f = g_hash_table_lookup (c->flows, &g_array_index (c->ids, guint64, i));
     if (f && !f->released) {
       todo (c, f);
       f->asked = TRUE;
-      observe (c, f, now);
+      if (observe (c, f, now))
+        g_ptr_array_add (c->asked, f);
     }
   }
   bwss_controller_tick (c->laws, now);
+  /* the moved list holds every flow the laws were fed (in their order, as
+   * the due list): those come from c->asked, the others are looked up */
   n = laws_list (c, FALSE, 0);
-  for (guint i = 0; i < n; i++)
-    todo (c, g_hash_table_lookup (c->flows, &g_array_index (c->ids, guint64, i)));
+  guint a = 0;
+  for (guint i = 0; i < n; i++) {
+    guint64 id = g_array_index (c->ids, guint64, i);
+    CtlFlow *fed = a < c->asked->len ? g_ptr_array_index (c->asked, a) : NULL;
+    if (fed && fed->id == id)
+      a++;
+    else
+      fed = g_hash_table_lookup (c->flows, &id);
+    todo (c, fed);
+  }
   for (guint i = 0; i < c->todo->len; i++) {
     CtlFlow *f = g_ptr_array_index (c->todo, i);
     if (!f->released)
