@@ -101,23 +101,25 @@ knob_read_info (int fd, KnobInfo *out)
 }
 
 int
-knob_read_sample (int fd, KnobInfo *out, uint64_t none_unread_at)
+knob_read_sample (int fd, KnobInfo *out)
 {
   struct tcp_info ti;
   socklen_t len = sizeof ti;
-  int unread = 0;
   memset (&ti, 0, sizeof ti);
   if (getsockopt (fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
     return -errno;
   fill_from_tcp_info (out, &ti, len);
-  bool counted = len >= offsetof (struct tcp_info, tcpi_bytes_received) + sizeof ti.tcpi_bytes_received;
-  bool none_came = counted && none_unread_at != UINT64_MAX && out->bytes_received == none_unread_at;
-  /* SIOCINQ (FIONREAD on a TCP socket): rcv_nxt − copied_seq, what a
-   * sock_diag answer carries as idiag_rqueue; none on a socket that is
-   * not connected any more */
-  if (ti.tcpi_state == SYS_TCP_ESTABLISHED && !none_came && ioctl (fd, FIONREAD, &unread) != 0)
+  out->unread = 0;
+  return 0;
+}
+
+int
+knob_read_unread (int fd, uint32_t *unread)
+{
+  int n = 0;
+  if (ioctl (fd, FIONREAD, &n) != 0)    /* SIOCINQ on a TCP socket */
     return -errno;
-  out->unread = unread > 0 ? (uint32_t) unread : 0;
+  *unread = n > 0 ? (uint32_t) n : 0;
   return 0;
 }
 

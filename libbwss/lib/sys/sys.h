@@ -87,14 +87,16 @@ typedef struct {
 bool knob_is_connected_tcp (int fd);
 
 /* Fills @out's measurement fields (state, bytes received, RTTs, MSS,
- * unread bytes, out-of-order segments: what a sock_diag answer gives)
- * from TCP_INFO and SIOCINQ of @fd, a socket the caller holds; leaves
- * @out's identity (inode, uid, family, id, remote) as it was.  No SIOCINQ
- * when TCP_INFO's count of bytes received is still @none_unread_at, a
- * count at which the caller found nothing unread (UINT64_MAX: none): no
- * byte came since, and reads only lower what is unread, so it is 0.  0 or
+ * out-of-order segments: what a sock_diag answer gives but the unread
+ * bytes, left 0) from TCP_INFO of @fd, a socket the caller holds; leaves
+ * @out's identity (inode, uid, family, id, remote) as it was.  0 or
  * -errno. */
-int knob_read_sample (int fd, KnobInfo *out, uint64_t none_unread_at);
+int knob_read_sample (int fd, KnobInfo *out);
+/* The bytes received and not yet read (SIOCINQ: rcv_nxt − copied_seq, what
+ * a sock_diag answer carries as idiag_rqueue) of the connected socket @fd.
+ * Never more than the bytes received since a moment it was 0.  0 or
+ * -errno. */
+int knob_read_unread (int fd, uint32_t *unread);
 
 /* Returns true if @fd still names the socket @inode: an fd number is reused
  * once its socket is closed. */

@@ -280,18 +280,44 @@ todo (Ctl *c, CtlFlow *f)
   }
 }
 
+/* Whether @f's unread bytes must be asked for a measurement that reads
+ * @bytes received and the laws' segment @segment (0: unknown): not when
+ * no byte came since a measurement that found none unread (then none is:
+ * reads only lower it), nor when bytes came since the last measurement and
+ * fewer than a segment since one that found none unread — fewer than that
+ * are unread, and the laws read such a count as none (bytes came, so the
+ * flow carried data; less than a segment, so it is not backlogged,
+ * bwss_controller_observe()).  A domain's thousand flows each get less
+ * than a segment an estimation period on most links. */
+static gboolean
+unread_unknown (const CtlFlow *f, guint64 bytes, guint32 segment)
+{
+  guint64 zero = f->none_unread_at;
+  if (zero == G_MAXUINT64 || bytes == 0 || bytes < zero)
+    return TRUE;
+  if (bytes == zero)
+    return FALSE;
+  return !(bytes != f->bytes && segment > 0 && bytes - zero < segment);
+}
+
 /* Measures @f (its own socket: TCP_INFO and SIOCINQ, what a sock_diag
- * answer would say; SIOCINQ only if a byte came since a measurement that
- * found none unread) and feeds the laws; a socket no longer established
- * CTL_GONE_ROUNDS of its measurements in a row is released. */
+ * answer would say; SIOCINQ only when the laws' reading of it is not
+ * known, unread_unknown()) and feeds the laws; a socket no longer
+ * established CTL_GONE_ROUNDS of its measurements in a row is released.
+ * Returns TRUE if the laws took the sample. */
 static gboolean
 observe (Ctl *c, CtlFlow *f, guint64 now)
 {
   KnobInfo k;
   f->ssthresh = 0;
-  if (knob_read_sample (f->fd, &k, f->none_unread_at) != 0)
+  if (knob_read_sample (f->fd, &k) != 0)
     return FALSE;                        /* unmeasured this round */
-  f->none_unread_at = k.unread == 0 ? k.bytes_received : G_MAXUINT64;
+  guint32 segment = bwss_sender_segment (k.mss, k.advmss);
+  if (k.state == SYS_TCP_ESTABLISHED && unread_unknown (f, k.bytes_received, segment)) {
+    if (knob_read_unread (f->fd, &k.unread) != 0)
+      return FALSE;
+    f->none_unread_at = k.unread == 0 ? k.bytes_received : G_MAXUINT64;
+  }
   f->ssthresh = k.window_clamp;
   if (k.state != SYS_TCP_ESTABLISHED) {
     if (++f->gone >= CTL_GONE_ROUNDS)
@@ -300,8 +326,7 @@ observe (Ctl *c, CtlFlow *f, guint64 now)
   }
   f->gone = 0;
   BwssSample smp = { .now_us = now, .bytes_received = k.bytes_received, .rtt_us = k.rtt_us,
-                     .mss = bwss_sender_segment (k.mss, k.advmss),
-                     .min_rtt_us = k.min_rtt_us, .can_pace = f->paced,
+                     .mss = segment, .min_rtt_us = k.min_rtt_us, .can_pace = f->paced,
                      .unread_bytes = k.unread, .rcv_ooopack = k.rcv_ooopack };
   f->bytes = k.bytes_received;
   return bwss_controller_observe (c->laws, f->id, &smp) == BWSS_OK;
