@@ -94,6 +94,34 @@ test_estimator_mean_interpolates (void)
   g_assert_cmpfloat (bwss_estimator_mean (&g, 10 * S), <, 0.0);
 }
 
+/* The bound of the bytes over a window (what the delay loop's urgent check
+ * asks of every flow first): never below the bytes the meter reads, and the
+ * same when the window covers the whole history; samples at irregular
+ * times, some closer than a meter step, bursts and silences. */
+static void
+test_estimator_bytes_bound (void)
+{
+  GRand *r = g_rand_new_with_seed (35);
+  for (int run = 0; run < 50; run++) {
+    BwssEstimator e;
+    bwss_estimator_init (&e);
+    g_assert_cmpfloat (bwss__estimator_bytes_bound (&e, 100 * MS, STEP), ==, 0.0);
+    uint64_t t = 0, bytes = 0;
+    for (int i = 0; i < 400; i++) {
+      t += (uint64_t) g_rand_int_range (r, 1, 60) * MS;
+      if (g_rand_int_range (r, 0, 4) != 0)
+        bytes += (uint64_t) g_rand_int_range (r, 0, 40000);
+      bwss_estimator_sample (&e, t, bytes, 100 * MS, 0.3, STEP);
+      uint64_t w = (uint64_t) g_rand_int_range (r, 1, 5000) * MS;
+      double exact = bwss__estimator_bytes (&e, w), bound = bwss__estimator_bytes_bound (&e, w, STEP);
+      g_assert_cmpfloat (bound, >=, exact);
+      g_assert_cmpfloat (bwss__estimator_bytes_bound (&e, 100 * S, STEP), ==,
+                         bwss__estimator_bytes (&e, 100 * S));
+    }
+  }
+  g_rand_free (r);
+}
+
 /* ---- FCS exact steps ---- */
 
 /* Brings a fresh FCS to w = 9 (T = 1 Mbit/s, RTT 100 ms, MSS 1448) and feeds
@@ -535,6 +563,7 @@ main (int argc, char **argv)
   g_test_add_func ("/estimator/ewma", test_estimator_ewma);
   g_test_add_func ("/estimator/restart", test_estimator_restart);
   g_test_add_func ("/estimator/mean-interpolates", test_estimator_mean_interpolates);
+  g_test_add_func ("/estimator/bytes-bound", test_estimator_bytes_bound);
   g_test_add_func ("/fcs/init-and-hold", test_fcs_init_and_hold);
   g_test_add_func ("/fcs/eq3-decrease", test_fcs_eq3_decrease);
   g_test_add_func ("/fcs/eq3-floor-at-one", test_fcs_eq3_floor_at_one);

@@ -674,6 +674,12 @@ queue_above (const BwssController *c, uint64_t window_us, double bar_us)
     double q = (double) f->rtt_us - (double) base, mean, bytes;
     if (f->rtt_us == 0 || base == 0 || (any && q > bar_us))
       continue;
+    /* fewer than two segments even by the meter's bound: not fresh, its
+     * history not walked (most of a large domain's flows, each with a
+     * small share, between two decisions) */
+    double most = bwss__estimator_bytes_bound (&f->fcs.est, window_us, c->p.meter_step_us);
+    if (!fresh (c, f, most))
+      continue;
     bwss__estimator_window (&f->fcs.est, window_us, &mean, &bytes);
     if (!fresh (c, f, bytes))
       continue;
@@ -941,27 +947,38 @@ bwss_controller_next_round (const BwssController *c, uint64_t from_us)
 static void
 schedule_rounds (BwssController *c)
 {
+  /* rounds_gap() and the count in one pass, first_due() in the next: a
+   * domain's thousand flows are walked twice a tick here, not four times */
   size_t every = 0;
-  for (size_t i = 0; i < c->n; i++)
-    if (c->flows[i].measure == MEASURE_EVERY)
+  uint64_t gap = 0;
+  for (size_t i = 0; i < c->n; i++) {
+    const Flow *f = &c->flows[i];
+    if (f->measure == MEASURE_EVERY) {
       every++;
-  uint64_t gap = rounds_gap (c);
+      uint64_t g = round_gap (c, f);
+      if (gap == 0 || g < gap)
+        gap = g;
+    }
+  }
   bool gapped = gap > c->p.min_phi_us;
   if (c->rounds == ROUNDS_TOGETHER && gapped && every > ROUNDS_TOGETHER_MAX)
     c->rounds = ROUNDS_SPREAD;
   else if (c->rounds == ROUNDS_SPREAD && (!gapped || every <= ROUNDS_TOGETHER_MAX / 2))
     c->rounds = ROUNDS_TOGETHER;
+  uint64_t first = UINT64_MAX;
   for (size_t i = 0; i < c->n; i++) {
     Flow *f = &c->flows[i];
-    if (f->measure != MEASURE_EVERY)
-      continue;
-    if (c->rounds == ROUNDS_TOGETHER)
-      f->next_measure_us = 0;
-    else if (f->next_measure_us == 0)
-      f->next_measure_us = next_in_slot (f, f->last_sample_us, gap);
+    if (f->measure == MEASURE_EVERY) {
+      if (c->rounds == ROUNDS_TOGETHER)
+        f->next_measure_us = 0;
+      else if (f->next_measure_us == 0)
+        f->next_measure_us = next_in_slot (f, f->last_sample_us, gap);
+    }
+    if ((f->measure != MEASURE_EVERY || c->rounds == ROUNDS_SPREAD) && f->next_measure_us < first)
+      first = f->next_measure_us;        /* first_due() */
   }
   c->plan_gap = c->rounds == ROUNDS_TOGETHER ? gap : 0;
-  c->plan_first = first_due (c);
+  c->plan_first = first;
   c->planned = true;
 }
 

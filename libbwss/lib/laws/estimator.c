@@ -152,6 +152,23 @@ bwss__estimator_window (const BwssEstimator *e, uint64_t window_us, double *mean
 }
 
 double
+bwss__estimator_bytes_bound (const BwssEstimator *e, uint64_t window_us, uint64_t meter_step_us)
+{
+  if (e->hist_n == 0)
+    return 0.0;
+  /* entry k back (k = 1: the newest) is at most last_us − (k − 1)·step:
+   * at or before last_us − window from k = 1 + ⌈window / step⌉ on, and
+   * the newest at or before it, whose count window_start() interpolates
+   * from, is that one or a later one with as many bytes or more */
+  uint64_t step = meter_step_us ? meter_step_us : 1;
+  uint64_t k = 1 + (window_us + step - 1) / step;
+  if (k > e->hist_n)
+    k = e->hist_n;
+  uint32_t i = (uint32_t) ((e->hist_head + BWSS_METER_ENTRIES - k) % BWSS_METER_ENTRIES);
+  return (double) e->last_bytes - (double) e->hist_bytes[i];
+}
+
+double
 bwss_estimator_mean (const BwssEstimator *e, uint64_t window_us)
 {
   double mean, bytes;

@@ -81,6 +81,14 @@ double bwss__estimator_bytes (const BwssEstimator *e, uint64_t window_us);
 /* Both at once: bwss_estimator_mean() in *@mean, the bytes in *@bytes. */
 void bwss__estimator_window (const BwssEstimator *e, uint64_t window_us, double *mean,
                              double *bytes);
+/* A bound from above of bwss__estimator_bytes (@e, @window_us), for a
+ * meter fed with @meter_step_us, in one read of its history: the bytes
+ * since the entry 1 + ⌈window / step⌉ back from the newest (or the oldest
+ * there is), which lies at or before the window's start (entries are a
+ * step apart at least, the counter never falls within the history).  A
+ * caller asking "at least so many bytes?" of many flows asks this first. */
+double bwss__estimator_bytes_bound (const BwssEstimator *e, uint64_t window_us,
+                                    uint64_t meter_step_us);
 
 /* ---- flow control system (Sec. IV-A, fcs.c) ---- */
 

@@ -105,17 +105,21 @@ knob_read_sample (int fd, KnobInfo *out)
 {
   struct tcp_info ti;
   socklen_t len = sizeof ti;
-  int unread = 0;
   memset (&ti, 0, sizeof ti);
   if (getsockopt (fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
     return -errno;
   fill_from_tcp_info (out, &ti, len);
-  /* SIOCINQ (FIONREAD on a TCP socket): rcv_nxt − copied_seq, what a
-   * sock_diag answer carries as idiag_rqueue; none on a socket that is
-   * not connected any more */
-  if (ti.tcpi_state == SYS_TCP_ESTABLISHED && ioctl (fd, FIONREAD, &unread) != 0)
+  out->unread = 0;
+  return 0;
+}
+
+int
+knob_read_unread (int fd, uint32_t *unread)
+{
+  int n = 0;
+  if (ioctl (fd, FIONREAD, &n) != 0)    /* SIOCINQ on a TCP socket */
     return -errno;
-  out->unread = unread > 0 ? (uint32_t) unread : 0;
+  *unread = n > 0 ? (uint32_t) n : 0;
   return 0;
 }
 

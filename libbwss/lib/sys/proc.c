@@ -255,6 +255,28 @@ proc_fd_socket (pid_t pid, int fd)
   return 0;
 }
 
+#ifndef KCMP_FILE
+#define KCMP_FILE 0                     /* linux/kcmp.h */
+#endif
+
+int
+proc_fd_same_file (pid_t pid, int fd, int mine)
+{
+#ifdef SYS_kcmp
+  long r = syscall (SYS_kcmp, (long) getpid (), (long) pid, (long) KCMP_FILE, (long) mine, (long) fd);
+  if (r == 0)
+    return 1;
+  if (r > 0 || errno == EBADF || errno == ESRCH)
+    return 0;                           /* another file, none, or no such process */
+  return errno == EACCES ? -EPERM : -errno;
+#else
+  (void) pid;
+  (void) fd;
+  (void) mine;
+  return -ENOSYS;
+#endif
+}
+
 int
 proc_yama_scope (void)
 {

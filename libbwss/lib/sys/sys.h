@@ -87,11 +87,16 @@ typedef struct {
 bool knob_is_connected_tcp (int fd);
 
 /* Fills @out's measurement fields (state, bytes received, RTTs, MSS,
- * unread bytes, out-of-order segments: what a sock_diag answer gives)
- * from TCP_INFO and SIOCINQ of @fd, a socket the caller holds; leaves
+ * out-of-order segments: what a sock_diag answer gives but the unread
+ * bytes, left 0) from TCP_INFO of @fd, a socket the caller holds; leaves
  * @out's identity (inode, uid, family, id, remote) as it was.  0 or
  * -errno. */
 int knob_read_sample (int fd, KnobInfo *out);
+/* The bytes received and not yet read (SIOCINQ: rcv_nxt − copied_seq, what
+ * a sock_diag answer carries as idiag_rqueue) of the connected socket @fd.
+ * Never more than the bytes received since a moment it was 0.  0 or
+ * -errno. */
+int knob_read_unread (int fd, uint32_t *unread);
 
 /* Returns true if @fd still names the socket @inode: an fd number is reused
  * once its socket is closed. */
@@ -324,6 +329,14 @@ int proc_each_fd (pid_t pid, bool (*fn) (int fd, void *data), void *data);
 /* Returns the inode of the socket fd @fd of @pid (0: this process) names,
  * 0 if it names no socket (or is gone). */
 uint64_t proc_fd_socket (pid_t pid, int fd);
+/* Returns 1 if fd @fd of @pid names the open file this process's fd @mine
+ * does (the one a socket passed over SCM_RIGHTS or duplicated shares), 0
+ * if it names another or none (closed, or @pid gone); -EPERM if @pid's
+ * files may not be compared (another user's, or not dumpable), -ENOSYS
+ * where the kernel has no kcmp(2).  One system call, no path walked: what
+ * a check of many fds a second can afford where proc_fd_socket()'s
+ * readlink(2) of /proc costs several times more. */
+int proc_fd_same_file (pid_t pid, int fd, int mine);
 
 
 /* Returns Yama's ptrace_scope (0 to 3), -1 if this kernel has no Yama, 3

@@ -33,6 +33,7 @@ struct Ctl {
   GArray         *ids;         /* a round's scratch: the laws' lists of flows */
   GArray         *reapply;     /* ids of flows whose window the next round sets again */
   GPtrArray      *todo;        /* a round's flows to apply */
+  GPtrArray      *asked;       /* ... and those it fed the laws, in the laws' order */
   guint64         round;       /* rounds so far (CtlFlow.todo) */
 };
 
@@ -61,6 +62,7 @@ ctl_new (const CtlFuncs *funcs)
   c->ids = g_array_new (FALSE, FALSE, sizeof (guint64));
   c->reapply = g_array_new (FALSE, FALSE, sizeof (guint64));
   c->todo = g_ptr_array_new ();
+  c->asked = g_ptr_array_new ();
   return c;
 }
 
@@ -153,6 +155,7 @@ ctl_add (Ctl *c, int fd, const BwssPrefs *prefs, const char *origin, pid_t pid, 
   f->key_pid = pid;
   f->participant = participant;
   f->late_fraction = f->required_prebuffer_s = -1.0;
+  f->none_unread_at = G_MAXUINT64;
   g_strlcpy (f->origin, origin, sizeof f->origin);
   proc_comm (pid, f->comm, sizeof f->comm);
   knob_endpoints (fd, f->local, sizeof f->local, f->remote, sizeof f->remote);
@@ -248,6 +251,7 @@ ctl_free (Ctl *c)
   g_array_unref (c->ids);
   g_array_unref (c->reapply);
   g_ptr_array_unref (c->todo);
+  g_ptr_array_unref (c->asked);
   g_free (c);
 }
 
@@ -276,29 +280,56 @@ todo (Ctl *c, CtlFlow *f)
   }
 }
 
+/* Whether @f's unread bytes must be asked for a measurement that reads
+ * @bytes received and the laws' segment @segment (0: unknown): not when
+ * no byte came since a measurement that found none unread (then none is:
+ * reads only lower it), nor when bytes came since the last measurement and
+ * fewer than a segment since one that found none unread — fewer than that
+ * are unread, and the laws read such a count as none (bytes came, so the
+ * flow carried data; less than a segment, so it is not backlogged,
+ * bwss_controller_observe()).  A domain's thousand flows each get less
+ * than a segment an estimation period on most links. */
+static gboolean
+unread_unknown (const CtlFlow *f, guint64 bytes, guint32 segment)
+{
+  guint64 zero = f->none_unread_at;
+  if (zero == G_MAXUINT64 || bytes == 0 || bytes < zero)
+    return TRUE;
+  if (bytes == zero)
+    return FALSE;
+  return !(bytes != f->bytes && segment > 0 && bytes - zero < segment);
+}
+
 /* Measures @f (its own socket: TCP_INFO and SIOCINQ, what a sock_diag
- * answer would say) and feeds the laws; a socket no longer established
- * CTL_GONE_ROUNDS of its measurements in a row is released. */
-static void
+ * answer would say; SIOCINQ only when the laws' reading of it is not
+ * known, unread_unknown()) and feeds the laws; a socket no longer
+ * established CTL_GONE_ROUNDS of its measurements in a row is released.
+ * Returns TRUE if the laws took the sample. */
+static gboolean
 observe (Ctl *c, CtlFlow *f, guint64 now)
 {
   KnobInfo k;
   f->ssthresh = 0;
   if (knob_read_sample (f->fd, &k) != 0)
-    return;                              /* unmeasured this round */
+    return FALSE;                        /* unmeasured this round */
+  guint32 segment = bwss_sender_segment (k.mss, k.advmss);
+  if (k.state == SYS_TCP_ESTABLISHED && unread_unknown (f, k.bytes_received, segment)) {
+    if (knob_read_unread (f->fd, &k.unread) != 0)
+      return FALSE;
+    f->none_unread_at = k.unread == 0 ? k.bytes_received : G_MAXUINT64;
+  }
   f->ssthresh = k.window_clamp;
   if (k.state != SYS_TCP_ESTABLISHED) {
     if (++f->gone >= CTL_GONE_ROUNDS)
       release (c, f, now);
-    return;
+    return FALSE;
   }
   f->gone = 0;
   BwssSample smp = { .now_us = now, .bytes_received = k.bytes_received, .rtt_us = k.rtt_us,
-                     .mss = bwss_sender_segment (k.mss, k.advmss),
-                     .min_rtt_us = k.min_rtt_us, .can_pace = f->paced,
+                     .mss = segment, .min_rtt_us = k.min_rtt_us, .can_pace = f->paced,
                      .unread_bytes = k.unread, .rcv_ooopack = k.rcv_ooopack };
-  bwss_controller_observe (c->laws, f->id, &smp);
   f->bytes = k.bytes_received;
+  return bwss_controller_observe (c->laws, f->id, &smp) == BWSS_OK;
 }
 
 /* Sets @f's window and, if its reads are paced, its receive buffer and its
@@ -408,18 +439,30 @@ ctl_round (Ctl *c, guint64 now)
     todo (c, g_hash_table_lookup (c->flows, &g_array_index (c->reapply, guint64, i)));
   g_array_set_size (c->reapply, 0);
   guint n = laws_list (c, TRUE, now);
+  g_ptr_array_set_size (c->asked, 0);
   for (guint i = 0; i < n; i++) {
     CtlFlow *f = g_hash_table_lookup (c->flows, &g_array_index (c->ids, guint64, i));
     if (f && !f->released) {
       todo (c, f);
       f->asked = TRUE;
-      observe (c, f, now);
+      if (observe (c, f, now))
+        g_ptr_array_add (c->asked, f);
     }
   }
   bwss_controller_tick (c->laws, now);
+  /* the moved list holds every flow the laws were fed (in their order, as
+   * the due list): those come from c->asked, the others are looked up */
   n = laws_list (c, FALSE, 0);
-  for (guint i = 0; i < n; i++)
-    todo (c, g_hash_table_lookup (c->flows, &g_array_index (c->ids, guint64, i)));
+  guint a = 0;
+  for (guint i = 0; i < n; i++) {
+    guint64 id = g_array_index (c->ids, guint64, i);
+    CtlFlow *fed = a < c->asked->len ? g_ptr_array_index (c->asked, a) : NULL;
+    if (fed && fed->id == id)
+      a++;
+    else
+      fed = g_hash_table_lookup (c->flows, &id);
+    todo (c, fed);
+  }
   for (guint i = 0; i < c->todo->len; i++) {
     CtlFlow *f = g_ptr_array_index (c->todo, i);
     if (!f->released)

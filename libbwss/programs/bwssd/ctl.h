@@ -28,23 +28,33 @@
 typedef struct Ctl Ctl;
 
 typedef struct {
+  /* what a round reads and writes, first: a round of a thousand flows
+   * reads a few hundred of them, each from as few cache lines as can be */
   guint64       id;          /* the controller's id, unique in bwssd */
   int           fd;          /* bwssd's duplicate */
-  KnobInfo      diag;        /* how sock_diag names it (its inode: the key) */
-  guint32       orig_clamp;  /* when it came in */
   guint32       applied;     /* the window set; 0 = the original clamp is in place */
   guint32       rcvbuf;      /* SO_RCVBUF set for pacing; 0 = the kernel's */
+  guint32       ssthresh;    /* its tcpi_rcv_ssthresh at that measurement; 0 unread */
+  gboolean      paced;       /* its owner paces its reads */
+  gboolean      released;    /* closed, or no longer established: out of the laws */
+  gboolean      asked;       /* measured this round (the laws said it was due) */
+  gboolean      reapply;     /* the next round applies it (ctl.c reapply()) */
+  gboolean      have_st;
+  guint         gone;        /* measurements in a row not established */
+  guint64       todo;        /* the last round that applied it */
+  guint64       bytes;
+  guint64       none_unread_at; /* a count of bytes received at which none was unread; G_MAXUINT64: none */
+  double        pace_sent;   /* the read rate its owner was told (-1: to be told) */
+  BwssFlowState st;
+  gpointer      owner;       /* the client (serve.c), NULL for an adopted flow */
+  guint64       owner_id;    /* its id on that client's connection */
+  int           owner_fd;    /* the socket's number in that client */
+  guint32       orig_clamp;  /* when it came in */
+  /* the rest: its identity and what the tools show */
+  KnobInfo      diag;        /* how sock_diag names it (its inode: the key) */
   BwssPrefs     prefs;
   BwssShare     share;
   guint64       group;       /* the key its group shares (0 alone) */
-  gboolean      paced;       /* its owner paces its reads */
-  gboolean      released;    /* closed, or no longer established: out of the laws */
-  guint         gone;        /* measurements in a row not established */
-  gboolean      asked;       /* measured this round (the laws said it was due) */
-  guint32       ssthresh;    /* its tcpi_rcv_ssthresh at that measurement; 0 unread */
-  guint64       todo;        /* the last round that applied it */
-  gboolean      reapply;     /* the next round applies it (ctl.c reapply()) */
-  double        pace_sent;   /* the read rate its owner was told (-1: to be told) */
   pid_t         pid;         /* the socket's owner, as listed */
   pid_t         key_pid;     /* whose process group share=process joins */
   pid_t         participant; /* the client that handed it over, or bwssd */
@@ -52,12 +62,6 @@ typedef struct {
   char          comm[16];
   char          local[64];
   char          remote[64];
-  BwssFlowState st;
-  gboolean      have_st;
-  guint64       bytes;
-  gpointer      owner;       /* the client (serve.c), NULL for an adopted flow */
-  guint64       owner_id;    /* its id on that client's connection */
-  int           owner_fd;    /* the socket's number in that client */
   double        late_fraction;        /* its client's last late-packet report, */
   double        required_prebuffer_s; /* negative if none (BwssFlowStats) */
 } CtlFlow;

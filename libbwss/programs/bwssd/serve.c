@@ -24,6 +24,7 @@ struct Serve {
   int         listen_fd;
   guint       listen_source;
   GHashTable *clients;         /* Client (owned) */
+  GPtrArray  *held;            /* every client's flows: what serve_check_held() goes through */
 };
 
 /* Sends @len bytes of @msg (and @fd if >= 0) if the client's buffer has
@@ -51,6 +52,7 @@ static void
 drop_flow (Client *cl, CtlFlow *f)
 {
   g_hash_table_remove (cl->flows, &f->owner_id);
+  g_ptr_array_remove_fast (cl->s->held, f);
   ctl_remove (cl->s->ctl, f);
 }
 
@@ -61,8 +63,10 @@ client_free (gpointer data)
   GHashTableIter it;
   gpointer v;
   g_hash_table_iter_init (&it, cl->flows);
-  while (g_hash_table_iter_next (&it, NULL, &v))
+  while (g_hash_table_iter_next (&it, NULL, &v)) {
+    g_ptr_array_remove_fast (cl->s->held, v);
     ctl_remove (cl->s->ctl, v);
+  }
   g_hash_table_unref (cl->flows);
   if (cl->source)
     g_source_remove (cl->source);
@@ -113,6 +117,7 @@ on_register (Client *cl, const WireFlow *m, int fd)
     if (m->share != BWSS_SHARE_FLOW && ctl_set_share (s->ctl, f, (BwssShare) m->share) != 0)
       ctl_set_share (s->ctl, f, BWSS_SHARE_FLOW);
     g_hash_table_insert (cl->flows, &f->owner_id, f);
+    g_ptr_array_add (s->held, f);
     if (s->funcs.changed)
       s->funcs.changed (s->funcs.data);
     return;
@@ -329,6 +334,7 @@ serve_new (Ctl *ctl, int listen_fd, const ServeFuncs *funcs)
   s->funcs = *funcs;
   s->listen_fd = listen_fd;
   s->clients = g_hash_table_new_full (NULL, NULL, client_free, NULL);
+  s->held = g_ptr_array_new ();
   s->listen_source = g_unix_fd_add (listen_fd, G_IO_IN, on_accept, s);
   return s;
 }
@@ -338,6 +344,7 @@ serve_free (Serve *s)
 {
   g_source_remove (s->listen_source);
   g_hash_table_unref (s->clients);
+  g_ptr_array_unref (s->held);
   g_free (s);
 }
 
@@ -350,28 +357,27 @@ serve_clients (const Serve *s)
 void
 serve_check_held (Serve *s, guint slice, guint slices)
 {
-  GHashTableIter it;
-  gpointer k;
-  g_hash_table_iter_init (&it, s->clients);
-  gboolean changed = FALSE;
-  while (g_hash_table_iter_next (&it, &k, NULL)) {
-    Client *cl = k;
-    GHashTableIter jt;
-    gpointer v;
-    g_hash_table_iter_init (&jt, cl->flows);
-    while (g_hash_table_iter_next (&jt, NULL, &v)) {
-      CtlFlow *f = v;
-      if (slices > 1 && f->id % slices != slice)
-        continue;                        /* another round's */
+  g_autoptr (GPtrArray) gone = NULL;
+  for (guint i = slice; i < s->held->len; i += MAX (slices, 1)) {   /* the others: another round's */
+    CtlFlow *f = g_ptr_array_index (s->held, i);
+    Client *cl = f->owner;
+    int same = proc_fd_same_file (cl->pid, f->owner_fd, f->fd);
+    if (same == 1 || same == -EPERM)
+      continue;                          /* held, or a process that hides its fds */
+    if (same < 0) {                      /* no kcmp(2): the socket its fd names */
       errno = 0;
       guint64 inode = proc_fd_socket (cl->pid, f->owner_fd);
       if (inode == f->diag.inode || (inode == 0 && errno == EACCES))
-        continue;                        /* held, or a process that hides its fds */
-      g_hash_table_iter_remove (&jt);
-      ctl_remove (s->ctl, f);
-      changed = TRUE;
+        continue;
     }
+    if (gone == NULL)
+      gone = g_ptr_array_new ();
+    g_ptr_array_add (gone, f);
   }
-  if (changed && s->funcs.changed)
+  for (guint i = 0; gone && i < gone->len; i++) {
+    CtlFlow *f = g_ptr_array_index (gone, i);
+    drop_flow (f->owner, f);
+  }
+  if (gone && s->funcs.changed)
     s->funcs.changed (s->funcs.data);
 }

@@ -52,7 +52,8 @@ Serve *serve_new (Ctl *ctl, int listen_fd, const ServeFuncs *funcs);
 void   serve_free (Serve *s);        /* every client's flows given back */
 guint  serve_clients (const Serve *s);
 /* Removes the flows whose client no longer holds their socket, of those
- * in @slice of @slices (their controller ids modulo @slices: a caller that
+ * in @slice of @slices (their places in the list of handed-over flows
+ * modulo @slices, so a round's check reads only its own: a caller that
  * goes through the slices one a round spreads the checks' cost over the
  * rounds). */
 void   serve_check_held (Serve *s, guint slice, guint slices);
