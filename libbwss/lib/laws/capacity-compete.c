@@ -84,9 +84,6 @@
  * law is fcs.c's (bwss__progress_floor_bps).
  */
 #include "capacity.h"
-#ifdef CAPACITY_DEBUG
-#include <stdio.h>
-#endif
 
 /* What the downloads keep of their rate during a drain: a quarter (the
  * queue falls at three quarters of their share; its floor, if somebody
@@ -144,55 +141,14 @@ has_link (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
   return c->link_alone_bps > 0.0 && k->u_link >= (1.0 - p->compete_probe_rise) * c->link_alone_bps;
 }
 
-/* The detector sees a drain only after it has lasted this long: a queue
- * read falling over one decision may be a segment of jitter, or an elastic
- * neighbour's loss (its queue falls within an RTT, then grows for seconds);
- * a standing queue that empties falls for seconds. */
-#define FALL_SEEN_US 300000
-
-/* Notes whether the queue fell since the last decision (the fall's start
- * and the queue then). */
-static void
-note_fall (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
-{
-  if (c->prev_queue_us < 0.0 || k->q < 0.0 || k->q >= c->prev_queue_us) {
-    c->fall_since_us = 0;
-    return;
-  }
-  if (c->fall_since_us == 0) {
-    c->fall_since_us = c->last_decision_us ? c->last_decision_us : now;
-    c->fall_from_us = c->prev_queue_us;
-  }
-}
-
-/* Returns true if the queue has been falling for FALL_SEEN_US at a pace
- * that brings it to its target within the detector's memory: what holds
- * it up is leaving.  Traffic that does not grow (a CBR stream, UDP) beside
- * our flows at their floors drains a queue an onset built — slowly where
- * it leaves little room (at 960 kbit/s the video's minimum, 320 kbit/s of
- * UDP and the floors leave 50-100 kbit/s: 150 ms of queue in 2-3 s, longer
- * than the detector's memory); an elastic neighbour's queue stands or
- * grows between its losses. */
-static bool
-draining (const BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
-{
-  if (c->fall_since_us == 0 || now < c->fall_since_us + FALL_SEEN_US)
-    return false;
-  double fall = (c->fall_from_us - k->q) / (double) (now - c->fall_since_us);  /* µs per µs */
-  double last = now > c->last_decision_us && c->last_decision_us
-      ? (c->prev_queue_us - k->q) / (double) (now - c->last_decision_us) : 0.0;
-  double mem = (double) p->compete_detect_us;
-  return fall * mem >= k->q - k->qt && last * mem >= k->q - k->qt;
-}
-
 /* The queue we did not make: every download held at its floor, every
  * minimum met, no flow above its allotment, U short of the link we had
- * alone, and still a standing queue that does not drain. */
+ * alone, and still a standing queue. */
 static bool
-foreign (const BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
+foreign (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
 {
   return k->bulk > 0 && k->bulk_floored == k->bulk && k->overrun == 0 && k->short_min == 0
-      && !has_link (c, p, k) && over_target (k) && !draining (c, p, now, k);
+      && !has_link (c, p, k) && over_target (k);
 }
 
 /* The queue in hand: at or under its target without losses, or empty; or
@@ -224,8 +180,6 @@ capacity_compete_init (BwssCapacity *c)
 {
   c->foreign_score = 0.0;
   c->link_alone_bps = 0.0;
-  c->fall_since_us = 0;
-  c->fall_from_us = 0.0;
   c->compete_probe_at_us = 0;
   c->compete_drain_until_us = 0;
   c->compete_sigma_before = 0.0;
@@ -262,19 +216,10 @@ capacity_compete_watch (BwssCapacity *c, const BwssParams *p, uint64_t now,
 {
   if (c->phase != BWSS_PHASE_TRACK || interval_us <= 0.0)
     return false;
-  note_fall (c, now, k);
-  bool is_foreign = foreign (c, p, now, k), is_ours = !is_foreign && in_hand (k);
-  if (is_foreign)
+  if (foreign (c, p, k))
     score (c, p, 1.0, interval_us);
-  else if (is_ours)
+  else if (in_hand (k))
     score (c, p, 0.0, interval_us);
-#ifdef CAPACITY_DEBUG
-  fprintf (stderr, "%8.3f detector  %-7s drain %d fall %.3f score %.2f floored %zu/%zu overrun %zu short %zu U %.0f alone %.0f q %.1f qt %.1f lost %zu\n",
-           now / 1e6, is_foreign ? "foreign" : is_ours ? "ours" : "neither", draining (c, p, now, k),
-           c->fall_since_us ? (now - c->fall_since_us) / 1e6 : 0.0, c->foreign_score,
-           k->bulk_floored, k->bulk, k->overrun, k->short_min, k->u_link / 1e3,
-           c->link_alone_bps / 1e3, k->q / 1e3, k->qt / 1e3, k->lost);
-#endif
   if (c->foreign_score < ALONE_SCORE && k->bulk_floored < k->bulk && k->q >= k->qt
       && k->u_link > (1.0 + ALONE_ABOVE_MINIMA) * k->minima && k->u_link > c->link_alone_bps)
     c->link_alone_bps = k->u_link;
@@ -295,7 +240,6 @@ exit_compete (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
   c->phase = BWSS_PHASE_TRACK;
   c->phase_since_us = now;
   c->foreign_score = 0.0;
-  c->fall_since_us = 0;
   c->compete_drain_until_us = 0;
   c->compete_free = false;
   capacity_forget_track (c);

@@ -289,9 +289,6 @@ typedef struct {
                                * queue stood while σ held the downloads down, [0, 1] */
   double    link_alone_bps;   /* the most U reached with the queue ours and at its
                                * target: the link this host has to itself, 0 = unknown */
-  uint64_t  fall_since_us;    /* TRACK: the queue has fallen at every decision since, µs
-                               * (0: it did not fall at the last) ... */
-  double    fall_from_us;     /* ... from this queue, µs */
   uint64_t  compete_probe_at_us;   /* COMPETE: the next drain is due, µs */
   uint64_t  compete_drain_until_us;/* COMPETE: the running drain ends, 0 = none */
   double    compete_sigma_before;  /* COMPETE: what the flows moved before the last drain,
