@@ -97,7 +97,6 @@ restore (Ctl *c, CtlFlow *f)
   if (f->applied && knob_fd_is (f->fd, f->diag.inode))
     knob_give_back_clamp (f->fd, f->orig_clamp, f->rcvbuf != 0);
   f->applied = 0;
-  f->clamped = FALSE;
   f->rcvbuf = 0;
   if (f->pace_sent > 0.0 && c->funcs.pace)
     c->funcs.pace (f, 0.0, c->funcs.data);
@@ -346,10 +345,9 @@ apply (Ctl *c, CtlFlow *f)
     if (knob_set_clamp (f->fd, want) != 0) {
       reapply (c, f);                           /* tried again at the next round */
     } else {
-      if (!f->clamped)
+      if (f->applied == 0)
         trace_first ("clamp %u bytes on flow %" G_GUINT64_FORMAT " (rtt %u us)", want, f->id,
                      f->st.rtt_us);
-      f->clamped = TRUE;
       f->applied = want;
     }
   }

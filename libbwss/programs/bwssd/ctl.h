@@ -32,9 +32,7 @@ typedef struct {
   int           fd;          /* bwssd's duplicate */
   KnobInfo      diag;        /* how sock_diag names it (its inode: the key) */
   guint32       orig_clamp;  /* when it came in */
-  guint32       applied;     /* the window set; 0 = the original clamp is in place (the
-                              * shim's first window counts as set: ctl_add()) */
-  gboolean      clamped;     /* the laws have set a window since it came or was restored */
+  guint32       applied;     /* the window set; 0 = the original clamp is in place */
   guint32       rcvbuf;      /* SO_RCVBUF set for pacing; 0 = the kernel's */
   BwssPrefs     prefs;
   BwssShare     share;
