@@ -197,44 +197,15 @@ test_first_window (void)
 
   /* data came: the kernel's buffer, unlocked, the clamp at the scale's largest */
   move (sv, c, 1000);
-  g_assert_cmpint (knob_first_window_end (c, kernel_buf, small_buf, 0), ==, 0);
+  g_assert_cmpint (knob_first_window_end (c, kernel_buf, small_buf), ==, 0);
   g_assert_cmpint (opt (c, SOL_SOCKET, SO_RCVBUF), ==, kernel_buf);
   g_assert_cmpint (opt (c, SOL_SOCKET, SO_BUF_LOCK) & 2, ==, 0);
   g_assert_cmpint (opt (c, IPPROTO_TCP, TCP_WINDOW_CLAMP), ==, (int) (65535u << plain_scale));
-  for (int i = 0; i < 8; i++)
-    move (sv, c, 1000);
-  unsigned released;
-  offered (sv, &released, &scale);
-  g_test_message ("first window ended with the free clamp: %u bytes offered after 9000 read", released);
   move (sv, c, 65536);
   /* once ended, or on a socket whose buffer is not the small one: left alone */
-  g_assert_cmpint (knob_first_window_end (c, kernel_buf, small_buf, 0), ==, -ESTALE);
-  g_assert_cmpint (knob_first_window_end (pc, kernel_buf, small_buf, 0), ==, -ESTALE);
+  g_assert_cmpint (knob_first_window_end (c, kernel_buf, small_buf), ==, -ESTALE);
+  g_assert_cmpint (knob_first_window_end (pc, kernel_buf, small_buf), ==, -ESTALE);
   g_assert_cmpint (opt (pc, SOL_SOCKET, SO_RCVBUF), ==, plain_buf);
-  close (c);
-  close (sv);
-
-  /* ended with a clamp (the shim's, until bwssd's first): the kernel's
-   * buffer, and what the reads' window updates offer stays within the
-   * clamp while the data comes */
-  c = socket (AF_INET, SOCK_STREAM, 0);
-  g_assert_cmpint (knob_first_window_begin (c, 2896, &kernel_buf, &small_buf), ==, 0);
-  g_assert_cmpint (connect (c, (struct sockaddr *) &addr, sizeof addr), ==, 0);
-  sv = accept (listener, NULL, NULL);
-  g_assert_cmpint (sv, >=, 0);
-  move (sv, c, 1000);
-  uint32_t held = (uint32_t) small_buf / 2;
-  g_assert_cmpint (knob_first_window_end (c, kernel_buf, small_buf, held), ==, 0);
-  g_assert_cmpint (opt (c, SOL_SOCKET, SO_RCVBUF), ==, kernel_buf);
-  g_assert_cmpint (opt (c, SOL_SOCKET, SO_BUF_LOCK) & 2, ==, 0);
-  g_assert_cmpint (opt (c, IPPROTO_TCP, TCP_WINDOW_CLAMP), ==, (int) held);
-  for (int i = 0; i < 8; i++)
-    move (sv, c, 1000);
-  offered (sv, &window, &scale);
-  g_test_message ("first window ended with a %u-byte clamp: %u bytes offered after 9000 read", held,
-                  window);
-  g_assert_cmpuint (window, <=, held + (1u << scale));
-  g_assert_cmpuint (released, >, held + (1u << scale));
   close (c);
   close (sv);
   close (pc);

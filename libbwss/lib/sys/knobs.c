@@ -230,7 +230,7 @@ knob_first_window_begin (int fd, uint32_t bytes, int *kernel_buf, int *small_buf
 }
 
 int
-knob_first_window_end (int fd, int kernel_buf, int small_buf, uint32_t clamp)
+knob_first_window_end (int fd, int kernel_buf, int small_buf)
 {
   int buf, lock, back = kernel_buf / 2, err;
   uint32_t free_clamp;
@@ -246,7 +246,7 @@ knob_first_window_end (int fd, int kernel_buf, int small_buf, uint32_t clamp)
     return -errno;
   if ((err = knob_free_clamp (fd, &free_clamp)) != 0)
     return err;
-  return knob_set_clamp (fd, clamp && clamp < free_clamp ? clamp : free_clamp);
+  return knob_set_clamp (fd, free_clamp);
 }
 
 static void

@@ -142,15 +142,11 @@ int knob_restore_rcvbuf (int fd);
  * own (left alone); -errno otherwise (nothing changed). */
 int knob_first_window_begin (int fd, uint32_t bytes, int *kernel_buf, int *small_buf);
 /* Ends it once data came: if the buffer is still @small_buf, back to
- * @kernel_buf unlocked (autotuning), and the clamp at @clamp bytes — the
- * window the SYN offered, held until the controller's first clamp (the
- * window update the reader's first read sends would otherwise offer what
- * the kernel's window grew to, and a window offered is never taken back)
- * — or, with @clamp 0, lifted to the largest window the scale offers (the
- * buffer bounds the window, as on any socket).  0, -ESTALE (the buffer is
- * another now: autotuning grew it, or the fd is another socket) or
- * -errno. */
-int knob_first_window_end (int fd, int kernel_buf, int small_buf, uint32_t clamp);
+ * @kernel_buf unlocked (autotuning), and the clamp the small buffer set at
+ * the handshake lifted to the largest window the scale offers (the buffer
+ * bounds the window, as on any socket).  0, -ESTALE (the buffer is another
+ * now: autotuning grew it, or the fd is another socket) or -errno. */
+int knob_first_window_end (int fd, int kernel_buf, int small_buf);
 
 /* "addr:port" / "[addr]:port" of the local and remote ends of @fd. */
 void knob_endpoints (int fd, char *local, size_t local_len, char *remote, size_t remote_len);

@@ -130,13 +130,9 @@ ctl_add (Ctl *c, int fd, const BwssPrefs *prefs, const char *origin, pid_t pid, 
 {
   KnobInfo diag;
   guint32 clamp;
-  gboolean first = FALSE;
   int err = 0;
-  guint32 free_clamp = 0;
   if (!knob_is_connected_tcp (fd) || knob_diag_id (fd, &diag) != 0 || knob_get_clamp (fd, &clamp) != 0)
     err = BWSS_EBADF;
-  else if (strcmp (origin, "shim") == 0 && knob_free_clamp (fd, &free_clamp) == 0 && clamp < free_clamp)
-    first = TRUE;
   else if (bwss_prefs_check (prefs) != BWSS_OK)
     err = BWSS_EINVAL;
   else if (g_hash_table_contains (c->inodes, &diag.inode))
@@ -144,8 +140,6 @@ ctl_add (Ctl *c, int fd, const BwssPrefs *prefs, const char *origin, pid_t pid, 
   else if (g_hash_table_size (c->flows) >= BWSS_DOMAIN_MAX_FLOWS)
     err = BWSS_ENOSPC;
   if (err) {
-    if (first)
-      knob_give_back_clamp (fd, clamp, FALSE);
     close (fd);
     return err;
   }
@@ -164,18 +158,10 @@ ctl_add (Ctl *c, int fd, const BwssPrefs *prefs, const char *origin, pid_t pid, 
   knob_endpoints (fd, f->local, sizeof f->local, f->remote, sizeof f->remote);
   g_hash_table_insert (c->flows, &f->id, f);
   g_hash_table_insert (c->inodes, &f->diag.inode, f);
-  /* the shim's first window: the clamp at the SYN's window until the laws'
-   * first (theirs to give back, as one of ours) — at once if no laws run */
-  if (first)
-    f->applied = clamp;
   admit (c, f, bwss__clock_now_us ());
-  BwssFlowState st;
-  if (first && (c->laws == NULL || bwss_controller_flow_state (c->laws, f->id, &st) != 0))
-    restore (c, f);
   wake (c);
-  trace_first ("admitted flow %" G_GUINT64_FORMAT " inode %" G_GUINT64_FORMAT " (%s, pid %d%s)",
-               f->id, (guint64) f->diag.inode, origin, (int) pid,
-               first ? ", first window" : "");
+  trace_first ("admitted flow %" G_GUINT64_FORMAT " inode %" G_GUINT64_FORMAT " (%s, pid %d)",
+               f->id, (guint64) f->diag.inode, origin, (int) pid);
   *out = f;
   return 0;
 }

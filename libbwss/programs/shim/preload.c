@@ -257,13 +257,7 @@ maybe_apply (void)
  * (SO_BUF_LOCK, Linux 5.14): the kernel chooses the scale from the system's
  * largest buffer and the SYN's window from this socket's.  At the socket's
  * first data the buffer goes back to the kernel's default, unlocked (its
- * autotuning grows it), with the clamp still at the SYN's window until
- * bwssd's first clamp takes over (bwssd gives it back like a clamp of its
- * own); a flow bwssd does not take gets the free clamp at once.  Released
- * at the first data, the window the first read's update offers is the
- * kernel's grown one (two segments more per segment received), and it is
- * never taken back: in the lab a download took 9 segments in the 0.15 s
- * after bwssd's first clamp of 1152 bytes.  Only for flows with
+ * autotuning grows it), and bwssd's clamp takes over.  Only for flows with
  * neither a priority nor a minimum (a video keeps the kernel's first window),
  * only where the program chose no buffer of its own, and not at all on a
  * kernel without SO_BUF_LOCK. */
@@ -294,19 +288,14 @@ saw_data (int fd)
 {
   if (fd >= 0 && fd < MAX_FD && (fd_state[fd] == FD_UNKNOWN || fd_state[fd] == FD_FIRST_WINDOW)) {
     pthread_mutex_lock (&table_lock);
-    bool first = fd_state[fd] == FD_FIRST_WINDOW;
-    if (first) {
-      int small = __atomic_load_n (&first_rcvbuf, __ATOMIC_RELAXED);
-      /* SO_RCVBUF reads twice what was set: the SYN offered the half */
-      knob_first_window_end (fd, __atomic_load_n (&kernel_rcvbuf, __ATOMIC_RELAXED), small,
-                             (uint32_t) small / 2);
+    if (fd_state[fd] == FD_FIRST_WINDOW) {
+      knob_first_window_end (fd, __atomic_load_n (&kernel_rcvbuf, __ATOMIC_RELAXED),
+                             __atomic_load_n (&first_rcvbuf, __ATOMIC_RELAXED));
       fd_state[fd] = FD_UNKNOWN;
     }
     if (fd_state[fd] == FD_UNKNOWN) {
       BwssFlow *f = NULL;
       int err = bwss_flow_register_as (domain, fd, &prefs, "shim", 0, &f);
-      if (err && first)
-        knob_give_back_clamp (fd, 0, false);   /* nobody clamps it: the free clamp */
       trace_first ("fd %d first data, registered: %s", fd, err ? bwss_strerror (err) : "ok");
       if (err == 0) {
         bwss_flow_offer_read_pacing (f);   /* the hooks below pace its reads */
