@@ -1671,8 +1671,7 @@ test_trace_first_second_join (void)
       /* with a small SYN and no delay the video is held from its start;
        * 10 ms of the kernel's window after the first byte (its update
        * offers two segments more per segment received, and an offered
-       * window is never taken back) already costs it, and 50 ms more: the
-       * shim holds the SYN's window until bwssd's first clamp */
+       * window is never taken back) already costs it, and 50 ms more */
       if (syn) {
         g_assert_cmpfloat (late[0], <, 0.10);
         g_assert_cmpfloat (late[1], >, late[0]);
