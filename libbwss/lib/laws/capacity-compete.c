@@ -402,6 +402,10 @@ capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
   /* the video first: the downloads yield what the minima miss, and more
    * (the neighbour takes its part); never below the minima */
   c->compete_yield_votes = k->deficit > 0.0 ? c->compete_yield_votes + 1 : 0;
+  if (c->compete_yield_votes >= YIELD_DECISIONS
+      && k->shortfall > DEEP * k->minima && k->u_bulk > c->compete_bulk_met_bps
+      && c->compete_peak_bps > (1.0 + ELASTIC_RISE) * c->compete_entry_bps)
+    return start_recover (c, p, now, k);
   if (c->compete_yield_votes >= YIELD_DECISIONS) {
     /* at most max_cut of what the downloads move, a decision */
     double s = k->u_kept - p->compete_yield * k->deficit;
