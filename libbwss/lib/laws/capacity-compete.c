@@ -18,6 +18,11 @@
  * hold such a queue short; it can only stop yielding to it.
  *
  *     states:  TRACK ──(detector)──► COMPETE ──(drain finds the queue ours)──► TRACK
+ *                                     │    ▲
+ *           (the video starved by our │    │ (the video met, caught up,
+ *            downloads, beside traffic▼    │  for reserve_hold_us)
+ *            that gave way)          RECOVER ──(the queue under its target)──► TRACK
+ *              COMPETE ──(the video short, nothing gave way)──► TRACK, no entry for a while
  *
  * Entry (Copa's test: does the queue nearly empty when we hold back?).
  * At every decision in TRACK the detector scores what it sees:
@@ -61,12 +66,38 @@
  * queue is the neighbour's, no target of ours), bind again, and σ climbs
  * back as Reno grows a window — a segment per RTT per download — until,
  * compete_detect_us after the last yield, no window binds, and the kernel
- * has them again.  A minimum missed by a fifth or more for half of the last
- * reserve_hold_us whatever they yielded says the traffic beside us did not give way: it is inelastic (UDP
- * above what the link leaves), competing only took the video's share, and
- * the loop goes back to TRACK and stays out of COMPETE for a while,
- * longer each time (Nimbus's question, asked with the entry as the pulse).  Decisions are two RTTs of
- * the queue that stands, not of the target.
+ * has them again.
+ *
+ * Who made the video short (Nimbus's question, asked with the entry as the
+ * pulse).  Three causes look alike at a decision — the video below its
+ * minimum — and want three answers:
+ *   - its own loss: the FIFO dropped one of its segments, its sender's
+ *     window regrows over a second or two, and it catches up from its
+ *     backlog the next second; our downloads did not take its room (they
+ *     move no more than when it was last met).  The yields answer it;
+ *     COMPETE goes on.
+ *   - starvation by our downloads: they move more than when the video was
+ *     last met (a climb back after a yield, a window released), beside
+ *     traffic that gave way (our U rose ELASTIC_RISE above the entry's: an
+ *     elastic neighbour gives our free downloads their share).  RECOVER:
+ *     the downloads cut as TRACK's cut would cut them (max_cut a decision
+ *     while the video is short, from what they move or σ, whichever is
+ *     less) and held, until the video has been met for reserve_hold_us and
+ *     has paid its debt (the bits it missed, counted in COMPETE; forgiven
+ *     after twice that, met: its source had no backlog to send); then
+ *     COMPETE's climb back at Reno's pace.  A queue under its target in
+ *     RECOVER is ours: TRACK.  Without it, a starved video ended COMPETE
+ *     through the rule below, and its hold kept the downloads at their
+ *     floors beside the neighbour for 45 s (this machine 38 % of plain
+ *     TCP's in the lab's household, docs/household.md).
+ *   - traffic that does not give way: UDP that, with the video, overfills
+ *     the link.  Our U never rose ELASTIC_RISE above the entry's (what the
+ *     free downloads gain, the video loses), or the downloads are at their
+ *     floors and the video is short all the same: competing takes the
+ *     video's share and wins nothing.  A minimum missed by a fifth or more
+ *     for half of the last reserve_hold_us whatever they yielded ends
+ *     COMPETE, and no entry for a while, longer each time.
+ * Decisions are two RTTs of the queue that stands, not of the target.
  *
  * Exit (BBR's PROBE_RTT: the only way to see a queue's floor is to stop
  * filling it).  A drain when U reaches the link this host had to itself
@@ -114,6 +145,12 @@
  * rises: 5-6 s of COMPETE at 960 kbit/s in the model). */
 #define COMPETE_HOLD_MAX 4
 
+/* Our U over the link window above what it was at the entry by this
+ * fraction of it, at any time in COMPETE, says the traffic beside us gave
+ * way: it is elastic.  Beside inelastic traffic (UDP that, with the video,
+ * overfills the link) our U stays where it was — what the free downloads
+ * gain, the video loses; beside an elastic neighbour it rises to our share
+ * of the link (2.0-2.3 to 4-6 Mbit/s in the lab's drop-tail household). */
 #define ELASTIC_RISE 0.25
 
 /* A minimum missed by more than this fraction of the minima is one that
@@ -330,7 +367,37 @@ drain_due (const BwssCapacity *c, const BwssParams *p, uint64_t now, const Capac
   return c->compete_free && has_link (c, p, k);
 }
 
-/* RECOVER: the downloads cut as TRACK's cut would, while the video owes. */
+/* ---- RECOVER (the video starved by our downloads) ---- */
+
+/* Returns true if the traffic beside us gave way since the entry: our U rose
+ * ELASTIC_RISE above what it was then. */
+static bool
+gave_way (const BwssCapacity *c)
+{
+  return c->compete_peak_bps > (1.0 + ELASTIC_RISE) * c->compete_entry_bps;
+}
+
+/* Returns true if our downloads took the video's room: it is short while
+ * they move more than at the last decision it was met. */
+static bool
+starved (const BwssCapacity *c, const CapacityCounts *k)
+{
+  return k->short_min > 0 && k->u_bulk > c->compete_bulk_met_bps;
+}
+
+/* Cuts the downloads as TRACK's cut would — max_cut a decision — from what
+ * they move or σ, whichever is less (a window the kernel offered before a
+ * cut is sent first: they may move more than σ allows for a while). */
+static void
+recover_cut (BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
+{
+  double from = k->u_kept < c->sigma_bps ? k->u_kept : c->sigma_bps;
+  double s = k->minima + (1.0 - p->max_cut) * (from - k->minima);
+  capacity_set_sigma (c, s > k->minima ? s : k->minima);
+}
+
+/* Enters RECOVER; the climb after it starts from what the downloads move
+ * now. */
 static int
 start_recover (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
 {
@@ -339,10 +406,15 @@ start_recover (BwssCapacity *c, const BwssParams *p, uint64_t now, const Capacit
   c->compete_sigma_before = k->u_kept;
   c->compete_free = false;
   c->compete_yield_at_us = now;
-  capacity_set_sigma (c, k->minima + (1.0 - p->max_cut) * (k->u_kept - k->minima));
+  recover_cut (c, p, k);
   return RULE_YIELD;
 }
 
+/* A decision in RECOVER: the queue under its target is ours (TRACK); the
+ * video met for reserve_hold_us with its debt paid (or twice that: its
+ * source had no backlog to send) ends it, and COMPETE's climb takes the
+ * downloads back at Reno's pace; while the video is short, the cut goes on;
+ * otherwise σ holds. */
 static int
 recover (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
 {
@@ -356,11 +428,8 @@ recover (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCount
     c->compete_short_score = 0.0;
     return RULE_COMPETE;
   }
-  if (k->short_min > 0) {
-    double from = k->u_kept < c->sigma_bps ? k->u_kept : c->sigma_bps;
-    double s = k->minima + (1.0 - p->max_cut) * (from - k->minima);
-    capacity_set_sigma (c, s > k->minima ? s : k->minima);
-  }
+  if (k->short_min > 0)
+    recover_cut (c, p, k);
   return RULE_YIELD;
 }
 
@@ -379,6 +448,9 @@ capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
                                                                 : 4.0 * (double) p->decision_min_us;
   double w = span / (double) (p->reserve_hold_us ? p->reserve_hold_us : 1);
   c->compete_short_score += (w < 1.0 ? w : 1.0) * (deep - c->compete_short_score);
+  /* what tells the three causes apart (the header): what the downloads
+   * moved when the video was last met, the most U since the entry, and the
+   * video's debt (what the minima missed, less what it caught up) */
   if (k->short_min == 0)
     c->compete_bulk_met_bps = k->u_bulk;
   if (k->u_link > c->compete_peak_bps)
@@ -389,11 +461,13 @@ capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
   if (c->compete_recover)
     return recover (c, p, now, k);
   if (c->compete_short_score >= FAIL_SCORE) {
-    bool elastic = c->compete_peak_bps > (1.0 + ELASTIC_RISE) * c->compete_entry_bps;
-    if (!elastic || k->bulk_floored == k->bulk)
+    /* nothing gave way, or the downloads are at their floors already:
+     * competing wins nothing */
+    if (!gave_way (c) || k->bulk_floored == k->bulk)
       return fail_compete (c, p, now, k);
-    if (k->u_bulk > c->compete_bulk_met_bps)
+    if (starved (c, k))
       return start_recover (c, p, now, k);
+    /* the video's own loss: the yields below */
   }
   if (c->compete_drain_until_us)
     return judge_drain (c, p, now, k);
@@ -402,9 +476,10 @@ capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
   /* the video first: the downloads yield what the minima miss, and more
    * (the neighbour takes its part); never below the minima */
   c->compete_yield_votes = k->deficit > 0.0 ? c->compete_yield_votes + 1 : 0;
-  if (c->compete_yield_votes >= YIELD_DECISIONS
-      && k->shortfall > DEEP * k->minima && k->u_bulk > c->compete_bulk_met_bps
-      && c->compete_peak_bps > (1.0 + ELASTIC_RISE) * c->compete_entry_bps)
+  /* deeply short two decisions in a row, our downloads having taken its
+   * room beside traffic that gave way: RECOVER at once */
+  if (c->compete_yield_votes >= YIELD_DECISIONS && k->shortfall > DEEP * k->minima
+      && starved (c, k) && gave_way (c))
     return start_recover (c, p, now, k);
   if (c->compete_yield_votes >= YIELD_DECISIONS) {
     /* at most max_cut of what the downloads move, a decision */

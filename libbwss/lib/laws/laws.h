@@ -300,12 +300,15 @@ typedef struct {
   uint64_t  compete_hold_us;  /* after COMPETE failed the video: no entry for this long,
                                * doubling (0: params' first) ... */
   uint64_t  compete_hold_until_us; /* ... until then */
-  bool      compete_recover;  /* COMPETE: in RECOVER (capacity-compete.c) */
+  bool      compete_recover;  /* COMPETE: in RECOVER — the video starved by our downloads,
+                               * which are cut and held until it has caught up */
   double    compete_bulk_met_bps; /* COMPETE: what the downloads moved at the last decision
                                * with every minimum met, bit/s */
   double    compete_entry_bps; /* COMPETE: U over the link window at the entry, bit/s */
-  double    compete_peak_bps;  /* COMPETE: the most of it since, bit/s */
-  double    compete_debt_bits; /* COMPETE: what the minima are owed, bits (≥ 0) */
+  double    compete_peak_bps;  /* COMPETE: the most of it since, bit/s (above the entry's:
+                               * the traffic beside us gave way) */
+  double    compete_debt_bits; /* COMPETE: what the minima missed since the entry, less
+                               * what they caught up, bits (never below 0) */
   bool      compete_free;     /* COMPETE: σ binds nobody — the flows without a minimum
                                * are left to the kernel (controller.c) */
 } BwssCapacity;
