@@ -149,6 +149,102 @@ test_compete_alone_at_minima (void)
   g_assert_cmpint (c.phase, ==, BWSS_PHASE_COMPETE);
 }
 
+/* The household of test_compete_alone_at_minima (a 1-Mbit/s video, two
+ * downloads at their floors, a neighbour's 130-ms queue) brought into
+ * COMPETE; returns the time of its last decision, *@floor the downloads'
+ * floor. */
+static uint64_t
+into_compete (BwssCapacity *c, BwssCapacityFlow *f, double *floor)
+{
+  *floor = bwss__progress_floor_bps (&p);
+  if (8.0 * p.min_window_bytes / 0.160 > *floor)
+    *floor = 8.0 * p.min_window_bytes / 0.160;
+  f[0] = flow (1e6, 1e6, 160000, 30000);
+  f[0].min_rate_bps = 1e6;
+  f[0].window_limited = false;
+  f[1] = f[2] = flow (*floor, *floor, 160000, 30000);
+  uint64_t t = to_track (c, f, 3, 1e6 + 2 * *floor);
+  for (uint64_t end = t + 4 * S; c->phase == BWSS_PHASE_TRACK && t < end;) {
+    t = c->next_decision_us;
+    bwss__capacity_step (c, &p, t, 1e6 + 2 * *floor, f, 3);
+  }
+  g_assert_cmpint (c->phase, ==, BWSS_PHASE_COMPETE);
+  return t;
+}
+
+/* Sets the video's rate to @video and each download's to @dl (free: not
+ * held by a window, allotted what it moves), then takes the decisions due
+ * for @us from *@t. */
+static void
+household_for (BwssCapacity *c, BwssCapacityFlow *f, double video, double dl, uint64_t *t,
+               uint64_t us)
+{
+  f[0].rate_bps = video;
+  f[0].below_min_us = video < (1.0 - p.alpha) * f[0].min_rate_bps ? 1 : 0;
+  for (int i = 1; i <= 2; i++) {
+    f[i].rate_bps = f[i].target_bps = dl;
+    f[i].window_limited = false;
+  }
+  for (uint64_t end = *t + us; c->next_decision_us <= end;) {
+    *t = c->next_decision_us;
+    bwss__capacity_step (c, &p, *t, video + 2 * dl, f, 3);
+    if (c->phase != BWSS_PHASE_COMPETE)
+      return;
+  }
+}
+
+/* Who made the video short, in COMPETE (capacity-compete.c's header): the
+ * entry is the pulse — beside traffic that gave way our U rose.  Then (1) a
+ * video short while our downloads took its room (they move more than when
+ * it was last met) is starvation: RECOVER, COMPETE goes on, and once the
+ * video is met, caught up, for reserve_hold_us, the downloads climb back;
+ * (2) a video short while they moved less (its own loss) is the yields'
+ * business: no RECOVER, no exit; (3) beside traffic that did not give way
+ * (our U where it was at the entry: what the downloads gain, the video
+ * loses) a video short for half of reserve_hold_us ends COMPETE, and no
+ * entry for a while. */
+static void
+test_compete_who_starved (void)
+{
+  BwssCapacity c;
+  BwssCapacityFlow f[3];
+  double floor;
+  /* (1) the neighbour gave way: 1.2 -> 4 Mbit/s; then the downloads rise
+   * to 1.8 Mbit/s each and the video falls to 0.6 */
+  uint64_t t = into_compete (&c, f, &floor);
+  household_for (&c, f, 1e6, 1.5e6, &t, 1 * S);
+  g_assert_cmpint (c.phase, ==, BWSS_PHASE_COMPETE);
+  g_assert_false (c.compete_recover);
+  household_for (&c, f, 0.6e6, 1.8e6, &t, 1 * S);
+  g_assert_cmpint (c.phase, ==, BWSS_PHASE_COMPETE);
+  g_assert_true (c.compete_recover);
+  double cut = c.sigma_bps;
+  g_assert_cmpfloat (cut, <, 1e6 + 2 * 1.8e6);
+  /* the video catches up (1.3 Mbit/s) with the downloads held: RECOVER
+   * holds σ until it has been met reserve_hold_us with its debt paid */
+  household_for (&c, f, 1.3e6, 1.0e6, &t, p.reserve_hold_us / 2);
+  g_assert_true (c.compete_recover);
+  g_assert_cmpfloat (c.sigma_bps, ==, cut);
+  household_for (&c, f, 1.3e6, 1.0e6, &t, 2 * p.reserve_hold_us);
+  g_assert_cmpint (c.phase, ==, BWSS_PHASE_COMPETE);
+  g_assert_false (c.compete_recover);
+  g_assert_cmpfloat (c.compete_debt_bits, ==, 0.0);
+  g_assert_cmpfloat (c.sigma_bps, >, cut);          /* the climb back */
+  /* (2) the video's own loss: it falls to 0.6 while the downloads move less
+   * than when it was last met — for 3 s, no RECOVER, no exit */
+  t = into_compete (&c, f, &floor);
+  household_for (&c, f, 1e6, 1.5e6, &t, 1 * S);
+  household_for (&c, f, 0.6e6, 1.2e6, &t, 3 * S);
+  g_assert_cmpint (c.phase, ==, BWSS_PHASE_COMPETE);
+  g_assert_false (c.compete_recover);
+  /* (3) nothing gave way: what the downloads gain (0.2 Mbit/s each), the
+   * video loses — COMPETE ends, and no entry for compete_probe_us */
+  t = into_compete (&c, f, &floor);
+  household_for (&c, f, 0.6e6, 0.2e6 + floor, &t, 3 * S);
+  g_assert_cmpint (c.phase, ==, BWSS_PHASE_TRACK);
+  g_assert_cmpuint (c.compete_hold_until_us, >=, t + p.compete_probe_us - 1 * S);
+}
+
 /* Steps @c every @step_us from *@t (its decision's due time) for @us, flows
  * @f at their queue target, the caller's rounds @gap_us apart
  * (round_gap_us); returns the decisions taken and the shortest time
@@ -1881,6 +1977,7 @@ main (int argc, char **argv)
   g_test_add_func ("/capacity/late-decisions", test_late_decisions);
   g_test_add_func ("/capacity/rule/cut", test_rule_cut);
   g_test_add_func ("/capacity/compete/alone-at-minima", test_compete_alone_at_minima);
+  g_test_add_func ("/capacity/compete/who-starved", test_compete_who_starved);
   g_test_add_func ("/capacity/rule/cut-keeps-minima", test_rule_cut_keeps_minima);
   g_test_add_func ("/capacity/rule/raise-loss-hold", test_rule_raise);
   g_test_add_func ("/capacity/rule/probe", test_rule_probe);
