@@ -461,9 +461,11 @@ capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
   if (c->compete_recover)
     return recover (c, p, now, k);
   if (c->compete_short_score >= FAIL_SCORE) {
-    /* nothing gave way, or the downloads are at their floors already:
-     * competing wins nothing */
-    if (!gave_way (c) || k->bulk_floored == k->bulk)
+    /* nothing gave way, or the downloads move no more than their floors
+     * already (twice: a download at its floor moves up to twice what the
+     * floor's estimate says): competing wins nothing.  Their rates, not
+     * their allotments: a download the kernel has is allotted nothing */
+    if (!gave_way (c) || k->u_bulk <= 2.0 * k->bulk_floors)
       return fail_compete (c, p, now, k);
     if (starved (c, k))
       return start_recover (c, p, now, k);
