@@ -45,7 +45,8 @@
  * a neighbour keeps the queue under our target, and its drops, which would
  * say the link is full, are as much the floors' and the video's own on a
  * slow link (CoDel at 960 kbit/s with UDP read as a neighbour in the
- * model, and cost the video 8 s): there the loop stays in TRACK.
+ * model, and cost the video 8 s): there capacity-aqm.c's form of this
+ * state, with its own entry and exit, holds the windows.
  *
  * COMPETE.  This host competes for its total as plain TCP would: the
  * downloads' windows go back to the kernel (compete_free; controller.c) —

@@ -266,6 +266,8 @@ count_flow (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
     k->deficit_own += f->min_rate_bps - f->rate_bps;
   if (counts && f->lost)
     k->short_lost++;
+  if (f->min_rate_bps > 0.0 && f->lost)
+    k->minima_lost++;
   if (f->window_limited)
     k->held++;
   if (f->window_limited && f->rate_bps >= (1.0 - p->alpha) * f->target_bps)

@@ -133,6 +133,7 @@ bwss__capacity_init (BwssCapacity *c)
   c->last_rule = RULE_NONE;
   capacity_forget_track (c);
   capacity_compete_init (c);
+  capacity_aqm_init (c);
 }
 
 /* ---- one predicate per rule (deficit and loss: capacity-full.c) ---- */
@@ -612,11 +613,14 @@ bwss__capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
   int rule;
   if (c->phase == BWSS_PHASE_START)
     rule = decide_start (c, p, now, &k);
+  else if (c->phase == BWSS_PHASE_COMPETE && c->compete_aqm)
+    rule = capacity_aqm_decide (c, p, now, &k, since_last);
   else if (c->phase == BWSS_PHASE_COMPETE)
     rule = capacity_compete_decide (c, p, now, &k, since_last);
   else {
     rule = decide (c, p, now, &k, since_last);
-    if (capacity_compete_watch (c, p, now, &k, since_last))
+    if (capacity_compete_watch (c, p, now, &k, since_last)
+        || capacity_aqm_watch (c, p, now, &k, since_last))
       rule = RULE_ENTER;
   }
   update_boost (c, rule, &k);

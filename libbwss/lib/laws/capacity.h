@@ -33,6 +33,7 @@ typedef struct {
   double deficit_own;  /* ... of those with a queue of their own: minima the link
                         * denies (their own evidence) */
   size_t short_lost;   /* flows counted in the deficit that lost segments */
+  size_t minima_lost;  /* flows with a minimum that lost segments */
   double band;         /* half the dead zone around q_t, µs */
   double u_link;       /* U over link_window_us at least: the link's rate for us */
   double link;         /* the link's rate for C2 and the band, bit/s */
@@ -145,5 +146,15 @@ bool capacity_compete_watch (BwssCapacity *c, const BwssParams *p, uint64_t now,
                              const CapacityCounts *k, double interval_us);
 int  capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
                               const CapacityCounts *k, double interval_us);
+
+/* capacity-aqm.c: COMPETE's form beside elastic traffic on a queue an AQM
+ * keeps short — its fields at the start; in TRACK, its detector (called at
+ * every decision the other did not enter on): returns true if it entered;
+ * in that form of COMPETE, the decision: returns the rule. */
+void capacity_aqm_init (BwssCapacity *c);
+bool capacity_aqm_watch (BwssCapacity *c, const BwssParams *p, uint64_t now,
+                         const CapacityCounts *k, double interval_us);
+int  capacity_aqm_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
+                          const CapacityCounts *k, double interval_us);
 
 #endif /* BWSS_CAPACITY_H */

@@ -302,6 +302,18 @@ typedef struct {
   uint64_t  compete_hold_until_us; /* ... until then */
   bool      compete_free;     /* COMPETE: σ binds nobody — the flows without a minimum
                                * are left to the kernel (controller.c) */
+  /* beside elastic traffic on a queue an AQM keeps short (capacity-aqm.c) */
+  bool      compete_aqm;      /* COMPETE is this form: the windows stay held */
+  double    aqm_loss_rate;    /* TRACK: our losing decisions a second lately with nothing
+                               * of ours to make a queue */
+  uint64_t  aqm_exit_at_us;   /* back to TRACK to ask again, µs */
+  uint64_t  aqm_last_loss_us; /* the last decision that found a loss of ours */
+  double    aqm_short_score;  /* the share of the last reserve_hold_us a minimum was
+                               * missed by a fifth or more, [0, 1] */
+  uint32_t  aqm_yield_votes;  /* decisions in a row a minimum was missed */
+  uint32_t  aqm_video_hold;   /* decisions σ holds after a loss of a flow with a minimum */
+  uint64_t  aqm_hold_us;      /* after a fail: no entry for this long, doubling ... */
+  uint64_t  aqm_hold_until_us;/* ... until then */
 } BwssCapacity;
 
 void bwss__capacity_init (BwssCapacity *c);
