@@ -114,6 +114,8 @@
  * rises: 5-6 s of COMPETE at 960 kbit/s in the model). */
 #define COMPETE_HOLD_MAX 4
 
+#define ELASTIC_RISE 0.25
+
 /* A minimum missed by more than this fraction of the minima is one that
  * competing costs (a neighbour's drop costs the video a few per cent for a
  * second; traffic that does not give way, a third or more for good). */
@@ -189,6 +191,11 @@ capacity_compete_init (BwssCapacity *c)
   c->compete_hold_us = 0;
   c->compete_hold_until_us = 0;
   c->compete_free = false;
+  c->compete_recover = false;
+  c->compete_bulk_met_bps = 0.0;
+  c->compete_entry_bps = 0.0;
+  c->compete_peak_bps = 0.0;
+  c->compete_debt_bits = 0.0;
 }
 
 /* Enters COMPETE: from what the flows move, the drain first due after a
@@ -205,6 +212,11 @@ enter_compete (BwssCapacity *c, const BwssParams *p, uint64_t now, const Capacit
   c->compete_free = true;
   c->compete_short_score = 0.0;
   c->compete_yield_votes = 0;
+  c->compete_recover = false;
+  c->compete_bulk_met_bps = k->u_bulk;
+  c->compete_entry_bps = k->u_link;
+  c->compete_peak_bps = k->u_link;
+  c->compete_debt_bits = 0.0;
   capacity_forget_track (c);
   double s = (1.0 + p->compete_headroom) * k->u_kept;
   capacity_set_sigma (c, s > c->sigma_bps ? s : c->sigma_bps);
@@ -318,6 +330,38 @@ drain_due (const BwssCapacity *c, const BwssParams *p, uint64_t now, const Capac
   return c->compete_free && has_link (c, p, k);
 }
 
+/* RECOVER: the downloads cut as TRACK's cut would, while the video owes. */
+static int
+start_recover (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
+{
+  c->compete_recover = true;
+  c->compete_short_score = 0.0;
+  c->compete_sigma_before = k->u_kept;
+  c->compete_free = false;
+  c->compete_yield_at_us = now;
+  capacity_set_sigma (c, k->minima + (1.0 - p->max_cut) * (k->u_kept - k->minima));
+  return RULE_YIELD;
+}
+
+static int
+recover (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
+{
+  if (k->short_min > 0 || c->compete_debt_bits > 0.0)
+    c->compete_yield_at_us = now;
+  if (k->short_min == 0 && c->compete_debt_bits <= 0.0
+      && now - c->compete_yield_at_us >= p->reserve_hold_us) {
+    c->compete_recover = false;
+    c->compete_short_score = 0.0;
+    return RULE_COMPETE;
+  }
+  if (k->short_min > 0) {
+    double s = k->minima + (1.0 - p->max_cut) * (k->u_kept - k->minima);
+    if (s < c->sigma_bps)
+      capacity_set_sigma (c, s > k->minima ? s : k->minima);
+  }
+  return RULE_YIELD;
+}
+
 int
 capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
                          const CapacityCounts *k, double interval_us)
@@ -333,8 +377,22 @@ capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
                                                                 : 4.0 * (double) p->decision_min_us;
   double w = span / (double) (p->reserve_hold_us ? p->reserve_hold_us : 1);
   c->compete_short_score += (w < 1.0 ? w : 1.0) * (deep - c->compete_short_score);
-  if (c->compete_short_score >= FAIL_SCORE)
-    return fail_compete (c, p, now, k);
+  if (k->short_min == 0)
+    c->compete_bulk_met_bps = k->u_bulk;
+  if (k->u_link > c->compete_peak_bps)
+    c->compete_peak_bps = k->u_link;
+  c->compete_debt_bits += (k->minima - (k->u - k->u_bulk)) * interval_us / 1e6;
+  if (c->compete_debt_bits < 0.0)
+    c->compete_debt_bits = 0.0;
+  if (c->compete_recover)
+    return recover (c, p, now, k);
+  if (c->compete_short_score >= FAIL_SCORE) {
+    bool elastic = c->compete_peak_bps > (1.0 + ELASTIC_RISE) * c->compete_entry_bps;
+    if (!elastic || k->bulk_floored == k->bulk)
+      return fail_compete (c, p, now, k);
+    if (k->u_bulk > c->compete_bulk_met_bps)
+      return start_recover (c, p, now, k);
+  }
   if (c->compete_drain_until_us)
     return judge_drain (c, p, now, k);
   if (drain_due (c, p, now, k))

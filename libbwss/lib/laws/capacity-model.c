@@ -297,6 +297,8 @@ count_flow (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
   /* held down by σ: allocated no more than its floor */
   if (f->min_rate_bps <= 0.0) {
     k->bulk++;
+    if (f->rate_bps > 0.0)
+      k->u_bulk += f->rate_bps;
     if (f->target_bps <= (1.0 + p->alpha) * floor)
       k->bulk_floored++;
   }

@@ -565,10 +565,11 @@ trace_decision (const BwssCapacity *c, uint64_t now, int rule, double sigma_befo
                 const CapacityCounts *k)
 {
 #ifdef CAPACITY_DEBUG
-  fprintf (stderr, "%8.3f %-9s %-9s σ %7.0f→%7.0f U %7.0f kept %7.0f unused %5.0f q %6.1f qt %6.1f hungry %zu\n",
+  fprintf (stderr, "%8.3f %-9s %-9s σ %7.0f→%7.0f U %7.0f kept %7.0f unused %5.0f q %6.1f qt %6.1f hungry %zu min %5.0f bulk %5.0f short %.2f free %d\n",
            now / 1e6, bwss_phase_name (c->phase), rule_names[rule], sigma_before / 1e3,
            c->sigma_bps / 1e3, k->u / 1e3, k->u_kept / 1e3, k->unused / 1e3, k->q / 1e3,
-           k->qt / 1e3, k->hungry);
+           k->qt / 1e3, k->hungry, (k->u - k->u_bulk) / 1e3, k->u_bulk / 1e3,
+           c->compete_short_score, c->compete_free);
 #endif
 }
 

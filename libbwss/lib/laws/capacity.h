@@ -38,6 +38,7 @@ typedef struct {
   double link;         /* the link's rate for C2 and the band, bit/s */
   size_t bulk;         /* flows without a minimum */
   size_t bulk_floored; /* ... allocated no more than their floor: σ holds them down */
+  double u_bulk;       /* Σ R_i of the flows without a minimum (the downloads), bit/s */
   size_t lost;         /* flows that lost segments during the interval */
   size_t short_min;    /* flows below their minimum ((1−α)·m_i) ... */
   double shortfall;    /* ... Σ m_i − R_i over them, bit/s */

@@ -308,6 +308,12 @@ typedef struct {
   uint64_t  compete_hold_us;  /* after COMPETE failed the video: no entry for this long,
                                * doubling (0: params' first) ... */
   uint64_t  compete_hold_until_us; /* ... until then */
+  bool      compete_recover;  /* COMPETE: in RECOVER (capacity-compete.c) */
+  double    compete_bulk_met_bps; /* COMPETE: what the downloads moved at the last decision
+                               * with every minimum met, bit/s */
+  double    compete_entry_bps; /* COMPETE: U over the link window at the entry, bit/s */
+  double    compete_peak_bps;  /* COMPETE: the most of it since, bit/s */
+  double    compete_debt_bits; /* COMPETE: what the minima are owed, bits (≥ 0) */
   bool      compete_free;     /* COMPETE: σ binds nobody — the flows without a minimum
                                * are left to the kernel (controller.c) */
 } BwssCapacity;
