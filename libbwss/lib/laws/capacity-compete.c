@@ -346,18 +346,20 @@ start_recover (BwssCapacity *c, const BwssParams *p, uint64_t now, const Capacit
 static int
 recover (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
 {
-  if (k->short_min > 0 || c->compete_debt_bits > 0.0)
+  if (k->q >= 0.0 && k->q < k->qt)
+    return exit_compete (c, now, k);
+  if (k->short_min > 0)
     c->compete_yield_at_us = now;
-  if (k->short_min == 0 && c->compete_debt_bits <= 0.0
-      && now - c->compete_yield_at_us >= p->reserve_hold_us) {
+  uint64_t met = now - c->compete_yield_at_us;
+  if (met >= p->reserve_hold_us && (c->compete_debt_bits <= 0.0 || met >= 2 * p->reserve_hold_us)) {
     c->compete_recover = false;
     c->compete_short_score = 0.0;
     return RULE_COMPETE;
   }
   if (k->short_min > 0) {
-    double s = k->minima + (1.0 - p->max_cut) * (k->u_kept - k->minima);
-    if (s < c->sigma_bps)
-      capacity_set_sigma (c, s > k->minima ? s : k->minima);
+    double from = k->u_kept < c->sigma_bps ? k->u_kept : c->sigma_bps;
+    double s = k->minima + (1.0 - p->max_cut) * (from - k->minima);
+    capacity_set_sigma (c, s > k->minima ? s : k->minima);
   }
   return RULE_YIELD;
 }

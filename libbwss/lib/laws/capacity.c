@@ -569,7 +569,7 @@ trace_decision (const BwssCapacity *c, uint64_t now, int rule, double sigma_befo
            now / 1e6, bwss_phase_name (c->phase), rule_names[rule], sigma_before / 1e3,
            c->sigma_bps / 1e3, k->u / 1e3, k->u_kept / 1e3, k->unused / 1e3, k->q / 1e3,
            k->qt / 1e3, k->hungry, (k->u - k->u_bulk) / 1e3, k->u_bulk / 1e3,
-           c->compete_short_score, c->compete_free);
+           c->compete_short_score, c->compete_free + 2 * c->compete_recover);
 #endif
 }
 
