@@ -390,7 +390,11 @@ capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
     return recover (c, p, now, k);
   if (c->compete_short_score >= FAIL_SCORE) {
     bool elastic = c->compete_peak_bps > (1.0 + ELASTIC_RISE) * c->compete_entry_bps;
-    if (!elastic || k->bulk_floored == k->bulk)
+    /* nothing gave way, or the downloads move no more than their floors
+     * already (twice: a download at its floor moves up to twice what the
+     * floor's estimate says): competing wins nothing.  Their rates, not
+     * their allotments: a download the kernel has is allotted nothing */
+    if (!elastic || k->u_bulk <= 2.0 * k->bulk_floors)
       return fail_compete (c, p, now, k);
     if (k->u_bulk > c->compete_bulk_met_bps)
       return start_recover (c, p, now, k);

@@ -299,6 +299,7 @@ count_flow (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
     k->bulk++;
     if (f->rate_bps > 0.0)
       k->u_bulk += f->rate_bps;
+    k->bulk_floors += floor;
     if (f->target_bps <= (1.0 + p->alpha) * floor)
       k->bulk_floored++;
   }

@@ -39,6 +39,7 @@ typedef struct {
   size_t bulk;         /* flows without a minimum */
   size_t bulk_floored; /* ... allocated no more than their floor: σ holds them down */
   double u_bulk;       /* Σ R_i of the flows without a minimum (the downloads), bit/s */
+  double bulk_floors;  /* ... Σ of their floors, bit/s */
   size_t lost;         /* flows that lost segments during the interval */
   size_t short_min;    /* flows below their minimum ((1−α)·m_i) ... */
   double shortfall;    /* ... Σ m_i − R_i over them, bit/s */
