@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* flowmodel.c — see flowmodel.h for the model. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "flowmodel.h"
 
@@ -22,12 +23,22 @@ void
 model_init (Model *m, double capacity_bps, double max_queue_s, double dt_s)
 {
   memset (m, 0, sizeof *m);
+  m->f = calloc (MODEL_MAX_FLOWS, sizeof *m->f);
+  if (m->f == NULL)
+    abort ();
   m->capacity_bps = capacity_bps;
   m->max_queue_s = max_queue_s;
   m->dt_s = dt_s;
   m->aqm_interval_s = DEFAULT_AQM_INTERVAL;
   m->sub_mss_yield = SUB_MSS_YIELD;
   m->above_since_s = -1.0;
+}
+
+void
+model_free (Model *m)
+{
+  free (m->f);
+  m->f = NULL;
 }
 
 size_t

@@ -124,7 +124,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MODEL_MAX_FLOWS 16
+/* a domain's worth of flows: more than the laws measure at one instant
+ * (a cell whose rounds spread, controller.c's "Rounds") */
+#define MODEL_MAX_FLOWS 320
 #define MODEL_MSS       1448
 /* what a full segment carries besides its payload on an Ethernet link, bytes:
  * Ethernet 14, IPv4 20, TCP 20, the timestamp option 12 (a 1514-byte frame,
@@ -241,7 +243,8 @@ typedef struct {
    * (the header, "With repair_holes"); false: every byte arrives in order */
   bool      repair_holes;
   size_t    n;
-  ModelFlow f[MODEL_MAX_FLOWS];
+  ModelFlow *f;             /* MODEL_MAX_FLOWS of them, from model_init() to model_free()
+                             * (a domain's worth would not fit a test's stack) */
   /* state */
   double    now_s;
   double    dt_s;
@@ -268,6 +271,7 @@ typedef struct {
 
 /* A link of @capacity_bps with a buffer of @max_queue_s; steps of @dt_s. */
 void   model_init (Model *m, double capacity_bps, double max_queue_s, double dt_s);
+void   model_free (Model *m);
 /* Adds a flow of base RTT @base_rtt_s, starting in slow start; returns its
  * index. */
 size_t model_add (Model *m, double base_rtt_s);

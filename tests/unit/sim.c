@@ -14,6 +14,11 @@ void
 sim_init (Sim *s, double capacity, const BwssParams *params, SimEvent event)
 {
   memset (s, 0, sizeof *s);
+  s->rate = g_malloc0 (SIM_MAX_SECONDS * sizeof *s->rate);
+  s->target = g_malloc0 (SIM_MAX_SECONDS * sizeof *s->target);
+  s->window = g_malloc0 (SIM_MAX_SECONDS * sizeof *s->window);
+  s->pace = g_malloc0 (SIM_MAX_SECONDS * sizeof *s->pace);
+  s->flow_queue_ms = g_malloc0 (SIM_MAX_SECONDS * sizeof *s->flow_queue_ms);
   model_init (&s->m, capacity, 0.15, 0.001);
   g_assert_cmpint (bwss_controller_new (params, &s->c), ==, 0);
   s->event = event;
@@ -216,6 +221,12 @@ sim_free (Sim *s)
     g_assert_cmpuint (compete, <=, s->seconds / 10);
   }
   bwss_controller_free (s->c);
+  model_free (&s->m);
+  g_free (s->rate);
+  g_free (s->target);
+  g_free (s->window);
+  g_free (s->pace);
+  g_free (s->flow_queue_ms);
 }
 
 double

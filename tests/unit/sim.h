@@ -55,13 +55,15 @@ struct Sim {
   double          trace_from_s, trace_to_s;
   uint64_t        samples;                   /* observations so far */
   uint64_t        now_us;
-  /* per second */
-  double          rate[SIM_MAX_SECONDS][MODEL_MAX_FLOWS];    /* bit/s */
-  double          target[SIM_MAX_SECONDS][MODEL_MAX_FLOWS];  /* bit/s, end of the second */
-  uint32_t        window[SIM_MAX_SECONDS][MODEL_MAX_FLOWS];  /* segments */
-  double          pace[SIM_MAX_SECONDS][MODEL_MAX_FLOWS];    /* read rate, bit/s; 0 = free */
+  /* per second (the per-flow records: [SIM_MAX_SECONDS][MODEL_MAX_FLOWS],
+   * on the heap from sim_init() to sim_free(): a domain's worth of flows
+   * would not fit a test's stack twice) */
+  double        (*rate)[MODEL_MAX_FLOWS];    /* bit/s */
+  double        (*target)[MODEL_MAX_FLOWS];  /* bit/s, end of the second */
+  uint32_t      (*window)[MODEL_MAX_FLOWS];  /* segments */
+  double        (*pace)[MODEL_MAX_FLOWS];    /* read rate, bit/s; 0 = free */
   double          queue_ms[SIM_MAX_SECONDS];                 /* mean queueing delay */
-  double          flow_queue_ms[SIM_MAX_SECONDS][MODEL_MAX_FLOWS]; /* ... each flow's own */
+  double        (*flow_queue_ms)[MODEL_MAX_FLOWS]; /* ... each flow's own */
   double          cross[SIM_MAX_SECONDS];                    /* cross traffic delivered */
   BwssControllerStats stats[SIM_MAX_SECONDS];
   unsigned        seconds;

@@ -601,6 +601,61 @@ test_trace_weights_8m (void)
   sim_free (&s);
 }
 
+/* A domain of many flows: 300 connections their sources hold at 20 kbit/s
+ * each (a browser's and a chat client's, 6 Mbit/s in all) beside two
+ * downloads 1:2, 24 Mbit/s drop-tail, 20 ms.  More flows move data than a
+ * round measures at one instant, so the rounds spread (controller.c,
+ * "Rounds"), and the held flows' windows carry far more than their
+ * sources send: slack, measured once per decision interval ("Measuring").
+ * At 40 s one of them starts a transfer at 4 Mbit/s: its window must
+ * follow.  The figures, as on the laws that measured every flow once a
+ * gap (main before the slack state, at every tick phase): the downloads
+ * 1:2 within 5 % of the split, the link used, the queue short, each held
+ * flow at its source's rate, the one that started at its own from 45 s;
+ * and the samples the laws took a second: the held flows 10 (one a
+ * decision interval), the downloads 25 (one a gap) — 3050, where once a
+ * gap every flow took 7550. */
+#define SPREAD_HELD 300
+static void
+test_trace_spread_held (void)
+{
+  Sim s;
+  sim_init (&s, 24e6, &delay, NULL);
+  size_t d1 = sim_add (&s, 0.020, 0, 0, 1, true);
+  sim_add (&s, 0.020, 0, 0, 2, true);
+  for (int i = 0; i < SPREAD_HELD; i++) {
+    size_t f = sim_add (&s, 0.020, 0, 0, 1, true);
+    s.m.f[f].source_bps = 20e3;
+  }
+  sim_run (&s, 10);
+  uint64_t before = s.samples;
+  sim_run (&s, 40);
+  double per_s = (double) (s.samples - before) / 30.0;
+  double one = sim_mean (&s, d1, 10, 40), two = sim_mean (&s, d1 + 1, 10, 40);
+  double a = one / (one + two), agg = sim_mean_aggregate (&s, 10, 40);
+  double q = sim_median_queue_ms (&s, 10, 40), least = INFINITY;
+  for (size_t f = 2; f < 2 + SPREAD_HELD; f++)
+    least = MIN (least, sim_mean (&s, f, 10, 40));
+  size_t rising = 2;
+  s.m.f[rising].source_bps = 4e6;
+  sim_run (&s, 60);
+  double risen = sim_mean (&s, rising, 45, 60);
+  double one2 = sim_mean (&s, d1, 45, 60), two2 = sim_mean (&s, d1 + 1, 45, 60);
+  g_test_message ("downloads %.3f / %.3f (of the two), aggregate %.0f, median queue %.1f ms, "
+                  "least held flow %.0f bit/s, %.0f samples a second; from 45 s the risen one "
+                  "%.0f bit/s, downloads %.3f / %.3f, aggregate %.0f", a, 1 - a, agg, q, least, per_s,
+                  risen, one2 / (one2 + two2), two2 / (one2 + two2), sim_mean_aggregate (&s, 45, 60));
+  g_assert_cmpfloat (fabs (a - 1 / 3.0), <=, 0.05 / 3.0);
+  g_assert_cmpfloat (agg, >=, 0.95 * 24e6);
+  g_assert_cmpfloat (q, <=, 15.0);
+  g_assert_cmpfloat (least, >=, 0.95 * 20e3);
+  g_assert_cmpfloat (per_s, <=, SPREAD_HELD * 10 + 2 * 25);
+  g_assert_cmpfloat (risen, >=, 0.95 * 4e6);
+  g_assert_cmpfloat (fabs (one2 / (one2 + two2) - 1 / 3.0), <=, 0.05 / 3.0);
+  g_assert_cmpfloat (sim_mean_aggregate (&s, 45, 60), >=, 0.95 * 24e6);
+  sim_free (&s);
+}
+
 /* An application is one download (issue 29): a download of 8 connections
  * (one group) beside a download of one, equal weights, 8 Mbit/s, 40 ms:
  * each side within 5 % of half, the link used.  Ungrouped, the eight take
@@ -1947,6 +2002,7 @@ main (int argc, char **argv)
   g_test_add_func ("/capacity/trace/capacity-step", test_trace_capacity_step);
   g_test_add_func ("/capacity/trace/fq-codel", test_trace_fq_codel);
   g_test_add_func ("/capacity/trace/fq-codel-many", test_trace_fq_codel_many);
+  g_test_add_func ("/capacity/trace/spread-held", test_trace_spread_held);
   g_test_add_func ("/capacity/trace/codel-960k", test_trace_codel_960k);
   g_test_add_func ("/capacity/trace/codel-960k-first-second", test_trace_codel_960k_first_second);
   g_test_add_func ("/capacity/trace/first-second-join", test_trace_first_second_join);

@@ -357,9 +357,17 @@ test_measure_quiet (void)
   bwss_controller_free (c);
 }
 
+/* run_sleeping()'s flows: flow i grows by grow[i] a period (its source
+ * holds it) if window_held is NULL or window_held[i] is 0; else by that
+ * fraction of what its window carries in the time since the last round at
+ * its 20-ms RTT (its window holds it; grow[i] while the window is the
+ * kernel's) */
+static const double *window_held;
+
 /* Runs @n flows (ids 1..n) for @ms as a caller that sleeps until
  * bwss_controller_next_round() does (bwssd), its period 10 ms, each flow
- * growing by grow[i] bytes per period at a 20-ms RTT: every round finds a
+ * growing by grow[i] bytes per period at a 20-ms RTT (or as its window
+ * lets it: window_held): every round finds a
  * flow due, and no flow is measured more than half a period after its due
  * time; bwss_controller_due_flows() lists exactly the flows due, and
  * bwss_controller_moved_flows() every flow observed or whose window or
@@ -379,7 +387,12 @@ run_sleeping (BwssController *c, uint64_t *now, unsigned ms, size_t n, const uin
     unsigned due = 0;
     size_t listed = bwss_controller_due_flows (c, *now, ids, n);
     for (size_t i = 0; i < n; i++) {
-      bytes[i] += grow[i] * ((*now - at) / 10000);
+      BwssFlowState w;
+      g_assert_cmpint (bwss_controller_flow_state (c, i + 1, &w), ==, 0);
+      if (window_held && window_held[i] > 0.0 && w.window_bytes > 0)
+        bytes[i] += (uint64_t) (window_held[i] * w.window_bytes * (double) (*now - at) / 20000.0);
+      else
+        bytes[i] += grow[i] * ((*now - at) / 10000);
       seen[i] = bwss_controller_due (c, i + 1, *now);
       if (!seen[i])
         continue;
@@ -471,10 +484,10 @@ test_next_round (void)
 }
 
 /* More flows moving data at a 20-ms RTT than a round may measure at one
- * instant: each takes its own slot of the 40-ms gap, a round comes every
- * period with about a quarter of them, each flow is measured once a gap,
- * and U (the sum of their own meters) reads what they move.  Once most
- * are at rest, the few that move share their rounds again. */
+ * instant, each held by its window: each takes its own slot of the 40-ms
+ * gap, a round comes every period with about a quarter of them, each flow
+ * is measured once a gap.  Once most are at rest, the few that move share
+ * their rounds again. */
 static void
 test_rounds_spread (void)
 {
@@ -488,6 +501,10 @@ test_rounds_spread (void)
   unsigned taken[N] = { 0 }, peak = 0;
   for (size_t i = 0; i < N; i++)
     grow[i] = 2000;                      /* 1.6 Mbit/s each */
+  static double held[N];
+  for (size_t i = 0; i < N; i++)
+    held[i] = 0.9;
+  window_held = held;
   unsigned rounds = run_sleeping (c, &now, 1000, N, grow, bytes, taken, NULL);
   memset (taken, 0, sizeof taken);
   rounds = run_sleeping (c, &now, 2000, N, grow, bytes, taken, &peak);
@@ -499,17 +516,17 @@ test_rounds_spread (void)
   }
   BwssControllerStats st;
   bwss_controller_stats (c, &st);
-  g_test_message ("%d flows moving data at a 20-ms RTT: %u rounds in 2 s, at most %u flows in one, "
-                  "each measured %u-%u times; U %.0f of %.0f bit/s", N, rounds, peak, least, most,
-                  st.aggregate_bps, N * 1.6e6);
+  g_test_message ("%d flows their windows hold at a 20-ms RTT: %u rounds in 2 s, at most %u flows "
+                  "in one, each measured %u-%u times; U %.0f bit/s", N, rounds, peak, least, most,
+                  st.aggregate_bps);
   g_assert_cmpuint (rounds, >=, 199);
   g_assert_cmpuint (rounds, <=, 201);
   g_assert_cmpuint (least, >=, 49);
   g_assert_cmpuint (most, <=, 51);
   g_assert_cmpuint (peak, <=, 3 * N / 10);
-  g_assert_cmpfloat (fabs (st.aggregate_bps - N * 1.6e6), <, 0.05 * N * 1.6e6);
   /* all but three at rest: once the others are quiet, the three share
    * their rounds (measured at every round) */
+  window_held = NULL;
   for (size_t i = 3; i < N; i++)
     grow[i] = 0;
   run_sleeping (c, &now, 6000, N, grow, bytes, taken, NULL);
@@ -517,6 +534,67 @@ test_rounds_spread (void)
     g_assert_cmpuint (bwss_controller_next_measure (c, i + 1), ==, 0);
   for (size_t i = 3; i < N; i++)
     g_assert_cmpuint (bwss_controller_next_measure (c, i + 1), >, now);
+  bwss_controller_free (c);
+}
+
+/* The same thousand flows, each held by its source at 1.6 Mbit/s, far
+ * less than its window carries: slack once the rounds spread, each
+ * measured once per decision interval on its own slot (10 a second, not
+ * 25), a round still every period with a tenth of them, and U (the sum of
+ * their own meters, each a rate over its own samples) reads what they
+ * move.  One whose source rises to what its window carries is measured
+ * once a gap again from its next sample; new preferences bring one back
+ * at once. */
+static void
+test_rounds_slack (void)
+{
+  enum { N = 1000 };
+  BwssController *c;
+  g_assert_cmpint (bwss_controller_new (NULL, &c), ==, 0);
+  BwssPrefs p = { 0, 0, 1 };
+  for (size_t i = 0; i < N; i++)
+    g_assert_cmpint (bwss_controller_add_flow (c, i + 1, &p, 0), ==, 0);
+  uint64_t now = 0, grow[N], bytes[N] = { 0 };
+  unsigned taken[N] = { 0 }, peak = 0;
+  for (size_t i = 0; i < N; i++)
+    grow[i] = 2000;                      /* 1.6 Mbit/s each */
+  static double held[N];
+  window_held = held;
+  run_sleeping (c, &now, 2000, N, grow, bytes, taken, NULL);
+  memset (taken, 0, sizeof taken);
+  unsigned rounds = run_sleeping (c, &now, 2000, N, grow, bytes, taken, &peak);
+  unsigned least = UINT_MAX, most = 0;
+  for (size_t i = 0; i < N; i++) {
+    least = MIN (least, taken[i]);
+    most = MAX (most, taken[i]);
+  }
+  BwssControllerStats st;
+  bwss_controller_stats (c, &st);
+  BwssFlowState fs;
+  g_assert_cmpint (bwss_controller_flow_state (c, 1, &fs), ==, 0);
+  g_test_message ("%d flows their sources hold at 1.6 Mbit/s, 20-ms RTT (window %u bytes): %u rounds "
+                  "in 2 s, at most %u flows in one, each measured %u-%u times; U %.0f of %.0f bit/s",
+                  N, fs.window_bytes, rounds, peak, least, most, st.aggregate_bps, N * 1.6e6);
+  g_assert_cmpuint (rounds, >=, 199);
+  g_assert_cmpuint (rounds, <=, 201);
+  g_assert_cmpuint (least, >=, 19);
+  g_assert_cmpuint (most, <=, 21);
+  g_assert_cmpuint (peak, <=, 3 * N / 20);
+  g_assert_cmpfloat (fabs (st.aggregate_bps - N * 1.6e6), <, 0.05 * N * 1.6e6);
+  /* flow 1's source rises beyond what its window carries: held by its
+   * window, it is measured every gap again from its next sample (within a
+   * decision interval) */
+  held[0] = 0.9;
+  run_sleeping (c, &now, 200, N, grow, bytes, taken, NULL);
+  memset (taken, 0, sizeof taken);
+  run_sleeping (c, &now, 1000, N, grow, bytes, taken, NULL);
+  g_test_message ("... flow 1 at what its window carries: measured %u times in 1 s", taken[0]);
+  g_assert_cmpuint (taken[0], >=, 24);
+  /* new preferences: due at once */
+  g_assert_cmpuint (bwss_controller_next_measure (c, 2), >, now);
+  g_assert_cmpint (bwss_controller_set_prefs (c, 2, &p, now), ==, 0);
+  g_assert_cmpuint (bwss_controller_next_measure (c, 2), ==, 0);
+  window_held = NULL;
   bwss_controller_free (c);
 }
 
@@ -590,6 +668,7 @@ main (int argc, char **argv)
   g_test_add_func ("/controller/sender-segment", test_sender_segment);
   g_test_add_func ("/controller/next-round", test_next_round);
   g_test_add_func ("/controller/rounds-spread", test_rounds_spread);
+  g_test_add_func ("/controller/rounds-slack", test_rounds_slack);
   g_test_add_func ("/controller/paper/weights", test_weights);
   g_test_add_func ("/controller/paper/weights-960k", test_weights_small_link);
   g_test_add_func ("/controller/paper/rtt-unfairness", test_rtt_unfairness);

@@ -460,6 +460,7 @@ test_fcs_converges (void)
   g_test_message ("3 Mbit/s target at 50 ms: %.0f bit/s, w = %u", r, s.f.window);
   g_assert_cmpfloat (r, >=, 0.95 * 3e6);
   g_assert_cmpfloat (r, <=, 1.05 * 3e6);
+  model_free (&s.m);
 }
 
 static void
@@ -479,6 +480,7 @@ test_fcs_follows_rtt_change (void)
   r = run_fcs (&s, 3e6, 20, 5);
   g_assert_cmpfloat (r, >=, 0.95 * 3e6);
   g_assert_cmpfloat (r, <=, 1.05 * 3e6);
+  model_free (&s.m);
 }
 
 static void
@@ -493,6 +495,7 @@ test_fcs_follows_target_change (void)
   r = run_fcs (&s, 4e6, 10, 5);
   g_assert_cmpfloat (r, >=, 0.95 * 4e6);
   g_assert_cmpfloat (r, <=, 1.05 * 4e6);
+  model_free (&s.m);
 }
 
 /* The paper's smallest windows: 496 kbit/s at 70 ms is 3 segments. */
@@ -507,6 +510,7 @@ test_fcs_small_window (void)
    * average must still sit near the target */
   g_assert_cmpfloat (r, >=, 0.85 * 496e3);
   g_assert_cmpfloat (r, <=, 1.15 * 496e3);
+  model_free (&s.m);
 }
 
 /* A flow limited elsewhere must not wind its window up for ever. */
@@ -525,6 +529,7 @@ test_fcs_no_windup (void)
   r = run_fcs (&s, 3e6, 20, 5);
   g_assert_cmpfloat (r, >=, 0.95 * 3e6);
   g_assert_cmpfloat (r, <=, 1.05 * 3e6);
+  model_free (&s.m);
 }
 
 static void

@@ -24,7 +24,7 @@
  * settle_cycles FCS cycles of the slowest flow: a cycle is the hold after a
  * change (RTT + 3φ) plus one estimation period.
  *
- * Measuring.  A flow is in one of two states.  MEASURE_EVERY (a new flow,
+ * Measuring.  A flow is in one of three states.  MEASURE_EVERY (a new flow,
  * one that moves data, one with a minimum): the caller measures it at
  * every tick.  MEASURE_QUIET (entry: MEASURE_QUIET_SAMPLES samples in a row
  * carried no byte and found none unread, and it has no minimum: a
@@ -43,6 +43,22 @@
  * 2.4 Mbit/s link with its minimum kept, its fetches seen up to a gap late
  * moved the downloads beside it by −32 %, +7 % and −20 % at three tick
  * phases.
+ * MEASURE_SLACK (only while the rounds spread, below, and in the delay
+ * loop; entry: MEASURE_SLACK_SAMPLES samples in a row, a flow without a
+ * minimum and not released, whose mean over the last decision interval is
+ * at most SLACK_FRACTION of what its window carries in its RTT — its source
+ * or its reader holds it, not its window): its window holds nothing back,
+ * so its samples serve only U and the delay loop's decisions, which read
+ * each flow's mean over an interval ending at its last sample (estimator.c:
+ * a rate over the interval measured, however far apart its samples); it is
+ * measured once per decision interval (slack_gap()), on its own slot.
+ * Exit (measured every gap again, on its own slot): a sample whose mean is
+ * above that fraction (it may reach its window), a window change that
+ * leaves its window carrying less than its last mean asks of a slack flow,
+ * a minimum or new preferences, the rounds together again.  In the urgent
+ * check (queue_above()) a slack flow sampled longer than the rounds' gap
+ * ago may say that the queue stands, never that it is gone: the urgent cut
+ * comes no later than when every flow is measured once a gap.
  * bwss_controller_next_measure() tells the caller when each flow is due;
  * the laws run on the samples that came.
  *
@@ -109,9 +125,22 @@
  * since the last. */
 #define MEASURE_QUIET_GAP_MAX_US 160000ull
 
+/* A flow whose mean over the last decision interval is at most this
+ * fraction of what its window carries in an RTT (8·w / RTT) is slack: its
+ * rate may double before its window holds it, and a rise that doubles it
+ * shows at its next sample, a decision interval later at most, when it is
+ * measured every gap again (the header's "Measuring"). */
+#define SLACK_FRACTION           0.5
+/* Samples in a row that find a flow slack before it is measured as one:
+ * three gaps of the spread rounds (120 ms at 40 ms), more than a decision
+ * interval, so that one interval's lull of a transfer is not taken for its
+ * source's pace. */
+#define MEASURE_SLACK_SAMPLES    3
+
 typedef enum {
   MEASURE_EVERY,                /* measured at every tick (once a gap while the rounds spread) */
   MEASURE_QUIET,                /* measured every gap_us (the header's "Measuring") */
+  MEASURE_SLACK,                /* its window holds nothing: once per decision interval */
 } Measure;
 
 typedef enum {
@@ -147,6 +176,7 @@ typedef struct {
   bool        have_bytes;
   Measure     measure;
   uint32_t    quiet;            /* samples in a row that carried nothing */
+  uint32_t    slack;            /* samples in a row that found it slack (SLACK_FRACTION) */
   bool        sampled;          /* observed since the last tick */
   bool        moved;            /* at the last tick: sampled before it, or its window or
                                  * read rate moved (bwss_controller_moved_flows()) */
@@ -336,6 +366,7 @@ bwss_controller_set_prefs (BwssController *c, uint64_t id, const BwssPrefs *pref
   c->planned = false;
   f->measure = MEASURE_EVERY;           /* what it asks for now shows at once */
   f->quiet = 0;
+  f->slack = 0;
   f->next_measure_us = 0;
   c->reallocate = true;
   return BWSS_OK;
@@ -665,14 +696,17 @@ capacity_view (BwssController *c, uint64_t now_us, uint64_t window_us)
  * until a first is fresh (no fresh flow: no queue, not above).  A domain's
  * thousand flows are not each read at every tick for this. */
 static bool
-queue_above (const BwssController *c, uint64_t window_us, double bar_us)
+queue_above (const BwssController *c, uint64_t now_us, uint64_t window_us, double bar_us)
 {
   bool any = false;
   for (size_t i = 0; i < c->n; i++) {
     const Flow *f = &c->flows[i];
     uint32_t base = bwss__base_rtt_get (&f->base);
     double q = (double) f->rtt_us - (double) base, mean, bytes;
-    if (f->rtt_us == 0 || base == 0 || (any && q > bar_us))
+    /* a slack flow's sample older than the rounds' gap may say that the
+     * queue stands, not that it is gone (the header's "Measuring") */
+    bool stale = f->measure == MEASURE_SLACK && now_us - f->last_sample_us > c->capacity.round_gap_us;
+    if (f->rtt_us == 0 || base == 0 || (any && q > bar_us) || (stale && q <= bar_us))
       continue;
     /* fewer than two segments even by the meter's bound: not fresh, its
      * history not walked (most of a large domain's flows, each with a
@@ -743,7 +777,7 @@ tick_delay (BwssController *c, uint64_t now_us)
    * (bwss_controller_stats()) between decisions while the rounds spread */
   double bar = bwss__capacity_due_bar (cap, now_us, c->n);
   bool view = cap->last_decision_us == now_us || bar == -INFINITY
-      || (bar < INFINITY && queue_above (c, window, bar));
+      || (bar < INFINITY && queue_above (c, now_us, window, bar));
   c->u_window_us = window;
   c->u_later = !view && c->rounds == ROUNDS_SPREAD;
   if (view)
@@ -788,19 +822,55 @@ next_in_slot (const Flow *f, uint64_t last_us, uint64_t gap_us)
   return t < from ? t + gap_us : t;
 }
 
+/* Returns the gap between a slack flow's samples, µs: the delay loop's
+ * shortest decision interval in whole control periods, so that each
+ * decision reads a mean of every slack flow ending at most that long
+ * before it; never shorter than the rounds' gap. */
+static uint64_t
+slack_gap (const BwssController *c)
+{
+  uint64_t period = c->p.min_phi_us ? c->p.min_phi_us : 1;
+  uint64_t gap = c->p.decision_min_us / period * period;
+  return gap > c->capacity.round_gap_us ? gap : c->capacity.round_gap_us;
+}
+
+/* Returns true if flow @f, just sampled, is slack (the header's
+ * "Measuring"): the rounds spread, the delay loop, no minimum, its window
+ * set by its FCS (not the kernel's, not below a segment), and its mean
+ * over the last decision interval at most SLACK_FRACTION of what that
+ * window carries in its RTT. */
+static bool
+slack_now (const BwssController *c, const Flow *f)
+{
+  if (c->rounds != ROUNDS_SPREAD || paper_loop (c) || has_minimum (f) || f->rtt_us == 0
+      || f->fcs.state == BWSS_FCS_RELEASED || f->fcs.sub)
+    return false;
+  uint32_t mss = f->mss ? f->mss : c->p.default_mss;
+  double w = bwss__fcs_window_bytes (&f->fcs, &c->p, mss);
+  double mean = bwss_estimator_mean (&f->fcs.est, c->p.decision_min_us);
+  return w > 0.0 && mean >= 0.0 && mean <= SLACK_FRACTION * 8.0 * w / ((double) f->rtt_us / 1e6);
+}
+
 /* Moves flow @f's measuring state after this tick's step and sets when it
  * is next due (the header's "Measuring").  The state moves on a sample
- * only; between its samples a quiet flow keeps its time, unless a window
- * change of its takes effect sooner. */
+ * only; between its samples a quiet or slack flow keeps its time, unless a
+ * window change of its takes effect sooner. */
 static void
-schedule_measure (Flow *f, uint64_t now_us)
+schedule_measure (const BwssController *c, Flow *f, uint64_t now_us)
 {
   if (f->sampled) {
     f->sampled = false;
     if (f->quiet < MEASURE_QUIET_SAMPLES || has_minimum (f)) {
-      f->measure = MEASURE_EVERY;
-      f->next_measure_us = 0;
+      f->slack = slack_now (c, f) ? f->slack + 1 : 0;
+      if (f->slack >= MEASURE_SLACK_SAMPLES) {
+        f->measure = MEASURE_SLACK;
+        f->next_measure_us = next_in_slot (f, f->last_sample_us, slack_gap (c));
+      } else {
+        f->measure = MEASURE_EVERY;
+        f->next_measure_us = 0;
+      }
     } else {
+      f->slack = 0;
       if (f->measure == MEASURE_QUIET) {
         f->gap_us = 2 * f->gap_us;
         if (f->gap_us > MEASURE_QUIET_GAP_MAX_US)
@@ -813,8 +883,19 @@ schedule_measure (Flow *f, uint64_t now_us)
     }
   }
   const BwssEstimator *e = &f->fcs.est;
-  if (f->measure == MEASURE_QUIET && e->period_bytes == UINT64_MAX && e->period_start_us > now_us
-      && e->period_start_us < f->next_measure_us)
+  bool changed = e->period_bytes == UINT64_MAX && e->period_start_us > now_us;
+  /* a window change of a slack flow that leaves it slack (slack_now() on
+   * its last mean and the new window) shows at its next sample: its FCS's
+   * period opens a little later, and the window holds nothing either way.
+   * One whose new window could hold it is measured every gap again, on
+   * its own slot (schedule_rounds()): flows whose windows one decision
+   * moved are not all due at one instant. */
+  if (f->measure == MEASURE_SLACK && changed && !slack_now (c, f)) {
+    f->measure = MEASURE_EVERY;
+    f->slack = 0;
+    f->next_measure_us = 0;
+  }
+  if (f->measure == MEASURE_QUIET && changed && e->period_start_us < f->next_measure_us)
     f->next_measure_us = e->period_start_us;
 }
 
@@ -873,15 +954,16 @@ round_gap (const BwssController *c, const Flow *f)
   return gap > period ? gap : period;
 }
 
-/* Returns the gap of the rounds while flows are measured at every round:
- * the shortest of their round_gap()s, µs; 0 if none is. */
+/* Returns the gap of the rounds while flows move data (measured at every
+ * round, or slack): the shortest of their round_gap()s, µs; 0 if none
+ * does. */
 static uint64_t
 rounds_gap (const BwssController *c)
 {
   uint64_t gap = 0;
   for (size_t i = 0; i < c->n; i++) {
     const Flow *f = &c->flows[i];
-    if (f->measure == MEASURE_EVERY) {
+    if (f->measure != MEASURE_QUIET) {
       uint64_t g = round_gap (c, f);
       if (gap == 0 || g < gap)
         gap = g;
@@ -948,12 +1030,13 @@ static void
 schedule_rounds (BwssController *c)
 {
   /* rounds_gap() and the count in one pass, first_due() in the next: a
-   * domain's thousand flows are walked twice a tick here, not four times */
+   * domain's thousand flows are walked twice a tick here, not four times;
+   * a slack flow moves data and counts as one measured at every tick */
   size_t every = 0;
   uint64_t gap = 0;
   for (size_t i = 0; i < c->n; i++) {
     const Flow *f = &c->flows[i];
-    if (f->measure == MEASURE_EVERY) {
+    if (f->measure != MEASURE_QUIET) {
       every++;
       uint64_t g = round_gap (c, f);
       if (gap == 0 || g < gap)
@@ -968,11 +1051,22 @@ schedule_rounds (BwssController *c)
   uint64_t first = UINT64_MAX;
   for (size_t i = 0; i < c->n; i++) {
     Flow *f = &c->flows[i];
+    if (f->measure == MEASURE_SLACK && c->rounds == ROUNDS_TOGETHER) {
+      f->measure = MEASURE_EVERY;        /* slack only while the rounds spread */
+      f->slack = 0;
+    }
     if (f->measure == MEASURE_EVERY) {
       if (c->rounds == ROUNDS_TOGETHER)
         f->next_measure_us = 0;
-      else if (f->next_measure_us == 0)
-        f->next_measure_us = next_in_slot (f, f->last_sample_us, gap);
+      else if (f->next_measure_us == 0) {
+        /* a gap after its last sample; one that left slack between its
+         * samples (schedule_measure()), within a gap after the next round
+         * (this one has measured) */
+        uint64_t from = f->last_sample_us, after = c->last_tick_us + c->p.min_phi_us / 2 + 1;
+        if (from + gap / 2 < after)
+          from = after - gap / 2;
+        f->next_measure_us = next_in_slot (f, from, gap);
+      }
     }
     if ((f->measure != MEASURE_EVERY || c->rounds == ROUNDS_SPREAD) && f->next_measure_us < first)
       first = f->next_measure_us;        /* first_due() */
@@ -1023,7 +1117,7 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
       f->window_low = f->fcs.window;
     f->pace_bps = bwss__fcs_pace_bps (&f->fcs, &c->p, target);
     f->moved = f->sampled || f->fcs.window != window || f->fcs.sub != sub || f->pace_bps != pace_bps;
-    schedule_measure (f, now_us);
+    schedule_measure (c, f, now_us);
   }
   schedule_rounds (c);
 }

@@ -343,8 +343,10 @@ observe (Ctl *c, CtlFlow *f, guint64 now)
  * with each segment under a clamp raised (tcp_grow_window()): a measurement
  * that reads it at the window set finds that clamp in place, or a larger
  * one no segment has used yet (seen at the next).  A flow not measured this
- * round is at rest — no byte for a second, none unread at its last
- * measurement — so its first new data shows at its next measurement. */
+ * round is one the laws do not ask about yet (bwss_controller_due_flows():
+ * at rest, slack — its window carries twice what it moves — or waiting for
+ * its slot of the rounds' gap): a clamp the kernel moved meanwhile is read
+ * back at its next measurement. */
 static void
 apply (Ctl *c, CtlFlow *f)
 {
