@@ -656,6 +656,50 @@ test_trace_spread_held (void)
   sim_free (&s);
 }
 
+/* The link under spread-held's domain halves for 20 s (24 → 12 Mbit/s at
+ * 20-40 s): the urgent cut and σ's way down and up again with most flows
+ * slack, each sampled once per decision interval.  The figures at every
+ * tick phase (docs/testing.md, "The sixth step", has them beside the laws
+ * that measured every flow once a gap, which reach them at most phases):
+ * the queue's worst second in the drop's first three at most 20 ms
+ * (10.5-18.4), its median over the drop at most 5 ms (1.6-3.3), the link
+ * used over the drop (95 % of 12 Mbit/s) and after it (95 % of 24), the
+ * held flows at their sources' rate throughout. */
+static void
+half_20_40 (Sim *s, unsigned sec)
+{
+  s->m.capacity_bps = (sec >= 20 && sec < 40) ? 12e6 : 24e6;
+}
+
+static void
+test_trace_spread_step (void)
+{
+  Sim s;
+  sim_init (&s, 24e6, &delay, half_20_40);
+  sim_add (&s, 0.020, 0, 0, 1, true);
+  sim_add (&s, 0.020, 0, 0, 2, true);
+  for (int i = 0; i < SPREAD_HELD; i++) {
+    size_t f = sim_add (&s, 0.020, 0, 0, 1, true);
+    s.m.f[f].source_bps = 20e3;
+  }
+  sim_run (&s, 60);
+  double worst = 0.0, least = INFINITY;
+  for (unsigned t = 20; t < 23; t++)
+    worst = MAX (worst, s.queue_ms[t]);
+  for (size_t f = 2; f < 2 + SPREAD_HELD; f++)
+    least = MIN (least, sim_mean (&s, f, 10, 60));
+  double q = sim_median_queue_ms (&s, 22, 40), in = sim_mean_aggregate (&s, 22, 40);
+  double after = sim_mean_aggregate (&s, 45, 60);
+  g_test_message ("the drop's worst queue second %.1f ms, median %.1f ms; aggregate 22-40 s %.0f, "
+                  "45-60 s %.0f; least held flow %.0f bit/s", worst, q, in, after, least);
+  g_assert_cmpfloat (worst, <=, 20.0);
+  g_assert_cmpfloat (q, <=, 5.0);
+  g_assert_cmpfloat (in, >=, 0.95 * 12e6);
+  g_assert_cmpfloat (after, >=, 0.95 * 24e6);
+  g_assert_cmpfloat (least, >=, 0.95 * 20e3);
+  sim_free (&s);
+}
+
 /* An application is one download (issue 29): a download of 8 connections
  * (one group) beside a download of one, equal weights, 8 Mbit/s, 40 ms:
  * each side within 5 % of half, the link used.  Ungrouped, the eight take
@@ -2003,6 +2047,7 @@ main (int argc, char **argv)
   g_test_add_func ("/capacity/trace/fq-codel", test_trace_fq_codel);
   g_test_add_func ("/capacity/trace/fq-codel-many", test_trace_fq_codel_many);
   g_test_add_func ("/capacity/trace/spread-held", test_trace_spread_held);
+  g_test_add_func ("/capacity/trace/spread-step", test_trace_spread_step);
   g_test_add_func ("/capacity/trace/codel-960k", test_trace_codel_960k);
   g_test_add_func ("/capacity/trace/codel-960k-first-second", test_trace_codel_960k_first_second);
   g_test_add_func ("/capacity/trace/first-second-join", test_trace_first_second_join);
