@@ -542,7 +542,7 @@ test_rounds_spread (void)
  * measured once per decision interval on its own slot (10 a second, not
  * 25), a round still every period with a tenth of them, and U (the sum of
  * their own meters, each a rate over its own samples) reads what they
- * move.  One whose source rises to what its window carries is measured
+ * move.  One whose source rises beyond what its window carries is measured
  * once a gap again from its next sample; new preferences bring one back
  * at once. */
 static void
@@ -588,7 +588,7 @@ test_rounds_slack (void)
   run_sleeping (c, &now, 200, N, grow, bytes, taken, NULL);
   memset (taken, 0, sizeof taken);
   run_sleeping (c, &now, 1000, N, grow, bytes, taken, NULL);
-  g_test_message ("... flow 1 at what its window carries: measured %u times in 1 s", taken[0]);
+  g_test_message ("... flow 1 held by its window: measured %u times in 1 s", taken[0]);
   g_assert_cmpuint (taken[0], >=, 24);
   /* new preferences: due at once */
   g_assert_cmpuint (bwss_controller_next_measure (c, 2), >, now);
