@@ -94,6 +94,37 @@ test_estimator_mean_interpolates (void)
   g_assert_cmpfloat (bwss_estimator_mean (&g, 10 * S), <, 0.0);
 }
 
+/* Samples at unequal intervals (a slack flow's, 100 ms apart, between a
+ * flow's 40-ms ones): every mean is over the interval the samples span —
+ * the window ends at the last sample, its start interpolated between the
+ * two around it — and each estimation period's R_φ over the period as
+ * measured, however long past φ it ran; a rate that changed at a sample
+ * is read from that sample on. */
+static void
+test_estimator_unequal_intervals (void)
+{
+  BwssEstimator e;
+  bwss_estimator_init (&e);
+  static const uint64_t at_ms[] = { 0, 40, 80, 180, 280, 320, 420, 460, 560, 660 };
+  unsigned periods = 0;
+  for (size_t k = 0; k < G_N_ELEMENTS (at_ms); k++) {   /* 1 Mbit/s: 125 bytes a ms */
+    if (bwss_estimator_sample (&e, at_ms[k] * MS, at_ms[k] * 125, 80 * MS, 0.5, STEP)) {
+      periods++;
+      g_assert_cmpfloat_with_epsilon (e.rate_bps, 1e6, 1e-3);
+    }
+  }
+  g_assert_cmpuint (periods, >=, 4);
+  for (uint64_t w = 30; w <= 600; w += 70)
+    g_assert_cmpfloat_with_epsilon (bwss_estimator_mean (&e, w * MS), 1e6, 1e-3);
+  /* from 660 ms at 3 Mbit/s, sampled 100 ms apart: a window within the
+   * new rate reads it, one reaching back before 660 ms the mix */
+  uint64_t b660 = 660 * 125;
+  bwss_estimator_sample (&e, 760 * MS, b660 + 100 * 375, 80 * MS, 0.5, STEP);
+  bwss_estimator_sample (&e, 860 * MS, b660 + 200 * 375, 80 * MS, 0.5, STEP);
+  g_assert_cmpfloat_with_epsilon (bwss_estimator_mean (&e, 200 * MS), 3e6, 1e-3);
+  g_assert_cmpfloat_with_epsilon (bwss_estimator_mean (&e, 400 * MS), 2e6, 1e-3);
+}
+
 /* The bound of the bytes over a window (what the delay loop's urgent check
  * asks of every flow first): never below the bytes the meter reads, and the
  * same when the window covers the whole history; samples at irregular
@@ -569,6 +600,7 @@ main (int argc, char **argv)
   g_test_add_func ("/estimator/restart", test_estimator_restart);
   g_test_add_func ("/estimator/mean-interpolates", test_estimator_mean_interpolates);
   g_test_add_func ("/estimator/bytes-bound", test_estimator_bytes_bound);
+  g_test_add_func ("/estimator/unequal-intervals", test_estimator_unequal_intervals);
   g_test_add_func ("/fcs/init-and-hold", test_fcs_init_and_hold);
   g_test_add_func ("/fcs/eq3-decrease", test_fcs_eq3_decrease);
   g_test_add_func ("/fcs/eq3-floor-at-one", test_fcs_eq3_floor_at_one);
