@@ -608,8 +608,8 @@ test_trace_weights_8m (void)
  * "Rounds"), and the held flows' windows carry far more than their
  * sources send: slack, measured once per decision interval ("Measuring").
  * At 40 s one of them starts a transfer at 4 Mbit/s: its window must
- * follow.  The figures, as on the laws that measured every flow once a
- * gap (main before the slack state, at every tick phase): the downloads
+ * follow.  The figures, as the laws that measure every flow once a gap
+ * reach them too (docs/testing.md, "The sixth step"): the downloads
  * 1:2 within 5 % of the split, the link used, the queue short, each held
  * flow at its source's rate, the one that started at its own from 45 s;
  * and the samples the laws took a second: the held flows 10 (one a
