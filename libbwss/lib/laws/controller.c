@@ -57,8 +57,8 @@
  * leaves its window carrying less than its last mean asks of a slack flow,
  * a minimum or new preferences, the rounds together again.  In the urgent
  * check (queue_above()) a slack flow sampled longer than the rounds' gap
- * ago may say that the queue stands, never that it is gone: the urgent cut
- * comes no later than when every flow is measured once a gap.
+ * ago may say that the queue stands, never that it is gone: a sample
+ * older than any the urgent check read before cannot hold the cut back.
  * bwss_controller_next_measure() tells the caller when each flow is due;
  * the laws run on the samples that came.
  *
