@@ -178,6 +178,30 @@ with tempfile.TemporaryDirectory() as d:
     check("bwss-adopt met every target in 0 of 0 cells judged" in text and "40.00 / 0.25 / 0.04 / -" in text,
           "--adopt: a fourth mode in every figure and its own count")
 
+# ---- the commit a run carries: its build's source tree's ----
+with tempfile.TemporaryDirectory() as d:
+    src, build, export = os.path.join(d, "src"), os.path.join(d, "build"), os.path.join(d, "export")
+    os.makedirs(os.path.join(build, "meson-info"))
+    os.makedirs(export)
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
+               GIT_COMMITTER_EMAIL="t@t")
+    made = subprocess.run("git init -q %s && git -C %s commit -q --allow-empty -m x && git -C %s rev-parse --short=12 HEAD"
+                          % (src, src, src), shell=True, capture_output=True, text=True, env=env)
+    sha = made.stdout.strip()
+
+    def info(source):
+        with open(os.path.join(build, "meson-info", "meson-info.json"), "w") as f:
+            json.dump({"directories": {"source": source, "build": build}}, f)
+    info(src)
+    check(made.returncode == 0 and len(sha) == 12 and matrix.commit(build) == sha,
+          "a run carries the commit of the tree its build was configured from (%s, %s)" % (matrix.commit(build), sha))
+    info(export)
+    check(matrix.commit(build) == "unknown (%s)" % export,
+          "a build from a tree outside git carries no commit: %s" % matrix.commit(build))
+    own = matrix.commit()
+    check(matrix.commit(os.path.join(d, "none")) == own and own != "unknown",
+          "without a build's meson-info, the lab's own tree (%s)" % own)
+
 # ---- the targets' bounds, each at its edge ----
 def judged(bwss, tcp=None, ideal=None):
     runs = {"tcp": summary("tcp", **(tcp or {})), "bwss": summary("bwss", **bwss),

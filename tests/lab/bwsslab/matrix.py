@@ -313,16 +313,31 @@ def pending(out, cell, modes, again=False):
     return [m for m in modes if again or not (m in runs and runs[m].get("valid"))]
 
 
-def commit():
-    """The commit of the tree the lab runs from (with '+' if it has changes)."""
+def build_source(build_dir):
+    """The source tree @build_dir was configured from (meson-info), or None."""
+    try:
+        with open(os.path.join(build_dir, "meson-info", "meson-info.json")) as f:
+            return json.load(f)["directories"]["source"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def commit(build_dir=None):
+    """The commit of the tree the runs' programs were built from (with '+'
+    if it has changes): @build_dir's source tree (meson-info), the lab's own
+    tree without one.  A build from a tree outside git (an export) is
+    "unknown (SOURCE)": a run never carries the commit of a tree it did not
+    run."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    if build_dir is not None:
+        root = build_source(build_dir) or root
     try:
         head = subprocess.run(["git", "-C", root, "rev-parse", "--short=12", "HEAD"], capture_output=True,
                               text=True, check=True).stdout.strip()
         dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "--untracked-files=no"],
                                capture_output=True, text=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+        return "unknown (%s)" % root
     return head + ("+" if dirty else "")
 
 
@@ -350,7 +365,7 @@ def run(args, run_once, check_tools, command):
         sys.exit(130)
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
-    rev = commit()
+    rev = commit(build_dir)
     failed, invalid, faults = [], [], []
     for k, c in enumerate(chosen):
         todo = pending(out, c, cell_modes(c, modes), args.again)
