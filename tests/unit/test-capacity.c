@@ -1967,14 +1967,34 @@ test_trace_matrix_wifi_20m (void)
   matrix_cell (&wifi_20m, 1, 0.36, 0.0);
 }
 
-/* The matrix's fq_codel wifi cell at 20 Mbit/s, fq_codel-cubic-wifi-20M. */
+/* The matrix's fq_codel wifi cell at 20 Mbit/s, fq_codel-cubic-wifi-20M,
+ * its worst on the video.  The lab (7b047eb, one run): the video at 90 %
+ * of its minimum in 55 % of the 55 capable seconds, a required prebuffer
+ * of 4.71 s, the downloads 2176 + 1962 kbit/s (the ideal router 5012 +
+ * 2071).  The model: the video 36 / 39 of those 55 s (65 / 71 %), the
+ * prebuffer 5.18 / 4.57 s, the downloads' use of what the video leaves
+ * 29.1 / 25.5 % (before 6.16 / 6.16+) — the video about the lab's, the
+ * downloads below it.  Where the video's seconds go (the breakdown in
+ * --verbose): 13 of its 16-19 short seconds come while the UDP runs and
+ * the link less the UDP falls below the video's minimum (3 on the
+ * second's mean, 10 in a dip within it): fq_codel gives the UDP its share
+ * and the video's own queue the rest, so the video's sender sees CoDel's
+ * drops whatever the downloads do (the ideal router serves the video
+ * first).  The lab's trace has 16 such seconds of its 55 (3 and 13).  The
+ * rest are σ above the link after a fall (3-6).  And the link: the flows
+ * leave 38-40 % of it, 29-32 points of that below σ — after each of the
+ * video's losses rule "deficit" takes σ to the dip's rate, the raise is
+ * bounded by loss_raise for loss_memory_us and stops at that dip's link
+ * while the link is back.  Asserted: the video short in at most 6 of the 21
+ * seconds the model counts, the downloads' use at least the model's 25 %
+ * (the lab's is higher: the model is short there). */
 static void
 test_trace_matrix_wifi_fq_20m (void)
 {
   const Cell wifi_fq_20m = { "matrix fq_codel wifi 20M", 20e6, 0.150, 0.005, true, 9e6, 2, 1,
                              rtt_20_80, 20e6 / 3, TRACE_WIFI, false, 0.0, 0.0, true, 60, 20, 40,
                              0.0, false };
-  matrix_cell (&wifi_fq_20m, 60, 0.0, 0.0);
+  matrix_cell (&wifi_fq_20m, 6, 0.25, 0.0);
 }
 
 /* Fig. 7 as the lab runs it (960 kbit/s drop-tail 150 ms, the video at its
