@@ -1946,8 +1946,12 @@ test_trace_matrix_wifi (void)
  * run): the downloads used 44.2 % of what the video leaves (the ideal
  * router 95.2 %), the video at 90 % of its minimum in 52 of 55 capable
  * seconds.  The model reproduces it: over ten tick phases the downloads
- * use 36.8-56.5 % under 6.16+ (39.7-54.3 % before), the video 51-52 of the
- * lab's 55 capable seconds.  Where the link goes: σ follows the dips — a
+ * use 42.0-56.5 % under 6.16+ (39.7-54.5 % before; 36.8-56.5 % before
+ * regime "moving" started the probe at the link seen busy), the video
+ * 51-52 of the lab's 55 capable seconds; of its 3-4 short seconds all come
+ * while the UDP runs and the link less the UDP falls below the video's
+ * minimum (in the second's mean or in a dip within it: the breakdown in
+ * --verbose).  Where the link goes: σ follows the dips — a
  * dip fills the queue, "cut" (several decisions in a row while the kernel's
  * RTT average still reads the drained queue) takes σ to the dip's rate,
  * the raise climbs back to the link seen busy there plus what the video
@@ -1964,7 +1968,7 @@ test_trace_matrix_wifi_20m (void)
   const Cell wifi_20m = { "matrix droptail150 wifi 20M", 20e6, 0.150, 0.0, false, 9e6, 2, 1,
                           rtt_20_80, 20e6 / 3, TRACE_WIFI, false, 0.0, 0.0, true, 60, 20, 40,
                           0.0, false };
-  matrix_cell (&wifi_20m, 1, 0.36, 0.0);
+  matrix_cell (&wifi_20m, 1, 0.41, 0.0);
 }
 
 /* The matrix's fq_codel wifi cell at 20 Mbit/s, fq_codel-cubic-wifi-20M,
@@ -1985,16 +1989,18 @@ test_trace_matrix_wifi_20m (void)
  * leave 38-40 % of it, 29-32 points of that below σ — after each of the
  * video's losses rule "deficit" takes σ to the dip's rate, the raise is
  * bounded by loss_raise for loss_memory_us and stops at that dip's link
- * while the link is back.  Asserted: the video short in at most 6 of the 21
- * seconds the model counts, the downloads' use at least the model's 25 %
- * (the lab's is higher: the model is short there). */
+ * while the link is back.  Over ten tick phases the video 36-40 of the 55
+ * capable seconds, the downloads' use 21.8-27.8 % under 6.16+.  Asserted:
+ * the video short in at most 6 of the 21 seconds the model counts, the
+ * downloads' use at least the model's worst phase (the lab's is higher:
+ * the model is short there). */
 static void
 test_trace_matrix_wifi_fq_20m (void)
 {
   const Cell wifi_fq_20m = { "matrix fq_codel wifi 20M", 20e6, 0.150, 0.005, true, 9e6, 2, 1,
                              rtt_20_80, 20e6 / 3, TRACE_WIFI, false, 0.0, 0.0, true, 60, 20, 40,
                              0.0, false };
-  matrix_cell (&wifi_fq_20m, 6, 0.25, 0.0);
+  matrix_cell (&wifi_fq_20m, 6, 0.21, 0.0);
 }
 
 /* Fig. 7 as the lab runs it (960 kbit/s drop-tail 150 ms, the video at its
