@@ -56,6 +56,12 @@
  * |           |                              |                                             | doubles while the queue stays empty         |
  * | hold      |                              | otherwise                                   | —                                           |
  *
+ * Regime "moving", a state of TRACK (entry and exit: update_moving): a link
+ * whose rate moves faster than the loop settles, as a Wi-Fi station's — the
+ * link seen busy dipped and came back within a few seconds.  There the
+ * link seen busy is the last dip's, and the ramp that reaches it starts
+ * its probe at once (at_known).
+ *
  * A cut is a drain, then a cruise (as BBR drains its queue): while the
  * queue is above its target U' is what the link delivers to us, so σ = U'
  * holds the queue where it is (C1) and σ below it drains the excess.  The
@@ -533,7 +539,9 @@ note_busy_link (BwssCapacity *c, const BwssParams *p, uint64_t now, const Capaci
  * back after longer than the window), a neighbour that comes and goes
  * slower than that, and the start's climb that a first cut ends (a rise,
  * then a fall) are no dip; the Wi-Fi trace's levels (0.5-1.5 of its mean)
- * dip and come back every few hundred ms. */
+ * dip and come back every few hundred ms.  (A probe that found a queue
+ * waits twice as long before the next here too: not doubling the wait
+ * cost the 60-ms wifi cell 4-6 points at two tick phases of ten.) */
 #define MOVING_WINDOW_US  (5ull * 1000000ull)  /* fifteen levels of the trace; a step
                                                 * that lasts longer is two steps */
 #define MOVING_SPREAD_IN  1.3
