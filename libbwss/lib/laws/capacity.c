@@ -550,6 +550,10 @@ note_busy_link (BwssCapacity *c, const BwssParams *p, uint64_t now, const Capaci
 static void
 update_moving (BwssCapacity *c, uint64_t now)
 {
+  if (c->phase != BWSS_PHASE_TRACK) {
+    c->moving = false;
+    return;
+  }
   double spread = c->moving ? MOVING_SPREAD_OUT : MOVING_SPREAD_IN;
   double lo = INFINITY, hi = 0.0;
   bool fell = false, rose = false;
