@@ -112,9 +112,7 @@ capacity_act_deficit (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
   double busy = k->u_link;
   if (k->deficit_own > 0.0 && k->u > busy)
     busy = k->u;
-  c->busy_link_bps = busy;
-  if (busy > c->link_max_bps)
-    c->link_max_bps = busy;
+  capacity_note_busy (c, now, busy);
   /* the video's own queue shows the next overshoot at the next decision:
    * no bound on the raises then (fq_codel 8M, downloads 91 → 95 % of what
    * the video leaves); without it a raise goes blind into losses the video

@@ -56,6 +56,12 @@
  * |           |                              |                                             | doubles while the queue stays empty         |
  * | hold      |                              | otherwise                                   | —                                           |
  *
+ * Regime "moving", a state of TRACK (entry and exit: update_moving): a link
+ * whose rate moves faster than the loop settles, as a Wi-Fi station's — the
+ * link seen busy dipped and came back within a few seconds.  There the
+ * link seen busy is the last dip's, and the ramp that reaches it starts
+ * its probe at once (at_known).
+ *
  * A cut is a drain, then a cruise (as BBR drains its queue): while the
  * queue is above its target U' is what the link delivers to us, so σ = U'
  * holds the queue where it is (C1) and σ below it drains the excess.  The
@@ -352,6 +358,17 @@ probe_may_step (const BwssCapacity *c, const BwssParams *p, uint64_t now, const 
   return true;
 }
 
+/* Returns true if σ has reached the link seen busy, @known: within
+ * KNOWN_REACHED of it (the ramp stops at it, and what the others leave idle
+ * moves it by a few bit/s a decision: σ that followed it from just below
+ * would never count as there, and no probe would start). */
+#define KNOWN_REACHED 0.001
+static bool
+at_known (const BwssCapacity *c, double known)
+{
+  return c->sigma_bps >= (c->moving ? 1.0 - KNOWN_REACHED : 1.0) * known;
+}
+
 /* Returns σ raised by @step: from σ, or from what the flows move if σ is 0
  * (a cut to minima of 0; a ramp is relative, it would stay at 0 for good);
  * the ramp stops at the link seen busy (@known); and never more than
@@ -365,7 +382,7 @@ raised_sigma (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *
 {
   double from = c->sigma_bps > 0.0 ? c->sigma_bps : k->u_kept;
   double s = from * (1.0 + step);
-  if (c->sigma_bps < known && s > known)
+  if (!at_known (c, known) && s > known)
     s = known;
   double most = (k->u_kept + k->unused) * (1.0 + p->max_raise);
   if (s > most)
@@ -383,7 +400,7 @@ act_raise (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCou
 {
   double step = raise_by (c, p, now, k);
   double known = known_link (c, k);
-  if (c->sigma_bps >= known) {
+  if (at_known (c, known)) {
     if (!probe_may_step (c, p, now, k))
       return RULE_HOLD;
     if (c->probe_from_bps <= 0.0) {
@@ -500,7 +517,7 @@ update_boost (BwssCapacity *c, int rule, const CapacityCounts *k)
  * link); and the largest of those (what read pacing may rely on,
  * controller.c). */
 static void
-note_busy_link (BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
+note_busy_link (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
 {
   /* in COMPETE the queue is the neighbour's too: U is our share, not the link */
   if (c->phase != BWSS_PHASE_TRACK || !(k->q >= 0.0 && k->q >= k->qt))
@@ -508,9 +525,54 @@ note_busy_link (BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
   double busy = k->u_link;
   if (c->busy_link_bps > 0.0 && busy > (1.0 + p->max_raise) * c->busy_link_bps)
     busy = (1.0 + p->max_raise) * c->busy_link_bps;
-  c->busy_link_bps = busy;
-  if (busy > c->link_max_bps)
-    c->link_max_bps = busy;
+  capacity_note_busy (c, now, busy);
+}
+
+/* Regime "moving": a link whose rate moves faster than the loop settles
+ * (a Wi-Fi station's rate, a new one every few hundred ms).  What the link
+ * seen busy said of it is past within a level: the ramp that stops at it
+ * stops at the last dip.  The samples are the links seen busy of the last
+ * MOVING_WINDOW_US, in their order: the link moves when one of them fell
+ * below an earlier one and a later one rose above the least since, each
+ * by a factor (MOVING_SPREAD_IN to enter, MOVING_SPREAD_OUT to stay): a dip
+ * the link came back from.  A step (the link falls and stays, or comes
+ * back after longer than the window), a neighbour that comes and goes
+ * slower than that, and the start's climb that a first cut ends (a rise,
+ * then a fall) are no dip; the Wi-Fi trace's levels (0.5-1.5 of its mean)
+ * dip and come back every few hundred ms.  (A probe that found a queue
+ * waits twice as long before the next here too: not doubling the wait
+ * cost the 60-ms wifi cell 4-6 points at two tick phases of ten.) */
+#define MOVING_WINDOW_US  (5ull * 1000000ull)  /* fifteen levels of the trace; a step
+                                                * that lasts longer is two steps */
+#define MOVING_SPREAD_IN  1.3
+#define MOVING_SPREAD_OUT 1.15                  /* hysteresis: levels near the mean */
+
+static void
+update_moving (BwssCapacity *c, uint64_t now)
+{
+  if (c->phase != BWSS_PHASE_TRACK) {
+    c->moving = false;
+    return;
+  }
+  double spread = c->moving ? MOVING_SPREAD_OUT : MOVING_SPREAD_IN;
+  double lo = INFINITY, hi = 0.0;
+  bool fell = false, rose = false;
+  for (unsigned j = 0; j < BWSS_CAPACITY_BUSY_HISTORY; j++) {
+    unsigned i = (c->busy_seen_head + j) % BWSS_CAPACITY_BUSY_HISTORY;   /* oldest first */
+    uint64_t at = c->busy_seen_at_us[i];
+    if (!at || now - at > MOVING_WINDOW_US)
+      continue;
+    double b = c->busy_seen_bps[i];
+    if (fell && b >= spread * lo)
+      rose = true;
+    if (!fell && hi > 0.0 && b * spread <= hi) {
+      fell = true;
+      lo = b;
+    }
+    lo = fmin (lo, b);
+    hi = fmax (hi, b);
+  }
+  c->moving = fell && rose;
 }
 
 /* Returns when the decision after one at @now is due, @interval_us on.
@@ -547,7 +609,8 @@ record (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts
   c->queue_target_us = k->qt;
   c->last_band_us = k->band;
   c->link_bps = k->link;
-  note_busy_link (c, p, k);
+  note_busy_link (c, p, now, k);
+  update_moving (c, now);
   if (k->q >= c->queue_peak_us || now - c->queue_peak_at_us > p->own_queue_memory_us) {
     c->queue_peak_us = k->q;
     c->queue_peak_at_us = now;
@@ -565,8 +628,8 @@ trace_decision (const BwssCapacity *c, uint64_t now, int rule, double sigma_befo
                 const CapacityCounts *k)
 {
 #ifdef CAPACITY_DEBUG
-  fprintf (stderr, "%8.3f %-9s %-9s σ %7.0f→%7.0f U %7.0f kept %7.0f unused %5.0f q %6.1f qt %6.1f hungry %zu\n",
-           now / 1e6, bwss_phase_name (c->phase), rule_names[rule], sigma_before / 1e3,
+  fprintf (stderr, "%8.3f %-9s%s %-9s σ %7.0f→%7.0f U %7.0f kept %7.0f unused %5.0f q %6.1f qt %6.1f hungry %zu\n",
+           now / 1e6, bwss_phase_name (c->phase), c->moving ? "~" : " ", rule_names[rule], sigma_before / 1e3,
            c->sigma_bps / 1e3, k->u / 1e3, k->u_kept / 1e3, k->unused / 1e3, k->q / 1e3,
            k->qt / 1e3, k->hungry);
 #endif

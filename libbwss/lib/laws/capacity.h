@@ -8,6 +8,7 @@
 #ifndef BWSS_CAPACITY_H
 #define BWSS_CAPACITY_H
 
+#include <string.h>
 #include "laws.h"
 
 /* What a decision of the delay loop sees, from one pass over the flows. */
@@ -108,6 +109,19 @@ CapacityCounts capacity_count (const BwssCapacity *c, const BwssParams *p, doubl
  * the last decisions. */
 void capacity_u_record (BwssCapacity *c, double u, double interval_us);
 
+/* Records @busy as the link seen busy at @now (its largest, and the
+ * samples regime "moving" reads: capacity.c). */
+static inline void
+capacity_note_busy (BwssCapacity *c, uint64_t now, double busy)
+{
+  c->busy_link_bps = busy;
+  if (busy > c->link_max_bps)
+    c->link_max_bps = busy;
+  c->busy_seen_bps[c->busy_seen_head] = busy;
+  c->busy_seen_at_us[c->busy_seen_head] = now ? now : 1;
+  c->busy_seen_head = (c->busy_seen_head + 1) % BWSS_CAPACITY_BUSY_HISTORY;
+}
+
 /* capacity-full.c: rules "deficit" and "loss" (predicate, action), and the
  * vote every decision casts for "loss". */
 bool capacity_rule_deficit (const BwssCapacity *c, const CapacityCounts *k);
@@ -126,6 +140,9 @@ static inline void
 capacity_forget_track (BwssCapacity *c)
 {
   c->busy_link_bps = 0.0;
+  memset (c->busy_seen_at_us, 0, sizeof c->busy_seen_at_us);
+  c->busy_seen_head = 0;
+  c->moving = false;
   c->cruise_bps = 0.0;
   c->drain_until_us = 0;
   c->last_probed_us = 0;

@@ -243,6 +243,7 @@ uint32_t bwss__base_rtt_get (const BwssBaseRtt *b);
 
 /* Decisions whose U the link's rate is averaged over (link_window_us). */
 #define BWSS_CAPACITY_U_HISTORY 16
+#define BWSS_CAPACITY_BUSY_HISTORY 32
 
 /* What the delay loop sees of one flow over the last decision interval. */
 typedef struct {
@@ -270,6 +271,11 @@ typedef struct {
   double    busy_link_bps;    /* the link seen busy (capacity.h, "Busy"): U when it
                                * last was, what it gives us; 0 = never */
   double    link_max_bps;     /* the largest of those, 0 = never */
+  double    busy_seen_bps[BWSS_CAPACITY_BUSY_HISTORY];  /* the last of those, ... */
+  uint64_t  busy_seen_at_us[BWSS_CAPACITY_BUSY_HISTORY];/* ... when (0: none) */
+  uint32_t  busy_seen_head;
+  bool      moving;           /* TRACK's regime "moving": the link seen busy
+                               * spreads (capacity.c) */
   double    queue_peak_us;    /* the link's largest queue lately (own_queue_memory_us) */
   uint64_t  queue_peak_at_us; /* ... measured then */
   double    cruise_bps;       /* σ after the running drain (rule "cut") */
