@@ -131,37 +131,6 @@
  * them late is no shortfall. */
 #define YIELD_DECISIONS 2
 
-#ifndef HELD_FAIL_FLOORED
-#define HELD_FAIL_FLOORED 1
-#endif
-#ifndef HELD_FREE
-#define HELD_FREE 0
-#endif
-#ifndef HELD_RECUT
-#define HELD_RECUT 4
-#endif
-#ifndef HELD_RECUT_KEEP
-#define HELD_RECUT_KEEP 0.0
-#endif
-#ifndef HELD_DRAIN
-#define HELD_DRAIN 1
-#endif
-#ifndef HELD_SHARED_LOSS
-#define HELD_SHARED_LOSS 0
-#endif
-#ifndef HELD_YIELD
-#define HELD_YIELD 4.0
-#endif
-#ifndef HELD_RELEASE_US
-#define HELD_RELEASE_US 0
-#endif
-#ifndef HELD_DEEP_TOO
-#define HELD_DEEP_TOO 0
-#endif
-#ifndef HELD_ON
-#define HELD_ON 1
-#endif
-
 /* ---- the detector (TRACK) ---- */
 
 /* Returns true if this host moves about all of the link it had to itself
@@ -206,8 +175,6 @@ score (BwssCapacity *c, const BwssParams *p, double x, double interval_us)
   c->foreign_score += w * (x - c->foreign_score);
 }
 
-static void held_reset (BwssCapacity *c);
-
 void
 capacity_compete_init (BwssCapacity *c)
 {
@@ -222,7 +189,6 @@ capacity_compete_init (BwssCapacity *c)
   c->compete_hold_us = 0;
   c->compete_hold_until_us = 0;
   c->compete_free = false;
-  held_reset (c);
 }
 
 /* Enters COMPETE: from what the flows move, the drain first due after a
@@ -237,7 +203,6 @@ enter_compete (BwssCapacity *c, const BwssParams *p, uint64_t now, const Capacit
   c->compete_drain_until_us = 0;
   c->compete_sigma_before = 0.0;
   c->compete_free = true;
-  held_reset (c);
   c->compete_short_score = 0.0;
   c->compete_yield_votes = 0;
   capacity_forget_track (c);
@@ -266,77 +231,6 @@ capacity_compete_watch (BwssCapacity *c, const BwssParams *p, uint64_t now,
 
 /* ---- COMPETE ---- */
 
-#ifndef HELD_KEEP
-#define HELD_KEEP 0.25
-#endif
-#ifndef HELD_BACKOFF
-#define HELD_BACKOFF 0.1
-#endif
-#ifndef HELD_PACE
-#define HELD_PACE 0.3
-#endif
-#ifndef HELD_MET
-#define HELD_MET 2
-#endif
-
-static void
-held_reset (BwssCapacity *c)
-{
-  c->compete_ceiling = 0.0;
-  c->compete_met_votes = 0;
-  c->compete_cutting = false;
-}
-
-static int
-held_decide (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k,
-             double interval_us)
-{
-  bool short_now = k->short_min > 0;
-  c->compete_yield_votes = short_now ? c->compete_yield_votes + 1 : 0;
-  c->compete_met_votes = short_now ? 0 : c->compete_met_votes + 1;
-  double rtt = (k->rtt_ref - k->qt + (k->q > 0.0 ? k->q : 0.0)) / 1e6;
-  double reno = rtt > 0.0 ? (double) k->bulk * 8.0 * p->default_mss * (interval_us / 1e6) / (rtt * rtt)
-                          : 0.0;
-  c->compete_free = false;
-  bool ours_lost = HELD_SHARED_LOSS && k->lost > k->short_lost;
-  if (!c->compete_cutting && c->compete_yield_votes >= YIELD_DECISIONS && !ours_lost) {
-    double at = (1.0 - HELD_BACKOFF) * k->u_kept;
-    if (c->compete_ceiling <= 0.0 || at < c->compete_ceiling)
-      c->compete_ceiling = at;
-    c->compete_cutting = true;
-    c->compete_yield_at_us = now;
-    double cut = k->u_kept - HELD_YIELD * k->shortfall;
-    double least = k->minima + HELD_KEEP * (k->u_kept - k->minima);
-    capacity_set_sigma (c, cut > least ? cut : least);
-    return RULE_YIELD;
-  }
-  if (c->compete_cutting) {
-    if (HELD_RECUT && c->compete_yield_votes >= HELD_RECUT) {
-      c->compete_yield_votes = 0;
-      capacity_set_sigma (c, k->minima + HELD_RECUT_KEEP * (k->u_kept - k->minima));
-      return RULE_YIELD;
-    }
-    if (c->compete_met_votes < HELD_MET)
-      return RULE_YIELD;
-    c->compete_cutting = false;
-  }
-  if (HELD_RELEASE_US && now - c->compete_yield_at_us >= HELD_RELEASE_US) {
-    held_reset (c);
-    c->compete_free = true;
-    capacity_set_sigma (c, (1.0 + p->compete_headroom) * k->u_kept);
-    return RULE_COMPETE;
-  }
-  c->compete_ceiling += HELD_PACE * reno;
-  if (HELD_FREE && c->compete_ceiling >= (1.0 + p->compete_headroom) * k->u_kept) {
-    c->compete_free = true;
-    capacity_set_sigma (c, (1.0 + p->compete_headroom) * k->u_kept);
-    return RULE_COMPETE;
-  }
-  capacity_set_sigma (c, c->compete_ceiling > k->minima ? c->compete_ceiling : k->minima);
-  return RULE_COMPETE;
-}
-
-
 /* Leaves COMPETE: the queue was ours.  σ from what the flows move; the
  * link seen busy was our share beside the neighbour, not the link. */
 static int
@@ -348,7 +242,6 @@ exit_compete (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
   c->foreign_score = 0.0;
   c->compete_drain_until_us = 0;
   c->compete_free = false;
-  held_reset (c);
   capacity_forget_track (c);
   capacity_set_sigma (c, k->u_kept > k->minima ? k->u_kept : k->minima);
   return RULE_EXIT;
@@ -422,11 +315,7 @@ drain_due (const BwssCapacity *c, const BwssParams *p, uint64_t now, const Capac
 {
   if (now >= c->compete_probe_at_us)
     return true;
-  if (c->compete_ceiling > 0.0 && k->q >= 0.0 && k->q < k->qt)
-    return true;
-  bool unbound = c->compete_ceiling > 0.0 && !c->compete_cutting
-      && c->compete_ceiling >= (1.0 + p->compete_headroom) * k->u_kept;
-  return (c->compete_free || (HELD_DRAIN && unbound)) && has_link (c, p, k);
+  return c->compete_free && has_link (c, p, k);
 }
 
 int
@@ -440,8 +329,6 @@ capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
    * short, or deeply short for a decision (its rate over one is a few
    * segments), is a drop's doing, which the yields answer. */
   double deep = k->short_min > 0 && k->shortfall > DEEP * k->minima ? 1.0 : 0.0;
-  if (HELD_FAIL_FLOORED && c->compete_ceiling > 0.0)
-    deep = (k->short_min > 0 && k->bulk_floored == k->bulk) || (HELD_DEEP_TOO && deep > 0.0) ? 1.0 : 0.0;
   double span = interval_us < 4.0 * (double) p->decision_min_us ? interval_us
                                                                 : 4.0 * (double) p->decision_min_us;
   double w = span / (double) (p->reserve_hold_us ? p->reserve_hold_us : 1);
@@ -452,8 +339,6 @@ capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
     return judge_drain (c, p, now, k);
   if (drain_due (c, p, now, k))
     return start_drain (c, p, now, k);
-  if (HELD_ON && (c->compete_ceiling > 0.0 || (k->short_min > 0 && c->compete_yield_votes + 1 >= YIELD_DECISIONS)))
-    return held_decide (c, p, now, k, interval_us);
   /* the video first: the downloads yield what the minima miss, and more
    * (the neighbour takes its part); never below the minima */
   c->compete_yield_votes = k->deficit > 0.0 ? c->compete_yield_votes + 1 : 0;

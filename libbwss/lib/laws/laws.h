@@ -308,9 +308,6 @@ typedef struct {
   uint64_t  compete_hold_us;  /* after COMPETE failed the video: no entry for this long,
                                * doubling (0: params' first) ... */
   uint64_t  compete_hold_until_us; /* ... until then */
-  double    compete_ceiling;  /* COMPETE, held: the downloads' σ, bit/s (0: not held) */
-  uint32_t  compete_met_votes;/* COMPETE, held: decisions in a row every minimum was met */
-  bool      compete_cutting;  /* COMPETE, held: cut while the video catches up */
   bool      compete_free;     /* COMPETE: σ binds nobody — the flows without a minimum
                                * are left to the kernel (controller.c) */
 } BwssCapacity;
