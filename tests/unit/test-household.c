@@ -774,6 +774,7 @@ test_calibrate (void)
   g_assert_cmpfloat (bl, <=, 4.0);
 }
 
+/* The runs' logs (g_test_message) while the frontier prints its table. */
 static void
 print_nothing (const gchar *text)
 {
@@ -782,15 +783,14 @@ print_nothing (const gchar *text)
 
 /* One row of the frontier: @label's figures against plain TCP's @tcp. */
 static void
-frontier_row (const House *h, const char *cell, const char *label, int latch,
-              const HouseResult *tcp, const HouseResult *r)
+frontier_row (const char *cell, const char *label, int latch, const HouseResult *tcp,
+              const HouseResult *r)
 {
   unsigned shorts = r->counted - r->at_min90;
   printf ("| %s | %s | %s | %.1f | %.1f | %u of %u | %.0f | %.0f | %.0f | %.0f |\n", cell,
           latch ? "6.16+" : "before 6.16", label, 100.0 * r->total / tcp->total,
           100.0 * r->at_min90 / r->counted, r->short_own_loss, shorts, r->video / 1e3,
           r->neighbour / 1e3, 100.0 * r->dl[0] / tcp->dl[0], 100.0 * r->dl[1] / tcp->dl[1]);
-  (void) h;
 }
 
 /* test-household --frontier: the policies above and the law, in the cells
@@ -813,33 +813,33 @@ frontier (void)
     const House *h = &cells[c];
     house_policy = NULL;
     HouseResult tcp = run_pooled (h, false, true);
-    frontier_row (h, h->name, "plain TCP", 1, &tcp, &tcp);
+    frontier_row (h->name, "plain TCP", 1, &tcp, &tcp);
     for (int latch = 0; latch < 2; latch++) {
       char label[64];
       HouseResult r;
       house_policy = NULL;
       r = run_pooled (h, true, latch);
-      frontier_row (h, h->name, "COMPETE (the law)", latch, &tcp, &r);
+      frontier_row (h->name, "COMPETE (the law)", latch, &tcp, &r);
       for (size_t i = 0; i < G_N_ELEMENTS (shares); i++) {
         Policy p = { shares[i], -1.0, false, { 0 } };
         house_policy = &p;
         r = run_pooled (h, false, latch);
         g_snprintf (label, sizeof label, "share %.1f", shares[i]);
-        frontier_row (h, h->name, label, latch, &tcp, &r);
+        frontier_row (h->name, label, latch, &tcp, &r);
       }
       for (size_t i = 0; i < G_N_ELEMENTS (cuts); i++) {
         Policy p = { -1.0, cuts[i], false, { 0 } };
         house_policy = &p;
         r = run_pooled (h, false, latch);
         g_snprintf (label, sizeof label, "oracle %.2f", cuts[i]);
-        frontier_row (h, h->name, label, latch, &tcp, &r);
+        frontier_row (h->name, label, latch, &tcp, &r);
       }
       for (size_t i = 0; i < G_N_ELEMENTS (both); i++) {
         Policy p = { both[i], 0.5, false, { 0 } };
         house_policy = &p;
         r = run_pooled (h, false, latch);
         g_snprintf (label, sizeof label, "share %.1f + oracle 0.50", both[i]);
-        frontier_row (h, h->name, label, latch, &tcp, &r);
+        frontier_row (h->name, label, latch, &tcp, &r);
       }
     }
   }
