@@ -14,6 +14,7 @@
  * DELAY otherwise (no neighbour, UDP only, fq_codel's flow queues).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <glib.h>
@@ -49,6 +50,8 @@ typedef struct {
   unsigned back_at;                 /* first second after nb_off from which the
                                      * detector says DELAY for good (0: never off) */
   double   min_progress_s;          /* the longest a download went without 2 segments */
+  unsigned short_own_loss;          /* seconds under 90 % of its minimum with a loss of the
+                                     * video's own in them or in the second before */
 } HouseResult;
 
 static const House *house_now;
@@ -98,6 +101,67 @@ house_event (Sim *s, unsigned sec)
       sim_stop_flow (s, nb_first + k);
 }
 
+/* ---- the frontier: simple receiver policies, not the law ----
+ *
+ * What can any receiver reach beside a plain-CUBIC neighbour on a shared
+ * FIFO?  These policies hold this machine's downloads by their advertised
+ * windows (the only knob a receiver has) with knowledge no law has; the
+ * video and the neighbour are plain (the kernel's windows):
+ *   - share f: the downloads together at f of the path's in-flight,
+ *     C × the RTT each download's receiver measures (the neighbour's queue
+ *     included), split evenly, never under two segments;
+ *   - oracle k: the downloads free until the video's source has fallen
+ *     behind by oracle_lead_s of its minimum (the shortfall, the instant it
+ *     starts, which no receiver sees that soon), then each held at k of its
+ *     congestion window of that instant until the video has caught up;
+ *   - both: the share, and the oracle's cuts under it.
+ * test-household --frontier prints the table (docs/household.md). */
+typedef struct {
+  double   share;          /* of C × RTT measured; < 0: none */
+  double   cut;            /* oracle: what a cut keeps of the window; < 0: no oracle */
+  bool     cutting;
+  double   held[4];        /* the windows while cutting, bytes */
+} Policy;
+
+static Policy *house_policy;       /* set: our flows plain, the downloads held by it */
+
+/* How far behind its source the video is when the oracle cuts: a tenth of
+ * a second of its minimum (the second still reaches 90 % of it). */
+static const double oracle_lead_s = 0.1;
+
+static void
+policy_tick (Sim *s)
+{
+  Policy *p = house_policy;
+  const House *h = house_now;
+  const ModelFlow *v = &s->m.f[0];
+  if (p->cut >= 0.0) {
+    if (!p->cutting && v->source_backlog_bits > oracle_lead_s * h->video_min) {
+      p->cutting = true;
+      for (unsigned d = 0; d < h->downloads; d++) {
+        const ModelFlow *f = &s->m.f[1 + d];
+        double w = f->cwnd_bytes;
+        if (f->window_bytes && f->window_bytes < w)
+          w = f->window_bytes;
+        p->held[d] = p->cut * w;
+      }
+    } else if (p->cutting && v->source_backlog_bits <= 0.0) {
+      p->cutting = false;
+    }
+  }
+  for (unsigned d = 0; d < h->downloads; d++) {
+    ModelFlow *f = &s->m.f[1 + d];
+    double w = INFINITY;
+    if (p->share >= 0.0 && f->rcv_rtt_us > 0)
+      w = p->share * s->m.capacity_bps / 8.0 * (f->rcv_rtt_us / 1e6) / h->downloads;
+    if (p->cutting && p->held[d] < w)
+      w = p->held[d];
+    if (w < 2.0 * MODEL_MSS)
+      w = 2.0 * MODEL_MSS;
+    f->window_bytes = isinf (w) ? 0 : (uint32_t) w;
+  }
+}
+
 /* Returns true if second @t's right answer is COMPETE. */
 static bool
 elastic_neighbour (const House *h, unsigned t)
@@ -115,6 +179,11 @@ run_house (const House *h, bool controlled, bool latch)
   s.m.aqm_target_s = h->aqm_s;
   s.m.fq = h->fq;
   s.m.rcv_rtt_latch = latch;
+  if (house_policy) {
+    controlled = false;
+    house_policy->cutting = false;
+    s.on_tick = policy_tick;
+  }
   s.m.source_buffer = h->cubic;              /* the lab's video source: a backlog */
   /* the lab's shared FIFO drops the segments that arrive at it full: one
    * or two flows lose at an overflow, not all (flowmodel.h) */
@@ -134,8 +203,10 @@ run_house (const House *h, bool controlled, bool latch)
   /* progress: the longest gap without two segments, per download */
   uint64_t last_bytes[4] = { 0 };
   double last_at[4] = { 0 }, worst = 0.0;
+  uint32_t video_losses[91] = { 0 };          /* the video's losses by the end of each second */
   for (unsigned sec = 1; sec <= 90; sec++) {
     sim_run (&s, sec);
+    video_losses[sec] = s.m.f[v].losses;
     for (unsigned d = 0; d < h->downloads; d++) {
       const ModelFlow *f = &s.m.f[1 + d];
       if (f->bytes >= last_bytes[d] + 2 * MODEL_MSS) {
@@ -168,6 +239,8 @@ run_house (const House *h, bool controlled, bool latch)
     r.counted++;
     if (s.rate[t][v] >= 0.90 * h->video_min)
       r.at_min90++;
+    else if (video_losses[t + 1] > video_losses[t > 0 ? t - 1 : 0])
+      r.short_own_loss++;
     if (s.rate[t][v] >= 0.95 * h->video_min)
       r.at_min++;
     else if (controlled)
@@ -220,6 +293,7 @@ run_pooled (const House *h, bool controlled, bool latch)
     p.at_min += r.at_min;
     p.counted += r.counted;
     p.at_min90 += r.at_min90;
+    p.short_own_loss += r.short_own_loss;
     p.right += r.right;
     p.judged += r.judged;
     p.q_on += r.q_on / POOL_DRAWS;
@@ -700,11 +774,88 @@ test_calibrate (void)
   g_assert_cmpfloat (bl, <=, 4.0);
 }
 
+/* The runs' logs (g_test_message) while the frontier prints its table. */
+static void
+print_nothing (const gchar *text)
+{
+  (void) text;
+}
+
+/* One row of the frontier: @label's figures against plain TCP's @tcp. */
+static void
+frontier_row (const char *cell, const char *label, int latch, const HouseResult *tcp,
+              const HouseResult *r)
+{
+  unsigned shorts = r->counted - r->at_min90;
+  printf ("| %s | %s | %s | %.1f | %.1f | %u of %u | %.0f | %.0f | %.0f | %.0f |\n", cell,
+          latch ? "6.16+" : "before 6.16", label, 100.0 * r->total / tcp->total,
+          100.0 * r->at_min90 / r->counted, r->short_own_loss, shorts, r->video / 1e3,
+          r->neighbour / 1e3, 100.0 * r->dl[0] / tcp->dl[0], 100.0 * r->dl[1] / tcp->dl[1]);
+}
+
+/* test-household --frontier: the policies above and the law, in the cells
+ * cubic-1 and cubic-3 (POOL_DRAWS draws pooled), as a markdown table. */
+static void
+frontier (void)
+{
+  static const double shares[] = { 0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0 };
+  static const double cuts[] = { 0.7, 0.5, 0.25, 0.1 };
+  static const double both[] = { 0.3, 0.4, 0.5, 0.6 };
+  House cells[2] = {
+    { "cubic-1", LAB_8M, 0.0, false, 2e6, 2, NB_TCP, 1, 0, 0, 90, true },
+    { "cubic-3", LAB_8M, 0.0, false, 1e6, 2, NB_TCP, 3, 0, 0, 90, true },
+  };
+  printf ("| cell | rcv_rtt | policy | this machine, %% of plain TCP's | video at >= 90 %% of its "
+          "minimum, %% of the seconds | of its seconds short, those after a loss of its own | "
+          "video kbit/s | neighbour kbit/s | download 1, %% of TCP's | download 2, %% of TCP's |\n"
+          "|---|---|---|---|---|---|---|---|---|---|\n");
+  for (unsigned c = 0; c < 2; c++) {
+    const House *h = &cells[c];
+    house_policy = NULL;
+    HouseResult tcp = run_pooled (h, false, true);
+    frontier_row (h->name, "plain TCP", 1, &tcp, &tcp);
+    for (int latch = 0; latch < 2; latch++) {
+      char label[64];
+      HouseResult r;
+      house_policy = NULL;
+      r = run_pooled (h, true, latch);
+      frontier_row (h->name, "COMPETE (the law)", latch, &tcp, &r);
+      for (size_t i = 0; i < G_N_ELEMENTS (shares); i++) {
+        Policy p = { shares[i], -1.0, false, { 0 } };
+        house_policy = &p;
+        r = run_pooled (h, false, latch);
+        g_snprintf (label, sizeof label, "share %.1f", shares[i]);
+        frontier_row (h->name, label, latch, &tcp, &r);
+      }
+      for (size_t i = 0; i < G_N_ELEMENTS (cuts); i++) {
+        Policy p = { -1.0, cuts[i], false, { 0 } };
+        house_policy = &p;
+        r = run_pooled (h, false, latch);
+        g_snprintf (label, sizeof label, "oracle %.2f", cuts[i]);
+        frontier_row (h->name, label, latch, &tcp, &r);
+      }
+      for (size_t i = 0; i < G_N_ELEMENTS (both); i++) {
+        Policy p = { both[i], 0.5, false, { 0 } };
+        house_policy = &p;
+        r = run_pooled (h, false, latch);
+        g_snprintf (label, sizeof label, "share %.1f + oracle 0.50", both[i]);
+        frontier_row (h->name, label, latch, &tcp, &r);
+      }
+    }
+  }
+  house_policy = NULL;
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   bwss_params_init (&delay);
+  if (argc > 1 && strcmp (argv[1], "--frontier") == 0) {
+    g_set_print_handler (print_nothing);     /* the runs' logs: the table alone */
+    frontier ();
+    return 0;
+  }
   g_test_add_func ("/household/droptail-1", test_droptail_one);
   g_test_add_func ("/household/droptail-3", test_droptail_three);
   g_test_add_func ("/household/codel-1", test_codel_one);
