@@ -129,9 +129,11 @@ static Policy *house_policy;       /* set: our flows plain, the downloads held b
  * connections (range requests), each carrying 1/n of it from a source of
  * 1/n of the video's rate with its own backlog.  At an overflow of the
  * shared FIFO one of them loses, not the video: a CUBIC loss leaves 0.7 of
- * one connection's window, 1 − 0.3/n of the video's.  A second of the video is met when the sum of what
- * its connections delivered in it covers it.  Flows 0..n−1 are the video's,
- * the downloads follow. */
+ * one connection's window, 1 − 0.3/n of the video's.  A second of the
+ * video is met when the sum of what its connections delivered in it
+ * covers it (no connection runs ahead of its source, so the sum is what a
+ * player can play).  Flows 0..n−1 are the video's, the downloads follow.
+ * One connection in every cell; the frontier also runs 2 and 3. */
 static unsigned house_video_n = 1;
 
 /* The video's rate in second @t: the sum over its connections. */
