@@ -125,6 +125,37 @@ typedef struct {
 
 static Policy *house_policy;       /* set: our flows plain, the downloads held by it */
 
+/* The video's connections: a player that fetches one stream over n TCP
+ * connections (range requests), each carrying 1/n of it from a source of
+ * 1/n of the video's rate with its own backlog.  At an overflow of the
+ * shared FIFO one of them loses, not the video: a CUBIC loss leaves 0.7 of
+ * one connection's window, 1 − 0.3/n of the video's.  A second of the
+ * video is met when the sum of what its connections delivered in it
+ * covers it (no connection runs ahead of its source, so the sum is what a
+ * player can play).  Flows 0..n−1 are the video's, the downloads follow.
+ * One connection in every cell; the frontier also runs 2 and 3. */
+static unsigned house_video_n = 1;
+
+/* The video's rate in second @t: the sum over its connections. */
+static double
+video_rate (const Sim *s, unsigned t)
+{
+  double r = 0.0;
+  for (unsigned k = 0; k < house_video_n; k++)
+    r += s->rate[t][k];
+  return r;
+}
+
+/* What the video's sources have written and their senders not yet sent. */
+static double
+video_backlog_bits (const Sim *s)
+{
+  double b = 0.0;
+  for (unsigned k = 0; k < house_video_n; k++)
+    b += s->m.f[k].source_backlog_bits;
+  return b;
+}
+
 /* How far behind its source the video is when the oracle cuts: a tenth of
  * a second of its minimum (the second still reaches 90 % of it). */
 static const double oracle_lead_s = 0.1;
@@ -134,23 +165,24 @@ policy_tick (Sim *s)
 {
   Policy *p = house_policy;
   const House *h = house_now;
-  const ModelFlow *v = &s->m.f[0];
+  const size_t first = house_video_n;        /* the first download */
+  const double backlog = video_backlog_bits (s);
   if (p->cut >= 0.0) {
-    if (!p->cutting && v->source_backlog_bits > oracle_lead_s * h->video_min) {
+    if (!p->cutting && backlog > oracle_lead_s * h->video_min) {
       p->cutting = true;
       for (unsigned d = 0; d < h->downloads; d++) {
-        const ModelFlow *f = &s->m.f[1 + d];
+        const ModelFlow *f = &s->m.f[first + d];
         double w = f->cwnd_bytes;
         if (f->window_bytes && f->window_bytes < w)
           w = f->window_bytes;
         p->held[d] = p->cut * w;
       }
-    } else if (p->cutting && v->source_backlog_bits <= 0.0) {
+    } else if (p->cutting && backlog <= 0.0) {
       p->cutting = false;
     }
   }
   for (unsigned d = 0; d < h->downloads; d++) {
-    ModelFlow *f = &s->m.f[1 + d];
+    ModelFlow *f = &s->m.f[first + d];
     double w = INFINITY;
     if (p->share >= 0.0 && f->rcv_rtt_us > 0)
       w = p->share * s->m.capacity_bps / 8.0 * (f->rcv_rtt_us / 1e6) / h->downloads;
@@ -193,9 +225,12 @@ run_house (const House *h, bool controlled, bool latch)
    * the lab's stage runs it: it drops the packet at the head, whoever's it
    * is, at interval/√count while the sojourn stays above its target */
   s.m.packets = h->cubic && h->aqm_s > 0.0 && !h->fq;
-  size_t v = sim_add (&s, 0.030, 10, h->video_min, 1, controlled);
-  s.m.f[v].source_bps = h->video_min;
-  sim_no_pacing (&s, v);                      /* the element reads by itself */
+  const unsigned vn = house_video_n;
+  for (unsigned k = 0; k < vn; k++) {
+    size_t v = sim_add (&s, 0.030, 10, h->video_min / vn, 1, controlled);
+    s.m.f[v].source_bps = h->video_min / vn;
+    sim_no_pacing (&s, v);                    /* the element reads by itself */
+  }
   for (unsigned d = 0; d < h->downloads; d++)
     sim_add (&s, 0.030, 0, 0, 1, controlled);
   for (size_t i = 0; i < s.m.n; i++)
@@ -206,9 +241,10 @@ run_house (const House *h, bool controlled, bool latch)
   uint32_t video_losses[91] = { 0 };          /* the video's losses by the end of each second */
   for (unsigned sec = 1; sec <= 90; sec++) {
     sim_run (&s, sec);
-    video_losses[sec] = s.m.f[v].losses;
+    for (unsigned k = 0; k < vn; k++)
+      video_losses[sec] += s.m.f[k].losses;
     for (unsigned d = 0; d < h->downloads; d++) {
-      const ModelFlow *f = &s.m.f[1 + d];
+      const ModelFlow *f = &s.m.f[vn + d];
       if (f->bytes >= last_bytes[d] + 2 * MODEL_MSS) {
         last_bytes[d] = f->bytes;
         last_at[d] = sec;
@@ -226,25 +262,27 @@ run_house (const House *h, bool controlled, bool latch)
     from = 5, to = 90;
   if (house_video_trace)
     for (unsigned t = 0; t < 90; t++)
-      house_video_trace[t] = s.rate[t][v];
-  r.video = sim_mean (&s, v, from, to);
+      house_video_trace[t] = video_rate (&s, t);
+  for (unsigned k = 0; k < vn; k++)
+    r.video += sim_mean (&s, k, from, to);
   r.total = r.video;
   for (unsigned d = 0; d < h->downloads; d++) {
-    r.dl[d] = sim_mean (&s, 1 + d, from, to);
+    r.dl[d] = sim_mean (&s, vn + d, from, to);
     r.total += r.dl[d];
   }
-  for (size_t i = 1 + h->downloads; i < s.m.n; i++)
+  for (size_t i = vn + h->downloads; i < s.m.n; i++)
     r.neighbour += sim_mean (&s, i, from, to);
   for (unsigned t = from; t < to; t++) {
     r.counted++;
-    if (s.rate[t][v] >= 0.90 * h->video_min)
+    double vr = video_rate (&s, t);
+    if (vr >= 0.90 * h->video_min)
       r.at_min90++;
     else if (video_losses[t + 1] > video_losses[t > 0 ? t - 1 : 0])
       r.short_own_loss++;
-    if (s.rate[t][v] >= 0.95 * h->video_min)
+    if (vr >= 0.95 * h->video_min)
       r.at_min++;
     else if (controlled)
-      g_test_message ("%s: video short at %u s: %.0f (%s)", h->name, t, s.rate[t][v] / 1e3,
+      g_test_message ("%s: video short at %u s: %.0f (%s)", h->name, t, vr / 1e3,
                       bwss_phase_name (s.stats[t].phase));
   }
   for (unsigned t = 5; controlled && t < 90; t++) {
@@ -793,14 +831,62 @@ frontier_row (const char *cell, const char *label, int latch, const HouseResult 
           r->neighbour / 1e3, 100.0 * r->dl[0] / tcp->dl[0], 100.0 * r->dl[1] / tcp->dl[1]);
 }
 
-/* test-household --frontier: the policies above and the law, in the cells
- * cubic-1 and cubic-3 (POOL_DRAWS draws pooled), as a markdown table. */
+/* The frontier's rows of cell @h with the video over @n connections (1: the
+ * cell as it is), against plain TCP's @tcp (one connection). */
 static void
-frontier (void)
+frontier_rows (const House *h, unsigned n, const HouseResult *tcp)
 {
   static const double shares[] = { 0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0 };
   static const double cuts[] = { 0.7, 0.5, 0.25, 0.1 };
   static const double both[] = { 0.3, 0.4, 0.5, 0.6 };
+  char conns[32] = "", label[64];
+  HouseResult r;
+  house_video_n = n;
+  house_policy = NULL;
+  if (n > 1) {
+    g_snprintf (conns, sizeof conns, "video over %u: ", n);
+    r = run_pooled (h, false, true);
+    g_snprintf (label, sizeof label, "%splain TCP", conns);
+    frontier_row (h->name, label, 1, tcp, &r);
+  }
+  for (int latch = 0; latch < 2; latch++) {
+    house_policy = NULL;
+    r = run_pooled (h, true, latch);
+    g_snprintf (label, sizeof label, "%sCOMPETE (the law)", conns);
+    frontier_row (h->name, label, latch, tcp, &r);
+    for (size_t i = 0; i < G_N_ELEMENTS (shares); i++) {
+      Policy p = { shares[i], -1.0, false, { 0 } };
+      house_policy = &p;
+      r = run_pooled (h, false, latch);
+      g_snprintf (label, sizeof label, "%sshare %.1f", conns, shares[i]);
+      frontier_row (h->name, label, latch, tcp, &r);
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS (cuts); i++) {
+      Policy p = { -1.0, cuts[i], false, { 0 } };
+      house_policy = &p;
+      r = run_pooled (h, false, latch);
+      g_snprintf (label, sizeof label, "%soracle %.2f", conns, cuts[i]);
+      frontier_row (h->name, label, latch, tcp, &r);
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS (both); i++) {
+      Policy p = { both[i], 0.5, false, { 0 } };
+      house_policy = &p;
+      r = run_pooled (h, false, latch);
+      g_snprintf (label, sizeof label, "%sshare %.1f + oracle 0.50", conns, both[i]);
+      frontier_row (h->name, label, latch, tcp, &r);
+    }
+  }
+  house_policy = NULL;
+  house_video_n = 1;
+}
+
+/* test-household --frontier: the policies above and the law, in the cells
+ * cubic-1 and cubic-3 (POOL_DRAWS draws pooled), the video over 1, 2 and 3
+ * connections, as a markdown table; every row against plain TCP's with the
+ * video over one. */
+static void
+frontier (void)
+{
   House cells[2] = {
     { "cubic-1", LAB_8M, 0.0, false, 2e6, 2, NB_TCP, 1, 0, 0, 90, true },
     { "cubic-3", LAB_8M, 0.0, false, 1e6, 2, NB_TCP, 3, 0, 0, 90, true },
@@ -812,38 +898,12 @@ frontier (void)
   for (unsigned c = 0; c < 2; c++) {
     const House *h = &cells[c];
     house_policy = NULL;
+    house_video_n = 1;
     HouseResult tcp = run_pooled (h, false, true);
     frontier_row (h->name, "plain TCP", 1, &tcp, &tcp);
-    for (int latch = 0; latch < 2; latch++) {
-      char label[64];
-      HouseResult r;
-      house_policy = NULL;
-      r = run_pooled (h, true, latch);
-      frontier_row (h->name, "COMPETE (the law)", latch, &tcp, &r);
-      for (size_t i = 0; i < G_N_ELEMENTS (shares); i++) {
-        Policy p = { shares[i], -1.0, false, { 0 } };
-        house_policy = &p;
-        r = run_pooled (h, false, latch);
-        g_snprintf (label, sizeof label, "share %.1f", shares[i]);
-        frontier_row (h->name, label, latch, &tcp, &r);
-      }
-      for (size_t i = 0; i < G_N_ELEMENTS (cuts); i++) {
-        Policy p = { -1.0, cuts[i], false, { 0 } };
-        house_policy = &p;
-        r = run_pooled (h, false, latch);
-        g_snprintf (label, sizeof label, "oracle %.2f", cuts[i]);
-        frontier_row (h->name, label, latch, &tcp, &r);
-      }
-      for (size_t i = 0; i < G_N_ELEMENTS (both); i++) {
-        Policy p = { both[i], 0.5, false, { 0 } };
-        house_policy = &p;
-        r = run_pooled (h, false, latch);
-        g_snprintf (label, sizeof label, "share %.1f + oracle 0.50", both[i]);
-        frontier_row (h->name, label, latch, &tcp, &r);
-      }
-    }
+    for (unsigned n = 1; n <= 3; n++)
+      frontier_rows (h, n, &tcp);
   }
-  house_policy = NULL;
 }
 
 int
