@@ -1888,17 +1888,18 @@ test_trace_matrix (void)
  * but not the video's (46-53 of 55 s, prebuffer 1.5-2.4 s): its senders'
  * losses cost a window's cut and at most one tail-loss stall, never the
  * lab's timeouts in a row.  With the headers on the wire (a 12-ms buffer
- * of whole packets holds less payload) the video is short in 4 of the 21
- * seconds the model counts (trace_capable) at the default phase under
- * 6.16+ (3 on a payload-only link), the downloads use 25-33 %.  Asserted:
- * the video short in at most 4 s, the downloads' use at least the lab's. */
+ * of whole packets holds less payload) the video is short in at most 5 of
+ * the 21 seconds the model counts (trace_capable) over ten tick phases, 4
+ * at the default one (3 on a payload-only link), the downloads use 20-35 %.
+ * Asserted: the video short in at most 5 s (its worst over ten tick
+ * phases), the downloads' use at least the lab's. */
 static void
 test_trace_matrix_wifi (void)
 {
   const Cell wifi_960k = { "matrix droptail12 wifi 960k", 960e3, 0.012, 0.0, false, 432e3, 2, 1,
                            rtt_20_80, 320e3, TRACE_WIFI, true, 2.0 * MODEL_MSS, 0.0, true,
                            60, 20, 40, 3000.0, false, false };
-  matrix_cell (&wifi_960k, 4, 0.15, 0.0);
+  matrix_cell (&wifi_960k, 5, 0.15, 0.0);
 }
 
 /* The matrix's wifi cell at 20 Mbit/s behind the 150-ms drop-tail buffer,
@@ -1917,16 +1918,18 @@ test_trace_matrix_wifi (void)
  * averages 15.0 Mbit/s outside the UDP on a trace around 20 (phase 0, 6.16+),
  * and the flows move 13.3 of it (the video's target holds its demand
  * headroom, and a download its window no longer holds leaves the raise
- * rule without a hungry flow).  Asserted: the video short in at most 1 of
- * the 21 seconds the model counts, the downloads' use at least the model's
- * worst phase (the lab's 44.2 % is inside its spread). */
+ * rule without a hungry flow).  With the headers on the wire the video is
+ * short in 1-2 of the 21 seconds the model counts over ten tick phases (1
+ * on a payload-only link), the downloads use 36.5-51.5 % (6.16+).
+ * Asserted: the video short in at most 2 s, the downloads' use at least
+ * the model's worst phase (the lab's 44.2 % is inside its spread). */
 static void
 test_trace_matrix_wifi_20m (void)
 {
   const Cell wifi_20m = { "matrix droptail150 wifi 20M", 20e6, 0.150, 0.0, false, 9e6, 2, 1,
                           rtt_20_80, 20e6 / 3, TRACE_WIFI, false, 0.0, 0.0, true, 60, 20, 40,
                           0.0, false, false };
-  matrix_cell (&wifi_20m, 1, 0.36, 0.0);
+  matrix_cell (&wifi_20m, 2, 0.36, 0.0);
 }
 
 /* Fig. 7 as the lab runs it (960 kbit/s drop-tail 150 ms, the video at its
