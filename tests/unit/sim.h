@@ -75,6 +75,9 @@ struct Sim {
   void          (*on_tick) (Sim *s);
   void           *user;
   bool            mixed;     /* flows bwss controls beside flows it does not */
+  unsigned        compete_max_s; /* seconds in COMPETE sim_free allows a run of
+                              * only bwss's flows and cross traffic: a test that
+                              * asserts a false entry itself; 0: a tenth of the run */
 };
 
 /* A link of @capacity with a 150-ms drop-tail buffer (tbf latency 150ms),

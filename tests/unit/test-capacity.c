@@ -1240,6 +1240,9 @@ typedef struct {
                                 * packets (Model.fifo_limit_bytes); 0: the fluid buffer */
   bool          holes;         /* packets: a repaired loss holds the video's (and every
                                 * flow's) in-order bytes an RTT (Model.repair_holes) */
+  bool          payload_only;  /* the link carries payload only; false: a single FIFO
+                                * carries the segments' headers too (Model.wire_headers,
+                                * cell_wire), as the lab's links do */
 } Cell;
 
 typedef struct {
@@ -1258,7 +1261,7 @@ typedef struct {
   double   over_room;          /* largest Σ of the downloads' targets over link −
                                 * minimum − UDP delivered, of the seconds (fixed link) */
   unsigned steady;             /* a moving link: seconds it has held within ±15 % for 3 s */
-  double   sigma_lo, sigma_hi; /* ... σ over the link in them, least and most */
+  double   sigma_lo, sigma_hi; /* ... σ over the link's payload rate in them, least and most */
   /* the downloads' use of what the video and the UDP leave, per phase:
    * before the UDP, with it, the RECOVER_S after it, the rest (the lab's
    * phases, tests/lab/matrix-why.py) */
@@ -1486,6 +1489,38 @@ cell_breakdown (const Sim *s, const Cell *cell, size_t v, unsigned dur)
                   100.0 * lost_under / room_sum);
 }
 
+/* Returns true if @cell's link carries the segments' headers: every single
+ * FIFO unless the cell asks for payload only; never under fq, whose model
+ * counts payload only. */
+static bool
+cell_wire (const Cell *cell)
+{
+  return !cell->fq && !cell->payload_only;
+}
+
+/* What a link of @link_bps carries of full segments' payload, bit/s (with
+ * the headers on the wire, Model.wire_headers: MODEL_MSS of every
+ * MODEL_MSS + MODEL_WIRE_HEADER bytes): what "what the video leaves"
+ * counts, as the lab's payload share does */
+static double
+cell_payload (const Cell *cell, double link_bps)
+{
+  return cell_wire (cell) ? link_bps * MODEL_MSS / (MODEL_MSS + MODEL_WIRE_HEADER) : link_bps;
+}
+
+/* ... and what @cross_bps of UDP payload takes of the link, bit/s */
+static double
+cell_cross_wire (const Cell *cell, double cross_bps)
+{
+  return cell_wire (cell)
+         ? cross_bps * (MODEL_UDP_PAYLOAD + MODEL_UDP_WIRE_HEADER) / MODEL_UDP_PAYLOAD
+         : cross_bps;
+}
+
+/* The seconds in COMPETE a cell's run may spend (Sim.compete_max_s): set
+ * by a test that asserts the loop's entries itself; 0: sim_free's bound */
+static unsigned cell_compete_max_s;
+
 static CellResult
 run_cell_at (const Cell *cell, bool controlled, bool latch, unsigned shift_ms)
 {
@@ -1501,6 +1536,7 @@ run_cell_at (const Cell *cell, bool controlled, bool latch, unsigned shift_ms)
   s.m.packets = cell->packets;
   s.m.fifo_limit_bytes = cell->fifo_bytes;
   s.m.repair_holes = cell->holes;
+  s.m.wire_headers = cell_wire (cell);
   cell_late_s = cell_late_start_s = cell_late_at_s = 0.0;
   memset (cell_sigma_sum, 0, sizeof cell_sigma_sum);
   memset (cell_ticks, 0, sizeof cell_ticks);
@@ -1512,6 +1548,7 @@ run_cell_at (const Cell *cell, bool controlled, bool latch, unsigned shift_ms)
     s.capacity_at = trace_at;
   }
   s.rtt_fallback = cell->rtt_fallback;
+  s.compete_max_s = cell_compete_max_s;
   bool late = controlled && cell->join_s > 0.0;
   size_t v = late ? sim_add_late (&s, 0.030, 10, cell->video_min, 1, cell->join_s)
                   : sim_add (&s, 0.030, 10, cell->video_min, 1, controlled);
@@ -1566,7 +1603,7 @@ run_cell_at (const Cell *cell, bool controlled, bool latch, unsigned shift_ms)
     }
     if (hi > 1.25 * lo || lo < 1.1 * cell->video_min)
       continue;
-    double ratio = s.stats[t].sigma_bps / trace_mean (t);
+    double ratio = s.stats[t].sigma_bps / cell_payload (cell, trace_mean (t));
     r.steady++;
     r.sigma_lo = fmin (r.sigma_lo, ratio);
     r.sigma_hi = fmax (r.sigma_hi, ratio);
@@ -1583,7 +1620,7 @@ run_cell_at (const Cell *cell, bool controlled, bool latch, unsigned shift_ms)
   if (cell->trace)
     for (unsigned t = 5; t < dur; t++)
       link += trace_mean (t) / (dur - 5.0);
-  r.left = link - cross - r.video;
+  r.left = cell_payload (cell, link) - cell_cross_wire (cell, cross) - r.video;
   unsigned c0 = cell_cross_from (cell), c1 = cell_cross_to (cell);
   const unsigned edges[5] = { 5, c0, c1, c1 + RECOVER_S, dur };
   for (unsigned ph = 0; ph < 4; ph++) {
@@ -1591,7 +1628,8 @@ run_cell_at (const Cell *cell, bool controlled, bool latch, unsigned shift_ms)
     for (unsigned t = edges[ph]; t < edges[ph + 1]; t++) {
       double l = cell->trace ? trace_mean (t) : cell->link_bps;
       got += sim_mean_aggregate (&s, t, t + 1) - s.rate[t][v];
-      left += fmax (0.0, l - s.cross[t] - s.rate[t][v]);
+      left += fmax (0.0, cell_payload (cell, l) - cell_cross_wire (cell, s.cross[t])
+                             - s.rate[t][v]);
     }
     r.use_phase[ph] = left > 0.0 ? got / left : 0.0;
   }
@@ -1613,7 +1651,8 @@ run_cell_at (const Cell *cell, bool controlled, bool latch, unsigned shift_ms)
     double targets = 0.0;
     for (size_t i = 1; i < s.m.n; i++)
       targets += s.target[t][i];
-    double room = cell->link_bps - cell->video_min - s.cross[t];
+    double room = cell_payload (cell, cell->link_bps) - cell->video_min
+                  - cell_cross_wire (cell, s.cross[t]);
     if (targets / room > r.over_room)
       r.over_room = targets / room;
   }
@@ -1708,7 +1747,8 @@ check_cell (const Cell *cell, unsigned short_max, double downloads_use)
      * has held for 3 s, within 0.85-1.35 × its rate (above it by what the
      * video's target leaves unused and a probe's step) */
     if (b.steady > 0) {
-      g_test_message ("%s, rcv_rtt %s: σ over the link in the %u steady seconds %.2f-%.2f",
+      g_test_message ("%s, rcv_rtt %s: σ over the link's payload rate in the %u steady seconds "
+                      "%.2f-%.2f",
                       cell->name, latch ? "6.16+" : "before 6.16", b.steady, b.sigma_lo,
                       b.sigma_hi);
       g_assert_cmpfloat (b.sigma_lo, >=, 0.85);
@@ -1740,7 +1780,7 @@ static void
 test_trace_fq_codel (void)
 {
   Cell cell = { "fq_codel 8M", 8e6, 0.150, 0.005, true, 3e6, 3, 1, rtt_15_40_90, 2e6, TRACE_FIXED,
-                false, 0.0, 0.0, false, 0, 0, 0, 0.0, false };
+                false, 0.0, 0.0, false, 0, 0, 0, 0.0, false, false };
   /* 9.4 % of the seconds before the video's own evidence (the lab's figure
    * too), 97.6 % with it; short now only in the second the UDP arrives (its
    * fair share taken at once, before the video's queue shows): 98.8 % (the
@@ -1756,7 +1796,7 @@ test_trace_fq_codel_many (void)
 {
   static const double rtt[] = { 0.030 };
   Cell cell = { "fq_codel 20M, 8 connections", 20e6, 0.150, 0.005, true, 10.3e6, 1, 8, rtt,
-                0.0, TRACE_FIXED, false, 0.0, 0.0, false, 0, 0, 0, 0.0, false };
+                0.0, TRACE_FIXED, false, 0.0, 0.0, false, 0, 0, 0, 0.0, false, false };
   /* 3.5 % of the seconds before (6.16+); one second short in the start */
   check_cell (&cell, 1, 0.90);
 }
@@ -1777,16 +1817,20 @@ test_trace_fq_codel_many (void)
  * model had the downloads at 90 % of what the video leaves; at packet level
  * with the samples floored to the ms, 69.8 % (before 6.16) and 83.7 %
  * (6.16+) at one tick phase; with the ticks and over three phases (medians)
- * 59.8 % and 78.6 %, each run's video short in at most 4 of the 85 s.  The
- * bars are the lab's on main (docs/lab-results.md, medians of 3 runs): the
- * downloads at 49 %, the video at its minimum in 81 of 85 s (95.3 %).
- * docs/testing.md compares the rest. */
+ * 59.8 % and 78.6 %, each run's video short in at most 4 of the 85 s.  With
+ * the headers on the wire (66 B a segment, 42 B a UDP datagram: the link
+ * carries ~94 kbit/s of payload beside the video and the UDP, not 144) and
+ * what the video leaves counted in payload, 47.9 % (39.1-56.5 % over the
+ * three phases) and 80.4 %: the lab's on main (docs/lab-results.md, medians
+ * of 3 runs) is 47-49 %, the video at its minimum in 81 of 85 s (95.3 %).
+ * The bar is the model's median before 6.16. docs/testing.md compares the
+ * rest. */
 static void
 test_trace_codel_960k (void)
 {
   Cell cell = { "CoDel 960k", 960e3, 0.150, 0.005, false, 496e3, 2, 1, rtt_30, 320e3, TRACE_FIXED,
-                true, 0.0, 0.0, false, 0, 0, 0, 0.0, false };
-  check_cell (&cell, 4, 0.49);
+                true, 0.0, 0.0, false, 0, 0, 0, 0.0, false, false };
+  check_cell (&cell, 4, 0.47);
 }
 
 /* The first second of the same cell: what the downloads' SYNs offer (64
@@ -1800,7 +1844,7 @@ static void
 test_trace_codel_960k_first_second (void)
 {
   Cell cell = { "CoDel 960k", 960e3, 0.150, 0.005, false, 496e3, 2, 1, rtt_30, 320e3, TRACE_FIXED,
-                true, 0.0, 0.0, false, 0, 0, 0, 0.0, false };
+                true, 0.0, 0.0, false, 0, 0, 0, 0.0, false, false };
   Cell bounded = cell;
   bounded.syn_bulk = 2.0 * MODEL_MSS;
   for (int latch = 0; latch < 2; latch++) {
@@ -1829,7 +1873,7 @@ test_trace_first_second_join (void)
 {
   static const double joins[] = { 0.0, 0.01, 0.05, 0.1, 0.3, 0.65, 0.9 };
   Cell cell = { "Fig. 7 960k drop-tail", 960e3, 0.150, 0.0, false, 496e3, 2, 1, rtt_30, 320e3,
-                TRACE_FIXED, true, 0.0, 0.0, true, 0, 0, 0, 0.0, false };
+                TRACE_FIXED, true, 0.0, 0.0, true, 0, 0, 0, 0.0, false, false };
   for (int latch = 0; latch < 2; latch++)
     for (int syn = 0; syn < 2; syn++) {
       double late[G_N_ELEMENTS (joins)];
@@ -1881,14 +1925,15 @@ test_trace_first_second_join (void)
 static void
 test_trace_wifi (void)
 {
-  /* downloads 79.0 / 81.6 % (as before this issue: the queue holds σ) */
+  /* downloads 71.9 / 80.8 % of the payload the video leaves (the queue
+   * holds σ; a payload-only link gave 79.0 / 81.6 %) */
   Cell tail = { "wifi, 60-ms drop-tail", 8e6, 0.060, 0.0, false, 2e6, 3, 1, rtt_30, 0.0,
-                TRACE_WIFI, false, 0.0, 0.0, false, 0, 0, 0, 0.0, false };
-  check_cell (&tail, 0, 0.78);
+                TRACE_WIFI, false, 0.0, 0.0, false, 0, 0, 0, 0.0, false, false };
+  check_cell (&tail, 0, 0.71);
   /* downloads 55.4 / 57.8 % before the deficits the video's own queue
    * shows stopped bounding the raises, 60.8 / 59.0 % now */
   Cell fq = { "wifi, fq_codel", 8e6, 0.150, 0.005, true, 2e6, 3, 1, rtt_30, 0.0, TRACE_WIFI,
-              false, 0.0, 0.0, false, 0, 0, 0, 0.0, false };
+              false, 0.0, 0.0, false, 0, 0, 0, 0.0, false, false };
   check_cell (&fq, 0, 0.58);
 }
 
@@ -1897,16 +1942,18 @@ static void
 test_trace_lte (void)
 {
   /* downloads 72.4 / 86.7 % before the link the video's own queue showed
-   * became the link seen busy, 80.7 / 86.7 % now */
+   * became the link seen busy, 80.7 / 86.7 % after on a payload-only link;
+   * 79.1 / 85.8 % of the payload the video leaves with the headers on the
+   * wire */
   Cell tail = { "lte, 60-ms drop-tail", 8e6, 0.060, 0.0, false, 2e6, 3, 1, rtt_30, 0.0,
-                TRACE_LTE, false, 0.0, 0.0, false, 0, 0, 0, 0.0, false };
-  check_cell (&tail, 0, 0.80);
+                TRACE_LTE, false, 0.0, 0.0, false, 0, 0, 0, 0.0, false, false };
+  check_cell (&tail, 0, 0.78);
   /* the video at its minimum 54 / 55 of 56 s (96.4 / 98.2 %: short in the
    * second after the excluded one, σ still settling after a fall from 10
    * to 3.4 or from 7.8 to 5.2 Mbit/s), downloads 78.9 / 82.2 % before,
    * 80.6 / 85.4 % now */
   Cell fq = { "lte, fq_codel", 8e6, 0.150, 0.005, true, 2e6, 3, 1, rtt_30, 0.0, TRACE_LTE, false,
-              0.0, 0.0, false, 0, 0, 0, 0.0, false };
+              0.0, 0.0, false, 0, 0, 0, 0.0, false, false };
   check_cell (&fq, 2, 0.80);
 }
 
@@ -1974,8 +2021,10 @@ matrix_cell (const Cell *cell, unsigned short_max, double use_616, double prebuf
  * second σ ramps past what the link leaves inside the UDP; the lab 2 s), 2 behind
  * CoDel (the lab 3), none at 20M drop-tail (the lab none), 3 behind
  * fq_codel (the lab 4: two at each edge of the UDP, the model's at its
- * onset).  The downloads' use of what the video leaves, 6.16+: at 960k
- * drop-tail 69.9-76.9 % (the lab 88 %: after the UDP has gone the
+ * onset).  The downloads' use of what the video leaves (the drop-tail and
+ * CoDel cells with the headers on the wire, counted in payload), 6.16+: at
+ * 960k drop-tail 66.3-70.1 % over three phases, 68.5 % the median (the
+ * payload-only link 69.9-76.9 %; the lab 88 %: after the UDP has gone the
  * model's σ holds for 12 s just below the link it saw busy beside the
  * UDP — each raise moves the stop up by the video's share of it, so the
  * ramp never reaches it and never probes beyond — where the lab's climbs
@@ -1996,17 +2045,19 @@ test_trace_matrix (void)
 {
   const Cell tail_960k = { "matrix droptail150 960k", 960e3, 0.150, 0.0, false, 432e3, 2, 1,
                            rtt_20_80, 320e3, TRACE_FIXED, true, 2.0 * MODEL_MSS, 0.0, true,
-                           60, 20, 40, 0.0, true };
-  matrix_cell (&tail_960k, 2, 0.69, 0.43);
+                           60, 20, 40, 0.0, true, false };
+  matrix_cell (&tail_960k, 2, 0.67, 0.43);
   const Cell codel_960k = { "matrix codel 960k", 960e3, 0.150, 0.005, false, 432e3, 2, 1,
                             rtt_20_80, 320e3, TRACE_FIXED, true, 2.0 * MODEL_MSS, 0.0, true,
-                            60, 20, 40, 0.0, false };
+                            60, 20, 40, 0.0, false, false };
   matrix_cell (&codel_960k, 2, 0.635, 0.0);
   const Cell tail_20m = { "matrix droptail150 20M", 20e6, 0.150, 0.0, false, 9e6, 2, 1, rtt_20_80,
-                          20e6 / 3, TRACE_FIXED, false, 0.0, 0.0, true, 60, 20, 40, 0.0, false };
+                          20e6 / 3, TRACE_FIXED, false, 0.0, 0.0, true, 60, 20, 40, 0.0, false,
+                          false };
   matrix_cell (&tail_20m, 0, 0.89, 0.0);
   const Cell fq_20m = { "matrix fq_codel 20M", 20e6, 0.150, 0.005, true, 9e6, 2, 1, rtt_20_80,
-                        20e6 / 3, TRACE_FIXED, false, 0.0, 0.0, true, 60, 20, 40, 0.0, false };
+                        20e6 / 3, TRACE_FIXED, false, 0.0, 0.0, true, 60, 20, 40, 0.0, false,
+                        false };
   matrix_cell (&fq_20m, 3, 0.60, 0.0);
 }
 
@@ -2026,16 +2077,19 @@ test_trace_matrix (void)
  * The model reaches the downloads' figure (22-37 % over ten tick phases)
  * but not the video's (46-53 of 55 s, prebuffer 1.5-2.4 s): its senders'
  * losses cost a window's cut and at most one tail-loss stall, never the
- * lab's timeouts in a row.  Asserted: the video short in at most 3 of the
- * 21 seconds the model counts (trace_capable; its worst over ten tick
+ * lab's timeouts in a row.  With the headers on the wire (a 12-ms buffer
+ * of whole packets holds less payload) the video is short in at most 5 of
+ * the 21 seconds the model counts (trace_capable) over ten tick phases, 4
+ * at the default one (3 on a payload-only link), the downloads use 20-35 %.
+ * Asserted: the video short in at most 5 s (its worst over ten tick
  * phases), the downloads' use at least the lab's. */
 static void
 test_trace_matrix_wifi (void)
 {
   const Cell wifi_960k = { "matrix droptail12 wifi 960k", 960e3, 0.012, 0.0, false, 432e3, 2, 1,
                            rtt_20_80, 320e3, TRACE_WIFI, true, 2.0 * MODEL_MSS, 0.0, true,
-                           60, 20, 40, 3000.0, false };
-  matrix_cell (&wifi_960k, 3, 0.15, 0.0);
+                           60, 20, 40, 3000.0, false, false };
+  matrix_cell (&wifi_960k, 5, 0.15, 0.0);
 }
 
 /* The matrix's wifi cell at 20 Mbit/s behind the 150-ms drop-tail buffer,
@@ -2058,16 +2112,18 @@ test_trace_matrix_wifi (void)
  * averages 15.0 Mbit/s outside the UDP on a trace around 20 (phase 0, 6.16+),
  * and the flows move 13.3 of it (the video's target holds its demand
  * headroom, and a download its window no longer holds leaves the raise
- * rule without a hungry flow).  Asserted: the video short in at most 1 of
- * the 21 seconds the model counts, the downloads' use at least the model's
- * worst phase (the lab's 44.2 % is inside its spread). */
+ * rule without a hungry flow).  With the headers on the wire the video is
+ * short in 1-2 of the 21 seconds the model counts over ten tick phases (1
+ * on a payload-only link), the downloads use 36.5-47.1 % (6.16+).
+ * Asserted: the video short in at most 2 s, the downloads' use at least
+ * the model's worst phase (the lab's 44.2 % is inside its spread). */
 static void
 test_trace_matrix_wifi_20m (void)
 {
   const Cell wifi_20m = { "matrix droptail150 wifi 20M", 20e6, 0.150, 0.0, false, 9e6, 2, 1,
                           rtt_20_80, 20e6 / 3, TRACE_WIFI, false, 0.0, 0.0, true, 60, 20, 40,
-                          0.0, false };
-  matrix_cell (&wifi_20m, 1, 0.41, 0.0);
+                          0.0, false, false };
+  matrix_cell (&wifi_20m, 2, 0.36, 0.0);
 }
 
 /* The matrix's fq_codel wifi cell at 20 Mbit/s, fq_codel-cubic-wifi-20M,
@@ -2098,28 +2154,40 @@ test_trace_matrix_wifi_fq_20m (void)
 {
   const Cell wifi_fq_20m = { "matrix fq_codel wifi 20M", 20e6, 0.150, 0.005, true, 9e6, 2, 1,
                              rtt_20_80, 20e6 / 3, TRACE_WIFI, false, 0.0, 0.0, true, 60, 20, 40,
-                             0.0, false };
+                             0.0, false, false };
   matrix_cell (&wifi_fq_20m, 6, 0.21, 0.0);
 }
 
 /* Fig. 7 as the lab runs it (960 kbit/s drop-tail 150 ms, the video at its
  * 496-kbit/s minimum, two downloads whose SYNs offer two segments, 320
  * kbit/s of UDP from 30 to 60 s; packet level, a repaired loss holds the
- * in-order bytes an RTT), at every tick phase under both receiver RTTs.
- * Only this host's flows and the UDP share the queue: the loop must never
- * enter COMPETE (the UDP is no neighbour to compete with: competing only
- * takes the video's share).  After the onset the detector comes closest:
- * σ at the minima, the downloads at their floors, the video catching up
- * what its losses held back and the queue the onset built standing for a
- * second or two, draining slowly (what the UDP and the video leave is
- * 50-100 kbit/s).  Also asserted: the first 5 s need at most START_LATE_S
- * in every run — the downloads' small SYNs, clamped from their first data,
- * leave the first second the video's. */
+ * in-order bytes an RTT; the headers on the wire), at every tick phase
+ * under both receiver RTTs.  Only this host's flows and the UDP share the
+ * queue: COMPETE there is a false entry (the UDP is no neighbour to compete
+ * with: competing only takes the video's share).  With the headers the
+ * link leaves ~94 kbit/s of payload beside the video and the UDP, and
+ * after the onset the detector meets what it reads as somebody else's
+ * queue: σ at the minima, the downloads at their floors, the video at
+ * about 530 kbit/s catching up what its losses held back, the onset's
+ * queue standing at 100-125 ms.  The laws enter COMPETE in 2 of the 20
+ * runs (before 6.16 at +1 ms for 13 s from about 34 s, the required
+ * prebuffer 1.89 s; 6.16+ at +4 ms for 4 s, 0.80 s), as the lab's did in
+ * 3 of 7 (docs/lab-results.md); the other runs need 0.13-0.54 s, set at
+ * the onset.  Asserted, the false entry as the model reaches it: one or
+ * two runs of the 20 in COMPETE, at most COMPETE_S each, their prebuffer
+ * at most ENTERED_S, the others' at most ONSET_S; and the first 5 s need
+ * at most START_LATE_S in every run (the downloads' small SYNs, clamped
+ * from their first data, leave the first second the video's). */
 static void
 test_compete_fig7_udp (void)
 {
+  enum { COMPETE_S = 13 };
+  const double ENTERED_S = 1.90, ONSET_S = 0.55;
   const Cell fig7 = { "Fig. 7 960k drop-tail", 960e3, 0.150, 0.0, false, 496e3, 2, 1, rtt_30,
-                      320e3, TRACE_FIXED, true, 2.0 * MODEL_MSS, 0.0, true, 0, 0, 0, 0.0, true };
+                      320e3, TRACE_FIXED, true, 2.0 * MODEL_MSS, 0.0, true, 0, 0, 0, 0.0, true,
+                      false };
+  unsigned entered = 0;
+  cell_compete_max_s = COMPETE_S;
   for (int latch = 0; latch < 2; latch++)
     for (unsigned k = 0; k < 10; k++) {
       CellResult r = run_cell_at (&fig7, true, latch, k);
@@ -2127,9 +2195,19 @@ test_compete_fig7_udp (void)
                       "at %.1f s), the first 5 s %.2f s; video at >= 90 %% of its minimum %u of %u s",
                       latch ? "6.16+" : "before 6.16", k, r.compete_s, r.prebuffer_s,
                       r.prebuffer_at_s, r.start_late_s, r.at_min_lab, r.counted);
-      g_assert_cmpuint (r.compete_s, ==, 0);
+      if (r.compete_s > 0) {
+        entered++;
+        g_assert_cmpuint (r.compete_s, <=, COMPETE_S);
+        g_assert_cmpfloat (r.prebuffer_s, <=, ENTERED_S);
+      } else {
+        g_assert_cmpfloat (r.prebuffer_s, <=, ONSET_S);
+      }
       g_assert_cmpfloat (r.start_late_s, <=, START_LATE_S);
     }
+  cell_compete_max_s = 0;
+  g_test_message ("runs in COMPETE: %u of 20", entered);
+  g_assert_cmpuint (entered, >=, 1);
+  g_assert_cmpuint (entered, <=, 2);
 }
 
 int
