@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* ctl.c — bwssd's controller (see ctl.h). */
 #define BWSS_USE_UNSTABLE_API
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,8 @@ struct Ctl {
   gboolean        suspended;
   gboolean        debug;       /* $BWSS_DEBUG: the loop and every flow on stderr, once a second */
   guint64         next_debug_us;
+  FILE           *decisions;   /* $BWSS_DECISIONS: the delay loop's every decision, a line each */
+  guint64         decided_us;  /* ... the last one written */
   GArray         *ids;         /* a round's scratch: the laws' lists of flows */
   GArray         *reapply;     /* ids of flows whose window the next round sets again */
   GPtrArray      *todo;        /* a round's flows to apply */
@@ -59,6 +62,12 @@ ctl_new (const CtlFuncs *funcs)
   c->inodes = g_hash_table_new (g_int64_hash, g_int64_equal);
   c->next_id = 1;
   c->debug = g_getenv ("BWSS_DEBUG") != NULL;
+  const char *decisions = g_getenv ("BWSS_DECISIONS");
+  if (decisions && *decisions) {
+    c->decisions = fopen (decisions, "ae");
+    if (c->decisions == NULL)
+      g_printerr ("bwssd: BWSS_DECISIONS=%s: %s\n", decisions, g_strerror (errno));
+  }
   c->ids = g_array_new (FALSE, FALSE, sizeof (guint64));
   c->reapply = g_array_new (FALSE, FALSE, sizeof (guint64));
   c->todo = g_ptr_array_new ();
@@ -252,6 +261,8 @@ ctl_free (Ctl *c)
   g_array_unref (c->reapply);
   g_ptr_array_unref (c->todo);
   g_ptr_array_unref (c->asked);
+  if (c->decisions)
+    fclose (c->decisions);
   g_free (c);
 }
 
@@ -418,6 +429,50 @@ debug_print (Ctl *c, guint64 now)
   }
 }
 
+/* The names of BWSS_DETECT_* bits, in their order. */
+static const char *const detect_names[] = {
+  "no-bulk", "unfloored", "overrun", "short-min", "has-link", "no-queue", "held",
+};
+
+static const char *
+seen_name (BwssSeen s)
+{
+  switch (s) {
+    case BWSS_SEEN_FOREIGN: return "foreign";
+    case BWSS_SEEN_OURS:    return "ours";
+    case BWSS_SEEN_NEITHER: return "neither";
+    default:                return "-";
+  }
+}
+
+/* $BWSS_DECISIONS: a line for the delay loop's decision if it is new, on
+ * the lab recorder's clock (CLOCK_MONOTONIC s):
+ *   <t> phase=P rule=R sigma=bit/s u=bit/s q=µs qt=µs seen=foreign|ours|neither|-
+ *       score=S missing=a,b|- bulk=N floored=N lost=N short=N overrun=N
+ * (one line; "missing": the conditions of a foreign queue it lacked). */
+static void
+write_decision (Ctl *c)
+{
+  BwssDecision d;
+  if (c->decisions == NULL || bwss_controller_last_decision (c->laws, &d) != 0 || d.at_us == 0
+      || d.at_us == c->decided_us)
+    return;
+  c->decided_us = d.at_us;
+  char missing[128] = "";
+  size_t len = 0;
+  for (size_t i = 0; i < G_N_ELEMENTS (detect_names); i++)
+    if (d.missing & (1u << i))
+      len += (size_t) g_snprintf (missing + len, sizeof missing - len, "%s%s", len ? "," : "",
+                                  detect_names[i]);
+  fprintf (c->decisions, "%" G_GUINT64_FORMAT ".%06" G_GUINT64_FORMAT " phase=%s rule=%s sigma=%.0f"
+           " u=%.0f q=%.0f qt=%.0f seen=%s score=%.3f missing=%s bulk=%u floored=%u lost=%u"
+           " short=%u overrun=%u\n",
+           d.at_us / G_USEC_PER_SEC, d.at_us % G_USEC_PER_SEC, bwss_phase_name (d.phase), d.rule,
+           d.sigma_bps, d.aggregate_bps, d.queue_us, d.queue_target_us, seen_name (d.seen), d.score,
+           len ? missing : "-", d.bulk, d.bulk_floored, d.lost, d.short_min, d.overrun);
+  fflush (c->decisions);
+}
+
 guint64
 ctl_round (Ctl *c, guint64 now)
 {
@@ -470,6 +525,7 @@ ctl_round (Ctl *c, guint64 now)
     f->asked = FALSE;
   }
   debug_print (c, now);
+  write_decision (c);
   /* as the laws ask: while flows move data, their estimation period in
    * whole control periods; while every flow is at rest, the round that
    * first finds one due (a round in between would measure nothing and the

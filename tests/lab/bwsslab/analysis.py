@@ -10,7 +10,7 @@ import os
 import statistics
 import subprocess
 
-from . import hosts, linkstats
+from . import decisions, hosts, linkstats
 from .proc import program
 from .scenario import BWSS_MODES
 from .topology import VIDEO_ADDR, bulk_addr, ideal_video_class_kbps, quic_rtt
@@ -570,6 +570,10 @@ def analyse(sc, mode, out_dir, build_dir):
     if any(v is not None for v in sigma):
         vals = [v for v in sigma[skip:] if v is not None]
         summary["sigma_median_kbps"] = round(statistics.median(vals), 1) if vals else None
+    detector = decisions.summary(decisions.load(os.path.join(out_dir, "decisions.txt"), run["t0_monotonic"]),
+                                 skip)
+    if detector is not None:
+        summary["detector"] = detector
     window = host2_window_summary(sc, rate, qdelay, skip)
     if window is not None:
         summary["host2_on"] = window
