@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 #include <bwss/control.h>
 #include "ctl.h"
+#include "decision-line.h"
 #include "sys.h"
 
 /* A paced flow's owner is told its read rate again when it moves by more
@@ -429,27 +430,8 @@ debug_print (Ctl *c, guint64 now)
   }
 }
 
-/* The names of BWSS_DETECT_* bits, in their order. */
-static const char *const detect_names[] = {
-  "no-bulk", "unfloored", "overrun", "short-min", "has-link", "no-queue", "held",
-};
-
-static const char *
-seen_name (BwssSeen s)
-{
-  switch (s) {
-    case BWSS_SEEN_FOREIGN: return "foreign";
-    case BWSS_SEEN_OURS:    return "ours";
-    case BWSS_SEEN_NEITHER: return "neither";
-    default:                return "-";
-  }
-}
-
 /* $BWSS_DECISIONS: a line for the delay loop's decision if it is new, on
- * the lab recorder's clock (CLOCK_MONOTONIC s):
- *   <t> phase=P rule=R sigma=bit/s u=bit/s q=µs qt=µs seen=foreign|ours|neither|-
- *       score=S missing=a,b|- bulk=N floored=N lost=N short=N overrun=N
- * (one line; "missing": the conditions of a foreign queue it lacked). */
+ * the lab recorder's clock (CLOCK_MONOTONIC; decision-line.h). */
 static void
 write_decision (Ctl *c)
 {
@@ -458,19 +440,12 @@ write_decision (Ctl *c)
       || d.at_us == c->decided_us)
     return;
   c->decided_us = d.at_us;
-  char missing[128] = "";
-  size_t len = 0;
-  for (size_t i = 0; i < G_N_ELEMENTS (detect_names); i++)
-    if (d.missing & (1u << i))
-      len += (size_t) g_snprintf (missing + len, sizeof missing - len, "%s%s", len ? "," : "",
-                                  detect_names[i]);
-  fprintf (c->decisions, "%" G_GUINT64_FORMAT ".%06" G_GUINT64_FORMAT " phase=%s rule=%s sigma=%.0f"
-           " u=%.0f q=%.0f qt=%.0f seen=%s score=%.3f missing=%s bulk=%u floored=%u lost=%u"
-           " short=%u overrun=%u\n",
-           d.at_us / G_USEC_PER_SEC, d.at_us % G_USEC_PER_SEC, bwss_phase_name (d.phase), d.rule,
-           d.sigma_bps, d.aggregate_bps, d.queue_us, d.queue_target_us, seen_name (d.seen), d.score,
-           len ? missing : "-", d.bulk, d.bulk_floored, d.lost, d.short_min, d.overrun);
-  fflush (c->decisions);
+  char line[512];
+  size_t n = decision_line (line, sizeof line, &d, 0);
+  if (n > 0) {
+    fwrite (line, 1, n, c->decisions);
+    fflush (c->decisions);
+  }
 }
 
 guint64
