@@ -430,8 +430,9 @@ debug_print (Ctl *c, guint64 now)
   }
 }
 
-/* $BWSS_DECISIONS: a line for the delay loop's decision if it is new, on
- * the lab recorder's clock (CLOCK_MONOTONIC; decision-line.h). */
+/* $BWSS_DECISIONS: a line for the delay loop's decision if it is new, and
+ * one for each flow's state then, on the lab recorder's clock
+ * (CLOCK_MONOTONIC; decision-line.h). */
 static void
 write_decision (Ctl *c)
 {
@@ -442,10 +443,19 @@ write_decision (Ctl *c)
   c->decided_us = d.at_us;
   char line[512];
   size_t n = decision_line (line, sizeof line, &d, 0);
-  if (n > 0) {
+  if (n > 0)
     fwrite (line, 1, n, c->decisions);
-    fflush (c->decisions);
+  GHashTableIter it;
+  gpointer v;
+  g_hash_table_iter_init (&it, c->flows);
+  while (g_hash_table_iter_next (&it, NULL, &v)) {
+    CtlFlow *f = v;
+    BwssFlowState st;
+    if (!f->released && flow_state (c, f, &st)
+        && (n = decision_flow_line (line, sizeof line, d.at_us, 0, f->id, &st)) > 0)
+      fwrite (line, 1, n, c->decisions);
   }
+  fflush (c->decisions);
 }
 
 guint64

@@ -40,3 +40,16 @@ decision_line (char *buf, size_t len, const BwssDecision *d, uint64_t zero_us)
                     missing, d->bulk, d->bulk_floored, d->lost, d->short_min, d->overrun);
   return n > 0 && (size_t) n < len ? (size_t) n : 0;
 }
+
+size_t
+decision_flow_line (char *buf, size_t len, uint64_t at_us, uint64_t zero_us, uint64_t id,
+                    const BwssFlowState *st)
+{
+  uint64_t t = at_us >= zero_us ? at_us - zero_us : 0;
+  int n = snprintf (buf, len, "%llu.%06llu flow id=%llu min=%.0f target=%.0f rate=%.0f window=%u"
+                    " pace=%.0f rtt=%u\n", (unsigned long long) (t / 1000000),
+                    (unsigned long long) (t % 1000000), (unsigned long long) id,
+                    st->prefs.min_rate_bps, st->target_bps, st->rate_bps, st->window_bytes,
+                    st->read_rate_bps, st->rtt_us);
+  return n > 0 && (size_t) n < len ? (size_t) n : 0;
+}
