@@ -118,8 +118,9 @@ trace_line (const Sim *s)
   g_string_free (line, TRUE);
 }
 
-/* With $BWSS_SIM_DECISIONS, the delay loop's every decision appended to
- * that file as bwssd writes $BWSS_DECISIONS (decision-line.h), on the
+/* With $BWSS_SIM_DECISIONS, the delay loop's every decision and the flows'
+ * states then appended to that file as bwssd writes $BWSS_DECISIONS
+ * (decision-line.h), on the
  * model's clock: set it for one run (test -p) to read it as the lab's. */
 static void
 decision_out (Sim *s)
@@ -135,6 +136,12 @@ decision_out (Sim *s)
   FILE *f = fopen (path, "a");
   g_assert_nonnull (f);
   fwrite (line, 1, n, f);
+  for (size_t i = 0; i < s->m.n; i++) {
+    BwssFlowState st;
+    if (s->controlled[i] && !s->pending[i] && bwss_controller_flow_state (s->c, i, &st) == 0
+        && (n = decision_flow_line (line, sizeof line, d.at_us, 0, i, &st)) > 0)
+      fwrite (line, 1, n, f);
+  }
   fclose (f);
 }
 
