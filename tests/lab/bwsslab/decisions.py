@@ -88,7 +88,7 @@ def flows_summary(lines, skip=0.0, short=0.8):
 
 def summary(decisions, skip=0.0):
     """What the detector saw from skip s on: None without decisions."""
-    ds = [d for d in decisions if d["t"] >= skip]
+    ds = [d for d in decisions if d["t"] >= skip and not d.get("flow")]
     if not ds:
         return None
     track = [d for d in ds if d["seen"] in SEEN]
