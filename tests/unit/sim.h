@@ -77,10 +77,6 @@ struct Sim {
   void          (*on_tick) (Sim *s);
   void           *user;
   bool            mixed;     /* flows bwss controls beside flows it does not */
-  /* a paced flow's reads take each segment as the credit allows it: no
-   * segment waits unread at a sample (false: two wait while the reads bind,
-   * a buffer the sender keeps full) */
-  bool            none_unread;
 };
 
 /* A link of @capacity with a 150-ms drop-tail buffer (tbf latency 150ms),

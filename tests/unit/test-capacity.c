@@ -1238,10 +1238,6 @@ typedef struct {
                                 * flow's) in-order bytes an RTT (Model.repair_holes) */
 } Cell;
 
-/* While set, the cells run with no segment of a paced download unread at a
- * sample (Sim.none_unread). */
-static bool cells_none_unread;
-
 typedef struct {
   unsigned at_min;             /* seconds of [5, 90) with the video at >= 95 % of its
                                 * minimum (a moving link: 90 %, of the seconds
@@ -1415,7 +1411,6 @@ run_cell_at (const Cell *cell, bool controlled, bool latch, unsigned shift_ms)
   s.m.packets = cell->packets;
   s.m.fifo_limit_bytes = cell->fifo_bytes;
   s.m.repair_holes = cell->holes;
-  s.none_unread = cells_none_unread;
   cell_late_s = cell_late_start_s = cell_late_at_s = 0.0;
   s.on_tick = cell_lateness;
   s.m.source_gaps = cell->packets;          /* the lab's video source, at packet level */
@@ -1912,17 +1907,6 @@ test_trace_matrix (void)
                             rtt_20_80, 320e3, TRACE_FIXED, true, 2.0 * MODEL_MSS, 0.0, true,
                             60, 20, 40, 0.0, false };
   matrix_cell (&codel_960k, 2, 0.635, 0.0);
-  /* the same cell with its paced downloads' buffers empty at every sample,
-   * as the lab's behind CoDel mostly are (a segment or two in flight, each
-   * read as it comes): the reads are seen to bind by the rate they allow
-   * (controller.c), and the downloads keep the lab's figure — 72.7, 87.7,
-   * 81.0 % under 6.16+ (read by their backlog alone 51-57 %: no raise,
-   * targets capped at what they moved) */
-  Cell codel_empty = codel_960k;
-  codel_empty.name = "matrix codel 960k, reads never behind";
-  cells_none_unread = true;
-  matrix_cell (&codel_empty, 2, 0.635, 0.0);
-  cells_none_unread = false;
   const Cell tail_20m = { "matrix droptail150 20M", 20e6, 0.150, 0.0, false, 9e6, 2, 1, rtt_20_80,
                           20e6 / 3, TRACE_FIXED, false, 0.0, 0.0, true, 60, 20, 40, 0.0, false };
   matrix_cell (&tail_20m, 0, 0.89, 0.0);

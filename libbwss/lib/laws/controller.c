@@ -652,20 +652,9 @@ capacity_view (BwssController *c, uint64_t now_us, uint64_t window_us)
     /* read at its pace: held by the receiver, as by a window, when data
      * waits to be read most of the interval (the reads bind, not its
      * source; a rate measured over an interval of a few segments cannot
-     * tell), or when it moved its whole pace over the interval (all its
-     * reads allow).  Behind an AQM that keeps the queue short, a paced
-     * download's sender has a segment or two in flight: each arrives as
-     * the credit has grown to take it, and the receive buffer is empty at
-     * nearly every sample while the reads bind; read by its backlog alone
-     * it counts as held by nothing, no raise follows and its target is
-     * capped at what it moved (the model with no segment left unread:
-     * downloads 51-57 % of what the video leaves behind CoDel at 960
-     * kbit/s under 6.16+, 73-88 % with the pace; (1 - α) of the pace
-     * instead of all of it read a moving link's flows as held too often:
-     * the LTE trace's downloads 80.3 -> 79.4 %) */
+     * tell) */
     if (f->pace_bps > 0.0)
-      v->window_limited = 2 * f->backlogged > f->samples
-          || v->rate_bps >= f->pace_bps;
+      v->window_limited = 2 * f->backlogged > f->samples;
   }
 }
 
