@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <glib.h>
+#include "decision-line.h"
 #include "sim.h"
 
 #define MS   1000ull
@@ -122,6 +123,33 @@ trace_line (const Sim *s)
   g_string_free (line, TRUE);
 }
 
+/* With $BWSS_SIM_DECISIONS, the delay loop's every decision and the flows'
+ * states then appended to that file as bwssd writes $BWSS_DECISIONS
+ * (decision-line.h), on the
+ * model's clock: set it for one run (test -p) to read it as the lab's. */
+static void
+decision_out (Sim *s)
+{
+  const char *path = getenv ("BWSS_SIM_DECISIONS");
+  BwssDecision d;
+  if (path == NULL || *path == '\0' || bwss_controller_last_decision (s->c, &d) != 0
+      || d.at_us == 0 || d.at_us == s->decided_us)
+    return;
+  s->decided_us = d.at_us;
+  char line[512];
+  size_t n = decision_line (line, sizeof line, &d, 0);
+  FILE *f = fopen (path, "a");
+  g_assert_nonnull (f);
+  fwrite (line, 1, n, f);
+  for (size_t i = 0; i < s->m.n; i++) {
+    BwssFlowState st;
+    if (s->controlled[i] && !s->pending[i] && bwss_controller_flow_state (s->c, i, &st) == 0
+        && (n = decision_flow_line (line, sizeof line, d.at_us, 0, i, &st)) > 0)
+      fwrite (line, 1, n, f);
+  }
+  fclose (f);
+}
+
 /* One controller tick: observe the controlled flows due by it
  * (bwss_controller_due(), as bwssd's round), tick, apply; none while no
  * round is needed (bwss_controller_next_round(): between rounds an
@@ -152,6 +180,7 @@ tick (Sim *s)
   }
   bwss_controller_tick (s->c, s->now_us);
   trace_line (s);
+  decision_out (s);
   for (size_t i = 0; i < s->m.n; i++) {
     BwssFlowState st;
     if (s->controlled[i] && !s->pending[i] && bwss_controller_flow_state (s->c, i, &st) == 0) {

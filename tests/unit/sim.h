@@ -13,6 +13,9 @@
  * 10-ms tick instead (the law before the measuring schedule and the rounds'
  * gap, to compare with sim-spread.sh; not set in the suite).
  *
+ * $BWSS_SIM_DECISIONS (a file): the delay loop's decisions appended to it,
+ * a line each as bwssd's $BWSS_DECISIONS (the lab's decisions.txt).
+ *
  * $BWSS_SIM_TICK_PHASE_MS (0 to 9, default 0): the controller ticks that
  * many ms after each multiple of 10 ms of the model's clock — physically
  * neutral (a controller's clock has no phase relation to the link's), so
@@ -53,6 +56,7 @@ struct Sim {
    * link's queue, the loop's σ and queue and each flow's bytes, receiver
    * RTT and losses (a tool to read an onset against the lab's samples.txt) */
   double          trace_from_s, trace_to_s;
+  uint64_t        decided_us;                /* $BWSS_SIM_DECISIONS: the last decision written */
   uint64_t        samples;                   /* observations so far */
   uint64_t        now_us;
   /* per second (the per-flow records: [SIM_MAX_SECONDS][MODEL_MAX_FLOWS],

@@ -1100,6 +1100,101 @@ test_trace_uncontrolled_competitor (void)
   sim_free (&s);
 }
 
+/* What a run's decision lines say (bwss_controller_last_decision()): each
+ * decision's verdict follows from the conditions it lacked — none lacked is
+ * "foreign", and COMPETE is entered at a decision that saw a foreign queue
+ * with the score at compete_enter; COMPETE's own decisions carry no
+ * verdict.  Beside a plain-TCP download outside the domain the loop enters;
+ * alone it does not, and every decision in TRACK names what it lacked. */
+typedef struct {
+  uint64_t at_us;
+  unsigned track, foreign, entries, compete, bad;
+  uint32_t lacked;            /* the union of the TRACK decisions' missing bits */
+} DecisionLog;
+
+static void
+log_decision (Sim *s)
+{
+  DecisionLog *l = s->user;
+  BwssDecision d;
+  g_assert_cmpint (bwss_controller_last_decision (s->c, &d), ==, BWSS_OK);
+  if (d.at_us == 0 || d.at_us == l->at_us)
+    return;
+  l->at_us = d.at_us;
+  uint32_t real = d.missing & ~(uint32_t) BWSS_DETECT_HELD;
+  if (strcmp (d.rule, "enter") == 0) {
+    l->entries++;
+    if (d.seen != BWSS_SEEN_FOREIGN || d.missing != 0 || d.score < delay.compete_enter
+        || d.phase != BWSS_PHASE_COMPETE)
+      l->bad++;
+  } else if (d.phase == BWSS_PHASE_COMPETE || d.phase == BWSS_PHASE_START) {
+    l->compete += d.phase == BWSS_PHASE_COMPETE;
+    if (d.seen != BWSS_SEEN_NONE)
+      l->bad++;
+    return;
+  }
+  if (d.seen == BWSS_SEEN_NONE)
+    return;
+  l->track++;
+  l->lacked |= d.missing;
+  if ((d.seen == BWSS_SEEN_FOREIGN) != (real == 0) || d.bulk_floored > d.bulk)
+    l->bad++;
+  l->foreign += d.seen == BWSS_SEEN_FOREIGN;
+  if ((real & BWSS_DETECT_NO_BULK) && d.bulk != 0)
+    l->bad++;
+  if ((real & BWSS_DETECT_UNFLOORED) && d.bulk_floored >= d.bulk)
+    l->bad++;
+  if ((real & BWSS_DETECT_SHORT_MIN) && d.short_min == 0)
+    l->bad++;
+  if ((real & BWSS_DETECT_NO_QUEUE) && d.queue_us > d.queue_target_us + 1.0 * d.queue_target_us)
+    l->bad++;
+}
+
+static DecisionLog
+decisions_beside (bool neighbour)
+{
+  DecisionLog l = { 0 };
+  Sim s;
+  sim_init (&s, 8e6, &delay, NULL);
+  s.user = &l;
+  s.on_tick = log_decision;
+  size_t v = sim_add (&s, 0.040, 10, 2e6, 1, true);
+  s.m.f[v].source_bps = 2e6;
+  sim_add (&s, 0.040, 0, 0, 1, true);
+  sim_add (&s, 0.040, 0, 0, 1, !neighbour);
+  sim_run (&s, 60);
+  g_test_message ("%s: %u decisions in TRACK, %u foreign, %u entries, %u in COMPETE, lacked 0x%x, "
+                  "%u inconsistent", neighbour ? "a neighbour" : "alone", l.track, l.foreign,
+                  l.entries, l.compete, l.lacked, l.bad);
+  sim_free (&s);
+  return l;
+}
+
+static void
+test_compete_decision_lines (void)
+{
+  DecisionLog with = decisions_beside (true);
+  g_assert_cmpuint (with.bad, ==, 0);
+  g_assert_cmpuint (with.entries, >=, 1);
+  g_assert_cmpuint (with.foreign, >=, 1);
+  g_assert_cmpuint (with.compete, >=, 1);
+  DecisionLog alone = decisions_beside (false);
+  g_assert_cmpuint (alone.bad, ==, 0);
+  g_assert_cmpuint (alone.entries, ==, 0);
+  g_assert_cmpuint (alone.foreign, ==, 0);
+  g_assert_cmpuint (alone.track, >=, 100);
+  g_assert_cmpuint (alone.lacked, !=, 0);
+  /* the paper's loop has no detector */
+  BwssParams paper;
+  bwss_params_init_for (&paper, BWSS_LOOP_PAPER);
+  BwssController *c;
+  g_assert_cmpint (bwss_controller_new (&paper, &c), ==, BWSS_OK);
+  BwssDecision d;
+  g_assert_cmpint (bwss_controller_last_decision (c, &d), ==, BWSS_ENOENT);
+  g_assert_cmpint (bwss_controller_last_decision (NULL, &d), ==, BWSS_EINVAL);
+  bwss_controller_free (c);
+}
+
 /* ---- bottlenecks that hold no standing queue, and a link that moves ----
  *
  * A short drop-tail buffer (12 ms) or CoDel (5 ms) never lets the queue
@@ -2263,5 +2358,6 @@ main (int argc, char **argv)
   g_test_add_func ("/capacity/trace/matrix-wifi-20M", test_trace_matrix_wifi_20m);
   g_test_add_func ("/capacity/trace/matrix-wifi-fq-20M", test_trace_matrix_wifi_fq_20m);
   g_test_add_func ("/capacity/compete/fig7-udp", test_compete_fig7_udp);
+  g_test_add_func ("/capacity/compete/decision-lines", test_compete_decision_lines);
   return g_test_run ();
 }

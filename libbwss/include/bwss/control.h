@@ -437,6 +437,49 @@ BWSS_API void bwss_controller_stats (const BwssController *c,
                                      BwssControllerStats *out);
 BWSS_API const BwssParams *bwss_controller_params (const BwssController *c);
 
+/* The delay loop's last decision, and what its detector of traffic beside
+ * ours (the entry into COMPETE) saw there: a run's record of why the loop
+ * entered, or did not. */
+typedef enum {
+  BWSS_SEEN_NONE = 0,   /* no detector at this decision (not in TRACK) */
+  BWSS_SEEN_FOREIGN,    /* a queue this host did not make: the score rises */
+  BWSS_SEEN_OURS,       /* the queue in hand: the score falls */
+  BWSS_SEEN_NEITHER     /* no verdict (the loop still cutting, or losses): unchanged */
+} BwssSeen;
+
+/* The conditions of "foreign" a decision lacked (BwssDecision.missing). */
+enum {
+  BWSS_DETECT_NO_BULK   = 1u << 0,  /* no download */
+  BWSS_DETECT_UNFLOORED = 1u << 1,  /* a download allotted above its floor */
+  BWSS_DETECT_OVERRUN   = 1u << 2,  /* a flow well above its target, minimum and floor */
+  BWSS_DETECT_SHORT_MIN = 1u << 3,  /* a flow below its minimum */
+  BWSS_DETECT_HAS_LINK  = 1u << 4,  /* this host moves the link it had to itself */
+  BWSS_DETECT_NO_QUEUE  = 1u << 5,  /* the queue not above its target and band */
+  BWSS_DETECT_HELD      = 1u << 6   /* entry barred: COMPETE failed the video lately */
+};
+
+typedef struct {
+  uint64_t    at_us;          /* when, 0 = no decision yet (or the paper's loop) */
+  BwssPhase   phase;          /* the phase after it */
+  const char *rule;           /* the rule it took ("cut", "raise", "enter", ...) */
+  double      sigma_bps;      /* σ after it */
+  double      aggregate_bps;  /* U it judged */
+  double      queue_us;       /* the link's queue it measured, negative unknown */
+  double      queue_target_us;
+  BwssSeen    seen;           /* the detector's verdict */
+  double      score;          /* its score after it, [0, 1]: COMPETE at compete_enter */
+  uint32_t    missing;        /* BWSS_DETECT_* bits (with seen != BWSS_SEEN_NONE) */
+  uint32_t    bulk;           /* flows without a minimum */
+  uint32_t    bulk_floored;   /* ... of them held at their floor */
+  uint32_t    lost;           /* flows that lost segments in its interval */
+  uint32_t    short_min;      /* flows below their minimum */
+  uint32_t    overrun;        /* flows well above their target */
+} BwssDecision;
+
+/* Fills @out with the delay loop's last decision.  Returns 0, BWSS_EINVAL
+ * (NULL), or BWSS_ENOENT for the paper's loop (it has no detector). */
+BWSS_API int bwss_controller_last_decision (const BwssController *c, BwssDecision *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -141,14 +141,27 @@ has_link (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
   return c->link_alone_bps > 0.0 && k->u_link >= (1.0 - p->compete_probe_rise) * c->link_alone_bps;
 }
 
-/* The queue we did not make: every download held at its floor, every
- * minimum met, no flow above its allotment, U short of the link we had
- * alone, and still a standing queue. */
-static bool
-foreign (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
+/* Returns the conditions of a queue we did not make that this decision
+ * lacks (BWSS_DETECT_* bits; none: foreign): every download held at its
+ * floor, every minimum met, no flow above its allotment, U short of the
+ * link we had alone, and still a standing queue. */
+static uint32_t
+lacks (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
 {
-  return k->bulk > 0 && k->bulk_floored == k->bulk && k->overrun == 0 && k->short_min == 0
-      && !has_link (c, p, k) && over_target (k);
+  uint32_t m = 0;
+  if (k->bulk == 0)
+    m |= BWSS_DETECT_NO_BULK;
+  else if (k->bulk_floored < k->bulk)
+    m |= BWSS_DETECT_UNFLOORED;
+  if (k->overrun > 0)
+    m |= BWSS_DETECT_OVERRUN;
+  if (k->short_min > 0)
+    m |= BWSS_DETECT_SHORT_MIN;
+  if (has_link (c, p, k))
+    m |= BWSS_DETECT_HAS_LINK;
+  if (!over_target (k))
+    m |= BWSS_DETECT_NO_QUEUE;
+  return m;
 }
 
 /* The queue in hand: at or under its target without losses, or empty; or
@@ -216,9 +229,12 @@ capacity_compete_watch (BwssCapacity *c, const BwssParams *p, uint64_t now,
 {
   if (c->phase != BWSS_PHASE_TRACK || interval_us <= 0.0)
     return false;
-  if (foreign (c, p, k))
+  uint32_t missing = lacks (c, p, k);
+  c->detect_seen = missing == 0 ? BWSS_SEEN_FOREIGN : in_hand (k) ? BWSS_SEEN_OURS : BWSS_SEEN_NEITHER;
+  c->detect_missing = missing | (now < c->compete_hold_until_us ? BWSS_DETECT_HELD : 0u);
+  if (c->detect_seen == BWSS_SEEN_FOREIGN)
     score (c, p, 1.0, interval_us);
-  else if (in_hand (k))
+  else if (c->detect_seen == BWSS_SEEN_OURS)
     score (c, p, 0.0, interval_us);
   if (c->foreign_score < ALONE_SCORE && k->bulk_floored < k->bulk && k->q >= k->qt
       && k->u_link > (1.0 + ALONE_ABOVE_MINIMA) * k->minima && k->u_link > c->link_alone_bps)

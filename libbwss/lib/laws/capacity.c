@@ -137,6 +137,9 @@ bwss__capacity_init (BwssCapacity *c)
   c->u_hist_head = 0;
   c->changes = 0;
   c->last_rule = RULE_NONE;
+  c->detect_seen = BWSS_SEEN_NONE;
+  c->detect_missing = 0;
+  c->seen_bulk = c->seen_floored = c->seen_lost = c->seen_short = c->seen_overrun = 0;
   capacity_forget_track (c);
   capacity_compete_init (c);
 }
@@ -622,6 +625,20 @@ record (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts
   c->next_decision_us = next_decision (c, p, now, interval_us);
 }
 
+/* What this decision counted, for bwss_controller_last_decision(); the
+ * detector adds its verdict in TRACK (capacity-compete.c). */
+static void
+see_counts (BwssCapacity *c, const CapacityCounts *k)
+{
+  c->detect_seen = BWSS_SEEN_NONE;
+  c->detect_missing = 0;
+  c->seen_bulk = (uint32_t) k->bulk;
+  c->seen_floored = (uint32_t) k->bulk_floored;
+  c->seen_lost = (uint32_t) k->lost;
+  c->seen_short = (uint32_t) k->short_min;
+  c->seen_overrun = (uint32_t) k->overrun;
+}
+
 /* With CAPACITY_DEBUG, one line per decision on stderr. */
 static void
 trace_decision (const BwssCapacity *c, uint64_t now, int rule, double sigma_before,
@@ -672,6 +689,7 @@ bwss__capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
   BwssPhase phase_before = c->phase;
   double since_last = c->last_decision_us ? (double) (now - c->last_decision_us) : 0.0;
   CapacityCounts k = capacity_count (c, p, u, flows, n, since_last);
+  see_counts (c, &k);
   int rule;
   if (c->phase == BWSS_PHASE_START)
     rule = decide_start (c, p, now, &k);

@@ -1146,6 +1146,25 @@ bwss_controller_flow_state (const BwssController *c, uint64_t id, BwssFlowState 
   return BWSS_OK;
 }
 
+int
+bwss_controller_last_decision (const BwssController *c, BwssDecision *out)
+{
+  if (c == NULL || out == NULL)
+    return BWSS_EINVAL;
+  if (paper_loop (c))
+    return BWSS_ENOENT;
+  const BwssCapacity *cap = &c->capacity;
+  *out = (BwssDecision) {
+    .at_us = cap->last_decision_us, .phase = cap->phase, .rule = bwss__capacity_rule_name (cap),
+    .sigma_bps = cap->sigma_bps, .aggregate_bps = c->aggregate_bps, .queue_us = cap->queue_us,
+    .queue_target_us = cap->queue_target_us, .seen = (BwssSeen) cap->detect_seen,
+    .score = cap->foreign_score, .missing = cap->detect_missing, .bulk = cap->seen_bulk,
+    .bulk_floored = cap->seen_floored, .lost = cap->seen_lost, .short_min = cap->seen_short,
+    .overrun = cap->seen_overrun,
+  };
+  return BWSS_OK;
+}
+
 void
 bwss_controller_stats (const BwssController *c, BwssControllerStats *out)
 {

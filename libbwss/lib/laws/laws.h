@@ -316,6 +316,14 @@ typedef struct {
   uint64_t  compete_hold_until_us; /* ... until then */
   bool      compete_free;     /* COMPETE: σ binds nobody — the flows without a minimum
                                * are left to the kernel (controller.c) */
+  /* what the detector saw at the last decision (bwss_controller_last_decision()) */
+  uint32_t  detect_seen;      /* a BwssSeen */
+  uint32_t  detect_missing;   /* BWSS_DETECT_* bits: the conditions of "foreign" it lacked */
+  uint32_t  seen_bulk;        /* the downloads ... */
+  uint32_t  seen_floored;     /* ... of them σ held at their floor */
+  uint32_t  seen_lost;        /* flows that lost segments */
+  uint32_t  seen_short;       /* flows below their minimum */
+  uint32_t  seen_overrun;     /* flows well above their target, minimum and floor */
 } BwssCapacity;
 
 void bwss__capacity_init (BwssCapacity *c);

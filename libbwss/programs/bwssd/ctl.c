@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* ctl.c — bwssd's controller (see ctl.h). */
 #define BWSS_USE_UNSTABLE_API
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <netinet/in.h>
 #include <bwss/control.h>
 #include "ctl.h"
+#include "decision-line.h"
 #include "sys.h"
 
 /* A paced flow's owner is told its read rate again when it moves by more
@@ -30,6 +32,8 @@ struct Ctl {
   gboolean        suspended;
   gboolean        debug;       /* $BWSS_DEBUG: the loop and every flow on stderr, once a second */
   guint64         next_debug_us;
+  FILE           *decisions;   /* $BWSS_DECISIONS: the delay loop's every decision, a line each */
+  guint64         decided_us;  /* ... the last one written */
   GArray         *ids;         /* a round's scratch: the laws' lists of flows */
   GArray         *reapply;     /* ids of flows whose window the next round sets again */
   GPtrArray      *todo;        /* a round's flows to apply */
@@ -59,6 +63,12 @@ ctl_new (const CtlFuncs *funcs)
   c->inodes = g_hash_table_new (g_int64_hash, g_int64_equal);
   c->next_id = 1;
   c->debug = g_getenv ("BWSS_DEBUG") != NULL;
+  const char *decisions = g_getenv ("BWSS_DECISIONS");
+  if (decisions && *decisions) {
+    c->decisions = fopen (decisions, "ae");
+    if (c->decisions == NULL)
+      g_printerr ("bwssd: BWSS_DECISIONS=%s: %s\n", decisions, g_strerror (errno));
+  }
   c->ids = g_array_new (FALSE, FALSE, sizeof (guint64));
   c->reapply = g_array_new (FALSE, FALSE, sizeof (guint64));
   c->todo = g_ptr_array_new ();
@@ -252,6 +262,8 @@ ctl_free (Ctl *c)
   g_array_unref (c->reapply);
   g_ptr_array_unref (c->todo);
   g_ptr_array_unref (c->asked);
+  if (c->decisions)
+    fclose (c->decisions);
   g_free (c);
 }
 
@@ -420,6 +432,34 @@ debug_print (Ctl *c, guint64 now)
   }
 }
 
+/* $BWSS_DECISIONS: a line for the delay loop's decision if it is new, and
+ * one for each flow's state then, on the lab recorder's clock
+ * (CLOCK_MONOTONIC; decision-line.h). */
+static void
+write_decision (Ctl *c)
+{
+  BwssDecision d;
+  if (c->decisions == NULL || bwss_controller_last_decision (c->laws, &d) != 0 || d.at_us == 0
+      || d.at_us == c->decided_us)
+    return;
+  c->decided_us = d.at_us;
+  char line[512];
+  size_t n = decision_line (line, sizeof line, &d, 0);
+  if (n > 0)
+    fwrite (line, 1, n, c->decisions);
+  GHashTableIter it;
+  gpointer v;
+  g_hash_table_iter_init (&it, c->flows);
+  while (g_hash_table_iter_next (&it, NULL, &v)) {
+    CtlFlow *f = v;
+    BwssFlowState st;
+    if (!f->released && flow_state (c, f, &st)
+        && (n = decision_flow_line (line, sizeof line, d.at_us, 0, f->id, &st)) > 0)
+      fwrite (line, 1, n, c->decisions);
+  }
+  fflush (c->decisions);
+}
+
 guint64
 ctl_round (Ctl *c, guint64 now)
 {
@@ -472,6 +512,7 @@ ctl_round (Ctl *c, guint64 now)
     f->asked = FALSE;
   }
   debug_print (c, now);
+  write_decision (c);
   /* as the laws ask: while flows move data, their estimation period in
    * whole control periods; while every flow is at rest, the round that
    * first finds one due (a round in between would measure nothing and the

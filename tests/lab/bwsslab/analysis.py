@@ -10,7 +10,7 @@ import os
 import statistics
 import subprocess
 
-from . import hosts, linkstats
+from . import decisions, hosts, linkstats
 from .proc import program
 from .scenario import BWSS_MODES
 from .topology import VIDEO_ADDR, bulk_addr, ideal_video_class_kbps, quic_rtt
@@ -570,6 +570,11 @@ def analyse(sc, mode, out_dir, build_dir):
     if any(v is not None for v in sigma):
         vals = [v for v in sigma[skip:] if v is not None]
         summary["sigma_median_kbps"] = round(statistics.median(vals), 1) if vals else None
+    lines = decisions.load_all(os.path.join(out_dir, "decisions.txt"), run["t0_monotonic"])
+    detector = decisions.summary([d for d in lines if not d.get("flow")], skip)
+    if detector is not None:
+        detector["downloads"] = decisions.flows_summary(lines, skip)
+        summary["detector"] = detector
     window = host2_window_summary(sc, rate, qdelay, skip)
     if window is not None:
         summary["host2_on"] = window

@@ -27,7 +27,7 @@ import signal
 import subprocess
 import sys
 
-from . import analysis, clients, host, linkstats, linktrace, lock, matrix, paths, plots, report, timeline, topology
+from . import analysis, clients, decisions, host, linkstats, linktrace, lock, matrix, paths, plots, report, timeline, topology
 from .proc import STATE_DIR, LabError, program
 from .scenario import BWSS_MODES, MODES, SCENARIOS, ScenarioError
 
@@ -177,6 +177,8 @@ def run_once(sc, label, modes, build_dir, out_root, tries=TRIES, measure=measure
             extra += " — FAULT: " + "; ".join(s["faults"])
         print("  aggregate %.0f kbit/s%s (%.0f s, try %d)" % (s["aggregate_kbps"], extra, s.get("took_s", 0),
                                                            len(s["tries"])), flush=True)
+        if s.get("detector"):
+            print("  " + decisions.line(s["detector"]), flush=True)
     table = report.table(results)
     with open(os.path.join(out_root, "comparison.md"), "w") as f:
         f.write(table + "\n")

@@ -127,6 +127,11 @@ def start_before(sc, build_dir, work, out_dir, base_env, start_bwssd):
     if sc.hosts != 2:
         return [], None
     env = host2_env(base_env, work)
+    if "BWSS_DECISIONS" in env:
+        # its bwssd's decisions, apart from this machine's
+        env["BWSS_DECISIONS"] = os.path.join(out_dir, "decisions-host2.txt")
+        if os.path.exists(env["BWSS_DECISIONS"]):
+            os.unlink(env["BWSS_DECISIONS"])
     rec = spawn(NS_C2, [program(build_dir, "bwss-lab-sample"), "--period", "50"],
                 out=os.path.join(out_dir, "samples-host2.txt"), env=env)
     remember(rec.pid)

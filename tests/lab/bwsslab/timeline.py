@@ -6,7 +6,8 @@ stop.  What it leaves in out_dir: samples.txt (the recorder), cross.json
 as the bottleneck its own), link-trace.txt (with a link trace), tun.json
 (what the kernel dropped on the way into the stage),
 samples-host2.txt, host2-udp.json (its UDP) and, with host2=bwss, bwssd-host2.log and
-bwss-top-host2.json (hosts=2), video-client.log, bwss-top.json (modes bwss*), access.log, player.json
+bwss-top-host2.json (hosts=2), video-client.log, bwss-top.json and decisions.txt (modes bwss*: the
+delay loop's decisions, bwssd's $BWSS_DECISIONS), access.log, player.json
 (adaptive, progressive), ping.txt (ping_ms), run.json (when t0 was)."""
 import json
 import os
@@ -42,8 +43,11 @@ def run_mode(sc, mode, build_dir, out_dir):
     work = tempfile.mkdtemp(prefix="bwss-lab-")
     os.chmod(work, 0o755)              # nginx's workers run as www-data
     domain = "bwsslab-%d" % os.getpid()
+    decisions = os.path.join(out_dir, "decisions.txt")
+    if os.path.exists(decisions):
+        os.unlink(decisions)             # bwssd appends: an earlier try's are not this run's
     env = dict(os.environ, BWSS_DOMAIN=domain, BWSS_BWSSD=program(build_dir, "bwssd"),
-               GST_PLUGIN_PATH=os.path.join(build_dir, "gst-plugin"))
+               GST_PLUGIN_PATH=os.path.join(build_dir, "gst-plugin"), BWSS_DECISIONS=decisions)
     files = clients.domain_paths(build_dir, env)
     leftovers = (files["socket"], files["bwssd-lock"])
     for leftover in leftovers:
