@@ -45,12 +45,31 @@ model_add (Model *m, double base_rtt_s)
   return m->n++;
 }
 
+/* What a bit of flow @f's payload takes of the link (wire_headers): its
+ * segments' headers over their payload — a source that holds its sender
+ * sends each write as a segment. */
+static double
+wire_per_bit (const Model *m, const ModelFlow *f)
+{
+  if (!m->wire_headers || m->fq)
+    return 1.0;
+  double seg = f->source_packet > 0 && f->source_bound ? f->source_packet : MODEL_MSS;
+  return 1.0 + MODEL_WIRE_HEADER / seg;
+}
+
+/* ... and of the cross traffic's. */
+static double
+wire_per_cross_bit (const Model *m)
+{
+  return m->wire_headers && !m->fq ? 1.0 + (double) MODEL_UDP_WIRE_HEADER / MODEL_UDP_PAYLOAD : 1.0;
+}
+
 double
 model_queued_bits (const Model *m)
 {
-  double q = m->cross_queued_bits;
+  double q = m->cross_queued_bits * wire_per_cross_bit (m);
   for (size_t i = 0; i < m->n; i++)
-    q += m->f[i].queued_bits;
+    q += m->f[i].queued_bits * wire_per_bit (m, &m->f[i]);
   return q;
 }
 
@@ -505,6 +524,8 @@ fifo_arrive (Model *m, size_t i, double bits)
   double pkt = 8.0 * MODEL_MSS;
   if (i < m->n && m->source_gaps && m->f[i].source_packet > 0 && m->f[i].source_bound)
     pkt = 8.0 * m->f[i].source_packet;
+  if (i == m->n && m->wire_headers)
+    pkt = 8.0 * MODEL_UDP_PAYLOAD;
   m->packet_credit[i] += bits;
   while (m->packet_credit[i] >= pkt) {
     m->packet_credit[i] -= pkt;
@@ -627,7 +648,8 @@ step_packets (Model *m, const bool *cwnd_limited, const double *arriving)
       waited[p.flow] = true;
     }
     m->in_service = p;
-    m->link_free_s = start + p.bits / c;
+    double wire = !m->wire_headers ? 0.0 : p.flow < m->n ? MODEL_WIRE_HEADER : MODEL_UDP_WIRE_HEADER;
+    m->link_free_s = start + (p.bits + 8.0 * wire) / c;
   }
   m->cross_rate_bps = got[m->n] / dt;
   m->queue_s = model_queued_bits (m) / c;
@@ -691,13 +713,16 @@ model_step (Model *m)
     return;
   }
 
-  /* 2. the buffer: drop-tail beyond max_queue_s */
+  /* 2. the buffer: drop-tail beyond max_queue_s (as the wire counts it) */
   double queued = model_queued_bits (m);
   double room = m->max_queue_s * c + c * dt - queued;
+  double wire_in = m->cross_bps * dt * wire_per_cross_bit (m);
+  for (size_t i = 0; i < m->n; i++)
+    wire_in += arriving[i] * wire_per_bit (m, &m->f[i]);
   double keep = 1.0;
   m->dropped_bits = 0.0;
-  if (total_in > room) {
-    keep = room > 0 ? room / total_in : 0.0;
+  if (wire_in > room) {
+    keep = room > 0 ? room / wire_in : 0.0;
     m->dropped_bits = total_in * (1.0 - keep);
   }
   m->cross_queued_bits += m->cross_bps * dt * keep;
@@ -726,7 +751,7 @@ model_step (Model *m)
     }
   }
 
-  /* 4. service: C·dt bits leave, FIFO shares */
+  /* 4. service: C·dt bits of the wire leave, FIFO shares */
   queued = model_queued_bits (m);
   double serve = c * dt, frac = queued > serve ? serve / queued : 1.0;
   double cross_out = m->cross_queued_bits * frac;

@@ -130,6 +130,10 @@
  * Ethernet 14, IPv4 20, TCP 20, the timestamp option 12 (a 1514-byte frame,
  * 12.6 ms at 960 kbit/s) */
 #define MODEL_WIRE_HEADER 66
+/* ... and a UDP datagram of the cross traffic: Ethernet 14, IPv4 20, UDP 8;
+ * iperf3's datagrams carry MODEL_UDP_PAYLOAD bytes (the lab's cross traffic) */
+#define MODEL_UDP_WIRE_HEADER 42
+#define MODEL_UDP_PAYLOAD     1000
 /* history of sending rates, one entry per step: b_i/2 must fit */
 #define MODEL_PIPE_STEPS 2048
 
@@ -240,6 +244,14 @@ typedef struct {
   /* packets: a repaired loss holds the receiver's in-order bytes for an RTT
    * (the header, "With repair_holes"); false: every byte arrives in order */
   bool      repair_holes;
+  /* a single FIFO (fluid drop-tail, or packets): the link carries each
+   * segment's headers besides its payload (MODEL_WIRE_HEADER a TCP
+   * segment — a full one, or a write of source_packet bytes from a source
+   * that holds its sender — MODEL_UDP_WIRE_HEADER a cross datagram of
+   * MODEL_UDP_PAYLOAD), and its buffer and queueing delay count them: at
+   * 960 kbit/s the payload room is ~918 kbit/s of full segments, 904 of the
+   * video's 1000-byte ones; false: payload only (fq: always) */
+  bool      wire_headers;
   size_t    n;
   ModelFlow f[MODEL_MAX_FLOWS];
   /* state */
@@ -273,7 +285,8 @@ void   model_init (Model *m, double capacity_bps, double max_queue_s, double dt_
 size_t model_add (Model *m, double base_rtt_s);
 /* Advances the model by one step. */
 void   model_step (Model *m);
-/* Bits of every kind queued at the bottleneck now. */
+/* Bits of every kind queued at the bottleneck now (with wire_headers, as
+ * the wire carries them). */
 double model_queued_bits (const Model *m);
 
 #endif
