@@ -25,7 +25,12 @@
  *     (a link that cannot carry them holds a queue of the video's own: a
  *     fade), no flow its window does not hold moves well above its
  *     target, minimum and floor (a player's fragment, released, fills the
- *     queue itself), U is short of
+ *     queue itself), no paced flow catches up (a video above its minimum
+ *     that no window of ours holds sends the backlog its source wrote
+ *     while the link denied it: the queue holds that backlog, and beside
+ *     inelastic traffic that leaves little room — the floors, the video
+ *     catching up and a UDP stream over the link — it stands for seconds
+ *     with nobody else's elastic flow in it), U is short of
  *     the link this host had to itself when the queue was its own (if it
  *     knows it: a video whose window covers a queue it made moves all of
  *     the link), and the queue still stands above its target and band;
@@ -142,13 +147,13 @@ has_link (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
 }
 
 /* The queue we did not make: every download held at its floor, every
- * minimum met, no flow above its allotment, U short of the link we had
- * alone, and still a standing queue. */
+ * minimum met, no flow above its allotment, no paced flow catching up its
+ * backlog, U short of the link we had alone, and still a standing queue. */
 static bool
 foreign (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
 {
   return k->bulk > 0 && k->bulk_floored == k->bulk && k->overrun == 0 && k->short_min == 0
-      && !has_link (c, p, k) && over_target (k);
+      && k->catching_up == 0 && !has_link (c, p, k) && over_target (k);
 }
 
 /* The queue in hand: at or under its target without losses, or empty; or

@@ -294,6 +294,12 @@ count_flow (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
     allotted = floor;
   if (!f->window_limited && f->rate_bps > (1.0 + p->compete_headroom) * allotted)
     k->overrun++;
+  /* catching up: a paced flow (a video) that moves more than its minimum
+   * with no window of ours holding it sends what its source wrote while
+   * the link denied it — the queue it meets holds that backlog */
+  if (f->min_rate_bps > 0.0 && !f->window_limited
+      && f->rate_bps > (1.0 + p->alpha) * f->min_rate_bps)
+    k->catching_up++;
   /* held down by σ: allocated no more than its floor */
   if (f->min_rate_bps <= 0.0) {
     k->bulk++;

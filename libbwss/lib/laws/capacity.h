@@ -43,6 +43,9 @@ typedef struct {
   double shortfall;    /* ... Σ m_i − R_i over them, bit/s */
   size_t overrun;      /* flows moving well above their target, minimum and floor
                         * (released: a player's fragment): they may fill the queue */
+  size_t catching_up;  /* flows with a minimum moving above (1+α)·m_i, not held by
+                        * their window: the sender's backlog, what it could not
+                        * send while the link denied it, is in the queue */
 } CapacityCounts;
 
 /* The rules, in the order of capacity.c's table (bwss__capacity_rule_name). */
