@@ -149,6 +149,56 @@ test_compete_alone_at_minima (void)
   g_assert_cmpint (c.phase, ==, BWSS_PHASE_COMPETE);
 }
 
+/* The detector and this host's own backlog: the same standing queue, the
+ * downloads at their floors, but the video catching up — above its
+ * minimum by more than α, no window of ours holding it — sends what its
+ * source wrote while the link denied it, and the queue holds that: no
+ * observation of somebody else's (Fig. 7 beside 320 kbit/s of UDP on 960,
+ * the video at 512-540 of 496 kbit/s before each false entry).  Once it is
+ * back at its minimum the queue that still stands is foreign again. */
+static void
+test_compete_catching_up (void)
+{
+  BwssCapacity c;
+  double floor = bwss__progress_floor_bps (&p);
+  if (8.0 * p.min_window_bytes / 0.160 > floor)
+    floor = 8.0 * p.min_window_bytes / 0.160;
+  BwssCapacityFlow f[3] = { flow (1e6, 1e6, 160000, 30000), flow (floor, floor, 160000, 30000),
+                            flow (floor, floor, 160000, 30000) };
+  f[0].min_rate_bps = 1e6;
+  f[0].window_limited = false;
+  uint64_t t = to_track (&c, f, 3, 1e6 + 2 * floor);
+  /* catching up at 1.08 of its minimum for 10 s: TRACK throughout */
+  f[0].rate_bps = 1.08e6;
+  double u = f[0].rate_bps + 2 * floor;
+  uint64_t end = t + 10000000;
+  while (t < end) {
+    t = c.next_decision_us;
+    bwss__capacity_step (&c, &p, t, u, f, 3);
+    g_assert_cmpint (c.phase, ==, BWSS_PHASE_TRACK);
+  }
+  /* held by its window there, it is no backlog of its sender's: COMPETE */
+  f[0].window_limited = true;
+  end = t + 4000000;
+  while (c.phase == BWSS_PHASE_TRACK && t < end) {
+    t = c.next_decision_us;
+    bwss__capacity_step (&c, &p, t, u, f, 3);
+  }
+  g_assert_cmpint (c.phase, ==, BWSS_PHASE_COMPETE);
+  /* caught up, at its minimum again: the queue that stands is foreign */
+  bwss__capacity_init (&c);
+  f[0].window_limited = false;
+  t = to_track (&c, f, 3, 1e6 + 2 * floor);
+  f[0].rate_bps = 1e6;
+  u = 1e6 + 2 * floor;
+  end = t + 4000000;
+  while (c.phase == BWSS_PHASE_TRACK && t < end) {
+    t = c.next_decision_us;
+    bwss__capacity_step (&c, &p, t, u, f, 3);
+  }
+  g_assert_cmpint (c.phase, ==, BWSS_PHASE_COMPETE);
+}
+
 /* Steps @c every @step_us from *@t (its decision's due time) for @us, flows
  * @f at their queue target, the caller's rounds @gap_us apart
  * (round_gap_us); returns the decisions taken and the shortest time
@@ -1303,6 +1353,32 @@ cell_cross (Sim *s, unsigned sec)
                   ? cell_now->cross_bps : 0;
 }
 
+/* Returns true if @cell's link carries the segments' headers: the cell
+ * asks for it, or BWSS_SIM_WIRE is set (every single-FIFO cell: what the
+ * headers move, docs/testing.md); never under fq, whose model counts
+ * payload only. */
+static bool
+cell_wire (const Cell *cell)
+{
+  return !cell->fq && (cell->wire || getenv ("BWSS_SIM_WIRE"));
+}
+
+/* What a link of @link_bps carries of full segments' payload, bit/s (with
+ * the headers on the wire, Model.wire_headers: 1448 of every 1514 bytes) */
+static double
+cell_payload (const Cell *cell, double link_bps)
+{
+  return cell_wire (cell) ? link_bps * MODEL_MSS / (MODEL_MSS + MODEL_WIRE_HEADER) : link_bps;
+}
+
+/* ... and what @cross_bps of UDP payload takes of it, bit/s */
+static double
+cell_cross_wire (const Cell *cell, double cross_bps)
+{
+  return cell_wire (cell) ? cross_bps * (MODEL_UDP_PAYLOAD + MODEL_UDP_WIRE_HEADER) / MODEL_UDP_PAYLOAD
+                          : cross_bps;
+}
+
 static CellResult
 run_cell_at (const Cell *cell, bool controlled, bool latch, unsigned shift_ms)
 {
@@ -1318,7 +1394,7 @@ run_cell_at (const Cell *cell, bool controlled, bool latch, unsigned shift_ms)
   s.m.packets = cell->packets;
   s.m.fifo_limit_bytes = cell->fifo_bytes;
   s.m.repair_holes = cell->holes;
-  s.m.wire_headers = cell->wire;
+  s.m.wire_headers = cell_wire (cell);
   cell_late_s = cell_late_start_s = cell_late_at_s = 0.0;
   s.on_tick = cell_lateness;
   s.m.source_gaps = cell->packets;          /* the lab's video source, at packet level */
@@ -1396,7 +1472,7 @@ run_cell_at (const Cell *cell, bool controlled, bool latch, unsigned shift_ms)
   if (cell->trace)
     for (unsigned t = 5; t < dur; t++)
       link += trace_mean (t) / (dur - 5.0);
-  r.left = link - cross - r.video;
+  r.left = cell_payload (cell, link) - cell_cross_wire (cell, cross) - r.video;
   unsigned c0 = cell_cross_from (cell), c1 = cell_cross_to (cell);
   const unsigned edges[5] = { 5, c0, c1, c1 + RECOVER_S, dur };
   for (unsigned ph = 0; ph < 4; ph++) {
@@ -1404,7 +1480,7 @@ run_cell_at (const Cell *cell, bool controlled, bool latch, unsigned shift_ms)
     for (unsigned t = edges[ph]; t < edges[ph + 1]; t++) {
       double l = cell->trace ? trace_mean (t) : cell->link_bps;
       got += sim_mean_aggregate (&s, t, t + 1) - s.rate[t][v];
-      left += fmax (0.0, l - s.cross[t] - s.rate[t][v]);
+      left += fmax (0.0, cell_payload (cell, l) - cell_cross_wire (cell, s.cross[t]) - s.rate[t][v]);
     }
     r.use_phase[ph] = left > 0.0 ? got / left : 0.0;
   }
@@ -1426,7 +1502,8 @@ run_cell_at (const Cell *cell, bool controlled, bool latch, unsigned shift_ms)
     double targets = 0.0;
     for (size_t i = 1; i < s.m.n; i++)
       targets += s.target[t][i];
-    double room = cell->link_bps - cell->video_min - s.cross[t];
+    double room = cell_payload (cell, cell->link_bps) - cell->video_min
+                  - cell_cross_wire (cell, s.cross[t]);
     if (targets / room > r.over_room)
       r.over_room = targets / room;
   }
@@ -1925,6 +2002,7 @@ main (int argc, char **argv)
   g_test_add_func ("/capacity/late-decisions", test_late_decisions);
   g_test_add_func ("/capacity/rule/cut", test_rule_cut);
   g_test_add_func ("/capacity/compete/alone-at-minima", test_compete_alone_at_minima);
+  g_test_add_func ("/capacity/compete/catching-up", test_compete_catching_up);
   g_test_add_func ("/capacity/rule/cut-keeps-minima", test_rule_cut_keeps_minima);
   g_test_add_func ("/capacity/rule/raise-loss-hold", test_rule_raise);
   g_test_add_func ("/capacity/rule/probe", test_rule_probe);
