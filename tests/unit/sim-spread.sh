@@ -6,13 +6,15 @@
 # BWSS_SIM_TICK_PHASE_MS, tests/unit/sim.h).  Prints, per phase, the
 # subtests that fail, then each failing subtest with the number of phases it
 # fails in.  A tool to judge a law change against (run it before and after),
-# not a test.  Other variables of the environment pass through.
+# not a test.  SIM_SPREAD_TESTS names other test programs (e.g. household);
+# other variables of the environment pass through.
 set -u
 build=${1:?usage: sim-spread.sh BUILD [PHASES]} phases=${2:-10}
+tests=${SIM_SPREAD_TESTS:-capacity controller rtt-mix player}
 declare -A count
 for ((ph = 0; ph < phases; ph++)); do
   fails=
-  for t in capacity controller rtt-mix player; do
+  for t in $tests; do
     exe="$build/tests/unit/test-$t"
     for p in $("$exe" -l | grep '^/'); do
       # in the background: a subtest that aborts is counted, not reported by bash
@@ -31,4 +33,4 @@ for k in "${!count[@]}"; do
   total=$((total + count[$k]))
 done | sort -rn
 for k in "${!count[@]}"; do total=$((total + count[$k])); done
-echo "failing runs: $total of $((phases * $(for t in capacity controller rtt-mix player; do "$build/tests/unit/test-$t" -l | grep -c '^/'; done | paste -sd+ | bc)))"
+echo "failing runs: $total of $((phases * $(for t in $tests; do "$build/tests/unit/test-$t" -l | grep -c '^/'; done | paste -sd+ | bc)))"
