@@ -474,6 +474,7 @@ typedef struct {
   uint32_t    lost;           /* flows that lost segments in its interval */
   uint32_t    short_min;      /* flows below their minimum */
   uint32_t    overrun;        /* flows well above their target */
+  uint32_t    reserved[8];    /* zero: room for later fields without an ABI break */
 } BwssDecision;
 
 /* Fills @out with the delay loop's last decision.  Returns 0, BWSS_EINVAL
