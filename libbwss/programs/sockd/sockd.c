@@ -17,8 +17,10 @@
  * client.  At most MAX_EXCHANGES exchanges run at once, MAX_PER_UID of one
  * user; past that a caller is answered SOCKD_BUSY at once.  A client has
  * REQUEST_MS to send its request; an exchange still running after
- * EXCHANGE_MS is killed.  With --idle-exit it exits after SECONDS without
- * a connection (systemd starts it again at the next one).
+ * EXCHANGE_S is killed (its own alarm(2): SIGALRM's default action ends it
+ * even inside pidfd_getfd's wait for a holder's exec).  With --idle-exit it
+ * exits after SECONDS without a connection (systemd starts it again at the
+ * next one).
  *
  * Exit status: 0 (SIGTERM, SIGINT, idle); 1 if it cannot listen; 2 for a
  * usage error.
@@ -44,14 +46,12 @@
 #define MAX_EXCHANGES 16
 #define MAX_PER_UID   4
 #define REQUEST_MS    2000
-#define EXCHANGE_MS   5000
+#define EXCHANGE_S    5
 #define ACCEPTS_PER_WAKEUP 16
 
 typedef struct {
   pid_t    pid;          /* 0: a free slot */
   uid_t    uid;
-  uint64_t deadline_ms;
-  bool     killed;
 } Exchange;
 
 typedef struct {
@@ -175,12 +175,13 @@ start_exchange (Service *sv, int conn)
     sigprocmask (SIG_SETMASK, &none, NULL);
     close (sv->listener);
     close (sv->signals);
+    alarm (EXCHANGE_S);
     sockd_serve (conn, &sv->self, REQUEST_MS);
     _exit (0);
   }
   for (unsigned i = 0; i < MAX_EXCHANGES; i++)
     if (sv->ex[i].pid == 0) {
-      sv->ex[i] = (Exchange) { .pid = pid, .uid = cr.uid, .deadline_ms = now_ms () + EXCHANGE_MS };
+      sv->ex[i] = (Exchange) { .pid = pid, .uid = cr.uid };
       sv->n_ex++;
       break;
     }
@@ -214,36 +215,13 @@ reap (Service *sv)
   while ((pid = waitpid (-1, &status, WNOHANG)) > 0)
     for (unsigned i = 0; i < MAX_EXCHANGES; i++)
       if (sv->ex[i].pid == pid) {
-        if (sv->ex[i].killed)
+        if (WIFSIGNALED (status) && WTERMSIG (status) == SIGALRM)
           fprintf (stderr, "bwss-sockd: uid %u: an exchange took more than %d ms: killed\n",
-                   (unsigned) sv->ex[i].uid, EXCHANGE_MS);
+                   (unsigned) sv->ex[i].uid, EXCHANGE_S * 1000);
         sv->ex[i].pid = 0;
         sv->n_ex--;
         sv->last_ms = now_ms ();
       }
-}
-
-/* Kills the exchanges past their deadline (reaped, as any, on SIGCHLD).
- * Returns the ms until the next deadline, or -1 if none. */
-static int
-enforce_deadlines (Service *sv)
-{
-  uint64_t now = now_ms ();
-  int next = -1;
-  for (unsigned i = 0; i < MAX_EXCHANGES; i++) {
-    Exchange *e = &sv->ex[i];
-    if (e->pid == 0 || e->killed)
-      continue;
-    if (now >= e->deadline_ms) {
-      kill (e->pid, SIGKILL);              /* not reaped yet: the pid is still this child's */
-      e->killed = true;
-      continue;
-    }
-    int left = (int) (e->deadline_ms - now);
-    if (next < 0 || left < next)
-      next = left;
-  }
-  return next;
 }
 
 /* Reads the pending signals.  Returns false on SIGTERM or SIGINT. */
@@ -265,14 +243,12 @@ run (Service *sv)
 {
   sv->last_ms = now_ms ();
   for (;;) {
-    int timeout = enforce_deadlines (sv);
+    int timeout = -1;
     if (sv->idle_exit_s && sv->n_ex == 0) {
       uint64_t idle_until = sv->last_ms + (uint64_t) sv->idle_exit_s * 1000u, now = now_ms ();
       if (now >= idle_until)
         return;
-      int left = (int) (idle_until - now);
-      if (timeout < 0 || left < timeout)
-        timeout = left;
+      timeout = (int) (idle_until - now);
     }
     struct pollfd p[2] = { { .fd = sv->listener, .events = POLLIN }, { .fd = sv->signals, .events = POLLIN } };
     if (poll (p, 2, timeout) < 0 && errno != EINTR) {
