@@ -320,9 +320,7 @@ take_from_anyone (guint64 inode)
 {
   g_autoptr (GHashTable) wanted = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   g_autoptr (GHashTable) found = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
-  guint64 *key = g_new (guint64, 1);
-  *key = inode;
-  g_hash_table_add (wanted, key);
+  g_hash_table_add (wanted, g_memdup2 (&inode, sizeof inode));
   adopt_proc_find_holders (wanted, found, getpid (), 0, NULL);
   const AdoptHolder *h = g_hash_table_lookup (found, &inode);
   return h ? adopt_proc_take (h->pid, h->fd, inode) : -ENOENT;

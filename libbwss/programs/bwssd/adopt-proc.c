@@ -34,12 +34,8 @@ scan_fd (int fd, void *data)
   guint64 ino = proc_fd_socket (s->pid, fd);
   if (ino == 0 || !g_hash_table_contains (s->wanted, &ino) || g_hash_table_contains (s->found, &ino))
     return true;
-  AdoptHolder *h = g_new (AdoptHolder, 1);
-  h->pid = s->pid;
-  h->fd = fd;
-  guint64 *key = g_new (guint64, 1);
-  *key = ino;
-  g_hash_table_insert (s->found, key, h);
+  AdoptHolder h = { s->pid, fd };
+  g_hash_table_insert (s->found, g_memdup2 (&ino, sizeof ino), g_memdup2 (&h, sizeof h));
   return true;
 }
 
@@ -76,12 +72,6 @@ adopt_proc_find_holders (GHashTable *wanted, GHashTable *found, pid_t skip_a, pi
 {
   PidScan s = { wanted, found, skip_a, skip_b, hidden };
   proc_each_pid (scan_pid, &s);
-}
-
-gboolean
-adopt_proc_holds (pid_t pid, int fd, guint64 inode)
-{
-  return proc_fd_socket (pid, fd) == inode;
 }
 
 char *

@@ -26,9 +26,6 @@ typedef struct {
 void adopt_proc_find_holders (GHashTable *wanted, GHashTable *found, pid_t skip_a, pid_t skip_b,
                               GArray *hidden);
 
-/* Returns TRUE if fd @fd of @pid is still the socket @inode. */
-gboolean adopt_proc_holds (pid_t pid, int fd, guint64 inode);
-
 /* The executable's path, command name and cgroup v2 path of @pid; NULL if
  * unknown.  g_free() them. */
 char *adopt_proc_exe (pid_t pid);

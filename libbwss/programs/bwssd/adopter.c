@@ -55,12 +55,11 @@ struct Adopter {
   gint64         next_sweep;    /* monotonic µs */
 };
 
+/* A number as the tables hold one (an inode, a byte count). */
 static guint64 *
-key_new (guint64 inode)
+u64_new (guint64 v)
 {
-  guint64 *k = g_new (guint64, 1);
-  *k = inode;
-  return k;
+  return g_memdup2 (&v, sizeof v);
 }
 
 static void
@@ -124,7 +123,7 @@ refuse (Adopter *ad, guint64 inode, pid_t pid, const char *comm, const char *rem
   r->comm = g_strdup (comm ? comm : "?");
   g_strlcpy (r->remote, remote, sizeof r->remote);
   r->reason = g_strdup (why);
-  g_hash_table_replace (ad->refused, key_new (inode), r);
+  g_hash_table_replace (ad->refused, u64_new (inode), r);
   return r;
 }
 
@@ -235,7 +234,7 @@ drop_lost (Adopter *ad, GHashTable *live)
   g_hash_table_iter_init (&it, ad->adopted);
   while (g_hash_table_iter_next (&it, &k, &v)) {
     Adopted *a = v;
-    if (g_hash_table_contains (live, k) && adopt_proc_holds (a->pid, a->owner_fd, a->inode))
+    if (g_hash_table_contains (live, k) && proc_fd_socket (a->pid, a->owner_fd) == a->inode)
       continue;
     give_back (ad, a);
     g_hash_table_iter_remove (&it);
@@ -317,7 +316,7 @@ adopt_one (Adopter *ad, const KnobInfo *k, const AdoptHolder *h)
     close (fd);
   int err = claim == 0 ? register_with (ad, a, rule, fd) : 0;
   if (claim == 0 && err == 0) {
-    g_hash_table_insert (ad->adopted, key_new (k->inode), a);
+    g_hash_table_insert (ad->adopted, u64_new (k->inode), a);
     return;
   }
   if (claim == -EALREADY) {                      /* looked at again when that one lets it go */
@@ -409,10 +408,8 @@ adopter_scan (Adopter *ad)
       continue;
     guint64 *last = g_hash_table_lookup (ad->last_bytes, &k->inode);
     if (is_candidate (ad, k, last ? *last : 0))
-      g_hash_table_add (wanted, key_new (k->inode));
-    guint64 *bytes = g_new (guint64, 1);
-    *bytes = k->bytes_received;
-    g_hash_table_insert (live, key_new (k->inode), bytes);
+      g_hash_table_add (wanted, u64_new (k->inode));
+    g_hash_table_insert (live, u64_new (k->inode), u64_new (k->bytes_received));
   }
   drop_lost (ad, live);
   /* the bytes of this scan are the next one's reference; closed sockets forgotten */
