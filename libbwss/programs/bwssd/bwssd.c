@@ -156,7 +156,7 @@ load_rules (GError **error)
   return path ? adopt_rules_load (path, error) : adopt_rules_builtin ();
 }
 
-static void reload (Daemon *dm);
+static gboolean reload (gpointer data);
 
 /* A worker thread's reading of the rules in force (the file may sit on a
  * hung network file system: the main loop never waits for it). */
@@ -194,23 +194,18 @@ loaded (GObject *source, GAsyncResult *result, gpointer data)
 }
 
 /* Reads the rules again, in a worker thread (one at a time: a change
- * meanwhile is read once the running read ends). */
-static void
-reload (Daemon *dm)
+ * meanwhile is read once the running read ends); SIGHUP's callback too. */
+static gboolean
+reload (gpointer data)
 {
+  Daemon *dm = data;
   if (dm->loading) {
     dm->load_again = TRUE;
-    return;
+    return G_SOURCE_CONTINUE;
   }
   dm->loading = TRUE;
   g_autoptr (GTask) task = g_task_new (NULL, NULL, loaded, dm);
   g_task_run_in_thread (task, load_in_thread);
-}
-
-static gboolean
-on_hup (gpointer data)
-{
-  reload (data);
   return G_SOURCE_CONTINUE;
 }
 
@@ -225,20 +220,15 @@ on_term (gpointer data)
 /* A round at once if none is due within the control period and the
  * controller has flows (a flow came, handed over or adopted, or changed
  * while every flow was at rest): the rounds stop by themselves when the
- * last flow is gone (on_round). */
+ * last flow is gone (on_round); CtlFuncs.wake. */
 static void
-kick_round (Daemon *dm)
+kick_round (gpointer data)
 {
+  Daemon *dm = data;
   gint64 ready = g_source_get_ready_time (dm->round);
   gint64 soon = g_get_monotonic_time () + (gint64) ctl_period (dm->ctl);
   if ((ready < 0 || ready > soon) && ctl_count (dm->ctl) > 0)
     g_source_set_ready_time (dm->round, 0);
-}
-
-static void
-on_ctl_wake (gpointer data)
-{
-  kick_round (data);
 }
 
 /* A scan, and when the next is due: ADOPT_SCAN_MS while the domain has
@@ -599,7 +589,7 @@ watch_inputs (Daemon *dm)
   dm->monitor = g_file_monitor_file (file, G_FILE_MONITOR_WATCH_MOVES, NULL, NULL);
   if (dm->monitor)
     g_signal_connect (dm->monitor, "changed", G_CALLBACK (on_rules_changed), dm);
-  g_unix_signal_add (SIGHUP, on_hup, dm);
+  g_unix_signal_add (SIGHUP, reload, dm);
   g_unix_signal_add (SIGTERM, on_term, dm);
   g_unix_signal_add (SIGINT, on_term, dm);
 }
@@ -636,7 +626,7 @@ run (int listen_fd, AdoptLedger *ledger, AdoptRules *rules)
     adopt_rules_free (rules);
     return 1;
   }
-  CtlFuncs cf = { .pace = serve_pace, .wake = on_ctl_wake, .data = &dm };
+  CtlFuncs cf = { .pace = serve_pace, .wake = kick_round, .data = &dm };
   dm.round = timed_source_new ("bwssd-round", G_PRIORITY_HIGH, on_round, &dm, -1);
   dm.ctl = ctl_new (&cf);
   g_source_attach (dm.round, NULL);
