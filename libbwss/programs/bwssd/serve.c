@@ -128,9 +128,8 @@ on_register (Client *cl, const WireFlow *m, int fd)
 }
 
 static void
-on_update (Client *cl, const WireFlow *m)
+on_update (Client *cl, CtlFlow *f, const WireFlow *m)
 {
-  CtlFlow *f = g_hash_table_lookup (cl->flows, &m->h.flow);
   if (f == NULL)
     return;
   ctl_set_prefs (cl->s->ctl, f, &m->prefs);
@@ -194,6 +193,7 @@ on_message (Client *cl, const WireMsg *m, size_t n, int fd)
     return FALSE;
   if (fd >= 0 && m->h.type != WIRE_REGISTER)
     close (fd);
+  CtlFlow *f = g_hash_table_lookup (cl->flows, &m->h.flow);   /* the flow it names, if any */
   switch (m->h.type) {
   case WIRE_REGISTER:
     if (n < sizeof m->flow) {
@@ -206,10 +206,9 @@ on_message (Client *cl, const WireMsg *m, size_t n, int fd)
   case WIRE_UPDATE:
     if (n < sizeof m->flow)
       return FALSE;
-    on_update (cl, &m->flow);
+    on_update (cl, f, &m->flow);
     return TRUE;
-  case WIRE_LATE: {
-    CtlFlow *f = g_hash_table_lookup (cl->flows, &m->h.flow);
+  case WIRE_LATE:
     if (n < sizeof m->late)
       return FALSE;
     if (f && wire_late_valid (m->late.late_fraction, m->late.required_prebuffer_s)) {
@@ -217,17 +216,13 @@ on_message (Client *cl, const WireMsg *m, size_t n, int fd)
       f->required_prebuffer_s = m->late.required_prebuffer_s;
     }
     return TRUE;
-  }
-  case WIRE_UNREGISTER: {
-    CtlFlow *f = g_hash_table_lookup (cl->flows, &m->h.flow);
+  case WIRE_UNREGISTER:
     if (f)
       drop_flow (cl, f);
     if (f && s->funcs.changed)
       s->funcs.changed (s->funcs.data);
     return TRUE;
-  }
   case WIRE_GET_FLOW: {
-    CtlFlow *f = g_hash_table_lookup (cl->flows, &m->h.flow);
     WireFlowStats r = { 0 };
     if (f)
       ctl_flow_stats (s->ctl, f, &r.st);
