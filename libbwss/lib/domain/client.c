@@ -517,17 +517,17 @@ after_fork_child (void)
   pthread_mutex_init (&conns_lock, NULL);
 }
 
+/* Returns the connection to the domain whose socket is @path: the runtime
+ * directory's "<name>.sock" (bwss_domain_path()), so its name is the rest. */
 static Conn *
-conn_new (const char *name)
+conn_new (const char *path)
 {
   Conn *c = calloc (1, sizeof *c);
   if (c == NULL)
     return NULL;
-  if (bwss_domain_path (name, ".sock", c->path, sizeof c->path) != 0) {
-    free (c);
-    return NULL;
-  }
-  snprintf (c->name, sizeof c->name, "%s", name);
+  const char *base = strrchr (path, '/') + 1;
+  snprintf (c->path, sizeof c->path, "%s", path);
+  snprintf (c->name, sizeof c->name, "%.*s", (int) (strlen (base) - strlen (".sock")), base);
   pthread_mutex_init (&c->lock, NULL);
   c->fd = c->wake_fd = c->ep_fd = -1;
   conn_fds (c);
@@ -536,32 +536,13 @@ conn_new (const char *name)
   return c;
 }
 
-/* Returns the domain name @name means: itself, $BWSS_DOMAIN, or
- * "bwss-<uid>", in @out; or BWSS_EINVAL. */
-static int
-domain_name (const char *name, char *out, size_t len)
-{
-  if (name == NULL)
-    name = getenv ("BWSS_DOMAIN");
-  if (name == NULL) {
-    snprintf (out, len, "bwss-%u", (unsigned) geteuid ());
-    return 0;
-  }
-  if (bwss_domain_check_name (name) != BWSS_OK)
-    return BWSS_EINVAL;
-  snprintf (out, len, "%s", name);
-  return 0;
-}
-
 int
 bwss_domain_open (const char *name, unsigned flags, BwssDomain **out)
 {
-  char dn[BWSS_DOMAIN_NAME_MAX + 1], path[PATH_MAX];
+  char path[PATH_MAX];
   if (out == NULL || (flags & ~(BWSS_DOMAIN_NO_CREATE | BWSS_DOMAIN_NO_CONTROLLER | BWSS_DOMAIN_THREAD)))
     return BWSS_EINVAL;
-  int err = domain_name (name, dn, sizeof dn);
-  if (err == 0)
-    err = bwss_domain_path (dn, ".sock", path, sizeof path);
+  int err = bwss_domain_path (name, ".sock", path, sizeof path);   /* the name in force, checked */
   if (err)
     return err;
   BwssDomain *d = calloc (1, sizeof *d);
@@ -575,10 +556,10 @@ bwss_domain_open (const char *name, unsigned flags, BwssDomain **out)
   }
   Conn *c;
   for (c = conns; c; c = c->next)
-    if (strcmp (c->name, dn) == 0)
+    if (strcmp (c->path, path) == 0)
       break;
   bool fresh = c == NULL;
-  if (fresh && (c = conn_new (dn)) == NULL) {
+  if (fresh && (c = conn_new (path)) == NULL) {
     pthread_mutex_unlock (&conns_lock);
     free (d);
     return BWSS_ENOMEM;
