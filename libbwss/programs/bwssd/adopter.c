@@ -49,9 +49,9 @@ struct Adopter {
   char          *capability;
   GHashTable    *adopted;      /* inode → Adopted */
   GHashTable    *refused;      /* inode → Refused */
-  GHashTable    *last_bytes;   /* inode → guint64 bytes received at the last scan */
   GHashTable    *told;         /* "pid reason" already said on stderr */
-  KnobDump       dump;
+  KnobDump       dump;         /* this scan's sockets, in inode order (knob_dump_find()) */
+  KnobDump       last;         /* ... the last scan's: the bytes each had received then */
   gint64         next_sweep;    /* monotonic µs */
 };
 
@@ -178,7 +178,6 @@ adopter_new (Ctl *ctl, AdoptWatchdog *watchdog, AdoptLedger *ledger, AdoptRules 
   ad->capability = g_strdup (capability);
   ad->adopted = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, adopted_free);
   ad->refused = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, refused_free);
-  ad->last_bytes = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
   ad->told = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   return ad;
 }
@@ -227,21 +226,21 @@ adopter_yield (Adopter *ad, guint64 inode)
 /* Rule gone: gives back what is closed or no longer its owner's (rule
  * owned is adopter_yield(), when the client registers it). */
 static void
-drop_lost (Adopter *ad, GHashTable *live)
+drop_lost (Adopter *ad)
 {
   GHashTableIter it;
   gpointer k, v;
   g_hash_table_iter_init (&it, ad->adopted);
   while (g_hash_table_iter_next (&it, &k, &v)) {
     Adopted *a = v;
-    if (g_hash_table_contains (live, k) && proc_fd_socket (a->pid, a->owner_fd) == a->inode)
+    if (knob_dump_find (&ad->dump, a->inode) && proc_fd_socket (a->pid, a->owner_fd) == a->inode)
       continue;
     give_back (ad, a);
     g_hash_table_iter_remove (&it);
   }
   g_hash_table_iter_init (&it, ad->refused);
   while (g_hash_table_iter_next (&it, &k, NULL))
-    if (!g_hash_table_contains (live, k))
+    if (!knob_dump_find (&ad->dump, *(const guint64 *) k))
       g_hash_table_iter_remove (&it);
 }
 
@@ -400,22 +399,16 @@ adopter_scan (Adopter *ad)
     return g_hash_table_size (ad->adopted) > 0;
   g_autoptr (GPtrArray) flows = ctl_flows (ad->ctl);
   gboolean busy = flows->len > 0;
-  g_autoptr (GHashTable) live = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
   g_autoptr (GHashTable) wanted = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   for (size_t i = 0; i < ad->dump.n; i++) {
     const KnobInfo *k = &ad->dump.items[i];
     if (k->uid != geteuid ())
       continue;
-    guint64 *last = g_hash_table_lookup (ad->last_bytes, &k->inode);
-    if (is_candidate (ad, k, last ? *last : 0))
+    const KnobInfo *last = knob_dump_find (&ad->last, k->inode);
+    if (is_candidate (ad, k, last ? last->bytes_received : 0))
       g_hash_table_add (wanted, u64_new (k->inode));
-    g_hash_table_insert (live, u64_new (k->inode), u64_new (k->bytes_received));
   }
-  drop_lost (ad, live);
-  /* the bytes of this scan are the next one's reference; closed sockets forgotten */
-  GHashTable *swap = ad->last_bytes;
-  ad->last_bytes = g_hash_table_ref (live);
-  g_hash_table_unref (swap);
+  drop_lost (ad);
   /* nothing is adopted while no watchdog lives (it is being started again) */
   if (g_hash_table_size (wanted) > 0 && adopt_watchdog_alive (ad->watchdog)) {
     g_autoptr (GHashTable) holders = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
@@ -434,6 +427,9 @@ adopter_scan (Adopter *ad)
                 no_holder ? no_holder : (no_holder = why_no_holder (hidden)));
     }
   }
+  KnobDump was = ad->last;                       /* this scan's is the next one's reference */
+  ad->last = ad->dump;
+  ad->dump = was;
   return busy || g_hash_table_size (ad->adopted) > 0;
 }
 
@@ -447,9 +443,9 @@ adopter_free (Adopter *ad)
     give_back (ad, v);
   g_hash_table_unref (ad->adopted);
   g_hash_table_unref (ad->refused);
-  g_hash_table_unref (ad->last_bytes);
   g_hash_table_unref (ad->told);
   knob_dump_clear (&ad->dump);
+  knob_dump_clear (&ad->last);
   adopt_rules_free (ad->rules);
   g_free (ad->capability);
   g_free (ad);
