@@ -305,8 +305,9 @@ read_group (const Src *s)
   return r;
 }
 
-AdoptRules *
-adopt_rules_parse (const char *path, const char *text, GError **error)
+/* As adopt_rules_load(), from @text (named @path in messages). */
+static AdoptRules *
+parse (const char *path, const char *text, GError **error)
 {
   if (!check_lines (path, text, error))
     return NULL;
@@ -367,7 +368,7 @@ adopt_rules_load (const char *path, GError **error)
                  path, line_at (text, (gsize) (end - text)));
     return NULL;
   }
-  return adopt_rules_parse (path, text, error);
+  return parse (path, text, error);
 }
 
 char *

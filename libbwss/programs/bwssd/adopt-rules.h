@@ -76,9 +76,6 @@ AdoptRules *adopt_rules_builtin (void);
  * is wrong" (G_FILE_ERROR: missing, a link, not a regular file, too big). */
 AdoptRules *adopt_rules_load (const char *path, GError **error);
 
-/* As adopt_rules_load(), from @text (named @path in messages). */
-AdoptRules *adopt_rules_parse (const char *path, const char *text, GError **error);
-
 void adopt_rules_free (AdoptRules *r);
 
 /* Returns the origin a flow adopted by @rule of @rules is registered with:

@@ -33,8 +33,13 @@ take_field (const char *p, const char *end, char *out, size_t len)
   return p;
 }
 
-int
-late_trace_parse_line (const char *line, size_t len, double *t, uint64_t *bytes)
+enum { LATE_LINE_DATA, LATE_LINE_SKIP, LATE_LINE_BAD };
+
+/* Parses one line of @len bytes (without its newline).  Returns
+ * LATE_LINE_DATA with *t and *bytes set, LATE_LINE_SKIP (blank or comment)
+ * or LATE_LINE_BAD. */
+static int
+parse_line (const char *line, size_t len, double *t, uint64_t *bytes)
 {
   const char *p = line, *end = line + len;
   if (len > 0 && end[-1] == '\r')
@@ -108,7 +113,7 @@ late_trace_read (LateTrace *tr, FILE *in, const char *name, GError **error)
       len--;
     double t;
     uint64_t b;
-    switch (late_trace_parse_line (line, (size_t) len, &t, &b)) {
+    switch (parse_line (line, (size_t) len, &t, &b)) {
       case LATE_LINE_SKIP: break;
       case LATE_LINE_DATA: problem = feed (tr, t, b); break;
       default: problem = "expected \"<t_seconds> <bytes>\" (decimal numbers)"; break;

@@ -31,13 +31,6 @@ typedef struct {
   unsigned long lineno;     /* lines read so far */
 } LateTrace;
 
-enum { LATE_LINE_DATA, LATE_LINE_SKIP, LATE_LINE_BAD };
-
-/* Parses one line of @len bytes (without its newline).  Returns
- * LATE_LINE_DATA with *t and *bytes set, LATE_LINE_SKIP (blank or comment)
- * or LATE_LINE_BAD. */
-int late_trace_parse_line (const char *line, size_t len, double *t, uint64_t *bytes);
-
 /* Prepares @tr to feed @late (initialised by the caller). */
 void late_trace_init (LateTrace *tr, BwssLate *late);
 
