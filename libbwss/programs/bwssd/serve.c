@@ -189,28 +189,24 @@ static gboolean
 on_message (Client *cl, const WireMsg *m, size_t n, int fd)
 {
   Serve *s = cl->s;
-  if (n < sizeof m->h || m->h.version != WIRE_VERSION)
+  gboolean ok = n >= sizeof m->h && m->h.version == WIRE_VERSION;
+  /* the least a message of its type carries */
+  size_t need = !ok ? 0 : m->h.type == WIRE_REGISTER || m->h.type == WIRE_UPDATE ? sizeof m->flow
+                : m->h.type == WIRE_LATE ? sizeof m->late : sizeof m->h;
+  ok = ok && n >= need;
+  if (fd >= 0 && !(ok && m->h.type == WIRE_REGISTER))
+    close (fd);                          /* only a well-formed REGISTER hands a socket over */
+  if (!ok)
     return FALSE;
-  if (fd >= 0 && m->h.type != WIRE_REGISTER)
-    close (fd);
   CtlFlow *f = g_hash_table_lookup (cl->flows, &m->h.flow);   /* the flow it names, if any */
   switch (m->h.type) {
   case WIRE_REGISTER:
-    if (n < sizeof m->flow) {
-      if (fd >= 0)
-        close (fd);
-      return FALSE;
-    }
     on_register (cl, &m->flow, fd);
     return TRUE;
   case WIRE_UPDATE:
-    if (n < sizeof m->flow)
-      return FALSE;
     on_update (cl, f, &m->flow);
     return TRUE;
   case WIRE_LATE:
-    if (n < sizeof m->late)
-      return FALSE;
     if (f && wire_late_valid (m->late.late_fraction, m->late.required_prebuffer_s)) {
       f->late_fraction = m->late.late_fraction;
       f->required_prebuffer_s = m->late.required_prebuffer_s;
