@@ -116,7 +116,8 @@ adopt_watchdog_forget (AdoptWatchdog *w)
 
 /* ---- the watchdog's side ---- */
 
-/* Returns once @daemon, this process's parent, has died. */
+/* Returns once @daemon, this process's parent, has died (a pidfd: bwssd
+ * started this watchdog only after it opened one of its own). */
 static void
 wait_for (pid_t daemon)
 {
@@ -126,9 +127,6 @@ wait_for (pid_t daemon)
     struct pollfd p = { .fd = fd, .events = POLLIN };
     while (poll (&p, 1, -1) < 0 && errno == EINTR)
       ;
-  } else if (fd == -ENOSYS) {
-    while (getppid () == daemon)       /* no pidfd (Linux < 5.3): orphaned when it dies */
-      g_usleep (50000);
   }
   if (fd >= 0)
     close (fd);
