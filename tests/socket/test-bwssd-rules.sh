@@ -85,6 +85,10 @@ printf '[x]\nexe=curl\nshare=thread\n' >"$tmp/share.conf"
 check_file "$tmp/share.conf"
 check "--check on share=thread -> exit 2 naming line 3 and the key: $(said)" \
   '[ $rc -eq 2 ] && grep -q "share.conf:3: \[x\] share: .thread. is neither process, unit nor flow" "$tmp/err"'
+printf '[x]\nexe=curl\nspeed=2\n' >"$tmp/key.conf"
+check_file "$tmp/key.conf"
+check "--check on an unknown key -> exit 2 listing every key, share and adopt included: $(said)" \
+  '[ $rc -eq 2 ] && grep -q "key.conf:3: .*speed.*unknown key (match: exe, unit, remote-port, remote-address; action: priority, min-rate, weight, share, adopt)" "$tmp/err"'
 
 # ---- names and addresses: --check and the daemon agree ----
 serve_big

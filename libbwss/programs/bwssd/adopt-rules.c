@@ -285,10 +285,14 @@ read_group (const Src *s)
   gboolean has_match = FALSE;
   for (int i = 0; keys && keys[i]; i++) {
     if (!key_is_known (keys[i], is_default)) {
-      fail (s, keys[i], NULL, "%s", is_default && g_strv_contains (match_keys, keys[i])
-            ? "[default] takes what no rule matched: it has no match keys"
-            : "unknown key (match: exe, unit, remote-port, remote-address; "
-              "action: priority, min-rate, weight, adopt)");
+      if (is_default && g_strv_contains (match_keys, keys[i])) {
+        fail (s, keys[i], NULL, "[default] takes what no rule matched: it has no match keys");
+      } else {
+        /* the keys named from the tables key_is_known() reads */
+        g_autofree char *m = g_strjoinv (", ", (char **) match_keys);
+        g_autofree char *a = g_strjoinv (", ", (char **) action_keys);
+        fail (s, keys[i], NULL, "unknown key (match: %s; action: %s)", m, a);
+      }
       return NULL;
     }
     has_match |= g_strv_contains (match_keys, keys[i]);
