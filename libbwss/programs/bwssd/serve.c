@@ -162,6 +162,14 @@ on_list (Client *cl, const WireHead *q)
 {
   g_autoptr (GPtrArray) all = ctl_flows (cl->s->ctl);
   g_autofree WireListEntry *e = g_new0 (WireListEntry, all->len);
+  /* each group's member count, in one pass (a group may hold every flow) */
+  g_autoptr (GHashTable) members = g_hash_table_new (g_int64_hash, g_int64_equal);
+  for (guint i = 0; i < all->len; i++) {
+    CtlFlow *f = all->pdata[i];
+    if (f->group)
+      g_hash_table_insert (members, &f->group,
+                           GUINT_TO_POINTER (GPOINTER_TO_UINT (g_hash_table_lookup (members, &f->group)) + 1));
+  }
   for (guint i = 0; i < all->len; i++) {
     const CtlFlow *f = all->pdata[i];
     WireListEntry *x = &e[i];
@@ -175,10 +183,7 @@ on_list (Client *cl, const WireHead *q)
     ctl_flow_stats (cl->s->ctl, f, &x->info.stats);
     x->group.share = f->share;
     x->group.group = f->group;
-    x->group.members = 1;
-    for (guint j = 0; f->group && j < all->len; j++)
-      if (j != i && ((const CtlFlow *) all->pdata[j])->group == f->group)
-        x->group.members++;
+    x->group.members = f->group ? GPOINTER_TO_UINT (g_hash_table_lookup (members, &f->group)) : 1;
   }
   send_listed (cl, q, all->len, e, all->len * sizeof *e);
 }
