@@ -102,13 +102,8 @@ capacity_rule_loss (const BwssCapacity *c, const BwssParams *p)
  * took the video's share; fq_codel 8M in the model: 83 → 84 of 85 s);
  * raises bounded as after a loss, unless its own queue said so. */
 int
-capacity_act_deficit (BwssCapacity *c, const BwssParams *p, uint64_t now,
-                      const CapacityCounts *k)
+capacity_act_deficit (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
 {
-  /* fair-queued (capacity.c): a running probe took it from the video —
-   * the probe found no room, and the next waits as after rule "probed" */
-  if (c->fair_queued && c->probe_from_bps > 0.0)
-    capacity_probe_found (c, p, now);
   c->probe_from_bps = 0.0;
   double s = c->sigma_bps - k->deficit;
   if (s > k->u_link)

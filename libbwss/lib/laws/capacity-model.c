@@ -248,11 +248,8 @@ count_flow (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
       && f->rate_bps < (1.0 - p->alpha) * f->target_bps)
     k->u_lost += f->rate_bps;
   double kept = f->rate_bps > f->min_rate_bps ? f->rate_bps : f->min_rate_bps;
-  if (!f->window_limited && f->target_bps > kept) {
+  if (!f->window_limited && f->target_bps > kept)
     k->unused += f->target_bps - kept;
-    if (f->min_rate_bps > 0.0)
-      k->unused_min += f->target_bps - kept;
-  }
   /* idle: what it leaves of its target; below its minimum, the rest of
    * the minimum only once it has stayed there reserve_hold_us (before,
    * the queue may be what holds it back) */
@@ -269,10 +266,6 @@ count_flow (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
     k->deficit_own += f->min_rate_bps - f->rate_bps;
   if (counts && f->lost)
     k->short_lost++;
-  /* a flow with a minimum that holds a queue of its own, at any rate
-   * (regime "fair-queued", capacity.c) */
-  if (f->min_rate_bps > 0.0 && own_queue (k, p, f))
-    k->own_seen++;
   if (f->window_limited)
     k->held++;
   if (f->window_limited && f->rate_bps >= (1.0 - p->alpha) * f->target_bps)

@@ -56,28 +56,6 @@
  * |           |                              |                                             | doubles while the queue stays empty         |
  * | hold      |                              | otherwise                                   | —                                           |
  *
- * Regime "fair-queued", a state of TRACK (entry and exit:
- * update_fair_queued): the bottleneck gives each flow a queue of its own
- * (fq_codel, cake).  The scheduler serves the video its rate whatever σ
- * says; every bit the downloads take beyond what the link leaves it comes
- * out of the video's own queue, which the link's queue (the smallest
- * excess) never shows, and the AQM drops from that queue within its
- * interval (100 ms, less than a decision) — a loss the video's
- * source-limited sender (CUBIC keeps 0.7 of its window) pays with a second
- * below its minimum.  Entry: the video's own evidence (rule "deficit":
- * below its minimum with a queue of its own) with the link's queue empty
- * and U steady (over the last decisions within MOVING_SPREAD_IN: a moving
- * link's dips show the same evidence); exit: the link's queue above its
- * target (one FIFO delays every flow: no queue is anybody's own), U no
- * longer steady, or no queue of its own for FAIR_QUEUED_MEMORY_US.  In it
- * the raise rule gives the flows without a minimum at most what they move
- * and a step more (share_ceiling: what σ gives them beyond that they take
- * later, as their windows and reads catch up, out of the video's queue);
- * a probe beyond the link seen busy steps by α of what σ leaves them, not
- * by the ramp's doubling; and a deficit while a probe runs is the probe's
- * answer, so the next waits twice as long, up to
- * FAIR_QUEUED_PROBE_WAIT_MAX_US.
- *
  * Regime "moving", a state of TRACK (entry and exit: update_moving): a link
  * whose rate moves faster than the loop settles, as a Wi-Fi station's — the
  * link seen busy dipped and came back within a few seconds.  There the
@@ -325,7 +303,10 @@ act_probed (BwssCapacity *c, const BwssParams *p, uint64_t now)
 {
   capacity_set_sigma (c, (1.0 - p->alpha) * c->probe_from_bps);
   c->probe_from_bps = 0.0;
-  capacity_probe_found (c, p, now);
+  c->last_probed_us = now;
+  c->probe_wait_us = c->probe_wait_us ? 2 * c->probe_wait_us : p->probe_wait_us;
+  if (c->probe_wait_us > p->probe_wait_max_us)
+    c->probe_wait_us = p->probe_wait_max_us;
   c->drain_until_us = 0;
   return RULE_PROBED;
 }
@@ -391,36 +372,6 @@ at_known (const BwssCapacity *c, double known)
   return c->sigma_bps >= (c->moving ? 1.0 - KNOWN_REACHED : 1.0) * known;
 }
 
-/* Returns the most σ may rise to in regime "fair-queued", bit/s: what the
- * flows move — U now or over the link window, the more, and what the
- * minima miss of it — their targets' headroom, and a step of what σ
- * leaves the others: α of it, doubling while U takes each step (the link
- * had room), at most max_raise of σ.  A flow given more than it moves
- * takes it later, when its window and reads catch up, and beyond the link
- * that comes out of the video's queue. */
-static double
-share_ceiling (BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
-{
-  double step = c->share_boost * p->alpha * fmax (0.0, c->sigma_bps - k->minima);
-  if (step > p->max_raise * c->sigma_bps)
-    step = p->max_raise * c->sigma_bps;
-  c->share_step_bps = step;
-  c->share_step_u_bps = k->u;
-  return fmax (k->u, k->u_link) + (k->u_kept - k->u) + k->unused_min + step;
-}
-
-/* The ceiling's step doubles when U took half the last one (the link had
- * room), and starts from α again when it did not. */
-static void
-update_share_boost (BwssCapacity *c, const CapacityCounts *k)
-{
-  if (c->share_step_bps > 0.0 && k->u >= c->share_step_u_bps + 0.5 * c->share_step_bps)
-    c->share_boost = c->share_boost < MAX_BOOST ? 2.0 * c->share_boost : MAX_BOOST;
-  else
-    c->share_boost = 1.0;
-  c->share_step_bps = 0.0;
-}
-
 /* Returns σ raised by @step: from σ, or from what the flows move if σ is 0
  * (a cut to minima of 0; a ramp is relative, it would stay at 0 for good);
  * the ramp stops at the link seen busy (@known); and never more than
@@ -429,7 +380,7 @@ update_share_boost (BwssCapacity *c, const CapacityCounts *k)
  * more is a raise the queue has not shown yet (the kernel's RTT average
  * lags half a second at 960 kbit/s). */
 static double
-raised_sigma (BwssCapacity *c, const BwssParams *p, const CapacityCounts *k, double step,
+raised_sigma (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k, double step,
               double known)
 {
   double from = c->sigma_bps > 0.0 ? c->sigma_bps : k->u_kept;
@@ -439,13 +390,6 @@ raised_sigma (BwssCapacity *c, const BwssParams *p, const CapacityCounts *k, dou
   double most = (k->u_kept + k->unused) * (1.0 + p->max_raise);
   if (s > most)
     s = most > c->sigma_bps ? most : c->sigma_bps;
-  /* fair-queued: beyond the link seen busy (and the minima's headroom),
-   * the flows without a minimum get at most what they move and a step */
-  if (c->fair_queued && c->busy_link_bps > 0.0 && s > c->busy_link_bps + k->unused_min) {
-    double ceiling = fmax (share_ceiling (c, p, k), c->busy_link_bps + k->unused_min);
-    if (s > ceiling)
-      s = ceiling > c->sigma_bps ? ceiling : c->sigma_bps;
-  }
   return s;
 }
 
@@ -488,7 +432,6 @@ decide (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts
         double interval_us)
 {
   capacity_vote_loss (c, p, k);
-  update_share_boost (c, k);
   if (rule_probed (c, k))
     return act_probed (c, p, now);
   if (room_again (c, p, k))
@@ -497,7 +440,7 @@ decide (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts
     return act_cut (c, p, now, k, interval_us);
   c->drain_until_us = 0;   /* any other verdict ends a drain */
   if (capacity_rule_deficit (c, k))
-    return capacity_act_deficit (c, p, now, k);
+    return capacity_act_deficit (c, now, k);
   if (capacity_rule_loss (c, p))
     return capacity_act_loss (c, p, now, k);
   if (rule_raise (k))
@@ -635,50 +578,6 @@ update_moving (BwssCapacity *c, uint64_t now)
   c->moving = fell && rose;
 }
 
-/* Regime "fair-queued" (this file's head): entry on the video's own
- * evidence with the link's queue empty and U steady; exit at a standing
- * queue, a U that moves, or FAIR_QUEUED_MEMORY_US without a queue of its
- * own. */
-#define FAIR_QUEUED_MEMORY_US (60ull * 1000000ull)  /* a minute: the regime's own raises
-                                                     * keep the video's queue short, so
-                                                     * its evidence comes seldom (the
-                                                     * model's fq_codel 8M: once in 15 s);
-                                                     * one FIFO ends it sooner by its
-                                                     * standing queue */
-
-/* Returns how U spread over the last decisions (BWSS_CAPACITY_U_HISTORY
- * of them, this one's included): the largest over the least. */
-static double
-u_spread (const BwssCapacity *c, const CapacityCounts *k)
-{
-  double lo = k->u, hi = k->u;
-  for (unsigned i = 0; i < BWSS_CAPACITY_U_HISTORY; i++) {
-    if (!c->u_hist_us[i])
-      continue;
-    lo = fmin (lo, c->u_hist[i]);
-    hi = fmax (hi, c->u_hist[i]);
-  }
-  return lo > 0.0 ? hi / lo : INFINITY;
-}
-
-static void
-update_fair_queued (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
-{
-  if (c->phase != BWSS_PHASE_TRACK) {
-    c->fair_queued = false;
-    return;
-  }
-  if (k->own_seen > 0 || k->deficit_own > 0.0)
-    c->own_seen_at_us = now;
-  double spread = u_spread (c, k);
-  if (!c->fair_queued && k->deficit_own > 0.0 && queue_empty (k) && spread < MOVING_SPREAD_OUT)
-    c->fair_queued = true;
-  else if (c->fair_queued
-           && (over_target (k) || spread >= MOVING_SPREAD_IN
-               || now - c->own_seen_at_us > FAIR_QUEUED_MEMORY_US))
-    c->fair_queued = false;
-}
-
 /* Returns when the decision after one at @now is due, @interval_us on.
  * While the caller steps more than a control period apart (rounds once per
  * estimation period, controller.c), a decision lands on the first step at
@@ -715,7 +614,6 @@ record (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts
   c->link_bps = k->link;
   note_busy_link (c, p, now, k);
   update_moving (c, now);
-  update_fair_queued (c, p, now, k);
   if (k->q >= c->queue_peak_us || now - c->queue_peak_at_us > p->own_queue_memory_us) {
     c->queue_peak_us = k->q;
     c->queue_peak_at_us = now;

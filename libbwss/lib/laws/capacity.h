@@ -44,9 +44,6 @@ typedef struct {
   double shortfall;    /* ... Σ m_i − R_i over them, bit/s */
   size_t overrun;      /* flows moving well above their target, minimum and floor
                         * (released: a player's fragment): they may fill the queue */
-  size_t own_seen;     /* flows with a minimum that hold a queue of their own (own_queue) */
-  double unused_min;   /* Σ T_i − max(R_i, m_i) of the flows with a minimum not held by
-                        * their window: the headroom of their targets, bit/s */
 } CapacityCounts;
 
 /* The rules, in the order of capacity.c's table (bwss__capacity_rule_name). */
@@ -125,32 +122,10 @@ capacity_note_busy (BwssCapacity *c, uint64_t now, double busy)
   c->busy_seen_head = (c->busy_seen_head + 1) % BWSS_CAPACITY_BUSY_HISTORY;
 }
 
-/* The longest wait between probes in regime "fair-queued" (capacity.c),
- * µs: there each probe that finds no room takes its step out of the
- * video's own queue, which the AQM drops from within its interval (100 ms,
- * less than a decision) — a loss a source-limited sender pays with a
- * second below its minimum; and what the probes are for, room that came
- * back (the cross traffic left), shows nowhere else under FQ. */
-#define FAIR_QUEUED_PROBE_WAIT_MAX_US (8ull * 1000000ull)
-
-/* A probe beyond the link seen busy found no room at @now: the next waits
- * twice as long as the last did, up to probe_wait_max_us (fair-queued:
- * FAIR_QUEUED_PROBE_WAIT_MAX_US). */
-static inline void
-capacity_probe_found (BwssCapacity *c, const BwssParams *p, uint64_t now)
-{
-  uint64_t most = c->fair_queued ? FAIR_QUEUED_PROBE_WAIT_MAX_US : p->probe_wait_max_us;
-  c->last_probed_us = now;
-  c->probe_wait_us = c->probe_wait_us ? 2 * c->probe_wait_us : p->probe_wait_us;
-  if (c->probe_wait_us > most)
-    c->probe_wait_us = most;
-}
-
 /* capacity-full.c: rules "deficit" and "loss" (predicate, action), and the
  * vote every decision casts for "loss". */
 bool capacity_rule_deficit (const BwssCapacity *c, const CapacityCounts *k);
-int  capacity_act_deficit (BwssCapacity *c, const BwssParams *p, uint64_t now,
-                           const CapacityCounts *k);
+int  capacity_act_deficit (BwssCapacity *c, uint64_t now, const CapacityCounts *k);
 bool capacity_rule_loss (const BwssCapacity *c, const BwssParams *p);
 int  capacity_act_loss (BwssCapacity *c, const BwssParams *p, uint64_t now,
                         const CapacityCounts *k);
@@ -176,11 +151,6 @@ capacity_forget_track (BwssCapacity *c)
   c->raise_boost = 1.0;
   c->last_loss_us = 0;
   c->loss_votes = 0;
-  c->fair_queued = false;
-  c->own_seen_at_us = 0;
-  c->share_step_bps = 0.0;
-  c->share_step_u_bps = 0.0;
-  c->share_boost = 1.0;
 }
 
 /* capacity-compete.c: the state beside traffic the loop does not control —

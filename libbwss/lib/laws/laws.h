@@ -278,13 +278,6 @@ typedef struct {
                                * spreads (capacity.c) */
   double    queue_peak_us;    /* the link's largest queue lately (own_queue_memory_us) */
   uint64_t  queue_peak_at_us; /* ... measured then */
-  bool      fair_queued;      /* TRACK's regime "fair-queued": a flow with a minimum
-                               * showed a queue of its own (capacity.c) */
-  uint64_t  own_seen_at_us;   /* ... last seen so, µs (0: never) */
-  double    share_step_bps;   /* fair-queued: the step the raises' ceiling allowed at the
-                               * last decision, bit/s (0: none) ... */
-  double    share_step_u_bps; /* ... U then */
-  double    share_boost;      /* ... doubling while U takes each step */
   double    cruise_bps;       /* σ after the running drain (rule "cut") */
   double    u_hist[BWSS_CAPACITY_U_HISTORY];   /* U of the last decisions ... */
   uint64_t  u_hist_us[BWSS_CAPACITY_U_HISTORY];/* ... over these intervals, µs */
