@@ -45,7 +45,7 @@ abr_min_rate (const AbrInput *in, guint64 *chosen)
       double need = abr_need (in->ladder[i], in->usage);
       if (in->ladder[i] > in->previous)
         need *= ABR_UP_MARGIN;
-      if (need <= in->sigma)
+      if (need <= in->sigma || in->ladder[i] == in->current)
         pick = in->ladder[i];
     }
   }

@@ -16,17 +16,27 @@
  * is 1.10.  (The paper's 520 kbit/s for 450 kbit/s, a factor 1.156, is below
  * 1 / 0.8 = 1.25: it can hold no variant with this player rule.)
  *
- * The rule: the minimum is the need of the highest variant the link can
- * carry, i.e. whose need is at most σ, the domain's estimate of the link:
- *   - holding the variant in use takes need(current) ≤ σ;
- *   - when σ also covers the next variant up, its need is the minimum, so
- *     the player's own rule steps up (the demuxer measures B_next / f);
- *   - falling back: when σ does not even cover the current variant, the
- *     minimum is the need of the highest one it covers (the player then
- *     steps down by its rule), and the lowest variant's when none fits.
+ * The rule: the minimum is the need of the variant in use, or of a higher
+ * one when σ, the domain's estimate of the link, covers its need:
+ *   - when σ covers the next variant up, its need is the minimum, so the
+ *     player's own rule steps up (the demuxer measures B_next / f);
+ *   - the variant in use keeps its need whatever σ says.  The player steps
+ *     down by its own rule, from what its fragment measured, and the
+ *     minimum follows it there.  σ below need(current) is no verdict on
+ *     the link: a delay loop that finds a queue cuts σ to the sum of the
+ *     minima, so σ is this minimum (and less, for as long as a cut
+ *     undershoots); a minimum lowered from that σ lowers the sum, the next
+ *     cut follows it down, and the fragments, served at the lower need,
+ *     measure too little for the variant the link could carry: the
+ *     player steps down for as long as the cuts hold σ there;
+ *   - with the variant in use unknown (DASH posts no switches), the
+ *     highest variant whose need σ covers, the lowest when none fits.
  * Hysteresis: moving the minimum up to a variant above the one chosen last
  * takes σ ≥ need × ABR_UP_MARGIN (1.05), so a σ hovering at one need does
- * not flip the minimum at every evaluation.
+ * not flip the minimum at every evaluation.  After the player stepped down
+ * by its own rule, the variant chosen last is the one above: σ covering its
+ * need keeps that need the minimum, and the player's next fragment measures
+ * enough to step back up.
  * With no usable σ (abr_usable_sigma) the minimum holds the current
  * variant, or the lowest when the current one is not known.
  *

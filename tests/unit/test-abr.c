@@ -60,16 +60,49 @@ test_step_up_when_room (void)
   g_assert_cmpuint (c, ==, 450000);
 }
 
-/* σ below the current variant's need: the highest that fits, the lowest
- * when none does. */
+/* σ below the current variant's need (a delay loop's cut to the minima,
+ * or below them): the current variant's need all the same — the player
+ * steps down by its own measurement, not by σ. */
 static void
-test_fall_back (void)
+test_hold_under_sigma (void)
 {
   guint64 c;
-  rule (450000, abr_need (350000, 0.8), 450000, &c);
+  double need450 = abr_need (450000, 0.8);
+  g_assert_cmpfloat_with_epsilon (rule (450000, abr_need (350000, 0.8), 450000, &c), need450, 1e-6);
+  g_assert_cmpuint (c, ==, 450000);
+  g_assert_cmpfloat_with_epsilon (rule (450000, 1000, 450000, &c), need450, 1e-6);
+  g_assert_cmpuint (c, ==, 450000);
+  g_assert_cmpfloat_with_epsilon (rule (350000, 0, 350000, &c), abr_need (350000, 0.8), 1e-6);
   g_assert_cmpuint (c, ==, 350000);
-  g_assert_cmpfloat_with_epsilon (rule (450000, 1000, 450000, &c), abr_need (60000, 0.8), 1e-6);
+}
+
+/* The player stepped down by its own rule: while σ covers the need of the
+ * variant chosen last (above), that need stays the minimum and the player
+ * steps back up; once σ does not, the variant in use. */
+static void
+test_after_step_down (void)
+{
+  guint64 c;
+  double need450 = abr_need (450000, 0.8);
+  rule (350000, need450, 450000, &c);
+  g_assert_cmpuint (c, ==, 450000);
+  rule (350000, need450 - 1, 450000, &c);
+  g_assert_cmpuint (c, ==, 350000);
+}
+
+/* The variant in use unknown (DASH posts no switches): the highest that σ
+ * covers, the lowest when none does. */
+static void
+test_fall_back_unknown (void)
+{
+  guint64 c;
+  rule (0, abr_need (350000, 0.8), 450000, &c);
+  g_assert_cmpuint (c, ==, 350000);
+  g_assert_cmpfloat_with_epsilon (rule (0, 1000, 450000, &c), abr_need (60000, 0.8), 1e-6);
   g_assert_cmpuint (c, ==, 60000);
+  /* a current variant that is not in the ladder is not trusted */
+  rule (123, abr_need (262000, 0.8), 262000, &c);
+  g_assert_cmpuint (c, ==, 262000);
 }
 
 /* Hysteresis: the variant chosen last stays while σ covers its need; a
@@ -81,8 +114,10 @@ test_hysteresis (void)
   double need450 = abr_need (450000, 0.8);
   rule (450000, need450, 450000, &c);                  /* exactly its need: kept */
   g_assert_cmpuint (c, ==, 450000);
-  rule (450000, need450, 350000, &c);                  /* from below: not yet */
+  rule (350000, need450, 350000, &c);                  /* from below: not yet */
   g_assert_cmpuint (c, ==, 350000);
+  rule (350000, need450 * ABR_UP_MARGIN, 350000, &c);  /* with the margin */
+  g_assert_cmpuint (c, ==, 450000);
 }
 
 static void
@@ -277,7 +312,9 @@ main (int argc, char **argv)
   g_test_add_func ("/abr/need", test_need);
   g_test_add_func ("/abr/hold-without-sigma", test_hold_without_sigma);
   g_test_add_func ("/abr/step-up-when-room", test_step_up_when_room);
-  g_test_add_func ("/abr/fall-back", test_fall_back);
+  g_test_add_func ("/abr/hold-under-sigma", test_hold_under_sigma);
+  g_test_add_func ("/abr/after-step-down", test_after_step_down);
+  g_test_add_func ("/abr/fall-back-unknown", test_fall_back_unknown);
   g_test_add_func ("/abr/hysteresis", test_hysteresis);
   g_test_add_func ("/abr/empty-ladder", test_empty_ladder);
   g_test_add_func ("/abr/usable-sigma", test_usable_sigma);

@@ -9,9 +9,13 @@
  * (gst-plugin/abr/abrrule.h): the ABR-aware minimum need = 450k / 0.8 ×
  * 1.10 only while a fragment is fetched, and the flow's weight only while
  * the buffer is below half of its target.  Against the same player with
- * the minimum and the weight kept all the time (before).
+ * the minimum and the weight kept all the time (before).  And the player
+ * as it runs: the demuxer picks each fragment's variant by its own rule
+ * (the lower of the last fragment's rate and the mean of the last three,
+ * times 0.8), the minimum is abr_min_rate() of the variant and of σ.
  */
 #include <math.h>
+#include <string.h>
 #include <glib.h>
 #include "abrrule.h"
 #include "demux2flows.h"
@@ -25,6 +29,11 @@
 #define FULL_S        (0.5 * TARGET_S)
 #define START_S       4.0           /* playback starts with this much buffered */
 #define MSS_BYTES     1448
+#define USAGE         0.8           /* the demuxer's bandwidth-target-ratio */
+
+/* The lab's ladder (tests/lab/make-hls), bit/s, ascending. */
+static const guint64 LADDER[] = { 60000, 262000, 350000, 450000 };
+#define N_LADDER G_N_ELEMENTS (LADDER)
 
 /* How the flow's preferences learn the player's state. */
 typedef enum {
@@ -56,6 +65,16 @@ typedef struct {
   bool     stalled;
   unsigned fragments, slow;  /* fragments, and those the ABR would step down after */
   double   applied_min, applied_weight;
+  /* the ABR player: the demuxer picks its variant by its own rule and the
+   * flow's minimum is abr_min_rate() of the domain's σ */
+  bool     abr;
+  guint64  variant;         /* the demuxer's variant in use, bit/s */
+  guint64  fragment_variant;/* ... the one of the fragment being fetched */
+  guint64  abr_previous;    /* the variant abr_min_rate() chose last */
+  double   abr_min;         /* the minimum it gave, bit/s */
+  double   measured[3];     /* the last three fragments' download rates, bit/s */
+  unsigned n_measured;
+  unsigned on_variant[N_LADDER], switches;
 } Player;
 
 static BwssParams delay;
@@ -71,7 +90,7 @@ apply (Sim *s, Player *pl)
 {
   bool fetching = pl->view == VIEW_TRACER ? pl->seen_fetching : pl->fetching;
   PlayerBuffer buffer = pl->buffer_s >= FULL_S ? PLAYER_BUFFER_FULL : PLAYER_BUFFER_LOW;
-  PlayerInput in = { .min_rate = NEED_BPS, .priority = VIDEO_FLOW_PRIORITY,
+  PlayerInput in = { .min_rate = pl->abr ? pl->abr_min : NEED_BPS, .priority = VIDEO_FLOW_PRIORITY,
                      .weight = VIDEO_FLOW_WEIGHT, .buffer = buffer, .fetching = fetching };
   BwssPrefs p;
   player_prefs (&in, &p);
@@ -88,23 +107,69 @@ apply (Sim *s, Player *pl)
   pl->applied_weight = p.weight;
 }
 
+/* The ABR-aware minimum (demux2flows.c's tick, bwsshttpsrc's refresh):
+ * abr_min_rate() of the demuxer's variant and of σ as the domain reports
+ * it (abr_usable_sigma()). */
+static void
+abr_look (Sim *s, Player *pl)
+{
+  BwssControllerStats st;
+  bwss_controller_stats (s->c, &st);
+  BwssDomainStats ds = { .controller_pid = 1, .phase = st.phase, .sigma_bps = st.sigma_bps,
+                         .aggregate_bps = st.aggregate_bps, .loop = st.loop,
+                         .queue_us = st.queue_us, .queue_target_us = st.queue_target_us };
+  AbrInput in = { .ladder = LADDER, .n = N_LADDER, .current = pl->variant, .usage = USAGE,
+                  .sigma = abr_usable_sigma (&ds), .previous = pl->abr_previous };
+  guint64 chosen = 0;
+  pl->abr_min = abr_min_rate (&in, &chosen);
+  pl->abr_previous = chosen;
+}
+
+/* The demuxer's rule after a fragment (abrrule.h): the highest variant
+ * whose BANDWIDTH is at most USAGE × the lower of the last fragment's rate
+ * and the mean of the last three. */
+static void
+abr_fragment_done (Player *pl, double rate)
+{
+  memmove (pl->measured + 1, pl->measured, 2 * sizeof (double));
+  pl->measured[0] = rate;
+  if (pl->n_measured < 3)
+    pl->n_measured++;
+  double mean = 0.0;
+  for (unsigned i = 0; i < pl->n_measured; i++)
+    mean += pl->measured[i] / pl->n_measured;
+  double r = MIN (rate, mean);
+  guint64 next = LADDER[0];
+  for (unsigned i = 0; i < N_LADDER; i++)
+    if ((double) LADDER[i] <= USAGE * r)
+      next = LADDER[i];
+  for (unsigned i = 0; i < N_LADDER; i++)
+    if (LADDER[i] == pl->fragment_variant)
+      pl->on_variant[i]++;
+  if (next != pl->variant)
+    pl->switches++;
+  pl->variant = next;
+}
+
 /* The tracer's look (demux2flows.c): the connection is fetching if bytes
  * came since the last look, or data arrived or the request went within the
  * hold. */
-static void
+static bool
 tracer_look (Sim *s, Player *pl)
 {
   ModelFlow *f = &s->m.f[pl->flow];
   if (s->now_us < pl->next_look_us)
-    return;
+    return false;
   pl->next_look_us += 1000ull * pl->look_ms;
   bool grew = f->bytes > pl->look_bytes;
   pl->look_bytes = f->bytes;
   double hold_ms = pl->hold_ms > 0.0 ? pl->hold_ms
-                                     : player_fetch_hold_ms (f->rcv_rtt_us, MSS_BYTES, NEED_BPS);
+                                     : player_fetch_hold_ms (f->rcv_rtt_us, MSS_BYTES,
+                                                             pl->abr ? pl->abr_min : NEED_BPS);
   double idle_ms = (double) (s->now_us - pl->last_recv_us) / 1e3;
   double sent_ms = (double) (s->now_us - pl->fetch_us) / 1e3;
   pl->seen_fetching = grew || idle_ms < hold_ms || (pl->fetch_us && sent_ms < hold_ms);
+  return true;
 }
 
 /* Every 10 ms: the buffer drains while it plays; a fragment ends when its
@@ -131,9 +196,12 @@ player_tick (Sim *s)
       pl->stall_s += dt;
     }
   }
-  if (pl->fetching && (double) (f->bytes - pl->fetch_from) * 8.0 >= VARIANT_BPS * FRAGMENT_S) {
+  double fragment_bits = (pl->abr ? (double) pl->fragment_variant : VARIANT_BPS) * FRAGMENT_S;
+  if (pl->fetching && (double) (f->bytes - pl->fetch_from) * 8.0 >= fragment_bits) {
     double took = (double) (s->now_us - pl->fetch_us) / 1e6;
     pl->fragments++;
+    if (pl->abr)
+      abr_fragment_done (pl, fragment_bits / took);
     /* the demuxer's rule: the next variant is the highest whose BANDWIDTH
      * is at most 0.8 × the rate it measured */
     if (0.8 * VARIANT_BPS * FRAGMENT_S / took < VARIANT_BPS) {
@@ -150,8 +218,12 @@ player_tick (Sim *s)
     pl->fetching = true;
     pl->fetch_from = f->bytes;
     pl->fetch_us = s->now_us;
+    pl->fragment_variant = pl->variant;
   }
   f->source_bps = pl->fetching ? 0.0 : 1.0;      /* 0: as fast as allowed */
+  bool look = pl->view != VIEW_TRACER || s->now_us >= pl->next_look_us;
+  if (pl->abr && look)
+    abr_look (s, pl);
   if (pl->view == VIEW_TRACER)
     tracer_look (s, pl);
   apply (s, pl);
@@ -160,6 +232,7 @@ player_tick (Sim *s)
 typedef struct {
   double video, downloads, cross;
   unsigned stalls, fragments, slow;
+  unsigned on_variant[N_LADDER], switches;   /* the ABR player's */
 } Result;
 
 /* How a run's flow learns the player's state. */
@@ -169,23 +242,30 @@ typedef struct {
   double      hold_ms;      /* VIEW_TRACER: 0, player_fetch_hold_ms() */
   unsigned    look_ms;      /* VIEW_TRACER */
   bool        idle_weight;
+  bool        abr;          /* the demuxer's own rule and abr_min_rate() of σ */
 } Policy;
 
 /* before player_prefs(); the element; the tracer before (a fixed 400-ms
  * hold, looks 100 ms apart, the weight kept between fragments); the tracer */
-static const Policy ALWAYS = { "the minimum and the weight always", VIEW_ALWAYS, 0, 0, false };
-static const Policy ELEMENT = { "player_prefs(), the element", VIEW_ELEMENT, 0, 0, false };
+static const Policy ALWAYS = { "the minimum and the weight always", VIEW_ALWAYS, 0, 0, false, false };
+static const Policy ELEMENT = { "player_prefs(), the element", VIEW_ELEMENT, 0, 0, false, false };
 static const Policy TRACER_BEFORE = { "the tracer before (hold 400 ms, looks 100 ms, weight kept "
                                       "between fragments)", VIEW_TRACER, PLAYER_FETCH_HOLD_MAX_MS,
-                                      100, true };
-static const Policy TRACER = { "player_prefs(), the tracer", VIEW_TRACER, 0, DEMUX2_TICK_MS, false };
+                                      100, true, false };
+static const Policy TRACER = { "player_prefs(), the tracer", VIEW_TRACER, 0, DEMUX2_TICK_MS, false,
+                               false };
+/* the same two views with the player's ABR: the variant the demuxer's
+ * rule picks, the minimum abr_min_rate() of σ */
+static const Policy ELEMENT_ABR = { "the element, ABR", VIEW_ELEMENT, 0, 0, false, true };
+static const Policy TRACER_ABR = { "the tracer, ABR", VIEW_TRACER, 0, DEMUX2_TICK_MS, false, true };
 
 static Result
 run_player (const Policy *po, bool latch)
 {
   Sim s;
   Player pl = { .view = po->view, .hold_ms = po->hold_ms, .look_ms = po->look_ms,
-                .idle_weight = po->idle_weight, .applied_min = -1, .applied_weight = -1 };
+                .idle_weight = po->idle_weight, .applied_min = -1, .applied_weight = -1,
+                .abr = po->abr, .variant = LADDER[N_LADDER - 1], .abr_min = NEED_BPS };
   sim_init (&s, 960e3, &delay, udp_60_100);
   s.m.rcv_rtt_latch = latch;
   pl.flow = sim_add (&s, 0.030, 10, NEED_BPS, 1, true);
@@ -198,7 +278,9 @@ run_player (const Policy *po, bool latch)
   sim_log (&s, 5);
   Result r = { .video = sim_mean (&s, pl.flow, 5, 130),
                .downloads = sim_mean (&s, 1, 5, 130) + sim_mean (&s, 2, 5, 130),
-               .stalls = pl.stalls, .fragments = pl.fragments, .slow = pl.slow };
+               .stalls = pl.stalls, .fragments = pl.fragments, .slow = pl.slow,
+               .switches = pl.switches };
+  memcpy (r.on_variant, pl.on_variant, sizeof r.on_variant);
   for (unsigned t = 5; t < 130; t++)
     r.cross += s.cross[t] / 125.0;
   sim_free (&s);
@@ -258,6 +340,60 @@ check_player (bool latch)
   g_assert_cmpfloat (t, >=, tb + 0.10);
 }
 
+/* The mean of the variants fetched, bit/s. */
+static double
+delivered (const Result *r)
+{
+  double sum = 0.0;
+  unsigned n = 0;
+  for (unsigned i = 0; i < N_LADDER; i++) {
+    sum += (double) LADDER[i] * r->on_variant[i];
+    n += r->on_variant[i];
+  }
+  return n ? sum / n : 0.0;
+}
+
+static double
+report_abr (const Policy *po, bool latch, const Result *r)
+{
+  double share = report (po->name, latch, r);
+  g_test_message ("%s: fragments on 450/350/262/60k %u/%u/%u/%u, switches %u, delivered %.0f bit/s",
+                  po->name, r->on_variant[3], r->on_variant[2], r->on_variant[1], r->on_variant[0],
+                  r->switches, delivered (r));
+  return share;
+}
+
+/* The player as it runs: the variant is the demuxer's choice, the
+ * minimum follows it (abr_min_rate() of σ at each look), and what it
+ * fetches is the issue's figure — the video at 95 % of its top variant
+ * with no stall, the downloads as above (80 % of what the link leaves them
+ * for the element, 75 % for the tracer). */
+static void
+check_abr (bool latch)
+{
+  Result element = run_player (&ELEMENT_ABR, latch), tracer = run_player (&TRACER_ABR, latch);
+  double e = report_abr (&ELEMENT_ABR, latch, &element);
+  double t = report_abr (&TRACER_ABR, latch, &tracer);
+  g_assert_cmpuint (element.stalls, ==, 0);
+  g_assert_cmpfloat (delivered (&element), >=, 0.95 * VARIANT_BPS);
+  g_assert_cmpfloat (e, >=, 0.80);
+  g_assert_cmpuint (tracer.stalls, ==, 0);
+  g_assert_cmpfloat (delivered (&tracer), >=, 0.95 * VARIANT_BPS);
+  g_assert_cmpfloat (t, >=, 0.75);
+}
+
+static void
+test_adaptive3_abr (void)
+{
+  check_abr (false);
+}
+
+static void
+test_adaptive3_abr_latch (void)
+{
+  check_abr (true);
+}
+
 static void
 test_adaptive3 (void)
 {
@@ -311,6 +447,8 @@ main (int argc, char **argv)
   bwss_params_init (&delay);
   g_test_add_func ("/player/trace/adaptive3", test_adaptive3);
   g_test_add_func ("/player/trace/adaptive3-latch", test_adaptive3_latch);
+  g_test_add_func ("/player/trace/adaptive3-abr", test_adaptive3_abr);
+  g_test_add_func ("/player/trace/adaptive3-abr-latch", test_adaptive3_abr_latch);
   g_test_add_func ("/player/reader-held-no-queue-measure", test_reader_held_no_queue_measure);
   return g_test_run ();
 }
