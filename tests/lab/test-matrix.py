@@ -19,7 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 LAB = os.path.join(HERE, "bwss-lab")
 sys.path.insert(0, HERE)
 from bwsslab import clients, hosts, matrix  # noqa: E402
-from bwsslab.scenario import SCENARIOS  # noqa: E402
+from bwsslab.scenario import SCENARIOS, ScenarioError  # noqa: E402
 
 from bwsslab.tap import Tap  # noqa: E402
 
@@ -60,6 +60,26 @@ check(sc.link_kbps == 8000 and sc.hosts == 2 and sc.host2 == "tcp" and sc.host2_
       and sc.video_kbps == sc.video_min_kbps == 1000 and sc.bulk == 2 and sc.cross_kbps == 0
       and sc.queue_ms == 150 and sc.duration == 60 and hc["household-droptail150-3tcp"].modes == ("tcp", "bwss"),
       "a household cell: 8 Mbit/s, the neighbour's downloads, our video and two downloads, modes tcp and bwss")
+check(all(c.scenario().video_client == "gst" for c in hc.values())
+      and clients.client_cmd(sc, "bwss", "/b", "video")[2] == "bwsshttpsrc"
+      and clients.client_cmd(sc, "tcp", "/b", "video")[2] == "souphttpsrc"
+      and not any(x.startswith(("striping=", "connections=")) for x in clients.client_cmd(sc, "bwss", "/b", "video")),
+      "the household's video is the element: bwsshttpsrc at its defaults in bwss, souphttpsrc in tcp")
+st = sc.with_sets(["video_striping=always", "video_connections=2"])
+cmd = clients.client_cmd(st, "bwss", "/b", "video")
+check("striping=always" in cmd and "connections=2" in cmd and cmd.index("connections=2") < cmd.index("!")
+      and "striping" not in " ".join(clients.client_cmd(st, "tcp", "/b", "video")),
+      "video_striping and video_connections set bwsshttpsrc's properties, in bwss modes only: %s" % " ".join(cmd))
+refused = []
+for bad in (["video_striping=sometimes"], ["video_connections=9"], ["video_client=curl", "video_striping=always"],
+            ["video_client=curl", "video_connections=2"]):
+    try:
+        sc.with_sets(bad)
+    except ScenarioError as e:
+        refused.append(str(e))
+check(len(refused) == 4 and "one of auto, never, always" in refused[0] and "1 to 8" in refused[1]
+      and all("video_client=gst" in x for x in refused[2:]),
+      "a striping not auto/never/always, 9 connections, either with curl: refused, with why")
 sc = hc["household-droptail150-1tcp-on20-60"].scenario()
 check(sc.host2_window() == (20.0, 60.0) and sc.duration == 90
       and "back" in hc["household-droptail150-1tcp-on20-60"].targets,

@@ -7,7 +7,8 @@ once), Range parsing; then the server itself on loopback: a plain GET as
 before, ranges answered 206 with the right Content-Range on one timeline,
 byte-exact, several on one kept-alive connection, no byte before it is
 produced, bad requests refused with their reason and without setting the
-origin; then load_samples() summing a video over two sockets.  (TAP output.)"""
+origin; then load_samples() summing a video over two sockets, and the
+analysis reading the source's log of requests.  (TAP output.)"""
 import importlib.util
 import os
 import socket
@@ -187,6 +188,14 @@ try:
           and [x[3] for x in logged if x[4] == "206"] == ["0-99999", "100000-149999", "400000-400999",
                                                             "450000-450999"],
           "its log: every request, its range and status, in order")
+    with tempfile.TemporaryDirectory() as d:
+        with open(log) as f, open(os.path.join(d, "video-server.log"), "w") as g:
+            g.write(f.read())
+        first = float(next(x for x in logged if x[4] == "206")[0])
+        asked = analysis.video_requests(d, first - 1.0)
+        check(asked == {"plain": 1, "ranges": 4, "refused": 3, "range_ports": 2, "first_range_s": 1.0}
+              and analysis.video_requests(os.path.join(d, "none"), 0) is None,
+              "the analysis reads the log: 1 plain GET, 4 ranges over 2 connections, 3 refused: %s" % asked)
 finally:
     srv.kill()
     srv.wait()

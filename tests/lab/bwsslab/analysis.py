@@ -122,6 +122,35 @@ def video_connections(by_second, sc, skip):
             "seconds_over_one": sum(1 for x in secs if len(x) > 1)}
 
 
+def video_requests(out_dir, t0):
+    """What the video's client asked the video source (video-server.log:
+    "<monotonic s> <port> <method> <A-B|-> <status>" a request): plain
+    GETs, answered ranges, refused requests, the client ports that took
+    ranges, and when the first range came (s after t0); None without the
+    log (a run before the source logged, an HLS or progressive video)."""
+    try:
+        lines = open(os.path.join(out_dir, "video-server.log")).read().splitlines()
+    except OSError:
+        return None
+    out = {"plain": 0, "ranges": 0, "refused": 0, "range_ports": 0, "first_range_s": None}
+    ports = set()
+    for line in lines:
+        f = line.split()
+        if len(f) != 5 or not f[0][:1].isdigit():
+            continue
+        if f[4] == "206":
+            out["ranges"] += 1
+            ports.add(f[1])
+            if out["first_range_s"] is None:
+                out["first_range_s"] = round(float(f[0]) - t0, 2)
+        elif f[4] == "200" and f[2] == "GET":
+            out["plain"] += 1
+        elif f[4] not in ("200", "206"):
+            out["refused"] += 1
+    out["range_ports"] = len(ports)
+    return out
+
+
 def load_quic(sc, out_dir, t0):
     """The QUIC download's kbit/s per second and the instants its byte count
     grew (quic-samples.txt: "t_monotonic bytes" every 50 ms)."""
@@ -574,6 +603,9 @@ def analyse(sc, mode, out_dir, build_dir):
     elif video is not None:
         summary["video_at_min"] = video_at_min(sc, video, skip)
         summary["video_connections"] = video_connections(sockets.get("video"), sc, skip)
+        asked = video_requests(out_dir, run["t0_monotonic"])
+        if asked is not None:
+            summary["video_requests"] = asked
         summary.update(late_metric(sc, out_dir, video_trace, build_dir))
     shares = share_summary(sc.parameters(), [rate["bulk%d" % (i + 1)] for i in range(sc.bulk)])
     if shares is not None:
