@@ -1,15 +1,16 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""household-runs.py [--commit TEXT] DIR... — a Markdown table of household
-runs, one row per DIR holding a run's tcp/ and bwss/ summaries (a matrix
-cell's directory, or a `bwss-lab run` label's, or its runK/): valid or not,
+"""household-runs.py [--commit TEXT] DIR[:TCP_DIR]... — a Markdown table of
+household runs, one row per DIR holding a run's tcp/ and bwss/ summaries (a
+matrix cell's directory, or a `bwss-lab run` label's, or its runK/; with
+:TCP_DIR the plain-TCP run is that directory's): valid or not,
 this machine's total in bwss against plain TCP's and its share, the video
 at its minimum (plain TCP's beside it), each of our downloads as a share of
 its plain-TCP rate, the neighbour's rate, how the video used its
 connections (sockets, the most moving in one second, seconds with more than
 one; the ranges it asked for) and the detector's COMPETE entries.  The
-commit is the matrix's record of the run, else --commit's text; the date
-the run's.  What the household's targets are: tests/lab/bwsslab/matrix.py."""
+commit is the run's record (the build's source tree), else --commit's text
+(a run from before runs recorded it); the date the run's.  What the household's targets are: tests/lab/bwsslab/matrix.py."""
 import argparse
 import datetime
 import json
@@ -24,10 +25,13 @@ from bwsslab import matrix  # noqa: E402
 
 
 def load(d):
+    """{mode: summary} of DIR, or of DIR:TCP_DIR (a bwss run beside the
+    plain-TCP run of another directory, the same cell's in the same request)."""
+    d, _, tcp_dir = d.partition(":")
     runs = {}
     for m in ("tcp", "bwss"):
         try:
-            with open(os.path.join(d, m, "summary.json")) as f:
+            with open(os.path.join(tcp_dir if m == "tcp" and tcp_dir else d, m, "summary.json")) as f:
                 runs[m] = json.load(f)
         except (OSError, ValueError):
             pass
@@ -48,8 +52,8 @@ def row(d, commit_text):
         return "| %s | missing %s |%s" % (d, ", ".join(m for m in ("tcp", "bwss") if m not in runs), " |" * 9)
     b, t = runs["bwss"], runs["tcp"]
     p = b.get("parameters") or {}
-    cell = (b.get("matrix") or {}).get("cell") or b.get("label") or os.path.basename(d)
-    commit = (b.get("matrix") or {}).get("commit") or commit_text or "unknown"
+    cell = (b.get("matrix") or {}).get("cell") or b.get("label") or os.path.basename(d.split(":")[0])
+    commit = (b.get("matrix") or {}).get("commit") or b.get("commit") or commit_text or "unknown"
     date = datetime.datetime.fromtimestamp((b.get("host") or {}).get("started_unix", 0),
                                            datetime.timezone.utc).strftime("%Y-%m-%d %H:%M")
     valid = "/".join("yes" if r.get("valid") else "no" for r in (t, b))
