@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * test-stripes.c — the video over n connections without a network
+ * (gst-plugin/element/stripes.c): the chunk size of eq. (1), the window of
+ * eq. (2), the order of eq. (3) under arrivals in any order, a chunk given
+ * back and resumed, narrowing, and the regime's entry and exit.
+ */
+#include <math.h>
+#include <string.h>
+#include <glib.h>
+#include "stripes.h"
+
+#define MS (G_USEC_PER_SEC / 1000)
+
+/* eq. (1): half a second of the stream, between 64 kB and 4 MB */
+static void
+test_chunk_bytes (void)
+{
+  g_assert_cmpuint (stripe_chunk_bytes (2e6), ==, 125000);
+  g_assert_cmpuint (stripe_chunk_bytes (8e6), ==, 500000);
+  g_assert_cmpuint (stripe_chunk_bytes (1e6), ==, 64 * 1024);     /* 62 500: the floor */
+  g_assert_cmpuint (stripe_chunk_bytes (0), ==, 64 * 1024);       /* unknown */
+  g_assert_cmpuint (stripe_chunk_bytes (-5), ==, 64 * 1024);
+  g_assert_cmpuint (stripe_chunk_bytes (NAN), ==, 64 * 1024);
+  g_assert_cmpuint (stripe_chunk_bytes (1e9), ==, 4 * 1024 * 1024);
+  g_assert_cmpuint (stripe_chunk_bytes (INFINITY), ==, 4 * 1024 * 1024);
+}
+
+static void
+test_possible (void)
+{
+  g_assert_true (stripe_possible (3, TRUE, 1000000, TRUE, 0, 65536));
+  g_assert_true (stripe_possible (2, TRUE, 1000000, TRUE, 1000000 - 2 * 65536, 65536));
+  g_assert_false (stripe_possible (2, TRUE, 1000000, TRUE, 1000000 - 2 * 65536 + 1, 65536));
+  g_assert_false (stripe_possible (1, TRUE, 1000000, TRUE, 0, 65536));      /* one asked for */
+  g_assert_false (stripe_possible (3, FALSE, 1000000, TRUE, 0, 65536));     /* no size */
+  g_assert_false (stripe_possible (3, TRUE, 1000000, FALSE, 0, 65536));     /* no ranges */
+  g_assert_false (stripe_possible (3, TRUE, 1000000, TRUE, 1000000, 65536)); /* at the end */
+  g_assert_false (stripe_possible (3, TRUE, 1000000, TRUE, 2000000, 65536)); /* past it */
+}
+
+/* Writes the resource's bytes [c->start + c->filled, + n) into @c. */
+static void
+arrive (StripePlan *p, StripeChunk *c, const guint8 *resource, gsize n)
+{
+  memcpy (c->data + c->filled, resource + c->start + c->filled, n);
+  stripe_plan_filled (p, c, n);
+}
+
+/* eq. (2): at most W = 2n chunks from the head on; the head's bytes free
+ * places as they go out */
+static void
+test_window (void)
+{
+  StripePlan p;
+  stripe_plan_init (&p, 1000, 1000 + 10 * 100 + 37, 100, 2);
+  StripeChunk *c[5];
+  for (int i = 0; i < 4; i++) {
+    c[i] = stripe_plan_take (&p);
+    g_assert_nonnull (c[i]);
+    g_assert_cmpuint (c[i]->start, ==, 1000 + 100 * (guint64) i);
+    g_assert_cmpuint (c[i]->end, ==, 1100 + 100 * (guint64) i);
+  }
+  g_assert_null (stripe_plan_take (&p));                /* W = 4 */
+  guint8 zeros[100] = { 0 };
+  memset (c[1]->data, 0, 100);
+  stripe_plan_filled (&p, c[1], 100);                   /* not the head: no place */
+  g_assert_null (stripe_plan_take (&p));
+  memcpy (c[0]->data, zeros, 60);
+  stripe_plan_filled (&p, c[0], 60);
+  const guint8 *data;
+  guint64 at;
+  g_assert_cmpuint (stripe_plan_ready (&p, &data, &at), ==, 60);
+  g_assert_cmpuint (at, ==, 1000);
+  stripe_plan_pushed (&p, 60);
+  g_assert_null (stripe_plan_take (&p));                /* the head is not out whole */
+  memcpy (c[0]->data + 60, zeros, 40);
+  stripe_plan_filled (&p, c[0], 40);
+  g_assert_cmpuint (stripe_plan_ready (&p, &data, &at), ==, 40);
+  g_assert_cmpuint (at, ==, 1060);
+  stripe_plan_pushed (&p, 40);
+  /* the head is chunk 1, whole: its 100 bytes at once */
+  g_assert_cmpuint (stripe_plan_ready (&p, &data, &at), ==, 100);
+  g_assert_cmpuint (at, ==, 1100);
+  c[4] = stripe_plan_take (&p);
+  g_assert_nonnull (c[4]);
+  g_assert_cmpuint (c[4]->start, ==, 1400);
+  g_assert_null (stripe_plan_take (&p));
+  stripe_plan_clear (&p);
+}
+
+/* eq. (3), against arrivals in any order and any split: every byte of
+ * [from, size) goes out once, in order, whatever the connections do; the
+ * window is never exceeded; the last chunk ends at the size */
+static void
+test_order_any_arrival (void)
+{
+  const guint64 size = 100000 + 7;
+  guint8 *resource = g_malloc (size);
+  for (guint64 i = 0; i < size; i++)
+    resource[i] = (guint8) (i * 2654435761u >> 11);
+  GRand *rand = g_rand_new_with_seed (20261129);
+  for (guint trial = 0; trial < 200; trial++) {
+    guint n = 1 + trial % 4;
+    guint64 from = g_rand_int_range (rand, 0, 5000);
+    guint64 chunk = 1000 + g_rand_int_range (rand, 0, 9000);
+    StripePlan p;
+    stripe_plan_init (&p, from, size, chunk, n);
+    StripeChunk **held = g_new0 (StripeChunk *, n);
+    guint8 *out = g_malloc (size);
+    guint64 written = from;
+    for (guint steps = 0; !stripe_plan_finished (&p); steps++) {
+      g_assert_cmpuint (steps, <, 1000000);
+      guint k = g_rand_int_range (rand, 0, n + 1);
+      if (k < n) {
+        /* connection k: takes a chunk, or some of its chunk arrives */
+        if (held[k] == NULL)
+          held[k] = stripe_plan_take (&p);
+        if (held[k]) {
+          StripeChunk *c = held[k];
+          guint64 left = c->end - c->start - c->filled;
+          guint64 some = (guint64) g_rand_int_range (rand, 1, 3000);
+          arrive (&p, c, resource, (gsize) MIN (left, some));
+          if (c->filled == c->end - c->start)
+            held[k] = NULL;
+        }
+      } else {
+        /* the streaming thread takes what is ready */
+        const guint8 *data;
+        guint64 at;
+        gsize ready = stripe_plan_ready (&p, &data, &at);
+        g_assert_cmpuint (at, ==, written);
+        gsize take = ready ? (gsize) g_rand_int_range (rand, 1, (gint32) MIN (ready, 5000) + 1) : 0;
+        memcpy (out + written, data, take);
+        stripe_plan_pushed (&p, take);
+        written += take;
+      }
+      g_assert_cmpuint (p.chunks.length, <=, 2 * n);
+      g_assert_cmpuint (stripe_plan_offset (&p), ==, written);
+    }
+    g_assert_cmpuint (written, ==, size);
+    g_assert_cmpmem (out + from, size - from, resource + from, size - from);
+    g_free (out);
+    g_free (held);
+    stripe_plan_clear (&p);
+  }
+  g_rand_free (rand);
+  g_free (resource);
+}
+
+/* a chunk given back (its connection failed) goes to the next free
+ * connection, from what arrived */
+static void
+test_give_back (void)
+{
+  StripePlan p;
+  stripe_plan_init (&p, 0, 1000, 100, 3);
+  StripeChunk *a = stripe_plan_take (&p), *b = stripe_plan_take (&p);
+  memset (b->data, 7, 40);
+  stripe_plan_filled (&p, b, 40);
+  stripe_plan_give_back (&p, b);
+  g_assert_true (stripe_plan_untaken (&p) == b);
+  StripeChunk *again = stripe_plan_take (&p);
+  g_assert_true (again == b);
+  g_assert_cmpuint (again->filled, ==, 40);
+  g_assert_cmpuint (again->start, ==, 100);
+  StripeChunk *c = stripe_plan_take (&p);
+  g_assert_cmpuint (c->start, ==, 200);
+  g_assert_true (a != c);
+  stripe_plan_clear (&p);
+}
+
+/* narrowing: the chunks assigned finish, none after them; finished once
+ * they went out, at the stop */
+static void
+test_narrow (void)
+{
+  StripePlan p;
+  stripe_plan_init (&p, 0, 1000, 100, 2);
+  StripeChunk *a = stripe_plan_take (&p), *b = stripe_plan_take (&p);
+  stripe_plan_narrow (&p);
+  g_assert_null (stripe_plan_take (&p));
+  g_assert_false (stripe_plan_finished (&p));
+  memset (b->data, 1, 100);
+  stripe_plan_filled (&p, b, 100);
+  memset (a->data, 2, 100);
+  stripe_plan_filled (&p, a, 100);
+  const guint8 *data;
+  guint64 at;
+  stripe_plan_pushed (&p, stripe_plan_ready (&p, &data, &at));
+  g_assert_false (stripe_plan_finished (&p));
+  stripe_plan_pushed (&p, stripe_plan_ready (&p, &data, &at));
+  g_assert_true (stripe_plan_finished (&p));
+  g_assert_cmpuint (stripe_plan_offset (&p), ==, 200);
+  g_assert_cmpuint (stripe_plan_ready (&p, &data, &at), ==, 0);
+  stripe_plan_clear (&p);
+}
+
+/* the regime under auto: in after 1 s of COMPETE without a break, out after
+ * 10 s without it; a break of a few seconds changes nothing */
+static void
+test_regime_auto (void)
+{
+  StripeMode m;
+  stripe_mode_init (&m);
+  gint64 t = 1000 * G_USEC_PER_SEC;
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, FALSE, t), ==, STRIPE_ONE);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, TRUE, t + 100 * MS), ==, STRIPE_ONE);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, TRUE, t + 1099 * MS), ==, STRIPE_ONE);
+  /* a flicker starts the count over */
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, FALSE, t + 1150 * MS), ==, STRIPE_ONE);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, TRUE, t + 1300 * MS), ==, STRIPE_ONE);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, TRUE, t + 2299 * MS), ==, STRIPE_ONE);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, TRUE, t + 2300 * MS), ==, STRIPE_MANY);
+  /* out of COMPETE for 6 s, back: still many */
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, FALSE, t + 3000 * MS), ==, STRIPE_MANY);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, FALSE, t + 9000 * MS), ==, STRIPE_MANY);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, TRUE, t + 9250 * MS), ==, STRIPE_MANY);
+  /* out for 10 s: one */
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, FALSE, t + 10000 * MS), ==, STRIPE_MANY);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, FALSE, t + 19999 * MS), ==, STRIPE_MANY);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, FALSE, t + 20000 * MS), ==, STRIPE_ONE);
+}
+
+/* always and never decide at once; a server without ranges is one for good */
+static void
+test_regime_policies (void)
+{
+  StripeMode m;
+  stripe_mode_init (&m);
+  gint64 t = 5 * G_USEC_PER_SEC;
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_ALWAYS, FALSE, t), ==, STRIPE_MANY);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_NEVER, TRUE, t + MS), ==, STRIPE_ONE);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_NEVER, TRUE, t + 60 * G_USEC_PER_SEC), ==, STRIPE_ONE);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_ALWAYS, FALSE, t + 61 * G_USEC_PER_SEC), ==, STRIPE_MANY);
+  stripe_mode_refuse (&m);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_ALWAYS, TRUE, t + 62 * G_USEC_PER_SEC), ==, STRIPE_NEVER);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, TRUE, t + 90 * G_USEC_PER_SEC), ==, STRIPE_NEVER);
+  g_assert_cmpstr (stripe_regime_name (STRIPE_NEVER), ==, "never");
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/stripes/chunk-bytes", test_chunk_bytes);
+  g_test_add_func ("/stripes/possible", test_possible);
+  g_test_add_func ("/stripes/window", test_window);
+  g_test_add_func ("/stripes/order-any-arrival", test_order_any_arrival);
+  g_test_add_func ("/stripes/give-back", test_give_back);
+  g_test_add_func ("/stripes/narrow", test_narrow);
+  g_test_add_func ("/stripes/regime-auto", test_regime_auto);
+  g_test_add_func ("/stripes/regime-policies", test_regime_policies);
+  return g_test_run ();
+}
