@@ -61,19 +61,24 @@ read_body (Worker *w, HttpClient *client, StripeChunk *c, guint64 *got, GError *
 {
   SrcStripes *s = w->set;
   guint64 len = c->end - c->start;
+  /* only this worker writes the chunk's bytes and its count; once it is
+   * whole the streaming thread may push it and free it: the count is kept
+   * here, and @c is not read after the fill that completes it */
+  guint64 filled = c->filled;
+  guint8 *data = c->data;
   *got = 0;
-  /* only this worker writes the chunk's bytes and its count */
-  while (c->filled < len) {
-    gssize n = http_client_read (client, c->data + c->filled, (gsize) (len - c->filled), s->cancel, error);
+  while (filled < len) {
+    gssize n = http_client_read (client, data + filled, (gsize) (len - filled), s->cancel, error);
     if (n < 0)
       return FALSE;
     if (n == 0)
       return TRUE;                     /* a shorter range than asked: the rest next */
+    filled += (guint64) n;
+    *got += (guint64) n;
     g_mutex_lock (&s->lock);
     stripe_plan_filled (&s->plan, c, (gsize) n);
     g_cond_broadcast (&s->cond);
     g_mutex_unlock (&s->lock);
-    *got += (guint64) n;
   }
   /* the body's end, so that the connection serves the next chunk */
   guint8 byte;
@@ -145,11 +150,15 @@ fetch_chunk (Worker *w, HttpClient *client, StripeChunk *c)
 {
   SrcStripes *s = w->set;
   gint without_byte = 0;
-  while (c->filled < c->end - c->start) {
+  /* the chunk's length and this worker's count of it: once whole, @c may be
+   * freed by the streaming thread (read_body) */
+  guint64 len = c->end - c->start, filled = c->filled;
+  while (filled < len) {
     GError *err = NULL;
     guint64 got;
     gboolean retryable = FALSE;
     gboolean ok = request_rest (w, client, c, &got, &retryable, &err);
+    filled += got;
     without_byte = got > 0 ? 0 : without_byte + 1;
     if (ok)
       continue;
