@@ -177,9 +177,9 @@ open_request (GstBwssHttpSrc *src)
   GST_OBJECT_LOCK (src);
   src->seekable = resp->seekable;
   src->know_seekable = TRUE;
+  src->ranges = src->ranges || resp->ranges;
   GST_OBJECT_UNLOCK (src);
   src->seeking = FALSE;
-  src->ranges = src->ranges || resp->ranges;
   src_announce_icy (src, lsoup_message_get_response_headers (msg));
   src->open = TRUE;
   return GST_FLOW_OK;
@@ -369,14 +369,16 @@ stop_stripes (GstBwssHttpSrc *src)
 /* Starts reading over n connections from src->offset if the regime asks
  * for it and the resource allows it: a GET of a resource whose size is
  * known from a server that takes ranges, not compressed (the ranges would
- * be of the encoded bytes).  TRUE if it did. */
+ * be of the encoded bytes); under auto, not a fragment of an adaptive
+ * demuxer's (a stripe set per fragment is n handshakes per fragment).
+ * TRUE if it did. */
 static gboolean
 maybe_widen (GstBwssHttpSrc *src)
 {
   StripingPolicy policy;
   guint n;
   src_props_striping (src, &policy, &n);
-  if (update_regime (src, policy) != STRIPE_MANY)
+  if (update_regime (src, policy) != STRIPE_MANY || (policy == STRIPING_AUTO && src->demuxer))
     return FALSE;
   GST_OBJECT_LOCK (src);
   gboolean have_size = src->have_size, ranges = src->ranges && src->seekable;
@@ -674,6 +676,7 @@ probe_head (GstBwssHttpSrc *src)
     }
     src->seekable = resp->seekable;
     src->know_seekable = TRUE;
+    src->ranges = src->ranges || resp->ranges;
     GST_OBJECT_UNLOCK (src);
     /* read the (empty) body to its end: libsoup returns a connection to
      * the pool only for a message read to the end */
