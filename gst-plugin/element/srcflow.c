@@ -36,14 +36,16 @@ src_flow_stripe_prefs (SrcFlow *parent, guint n, BwssPrefs *out)
 }
 
 gboolean
-src_flow_in_compete (SrcFlow *f)
+src_flow_loop_view (SrcFlow *f, double *queue_ratio)
 {
   BwssDomainStats st;
   g_mutex_lock (&f->lock);
-  gboolean yes = f->domain && bwss_domain_get_stats (f->domain, &st) == 0 && st.controller_pid
-                 && !st.suspended && st.phase == BWSS_PHASE_COMPETE;
+  gboolean live = f->domain && bwss_domain_get_stats (f->domain, &st) == 0 && st.controller_pid
+                  && !st.suspended;
   g_mutex_unlock (&f->lock);
-  return yes;
+  *queue_ratio = live && st.queue_us >= 0.0 && st.queue_target_us > 0.0 ? st.queue_us / st.queue_target_us
+                                                                        : -1.0;
+  return live && st.phase == BWSS_PHASE_COMPETE;
 }
 
 /* Unregisters the flow.  Lock held. */

@@ -64,8 +64,9 @@ void   src_flow_init_stripe (SrcFlow *f, GstObject *owner, SrcFlow *parent);
  * divided by @n. */
 void   src_flow_stripe_prefs (SrcFlow *parent, guint n, BwssPrefs *out);
 /* TRUE if the domain's loop is in COMPETE now (FALSE with no domain, no
- * live controller, sharing suspended, or the domain busy). */
-gboolean src_flow_in_compete (SrcFlow *f);
+ * live controller, sharing suspended, or the domain busy); *@queue_ratio
+ * the queue it reads over its target (negative unknown). */
+gboolean src_flow_loop_view (SrcFlow *f, double *queue_ratio);
 /* Unregisters and closes the domain. */
 void   src_flow_clear (SrcFlow *f);
 /* src_flow_clear(), and the lock goes: for finalize. */

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* stripes.c — chunks, the window, the order and the regime of the video over
  * n connections (see stripes.h for the model and the equations). */
+#include <stdlib.h>
+#include <string.h>
 #include "stripes.h"
 
 guint64
@@ -142,17 +144,44 @@ stripe_plan_finished (const StripePlan *p)
 void
 stripe_mode_init (StripeMode *m)
 {
+  memset (m, 0, sizeof *m);
   m->regime = STRIPE_ONE;
-  m->compete = FALSE;
-  m->since_us = 0;
+}
+
+static int
+compare_double (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return (x > y) - (x < y);
+}
+
+/* The median of the queue samples since the loop left COMPETE (the most
+ * recent STRIPE_QUEUE_SAMPLES); 0 with none. */
+static double
+queue_median (const StripeMode *m)
+{
+  if (m->n_queue == 0)
+    return 0.0;
+  double sorted[STRIPE_QUEUE_SAMPLES];
+  memcpy (sorted, m->queue, m->n_queue * sizeof sorted[0]);
+  qsort (sorted, m->n_queue, sizeof sorted[0], compare_double);
+  return m->n_queue % 2 ? sorted[m->n_queue / 2]
+                        : (sorted[m->n_queue / 2 - 1] + sorted[m->n_queue / 2]) / 2.0;
 }
 
 StripeRegime
-stripe_mode_update (StripeMode *m, StripingPolicy policy, gboolean compete, gint64 now_us)
+stripe_mode_update (StripeMode *m, StripingPolicy policy, gboolean compete, double queue_ratio,
+                    gint64 now_us)
 {
   if (m->since_us == 0 || compete != m->compete) {
     m->compete = compete;
     m->since_us = now_us;
+    m->n_queue = m->next_queue = 0;
+  }
+  if (!compete) {
+    m->queue[m->next_queue] = queue_ratio >= 0.0 ? queue_ratio : 0.0;   /* NaN too */
+    m->next_queue = (m->next_queue + 1) % STRIPE_QUEUE_SAMPLES;
+    m->n_queue = MIN (m->n_queue + 1, STRIPE_QUEUE_SAMPLES);
   }
   if (m->regime == STRIPE_NEVER)
     return m->regime;
@@ -168,7 +197,8 @@ stripe_mode_update (StripeMode *m, StripingPolicy policy, gboolean compete, gint
     default:
       if (m->regime == STRIPE_ONE && compete && held >= STRIPE_ENTER_US)
         m->regime = STRIPE_MANY;
-      else if (m->regime == STRIPE_MANY && !compete && held >= STRIPE_EXIT_US)
+      else if (m->regime == STRIPE_MANY && !compete && held >= STRIPE_EXIT_US
+               && queue_median (m) <= STRIPE_SHORT_QUEUE)
         m->regime = STRIPE_ONE;
       break;
   }

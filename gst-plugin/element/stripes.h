@@ -56,11 +56,15 @@
  * The regime (StripeRegime), a state with its entry and exit:
  *   ONE  → MANY  the loop in COMPETE for T_enter = 1 s without a break
  *                 (striping "auto"), or at once (striping "always");
- *   MANY → ONE   the loop out of COMPETE for T_exit = 10 s without a break
- *                 (auto), or striping set to "never".  The loop leaves
- *                 COMPETE for a few seconds when a probe of its fails and
- *                 comes back: an exit shorter than that would close and
- *                 open the connections at every probe;
+ *   MANY → ONE   (auto) the loop out of COMPETE for T_exit = 10 s without a
+ *                 break, with the median over that stretch of the queue it
+ *                 reads, q / q_target, at most Q_short = 2: the loop keeps
+ *                 its short queue again, so the neighbour is gone.  Out of
+ *                 COMPETE alone is not enough: the loop leaves it when a
+ *                 probe fails and holds TRACK for tens of seconds beside a
+ *                 neighbour still there, whose queue the median sees; and
+ *                 the phase flickers (a drain, a probe), which T_exit
+ *                 rides out.  Or at once: striping set to "never";
  *   any  → NEVER  a server that answered a range with the whole resource
  *                 (no ranges): one connection for good.
  * MANY is what the regime asks for; the element stripes only when the
@@ -77,6 +81,10 @@
 #define STRIPE_WINDOW_PER_CONNECTION 2              /* W / n (eq. 2) */
 #define STRIPE_ENTER_US       (1 * G_USEC_PER_SEC)  /* T_enter, µs */
 #define STRIPE_EXIT_US        (10 * G_USEC_PER_SEC) /* T_exit, µs */
+#define STRIPE_SHORT_QUEUE    2.0                   /* Q_short: the loop holds q near
+                                                     * q_target, a neighbour's queue is
+                                                     * many times it */
+#define STRIPE_QUEUE_SAMPLES  64                    /* the median's most recent samples */
 #define STRIPE_CONNECTIONS_MAX 8                    /* the most connections */
 
 /* B of eq. (1) for a stream of @rate_bps (<= 0: unknown, B_min). */
@@ -152,12 +160,17 @@ typedef struct {
   StripeRegime regime;
   gboolean     compete;    /* the loop's side at the last update */
   gint64       since_us;   /* on that side since, µs; 0 = no update yet */
+  double       queue[STRIPE_QUEUE_SAMPLES];  /* q / q_target out of COMPETE, a ring */
+  guint        n_queue, next_queue;
 } StripeMode;
 
 void         stripe_mode_init (StripeMode *m);
 /* The loop is in COMPETE (@compete) or not at @now_us (µs, any monotonic
- * clock): the regime after it, under @policy. */
-StripeRegime stripe_mode_update (StripeMode *m, StripingPolicy policy, gboolean compete, gint64 now_us);
+ * clock), reading the queue @queue_ratio (q / q_target; negative unknown:
+ * taken for short, the phase alone decides): the regime after it, under
+ * @policy. */
+StripeRegime stripe_mode_update (StripeMode *m, StripingPolicy policy, gboolean compete,
+                                 double queue_ratio, gint64 now_us);
 /* The server answered a range with the whole resource. */
 void         stripe_mode_refuse (StripeMode *m);
 const char  *stripe_regime_name (StripeRegime r);

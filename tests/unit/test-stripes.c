@@ -204,22 +204,59 @@ test_regime_auto (void)
   StripeMode m;
   stripe_mode_init (&m);
   gint64 t = 1000 * G_USEC_PER_SEC;
-  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, FALSE, t), ==, STRIPE_ONE);
-  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, TRUE, t + 100 * MS), ==, STRIPE_ONE);
-  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, TRUE, t + 1099 * MS), ==, STRIPE_ONE);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, FALSE, 1.0, t), ==, STRIPE_ONE);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, TRUE, 1.0, t + 100 * MS), ==, STRIPE_ONE);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, TRUE, 1.0, t + 1099 * MS), ==, STRIPE_ONE);
   /* a flicker starts the count over */
-  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, FALSE, t + 1150 * MS), ==, STRIPE_ONE);
-  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, TRUE, t + 1300 * MS), ==, STRIPE_ONE);
-  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, TRUE, t + 2299 * MS), ==, STRIPE_ONE);
-  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, TRUE, t + 2300 * MS), ==, STRIPE_MANY);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, FALSE, 1.0, t + 1150 * MS), ==, STRIPE_ONE);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, TRUE, 1.0, t + 1300 * MS), ==, STRIPE_ONE);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, TRUE, 1.0, t + 2299 * MS), ==, STRIPE_ONE);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, TRUE, 1.0, t + 2300 * MS), ==, STRIPE_MANY);
   /* out of COMPETE for 6 s, back: still many */
-  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, FALSE, t + 3000 * MS), ==, STRIPE_MANY);
-  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, FALSE, t + 9000 * MS), ==, STRIPE_MANY);
-  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, TRUE, t + 9250 * MS), ==, STRIPE_MANY);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, FALSE, 1.0, t + 3000 * MS), ==, STRIPE_MANY);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, FALSE, 1.0, t + 9000 * MS), ==, STRIPE_MANY);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, TRUE, 1.0, t + 9250 * MS), ==, STRIPE_MANY);
   /* out for 10 s: one */
-  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, FALSE, t + 10000 * MS), ==, STRIPE_MANY);
-  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, FALSE, t + 19999 * MS), ==, STRIPE_MANY);
-  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, FALSE, t + 20000 * MS), ==, STRIPE_ONE);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, FALSE, 1.0, t + 10000 * MS), ==, STRIPE_MANY);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, FALSE, 1.0, t + 19999 * MS), ==, STRIPE_MANY);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, FALSE, 1.0, t + 20000 * MS), ==, STRIPE_ONE);
+}
+
+/* out of COMPETE beside a queue many times the loop's target (a neighbour
+ * still there, the loop holding TRACK after a failed probe): many stays;
+ * once the queue is short again, one within the median's half-window */
+static void
+test_regime_exit_needs_short_queue (void)
+{
+  StripeMode m;
+  stripe_mode_init (&m);
+  gint64 t = 100 * G_USEC_PER_SEC, step = 250 * MS;
+  for (int i = 0; i <= 8; i++)
+    stripe_mode_update (&m, STRIPING_AUTO, TRUE, 13.0, t + i * step);
+  g_assert_cmpint (m.regime, ==, STRIPE_MANY);
+  t += 9 * step;
+  /* 45 s of TRACK with the neighbour's queue, a short sample now and then */
+  int i = 0;
+  for (; i < 180; i++) {
+    double q = i % 10 == 3 ? 0.5 : 13.0;
+    g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, FALSE, q, t + i * step), ==, STRIPE_MANY);
+  }
+  /* the neighbour left: the loop's queue at its target */
+  int left = i;
+  for (; m.regime == STRIPE_MANY && i < left + 200; i++)
+    stripe_mode_update (&m, STRIPING_AUTO, FALSE, 1.1, t + i * step);
+  g_assert_cmpint (m.regime, ==, STRIPE_ONE);
+  /* the median of the last 64 samples turns short once 33 of them are:
+   * 30 new ones, and the 3 short ones among the 34 before them */
+  g_assert_cmpint (i - left, ==, 30);
+  /* an unknown queue counts as short: the phase alone decides */
+  stripe_mode_init (&m);
+  stripe_mode_update (&m, STRIPING_AUTO, TRUE, -1.0, t);
+  stripe_mode_update (&m, STRIPING_AUTO, TRUE, -1.0, t + 1000 * MS);
+  g_assert_cmpint (m.regime, ==, STRIPE_MANY);
+  stripe_mode_update (&m, STRIPING_AUTO, FALSE, -1.0, t + 2000 * MS);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, FALSE, NAN, t + 11999 * MS), ==, STRIPE_MANY);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, FALSE, -1.0, t + 12000 * MS), ==, STRIPE_ONE);
 }
 
 /* always and never decide at once; a server without ranges is one for good */
@@ -229,13 +266,13 @@ test_regime_policies (void)
   StripeMode m;
   stripe_mode_init (&m);
   gint64 t = 5 * G_USEC_PER_SEC;
-  g_assert_cmpint (stripe_mode_update (&m, STRIPING_ALWAYS, FALSE, t), ==, STRIPE_MANY);
-  g_assert_cmpint (stripe_mode_update (&m, STRIPING_NEVER, TRUE, t + MS), ==, STRIPE_ONE);
-  g_assert_cmpint (stripe_mode_update (&m, STRIPING_NEVER, TRUE, t + 60 * G_USEC_PER_SEC), ==, STRIPE_ONE);
-  g_assert_cmpint (stripe_mode_update (&m, STRIPING_ALWAYS, FALSE, t + 61 * G_USEC_PER_SEC), ==, STRIPE_MANY);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_ALWAYS, FALSE, 1.0, t), ==, STRIPE_MANY);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_NEVER, TRUE, 1.0, t + MS), ==, STRIPE_ONE);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_NEVER, TRUE, 1.0, t + 60 * G_USEC_PER_SEC), ==, STRIPE_ONE);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_ALWAYS, FALSE, 1.0, t + 61 * G_USEC_PER_SEC), ==, STRIPE_MANY);
   stripe_mode_refuse (&m);
-  g_assert_cmpint (stripe_mode_update (&m, STRIPING_ALWAYS, TRUE, t + 62 * G_USEC_PER_SEC), ==, STRIPE_NEVER);
-  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, TRUE, t + 90 * G_USEC_PER_SEC), ==, STRIPE_NEVER);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_ALWAYS, TRUE, 1.0, t + 62 * G_USEC_PER_SEC), ==, STRIPE_NEVER);
+  g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, TRUE, 1.0, t + 90 * G_USEC_PER_SEC), ==, STRIPE_NEVER);
   g_assert_cmpstr (stripe_regime_name (STRIPE_NEVER), ==, "never");
 }
 
@@ -250,6 +287,7 @@ main (int argc, char **argv)
   g_test_add_func ("/stripes/give-back", test_give_back);
   g_test_add_func ("/stripes/narrow", test_narrow);
   g_test_add_func ("/stripes/regime-auto", test_regime_auto);
+  g_test_add_func ("/stripes/regime-exit-needs-short-queue", test_regime_exit_needs_short_queue);
   g_test_add_func ("/stripes/regime-policies", test_regime_policies);
   return g_test_run ();
 }
