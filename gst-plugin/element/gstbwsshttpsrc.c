@@ -441,7 +441,14 @@ read_striped (GstBwssHttpSrc *src, GstBuffer **outbuf)
   GError *err = NULL;
   switch (src_stripes_read (src->stripes, MAX (blocksize, STRIPED_BUFFER_BYTES), &buf, &err)) {
     case STRIPES_BYTES:
-      g_assert (GST_BUFFER_OFFSET (buf) == src->offset);
+      if (GST_BUFFER_OFFSET (buf) != src->offset) {
+        GST_ELEMENT_ERROR (src, STREAM, FAILED, ("Internal data stream error."),
+                           ("striped bytes from %" G_GUINT64_FORMAT ", expected %" G_GUINT64_FORMAT,
+                            GST_BUFFER_OFFSET (buf), src->offset));
+        gst_buffer_unref (buf);
+        stop_stripes (src);
+        return GST_FLOW_ERROR;
+      }
       account_block (src, buf, gst_buffer_get_size (buf));
       *outbuf = buf;
       return GST_FLOW_OK;

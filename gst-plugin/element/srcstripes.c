@@ -55,14 +55,15 @@ worker_accept (GTlsCertificate *cert, GTlsCertificateFlags errors, gpointer data
 
 /* Reads the body of the open response into @c from what arrived, to the
  * chunk's end or the body's.  Returns TRUE at either (*@got the bytes it
- * brought), FALSE with @error. */
+ * brought), FALSE with @error.  Only this worker writes the chunk's bytes
+ * and its count, so it reads the count without the lock; the chunk stays
+ * its own until stripe_plan_done. */
 static gboolean
 read_body (Worker *w, HttpClient *client, StripeChunk *c, guint64 *got, GError **error)
 {
   SrcStripes *s = w->set;
   guint64 len = c->end - c->start;
   *got = 0;
-  /* only this worker writes the chunk's bytes and its count */
   while (c->filled < len) {
     gssize n = http_client_read (client, c->data + c->filled, (gsize) (len - c->filled), s->cancel, error);
     if (n < 0)
@@ -153,6 +154,8 @@ fetch_chunk (Worker *w, HttpClient *client, StripeChunk *c)
     without_byte = got > 0 ? 0 : without_byte + 1;
     if (ok)
       continue;
+    if (err == NULL)                   /* every failure says why; never a silent end */
+      err = g_error_new_literal (HTTP_ERROR, HTTP_ERROR_READ, "a stripe's request failed");
     if (g_cancellable_is_cancelled (s->cancel) || !retryable
         || (s->retries >= 0 && without_byte > s->retries)) {
       http_client_close (client);
@@ -206,6 +209,7 @@ worker_main (gpointer data)
       stripe_plan_give_back (&s->plan, c);
       break;
     }
+    stripe_plan_done (&s->plan, c);
   }
   g_cond_broadcast (&s->cond);
   g_mutex_unlock (&s->lock);

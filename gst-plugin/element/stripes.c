@@ -86,6 +86,15 @@ void
 stripe_plan_give_back (StripePlan *p, StripeChunk *c)
 {
   c->taken = FALSE;
+  if (c->out)
+    chunk_free (c);
+}
+
+void
+stripe_plan_done (StripePlan *p, StripeChunk *c)
+{
+  g_return_if_fail (c->filled == c->end - c->start);
+  stripe_plan_give_back (p, c);
 }
 
 void
@@ -116,8 +125,12 @@ stripe_plan_pushed (StripePlan *p, gsize n)
   StripeChunk *head = g_queue_peek_head (&p->chunks);
   g_return_if_fail (head != NULL && head->pushed + n <= head->filled);
   head->pushed += n;
-  if (head->pushed == head->end - head->start)
-    chunk_free (g_queue_pop_head (&p->chunks));
+  if (head->pushed == head->end - head->start) {
+    g_queue_pop_head (&p->chunks);
+    head->out = TRUE;
+    if (!head->taken)
+      chunk_free (head);
+  }
 }
 
 void

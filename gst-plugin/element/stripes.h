@@ -49,7 +49,10 @@
  * as its slowest connection, and more buffer would not change that).
  *
  * Order, eq. (3).  Bytes go downstream in offset order: the head chunk's as
- * they arrive, another chunk's once it is the head.  Every byte of [a, e)
+ * they arrive, another chunk's once it is the head.  A chunk has two
+ * owners, its connection (from stripe_plan_take to stripe_plan_done or
+ * stripe_plan_give_back) and the order (until it went downstream whole);
+ * it is freed when both are done with it, whichever is last.  Every byte of [a, e)
  * goes out once, where e is where assigning stopped (S, or where the
  * element narrowed: stripe_plan_narrow); after e one connection reads on.
  *
@@ -104,6 +107,7 @@ typedef struct {
   guint64  filled;         /* bytes of it arrived (from start) */
   guint64  pushed;         /* bytes of it gone downstream (from start) */
   gboolean taken;          /* a connection is fetching it */
+  gboolean out;            /* gone downstream whole: out of the plan's list */
   guint8  *data;           /* end - start bytes */
 } StripeChunk;
 
@@ -118,12 +122,15 @@ typedef struct {
 
 /* Stripes [@from, @size) in chunks of @chunk bytes over @n connections. */
 void         stripe_plan_init (StripePlan *p, guint64 from, guint64 size, guint64 chunk, guint n);
+/* Frees every chunk; no connection may hold one any more. */
 void         stripe_plan_clear (StripePlan *p);
 /* The next chunk for a free connection (taken), or NULL: none left before
  * the stop, or the window (eq. 2) is full. */
 StripeChunk *stripe_plan_take (StripePlan *p);
 /* @c's connection gave it up: another may take it, from what arrived. */
 void         stripe_plan_give_back (StripePlan *p, StripeChunk *c);
+/* @c's connection fetched it whole and lets go of it (@c may be freed). */
+void         stripe_plan_done (StripePlan *p, StripeChunk *c);
 /* The first chunk no connection fetches (given back), or NULL. */
 StripeChunk *stripe_plan_untaken (StripePlan *p);
 /* @n more bytes of @c arrived (written at data + filled). */
@@ -133,7 +140,7 @@ void         stripe_plan_filled (StripePlan *p, StripeChunk *c, gsize n);
  * resource. */
 gsize        stripe_plan_ready (StripePlan *p, const guint8 **data, guint64 *offset);
 /* @n (0 or more) of the ready bytes went downstream; a chunk gone whole
- * is freed. */
+ * leaves the list (and is freed, unless its connection still holds it). */
 void         stripe_plan_pushed (StripePlan *p, gsize n);
 /* No chunk is assigned after those already made (the regime went to ONE). */
 void         stripe_plan_narrow (StripePlan *p);
