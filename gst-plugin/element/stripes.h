@@ -29,20 +29,31 @@
  *   B = max (B_min, min (B_max, T_chunk × r / 8))                       (1)
  *
  * with r the stream's rate (bit/s: the bitrate the element uses, else the
- * rate measured).  T_chunk = 0.5 s: a chunk is several round trips of a
- * connection at 1/n of the video's rate, so the round trip a connection
- * idles between two of its chunks costs it little, and short enough that
- * the head chunk (below) is never more than a fraction of a second of the
- * stream.  B_min = 64 kB: under it the request headers and the idle round
- * trip per chunk are a large part of a connection's time.  B_max = 4 MB:
- * the reorder buffer (eq. 2) stays bounded for any bitrate.
+ * rate measured).  T_chunk = 0.1 s, because of a live source: its bytes
+ * exist only as the stream is made, so consecutive ranges are served in
+ * turn, each connection carrying the whole rate for T_chunk and idle for
+ * (n - 1) T_chunk.  The model's connections each carry 1/n of it all the
+ * time, each with its own window and backlog; turns shorter than a round
+ * trip come to that (a chunk leaves in one window's burst, a loss delays
+ * that chunk, not the stream), and an idle gap under the sender's
+ * retransmission timeout (at least 200 ms on Linux, plus the RTT) keeps
+ * its window: after a longer one TCP halves it per timeout elapsed
+ * (RFC 5681, 4.1), and each turn would start short of the rate.  With the
+ * default n = 3 the gap is 0.2 s.  A stored resource is served as fast as
+ * a connection takes it: the idle round trip between two of a connection's
+ * chunks then bounds it to B / RTT, 25 kB / 180 ms = 1.1 Mbit/s for a
+ * 2-Mbit/s stream behind a full 150-ms queue, 3.3 over three connections.
+ * B_min = 16 kB: under it the request and response headers (about 0.5 kB)
+ * are a large part of a chunk.  B_max = 4 MB: the reorder buffer (eq. 2)
+ * stays bounded for any bitrate.
  *
  * The window, eq. (2).  A connection takes chunk k only while
  *
  *   k < h + W,   W = 2n                                                  (2)
  *
  * with h the head: the oldest chunk not yet gone downstream whole.  The
- * reorder buffer holds at most W chunks (W × B bytes).  W = 2n lets each
+ * reorder buffer holds at most W chunks (W × B bytes, 2n × 0.1 s of the
+ * stream: the player's own buffer is downstream).  W = 2n lets each
  * connection start its next chunk while the head's is still arriving, so a
  * slow connection holds the others back only once it is a whole round of
  * chunks behind; beyond that the others wait for it (the video is as late
@@ -78,8 +89,8 @@
 
 #include <glib.h>
 
-#define STRIPE_CHUNK_S        0.5                   /* T_chunk, s (eq. 1) */
-#define STRIPE_CHUNK_MIN      (64 * 1024)           /* B_min, bytes */
+#define STRIPE_CHUNK_S        0.1                   /* T_chunk, s (eq. 1) */
+#define STRIPE_CHUNK_MIN      (16 * 1024)           /* B_min, bytes */
 #define STRIPE_CHUNK_MAX      (4 * 1024 * 1024)     /* B_max, bytes */
 #define STRIPE_WINDOW_PER_CONNECTION 2              /* W / n (eq. 2) */
 #define STRIPE_ENTER_US       (1 * G_USEC_PER_SEC)  /* T_enter, µs */

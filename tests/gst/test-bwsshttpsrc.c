@@ -18,7 +18,7 @@
 #include <bwss/domain.h>
 
 #define BODY_SIZE (1500 * 1000 + 123)
-#define STRIPE_FLOOR (64 * 1024)  /* the element's least chunk, bytes */
+#define STRIPE_FLOOR (16 * 1024)  /* the element's least chunk, bytes */
 
 static guint8 *body;
 static SoupServer *server;
@@ -525,7 +525,7 @@ most_connections (const Result *r)
 }
 
 /* A source of @kind/TOKEN read over @connections with @striping, a 1-Mbit/s
- * stream (chunks of the floor, 64 kB: 23 of them), statistics every 10 ms;
+ * stream (chunks of the floor, 16 kB: 92 of them), statistics every 10 ms;
  * *@path the path it reads. */
 static GstElement *
 make_striped (const char *kind, const char *striping, guint connections, gchar **path)

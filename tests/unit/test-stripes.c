@@ -12,16 +12,16 @@
 
 #define MS (G_USEC_PER_SEC / 1000)
 
-/* eq. (1): half a second of the stream, between 64 kB and 4 MB */
+/* eq. (1): a tenth of a second of the stream, between 16 kB and 4 MB */
 static void
 test_chunk_bytes (void)
 {
-  g_assert_cmpuint (stripe_chunk_bytes (2e6), ==, 125000);
-  g_assert_cmpuint (stripe_chunk_bytes (8e6), ==, 500000);
-  g_assert_cmpuint (stripe_chunk_bytes (1e6), ==, 64 * 1024);     /* 62 500: the floor */
-  g_assert_cmpuint (stripe_chunk_bytes (0), ==, 64 * 1024);       /* unknown */
-  g_assert_cmpuint (stripe_chunk_bytes (-5), ==, 64 * 1024);
-  g_assert_cmpuint (stripe_chunk_bytes (NAN), ==, 64 * 1024);
+  g_assert_cmpuint (stripe_chunk_bytes (2e6), ==, 25000);
+  g_assert_cmpuint (stripe_chunk_bytes (8e6), ==, 100000);
+  g_assert_cmpuint (stripe_chunk_bytes (1e6), ==, 16 * 1024);     /* 12 500: the floor */
+  g_assert_cmpuint (stripe_chunk_bytes (0), ==, 16 * 1024);       /* unknown */
+  g_assert_cmpuint (stripe_chunk_bytes (-5), ==, 16 * 1024);
+  g_assert_cmpuint (stripe_chunk_bytes (NAN), ==, 16 * 1024);
   g_assert_cmpuint (stripe_chunk_bytes (1e9), ==, 4 * 1024 * 1024);
   g_assert_cmpuint (stripe_chunk_bytes (INFINITY), ==, 4 * 1024 * 1024);
 }
