@@ -31,6 +31,21 @@ static GMutex conns_lock;
 static guint n_conns;            /* connections the server has seen (X-Conn) */
 static GHashTable *arrivals;     /* /busy/... path → GArray of arrival times (µs, monotonic) */
 static GHashTable *request_log;  /* /striped/TOKEN etc. → GString "CONN RANGE\n" per request */
+static GHashTable *barriers;     /* /striped/TOKEN → Barrier */
+
+/* "/striped/TOKEN" answers no bounded range before such ranges were asked
+ * on STRIPED_CONNECTIONS connections: whatever the threads' timing, the
+ * element's n connections each carry a range (the element may take them up
+ * to 2n ahead, so the n requests come).  An element that never asks on
+ * that many is answered after STRIPED_WAIT_S, and its test fails on the
+ * count, not on a hang. */
+#define STRIPED_CONNECTIONS 3
+#define STRIPED_WAIT_S      10
+typedef struct {
+  GHashTable *conns;             /* connection numbers that asked a bounded range */
+  GPtrArray  *held;              /* SoupServerMessage *, waiting for the others */
+  gboolean    open;              /* every answer goes at once */
+} Barrier;
 
 /* ---- the server ---- */
 
@@ -108,6 +123,96 @@ log_request (const char *path, const char *conn, SoupServerMessage *msg)
   g_mutex_unlock (&conns_lock);
 }
 
+static void
+barrier_free (gpointer data)
+{
+  Barrier *b = data;
+  g_hash_table_unref (b->conns);
+  g_ptr_array_unref (b->held);
+  g_free (b);
+}
+
+/* The body of a held range answer, and the answer goes. */
+static void
+release_range (gpointer data, gpointer unused)
+{
+  SoupServerMessage *msg = data;
+  goffset start = GPOINTER_TO_SIZE (g_object_get_data (G_OBJECT (msg), "start"));
+  goffset end = GPOINTER_TO_SIZE (g_object_get_data (G_OBJECT (msg), "end"));
+  SoupMessageBody *b = soup_server_message_get_response_body (msg);
+  soup_message_body_append (b, SOUP_MEMORY_STATIC, body + start, (gsize) (end - start + 1));
+  soup_message_body_complete (b);
+  soup_server_message_unpause (msg);
+  g_object_unref (msg);
+}
+
+/* The barrier waited long enough: what it holds goes, and it holds no more. */
+static gboolean
+barrier_timeout (gpointer data)
+{
+  Barrier *b = data;
+  g_mutex_lock (&conns_lock);
+  GPtrArray *go = b->held;
+  b->held = g_ptr_array_new ();
+  b->open = TRUE;
+  g_mutex_unlock (&conns_lock);
+  g_ptr_array_foreach (go, release_range, NULL);
+  g_ptr_array_unref (go);
+  return G_SOURCE_REMOVE;
+}
+
+/* "/striped/TOKEN": a bounded range is answered (headers now, the body
+ * once STRIPED_CONNECTIONS connections asked such ranges); anything else is
+ * served at once.  TRUE if this request was handled. */
+static gboolean
+striped_range (SoupServerMessage *msg, const char *path, const char *conn)
+{
+  SoupMessageHeaders *req = soup_server_message_get_request_headers (msg);
+  const char *asked = soup_message_headers_get_one (req, "Range");
+  SoupRange *ranges = NULL;
+  int n = 0;
+  if (asked == NULL || asked[strlen (asked) - 1] == '-'
+      || !soup_message_headers_get_ranges (req, BODY_SIZE, &ranges, &n))
+    return FALSE;
+  goffset start = ranges[0].start, end = ranges[0].end;
+  soup_message_headers_free_ranges (req, ranges);
+  if (n != 1)
+    return FALSE;
+  SoupMessageHeaders *h = soup_server_message_get_response_headers (msg);
+  soup_server_message_set_status (msg, SOUP_STATUS_PARTIAL_CONTENT, NULL);
+  soup_message_headers_replace (h, "Accept-Ranges", "bytes");
+  soup_message_headers_set_content_range (h, start, end, BODY_SIZE);
+  soup_message_headers_set_content_length (h, end - start + 1);
+  g_object_set_data (G_OBJECT (msg), "start", GSIZE_TO_POINTER ((gsize) start));
+  g_object_set_data (G_OBJECT (msg), "end", GSIZE_TO_POINTER ((gsize) end));
+  g_mutex_lock (&conns_lock);
+  Barrier *b = g_hash_table_lookup (barriers, path);
+  if (b == NULL) {
+    b = g_new0 (Barrier, 1);
+    b->conns = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+    b->held = g_ptr_array_new ();
+    g_hash_table_insert (barriers, g_strdup (path), b);
+    GSource *t = g_timeout_source_new_seconds (STRIPED_WAIT_S);
+    g_source_set_callback (t, barrier_timeout, b, NULL);
+    g_source_attach (t, server_ctx);
+    g_source_unref (t);
+  }
+  g_hash_table_add (b->conns, g_strdup (conn));
+  g_ptr_array_add (b->held, g_object_ref (msg));
+  GPtrArray *go = NULL;
+  if (b->open || g_hash_table_size (b->conns) >= STRIPED_CONNECTIONS) {
+    b->open = TRUE;
+    go = b->held;
+    b->held = g_ptr_array_new ();
+  }
+  g_mutex_unlock (&conns_lock);
+  if (go) {
+    g_ptr_array_foreach (go, release_range, NULL);
+    g_ptr_array_unref (go);
+  }
+  return TRUE;
+}
+
 /* "/cutstripe/TOKEN": the first request for a bounded range that does not
  * start at 0 gets a 206 announcing the whole range, half of it, and the
  * connection closed.  TRUE if this one was cut. */
@@ -166,7 +271,8 @@ handler (SoupServer *srv, SoupServerMessage *msg, const char *path, GHashTable *
     serve_body (msg, body, BODY_SIZE);
   } else if (g_str_has_prefix (path, "/striped/")) {
     log_request (path, conn, msg);
-    serve_body (msg, body, BODY_SIZE);
+    if (!striped_range (msg, path, conn))
+      serve_body (msg, body, BODY_SIZE);
   } else if (g_str_has_prefix (path, "/cutstripe/")) {
     log_request (path, conn, msg);
     if (!cut_stripe (msg, path))
@@ -320,6 +426,7 @@ start_server (void)
   dropped = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   arrivals = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_array_unref);
   request_log = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, log_free);
+  barriers = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, barrier_free);
   for (gsize i = 0; i < BODY_SIZE; i++)
     body[i] = (guint8) (i * 2654435761u >> 13);
   server_ctx = g_main_context_new ();
