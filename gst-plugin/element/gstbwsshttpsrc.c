@@ -434,7 +434,7 @@ read_striped (GstBwssHttpSrc *src, GstBuffer **outbuf)
   StripingPolicy policy;
   guint n;
   src_props_striping (src, &policy, &n);
-  if (update_regime (src, policy) != STRIPE_MANY)
+  if (update_regime (src, policy) != STRIPE_MANY || n < 2)
     src_stripes_narrow (src->stripes);
   guint blocksize = gst_base_src_get_blocksize (GST_BASE_SRC (src));
   GstBuffer *buf = NULL;

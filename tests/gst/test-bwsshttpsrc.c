@@ -994,6 +994,56 @@ GST_START_TEST (test_striped_cut)
 }
 GST_END_TEST;
 
+/* Counts the bytes the source pushed; past half the body, striping goes to
+ * "never" (once). */
+static GstPadProbeReturn
+narrow_halfway (GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+  GstElement *src = data;
+  gsize *pushed = g_object_get_data (G_OBJECT (src), "pushed");
+  *pushed += gst_buffer_get_size (GST_PAD_PROBE_INFO_BUFFER (info));
+  if (*pushed > BODY_SIZE / 2 && !g_object_get_data (G_OBJECT (src), "narrowed")) {
+    g_object_set_data (G_OBJECT (src), "narrowed", GINT_TO_POINTER (1));
+    gst_util_set_object_arg (G_OBJECT (src), "striping", "never");
+  }
+  return GST_PAD_PROBE_OK;
+}
+
+/* Back to one connection in the middle of the stream: the chunks asked for
+ * finish, one request reads on from the next byte with an open range, the
+ * output the same bytes; the statistics say 3, then 1. */
+GST_START_TEST (test_striped_narrow)
+{
+  Result r;
+  g_autofree char *path = NULL;
+  GstElement *src = make_striped ("striped", "always", 3, &path);
+  gsize pushed = 0;
+  g_object_set_data (G_OBJECT (src), "pushed", &pushed);
+  GstPad *pad = gst_element_get_static_pad (src, "src");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, narrow_halfway, src, NULL);
+  gst_object_unref (pad);
+  run (src, 0, &r);
+  fail_unless (r.error == NULL);
+  fail_unless_equals_uint64 (r.bytes, BODY_SIZE);
+  g_autofree char *want = digest_of (body, BODY_SIZE);
+  fail_unless_equals_string (g_checksum_get_string (r.sum), want);
+  /* the last request: an open range from past the middle */
+  g_autofree char *log_path = g_strdup_printf ("/log%s", path);
+  g_autofree char *text = ask_server (log_path);
+  g_auto (GStrv) lines = g_strsplit (g_strstrip (text), "\n", -1);
+  const char *last = lines[g_strv_length (lines) - 1];
+  guint64 from = 0;
+  fail_unless (sscanf (last, "%*s bytes=%" G_GUINT64_FORMAT "-", &from) == 1 && last[strlen (last) - 1] == '-',
+               "last request: %s", last);
+  fail_unless (from > BODY_SIZE / 2 && from < BODY_SIZE, "read on from %" G_GUINT64_FORMAT, from);
+  fail_unless_equals_int (most_connections (&r), 3);
+  guint n = 0;
+  fail_unless (gst_structure_get_uint (g_list_last (r.stats)->data, "connections", &n));
+  fail_unless_equals_int (n, 1);
+  result_clear (&r);
+}
+GST_END_TEST;
+
 /* A flushing seek while reading over three connections: the bytes from the
  * target, every one once, to EOS. */
 GST_START_TEST (test_striped_seek)
@@ -2176,6 +2226,7 @@ bwsshttpsrc_suite (void)
   tcase_add_test (tc, test_striped_no_ranges);
   tcase_add_test (tc, test_striped_cut);
   tcase_add_test (tc, test_striped_seek);
+  tcase_add_test (tc, test_striped_narrow);
   tcase_add_test (tc, test_redirects);
   tcase_add_test (tc, test_errors_and_auth);
   tcase_add_test (tc, test_size_and_live);
