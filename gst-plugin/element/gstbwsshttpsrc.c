@@ -225,12 +225,15 @@ ensure_open (GstBwssHttpSrc *src)
   return GST_FLOW_OK;
 }
 
-/* Reads up to blocksize bytes of the body into a new buffer; *n is what
- * the client returned: the bytes read, 0 at the body's end, -1 with @err. */
+/* Reads up to blocksize bytes of the body into a new buffer, and not past
+ * byte @until; *n is what the client returned: the bytes read, 0 at the
+ * body's end, -1 with @err. */
 static GstBuffer *
-read_block (GstBwssHttpSrc *src, gssize *n, GError **err)
+read_block (GstBwssHttpSrc *src, guint64 until, gssize *n, GError **err)
 {
-  guint blocksize = gst_base_src_get_blocksize (GST_BASE_SRC (src));
+  gsize blocksize = gst_base_src_get_blocksize (GST_BASE_SRC (src));
+  if (until > src->offset && until - src->offset < blocksize)
+    blocksize = (gsize) (until - src->offset);
   GstBuffer *buf = gst_buffer_new_allocate (NULL, blocksize, NULL);
   GstMapInfo map;
   gst_buffer_map (buf, &map, GST_MAP_WRITE);
@@ -392,15 +395,16 @@ maybe_widen (GstBwssHttpSrc *src)
     g_clear_object (&flushing);
     return FALSE;
   }
-  /* the open request's connection goes, and its flow with it */
-  src_attempt_close (src);
-  src_flow_release (&src->flow);
+  /* the open request reads on to the chunks' first byte (eq. 4) */
+  guint64 from = src->offset;
+  if (src->open && size - src->offset >= stripe_lead_bytes (chunk, n) + 2 * chunk)
+    from += stripe_lead_bytes (chunk, n);
   SrcRequest req = { 0 };
   src_props_take_request (src, &req);
   SrcStripesSetup setup = {
     .owner = GST_OBJECT (src), .http = req.http, .retries = req.retries,
     .uri = g_strdup (src->redirection_uri ? src->redirection_uri : req.location),
-    .from = src->offset, .size = size, .chunk = chunk, .connections = n,
+    .from = from, .size = size, .chunk = chunk, .connections = n,
     .flow = &src->flow, .flushing = flushing,
 #if GST_CHECK_VERSION(1, 24, 0)
     .accept_certificate = on_accept_certificate, .accept_data = src,
@@ -409,6 +413,7 @@ maybe_widen (GstBwssHttpSrc *src)
   memset (&req.http, 0, sizeof req.http);   /* the set's now */
   src_request_clear (&req);
   src->stripes = src_stripes_new (&setup);
+  src->stripes_from = from;
   g_free (setup.uri);
   http_config_clear (&setup.http);
   g_object_unref (flushing);
@@ -488,7 +493,14 @@ read_buffer (GstBwssHttpSrc *src, GstBuffer **outbuf)
 {
   take_pending_seek (src);
   for (;;) {
-    if (src->stripes || maybe_widen (src)) {
+    if (src->stripes == NULL)
+      maybe_widen (src);
+    if (src->stripes && src->offset >= src->stripes_from) {
+      if (src->open) {
+        /* the hand-over: the open request's connection goes, and its flow */
+        src_attempt_close (src);
+        src_flow_release (&src->flow);
+      }
       GstFlowReturn r = read_striped (src, outbuf);
       if (r != GST_FLOW_CUSTOM_ERROR)
         return r;
@@ -498,7 +510,7 @@ read_buffer (GstBwssHttpSrc *src, GstBuffer **outbuf)
     if (r == GST_FLOW_OK) {
       GError *err = NULL;
       gssize n;
-      GstBuffer *buf = read_block (src, &n, &err);
+      GstBuffer *buf = read_block (src, src->stripes ? src->stripes_from : G_MAXUINT64, &n, &err);
       if (n > 0)
         return deliver_block (src, buf, (gsize) n, outbuf);
       gst_buffer_unref (buf);

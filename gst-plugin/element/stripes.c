@@ -15,6 +15,13 @@ stripe_chunk_bytes (double rate_bps)
   return MAX ((guint64) b, (guint64) STRIPE_CHUNK_MIN);
 }
 
+guint64
+stripe_lead_bytes (guint64 chunk, guint n)
+{
+  /* eq. (4) */
+  return (guint64) STRIPE_WINDOW_PER_CONNECTION * n * chunk;
+}
+
 gboolean
 stripe_possible (guint n, gboolean have_size, guint64 size, gboolean ranges, guint64 offset,
                  guint64 chunk)

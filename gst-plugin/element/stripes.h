@@ -67,6 +67,21 @@
  * goes out once, where e is where assigning stopped (S, or where the
  * element narrowed: stripe_plan_narrow); after e one connection reads on.
  *
+ * The hand-over, eq. (4).  Widening while one connection is reading, the
+ * chunks start L bytes ahead of it, and it reads on to there:
+ *
+ *   L = W × B                                                            (4)
+ *
+ * so the n connections' handshakes and first round trips (two RTTs, 0.36 s
+ * behind a full 150-ms queue) overlap the W × T_chunk seconds of the stream
+ * it still brings (0.6 s for n = 3), and the switch costs the stream no
+ * gap.  Dropping it at once and starting the chunks from its byte left the
+ * video short for the second of the switch, and beside a neighbour the
+ * loop reads such a second as the video's minimum not met.  Narrowing goes
+ * the other way without a hand-over: the chunks finish, then one request
+ * asks for the rest (the regime leaves MANY only with the short queue back,
+ * where a round trip is short).
+ *
  * The regime (StripeRegime), a state with its entry and exit:
  *   ONE  → MANY  the loop in COMPETE for T_enter = 1 s without a break
  *                 (striping "auto"), or at once (striping "always");
@@ -103,6 +118,9 @@
 
 /* B of eq. (1) for a stream of @rate_bps (<= 0: unknown, B_min). */
 guint64 stripe_chunk_bytes (double rate_bps);
+
+/* L of eq. (4) for chunks of @chunk bytes over @n connections. */
+guint64 stripe_lead_bytes (guint64 chunk, guint n);
 
 /* TRUE if a resource can be read over @n connections from @offset: more
  * than one connection asked for, its size @size known (@have_size), the

@@ -593,12 +593,17 @@ busy_arrivals (const char *busy)
   return times;
 }
 
+/* The lowest first byte of /KIND/TOKEN's bounded ranges, G_MAXUINT64 for
+ * none (set by request_summary). */
+static guint64 lowest_bounded;
+
 /* What /KIND/TOKEN's requests were: *@conns the distinct connections they
  * came on, *@bounded those for a range with a last byte; returns the
  * requests. */
 static guint
 request_summary (const char *path, guint *conns, guint *bounded)
 {
+  lowest_bounded = G_MAXUINT64;
   g_autofree char *log_path = g_strdup_printf ("/log%s", path);
   g_autofree char *text = ask_server (log_path);
   g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
@@ -611,8 +616,12 @@ request_summary (const char *path, guint *conns, guint *bounded)
     requests++;
     g_auto (GStrv) f = g_strsplit (*l, " ", 2);
     g_hash_table_add (seen, g_strdup (f[0]));
-    if (f[1] && strcmp (f[1], "-") != 0 && f[1][strlen (f[1]) - 1] != '-')
+    guint64 first;
+    if (f[1] && strcmp (f[1], "-") != 0 && f[1][strlen (f[1]) - 1] != '-') {
       (*bounded)++;
+      if (sscanf (f[1], "bytes=%" G_GUINT64_FORMAT "-", &first) == 1)
+        lowest_bounded = MIN (lowest_bounded, first);
+    }
   }
   *conns = g_hash_table_size (seen);
   return requests;
@@ -931,6 +940,10 @@ GST_START_TEST (test_striped_identical)
   fail_unless (conns == 4, "%u connections for %u requests", conns, requests);
   /* the first request reads the chunks' bytes before the stripes start */
   fail_unless (bounded >= 2 * 3 && bounded <= BODY_SIZE / STRIPE_FLOOR + 1, "%u ranges", bounded);
+  /* the hand-over: the chunks start a window (2n chunks) past the byte the
+   * open request had reached, and it reads on to there */
+  fail_unless (lowest_bounded >= 2 * 3 * STRIPE_FLOOR && lowest_bounded < BODY_SIZE / 2,
+               "the first range from %" G_GUINT64_FORMAT, lowest_bounded);
   fail_unless_equals_int (most_connections (&r), 3);
   result_clear (&r);
 }

@@ -26,6 +26,14 @@ test_chunk_bytes (void)
   g_assert_cmpuint (stripe_chunk_bytes (INFINITY), ==, 4 * 1024 * 1024);
 }
 
+/* eq. (4): a window of chunks */
+static void
+test_lead (void)
+{
+  g_assert_cmpuint (stripe_lead_bytes (25000, 3), ==, 150000);
+  g_assert_cmpuint (stripe_lead_bytes (16384, 2), ==, 65536);
+}
+
 static void
 test_possible (void)
 {
@@ -319,6 +327,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/stripes/chunk-bytes", test_chunk_bytes);
+  g_test_add_func ("/stripes/lead", test_lead);
   g_test_add_func ("/stripes/possible", test_possible);
   g_test_add_func ("/stripes/window", test_window);
   g_test_add_func ("/stripes/order-any-arrival", test_order_any_arrival);
