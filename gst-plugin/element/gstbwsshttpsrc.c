@@ -405,7 +405,7 @@ maybe_widen (GstBwssHttpSrc *src)
     .owner = GST_OBJECT (src), .http = req.http, .retries = req.retries,
     .uri = g_strdup (src->redirection_uri ? src->redirection_uri : req.location),
     .from = from, .size = size, .chunk = chunk, .connections = n,
-    .flow = &src->flow, .flushing = flushing,
+    .flushing = flushing,
 #if GST_CHECK_VERSION(1, 24, 0)
     .accept_certificate = on_accept_certificate, .accept_data = src,
 #endif
@@ -606,7 +606,7 @@ gst_bwss_http_src_stop (GstBaseSrc *bsrc)
 static void
 release_all (GstBwssHttpSrc *src)
 {
-  stop_stripes (src);                   /* its flows borrow the domain */
+  stop_stripes (src);
   src_attempt_close (src);
   http_client_drop_session (src->client);
   src_flow_clear (&src->flow);
