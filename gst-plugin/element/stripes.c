@@ -175,18 +175,30 @@ compare_double (const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
-/* The median of the queue samples since the loop left COMPETE (the most
+/* The median of the queue readings at or after @from_us (of the most
  * recent STRIPE_QUEUE_SAMPLES); 0 with none. */
 static double
-queue_median (const StripeMode *m)
+queue_median (const StripeMode *m, gint64 from_us)
 {
-  if (m->n_queue == 0)
-    return 0.0;
   double sorted[STRIPE_QUEUE_SAMPLES];
-  memcpy (sorted, m->queue, m->n_queue * sizeof sorted[0]);
-  qsort (sorted, m->n_queue, sizeof sorted[0], compare_double);
-  return m->n_queue % 2 ? sorted[m->n_queue / 2]
-                        : (sorted[m->n_queue / 2 - 1] + sorted[m->n_queue / 2]) / 2.0;
+  guint n = 0;
+  for (guint i = 0; i < m->n_queue; i++)
+    if (m->queue_us[i] >= from_us)
+      sorted[n++] = m->queue[i];
+  if (n == 0)
+    return 0.0;
+  qsort (sorted, n, sizeof sorted[0], compare_double);
+  return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0;
+}
+
+/* TRUE if the readings reach back @span_us from @now_us. */
+static gboolean
+queue_covers (const StripeMode *m, gint64 now_us, gint64 span_us)
+{
+  for (guint i = 0; i < m->n_queue; i++)
+    if (m->queue_us[i] <= now_us - span_us)
+      return TRUE;
+  return FALSE;
 }
 
 StripeRegime
@@ -196,16 +208,17 @@ stripe_mode_update (StripeMode *m, StripingPolicy policy, gboolean compete, doub
   if (m->since_us == 0 || compete != m->compete) {
     m->compete = compete;
     m->since_us = now_us;
-    m->n_queue = m->next_queue = 0;
   }
-  if (!compete) {
-    m->queue[m->next_queue] = queue_ratio >= 0.0 ? queue_ratio : 0.0;   /* NaN too */
-    m->next_queue = (m->next_queue + 1) % STRIPE_QUEUE_SAMPLES;
-    m->n_queue = MIN (m->n_queue + 1, STRIPE_QUEUE_SAMPLES);
-  }
+  m->queue[m->next_queue] = queue_ratio >= 0.0 ? queue_ratio : 0.0;   /* NaN too */
+  m->queue_us[m->next_queue] = now_us;
+  m->next_queue = (m->next_queue + 1) % STRIPE_QUEUE_SAMPLES;
+  m->n_queue = MIN (m->n_queue + 1, STRIPE_QUEUE_SAMPLES);
   if (m->regime == STRIPE_NEVER)
     return m->regime;
   gint64 held = now_us - m->since_us;
+  /* the stretch out of COMPETE within this regime */
+  gint64 out_from = MAX (m->since_us, m->regime_us);
+  StripeRegime before = m->regime;
   switch (policy) {
     case STRIPING_NEVER:
       m->regime = STRIPE_ONE;
@@ -215,13 +228,18 @@ stripe_mode_update (StripeMode *m, StripingPolicy policy, gboolean compete, doub
       break;
     case STRIPING_AUTO:
     default:
-      if (m->regime == STRIPE_ONE && compete && held >= STRIPE_ENTER_US)
+      if (m->regime == STRIPE_ONE
+          && ((compete && held >= STRIPE_ENTER_US)
+              || (queue_covers (m, now_us, STRIPE_LONG_US)
+                  && queue_median (m, now_us - STRIPE_LONG_US) >= STRIPE_LONG_QUEUE)))
         m->regime = STRIPE_MANY;
-      else if (m->regime == STRIPE_MANY && !compete && held >= STRIPE_EXIT_US
-               && queue_median (m) <= STRIPE_SHORT_QUEUE)
+      else if (m->regime == STRIPE_MANY && !compete && now_us - out_from >= STRIPE_EXIT_US
+               && queue_median (m, out_from) <= STRIPE_SHORT_QUEUE)
         m->regime = STRIPE_ONE;
       break;
   }
+  if (m->regime != before)
+    m->regime_us = now_us;
   return m->regime;
 }
 
@@ -230,6 +248,7 @@ stripe_mode_refuse (StripeMode *m)
 {
   m->regime = STRIPE_NEVER;
 }
+
 
 const char *
 stripe_regime_name (StripeRegime r)

@@ -83,10 +83,20 @@
  * where a round trip is short).
  *
  * The regime (StripeRegime), a state with its entry and exit:
- *   ONE  → MANY  the loop in COMPETE for T_enter = 1 s without a break
- *                 (striping "auto"), or at once (striping "always");
+ *   ONE  → MANY  (auto) the loop in COMPETE for T_enter = 1 s without a
+ *                 break; or the median of the queue it read over the last
+ *                 T_long = 3 s at least Q_long = 5 × its target: a queue
+ *                 the loop cannot drain, others refill it.  The detector
+ *                 weighs the same queue but withholds COMPETE while a video
+ *                 is short of its minimum — the video over one connection
+ *                 beside the neighbour, the very case the connections are
+ *                 for (beside three neighbour flows the loop never entered
+ *                 COMPETE in the lab, the detector lacking "short-min");
+ *                 the loop's TRACK holds the queue at about its target, 1-2
+ *                 × it without a neighbour.  Or at once: "always";
  *   MANY → ONE   (auto) the loop out of COMPETE for T_exit = 10 s without a
- *                 break, with the median over that stretch of the queue it
+ *                 break (and in MANY as long), with the median over that
+ *                 stretch of the queue it
  *                 reads, q / q_target, at most Q_short = 2: the loop keeps
  *                 its short queue again, so the neighbour is gone.  Out of
  *                 COMPETE alone is not enough: the loop leaves it when a
@@ -113,7 +123,9 @@
 #define STRIPE_SHORT_QUEUE    2.0                   /* Q_short: the loop holds q near
                                                      * q_target, a neighbour's queue is
                                                      * many times it */
-#define STRIPE_QUEUE_SAMPLES  64                    /* the median's most recent samples */
+#define STRIPE_LONG_QUEUE     5.0                   /* Q_long */
+#define STRIPE_LONG_US        (3 * G_USEC_PER_SEC)  /* T_long, µs */
+#define STRIPE_QUEUE_SAMPLES  64                    /* the medians' most recent readings */
 #define STRIPE_CONNECTIONS_MAX 8                    /* the most connections */
 
 /* B of eq. (1) for a stream of @rate_bps (<= 0: unknown, B_min). */
@@ -196,7 +208,9 @@ typedef struct {
   StripeRegime regime;
   gboolean     compete;    /* the loop's side at the last update */
   gint64       since_us;   /* on that side since, µs; 0 = no update yet */
-  double       queue[STRIPE_QUEUE_SAMPLES];  /* q / q_target out of COMPETE, a ring */
+  gint64       regime_us;  /* in this regime since, µs */
+  double       queue[STRIPE_QUEUE_SAMPLES];  /* q / q_target read, a ring */
+  gint64       queue_us[STRIPE_QUEUE_SAMPLES]; /* when */
   guint        n_queue, next_queue;
 } StripeMode;
 

@@ -305,6 +305,48 @@ test_regime_exit_needs_short_queue (void)
   g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, FALSE, -1.0, t + 12000 * MS), ==, STRIPE_ONE);
 }
 
+/* in without COMPETE: a queue the loop cannot drain, at least five times
+ * its target over 3 s (the detector withholds COMPETE while the video is
+ * short); not the loop's own queue of one to three times its target, nor
+ * a second's spike */
+static void
+test_regime_enter_on_long_queue (void)
+{
+  StripeMode m;
+  stripe_mode_init (&m);
+  gint64 t = 50 * G_USEC_PER_SEC, step = 250 * MS;
+  int i = 0;
+  /* a minute of TRACK without a neighbour, with a 1-s spike of 20 × */
+  for (; i < 240; i++) {
+    double q = 1.0 + (i % 8) * 0.25;            /* 1 to 2.75 */
+    if (i >= 100 && i < 104)
+      q = 20.0;
+    g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, FALSE, q, t + i * step), ==, STRIPE_ONE);
+  }
+  /* a neighbour's queue, 10 × the target: in once the median of the last
+   * 3 s is over 5, and the readings reach back 3 s */
+  int from = i;
+  for (; m.regime == STRIPE_ONE && i < from + 100; i++)
+    stripe_mode_update (&m, STRIPING_AUTO, FALSE, 10.0, t + i * step);
+  g_assert_cmpint (m.regime, ==, STRIPE_MANY);
+  /* the 13 readings of the last 3 s: 7 long ones make the median long */
+  g_assert_cmpint (i - from, ==, 7);
+  /* and stays while the queue is long, the minute before it not counted */
+  for (int k = 0; k < 60; k++, i++)
+    g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, FALSE, 10.0, t + i * step), ==, STRIPE_MANY);
+  /* the neighbour left: out once the short readings are most of those
+   * since it entered, the last 64 */
+  from = i;
+  for (; m.regime == STRIPE_MANY && i < from + 100; i++)
+    stripe_mode_update (&m, STRIPING_AUTO, FALSE, 1.2, t + i * step);
+  g_assert_cmpint (m.regime, ==, STRIPE_ONE);
+  g_assert_cmpint (i - from, ==, 33);
+  /* unknown queues never enter */
+  stripe_mode_init (&m);
+  for (i = 0; i < 100; i++)
+    g_assert_cmpint (stripe_mode_update (&m, STRIPING_AUTO, FALSE, -1.0, t + i * step), ==, STRIPE_ONE);
+}
+
 /* always and never decide at once; a server without ranges is one for good */
 static void
 test_regime_policies (void)
@@ -336,6 +378,7 @@ main (int argc, char **argv)
   g_test_add_func ("/stripes/narrow", test_narrow);
   g_test_add_func ("/stripes/regime-auto", test_regime_auto);
   g_test_add_func ("/stripes/regime-exit-needs-short-queue", test_regime_exit_needs_short_queue);
+  g_test_add_func ("/stripes/regime-enter-on-long-queue", test_regime_enter_on_long_queue);
   g_test_add_func ("/stripes/regime-policies", test_regime_policies);
   return g_test_run ();
 }
