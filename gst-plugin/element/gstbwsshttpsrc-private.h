@@ -135,6 +135,8 @@ struct _GstBwssHttpSrc {
   /* reading over n connections (stripes.h, srcstripes.h).  Streaming
    * thread only, and start/stop, unlock_stop and do_seek (create() out) */
   SrcStripes  *stripes;          /* NULL: one connection */
+  guint64      stripes_from;     /* their first byte: the open request reads
+                                  * on to it (stripes.h eq. 4) */
   StripeMode   stripe_mode;
   gint64       next_phase_us;    /* when the loop's phase is read next, µs */
 

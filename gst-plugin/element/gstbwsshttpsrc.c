@@ -177,9 +177,9 @@ open_request (GstBwssHttpSrc *src)
   GST_OBJECT_LOCK (src);
   src->seekable = resp->seekable;
   src->know_seekable = TRUE;
+  src->ranges = src->ranges || resp->ranges;
   GST_OBJECT_UNLOCK (src);
   src->seeking = FALSE;
-  src->ranges = src->ranges || resp->ranges;
   src_announce_icy (src, lsoup_message_get_response_headers (msg));
   src->open = TRUE;
   return GST_FLOW_OK;
@@ -225,12 +225,15 @@ ensure_open (GstBwssHttpSrc *src)
   return GST_FLOW_OK;
 }
 
-/* Reads up to blocksize bytes of the body into a new buffer; *n is what
- * the client returned: the bytes read, 0 at the body's end, -1 with @err. */
+/* Reads up to blocksize bytes of the body into a new buffer, and not past
+ * byte @until; *n is what the client returned: the bytes read, 0 at the
+ * body's end, -1 with @err. */
 static GstBuffer *
-read_block (GstBwssHttpSrc *src, gssize *n, GError **err)
+read_block (GstBwssHttpSrc *src, guint64 until, gssize *n, GError **err)
 {
-  guint blocksize = gst_base_src_get_blocksize (GST_BASE_SRC (src));
+  gsize blocksize = gst_base_src_get_blocksize (GST_BASE_SRC (src));
+  if (until > src->offset && until - src->offset < blocksize)
+    blocksize = (gsize) (until - src->offset);
   GstBuffer *buf = gst_buffer_new_allocate (NULL, blocksize, NULL);
   GstMapInfo map;
   gst_buffer_map (buf, &map, GST_MAP_WRITE);
@@ -323,9 +326,10 @@ update_regime (GstBwssHttpSrc *src, StripingPolicy policy)
   if (now < src->next_phase_us && policy == STRIPING_AUTO)
     return src->stripe_mode.regime;
   src->next_phase_us = now + PHASE_READ_US;
-  gboolean compete = policy == STRIPING_AUTO && src_flow_in_compete (&src->flow);
+  double queue = -1.0;
+  gboolean compete = policy == STRIPING_AUTO && src_flow_loop_view (&src->flow, &queue);
   StripeRegime before = src->stripe_mode.regime;
-  StripeRegime after = stripe_mode_update (&src->stripe_mode, policy, compete, now);
+  StripeRegime after = stripe_mode_update (&src->stripe_mode, policy, compete, queue, now);
   if (after != before)
     GST_INFO_OBJECT (src, "connections: %s → %s", stripe_regime_name (before), stripe_regime_name (after));
   return after;
@@ -369,14 +373,16 @@ stop_stripes (GstBwssHttpSrc *src)
 /* Starts reading over n connections from src->offset if the regime asks
  * for it and the resource allows it: a GET of a resource whose size is
  * known from a server that takes ranges, not compressed (the ranges would
- * be of the encoded bytes).  TRUE if it did. */
+ * be of the encoded bytes); under auto, not a fragment of an adaptive
+ * demuxer's (a stripe set per fragment is n handshakes per fragment).
+ * TRUE if it did. */
 static gboolean
 maybe_widen (GstBwssHttpSrc *src)
 {
   StripingPolicy policy;
   guint n;
   src_props_striping (src, &policy, &n);
-  if (update_regime (src, policy) != STRIPE_MANY)
+  if (update_regime (src, policy) != STRIPE_MANY || (policy == STRIPING_AUTO && src->demuxer))
     return FALSE;
   GST_OBJECT_LOCK (src);
   gboolean have_size = src->have_size, ranges = src->ranges && src->seekable;
@@ -389,16 +395,17 @@ maybe_widen (GstBwssHttpSrc *src)
     g_clear_object (&flushing);
     return FALSE;
   }
-  /* the open request's connection goes, and its flow with it */
-  src_attempt_close (src);
-  src_flow_release (&src->flow);
+  /* the open request reads on to the chunks' first byte (eq. 4) */
+  guint64 from = src->offset;
+  if (src->open && size - src->offset >= stripe_lead_bytes (chunk, n) + 2 * chunk)
+    from += stripe_lead_bytes (chunk, n);
   SrcRequest req = { 0 };
   src_props_take_request (src, &req);
   SrcStripesSetup setup = {
     .owner = GST_OBJECT (src), .http = req.http, .retries = req.retries,
     .uri = g_strdup (src->redirection_uri ? src->redirection_uri : req.location),
-    .from = src->offset, .size = size, .chunk = chunk, .connections = n,
-    .flow = &src->flow, .flushing = flushing,
+    .from = from, .size = size, .chunk = chunk, .connections = n,
+    .flushing = flushing,
 #if GST_CHECK_VERSION(1, 24, 0)
     .accept_certificate = on_accept_certificate, .accept_data = src,
 #endif
@@ -406,6 +413,7 @@ maybe_widen (GstBwssHttpSrc *src)
   memset (&req.http, 0, sizeof req.http);   /* the set's now */
   src_request_clear (&req);
   src->stripes = src_stripes_new (&setup);
+  src->stripes_from = from;
   g_free (setup.uri);
   http_config_clear (&setup.http);
   g_object_unref (flushing);
@@ -431,14 +439,21 @@ read_striped (GstBwssHttpSrc *src, GstBuffer **outbuf)
   StripingPolicy policy;
   guint n;
   src_props_striping (src, &policy, &n);
-  if (update_regime (src, policy) != STRIPE_MANY)
+  if (update_regime (src, policy) != STRIPE_MANY || n < 2)
     src_stripes_narrow (src->stripes);
   guint blocksize = gst_base_src_get_blocksize (GST_BASE_SRC (src));
   GstBuffer *buf = NULL;
   GError *err = NULL;
   switch (src_stripes_read (src->stripes, MAX (blocksize, STRIPED_BUFFER_BYTES), &buf, &err)) {
     case STRIPES_BYTES:
-      g_assert (GST_BUFFER_OFFSET (buf) == src->offset);
+      if (GST_BUFFER_OFFSET (buf) != src->offset) {
+        GST_ELEMENT_ERROR (src, STREAM, FAILED, ("Internal data stream error."),
+                           ("striped bytes from %" G_GUINT64_FORMAT ", expected %" G_GUINT64_FORMAT,
+                            GST_BUFFER_OFFSET (buf), src->offset));
+        gst_buffer_unref (buf);
+        stop_stripes (src);
+        return GST_FLOW_ERROR;
+      }
       account_block (src, buf, gst_buffer_get_size (buf));
       *outbuf = buf;
       return GST_FLOW_OK;
@@ -478,7 +493,14 @@ read_buffer (GstBwssHttpSrc *src, GstBuffer **outbuf)
 {
   take_pending_seek (src);
   for (;;) {
-    if (src->stripes || maybe_widen (src)) {
+    if (src->stripes == NULL)
+      maybe_widen (src);
+    if (src->stripes && src->offset >= src->stripes_from) {
+      if (src->open) {
+        /* the hand-over: the open request's connection goes, and its flow */
+        src_attempt_close (src);
+        src_flow_release (&src->flow);
+      }
       GstFlowReturn r = read_striped (src, outbuf);
       if (r != GST_FLOW_CUSTOM_ERROR)
         return r;
@@ -488,7 +510,7 @@ read_buffer (GstBwssHttpSrc *src, GstBuffer **outbuf)
     if (r == GST_FLOW_OK) {
       GError *err = NULL;
       gssize n;
-      GstBuffer *buf = read_block (src, &n, &err);
+      GstBuffer *buf = read_block (src, src->stripes ? src->stripes_from : G_MAXUINT64, &n, &err);
       if (n > 0)
         return deliver_block (src, buf, (gsize) n, outbuf);
       gst_buffer_unref (buf);
@@ -584,7 +606,7 @@ gst_bwss_http_src_stop (GstBaseSrc *bsrc)
 static void
 release_all (GstBwssHttpSrc *src)
 {
-  stop_stripes (src);                   /* its flows borrow the domain */
+  stop_stripes (src);
   src_attempt_close (src);
   http_client_drop_session (src->client);
   src_flow_clear (&src->flow);
@@ -674,6 +696,7 @@ probe_head (GstBwssHttpSrc *src)
     }
     src->seekable = resp->seekable;
     src->know_seekable = TRUE;
+    src->ranges = src->ranges || resp->ranges;
     GST_OBJECT_UNLOCK (src);
     /* read the (empty) body to its end: libsoup returns a connection to
      * the pool only for a message read to the end */

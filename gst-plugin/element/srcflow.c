@@ -16,34 +16,17 @@ src_flow_init (SrcFlow *f, GstObject *owner)
   f->fd = -1;
 }
 
-void
-src_flow_init_stripe (SrcFlow *f, GstObject *owner, SrcFlow *parent)
-{
-  src_flow_init (f, owner);
-  f->parent = parent;
-}
-
-void
-src_flow_stripe_prefs (SrcFlow *parent, guint n, BwssPrefs *out)
-{
-  g_mutex_lock (&parent->lock);
-  *out = parent->prefs;
-  g_mutex_unlock (&parent->lock);
-  if (n > 1) {
-    out->min_rate_bps /= n;
-    out->weight /= n;
-  }
-}
-
 gboolean
-src_flow_in_compete (SrcFlow *f)
+src_flow_loop_view (SrcFlow *f, double *queue_ratio)
 {
   BwssDomainStats st;
   g_mutex_lock (&f->lock);
-  gboolean yes = f->domain && bwss_domain_get_stats (f->domain, &st) == 0 && st.controller_pid
-                 && !st.suspended && st.phase == BWSS_PHASE_COMPETE;
+  gboolean live = f->domain && bwss_domain_get_stats (f->domain, &st) == 0 && st.controller_pid
+                  && !st.suspended;
   g_mutex_unlock (&f->lock);
-  return yes;
+  *queue_ratio = live && st.queue_us >= 0.0 && st.queue_target_us > 0.0 ? st.queue_us / st.queue_target_us
+                                                                        : -1.0;
+  return live && st.phase == BWSS_PHASE_COMPETE;
 }
 
 /* Unregisters the flow.  Lock held. */
@@ -65,9 +48,10 @@ src_flow_clear (SrcFlow *f)
 {
   g_mutex_lock (&f->lock);
   release_locked (f);
-  if (f->domain && f->parent == NULL)
+  if (f->domain) {
     bwss_domain_close (f->domain);
-  f->domain = NULL;
+    f->domain = NULL;
+  }
   g_mutex_unlock (&f->lock);
 }
 
@@ -78,8 +62,7 @@ src_flow_destroy (SrcFlow *f)
   g_mutex_clear (&f->lock);
 }
 
-/* Opens the domain once (a stripe flow: its parent's); FALSE if there is
- * none (logged once).  Lock held. */
+/* Opens the domain once; FALSE if there is none (logged once).  Lock held. */
 static gboolean
 ensure_domain (SrcFlow *f)
 {
@@ -87,14 +70,6 @@ ensure_domain (SrcFlow *f)
     return TRUE;
   if (f->no_domain)
     return FALSE;
-  if (f->parent) {
-    g_mutex_lock (&f->parent->lock);
-    gboolean have = ensure_domain (f->parent);
-    f->domain = f->parent->domain;
-    g_mutex_unlock (&f->parent->lock);
-    f->no_domain = !have;
-    return have;
-  }
   int err = bwss_domain_open (NULL, BWSS_DOMAIN_THREAD, &f->domain);
   if (err) {
     GST_INFO_OBJECT (f->owner, "no BWSS domain (%s): behaving as a plain HTTP source",

@@ -12,14 +12,10 @@
  * Every function takes the flow's lock: the streaming thread registers and
  * unregisters while the application reads statistics (src_flow_snapshot).
  *
- * Reading over n connections (srcstripes.h), each connection is a flow of
- * its own, a stripe flow: it borrows the element's flow's domain (one
- * domain handle per element) and carries 1/n of the element's minimum and
- * weight, so the n flows together ask for the video's once (eq. 5-7 count
- * each flow; a group of the process's flows would count once, but would
- * also merge every other striping element of the process into it, with
- * the largest of their minima instead of their sum).  Locks: a stripe
- * flow's, then its parent's; never the other way round.
+ * Reading over n connections (srcstripes.h) there is no flow: the open
+ * request's goes at the hand-over, and the n connections stay the
+ * kernel's (srcstripes.h says why).  The domain stays open: the element
+ * reads the loop's phase from it.
  */
 #ifndef BWSS_SRC_FLOW_H
 #define BWSS_SRC_FLOW_H
@@ -27,12 +23,9 @@
 #include <gst/gst.h>
 #include <bwss/domain.h>
 
-typedef struct SrcFlow SrcFlow;
-
-struct SrcFlow {
+typedef struct {
   GMutex      lock;
   GstObject  *owner;          /* for the debug log */
-  SrcFlow    *parent;         /* a stripe flow's: whose domain it borrows */
   BwssDomain *domain;
   gboolean    no_domain;      /* opening failed: a plain HTTP source */
   BwssFlow   *flow;
@@ -44,7 +37,7 @@ struct SrcFlow {
   gboolean        have_last_flow;
   BwssDomainStats last_domain;
   gboolean        have_last_domain;
-};
+} SrcFlow;
 
 typedef struct {
   gboolean         registered;   /* the flow is in the domain */
@@ -58,14 +51,10 @@ typedef struct {
 } SrcFlowSnapshot;
 
 void   src_flow_init (SrcFlow *f, GstObject *owner);
-/* A stripe flow of @parent's (above); @parent must outlive it. */
-void   src_flow_init_stripe (SrcFlow *f, GstObject *owner, SrcFlow *parent);
-/* @parent's preferences for one of @n stripe flows: its minimum and weight
- * divided by @n. */
-void   src_flow_stripe_prefs (SrcFlow *parent, guint n, BwssPrefs *out);
 /* TRUE if the domain's loop is in COMPETE now (FALSE with no domain, no
- * live controller, sharing suspended, or the domain busy). */
-gboolean src_flow_in_compete (SrcFlow *f);
+ * live controller, sharing suspended, or the domain busy); *@queue_ratio
+ * the queue it reads over its target (negative unknown). */
+gboolean src_flow_loop_view (SrcFlow *f, double *queue_ratio);
 /* Unregisters and closes the domain. */
 void   src_flow_clear (SrcFlow *f);
 /* src_flow_clear(), and the lock goes: for finalize. */

@@ -10,7 +10,6 @@ typedef struct {
   SrcStripes *set;
   guint       index;
   GThread    *thread;
-  SrcFlow     flow;            /* its connection's stripe flow */
 } Worker;
 
 struct SrcStripes {
@@ -27,7 +26,6 @@ struct SrcStripes {
   gint          retries;
   guint64       size;
   guint         n;
-  SrcFlow      *flow;
   HttpAcceptCertificateFunc accept_certificate;
   gpointer      accept_data;
   GCancellable *cancel;        /* every worker's operations */
@@ -37,13 +35,6 @@ struct SrcStripes {
 };
 
 /* ---- a worker ---- */
-
-static void
-worker_connected (int fd, gpointer data)
-{
-  Worker *w = data;
-  src_flow_connected (&w->flow, fd);
-}
 
 static gboolean
 worker_accept (GTlsCertificate *cert, GTlsCertificateFlags errors, gpointer data)
@@ -55,30 +46,26 @@ worker_accept (GTlsCertificate *cert, GTlsCertificateFlags errors, gpointer data
 
 /* Reads the body of the open response into @c from what arrived, to the
  * chunk's end or the body's.  Returns TRUE at either (*@got the bytes it
- * brought), FALSE with @error. */
+ * brought), FALSE with @error.  Only this worker writes the chunk's bytes
+ * and its count, so it reads the count without the lock; the chunk stays
+ * its own until stripe_plan_done. */
 static gboolean
 read_body (Worker *w, HttpClient *client, StripeChunk *c, guint64 *got, GError **error)
 {
   SrcStripes *s = w->set;
   guint64 len = c->end - c->start;
-  /* only this worker writes the chunk's bytes and its count; once it is
-   * whole the streaming thread may push it and free it: the count is kept
-   * here, and @c is not read after the fill that completes it */
-  guint64 filled = c->filled;
-  guint8 *data = c->data;
   *got = 0;
-  while (filled < len) {
-    gssize n = http_client_read (client, data + filled, (gsize) (len - filled), s->cancel, error);
+  while (c->filled < len) {
+    gssize n = http_client_read (client, c->data + c->filled, (gsize) (len - c->filled), s->cancel, error);
     if (n < 0)
       return FALSE;
     if (n == 0)
       return TRUE;                     /* a shorter range than asked: the rest next */
-    filled += (guint64) n;
-    *got += (guint64) n;
     g_mutex_lock (&s->lock);
     stripe_plan_filled (&s->plan, c, (gsize) n);
     g_cond_broadcast (&s->cond);
     g_mutex_unlock (&s->lock);
+    *got += (guint64) n;
   }
   /* the body's end, so that the connection serves the next chunk */
   guint8 byte;
@@ -97,10 +84,6 @@ request_rest (Worker *w, HttpClient *client, StripeChunk *c, guint64 *got, gbool
               GError **error)
 {
   SrcStripes *s = w->set;
-  BwssPrefs prefs;
-  src_flow_stripe_prefs (s->flow, s->n, &prefs);
-  src_flow_set_prefs (&w->flow, &prefs);
-  src_flow_check (&w->flow);
   *got = 0;
   HttpResult r = http_client_open_range (client, &s->http, s->uri, c->start + c->filled, c->end - 1,
                                          s->cancel, error);
@@ -110,7 +93,6 @@ request_rest (Worker *w, HttpClient *client, StripeChunk *c, guint64 *got, gbool
     return FALSE;
   }
   const HttpResponse *resp = http_client_response (client);
-  src_flow_response (&w->flow, resp->connection_id);
   if (resp->have_size && resp->size != s->size) {
     g_set_error (error, HTTP_ERROR, HTTP_ERROR_CHANGED,
                  "the resource changed while it was read (%" G_GUINT64_FORMAT " bytes, not %" G_GUINT64_FORMAT ")",
@@ -150,18 +132,16 @@ fetch_chunk (Worker *w, HttpClient *client, StripeChunk *c)
 {
   SrcStripes *s = w->set;
   gint without_byte = 0;
-  /* the chunk's length and this worker's count of it: once whole, @c may be
-   * freed by the streaming thread (read_body) */
-  guint64 len = c->end - c->start, filled = c->filled;
-  while (filled < len) {
+  while (c->filled < c->end - c->start) {
     GError *err = NULL;
     guint64 got;
     gboolean retryable = FALSE;
     gboolean ok = request_rest (w, client, c, &got, &retryable, &err);
-    filled += got;
     without_byte = got > 0 ? 0 : without_byte + 1;
     if (ok)
       continue;
+    if (err == NULL)                   /* every failure says why; never a silent end */
+      err = g_error_new_literal (HTTP_ERROR, HTTP_ERROR_READ, "a stripe's request failed");
     if (g_cancellable_is_cancelled (s->cancel) || !retryable
         || (s->retries >= 0 && without_byte > s->retries)) {
       http_client_close (client);
@@ -199,7 +179,7 @@ worker_main (gpointer data)
 {
   Worker *w = data;
   SrcStripes *s = w->set;
-  HttpClient *client = http_client_new (worker_connected, w);
+  HttpClient *client = http_client_new (NULL, w);
   http_client_set_accept_certificate (client, worker_accept);
   g_mutex_lock (&s->lock);
   for (;;) {
@@ -215,12 +195,12 @@ worker_main (gpointer data)
       stripe_plan_give_back (&s->plan, c);
       break;
     }
+    stripe_plan_done (&s->plan, c);
   }
   g_cond_broadcast (&s->cond);
   g_mutex_unlock (&s->lock);
   /* the session and its connection go in the thread that used them */
   http_client_free (client);
-  src_flow_clear (&w->flow);
   return NULL;
 }
 
@@ -255,7 +235,6 @@ src_stripes_new (SrcStripesSetup *setup)
   s->retries = setup->retries;
   s->size = setup->size;
   s->n = setup->connections;
-  s->flow = setup->flow;
   s->accept_certificate = setup->accept_certificate;
   s->accept_data = setup->accept_data;
   s->cancel = g_cancellable_new ();
@@ -271,7 +250,6 @@ src_stripes_new (SrcStripesSetup *setup)
     Worker *w = &s->workers[i];
     w->set = s;
     w->index = i;
-    src_flow_init_stripe (&w->flow, s->owner, s->flow);
     g_autofree gchar *name = g_strdup_printf ("bwsssrc-conn%u", i);
     w->thread = g_thread_new (name, worker_main, w);
   }
@@ -350,8 +328,6 @@ src_stripes_free (SrcStripes *s)
     g_thread_join (s->workers[i].thread);
   g_cancellable_disconnect (s->flushing, s->flush_link);
   g_cancellable_disconnect (s->cancel, s->wake_link);
-  for (guint i = 0; i < s->n; i++)
-    src_flow_destroy (&s->workers[i].flow);
   g_free (s->workers);
   g_object_unref (s->flushing);
   g_object_unref (s->cancel);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* stripes.c — chunks, the window, the order and the regime of the video over
  * n connections (see stripes.h for the model and the equations). */
+#include <stdlib.h>
+#include <string.h>
 #include "stripes.h"
 
 guint64
@@ -11,6 +13,13 @@ stripe_chunk_bytes (double rate_bps)
   if (!(b < (double) STRIPE_CHUNK_MAX))
     return STRIPE_CHUNK_MAX;
   return MAX ((guint64) b, (guint64) STRIPE_CHUNK_MIN);
+}
+
+guint64
+stripe_lead_bytes (guint64 chunk, guint n)
+{
+  /* eq. (4) */
+  return (guint64) STRIPE_WINDOW_PER_CONNECTION * n * chunk;
 }
 
 gboolean
@@ -84,6 +93,15 @@ void
 stripe_plan_give_back (StripePlan *p, StripeChunk *c)
 {
   c->taken = FALSE;
+  if (c->out)
+    chunk_free (c);
+}
+
+void
+stripe_plan_done (StripePlan *p, StripeChunk *c)
+{
+  g_return_if_fail (c->filled == c->end - c->start);
+  stripe_plan_give_back (p, c);
 }
 
 void
@@ -114,8 +132,12 @@ stripe_plan_pushed (StripePlan *p, gsize n)
   StripeChunk *head = g_queue_peek_head (&p->chunks);
   g_return_if_fail (head != NULL && head->pushed + n <= head->filled);
   head->pushed += n;
-  if (head->pushed == head->end - head->start)
-    chunk_free (g_queue_pop_head (&p->chunks));
+  if (head->pushed == head->end - head->start) {
+    g_queue_pop_head (&p->chunks);
+    head->out = TRUE;
+    if (!head->taken)
+      chunk_free (head);
+  }
 }
 
 void
@@ -142,21 +164,61 @@ stripe_plan_finished (const StripePlan *p)
 void
 stripe_mode_init (StripeMode *m)
 {
+  memset (m, 0, sizeof *m);
   m->regime = STRIPE_ONE;
-  m->compete = FALSE;
-  m->since_us = 0;
+}
+
+static int
+compare_double (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return (x > y) - (x < y);
+}
+
+/* The median of the queue readings at or after @from_us (of the most
+ * recent STRIPE_QUEUE_SAMPLES); 0 with none. */
+static double
+queue_median (const StripeMode *m, gint64 from_us)
+{
+  double sorted[STRIPE_QUEUE_SAMPLES];
+  guint n = 0;
+  for (guint i = 0; i < m->n_queue; i++)
+    if (m->queue_us[i] >= from_us)
+      sorted[n++] = m->queue[i];
+  if (n == 0)
+    return 0.0;
+  qsort (sorted, n, sizeof sorted[0], compare_double);
+  return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0;
+}
+
+/* TRUE if the readings reach back @span_us from @now_us. */
+static gboolean
+queue_covers (const StripeMode *m, gint64 now_us, gint64 span_us)
+{
+  for (guint i = 0; i < m->n_queue; i++)
+    if (m->queue_us[i] <= now_us - span_us)
+      return TRUE;
+  return FALSE;
 }
 
 StripeRegime
-stripe_mode_update (StripeMode *m, StripingPolicy policy, gboolean compete, gint64 now_us)
+stripe_mode_update (StripeMode *m, StripingPolicy policy, gboolean compete, double queue_ratio,
+                    gint64 now_us)
 {
   if (m->since_us == 0 || compete != m->compete) {
     m->compete = compete;
     m->since_us = now_us;
   }
+  m->queue[m->next_queue] = queue_ratio >= 0.0 ? queue_ratio : 0.0;   /* NaN too */
+  m->queue_us[m->next_queue] = now_us;
+  m->next_queue = (m->next_queue + 1) % STRIPE_QUEUE_SAMPLES;
+  m->n_queue = MIN (m->n_queue + 1, STRIPE_QUEUE_SAMPLES);
   if (m->regime == STRIPE_NEVER)
     return m->regime;
   gint64 held = now_us - m->since_us;
+  /* the stretch out of COMPETE within this regime */
+  gint64 out_from = MAX (m->since_us, m->regime_us);
+  StripeRegime before = m->regime;
   switch (policy) {
     case STRIPING_NEVER:
       m->regime = STRIPE_ONE;
@@ -166,12 +228,18 @@ stripe_mode_update (StripeMode *m, StripingPolicy policy, gboolean compete, gint
       break;
     case STRIPING_AUTO:
     default:
-      if (m->regime == STRIPE_ONE && compete && held >= STRIPE_ENTER_US)
+      if (m->regime == STRIPE_ONE
+          && ((compete && held >= STRIPE_ENTER_US)
+              || (queue_covers (m, now_us, STRIPE_LONG_US)
+                  && queue_median (m, now_us - STRIPE_LONG_US) >= STRIPE_LONG_QUEUE)))
         m->regime = STRIPE_MANY;
-      else if (m->regime == STRIPE_MANY && !compete && held >= STRIPE_EXIT_US)
+      else if (m->regime == STRIPE_MANY && !compete && now_us - out_from >= STRIPE_EXIT_US
+               && queue_median (m, out_from) <= STRIPE_SHORT_QUEUE)
         m->regime = STRIPE_ONE;
       break;
   }
+  if (m->regime != before)
+    m->regime_us = now_us;
   return m->regime;
 }
 
@@ -180,6 +248,7 @@ stripe_mode_refuse (StripeMode *m)
 {
   m->regime = STRIPE_NEVER;
 }
+
 
 const char *
 stripe_regime_name (StripeRegime r)

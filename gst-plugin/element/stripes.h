@@ -29,38 +29,81 @@
  *   B = max (B_min, min (B_max, T_chunk × r / 8))                       (1)
  *
  * with r the stream's rate (bit/s: the bitrate the element uses, else the
- * rate measured).  T_chunk = 0.5 s: a chunk is several round trips of a
- * connection at 1/n of the video's rate, so the round trip a connection
- * idles between two of its chunks costs it little, and short enough that
- * the head chunk (below) is never more than a fraction of a second of the
- * stream.  B_min = 64 kB: under it the request headers and the idle round
- * trip per chunk are a large part of a connection's time.  B_max = 4 MB:
- * the reorder buffer (eq. 2) stays bounded for any bitrate.
+ * rate measured).  T_chunk = 0.1 s, because of a live source: its bytes
+ * exist only as the stream is made, so consecutive ranges are served in
+ * turn, each connection carrying the whole rate for T_chunk and idle for
+ * (n - 1) T_chunk.  The model's connections each carry 1/n of it all the
+ * time, each with its own window and backlog; turns shorter than a round
+ * trip come to that (a chunk leaves in one window's burst, a loss delays
+ * that chunk, not the stream), and an idle gap under the sender's
+ * retransmission timeout (at least 200 ms on Linux, plus the RTT) keeps
+ * its window: after a longer one TCP halves it per timeout elapsed
+ * (RFC 5681, 4.1), and each turn would start short of the rate.  With the
+ * default n = 3 the gap is 0.2 s.  A stored resource is served as fast as
+ * a connection takes it: the idle round trip between two of a connection's
+ * chunks then bounds it to B / RTT, 25 kB / 180 ms = 1.1 Mbit/s for a
+ * 2-Mbit/s stream behind a full 150-ms queue, 3.3 over three connections.
+ * B_min = 16 kB: under it the request and response headers (about 0.5 kB)
+ * are a large part of a chunk.  B_max = 4 MB: the reorder buffer (eq. 2)
+ * stays bounded for any bitrate.
  *
  * The window, eq. (2).  A connection takes chunk k only while
  *
  *   k < h + W,   W = 2n                                                  (2)
  *
  * with h the head: the oldest chunk not yet gone downstream whole.  The
- * reorder buffer holds at most W chunks (W × B bytes).  W = 2n lets each
+ * reorder buffer holds at most W chunks (W × B bytes, 2n × 0.1 s of the
+ * stream: the player's own buffer is downstream).  W = 2n lets each
  * connection start its next chunk while the head's is still arriving, so a
  * slow connection holds the others back only once it is a whole round of
  * chunks behind; beyond that the others wait for it (the video is as late
  * as its slowest connection, and more buffer would not change that).
  *
  * Order, eq. (3).  Bytes go downstream in offset order: the head chunk's as
- * they arrive, another chunk's once it is the head.  Every byte of [a, e)
+ * they arrive, another chunk's once it is the head.  A chunk has two
+ * owners, its connection (from stripe_plan_take to stripe_plan_done or
+ * stripe_plan_give_back) and the order (until it went downstream whole);
+ * it is freed when both are done with it, whichever is last.  Every byte of [a, e)
  * goes out once, where e is where assigning stopped (S, or where the
  * element narrowed: stripe_plan_narrow); after e one connection reads on.
  *
+ * The hand-over, eq. (4).  Widening while one connection is reading, the
+ * chunks start L bytes ahead of it, and it reads on to there:
+ *
+ *   L = W × B                                                            (4)
+ *
+ * so the n connections' handshakes and first round trips (two RTTs, 0.36 s
+ * behind a full 150-ms queue) overlap the W × T_chunk seconds of the stream
+ * it still brings (0.6 s for n = 3), and the switch costs the stream no
+ * gap.  Dropping it at once and starting the chunks from its byte left the
+ * video short for the second of the switch, and beside a neighbour the
+ * loop reads such a second as the video's minimum not met.  Narrowing goes
+ * the other way without a hand-over: the chunks finish, then one request
+ * asks for the rest (the regime leaves MANY only with the short queue back,
+ * where a round trip is short).
+ *
  * The regime (StripeRegime), a state with its entry and exit:
- *   ONE  → MANY  the loop in COMPETE for T_enter = 1 s without a break
- *                 (striping "auto"), or at once (striping "always");
- *   MANY → ONE   the loop out of COMPETE for T_exit = 10 s without a break
- *                 (auto), or striping set to "never".  The loop leaves
- *                 COMPETE for a few seconds when a probe of its fails and
- *                 comes back: an exit shorter than that would close and
- *                 open the connections at every probe;
+ *   ONE  → MANY  (auto) the loop in COMPETE for T_enter = 1 s without a
+ *                 break; or the median of the queue it read over the last
+ *                 T_long = 3 s at least Q_long = 5 × its target: a queue
+ *                 the loop cannot drain, others refill it.  The detector
+ *                 weighs the same queue but withholds COMPETE while a video
+ *                 is short of its minimum — the video over one connection
+ *                 beside the neighbour, the very case the connections are
+ *                 for (beside three neighbour flows the loop never entered
+ *                 COMPETE in the lab, the detector lacking "short-min");
+ *                 the loop's TRACK holds the queue at about its target, 1-2
+ *                 × it without a neighbour.  Or at once: "always";
+ *   MANY → ONE   (auto) the loop out of COMPETE for T_exit = 10 s without a
+ *                 break (and in MANY as long), with the median over that
+ *                 stretch of the queue it
+ *                 reads, q / q_target, at most Q_short = 2: the loop keeps
+ *                 its short queue again, so the neighbour is gone.  Out of
+ *                 COMPETE alone is not enough: the loop leaves it when a
+ *                 probe fails and holds TRACK for tens of seconds beside a
+ *                 neighbour still there, whose queue the median sees; and
+ *                 the phase flickers (a drain, a probe), which T_exit
+ *                 rides out.  Or at once: striping set to "never";
  *   any  → NEVER  a server that answered a range with the whole resource
  *                 (no ranges): one connection for good.
  * MANY is what the regime asks for; the element stripes only when the
@@ -71,16 +114,25 @@
 
 #include <glib.h>
 
-#define STRIPE_CHUNK_S        0.5                   /* T_chunk, s (eq. 1) */
-#define STRIPE_CHUNK_MIN      (64 * 1024)           /* B_min, bytes */
+#define STRIPE_CHUNK_S        0.1                   /* T_chunk, s (eq. 1) */
+#define STRIPE_CHUNK_MIN      (16 * 1024)           /* B_min, bytes */
 #define STRIPE_CHUNK_MAX      (4 * 1024 * 1024)     /* B_max, bytes */
 #define STRIPE_WINDOW_PER_CONNECTION 2              /* W / n (eq. 2) */
 #define STRIPE_ENTER_US       (1 * G_USEC_PER_SEC)  /* T_enter, µs */
 #define STRIPE_EXIT_US        (10 * G_USEC_PER_SEC) /* T_exit, µs */
+#define STRIPE_SHORT_QUEUE    2.0                   /* Q_short: the loop holds q near
+                                                     * q_target, a neighbour's queue is
+                                                     * many times it */
+#define STRIPE_LONG_QUEUE     5.0                   /* Q_long */
+#define STRIPE_LONG_US        (3 * G_USEC_PER_SEC)  /* T_long, µs */
+#define STRIPE_QUEUE_SAMPLES  64                    /* the medians' most recent readings */
 #define STRIPE_CONNECTIONS_MAX 8                    /* the most connections */
 
 /* B of eq. (1) for a stream of @rate_bps (<= 0: unknown, B_min). */
 guint64 stripe_chunk_bytes (double rate_bps);
+
+/* L of eq. (4) for chunks of @chunk bytes over @n connections. */
+guint64 stripe_lead_bytes (guint64 chunk, guint n);
 
 /* TRUE if a resource can be read over @n connections from @offset: more
  * than one connection asked for, its size @size known (@have_size), the
@@ -96,6 +148,7 @@ typedef struct {
   guint64  filled;         /* bytes of it arrived (from start) */
   guint64  pushed;         /* bytes of it gone downstream (from start) */
   gboolean taken;          /* a connection is fetching it */
+  gboolean out;            /* gone downstream whole: out of the plan's list */
   guint8  *data;           /* end - start bytes */
 } StripeChunk;
 
@@ -110,12 +163,15 @@ typedef struct {
 
 /* Stripes [@from, @size) in chunks of @chunk bytes over @n connections. */
 void         stripe_plan_init (StripePlan *p, guint64 from, guint64 size, guint64 chunk, guint n);
+/* Frees every chunk; no connection may hold one any more. */
 void         stripe_plan_clear (StripePlan *p);
 /* The next chunk for a free connection (taken), or NULL: none left before
  * the stop, or the window (eq. 2) is full. */
 StripeChunk *stripe_plan_take (StripePlan *p);
 /* @c's connection gave it up: another may take it, from what arrived. */
 void         stripe_plan_give_back (StripePlan *p, StripeChunk *c);
+/* @c's connection fetched it whole and lets go of it (@c may be freed). */
+void         stripe_plan_done (StripePlan *p, StripeChunk *c);
 /* The first chunk no connection fetches (given back), or NULL. */
 StripeChunk *stripe_plan_untaken (StripePlan *p);
 /* @n more bytes of @c arrived (written at data + filled). */
@@ -125,7 +181,7 @@ void         stripe_plan_filled (StripePlan *p, StripeChunk *c, gsize n);
  * resource. */
 gsize        stripe_plan_ready (StripePlan *p, const guint8 **data, guint64 *offset);
 /* @n (0 or more) of the ready bytes went downstream; a chunk gone whole
- * is freed. */
+ * leaves the list (and is freed, unless its connection still holds it). */
 void         stripe_plan_pushed (StripePlan *p, gsize n);
 /* No chunk is assigned after those already made (the regime went to ONE). */
 void         stripe_plan_narrow (StripePlan *p);
@@ -152,12 +208,19 @@ typedef struct {
   StripeRegime regime;
   gboolean     compete;    /* the loop's side at the last update */
   gint64       since_us;   /* on that side since, µs; 0 = no update yet */
+  gint64       regime_us;  /* in this regime since, µs */
+  double       queue[STRIPE_QUEUE_SAMPLES];  /* q / q_target read, a ring */
+  gint64       queue_us[STRIPE_QUEUE_SAMPLES]; /* when */
+  guint        n_queue, next_queue;
 } StripeMode;
 
 void         stripe_mode_init (StripeMode *m);
 /* The loop is in COMPETE (@compete) or not at @now_us (µs, any monotonic
- * clock): the regime after it, under @policy. */
-StripeRegime stripe_mode_update (StripeMode *m, StripingPolicy policy, gboolean compete, gint64 now_us);
+ * clock), reading the queue @queue_ratio (q / q_target; negative unknown:
+ * taken for short, the phase alone decides): the regime after it, under
+ * @policy. */
+StripeRegime stripe_mode_update (StripeMode *m, StripingPolicy policy, gboolean compete,
+                                 double queue_ratio, gint64 now_us);
 /* The server answered a range with the whole resource. */
 void         stripe_mode_refuse (StripeMode *m);
 const char  *stripe_regime_name (StripeRegime r);
