@@ -65,6 +65,9 @@ def row(d, commit_text):
     asked = b.get("video_requests") or {}
     conns = "%s, %s at once, %s s over one" % (vc.get("sockets", "–"), vc.get("most_at_once", "–"),
                                                vc.get("seconds_over_one", "–"))
+    if vc.get("at_min_over_one") is not None:
+        conns += " (at its minimum in %d of them; over one connection in %d of %d s)" % (
+            vc["at_min_over_one"][0], vc["at_min_one"][0], vc["at_min_one"][1])
     if asked:
         conns += "; %d ranges over %d connections" % (asked.get("ranges", 0), asked.get("range_ports", 0))
         if asked.get("first_range_s") is not None:

@@ -230,4 +230,11 @@ with tempfile.TemporaryDirectory() as d:
           == {"sockets": 2, "most_at_once": 2, "seconds_over_one": 2},
           "the video's connections: 2 sockets, 2 at once, 2 seconds with more than one moving: %s"
           % analysis.video_connections(sockets.get("video"), sc, 0))
+    # a minimum of 300 kbit/s (270 at 0.9): the two seconds over two connections (300, 400) meet it,
+    # the two over one (200, 200) do not
+    split = analysis.video_connections(sockets.get("video"), sc.with_sets(["video_min_kbps=300"]), 0,
+                                       rate["video"])
+    check(split["at_min_over_one"] == [2, 2] and split["at_min_one"] == [0, 2],
+          "at its minimum (300 kbit/s) in both seconds over two connections, neither of the two over one: %s"
+          % split)
 tap.done()

@@ -110,16 +110,25 @@ def load_samples(sc, out_dir, t0, sockets=None):
     return rate, qdelay, video_trace, sigma, ctl_queue, conns, moved
 
 
-def video_connections(by_second, sc, skip):
+def video_connections(by_second, sc, skip, series=None):
     """How the video used its connections from skip on (by_second: the
     seconds' sets of sockets that moved, load_samples' @sockets of the
     video): the sockets seen, the most that moved in one second, and the
     seconds in which more than one moved (the element reading ranges over
-    several)."""
-    secs = [by_second.get(s, set()) for s in range(skip, int(sc.duration))] if by_second else []
-    return {"sockets": len(set().union(*secs)) if secs else 0,
-            "most_at_once": max((len(x) for x in secs), default=0),
-            "seconds_over_one": sum(1 for x in secs if len(x) > 1)}
+    several); with the video's per-second kbit/s (series), the seconds at
+    its minimum (video_at_min's bound) among those with more than one
+    connection moving and among the others, [at the minimum, seconds]."""
+    idx = range(skip, int(sc.duration))
+    secs = [by_second.get(s, set()) for s in idx] if by_second else []
+    out = {"sockets": len(set().union(*secs)) if secs else 0,
+           "most_at_once": max((len(x) for x in secs), default=0),
+           "seconds_over_one": sum(1 for x in secs if len(x) > 1)}
+    if series is not None:
+        many = [s for s in idx if len((by_second or {}).get(s, ())) > 1]
+        one = [s for s in idx if s not in many]
+        met = lambda ss: [sum(1 for s in ss if series[s] >= AT_MIN * sc.video_min_kbps), len(ss)]  # noqa: E731
+        out["at_min_over_one"], out["at_min_one"] = met(many), met(one)
+    return out
 
 
 def video_requests(out_dir, t0):
@@ -602,7 +611,7 @@ def analyse(sc, mode, out_dir, build_dir):
         summary["player"] = player_summary(out_dir)
     elif video is not None:
         summary["video_at_min"] = video_at_min(sc, video, skip)
-        summary["video_connections"] = video_connections(sockets.get("video"), sc, skip)
+        summary["video_connections"] = video_connections(sockets.get("video"), sc, skip, video)
         asked = video_requests(out_dir, run["t0_monotonic"])
         if asked is not None:
             summary["video_requests"] = asked
