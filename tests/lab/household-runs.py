@@ -73,7 +73,7 @@ def row(d, commit_text):
         if asked.get("first_range_s") is not None:
             conns += " from %.1f s" % asked["first_range_s"]
     entries = (b.get("detector") or {}).get("entries_at_s")
-    compete = (b.get("detector") or {}).get("phases", {}).get("compete")
+    compete = (b.get("detector") or {}).get("phases", {}).get("compete", 0)
     striping = "%s/%s" % (p.get("video_striping") or "default", p.get("video_connections") or "default")
     video = "%.1f %% (%.1f %%)" % (100 * b["video_at_min"], 100 * t["video_at_min"]) \
         if b.get("video_at_min") is not None and t.get("video_at_min") is not None else "–"
