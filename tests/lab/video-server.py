@@ -15,8 +15,8 @@ Two ways to read it:
     stream's one timeline.  Byte x is produced once its packet is complete,
     at origin + 8·P·(⌊x/P⌋ + 1)/R for packet size P and rate R (with the
     low window, the rate's integral from the origin instead), the origin
-    being the run's first video request that was answered (or --t0 with
-    --origin-at-t0).  What is produced by the time the request arrives goes
+    being the run's first answered GET (or --t0 with --origin-at-t0; a
+    HEAD reads no stream and sets nothing).  What is produced by the time the request arrives goes
     out at once, the catch-up of a backlog; later bytes as they are
     produced.  The connection stays open for the next request (HTTP/1.1),
     as a server of stored video keeps it: a player reading ranges over a
@@ -29,7 +29,7 @@ wrong offset shows).  A range that starts at or past the end is 416; a
 request it cannot read (several ranges, a suffix range, a range whose end
 is before its start, a method other than GET or HEAD) gets 400 or 405 with
 the reason in its body, and changes nothing (the origin is set by an
-answered request only).
+answered GET only).
 
 Every request is a line on stdout, when it arrived:
   <monotonic s> <peer port> <method> <A-B|-> <status>
@@ -117,14 +117,14 @@ def parse_range(value, size):
 
 class Source:
     """The run's one stream: its timeline and origin (set by the first
-    answered request), shared by every connection."""
+    answered GET), shared by every connection."""
 
     def __init__(self, timeline, size, origin=None, out=sys.stdout):
         self.timeline, self.size, self.origin, self.out = timeline, size, origin, out
         self.lock = threading.Lock()
 
     def start(self, now):
-        """The origin, set at now by the first answered request."""
+        """The origin, set at now by the first answered GET."""
         with self.lock:
             if self.origin is None:
                 self.origin = now
@@ -203,7 +203,8 @@ class Handler(socketserver.BaseRequestHandler):
             return self.refuse(sock, now, port, method, "405 Method Not Allowed", "GET or HEAD only")
         want = headers.get("range")
         if want is None:
-            src.start(now)
+            if method == "GET":
+                src.start(now)
             src.say("%.6f %d %s - 200" % (now, port, method))
             sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: video/mp2t\r\nAccept-Ranges: bytes\r\n"
                          b"Content-Length: %d\r\nConnection: close\r\n\r\n" % src.size)
@@ -219,7 +220,7 @@ class Handler(socketserver.BaseRequestHandler):
             return self.refuse(sock, now, port, method, "416 Range Not Satisfiable",
                                "the stream has %d bytes (got %r)" % (src.size, want))
         first, last = got
-        origin = src.start(now)
+        origin = src.start(now) if method == "GET" else None
         src.say("%.6f %d %s %d-%d 206" % (now, port, method, first, last))
         close = "close" in headers.get("connection", "").lower()
         sock.sendall(("HTTP/1.1 206 Partial Content\r\nContent-Type: video/mp2t\r\nAccept-Ranges: bytes\r\n"
