@@ -79,7 +79,7 @@ StripesRead src_stripes_read (SrcStripes *s, gsize max, GstBuffer **buf, GError 
 void        src_stripes_narrow (SrcStripes *s);
 /* The next byte to go out. */
 guint64     src_stripes_offset (SrcStripes *s);
-/* Cancels, joins every worker (their sessions and flows go with them) and
+/* Cancels, joins every worker (their sessions go with them) and
  * frees. */
 void        src_stripes_free (SrcStripes *s);
 
