@@ -326,10 +326,10 @@ update_regime (GstBwssHttpSrc *src, StripingPolicy policy)
   if (now < src->next_phase_us && policy == STRIPING_AUTO)
     return src->stripe_mode.regime;
   src->next_phase_us = now + PHASE_READ_US;
-  double queue = -1.0;
-  gboolean compete = policy == STRIPING_AUTO && src_flow_loop_view (&src->flow, &queue);
+  double queue_us = -1.0, queue = -1.0;
+  gboolean compete = policy == STRIPING_AUTO && src_flow_loop_view (&src->flow, &queue_us, &queue);
   StripeRegime before = src->stripe_mode.regime;
-  StripeRegime after = stripe_mode_update (&src->stripe_mode, policy, compete, queue, now);
+  StripeRegime after = stripe_mode_update (&src->stripe_mode, policy, compete, queue, queue_us, now);
   if (after != before)
     GST_INFO_OBJECT (src, "connections: %s → %s", stripe_regime_name (before), stripe_regime_name (after));
   return after;

@@ -52,9 +52,10 @@ typedef struct {
 
 void   src_flow_init (SrcFlow *f, GstObject *owner);
 /* TRUE if the domain's loop is in COMPETE now (FALSE with no domain, no
- * live controller, sharing suspended, or the domain busy); *@queue_ratio
- * the queue it reads over its target (negative unknown). */
-gboolean src_flow_loop_view (SrcFlow *f, double *queue_ratio);
+ * live controller, sharing suspended, or the domain busy); *@queue_us the
+ * queue it reads, µs, and *@queue_ratio that over its target (negative
+ * unknown). */
+gboolean src_flow_loop_view (SrcFlow *f, double *queue_us, double *queue_ratio);
 /* Unregisters and closes the domain. */
 void   src_flow_clear (SrcFlow *f);
 /* src_flow_clear(), and the lock goes: for finalize. */

@@ -305,15 +305,6 @@ src_stripes_narrow (SrcStripes *s)
   g_mutex_unlock (&s->lock);
 }
 
-guint64
-src_stripes_offset (SrcStripes *s)
-{
-  g_mutex_lock (&s->lock);
-  guint64 o = stripe_plan_offset (&s->plan);
-  g_mutex_unlock (&s->lock);
-  return o;
-}
-
 void
 src_stripes_free (SrcStripes *s)
 {

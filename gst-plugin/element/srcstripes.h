@@ -77,9 +77,7 @@ SrcStripes *src_stripes_new (SrcStripesSetup *setup);
 StripesRead src_stripes_read (SrcStripes *s, gsize max, GstBuffer **buf, GError **error);
 /* Assigns no more chunks: the reading ends after those fetched now. */
 void        src_stripes_narrow (SrcStripes *s);
-/* The next byte to go out. */
-guint64     src_stripes_offset (SrcStripes *s);
-/* Cancels, joins every worker (their sessions and flows go with them) and
+/* Cancels, joins every worker (their sessions go with them) and
  * frees. */
 void        src_stripes_free (SrcStripes *s);
 

@@ -175,16 +175,16 @@ compare_double (const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
-/* The median of the queue readings at or after @from_us (of the most
+/* The median of the readings @values at or after @from_us (of the most
  * recent STRIPE_QUEUE_SAMPLES); 0 with none. */
 static double
-queue_median (const StripeMode *m, gint64 from_us)
+queue_median (const StripeMode *m, const double *values, gint64 from_us)
 {
   double sorted[STRIPE_QUEUE_SAMPLES];
   guint n = 0;
   for (guint i = 0; i < m->n_queue; i++)
     if (m->queue_us[i] >= from_us)
-      sorted[n++] = m->queue[i];
+      sorted[n++] = values[i];
   if (n == 0)
     return 0.0;
   qsort (sorted, n, sizeof sorted[0], compare_double);
@@ -203,13 +203,14 @@ queue_covers (const StripeMode *m, gint64 now_us, gint64 span_us)
 
 StripeRegime
 stripe_mode_update (StripeMode *m, StripingPolicy policy, gboolean compete, double queue_ratio,
-                    gint64 now_us)
+                    double queue_us, gint64 now_us)
 {
   if (m->since_us == 0 || compete != m->compete) {
     m->compete = compete;
     m->since_us = now_us;
   }
   m->queue[m->next_queue] = queue_ratio >= 0.0 ? queue_ratio : 0.0;   /* NaN too */
+  m->queue_abs[m->next_queue] = queue_us >= 0.0 ? queue_us : 0.0;
   m->queue_us[m->next_queue] = now_us;
   m->next_queue = (m->next_queue + 1) % STRIPE_QUEUE_SAMPLES;
   m->n_queue = MIN (m->n_queue + 1, STRIPE_QUEUE_SAMPLES);
@@ -231,10 +232,10 @@ stripe_mode_update (StripeMode *m, StripingPolicy policy, gboolean compete, doub
       if (m->regime == STRIPE_ONE
           && ((compete && held >= STRIPE_ENTER_US)
               || (queue_covers (m, now_us, STRIPE_LONG_US)
-                  && queue_median (m, now_us - STRIPE_LONG_US) >= STRIPE_LONG_QUEUE)))
+                  && queue_median (m, m->queue, now_us - STRIPE_LONG_US) >= STRIPE_LONG_QUEUE)))
         m->regime = STRIPE_MANY;
       else if (m->regime == STRIPE_MANY && !compete && now_us - out_from >= STRIPE_EXIT_US
-               && queue_median (m, out_from) <= STRIPE_SHORT_QUEUE)
+               && queue_median (m, m->queue_abs, out_from) <= STRIPE_SHORT_QUEUE_US)
         m->regime = STRIPE_ONE;
       break;
   }

@@ -96,9 +96,12 @@
  *                 × it without a neighbour.  Or at once: "always";
  *   MANY → ONE   (auto) the loop out of COMPETE for T_exit = 10 s without a
  *                 break (and in MANY as long), with the median over that
- *                 stretch of the queue it
- *                 reads, q / q_target, at most Q_short = 2: the loop keeps
- *                 its short queue again, so the neighbour is gone.  Out of
+ *                 stretch of the queue it reads at most q_short = 25 ms
+ *                 (the issue's short queue): the neighbour is gone.  Not
+ *                 against the loop's target: beside a neighbour it grows
+ *                 toward the neighbour's queue (12 to 100 ms in the lab's
+ *                 household run), and q / q_target fell under 2 with the
+ *                 neighbour still there.  Out of
  *                 COMPETE alone is not enough: the loop leaves it when a
  *                 probe fails and holds TRACK for tens of seconds beside a
  *                 neighbour still there, whose queue the median sees; and
@@ -120,9 +123,7 @@
 #define STRIPE_WINDOW_PER_CONNECTION 2              /* W / n (eq. 2) */
 #define STRIPE_ENTER_US       (1 * G_USEC_PER_SEC)  /* T_enter, µs */
 #define STRIPE_EXIT_US        (10 * G_USEC_PER_SEC) /* T_exit, µs */
-#define STRIPE_SHORT_QUEUE    2.0                   /* Q_short: the loop holds q near
-                                                     * q_target, a neighbour's queue is
-                                                     * many times it */
+#define STRIPE_SHORT_QUEUE_US 25000.0               /* q_short, µs */
 #define STRIPE_LONG_QUEUE     5.0                   /* Q_long */
 #define STRIPE_LONG_US        (3 * G_USEC_PER_SEC)  /* T_long, µs */
 #define STRIPE_QUEUE_SAMPLES  64                    /* the medians' most recent readings */
@@ -210,17 +211,18 @@ typedef struct {
   gint64       since_us;   /* on that side since, µs; 0 = no update yet */
   gint64       regime_us;  /* in this regime since, µs */
   double       queue[STRIPE_QUEUE_SAMPLES];  /* q / q_target read, a ring */
+  double       queue_abs[STRIPE_QUEUE_SAMPLES]; /* q, µs */
   gint64       queue_us[STRIPE_QUEUE_SAMPLES]; /* when */
   guint        n_queue, next_queue;
 } StripeMode;
 
 void         stripe_mode_init (StripeMode *m);
 /* The loop is in COMPETE (@compete) or not at @now_us (µs, any monotonic
- * clock), reading the queue @queue_ratio (q / q_target; negative unknown:
- * taken for short, the phase alone decides): the regime after it, under
- * @policy. */
+ * clock), reading the queue @queue_us (µs) and @queue_ratio (q / q_target;
+ * negative unknown: taken for short, the phase alone decides): the regime
+ * after it, under @policy. */
 StripeRegime stripe_mode_update (StripeMode *m, StripingPolicy policy, gboolean compete,
-                                 double queue_ratio, gint64 now_us);
+                                 double queue_ratio, double queue_us, gint64 now_us);
 /* The server answered a range with the whole resource. */
 void         stripe_mode_refuse (StripeMode *m);
 const char  *stripe_regime_name (StripeRegime r);
