@@ -44,6 +44,8 @@
 #include "httpclient.h"
 #include "srcflow.h"
 #include "srcstats.h"
+#include "srcstripes.h"
+#include "stripes.h"
 
 G_BEGIN_DECLS
 
@@ -74,6 +76,8 @@ struct _GstBwssHttpSrc {
   gchar       *method;
   gboolean     typefind;
   guint64      stats_interval;   /* ns */
+  guint        connections;      /* the most connections while striping */
+  StripingPolicy striping;
 
   /* properties (bwss).  Protected by prefs_lock */
   GMutex       prefs_lock;
@@ -102,6 +106,8 @@ struct _GstBwssHttpSrc {
   guint64      content_size;
   gboolean     seekable;
   gboolean     know_seekable;
+  gboolean     ranges;           /* the server takes ranges (a 206, or
+                                  * "Accept-Ranges: bytes") */
 
   /* reading */
   HttpClient  *client;           /* Protected by client_lock */
@@ -125,6 +131,14 @@ struct _GstBwssHttpSrc {
   GCancellable *attempt_cancel;  /* this attempt's: flushing or the deadline */
   gulong       attempt_link;
   Deadline    *deadline;
+
+  /* reading over n connections (stripes.h, srcstripes.h).  Streaming
+   * thread only, and start/stop, unlock_stop and do_seek (create() out) */
+  SrcStripes  *stripes;          /* NULL: one connection */
+  guint64      stripes_from;     /* their first byte: the open request reads
+                                  * on to it (stripes.h eq. 4) */
+  StripeMode   stripe_mode;
+  gint64       next_phase_us;    /* when the loop's phase is read next, µs */
 
   /* bwss */
   SrcFlow      flow;             /* its own lock: any thread */

@@ -26,6 +26,13 @@
  * a timeout at most timeout × (retries + 1) seconds without a byte
  * (srcattempt.c, which also posts the error).  What a response announces
  * (headers, icy, size) is srcannounce.c.
+ *
+ * Reading over n connections (stripes.h: the model, the chunks and the
+ * regime; srcstripes.c: the threads): while the regime says so and the
+ * resource allows it, the open request is dropped and the rest of the
+ * resource comes over n connections in byte ranges, pushed in order from a
+ * bounded reorder buffer; when the regime goes back, the chunks already
+ * asked for finish and one request reads on from the next byte.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -170,6 +177,7 @@ open_request (GstBwssHttpSrc *src)
   GST_OBJECT_LOCK (src);
   src->seekable = resp->seekable;
   src->know_seekable = TRUE;
+  src->ranges = src->ranges || resp->ranges;
   GST_OBJECT_UNLOCK (src);
   src->seeking = FALSE;
   src_announce_icy (src, lsoup_message_get_response_headers (msg));
@@ -179,12 +187,21 @@ open_request (GstBwssHttpSrc *src)
 
 /* ---- reading: read_buffer and its steps ----------------------------------------- */
 
+/* The most bytes of one buffer read over n connections: the head chunk's
+ * bytes go out as they arrive, in buffers of up to this (or the blocksize,
+ * if larger). */
+#define STRIPED_BUFFER_BYTES (64 * 1024)
+
+static void stop_stripes (GstBwssHttpSrc *src);
+static void finish_stream (GstBwssHttpSrc *src);
+
 /* A seek do_seek asked for: the next request starts at its byte. */
 static void
 take_pending_seek (GstBwssHttpSrc *src)
 {
   if (src->seek_to == G_MAXUINT64)
     return;
+  stop_stripes (src);
   src->offset = src->seek_to;
   src->seek_to = G_MAXUINT64;
   src->seeking = src->offset > 0;
@@ -208,18 +225,36 @@ ensure_open (GstBwssHttpSrc *src)
   return GST_FLOW_OK;
 }
 
-/* Reads up to blocksize bytes of the body into a new buffer; *n is what
- * the client returned: the bytes read, 0 at the body's end, -1 with @err. */
+/* Reads up to blocksize bytes of the body into a new buffer, and not past
+ * byte @until; *n is what the client returned: the bytes read, 0 at the
+ * body's end, -1 with @err. */
 static GstBuffer *
-read_block (GstBwssHttpSrc *src, gssize *n, GError **err)
+read_block (GstBwssHttpSrc *src, guint64 until, gssize *n, GError **err)
 {
-  guint blocksize = gst_base_src_get_blocksize (GST_BASE_SRC (src));
+  gsize blocksize = gst_base_src_get_blocksize (GST_BASE_SRC (src));
+  if (until > src->offset && until - src->offset < blocksize)
+    blocksize = (gsize) (until - src->offset);
   GstBuffer *buf = gst_buffer_new_allocate (NULL, blocksize, NULL);
   GstMapInfo map;
   gst_buffer_map (buf, &map, GST_MAP_WRITE);
   *n = http_client_read (src->client, map.data, blocksize, src->attempt_cancel, err);
   gst_buffer_unmap (buf, &map);
   return buf;
+}
+
+/* @n bytes of @buf (its offsets set) go out: the position moves, the
+ * consumption meter and the statistics count them. */
+static void
+account_block (GstBwssHttpSrc *src, GstBuffer *buf, gsize n)
+{
+  src->offset += (guint64) n;
+  gint64 now = g_get_monotonic_time ();
+  consumption_leave (&src->meter, now, n);
+  src_props_set_player (src, TRUE, player_buffer (src));
+  if (src_stats_add (&src->stats, n, now, src_props_stats_interval (src))) {
+    refresh_stream (src);
+    post_stats (src, now);
+  }
 }
 
 /* @n bytes arrived in @buf: it goes out with its offsets, the position
@@ -237,16 +272,9 @@ deliver_block (GstBwssHttpSrc *src, GstBuffer *buf, gsize n, GstBuffer **outbuf)
   }
   gst_buffer_set_size (buf, n);
   GST_BUFFER_OFFSET (buf) = src->offset;
-  src->offset += (guint64) n;
-  GST_BUFFER_OFFSET_END (buf) = src->offset;
+  GST_BUFFER_OFFSET_END (buf) = src->offset + (guint64) n;
   src_attempt_progress (src);
-  gint64 now = g_get_monotonic_time ();
-  consumption_leave (&src->meter, now, n);
-  src_props_set_player (src, TRUE, player_buffer (src));
-  if (src_stats_add (&src->stats, n, now, src_props_stats_interval (src))) {
-    refresh_stream (src);
-    post_stats (src, now);
-  }
+  account_block (src, buf, n);
   *outbuf = buf;
   return GST_FLOW_OK;
 }
@@ -271,8 +299,7 @@ body_ended (GstBwssHttpSrc *src)
                              src->offset, src->content_size);
     return src_attempt_failed (src, e, TRUE);
   }
-  src_stats_finish (&src->stats);
-  post_stats (src, g_get_monotonic_time ());
+  finish_stream (src);
   /* finish the message now, so its keep-alive connection goes back to the
    * pool (a request still open when unlock() cancels it on the way to
    * READY would take the connection along); the flow stays on it, unless
@@ -285,19 +312,205 @@ body_ended (GstBwssHttpSrc *src)
   return GST_FLOW_EOS;
 }
 
+/* ---- reading over n connections ------------------------------------------------ */
+
+/* How often the loop's phase is read while reading, µs: the regime's entry
+ * and exit are counted in seconds (stripes.h), and each read asks bwssd. */
+#define PHASE_READ_US (250 * G_TIME_SPAN_MILLISECOND)
+
+/* The regime now: the loop's phase read again if it is time. */
+static StripeRegime
+update_regime (GstBwssHttpSrc *src, StripingPolicy policy)
+{
+  gint64 now = g_get_monotonic_time ();
+  if (now < src->next_phase_us && policy == STRIPING_AUTO)
+    return src->stripe_mode.regime;
+  src->next_phase_us = now + PHASE_READ_US;
+  double queue_us = -1.0, queue = -1.0;
+  gboolean compete = policy == STRIPING_AUTO && src_flow_loop_view (&src->flow, &queue_us, &queue);
+  StripeRegime before = src->stripe_mode.regime;
+  StripeRegime after = stripe_mode_update (&src->stripe_mode, policy, compete, queue, queue_us, now);
+  if (after != before)
+    GST_INFO_OBJECT (src, "connections: %s → %s", stripe_regime_name (before), stripe_regime_name (after));
+  return after;
+}
+
+/* The stream's rate for the chunk size, bit/s: the bitrate in use, else
+ * the rate measured (0: unknown). */
+static double
+stream_rate (GstBwssHttpSrc *src)
+{
+  guint64 hint = src_props_bitrate_hint (src);
+  if (hint)
+    return (double) hint;
+  if (src->choice.bitrate)
+    return (double) src->choice.bitrate;
+  return src_stats_current_rate (&src->stats);
+}
+
+/* Reading over @n connections from now: the statistics say so at once
+ * (unless they are posted only at the end). */
+static void
+connections_changed (GstBwssHttpSrc *src, guint n)
+{
+  src_stats_set_connections (&src->stats, n);
+  if (src_props_stats_interval (src))
+    post_stats (src, g_get_monotonic_time ());
+}
+
+/* Ends reading over n connections (every worker joined); one connection
+ * reads on from src->offset. */
+static void
+stop_stripes (GstBwssHttpSrc *src)
+{
+  if (src->stripes == NULL)
+    return;
+  src_stripes_free (src->stripes);
+  src->stripes = NULL;
+  src_stats_set_connections (&src->stats, 1);
+}
+
+/* Starts reading over n connections from src->offset if the regime asks
+ * for it and the resource allows it: a GET of a resource whose size is
+ * known from a server that takes ranges, not compressed (the ranges would
+ * be of the encoded bytes); under auto, not a fragment of an adaptive
+ * demuxer's (a stripe set per fragment is n handshakes per fragment).
+ * TRUE if it did. */
+static gboolean
+maybe_widen (GstBwssHttpSrc *src)
+{
+  StripingPolicy policy;
+  guint n;
+  src_props_striping (src, &policy, &n);
+  if (update_regime (src, policy) != STRIPE_MANY || (policy == STRIPING_AUTO && src->demuxer))
+    return FALSE;
+  GST_OBJECT_LOCK (src);
+  gboolean have_size = src->have_size, ranges = src->ranges && src->seekable;
+  guint64 size = src->content_size;
+  gboolean plain_get = (src->method == NULL || strcmp (src->method, "GET") == 0) && !src->http.compress;
+  GCancellable *flushing = src->cancellable ? g_object_ref (src->cancellable) : NULL;
+  GST_OBJECT_UNLOCK (src);
+  guint64 chunk = stripe_chunk_bytes (stream_rate (src));
+  if (!plain_get || flushing == NULL || !stripe_possible (n, have_size, size, ranges, src->offset, chunk)) {
+    g_clear_object (&flushing);
+    return FALSE;
+  }
+  /* the open request reads on to the chunks' first byte (eq. 4) */
+  guint64 from = src->offset;
+  if (src->open && size - src->offset >= stripe_lead_bytes (chunk, n) + 2 * chunk)
+    from += stripe_lead_bytes (chunk, n);
+  SrcRequest req = { 0 };
+  src_props_take_request (src, &req);
+  SrcStripesSetup setup = {
+    .owner = GST_OBJECT (src), .http = req.http, .retries = req.retries,
+    .uri = g_strdup (src->redirection_uri ? src->redirection_uri : req.location),
+    .from = from, .size = size, .chunk = chunk, .connections = n,
+    .flushing = flushing,
+#if GST_CHECK_VERSION(1, 24, 0)
+    .accept_certificate = on_accept_certificate, .accept_data = src,
+#endif
+  };
+  memset (&req.http, 0, sizeof req.http);   /* the set's now */
+  src_request_clear (&req);
+  src->stripes = src_stripes_new (&setup);
+  src->stripes_from = from;
+  g_free (setup.uri);
+  http_config_clear (&setup.http);
+  g_object_unref (flushing);
+  connections_changed (src, n);
+  return TRUE;
+}
+
+/* The stream is over: the last statistics. */
+static void
+finish_stream (GstBwssHttpSrc *src)
+{
+  src_stats_finish (&src->stats);
+  post_stats (src, g_get_monotonic_time ());
+}
+
+/* The next buffer over n connections, or why there is none: EOS at the
+ * resource's end, GST_FLOW_CUSTOM_ERROR when one connection is to read on
+ * (the regime went back, or the server takes no ranges), flushing, or an
+ * error (posted). */
+static GstFlowReturn
+read_striped (GstBwssHttpSrc *src, GstBuffer **outbuf)
+{
+  StripingPolicy policy;
+  guint n;
+  src_props_striping (src, &policy, &n);
+  if (update_regime (src, policy) != STRIPE_MANY || n < 2)
+    src_stripes_narrow (src->stripes);
+  guint blocksize = gst_base_src_get_blocksize (GST_BASE_SRC (src));
+  GstBuffer *buf = NULL;
+  GError *err = NULL;
+  switch (src_stripes_read (src->stripes, MAX (blocksize, STRIPED_BUFFER_BYTES), &buf, &err)) {
+    case STRIPES_BYTES:
+      if (GST_BUFFER_OFFSET (buf) != src->offset) {
+        GST_ELEMENT_ERROR (src, STREAM, FAILED, ("Internal data stream error."),
+                           ("striped bytes from %" G_GUINT64_FORMAT ", expected %" G_GUINT64_FORMAT,
+                            GST_BUFFER_OFFSET (buf), src->offset));
+        gst_buffer_unref (buf);
+        stop_stripes (src);
+        return GST_FLOW_ERROR;
+      }
+      account_block (src, buf, gst_buffer_get_size (buf));
+      *outbuf = buf;
+      return GST_FLOW_OK;
+    case STRIPES_END:
+      stop_stripes (src);
+      if (src->offset < src->content_size) {
+        connections_changed (src, 1);
+        return GST_FLOW_CUSTOM_ERROR;
+      }
+      finish_stream (src);
+      src_props_set_player (src, FALSE, player_buffer (src));
+      return GST_FLOW_EOS;
+    case STRIPES_NO_RANGES:
+      GST_WARNING_OBJECT (src, "the server answered a range with the whole resource: one connection from "
+                          "byte %" G_GUINT64_FORMAT, src->offset);
+      stripe_mode_refuse (&src->stripe_mode);
+      stop_stripes (src);
+      return GST_FLOW_CUSTOM_ERROR;
+    case STRIPES_FLUSHING:
+      return GST_FLOW_FLUSHING;
+    case STRIPES_ERROR:
+    default:
+      stop_stripes (src);
+      src_attempt_post_error (src, err);
+      g_error_free (err);
+      return GST_FLOW_ERROR;
+  }
+}
+
+/* ---- the next buffer ------------------------------------------------------------ */
+
 /* The next buffer of the resource.  A step that returns
  * GST_FLOW_CUSTOM_ERROR asks for another attempt: a new request from the
- * current offset. */
+ * current offset (or reading over one connection again). */
 static GstFlowReturn
 read_buffer (GstBwssHttpSrc *src, GstBuffer **outbuf)
 {
   take_pending_seek (src);
   for (;;) {
+    if (src->stripes == NULL)
+      maybe_widen (src);
+    if (src->stripes && src->offset >= src->stripes_from) {
+      if (src->open) {
+        /* the hand-over: the open request's connection goes, and its flow */
+        src_attempt_close (src);
+        src_flow_release (&src->flow);
+      }
+      GstFlowReturn r = read_striped (src, outbuf);
+      if (r != GST_FLOW_CUSTOM_ERROR)
+        return r;
+      continue;
+    }
     GstFlowReturn r = ensure_open (src);
     if (r == GST_FLOW_OK) {
       GError *err = NULL;
       gssize n;
-      GstBuffer *buf = read_block (src, &n, &err);
+      GstBuffer *buf = read_block (src, src->stripes ? src->stripes_from : G_MAXUINT64, &n, &err);
       if (n > 0)
         return deliver_block (src, buf, (gsize) n, outbuf);
       gst_buffer_unref (buf);
@@ -337,7 +550,10 @@ gst_bwss_http_src_start (GstBaseSrc *bsrc)
   src->cancellable = cancellable;
   src->have_size = FALSE;
   src->know_seekable = FALSE;
+  src->ranges = FALSE;
   GST_OBJECT_UNLOCK (src);
+  stripe_mode_init (&src->stripe_mode);
+  src->next_phase_us = 0;
   src->offset = 0;
   src->seek_to = G_MAXUINT64;
   src->seeking = FALSE;
@@ -362,6 +578,7 @@ static gboolean
 gst_bwss_http_src_stop (GstBaseSrc *bsrc)
 {
   GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (bsrc);
+  stop_stripes (src);
   src_attempt_close (src);
   src_props_set_player (src, FALSE, PLAYER_BUFFER_UNKNOWN);
   /* keep-alive (adaptive demuxers set it and go through READY between
@@ -389,6 +606,7 @@ gst_bwss_http_src_stop (GstBaseSrc *bsrc)
 static void
 release_all (GstBwssHttpSrc *src)
 {
+  stop_stripes (src);
   src_attempt_close (src);
   http_client_drop_session (src->client);
   src_flow_clear (&src->flow);
@@ -430,7 +648,9 @@ gst_bwss_http_src_unlock_stop (GstBaseSrc *bsrc)
 {
   GstBwssHttpSrc *src = GST_BWSS_HTTP_SRC (bsrc);
   if (src->cancellable && g_cancellable_is_cancelled (src->cancellable)) {
-    /* a cancelled request cannot continue: start a new one */
+    /* a cancelled request cannot continue: start a new one (over n
+     * connections too: the regime says so again at the next buffer) */
+    stop_stripes (src);
     src_attempt_close (src);
     src_attempt_flushed (src);
     GCancellable *fresh = g_cancellable_new ();
@@ -476,6 +696,7 @@ probe_head (GstBwssHttpSrc *src)
     }
     src->seekable = resp->seekable;
     src->know_seekable = TRUE;
+    src->ranges = src->ranges || resp->ranges;
     GST_OBJECT_UNLOCK (src);
     /* read the (empty) body to its end: libsoup returns a connection to
      * the pool only for a message read to the end */
@@ -619,6 +840,7 @@ gst_bwss_http_src_class_init (GstBwssHttpSrcClass *klass)
   src_props_install_reading (gobject_class);
   src_props_install_bwss (gobject_class);
   src_props_install_stats (gobject_class);
+  src_props_install_striping (gobject_class);
 
 #if GST_CHECK_VERSION(1, 24, 0)
   /**

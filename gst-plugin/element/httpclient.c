@@ -236,8 +236,12 @@ user_agent_header (const char *property)
   return g_string_free (ua, FALSE);
 }
 
+/* No last byte: the range from an offset runs to the resource's end. */
+#define OPEN_END G_MAXUINT64
+
 static SoupMessage *
-build_message (HttpClient *c, const HttpConfig *cfg, const char *uri, const char *method, guint64 offset)
+build_message (HttpClient *c, const HttpConfig *cfg, const char *uri, const char *method, guint64 offset,
+               guint64 last)
 {
   SoupMessage *msg = lsoup_message_new (method, uri);
   if (msg == NULL)
@@ -258,7 +262,9 @@ build_message (HttpClient *c, const HttpConfig *cfg, const char *uri, const char
       lsoup_message_headers_append (h, "Cookie", *k);
   if (cfg->extra_headers)
     gst_structure_foreach (cfg->extra_headers, add_extra_header, h);
-  if (offset > 0 && strcmp (method, "HEAD") != 0)
+  if (last != OPEN_END)
+    lsoup_message_headers_set_range (h, (goffset) offset, (goffset) last);
+  else if (offset > 0 && strcmp (method, "HEAD") != 0)
     lsoup_message_headers_set_range_from (h, (goffset) offset);
   lsoup_message_watch (c->session, msg, &hooks, c);
   return msg;
@@ -415,10 +421,11 @@ response_length (SoupMessageHeaders *h, gboolean *have_length, guint64 *length, 
 }
 
 /* A 206 (Partial Content): its Content-Range must start at @asked (the
- * offset asked for, 0 for none) and agree with the length. */
+ * offset asked for, 0 for none), end at @asked_last at the latest, and
+ * agree with the length. */
 static gboolean
-response_partial (SoupMessageHeaders *h, HttpResponse *r, guint64 asked, gboolean have_length,
-                  guint64 length, GError **error)
+response_partial (SoupMessageHeaders *h, HttpResponse *r, guint64 asked, guint64 asked_last,
+                  gboolean have_length, guint64 length, GError **error)
 {
   guint64 first, last, total = 0;
   gboolean have_total;
@@ -434,6 +441,12 @@ response_partial (SoupMessageHeaders *h, HttpResponse *r, guint64 asked, gboolea
                  asked, first);
     return FALSE;
   }
+  if (last > asked_last) {
+    g_set_error (error, HTTP_ERROR, HTTP_ERROR_WRONG_RANGE,
+                 "asked for the bytes to %" G_GUINT64_FORMAT ", the server sent them to %" G_GUINT64_FORMAT,
+                 asked_last, last);
+    return FALSE;
+  }
   if (have_length && length != last - first + 1) {
     g_set_error (error, HTTP_ERROR, HTTP_ERROR_WRONG_RANGE,
                  "Content-Range %s disagrees with Content-Length %" G_GUINT64_FORMAT, cr, length);
@@ -443,16 +456,18 @@ response_partial (SoupMessageHeaders *h, HttpResponse *r, guint64 asked, gboolea
   r->have_size = have_total;
   r->size = total;
   r->seekable = TRUE;
+  r->ranges = TRUE;
   return TRUE;
 }
 
-/* Any other 2xx: the whole resource, an error if a range was @asked for
- * (> 0); seekable when its size is known and ranges are not refused. */
+/* Any other 2xx: the whole resource, an error if a range was asked for
+ * (@asked > 0, or @bounded); seekable when its size is known and ranges
+ * are not refused. */
 static gboolean
-response_whole (SoupMessageHeaders *h, HttpResponse *r, guint64 asked, gboolean have_length,
-                guint64 length, GError **error)
+response_whole (SoupMessageHeaders *h, HttpResponse *r, guint64 asked, gboolean bounded,
+                gboolean have_length, guint64 length, GError **error)
 {
-  if (asked > 0) {
+  if (asked > 0 || bounded) {
     g_set_error (error, HTTP_ERROR, HTTP_ERROR_NO_RANGES,
                  "asked for the bytes from %" G_GUINT64_FORMAT ", the server sent the whole resource (status %u)",
                  asked, r->status);
@@ -463,6 +478,7 @@ response_whole (SoupMessageHeaders *h, HttpResponse *r, guint64 asked, gboolean 
   r->size = length;
   const char *ranges = lsoup_message_headers_get_one (h, "Accept-Ranges");
   r->seekable = r->have_size && !(ranges && g_ascii_strcasecmp (ranges, "none") == 0);
+  r->ranges = ranges && g_ascii_strcasecmp (ranges, "bytes") == 0;
   return TRUE;
 }
 
@@ -498,9 +514,9 @@ response_same_resource (HttpClient *c, SoupMessageHeaders *h, GError **error)
 }
 
 /* The one response parser: fills c->resp from the answer to @method from
- * @offset, or returns FALSE with @error. */
+ * @offset to @last (OPEN_END: the end), or returns FALSE with @error. */
 static gboolean
-parse_response (HttpClient *c, const char *method, guint64 offset, GError **error)
+parse_response (HttpClient *c, const char *method, guint64 offset, guint64 last, GError **error)
 {
   SoupMessageHeaders *h = lsoup_message_get_response_headers (c->msg);
   HttpResponse *r = &c->resp;
@@ -509,8 +525,9 @@ parse_response (HttpClient *c, const char *method, guint64 offset, GError **erro
   if (!response_status (c, error) || !response_length (h, &have_length, &length, error))
     return FALSE;
   guint64 asked = strcmp (method, "HEAD") != 0 ? offset : 0;   /* a HEAD asks for no range */
-  gboolean placed = r->status == 206 ? response_partial (h, r, asked, have_length, length, error)
-                                     : response_whole (h, r, asked, have_length, length, error);
+  gboolean placed = r->status == 206 ? response_partial (h, r, asked, last, have_length, length, error)
+                                     : response_whole (h, r, asked, last != OPEN_END, have_length, length,
+                                                       error);
   return placed && response_same_resource (c, h, error);
 }
 
@@ -532,14 +549,15 @@ raw_body_stream (GInputStream *input)
   return raw;
 }
 
-HttpResult
-http_client_open (HttpClient *c, const HttpConfig *cfg, const char *uri, const char *method,
-                  guint64 offset, GCancellable *cancellable, GError **error)
+/* http_client_open() and http_client_open_range(). */
+static HttpResult
+open_request (HttpClient *c, const HttpConfig *cfg, const char *uri, const char *method,
+              guint64 offset, guint64 last, GCancellable *cancellable, GError **error)
 {
   http_client_close (c);
   if (!ensure_session (c, cfg, error))
     return HTTP_FAILED;
-  c->msg = build_message (c, cfg, uri, method, offset);
+  c->msg = build_message (c, cfg, uri, method, offset, last);
   if (c->msg == NULL) {
     g_set_error (error, HTTP_ERROR, HTTP_ERROR_BAD_URI, "cannot request '%s'", uri);
     return HTTP_FAILED;
@@ -550,7 +568,7 @@ http_client_open (HttpClient *c, const HttpConfig *cfg, const char *uri, const c
   c->cfg = NULL;
   if (c->input == NULL)
     return classify_send_error (c->msg, err, error);
-  if (!parse_response (c, method, offset, error))
+  if (!parse_response (c, method, offset, last, error))
     return HTTP_FAILED;
   if (lsoup_message_headers_is_chunked (lsoup_message_get_response_headers (c->msg))) {
     GInputStream *raw = raw_body_stream (c->input);
@@ -558,6 +576,21 @@ http_client_open (HttpClient *c, const HttpConfig *cfg, const char *uri, const c
       c->chunked = chunked_reader_new (raw);
   }
   return HTTP_OK;
+}
+
+HttpResult
+http_client_open (HttpClient *c, const HttpConfig *cfg, const char *uri, const char *method,
+                  guint64 offset, GCancellable *cancellable, GError **error)
+{
+  return open_request (c, cfg, uri, method, offset, OPEN_END, cancellable, error);
+}
+
+HttpResult
+http_client_open_range (HttpClient *c, const HttpConfig *cfg, const char *uri, guint64 offset,
+                        guint64 last, GCancellable *cancellable, GError **error)
+{
+  g_return_val_if_fail (last >= offset && last != OPEN_END, HTTP_FAILED);
+  return open_request (c, cfg, uri, "GET", offset, last, cancellable, error);
 }
 
 const HttpResponse *

@@ -12,7 +12,8 @@
  *   - Content-Length must be one decimal number below 2^63, the same in
  *     every copy of the header;
  *   - a 206 must carry a Content-Range whose first byte is the one asked
- *     for (0 when no Range was sent) and whose length agrees with
+ *     for (0 when no Range was sent), whose last is not past the last one
+ *     asked for (a bounded range), and whose length agrees with
  *     Content-Length; a 200 to a Range request is HTTP_ERROR_NO_RANGES;
  *   - once a resource was seen, a later response (a resume, a seek) must
  *     be the same resource: same total size, same ETag, same Last-Modified
@@ -64,6 +65,7 @@ typedef struct {
   guint64   size;             /* of the whole resource, bytes */
   gboolean  seekable;
   guint64   start;            /* first byte of this body within the resource */
+  gboolean  ranges;           /* the server takes ranges: a 206, or "Accept-Ranges: bytes" */
   guint64   connection_id;    /* libsoup's id of the connection, 0 unknown */
 } HttpResponse;
 
@@ -105,6 +107,11 @@ void        http_client_forget_resource (HttpClient *c);
 HttpResult  http_client_open (HttpClient *c, const HttpConfig *cfg, const char *uri,
                               const char *method, guint64 offset, GCancellable *cancellable,
                               GError **error);
+/* As http_client_open(), for the bytes from @offset to @last (included):
+ * always a Range header, and a 200 is HTTP_ERROR_NO_RANGES even from 0. */
+HttpResult  http_client_open_range (HttpClient *c, const HttpConfig *cfg, const char *uri,
+                                    guint64 offset, guint64 last, GCancellable *cancellable,
+                                    GError **error);
 const HttpResponse *http_client_response (HttpClient *c);
 /* The message of the open request (headers, for messages and ICY). */
 SoupMessage *http_client_message (HttpClient *c);

@@ -500,3 +500,9 @@ lsoup_message_headers_set_range_from (SoupMessageHeaders *h, goffset start)
 {
   soup.headers_set_range (h, start, -1);
 }
+
+void
+lsoup_message_headers_set_range (SoupMessageHeaders *h, goffset start, goffset last)
+{
+  soup.headers_set_range (h, start, last);
+}

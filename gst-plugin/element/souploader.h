@@ -153,5 +153,7 @@ void        lsoup_message_headers_foreach (SoupMessageHeaders *h, SoupMessageHea
 gboolean    lsoup_message_headers_is_chunked (SoupMessageHeaders *h);
 /* A Range header from byte @start on. */
 void        lsoup_message_headers_set_range_from (SoupMessageHeaders *h, goffset start);
+/* Range: bytes=@start-@last (@last included). */
+void        lsoup_message_headers_set_range (SoupMessageHeaders *h, goffset start, goffset last);
 
 #endif

@@ -84,6 +84,18 @@ post_http_error (GstBwssHttpSrc *src, const GError *err)
                                          g_strdup (text), debug, __FILE__, GST_FUNCTION, __LINE__, details);
 }
 
+void
+src_attempt_post_error (GstBwssHttpSrc *src, const GError *err)
+{
+  if (err->domain == HTTP_ERROR) {
+    post_http_error (src, err);
+  } else {
+    GError *e = g_error_new (HTTP_ERROR, HTTP_ERROR_READ, "%s", err->message);
+    post_http_error (src, e);
+    g_error_free (e);
+  }
+}
+
 /* Returns TRUE if the current read position may have another attempt:
  * fewer than retries + 1 made (retries -1: no limit) and its deadline not
  * passed.  The one retry condition of the element. */

@@ -47,5 +47,8 @@ void          src_attempt_close (GstBwssHttpSrc *src);
  * posted and the flow released (GST_FLOW_ERROR); GST_FLOW_FLUSHING when
  * cancelled by a flush.  The request is closed in every case. */
 GstFlowReturn src_attempt_failed (GstBwssHttpSrc *src, GError *err, gboolean retryable);
+/* Posts the error for @err (HTTP_ERROR domain) as the retry policy does
+ * when it gives up: for a failure of reading over n connections. */
+void          src_attempt_post_error (GstBwssHttpSrc *src, const GError *err);
 
 #endif

@@ -16,6 +16,20 @@ src_flow_init (SrcFlow *f, GstObject *owner)
   f->fd = -1;
 }
 
+gboolean
+src_flow_loop_view (SrcFlow *f, double *queue_us, double *queue_ratio)
+{
+  BwssDomainStats st;
+  g_mutex_lock (&f->lock);
+  gboolean live = f->domain && bwss_domain_get_stats (f->domain, &st) == 0 && st.controller_pid
+                  && !st.suspended;
+  g_mutex_unlock (&f->lock);
+  *queue_us = live && st.queue_us >= 0.0 ? st.queue_us : -1.0;
+  *queue_ratio = live && st.queue_us >= 0.0 && st.queue_target_us > 0.0 ? st.queue_us / st.queue_target_us
+                                                                        : -1.0;
+  return live && st.phase == BWSS_PHASE_COMPETE;
+}
+
 /* Unregisters the flow.  Lock held. */
 static void
 release_locked (SrcFlow *f)

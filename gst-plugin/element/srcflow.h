@@ -11,6 +11,11 @@
  *
  * Every function takes the flow's lock: the streaming thread registers and
  * unregisters while the application reads statistics (src_flow_snapshot).
+ *
+ * Reading over n connections (srcstripes.h) there is no flow: the open
+ * request's goes at the hand-over, and the n connections stay the
+ * kernel's (srcstripes.h says why).  The domain stays open: the element
+ * reads the loop's phase from it.
  */
 #ifndef BWSS_SRC_FLOW_H
 #define BWSS_SRC_FLOW_H
@@ -46,6 +51,11 @@ typedef struct {
 } SrcFlowSnapshot;
 
 void   src_flow_init (SrcFlow *f, GstObject *owner);
+/* TRUE if the domain's loop is in COMPETE now (FALSE with no domain, no
+ * live controller, sharing suspended, or the domain busy); *@queue_us the
+ * queue it reads, µs, and *@queue_ratio that over its target (negative
+ * unknown). */
+gboolean src_flow_loop_view (SrcFlow *f, double *queue_us, double *queue_ratio);
 /* Unregisters and closes the domain. */
 void   src_flow_clear (SrcFlow *f);
 /* src_flow_clear(), and the lock goes: for finalize. */

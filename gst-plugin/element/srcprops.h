@@ -8,7 +8,8 @@
  * default, then the BWSS ones (ranges: srclimits.h).  class_init installs
  * them in named steps, in the order of their ids (the order gst-inspect
  * shows): the resource, the proxy and credentials, the requests, TLS,
- * reading, the flow's BWSS preferences, the statistics.  A BWSS preference
+ * reading, the flow's BWSS preferences, the statistics, reading over n
+ * connections.  A BWSS preference
  * set while playing goes to the flow at once; the others apply from the
  * next request.  Which lock guards which: gstbwsshttpsrc-private.h.
  */
@@ -28,6 +29,9 @@ void     src_props_install_tls (GObjectClass *gobject_class);
 void     src_props_install_reading (GObjectClass *gobject_class);
 void     src_props_install_bwss (GObjectClass *gobject_class);
 void     src_props_install_stats (GObjectClass *gobject_class);
+void     src_props_install_striping (GObjectClass *gobject_class);
+/* The striping property's enum (StripingPolicy). */
+GType    gst_bwss_striping_get_type (void);
 
 /* GObject's set_property and get_property. */
 void     src_props_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec);
@@ -50,9 +54,10 @@ void     src_props_apply_learned (GstBwssHttpSrc *src, const BitrateChoice *lear
  * not: the flow's preferences follow (player_prefs, abrrule.h), under
  * prefs_lock. */
 void     src_props_set_player (GstBwssHttpSrc *src, gboolean fetching, PlayerBuffer buffer);
-/* The bitrate property (prefs_lock) and the stats interval (object lock),
- * for the streaming thread. */
+/* The bitrate property (prefs_lock), the stats interval and the striping
+ * properties (object lock), for the streaming thread. */
 guint64  src_props_bitrate_hint (GstBwssHttpSrc *src);
 guint64  src_props_stats_interval (GstBwssHttpSrc *src);
+void     src_props_striping (GstBwssHttpSrc *src, StripingPolicy *policy, guint *connections);
 
 #endif

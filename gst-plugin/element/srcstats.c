@@ -17,6 +17,7 @@ src_stats_init (SrcStats *s)
   bwss_params_init (&defaults);
   s->meter_step_us = defaults.meter_step_us;
   bwss_estimator_init (&s->meter);
+  s->connections = 1;
 }
 
 void
@@ -39,7 +40,25 @@ src_stats_reset (SrcStats *s)
   s->bitrate = 0;
   s->source = NULL;
   s->min_rate = 0;
+  s->connections = 1;
   g_mutex_unlock (&s->lock);
+}
+
+void
+src_stats_set_connections (SrcStats *s, guint n)
+{
+  g_mutex_lock (&s->lock);
+  s->connections = n;
+  g_mutex_unlock (&s->lock);
+}
+
+double
+src_stats_current_rate (SrcStats *s)
+{
+  g_mutex_lock (&s->lock);
+  double r = s->current_bps;
+  g_mutex_unlock (&s->lock);
+  return r;
 }
 
 gboolean
@@ -108,7 +127,8 @@ build (SrcStats *s, gint64 now, const SrcFlowSnapshot *snap)
       "rtt", G_TYPE_UINT64, (guint64) (reg ? fs->rtt_us : 0) * GST_USECOND,
       "window", G_TYPE_UINT, reg ? fs->window_bytes : 0,
       "registered", G_TYPE_BOOLEAN, snap->registered,
-      "controlled", G_TYPE_BOOLEAN, reg && fs->controlled, NULL);
+      "controlled", G_TYPE_BOOLEAN, reg && fs->controlled,
+      "connections", G_TYPE_UINT, s->connections, NULL);
   /* what the loop does for a user (bwss_phase_mode()): absent where
    * nothing is decided (no live controller, sharing suspended, idle) */
   const char *mode = live && !snap->domain.suspended ? bwss_phase_mode (snap->domain.phase) : NULL;

@@ -32,6 +32,7 @@ typedef struct {
   guint64       bitrate;       /* the stream bitrate in use, bit/s */
   const char   *source;        /* where it comes from */
   double        min_rate;      /* the minimum registered, bit/s */
+  guint         connections;   /* reading over how many (1, or n: srcstripes.h) */
   GstStructure *last;          /* the last message's structure */
 } SrcStats;
 
@@ -50,6 +51,10 @@ gboolean      src_stats_add (SrcStats *s, gsize n, gint64 now, guint64 interval_
 /* The bitrate and minimum in use (the late metric starts with the first
  * known bitrate). */
 void          src_stats_set_stream (SrcStats *s, guint64 bitrate, const char *source, double min_rate);
+/* Reading over @n connections now. */
+void          src_stats_set_connections (SrcStats *s, guint n);
+/* The mean rate over the last interval, bit/s (0: none yet). */
+double        src_stats_current_rate (SrcStats *s);
 /* The stream ended: packets still missing count as late. */
 void          src_stats_finish (SrcStats *s);
 /* Builds the structure at @now from the counts and @flow, stores a copy as

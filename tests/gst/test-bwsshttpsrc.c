@@ -3,8 +3,9 @@
  * test-bwsshttpsrc.c — bwsshttpsrc against a local SoupServer (no network
  * beyond loopback): souphttpsrc's properties, byte-exact output with and
  * without seeks, a connection dropped mid-body, redirects, HTTP errors and
- * authentication, HEAD/size, is-live, registration in a BWSS domain, and
- * the late-packet metric of a stream with a known stall.
+ * authentication, HEAD/size, is-live, registration in a BWSS domain, the
+ * late-packet metric of a stream with a known stall, and reading over n
+ * connections (byte-exact, a stripe cut, a seek, a server without ranges).
  */
 #include <dlfcn.h>
 #include <math.h>
@@ -17,6 +18,7 @@
 #include <bwss/domain.h>
 
 #define BODY_SIZE (1500 * 1000 + 123)
+#define STRIPE_FLOOR (16 * 1024)  /* the element's least chunk, bytes */
 
 static guint8 *body;
 static SoupServer *server;
@@ -28,6 +30,22 @@ static GHashTable *dropped;      /* /drop/TOKEN → requests seen (the first GET
 static GMutex conns_lock;
 static guint n_conns;            /* connections the server has seen (X-Conn) */
 static GHashTable *arrivals;     /* /busy/... path → GArray of arrival times (µs, monotonic) */
+static GHashTable *request_log;  /* /striped/TOKEN etc. → GString "CONN RANGE\n" per request */
+static GHashTable *barriers;     /* /striped/TOKEN → Barrier */
+
+/* "/striped/TOKEN" answers no bounded range before such ranges were asked
+ * on STRIPED_CONNECTIONS connections: whatever the threads' timing, the
+ * element's n connections each carry a range (the element may take them up
+ * to 2n ahead, so the n requests come).  An element that never asks on
+ * that many is answered after STRIPED_WAIT_S, and its test fails on the
+ * count, not on a hang. */
+#define STRIPED_CONNECTIONS 3
+#define STRIPED_WAIT_S      10
+typedef struct {
+  GHashTable *conns;             /* connection numbers that asked a bounded range */
+  GPtrArray  *held;              /* SoupServerMessage *, waiting for the others */
+  gboolean    open;              /* every answer goes at once */
+} Barrier;
 
 /* ---- the server ---- */
 
@@ -85,6 +103,152 @@ trickle (gpointer data)
 }
 
 static void
+log_free (gpointer log)
+{
+  g_string_free (log, TRUE);
+}
+
+/* Notes a request for @path: its connection and its Range ("-" none). */
+static void
+log_request (const char *path, const char *conn, SoupServerMessage *msg)
+{
+  const char *range = soup_message_headers_get_one (soup_server_message_get_request_headers (msg), "Range");
+  g_mutex_lock (&conns_lock);
+  GString *log = g_hash_table_lookup (request_log, path);
+  if (log == NULL) {
+    log = g_string_new (NULL);
+    g_hash_table_insert (request_log, g_strdup (path), log);
+  }
+  g_string_append_printf (log, "%s %s\n", conn, range ? range : "-");
+  g_mutex_unlock (&conns_lock);
+}
+
+static void
+barrier_free (gpointer data)
+{
+  Barrier *b = data;
+  g_hash_table_unref (b->conns);
+  g_ptr_array_unref (b->held);
+  g_free (b);
+}
+
+/* The body of a held range answer, and the answer goes. */
+static void
+release_range (gpointer data, gpointer unused)
+{
+  SoupServerMessage *msg = data;
+  goffset start = GPOINTER_TO_SIZE (g_object_get_data (G_OBJECT (msg), "start"));
+  goffset end = GPOINTER_TO_SIZE (g_object_get_data (G_OBJECT (msg), "end"));
+  SoupMessageBody *b = soup_server_message_get_response_body (msg);
+  soup_message_body_append (b, SOUP_MEMORY_STATIC, body + start, (gsize) (end - start + 1));
+  soup_message_body_complete (b);
+  soup_server_message_unpause (msg);
+  g_object_unref (msg);
+}
+
+/* The barrier waited long enough: what it holds goes, and it holds no more. */
+static gboolean
+barrier_timeout (gpointer data)
+{
+  Barrier *b = data;
+  g_mutex_lock (&conns_lock);
+  GPtrArray *go = b->held;
+  b->held = g_ptr_array_new ();
+  b->open = TRUE;
+  g_mutex_unlock (&conns_lock);
+  g_ptr_array_foreach (go, release_range, NULL);
+  g_ptr_array_unref (go);
+  return G_SOURCE_REMOVE;
+}
+
+/* "/striped/TOKEN": a bounded range is answered (headers now, the body
+ * once STRIPED_CONNECTIONS connections asked such ranges); anything else is
+ * served at once.  TRUE if this request was handled. */
+static gboolean
+striped_range (SoupServerMessage *msg, const char *path, const char *conn)
+{
+  SoupMessageHeaders *req = soup_server_message_get_request_headers (msg);
+  const char *asked = soup_message_headers_get_one (req, "Range");
+  SoupRange *ranges = NULL;
+  int n = 0;
+  if (asked == NULL || asked[strlen (asked) - 1] == '-'
+      || !soup_message_headers_get_ranges (req, BODY_SIZE, &ranges, &n))
+    return FALSE;
+  goffset start = ranges[0].start, end = ranges[0].end;
+  soup_message_headers_free_ranges (req, ranges);
+  if (n != 1)
+    return FALSE;
+  SoupMessageHeaders *h = soup_server_message_get_response_headers (msg);
+  soup_server_message_set_status (msg, SOUP_STATUS_PARTIAL_CONTENT, NULL);
+  soup_message_headers_replace (h, "Accept-Ranges", "bytes");
+  soup_message_headers_set_content_range (h, start, end, BODY_SIZE);
+  soup_message_headers_set_content_length (h, end - start + 1);
+  g_object_set_data (G_OBJECT (msg), "start", GSIZE_TO_POINTER ((gsize) start));
+  g_object_set_data (G_OBJECT (msg), "end", GSIZE_TO_POINTER ((gsize) end));
+  g_mutex_lock (&conns_lock);
+  Barrier *b = g_hash_table_lookup (barriers, path);
+  if (b == NULL) {
+    b = g_new0 (Barrier, 1);
+    b->conns = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+    b->held = g_ptr_array_new ();
+    g_hash_table_insert (barriers, g_strdup (path), b);
+    GSource *t = g_timeout_source_new_seconds (STRIPED_WAIT_S);
+    g_source_set_callback (t, barrier_timeout, b, NULL);
+    g_source_attach (t, server_ctx);
+    g_source_unref (t);
+  }
+  g_hash_table_add (b->conns, g_strdup (conn));
+  g_ptr_array_add (b->held, g_object_ref (msg));
+  GPtrArray *go = NULL;
+  if (b->open || g_hash_table_size (b->conns) >= STRIPED_CONNECTIONS) {
+    b->open = TRUE;
+    go = b->held;
+    b->held = g_ptr_array_new ();
+  }
+  g_mutex_unlock (&conns_lock);
+  if (go) {
+    g_ptr_array_foreach (go, release_range, NULL);
+    g_ptr_array_unref (go);
+  }
+  return TRUE;
+}
+
+/* "/cutstripe/TOKEN": the first request for a bounded range that does not
+ * start at 0 gets a 206 announcing the whole range, half of it, and the
+ * connection closed.  TRUE if this one was cut. */
+static gboolean
+cut_stripe (SoupServerMessage *msg, const char *path)
+{
+  SoupMessageHeaders *req = soup_server_message_get_request_headers (msg);
+  SoupRange *ranges = NULL;
+  int n = 0;
+  if (!soup_message_headers_get_ranges (req, BODY_SIZE, &ranges, &n))
+    return FALSE;
+  goffset start = ranges[0].start, end = ranges[0].end;
+  soup_message_headers_free_ranges (req, ranges);
+  const char *asked = soup_message_headers_get_one (req, "Range");
+  gboolean bounded = n == 1 && asked && asked[strlen (asked) - 1] != '-';
+  g_autofree char *key = g_strdup_printf ("%s#cut", path);
+  g_mutex_lock (&conns_lock);
+  gboolean first = bounded && start > 0 && end - start > 1000 && !g_hash_table_contains (dropped, key);
+  if (first)
+    g_hash_table_replace (dropped, g_steal_pointer (&key), GUINT_TO_POINTER (1));
+  g_mutex_unlock (&conns_lock);
+  if (!first)
+    return FALSE;
+  SoupMessageHeaders *h = soup_server_message_get_response_headers (msg);
+  soup_server_message_set_status (msg, SOUP_STATUS_PARTIAL_CONTENT, NULL);
+  soup_message_headers_replace (h, "Accept-Ranges", "bytes");
+  soup_message_headers_replace (h, "Connection", "close");
+  soup_message_headers_set_content_range (h, start, end, BODY_SIZE);
+  soup_message_headers_set_content_length (h, end - start + 1);
+  SoupMessageBody *b = soup_server_message_get_response_body (msg);
+  soup_message_body_append (b, SOUP_MEMORY_STATIC, body + start, (gsize) (end - start + 1) / 2);
+  soup_message_body_complete (b);
+  return TRUE;
+}
+
+static void
 handler (SoupServer *srv, SoupServerMessage *msg, const char *path, GHashTable *query, gpointer data)
 {
   SoupMessageHeaders *h = soup_server_message_get_response_headers (msg);
@@ -105,6 +269,30 @@ handler (SoupServer *srv, SoupServerMessage *msg, const char *path, GHashTable *
     path += strlen ("/auth");
   if (strcmp (path, "/file") == 0) {
     serve_body (msg, body, BODY_SIZE);
+  } else if (g_str_has_prefix (path, "/striped/")) {
+    log_request (path, conn, msg);
+    if (!striped_range (msg, path, conn))
+      serve_body (msg, body, BODY_SIZE);
+  } else if (g_str_has_prefix (path, "/cutstripe/")) {
+    log_request (path, conn, msg);
+    if (!cut_stripe (msg, path))
+      serve_body (msg, body, BODY_SIZE);
+  } else if (g_str_has_prefix (path, "/whole/")) {
+    /* no ranges, and no word about them: a 200 with the whole body to any
+     * request */
+    log_request (path, conn, msg);
+    soup_server_message_set_status (msg, SOUP_STATUS_OK, NULL);
+    soup_server_message_set_response (msg, "application/octet-stream", SOUP_MEMORY_STATIC,
+                                      (const char *) body, BODY_SIZE);
+  } else if (g_str_has_prefix (path, "/log/")) {
+    /* /log/KIND/TOKEN: the requests /KIND/TOKEN got */
+    g_autofree char *key = g_strdup (path + strlen ("/log"));
+    g_mutex_lock (&conns_lock);
+    GString *log = g_hash_table_lookup (request_log, key);
+    g_autofree char *text = g_strdup (log ? log->str : "");
+    g_mutex_unlock (&conns_lock);
+    soup_server_message_set_status (msg, SOUP_STATUS_OK, NULL);
+    soup_server_message_set_response (msg, "text/plain", SOUP_MEMORY_COPY, text, strlen (text));
   } else if (strcmp (path, "/norange") == 0) {
     soup_server_message_set_status (msg, SOUP_STATUS_OK, NULL);
     soup_message_headers_replace (h, "Accept-Ranges", "none");
@@ -237,6 +425,8 @@ start_server (void)
   body = g_malloc (BODY_SIZE);
   dropped = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   arrivals = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_array_unref);
+  request_log = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, log_free);
+  barriers = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, barrier_free);
   for (gsize i = 0; i < BODY_SIZE; i++)
     body[i] = (guint8) (i * 2654435761u >> 13);
   server_ctx = g_main_context_new ();
@@ -403,6 +593,68 @@ busy_arrivals (const char *busy)
   return times;
 }
 
+/* The lowest first byte of /KIND/TOKEN's bounded ranges, G_MAXUINT64 for
+ * none (set by request_summary). */
+static guint64 lowest_bounded;
+
+/* What /KIND/TOKEN's requests were: *@conns the distinct connections they
+ * came on, *@bounded those for a range with a last byte; returns the
+ * requests. */
+static guint
+request_summary (const char *path, guint *conns, guint *bounded)
+{
+  lowest_bounded = G_MAXUINT64;
+  g_autofree char *log_path = g_strdup_printf ("/log%s", path);
+  g_autofree char *text = ask_server (log_path);
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  g_autoptr (GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  guint requests = 0;
+  *bounded = 0;
+  for (gchar **l = lines; *l; l++) {
+    if (!**l)
+      continue;
+    requests++;
+    g_auto (GStrv) f = g_strsplit (*l, " ", 2);
+    g_hash_table_add (seen, g_strdup (f[0]));
+    guint64 first;
+    if (f[1] && strcmp (f[1], "-") != 0 && f[1][strlen (f[1]) - 1] != '-') {
+      (*bounded)++;
+      if (sscanf (f[1], "bytes=%" G_GUINT64_FORMAT "-", &first) == 1)
+        lowest_bounded = MIN (lowest_bounded, first);
+    }
+  }
+  *conns = g_hash_table_size (seen);
+  return requests;
+}
+
+/* The most connections a bwss-stats of @r said it read over. */
+static guint
+most_connections (const Result *r)
+{
+  guint most = 0;
+  for (GList *l = r->stats; l; l = l->next) {
+    guint n = 0;
+    fail_unless (gst_structure_get_uint (l->data, "connections", &n), "no connections in bwss-stats");
+    most = MAX (most, n);
+  }
+  return most;
+}
+
+/* A source of @kind/TOKEN read over @connections with @striping, a 1-Mbit/s
+ * stream (chunks of the floor, 16 kB: 92 of them), statistics every 10 ms;
+ * *@path the path it reads. */
+static GstElement *
+make_striped (const char *kind, const char *striping, guint connections, gchar **path)
+{
+  static guint serial;
+  *path = g_strdup_printf ("/%s/%d-%u", kind, (int) getpid (), ++serial);
+  GstElement *src = make_src (*path);
+  gst_util_set_object_arg (G_OBJECT (src), "striping", striping);
+  g_object_set (src, "connections", connections, "bitrate", (guint64) 1000000,
+                "stats-interval", (guint64) 10 * GST_MSECOND, NULL);
+  return src;
+}
+
 /* The gap between request @i and request @i + 1, seconds. */
 static double
 gap_s (GArray *times, guint i)
@@ -416,7 +668,8 @@ gap_s (GArray *times, guint i)
 
 /* The properties bwsshttpsrc has beyond souphttpsrc's. */
 static const char *const bwss_only[] = {
-  "priority", "weight", "min-rate", "rate-headroom", "bitrate", "stats-interval", "stats", NULL
+  "priority", "weight", "min-rate", "rate-headroom", "bitrate", "stats-interval", "stats",
+  "connections", "striping", NULL
 };
 
 /* Flags that make a property what it is (not the static-strings hints). */
@@ -664,6 +917,159 @@ GST_START_TEST (test_resume_after_drop)
   fail_unless_equals_uint64 (r.bytes, BODY_SIZE);
   g_autofree char *want = digest_of (body, BODY_SIZE);
   fail_unless_equals_string (g_checksum_get_string (r.sum), want);
+  result_clear (&r);
+}
+GST_END_TEST;
+
+/* ---- reading over n connections ---- */
+
+/* Forced over three connections: every byte once, in order, to EOS; the
+ * server saw a connection for the first request and three more for the
+ * chunks, each a bounded range. */
+GST_START_TEST (test_striped_identical)
+{
+  Result r;
+  g_autofree char *path = NULL;
+  run (make_striped ("striped", "always", 3, &path), 0, &r);
+  fail_unless (r.error == NULL);
+  fail_unless_equals_uint64 (r.bytes, BODY_SIZE);
+  g_autofree char *want = digest_of (body, BODY_SIZE);
+  fail_unless_equals_string (g_checksum_get_string (r.sum), want);
+  guint conns, bounded;
+  guint requests = request_summary (path, &conns, &bounded);
+  fail_unless (conns == 4, "%u connections for %u requests", conns, requests);
+  /* the first request reads the chunks' bytes before the stripes start */
+  fail_unless (bounded >= 2 * 3 && bounded <= BODY_SIZE / STRIPE_FLOOR + 1, "%u ranges", bounded);
+  /* the hand-over: the chunks start a window (2n chunks) past the byte the
+   * open request had reached, and it reads on to there */
+  fail_unless (lowest_bounded >= 2 * 3 * STRIPE_FLOOR && lowest_bounded < BODY_SIZE / 2,
+               "the first range from %" G_GUINT64_FORMAT, lowest_bounded);
+  fail_unless_equals_int (most_connections (&r), 3);
+  result_clear (&r);
+}
+GST_END_TEST;
+
+/* The default (auto) with no loop in COMPETE, and "never": one connection. */
+GST_START_TEST (test_striped_only_when_asked)
+{
+  static const char *policies[] = { "auto", "never" };
+  for (guint i = 0; i < G_N_ELEMENTS (policies); i++) {
+    Result r;
+    g_autofree char *path = NULL;
+    run (make_striped ("striped", policies[i], 3, &path), 0, &r);
+    fail_unless (r.error == NULL);
+    fail_unless_equals_uint64 (r.bytes, BODY_SIZE);
+    guint conns, bounded;
+    guint requests = request_summary (path, &conns, &bounded);
+    fail_unless (requests == 1 && conns == 1 && bounded == 0, "%s: %u requests, %u connections",
+                 policies[i], requests, conns);
+    fail_unless_equals_int (most_connections (&r), 1);
+    result_clear (&r);
+  }
+}
+GST_END_TEST;
+
+/* A server that answers every request with the whole body and says nothing
+ * of ranges: one connection, the same bytes. */
+GST_START_TEST (test_striped_no_ranges)
+{
+  Result r;
+  g_autofree char *path = NULL;
+  run (make_striped ("whole", "always", 3, &path), 0, &r);
+  fail_unless (r.error == NULL);
+  fail_unless_equals_uint64 (r.bytes, BODY_SIZE);
+  g_autofree char *want = digest_of (body, BODY_SIZE);
+  fail_unless_equals_string (g_checksum_get_string (r.sum), want);
+  guint conns, bounded;
+  guint requests = request_summary (path, &conns, &bounded);
+  fail_unless (requests == 1 && conns == 1 && bounded == 0, "%u requests, %u connections", requests, conns);
+  fail_unless_equals_int (most_connections (&r), 1);
+  result_clear (&r);
+}
+GST_END_TEST;
+
+/* One stripe's connection cut in the middle of its chunk: asked again from
+ * the byte it got to, the output the same bytes. */
+GST_START_TEST (test_striped_cut)
+{
+  Result r;
+  g_autofree char *path = NULL;
+  run (make_striped ("cutstripe", "always", 3, &path), 0, &r);
+  fail_unless (r.error == NULL);
+  fail_unless_equals_uint64 (r.bytes, BODY_SIZE);
+  g_autofree char *want = digest_of (body, BODY_SIZE);
+  fail_unless_equals_string (g_checksum_get_string (r.sum), want);
+  guint conns, bounded;
+  request_summary (path, &conns, &bounded);
+  /* the cut connection's successor is a fifth */
+  fail_unless (conns == 5, "%u connections", conns);
+  result_clear (&r);
+}
+GST_END_TEST;
+
+/* Counts the bytes the source pushed; past half the body, striping goes to
+ * "never" (once). */
+static GstPadProbeReturn
+narrow_halfway (GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+  GstElement *src = data;
+  gsize *pushed = g_object_get_data (G_OBJECT (src), "pushed");
+  *pushed += gst_buffer_get_size (GST_PAD_PROBE_INFO_BUFFER (info));
+  if (*pushed > BODY_SIZE / 2 && !g_object_get_data (G_OBJECT (src), "narrowed")) {
+    g_object_set_data (G_OBJECT (src), "narrowed", GINT_TO_POINTER (1));
+    gst_util_set_object_arg (G_OBJECT (src), "striping", "never");
+  }
+  return GST_PAD_PROBE_OK;
+}
+
+/* Back to one connection in the middle of the stream: the chunks asked for
+ * finish, one request reads on from the next byte with an open range, the
+ * output the same bytes; the statistics say 3, then 1. */
+GST_START_TEST (test_striped_narrow)
+{
+  Result r;
+  g_autofree char *path = NULL;
+  GstElement *src = make_striped ("striped", "always", 3, &path);
+  gsize pushed = 0;
+  g_object_set_data (G_OBJECT (src), "pushed", &pushed);
+  GstPad *pad = gst_element_get_static_pad (src, "src");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, narrow_halfway, src, NULL);
+  gst_object_unref (pad);
+  run (src, 0, &r);
+  fail_unless (r.error == NULL);
+  fail_unless_equals_uint64 (r.bytes, BODY_SIZE);
+  g_autofree char *want = digest_of (body, BODY_SIZE);
+  fail_unless_equals_string (g_checksum_get_string (r.sum), want);
+  /* the last request: an open range from past the middle */
+  g_autofree char *log_path = g_strdup_printf ("/log%s", path);
+  g_autofree char *text = ask_server (log_path);
+  g_auto (GStrv) lines = g_strsplit (g_strstrip (text), "\n", -1);
+  const char *last = lines[g_strv_length (lines) - 1];
+  guint64 from = 0;
+  fail_unless (sscanf (last, "%*s bytes=%" G_GUINT64_FORMAT "-", &from) == 1 && last[strlen (last) - 1] == '-',
+               "last request: %s", last);
+  fail_unless (from > BODY_SIZE / 2 && from < BODY_SIZE, "read on from %" G_GUINT64_FORMAT, from);
+  fail_unless_equals_int (most_connections (&r), 3);
+  guint n = 0;
+  fail_unless (gst_structure_get_uint (g_list_last (r.stats)->data, "connections", &n));
+  fail_unless_equals_int (n, 1);
+  result_clear (&r);
+}
+GST_END_TEST;
+
+/* A flushing seek while reading over three connections: the bytes from the
+ * target, every one once, to EOS. */
+GST_START_TEST (test_striped_seek)
+{
+  Result r;
+  const gint64 at = 777777;
+  g_autofree char *path = NULL;
+  run (make_striped ("striped", "always", 3, &path), at, &r);
+  fail_unless (r.error == NULL);
+  fail_unless_equals_uint64 (r.bytes, BODY_SIZE - at);
+  g_autofree char *want = digest_of (body + at, BODY_SIZE - at);
+  fail_unless_equals_string (g_checksum_get_string (r.sum), want);
+  fail_unless_equals_int (most_connections (&r), 3);
   result_clear (&r);
 }
 GST_END_TEST;
@@ -1828,6 +2234,12 @@ bwsshttpsrc_suite (void)
   tcase_add_test (tc, test_byte_identical);
   tcase_add_test (tc, test_seek);
   tcase_add_test (tc, test_resume_after_drop);
+  tcase_add_test (tc, test_striped_identical);
+  tcase_add_test (tc, test_striped_only_when_asked);
+  tcase_add_test (tc, test_striped_no_ranges);
+  tcase_add_test (tc, test_striped_cut);
+  tcase_add_test (tc, test_striped_seek);
+  tcase_add_test (tc, test_striped_narrow);
   tcase_add_test (tc, test_redirects);
   tcase_add_test (tc, test_errors_and_auth);
   tcase_add_test (tc, test_size_and_live);

@@ -47,11 +47,14 @@ def percentile(values, q):
     return v[min(len(v) - 1, int(q * len(v)))]
 
 
-def load_samples(sc, out_dir, t0):
+def load_samples(sc, out_dir, t0, sockets=None):
     """Reads samples.txt: per-second kbit/s per flow, the video's arrivals,
     every flow's queueing delay samples, the domain's per-second σ and
     queue, and the sockets (connections) seen per flow.  With hosts=2 the
-    second machine's recorder (samples-host2.txt) is read the same way."""
+    second machine's recorder (samples-host2.txt) is read the same way.
+    A flow over several connections (a download's byte ranges, the video
+    read as ranges over a few) is the sum of its sockets in every figure;
+    with a dict @sockets, also {flow: {second: the sockets that moved}}."""
     names = Names(sc)
     dur = int(sc.duration)
     rate = {n: [0.0] * dur for n in names.names()}
@@ -93,6 +96,8 @@ def load_samples(sc, out_dir, t0):
             continue
         moved[name].append(t)
         sec = int(t)
+        if sockets is not None:
+            sockets.setdefault(name, {}).setdefault(sec, set()).add(key)
         if 0 <= sec < dur:
             rate[name][sec] += delta * 8 / 1000.0
             if rtt_us > 0:
@@ -103,6 +108,56 @@ def load_samples(sc, out_dir, t0):
     conns = {n: sum(1 for (r, ino) in last if ino != "0" and names.by_addr[r.rsplit(":", 1)[0]][0] == n)
              for n in names.names()}
     return rate, qdelay, video_trace, sigma, ctl_queue, conns, moved
+
+
+def video_connections(by_second, sc, skip, series=None):
+    """How the video used its connections from skip on (by_second: the
+    seconds' sets of sockets that moved, load_samples' @sockets of the
+    video): the sockets seen, the most that moved in one second, and the
+    seconds in which more than one moved (the element reading ranges over
+    several); with the video's per-second kbit/s (series), the seconds at
+    its minimum (video_at_min's bound) among those with more than one
+    connection moving and among the others, [at the minimum, seconds]."""
+    idx = range(skip, int(sc.duration))
+    secs = [by_second.get(s, set()) for s in idx] if by_second else []
+    out = {"sockets": len(set().union(*secs)) if secs else 0,
+           "most_at_once": max((len(x) for x in secs), default=0),
+           "seconds_over_one": sum(1 for x in secs if len(x) > 1)}
+    if series is not None:
+        many = [s for s in idx if len((by_second or {}).get(s, ())) > 1]
+        one = [s for s in idx if s not in many]
+        met = lambda ss: [sum(1 for s in ss if series[s] >= AT_MIN * sc.video_min_kbps), len(ss)]  # noqa: E731
+        out["at_min_over_one"], out["at_min_one"] = met(many), met(one)
+    return out
+
+
+def video_requests(out_dir, t0):
+    """What the video's client asked the video source (video-server.log:
+    "<monotonic s> <port> <method> <A-B|-> <status>" a request): plain
+    GETs, answered ranges, refused requests, the client ports that took
+    ranges, and when the first range came (s after t0); None without the
+    log (a run before the source logged, an HLS or progressive video)."""
+    try:
+        lines = open(os.path.join(out_dir, "video-server.log")).read().splitlines()
+    except OSError:
+        return None
+    out = {"plain": 0, "ranges": 0, "refused": 0, "range_ports": 0, "first_range_s": None}
+    ports = set()
+    for line in lines:
+        f = line.split()
+        if len(f) != 5 or not f[0][:1].isdigit():
+            continue
+        if f[4] == "206":
+            out["ranges"] += 1
+            ports.add(f[1])
+            if out["first_range_s"] is None:
+                out["first_range_s"] = round(float(f[0]) - t0, 2)
+        elif f[4] == "200" and f[2] == "GET":
+            out["plain"] += 1
+        elif f[4] not in ("200", "206"):
+            out["refused"] += 1
+    out["range_ports"] = len(ports)
+    return out
 
 
 def load_quic(sc, out_dir, t0):
@@ -472,7 +527,9 @@ def host2_window_summary(sc, rate, qdelay, skip):
 def analyse(sc, mode, out_dir, build_dir):
     """Analyses the run in out_dir; writes series.csv and summary.json."""
     run = json.load(open(os.path.join(out_dir, "run.json")))
-    rate, qdelay, video_trace, sigma, ctl_queue, conns, moved = load_samples(sc, out_dir, run["t0_monotonic"])
+    sockets = {}
+    rate, qdelay, video_trace, sigma, ctl_queue, conns, moved = load_samples(sc, out_dir, run["t0_monotonic"],
+                                                                             sockets=sockets)
     if sc.quic:
         # the QUIC download: its client's own record (the recorders see TCP only)
         rate["quic"], moved["quic"] = load_quic(sc, out_dir, run["t0_monotonic"])
@@ -554,6 +611,10 @@ def analyse(sc, mode, out_dir, build_dir):
         summary["player"] = player_summary(out_dir)
     elif video is not None:
         summary["video_at_min"] = video_at_min(sc, video, skip)
+        summary["video_connections"] = video_connections(sockets.get("video"), sc, skip, video)
+        asked = video_requests(out_dir, run["t0_monotonic"])
+        if asked is not None:
+            summary["video_requests"] = asked
         summary.update(late_metric(sc, out_dir, video_trace, build_dir))
     shares = share_summary(sc.parameters(), [rate["bulk%d" % (i + 1)] for i in range(sc.bulk)])
     if shares is not None:

@@ -145,6 +145,7 @@ def run_once(sc, label, modes, build_dir, out_root, tries=TRIES, measure=measure
     measure(sc, mode, build_dir, out_dir) -> summary is one try; settle(say)
     runs before a retry (host.wait_quiet)."""
     results = []
+    rev = matrix.commit(build_dir)                   # the programs' tree, recorded in every summary
     for m in modes:
         out_dir = os.path.join(out_root, m)
 
@@ -157,7 +158,7 @@ def run_once(sc, label, modes, build_dir, out_root, tries=TRIES, measure=measure
             return s
         s = try_mode(m, tries, one_try, lambda k: keep_invalid_try(out_dir, k),
                      lambda text: print(text, flush=True), settle)
-        s["label"], s["doc"] = label, sc.doc
+        s["label"], s["doc"], s["commit"] = label, sc.doc, rev
         with open(os.path.join(out_dir, "summary.json"), "w") as f:
             json.dump(s, f, indent=2)
         results.append(s)
@@ -298,7 +299,7 @@ def cmd_lock(args):
     return rc if rc >= 0 else 128 - rc
 
 
-KEPT = ("label", "doc", "host", "noise", "took_s", "tries", "matrix")   # what analyse() does not make
+KEPT = ("label", "doc", "host", "noise", "took_s", "tries", "matrix", "commit")   # what analyse() does not make
 
 
 def cmd_reanalyse(args):

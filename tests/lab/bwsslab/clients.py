@@ -178,9 +178,13 @@ def client_cmd(sc, mode, build_dir, kind, i=0, out_dir=None):
         # the element: bwsshttpsrc registers itself; the baseline is
         # souphttpsrc, which it is drop-in for
         if bwss:
+            # striping and connections only when set: an element without
+            # them (before striping) refuses an unknown property
+            stripes = (["striping=" + sc.video_striping] if sc.video_striping else []) + (
+                ["connections=%d" % sc.video_connections] if sc.video_connections else [])
             return ["gst-launch-1.0", "-q", "bwsshttpsrc", "location=" + url,
                     "bitrate=%d" % (sc.video_kbps * 1000), "min-rate=%d" % (sc.video_min_kbps * 1000),
-                    "weight=%g" % sc.video_weight, "!", "fakesink", "sync=false"]
+                    "weight=%g" % sc.video_weight] + stripes + ["!", "fakesink", "sync=false"]
         return ["gst-launch-1.0", "-q", "souphttpsrc", "location=" + url, "!", "fakesink", "sync=false"]
     if mode == "bwss-adopt" and kind == "bulk":
         return base                                       # bwssd adopts it

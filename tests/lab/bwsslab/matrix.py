@@ -110,6 +110,9 @@ HH_LINK_KBPS = 8000
 HH_DURATION = 60               # s, a run; the neighbour-leaves cell runs HH_ONOFF_DURATION
 HH_ONOFF = "20-60"             # s: the neighbour's downloads run from 20 to 60 s ...
 HH_ONOFF_DURATION = 90         # ... of a 90-s run: 30 s after it to see the queue come back
+HH_VIDEO_CLIENT = "gst"        # the video's client: the element, the product's (bwsshttpsrc in mode bwss, its
+                               # striping at the element's default; souphttpsrc, one connection, in tcp: a
+                               # household without bwss), not curl under bwss-run
 # The issue's targets each cell is judged by (HOUSEHOLD_TARGETS' keys): beside an
 # elastic neighbour this machine keeps plain TCP's total with the video first;
 # beside inelastic UDP the queue stays short; beside a QUIC download the video
@@ -138,6 +141,7 @@ def household_cells():
         duration = HH_ONOFF_DURATION if any(x.startswith("host2_on=") for x in foreign) else HH_DURATION
         sets = ["link_kbps=%d" % HH_LINK_KBPS, "bottleneck=" + kind, "sender_cc=cubic",
                 "duration=%d" % duration, "video_kbps=%d" % video, "video_min_kbps=%d" % video,
+                "video_client=" + HH_VIDEO_CLIENT,
                 "bulk=2", "weights=1,1", "rtt_video=%d" % RTT_VIDEO,
                 "rtt_bulk=%s" % ",".join(str(r) for r in RTT_BULK), "cross_kbps=0"] + list(foreign)
         if qms is not None:

@@ -15,6 +15,8 @@ BWSS_MODES = ("bwss", "bwss-adopt", "bwss-paper")   # the modes in which BWSS ru
 # file that gives each its weight (by the server's address); the video
 # client registers itself as in mode bwss
 VIDEO_CLIENTS = ("curl", "gst")
+STRIPINGS = ("auto", "never", "always")   # bwsshttpsrc's striping: over several connections when
+MAX_VIDEO_CONNS = 8                        # ... and over how many at most (its connections)
 # how the adaptive scenarios' player application is written (bwss-lab-player
 # --pipeline): GStreamer's legacy player (hlsdemux) or playbin3 (hlsdemux2)
 PLAYERS = ("playbin", "playbin3", "uridecodebin", "uridecodebin3")
@@ -48,6 +50,9 @@ class Scenario:
     video_low_from: float = 0.0
     video_low_to: float = 0.0
     video_client: str = "curl"
+    video_striping: str = ""      # video_client=gst, bwss modes: bwsshttpsrc's striping (auto, never, always);
+                                  # "": the element's default
+    video_connections: int = 0    # ... its connections (1-8); 0: the element's default
     bulk: int = 2
     weights: Tuple[float, ...] = (1.0, 1.0)
     cross_kbps: float = 0.0
@@ -149,6 +154,9 @@ class Scenario:
             v = "video %s (min %s)" % (k(self.video_kbps), k(self.video_min_kbps))
             if self.video_low_kbps and self.video_low_to > self.video_low_from:
                 v += ", %s from %g s to %g s" % (k(self.video_low_kbps), self.video_low_from, self.video_low_to)
+            if self.video_striping or self.video_connections:
+                v += ", read by bwsshttpsrc with striping %s over %s connections" % (
+                    self.video_striping or "(default)", self.video_connections or "(default)")
             parts.append(v)
         if self.bulk:
             ws = [self.bulk_weight(i) for i in range(self.bulk)]
@@ -205,6 +213,13 @@ class Scenario:
             raise ScenarioError("--set: link_kbps and duration must be > 0")
         if self.video_client not in VIDEO_CLIENTS:
             raise ScenarioError("--set video_client: one of %s" % ", ".join(VIDEO_CLIENTS))
+        if self.video_striping not in ("",) + STRIPINGS:
+            raise ScenarioError("--set video_striping: one of %s" % ", ".join(STRIPINGS))
+        if not 0 <= self.video_connections <= MAX_VIDEO_CONNS:
+            raise ScenarioError("--set video_connections: 1 to %d (0: the element's default)" % MAX_VIDEO_CONNS)
+        if (self.video_striping or self.video_connections) and self.video_client != "gst":
+            raise ScenarioError("--set video_striping and video_connections are bwsshttpsrc's: they need "
+                                "video_client=gst")
         if not self.sender_cc or not all(c.isalnum() or c == "_" for c in self.sender_cc):
             raise ScenarioError("--set sender_cc: a congestion control's name (cubic, reno, bbr)")
         if self.adaptive and self.progressive:

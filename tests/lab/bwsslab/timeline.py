@@ -156,8 +156,9 @@ def run_mode(sc, mode, build_dir, out_dir):
             log = os.path.join(work, name + ".out")
             if ended[name].get("exit") not in (0, None) and os.path.exists(log):
                 shutil.copy(log, os.path.join(out_dir, "client-%s.log" % name))
-        if os.path.exists(os.path.join(work, "access.log")):
-            shutil.copy(os.path.join(work, "access.log"), os.path.join(out_dir, "access.log"))
+        for kept, name in (("access.log", "access.log"), ("video-server.out", "video-server.log")):
+            if os.path.exists(os.path.join(work, kept)):
+                shutil.copy(os.path.join(work, kept), os.path.join(out_dir, name))
         topology.down(quiet=True)
         for leftover in leftovers:
             if os.path.exists(leftover):
