@@ -2238,6 +2238,11 @@ test_trace_matrix_codel_lab (void)
                     r.sojourn_p95_ms, 100.0 * r.downloads / r.left, r.at_min_lab, r.counted,
                     o.drops, o.sojourn_p95_ms, 100.0 * o.downloads / o.left);
     drops[k] = r.drops;
+    CellResult e = run_cell_at (&cell, true, false, 3 * k);
+    g_test_message ("ticks +%u ms, before 6.16: the lab's receivers: %u drops, sojourn p95 %.0f "
+                    "ms, downloads' use %.1f %%, the video at >= 90 %% of its minimum %u of %u s",
+                    3 * k, e.drops, e.sojourn_p95_ms, 100.0 * e.downloads / e.left, e.at_min_lab,
+                    e.counted);
   }
   qsort (drops, CELL_RUNS_PACKETS, sizeof drops[0], cmp_unsigned);
   g_assert_cmpuint (drops[CELL_RUNS_PACKETS / 2], >=, DROPS_LAB_RX);
