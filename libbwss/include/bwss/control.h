@@ -148,11 +148,6 @@ struct BwssParams {
   uint64_t own_queue_us;        /* a flow whose RTT exceeds the link's queue by this
                                  * holds a queue of its own (fq_codel), µs ... */
   uint64_t own_queue_memory_us; /* ... the link's queue being its largest over this, µs */
-  double   deficit_jitter_segments; /* a queue's jitter delays this many of a flow's
-                                 * segments past a decision's window: a minimum is
-                                 * judged over at least this many over α of them too,
-                                 * and a deficit met there is the jitter's (regime
-                                 * "jitter", capacity-full.c); >= 0, 0 = never */
   /* the delay loop beside traffic it does not control (capacity-compete.c) */
   uint64_t compete_detect_us;   /* the detector's memory: its score's time constant, µs */
   double   compete_enter;       /* COMPETE once the score (the share of time the queue

@@ -45,19 +45,6 @@
  * raise goes blind into losses the video shares, and loss_raise bounds it
  * for loss_memory_us).
  *
- * Regime "jitter", a state of TRACK (entry and exit: capacity_act_deficit
- * and decide).  At 960 kbit/s behind CoDel a decision's window carries ~20
- * of a 432-kbit/s video's segments, and the downloads' paced reads reach
- * the link as bursts of their window (3-4 segments, 38-50 ms): one ahead of
- * the video's last segments of a window delays two past its end, and the
- * video reads 10 % short — twice α — while it meets its minimum over a
- * second.  Such a deficit (every minimum in it met over deficit_jitter_
- * segments / α of its segments: rate_settled_bps) enters the regime: σ
- * comes down as for any deficit (the video's share this decision), but the
- * link seen busy is all it learns — no bound on the raises, which a
- * deficit the link makes sets for loss_memory_us.  It ends at a decision
- * without a deficit or with one the settled rate confirms.
-
  * "loss" brings σ back to U once the drops,
  * not the windows, hold the flows (a flow that moves less than a window per
  * RTT) — the paper's throughput rule, so the windows bind again.  A flow
@@ -80,15 +67,6 @@ capacity_rule_deficit (const BwssCapacity *c, const CapacityCounts *k)
   bool busy = link_busy (c, k) || k->short_lost > 0;
   bool evidence = k->deficit_own > 0.0 || (k->deficit > 0.0 && k->q >= 0.0 && busy);
   return evidence && c->sigma_bps > k->u && k->u > k->minima;
-}
-
-/* Regime "jitter": this decision's deficit is the shared queue's evidence
- * alone, and every minimum in it is met over enough of its segments
- * (rate_settled_bps): a queue's jitter made it. */
-bool
-capacity_deficit_jitter (const CapacityCounts *k)
-{
-  return k->deficit_own <= 0.0 && k->deficit_jitter >= k->deficit;
 }
 
 /* Returns true if this decision finds σ above what the link gives: the link
@@ -139,16 +117,8 @@ capacity_act_deficit (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
    * no bound on the raises then (fq_codel 8M, downloads 91 → 95 % of what
    * the video leaves); without it a raise goes blind into losses the video
    * shares */
-  /* regime "jitter": a deficit the minimum's settled rate does not confirm
-   * says nothing of the link's rate, and the raises keep their ramp */
-  if (capacity_deficit_jitter (k)) {
-    if (!c->jitter_since_us)
-      c->jitter_since_us = now;
-  } else {
-    c->jitter_since_us = 0;
-    if (k->deficit_own <= 0.0)
-      c->last_loss_us = now;
-  }
+  if (k->deficit_own <= 0.0)
+    c->last_loss_us = now;
   c->loss_votes = 0;
   return RULE_DEFICIT;
 }

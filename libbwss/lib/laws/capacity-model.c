@@ -262,11 +262,6 @@ count_flow (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
    * lately (longer, its source sends less); its own evidence apart */
   if (counts)
     k->deficit += f->min_rate_bps - f->rate_bps;
-  /* ... and of it what a queue's jitter alone makes: the minimum met over
-   * enough of its segments (rate_settled_bps) */
-  if (counts && !held && f->rate_settled_bps >= 0.0
-      && !bwss__below_minimum (f->rate_settled_bps, f->min_rate_bps, p->alpha))
-    k->deficit_jitter += f->min_rate_bps - f->rate_bps;
   if (held)
     k->deficit_own += f->min_rate_bps - f->rate_bps;
   if (counts && f->lost)

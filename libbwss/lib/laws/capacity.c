@@ -56,10 +56,6 @@
  * |           |                              |                                             | doubles while the queue stays empty         |
  * | hold      |                              | otherwise                                   | —                                           |
  *
- * Regime "jitter", a state of TRACK (capacity-full.c): a deficit only a
- * queue's jitter makes (the minimum met over enough of its segments) cuts
- * σ but sets no bound on the raises.
-
  * Regime "moving", a state of TRACK (entry and exit: update_moving): a link
  * whose rate moves faster than the loop settles, as a Wi-Fi station's — the
  * link seen busy dipped and came back within a few seconds.  There the
@@ -134,7 +130,6 @@ bwss__capacity_init (BwssCapacity *c)
   c->phase_since_us = 0;
   c->next_decision_us = 0;
   c->last_decision_us = 0;
-  c->jitter_since_us = 0;
   c->round_gap_us = 0;
   c->prev_queue_us = -1.0;
   memset (c->u_hist, 0, sizeof c->u_hist);
@@ -446,7 +441,6 @@ decide (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts
   c->drain_until_us = 0;   /* any other verdict ends a drain */
   if (capacity_rule_deficit (c, k))
     return capacity_act_deficit (c, now, k);
-  c->jitter_since_us = 0;  /* regime "jitter" ends at a decision without a deficit */
   if (capacity_rule_loss (c, p))
     return capacity_act_loss (c, p, now, k);
   if (rule_raise (k))

@@ -33,9 +33,6 @@ typedef struct {
                         * link may be what denies */
   double deficit_own;  /* ... of those with a queue of their own: minima the link
                         * denies (their own evidence) */
-  double deficit_jitter; /* ... of those that met their minimum over enough of its
-                        * segments (rate_settled_bps): a queue's jitter, not the
-                        * link (regime "jitter", capacity-full.c) */
   size_t short_lost;   /* flows counted in the deficit that lost segments */
   double band;         /* half the dead zone around q_t, µs */
   double u_link;       /* U over link_window_us at least: the link's rate for us */
@@ -128,7 +125,6 @@ capacity_note_busy (BwssCapacity *c, uint64_t now, double busy)
 /* capacity-full.c: rules "deficit" and "loss" (predicate, action), and the
  * vote every decision casts for "loss". */
 bool capacity_rule_deficit (const BwssCapacity *c, const CapacityCounts *k);
-bool capacity_deficit_jitter (const CapacityCounts *k);
 int  capacity_act_deficit (BwssCapacity *c, uint64_t now, const CapacityCounts *k);
 bool capacity_rule_loss (const BwssCapacity *c, const BwssParams *p);
 int  capacity_act_loss (BwssCapacity *c, const BwssParams *p, uint64_t now,

@@ -654,22 +654,6 @@ capacity_view (BwssController *c, uint64_t now_us, uint64_t window_us)
     uint32_t mss = f->mss ? f->mss : c->p.default_mss;
     double bytes;
     bwss__estimator_window (&f->fcs.est, window_us, &v->rate_bps, &bytes);
-    /* a minimum over enough of its segments that a queue's jitter of
-     * deficit_jitter_segments is within α of it (the meter's history at
-     * most); only for a minimum that moves so few over the link's window
-     * (a slow link's video): a faster one's decisions carry enough, and its
-     * deficit is the link's (unknown: -1) */
-    v->rate_settled_bps = v->rate_bps;
-    if (f->min_bps > 0.0 && c->p.deficit_jitter_segments > 0.0) {
-      double settle_us = c->p.deficit_jitter_segments / c->p.alpha * 8.0 * mss / f->min_bps * 1e6;
-      if (settle_us <= (double) c->p.link_window_us)
-        v->rate_settled_bps = -1.0;
-      else if (settle_us > (double) window_us) {
-        double bytes_settled;
-        bwss__estimator_window (&f->fcs.est, (uint64_t) settle_us, &v->rate_settled_bps,
-                                &bytes_settled);
-      }
-    }
     v->target_bps = f->fcs.state == BWSS_FCS_RELEASED ? 0.0 : f->target_bps;
     /* a minimum that came back within the window is a request ramping up:
      * its rate over the window still holds the idle time before it, no

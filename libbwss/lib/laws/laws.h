@@ -248,9 +248,6 @@ uint32_t bwss__base_rtt_get (const BwssBaseRtt *b);
 /* What the delay loop sees of one flow over the last decision interval. */
 typedef struct {
   double   rate_bps;      /* mean rate over the interval, negative if unknown */
-  double   rate_settled_bps; /* a flow with a minimum: its mean over the interval or
-                           * longer, over enough of its minimum's segments that a
-                           * queue's jitter is within α (deficit_jitter_segments) */
   double   target_bps;    /* T_i allocated (0 while released) */
   double   min_rate_bps;  /* m_i */
   uint32_t rtt_us;        /* receiver RTT now, 0 unknown */
@@ -299,8 +296,6 @@ typedef struct {
   double    raise_boost;      /* multiplies the raise while the queue stays empty */
   uint64_t  last_loss_us;     /* the last decision of rule "loss", 0 = never */
   uint32_t  loss_votes;       /* decisions in a row that found σ above the link */
-  uint64_t  jitter_since_us;  /* regime "jitter": since when the deficits have been a
-                               * queue's jitter (capacity-full.c); 0 = not in it */
   uint32_t  changes;          /* count of σ changes, for statistics */
   uint32_t  last_rule;        /* the rule of the last decision (capacity.c) */
   /* beside traffic the loop does not control (capacity-compete.c) */

@@ -168,13 +168,6 @@
                                         * catches up when the queue drains: its
                                         * reserve stays); longer, its source sends less
                                         * (Fig. 5c: what it leaves goes to the others) */
-#define DEFAULT_DEFICIT_JITTER_SEGMENTS 2.0 /* behind CoDel at 960 kbit/s the
-                                        * downloads' paced reads arrive as bursts of
-                                        * their window (3-4 segments, 38-50 ms of the
-                                        * link): one ahead of the video's last segments
-                                        * of a decision delays two past its end, 10 %
-                                        * of the ~20 a 432-kbit/s minimum moves in a
-                                        * decision, twice α (docs/lab-results.md) */
 #define DEFAULT_OWN_QUEUE_US     2000  /* a flow's own queue: its RTT excess over the
                                         * link's (the smallest) by 2 ms or more.  Under
                                         * fq_codel a flow that sends more than its fair
@@ -319,7 +312,6 @@ bwss_params_init_for (BwssParams *p, BwssLoop loop)
   p->reserve_hold_us = DEFAULT_RESERVE_HOLD_US;
   p->own_queue_us = DEFAULT_OWN_QUEUE_US;
   p->own_queue_memory_us = DEFAULT_OWN_QUEUE_MEMORY_US;
-  p->deficit_jitter_segments = DEFAULT_DEFICIT_JITTER_SEGMENTS;
   p->link_window_us = DEFAULT_LINK_WINDOW_US;
   p->probe_wait_us = DEFAULT_PROBE_WAIT_US;
   p->probe_wait_max_us = DEFAULT_PROBE_WAIT_MAX_US;
@@ -443,8 +435,6 @@ bwss_params_validate (const BwssParams *p, const char **field)
   CHECK (p->link_window_us <= MAX_US, "link_window_us");
   CHECK (p->own_queue_us <= MAX_US, "own_queue_us");
   CHECK (p->own_queue_memory_us <= MAX_US, "own_queue_memory_us");
-  CHECK (isfinite (p->deficit_jitter_segments) && p->deficit_jitter_segments >= 0.0
-         && p->deficit_jitter_segments <= 1000.0, "deficit_jitter_segments");
   CHECK (p->compete_detect_us >= 1000 && p->compete_detect_us <= MAX_US, "compete_detect_us");
   CHECK (isfinite (p->compete_enter) && p->compete_enter > 0.0 && p->compete_enter <= 1.0,
          "compete_enter");
