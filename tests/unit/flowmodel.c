@@ -749,7 +749,7 @@ step_packets (Model *m, const bool *cwnd_limited, const double *arriving)
   double dt = m->dt_s, c = m->capacity_bps, end = m->now_s + dt;
   double got[MODEL_MAX_FLOWS + 1] = { 0.0 };
   double wait[MODEL_MAX_FLOWS];
-  bool waited[MODEL_MAX_FLOWS] = { false };
+  bool waited[MODEL_MAX_FLOWS] = { false }, arrived[MODEL_MAX_FLOWS] = { false };
   m->dropped_bits = 0.0;
   fifo_arrive (m, m->n, m->cross_bps * dt);
   for (size_t i = 0; i < m->n; i++)
@@ -758,6 +758,11 @@ step_packets (Model *m, const bool *cwnd_limited, const double *arriving)
     if (m->in_service.bits > 0.0) {
       if (m->link_free_s > end)
         break;
+      uint32_t fl = m->in_service.flow;
+      if (fl < m->n && m->f[fl].shim_paced && !arrived[fl]) {
+        wait[fl] = m->in_service.wait_s;   /* a burst's RTT sample: its first segment's */
+        waited[fl] = arrived[fl] = true;
+      }
       got[m->in_service.flow] += m->in_service.bits;
       m->in_service.bits = 0.0;
     }
@@ -765,8 +770,9 @@ step_packets (Model *m, const bool *cwnd_limited, const double *arriving)
     ModelPacket p;
     if (m->fifo_n == 0 || start >= end || !codel_dequeue (m, start, &p))
       break;
-    if (p.flow < m->n && !(waited[p.flow] && m->f[p.flow].shim_paced)) {
-      wait[p.flow] = start - p.enq_s;   /* a burst's RTT sample: its first segment's */
+    p.wait_s = start - p.enq_s;
+    if (p.flow < m->n && !m->f[p.flow].shim_paced) {
+      wait[p.flow] = p.wait_s;
       waited[p.flow] = true;
     }
     unsigned bin = (unsigned) ((start - p.enq_s) * 1e3);

@@ -174,6 +174,7 @@ typedef struct {
   uint32_t flow;            /* its flow, or the model's n for the cross traffic */
   double   bits;
   double   enq_s;
+  double   wait_s;          /* what it waited there, once taken to send */
 } ModelPacket;
 
 #define MODEL_FIFO_PACKETS 4096
