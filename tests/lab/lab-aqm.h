@@ -22,6 +22,7 @@ typedef struct LabPkt {
   uint32_t frame_len;     /* bytes to write to the TUN (vnet header included) */
   uint32_t hash;          /* 5-tuple hash (FQ-CoDel) */
   uint8_t  cls;           /* 0: the priority class (ideal router), 1: the rest */
+  uint32_t src;           /* IPv4 source address, network order (0: not IPv4) */
   uint8_t *data;
 } LabPkt;
 

@@ -45,6 +45,20 @@ sec_reserve (Link *l, long s)
   return true;
 }
 
+/* The slot counting source @src (the last one: every source beyond
+ * LINK_SOURCES). */
+static size_t
+src_slot (Link *l, uint32_t src)
+{
+  for (size_t i = 0; i < l->n_src; i++)
+    if (l->src_addr[i] == src)
+      return i;
+  if (l->n_src == LINK_SOURCES)
+    return LINK_SOURCES;
+  l->src_addr[l->n_src] = src;
+  return l->n_src++;
+}
+
 static void
 on_drop (void *ctx, LabPkt *p, AqmDropWhy why)
 {
@@ -54,8 +68,16 @@ on_drop (void *ctx, LabPkt *p, AqmDropWhy why)
   else
     l->drops_limit++;
   long s = sec_index (l, clock_ns);
-  if (sec_reserve (l, s))
+  if (sec_reserve (l, s)) {
     l->sec_drops[s]++;
+    l->src_drops[src_slot (l, p->src)]++;
+    if (l->drop_log && l->n_drop_log < LINK_DROP_LOG) {
+      uint64_t sojourn = clock_ns > p->enq_ns ? clock_ns - p->enq_ns : 0;
+      l->drop_log[l->n_drop_log++] = (LinkDrop) {
+        .t_ns = clock_ns - l->t0_ns, .src = p->src, .sojourn_us = (uint32_t) (sojourn / 1000),
+        .backlog = l->cls[l->n_cls == 2 ? p->cls : 0].backlog_pkts, .len = p->len };
+    }
+  }
   free (p->data);
   free (p);
 }
@@ -79,7 +101,8 @@ link_init (Link *l, const AqmConfig *cfg, double rate_bps, LinkRatePoint *trace,
   l->write = write;
   l->ctx = ctx;
   l->sojourn = calloc (LINK_SOJOURN_BINS + 1, sizeof *l->sojourn);
-  if (l->sojourn == NULL)
+  l->drop_log = malloc (LINK_DROP_LOG * sizeof *l->drop_log);
+  if (l->sojourn == NULL || l->drop_log == NULL)
     return false;
   for (int c = 0; c < l->n_cls; c++)
     if (!aqm_init (&l->cls[c], cfg, on_drop, l))
@@ -98,6 +121,7 @@ link_free (Link *l)
   }
   free (l->trace);
   free (l->sojourn);
+  free (l->drop_log);
   free (l->sec_bytes);
   free (l->sec_busy_ns);
   free (l->sec_drops);
@@ -249,8 +273,13 @@ link_arrive (Link *l, LabPkt *p, size_t hdr, uint64_t t_ns)
   p->len = (uint32_t) iplen + 14;
   p->hash = aqm_flow_hash (ip, iplen, HASH_SEED);
   p->cls = 1;
-  if (l->n_cls == 2 && iplen >= 20 && (ip[0] >> 4) == 4 && memcmp (ip + 12, &l->prio_addr, 4) == 0)
+  p->src = 0;
+  if (iplen >= 20 && (ip[0] >> 4) == 4)
+    memcpy (&p->src, ip + 12, 4);
+  if (l->n_cls == 2 && p->src != 0 && p->src == l->prio_addr)
     p->cls = 0;
+  if (sec_index (l, t_ns) >= 0)
+    l->src_packets[src_slot (l, p->src)]++;
   clock_ns = t_ns;
   aqm_enqueue (&l->cls[l->n_cls == 2 ? p->cls : 0], p, t_ns);
   if (l->on_wire == NULL)
@@ -356,5 +385,23 @@ link_write_stats (const Link *l, FILE *f)
   series (f, "drops", l, n, v_drops);
   fprintf (f, ", ");
   series (f, "sojourn_ms", l, n, v_sojourn);
-  fprintf (f, "}");
+  fprintf (f, "}, \"sources\": [");
+  for (size_t i = 0; i < l->n_src; i++) {
+    const uint8_t *a = (const uint8_t *) &l->src_addr[i];
+    fprintf (f, "%s{\"addr\": \"%u.%u.%u.%u\", \"packets\": %llu, \"drops\": %llu}",
+             i ? ", " : "", a[0], a[1], a[2], a[3], (unsigned long long) l->src_packets[i],
+             (unsigned long long) l->src_drops[i]);
+  }
+  if (l->src_packets[LINK_SOURCES] || l->src_drops[LINK_SOURCES])
+    fprintf (f, ", {\"addr\": \"other\", \"packets\": %llu, \"drops\": %llu}",
+             (unsigned long long) l->src_packets[LINK_SOURCES],
+             (unsigned long long) l->src_drops[LINK_SOURCES]);
+  fprintf (f, "], \"drop_log\": [");
+  for (size_t k = 0; k < l->n_drop_log; k++) {
+    const LinkDrop *d = &l->drop_log[k];
+    const uint8_t *a = (const uint8_t *) &d->src;
+    fprintf (f, "%s[%.3f, \"%u.%u.%u.%u\", %.1f, %u, %u]", k ? ", " : "", (double) d->t_ns / 1e6,
+             a[0], a[1], a[2], a[3], d->sojourn_us / 1e3, d->backlog, d->len);
+  }
+  fprintf (f, "]");
 }

@@ -12,7 +12,10 @@
  * It measures itself: how late each departure was written against its
  * schedule, the queue's sojourn time, drops, and per second from the
  * trace's start the bytes written, the bytes the rate allowed and the time
- * the link was busy.
+ * the link was busy; per IPv4 source (a flow's server) the packets it
+ * brought and the drops, and each drop from the trace's start: when, whose,
+ * its sojourn and the packets left queued behind it (what a model's drops
+ * are set against).
  */
 #ifndef LAB_LINK_H
 #define LAB_LINK_H
@@ -22,6 +25,16 @@
 
 #define LINK_LATE_BINS    2000            /* 10 µs each: up to 20 ms */
 #define LINK_SOJOURN_BINS 100000          /* 100 µs each: up to 10 s */
+#define LINK_SOURCES      32              /* sources counted apart; the rest as one */
+#define LINK_DROP_LOG     65536           /* drops logged one by one */
+
+typedef struct {
+  uint64_t t_ns;                          /* from the trace's start */
+  uint32_t src;                           /* network order */
+  uint32_t sojourn_us;
+  uint32_t backlog;                       /* packets still queued in its class */
+  uint32_t len;                           /* bytes on the link */
+} LinkDrop;
 
 typedef struct {
   uint64_t t_ns;                          /* from the trace's start */
@@ -49,6 +62,11 @@ typedef struct {
   uint64_t       drops_limit, drops_codel;
   size_t         n_sec;                   /* per-second series from t0 */
   uint64_t      *sec_bytes, *sec_busy_ns, *sec_drops, *sec_sojourn_ns, *sec_sojourn_n;
+  uint32_t       src_addr[LINK_SOURCES + 1];  /* the last slot: every other source */
+  uint64_t       src_packets[LINK_SOURCES + 1], src_drops[LINK_SOURCES + 1];
+  size_t         n_src;
+  LinkDrop      *drop_log;                /* LINK_DROP_LOG of them, from t0 */
+  size_t         n_drop_log;
 } Link;
 
 /* A link of @kind queues (@cfg) at @rate_bps, or following @trace (owned by

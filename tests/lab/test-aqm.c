@@ -321,6 +321,75 @@ test_link_priority (void)
   link_free (&l);
 }
 
+/* A frame from source 10.77.2.@host. */
+static LabPkt *
+frame_from (uint8_t host)
+{
+  LabPkt *p = frame ();
+  memcpy (p->data + 12, (uint8_t[]) { 10, 77, 2, host }, 4);
+  return p;
+}
+
+/* What each source brought and lost, and each drop: 12 Mbit/s behind
+ * CoDel, source .11 sends a frame every 0.8 ms (a quarter over the link),
+ * source .12 one every 10 ms, for 400 ms from the trace's start. */
+static void
+test_link_sources (void)
+{
+  Wire w = { 0 };
+  AqmConfig c = aqm_defaults (AQM_CODEL);
+  Link l;
+  g_assert_true (link_init (&l, &c, 12e6, NULL, 0, 0, on_write, &w));
+  link_arrive (&l, frame_from (11), 0, MS);   /* before the start: not counted */
+  uint64_t t0 = 10 * MS;
+  link_start (&l, t0);
+  unsigned sent11 = 0, sent12 = 0;
+  for (uint64_t t = t0; t < t0 + 400 * MS; t += 200 * US) {
+    w.now = t;
+    link_service (&l, t);
+    if ((t - t0) % (800 * US) == 0) {
+      link_arrive (&l, frame_from (11), 0, t);
+      sent11++;
+    }
+    if ((t - t0) % (10 * MS) == 0) {
+      link_arrive (&l, frame_from (12), 0, t);
+      sent12++;
+    }
+  }
+  g_assert_cmpuint (l.n_src, ==, 2);
+  uint32_t a11, a12;
+  memcpy (&a11, (uint8_t[]) { 10, 77, 2, 11 }, 4);
+  memcpy (&a12, (uint8_t[]) { 10, 77, 2, 12 }, 4);
+  size_t i11 = l.src_addr[0] == a11 ? 0 : 1, i12 = 1 - i11;
+  g_assert_cmpuint (l.src_addr[i12], ==, a12);
+  g_assert_cmpuint (l.src_packets[i11], ==, sent11);
+  g_assert_cmpuint (l.src_packets[i12], ==, sent12);
+  g_assert_cmpuint (l.drops_codel, >, 0);
+  g_assert_cmpuint (l.src_drops[i11] + l.src_drops[i12], ==, l.drops_codel);
+  g_assert_cmpuint (l.n_drop_log, ==, l.drops_codel);
+  for (size_t k = 0; k < l.n_drop_log; k++) {
+    const LinkDrop *d = &l.drop_log[k];
+    g_assert_true (d->src == a11 || d->src == a12);
+    g_assert_cmpuint (d->sojourn_us, >=, 5000);    /* above CoDel's target */
+    g_assert_cmpuint (d->backlog, >=, 1);           /* more than an MTU was queued */
+    g_assert_cmpuint (d->len, ==, 1500);
+    g_assert_cmpuint (d->t_ns, >=, 100 * MS);       /* an interval above the target first */
+    g_assert_true (k == 0 || d->t_ns >= l.drop_log[k - 1].t_ns);
+  }
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream (&text, &len);
+  link_write_stats (&l, f);
+  fclose (f);
+  char *want = g_strdup_printf ("{\"addr\": \"10.77.2.12\", \"packets\": %u, \"drops\": %llu}",
+                                sent12, (unsigned long long) l.src_drops[i12]);
+  g_assert_nonnull (strstr (text, want));
+  g_assert_nonnull (strstr (text, "\"drop_log\": [["));
+  g_free (want);
+  free (text);
+  link_free (&l);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -335,5 +404,6 @@ main (int argc, char **argv)
   g_test_add_func ("/aqm/hash", test_hash);
   g_test_add_func ("/link/schedule", test_link_schedule);
   g_test_add_func ("/link/priority", test_link_priority);
+  g_test_add_func ("/link/sources", test_link_sources);
   return g_test_run ();
 }

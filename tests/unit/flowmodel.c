@@ -53,6 +53,7 @@ model_add (Model *m, double base_rtt_s)
   f->ssthresh_bytes = INFINITY;
   f->last_loss_s = -INFINITY;
   f->min_rtt_us = (uint32_t) ((base_rtt_s + model_queued_bits (m) / m->capacity_bps) * 1e6);
+  f->added_s = m->now_s;
   return m->n++;
 }
 
@@ -91,6 +92,84 @@ path_binds (const ModelFlow *f, double rate)
   return f->path_limit_bps > 0 && rate >= f->path_limit_bps;
 }
 
+/* The steps flow @f's data takes to the bottleneck (b_i/2), and its ACKs back. */
+static size_t
+half_rtt_steps (const Model *m, const ModelFlow *f)
+{
+  size_t lag = (size_t) llround (f->base_rtt_s / 2.0 / m->dt_s);
+  return lag < MODEL_PIPE_STEPS ? lag : MODEL_PIPE_STEPS - 1;
+}
+
+/* shim_reads: what paced flow @f sends now, bit/s — what the right edge its
+ * receiver offered b_i/2 ago lets it send beyond what it sent, at once,
+ * within its congestion window (in flight: sent, not received). */
+static double
+shim_sending_rate (const Model *m, ModelFlow *f, bool *cwnd_limited)
+{
+  size_t lag = half_rtt_steps (m, f);
+  double edge = m->step >= lag ? f->edge_pipe[(m->step - lag) % MODEL_PIPE_STEPS] : f->read_edge;
+  double room = edge - f->sent_bytes;
+  double cwnd_room = f->cwnd_bytes - (f->sent_bytes - (double) f->bytes);
+  double bytes = room < cwnd_room ? room : cwnd_room;
+  if (bytes < 0.0)
+    bytes = 0.0;
+  *cwnd_limited = cwnd_room < room;
+  f->read_bound = f->unread_bytes > 0.0;
+  f->source_bound = false;
+  double rate = bytes * 8.0 / m->dt_s;
+  if (f->source_bps > 0 && f->source_bps + f->source_backlog_bits / m->dt_s < rate) {
+    rate = f->source_bps + f->source_backlog_bits / m->dt_s;
+    f->source_bound = true;
+  }
+  if (f->path_limit_bps > 0 && f->path_limit_bps < rate)
+    rate = f->path_limit_bps;
+  return rate;
+}
+
+/* shim_reads: enters or leaves the shim's paced reads for @f (paced, a
+ * window of a segment or more): on entry nothing waits unread, no credit,
+ * and the right edge is what it received and its window. */
+static void
+shim_follow (Model *m, ModelFlow *f)
+{
+  bool paced = m->shim_reads && m->packets && f->read_bps > 0.0 && f->window_bytes >= MODEL_MSS;
+  if (paced && !f->shim_paced) {
+    f->unread_bytes = 0.0;
+    f->read_tokens = 0.0;
+    f->read_edge = (double) f->bytes + f->window_bytes;
+    f->ts_fresh = true;
+    f->seg_credit = 0.0;
+    for (size_t k = 0; k < MODEL_PIPE_STEPS; k++)
+      f->edge_pipe[k] = f->read_edge;
+  }
+  if (!paced)
+    f->unread_bytes = 0.0;
+  f->shim_paced = paced;
+}
+
+/* shim_reads: @f's receiver over one step — its credit grows at read_bps
+ * (at most MODEL_READ_BURST_SEGMENTS deep); once it covers a segment, a
+ * read takes all that waits; the right edge is what was read and the
+ * window, never taken back. */
+static void
+shim_read (Model *m, ModelFlow *f)
+{
+  if (!f->shim_paced)
+    return;
+  f->read_tokens += f->read_bps / 8.0 * m->dt_s;
+  if (f->read_tokens > MODEL_READ_BURST_SEGMENTS * MODEL_MSS)
+    f->read_tokens = MODEL_READ_BURST_SEGMENTS * MODEL_MSS;
+  if (f->unread_bytes >= 1.0 && f->read_tokens >= MODEL_MSS) {
+    f->read_tokens -= f->unread_bytes;
+    f->unread_bytes = 0.0;
+    f->ts_fresh = true;                   /* its window update: a new timestamp */
+  }
+  double edge = (double) f->bytes - f->unread_bytes + f->window_bytes;
+  if (edge > f->read_edge)
+    f->read_edge = edge;
+  f->edge_pipe[m->step % MODEL_PIPE_STEPS] = f->read_edge;
+}
+
 /* Returns the rate flow @f sends at now, bit/s, and whether its congestion
  * window is what limits it (in *cwnd_limited). */
 static double
@@ -127,6 +206,8 @@ sending_rate (const Model *m, ModelFlow *f, double q, bool *cwnd_limited)
     adv = syn - (double) f->bytes;
     offered = true;
   }
+  if (f->shim_paced && !offered)
+    return shim_sending_rate (m, f, cwnd_limited);
   if (adv < MODEL_MSS)
     adv *= m->sub_mss_yield;
   double w = f->cwnd_bytes < adv ? f->cwnd_bytes : adv;
@@ -168,7 +249,8 @@ lose (const Model *m, ModelFlow *f)
   if (now - f->last_loss_s < f->rtt_s)
     return;
   f->last_loss_s = now;
-  double in_flight = f->send_bps * f->rtt_s / (8.0 * MODEL_MSS);
+  double in_flight = f->shim_paced ? (f->sent_bytes - (double) f->bytes) / MODEL_MSS
+                                    : f->send_bps * f->rtt_s / (8.0 * MODEL_MSS);
   if (tail_probe && f->active && in_flight < TAIL_FLIGHT_SEGMENTS) {
     f->stall_until_s = now + 2.0 * f->rtt_s + RTO_MIN;
     f->stalls++;
@@ -249,16 +331,23 @@ grow (ModelFlow *f, double now, double acked_bytes, bool cwnd_limited)
  * the raise rule's side of its band (12.07 ms there).  The fluid cells
  * keep the floor (their bars were set with it). */
 static void
-sample_rtt (ModelFlow *f, double received_bits, bool latch, bool gaps, bool ticks)
+sample_rtt (ModelFlow *f, double received_bits, bool latch, bool gaps, bool ticks, bool spread)
 {
   f->seg_credit += received_bits / (8.0 * MODEL_MSS) / 2.0;
-  double rtt_s = f->rtt_s;
+  double rtt_s = f->rtt_s, spacing = 0.0;
   if (gaps && f->source_bound) {
     double packet = f->source_packet > 0 ? f->source_packet : MODEL_MSS;
-    rtt_s += 0.5 * 8.0 * packet / f->source_bps;   /* the sender's wait for data */
+    spacing = 8.0 * packet / f->source_bps;
+    if (!spread)
+      rtt_s += 0.5 * spacing;                     /* the sender's wait for data */
   }
   while (f->seg_credit >= 1.0) {
     f->seg_credit -= 1.0;
+    if (spread && spacing > 0.0) {
+      f->gap_phase += 0.7548776662466927;
+      f->gap_phase -= floor (f->gap_phase);
+      rtt_s = f->rtt_s + f->gap_phase * spacing;
+    }
     /* TCP timestamps tick in ms: the sample is the ticks between the echoed
      * stamp and now, ceil(d − u) for a segment u into its tick — d's floor
      * or ceiling, the ceiling a fraction frac(d) of the time.  Where each
@@ -292,7 +381,9 @@ send (Model *m, bool *cwnd_limited, double *arriving)
   for (size_t i = 0; i < m->n; i++) {
     ModelFlow *f = &m->f[i];
     double qi = m->fq ? f->queue_s : q;
+    shim_follow (m, f);
     f->send_bps = f->active ? sending_rate (m, f, qi, &cwnd_limited[i]) : 0.0;
+    f->sent_bytes += f->send_bps * dt / 8.0;
     if ((m->packets || m->source_buffer) && f->active && f->source_bps > 0) {
       /* the source writes at its rate into a large send buffer: what the
        * sender could not send yet waits there and leaves later */
@@ -301,9 +392,7 @@ send (Model *m, bool *cwnd_limited, double *arriving)
         f->source_backlog_bits = 0.0;
     }
     f->pipe[slot] = f->send_bps;
-    size_t lag = (size_t) llround (f->base_rtt_s / 2.0 / dt);
-    if (lag >= MODEL_PIPE_STEPS)
-      lag = MODEL_PIPE_STEPS - 1;
+    size_t lag = half_rtt_steps (m, f);
     double in = m->step >= lag ? f->pipe[(m->step - lag) % MODEL_PIPE_STEPS] : 0.0;
     arriving[i] = in * dt;
     total_in += arriving[i];
@@ -327,6 +416,8 @@ receive (Model *m, ModelFlow *f, double out, bool cwnd_limited)
   f->bits_frac += out;
   uint64_t whole = (uint64_t) (f->bits_frac / 8.0);
   f->bytes += whole;
+  if (f->shim_paced)
+    f->unread_bytes += (double) whole;
   f->bits_frac -= 8.0 * (double) whole;
   /* a data segment's RTT holds its frame's transmission at the bottleneck,
    * which the handshake's small segments (the base) do not: 12.6 ms at
@@ -334,9 +425,18 @@ receive (Model *m, ModelFlow *f, double out, bool cwnd_limited)
   f->rtt_s = f->base_rtt_s + f->queue_s
       + (m->packets ? 8.0 * (MODEL_MSS + MODEL_WIRE_HEADER) / m->capacity_bps : 0.0)
       + (path_binds (f, f->send_bps) ? f->path_delay_s : 0.0);
-  sample_rtt (f, sampled, m->rcv_rtt_latch, m->source_gaps, m->packets);
+  if (!f->shim_paced) {
+    sample_rtt (f, sampled, m->rcv_rtt_latch, m->source_gaps, m->packets, m->gap_spread);
+  } else if (f->ts_fresh && sampled > 0.0) {
+    /* every segment of the window a read reopened echoes that window
+     * update's timestamp: one sample, its first segment's */
+    f->seg_credit = 1.0;
+    sample_rtt (f, 0.0, m->rcv_rtt_latch, m->source_gaps, m->packets, m->gap_spread);
+    f->ts_fresh = false;
+  }
   if (f->active)
     grow (f, m->now_s, out / 8.0, cwnd_limited);
+  shim_read (m, f);
 }
 
 /* ---- fq_codel ---- */
@@ -420,6 +520,7 @@ drop_from (Model *m, size_t i, double bits)
     return;
   }
   m->f[i].queued_bits -= bits;
+  m->f[i].sent_bytes -= bits / 8.0;
   lose (m, &m->f[i]);
 }
 
@@ -512,7 +613,14 @@ fifo_drop (Model *m, const ModelPacket *p)
   m->dropped_bits += p->bits;
   m->codel_drops++;
   if (p->flow < m->n)
-    lose (m, &m->f[p->flow]);
+    m->f[p->flow].drops++;
+  else
+    m->cross_drops++;
+  if (p->flow < m->n) {
+    ModelFlow *f = &m->f[p->flow];
+    lose (m, f);
+    f->sent_bytes -= p->bits / 8.0;       /* not in flight: its window lets it send it again */
+  }
 }
 
 /* IP and TCP headers (timestamps) of a packet the lab's stage counts, bytes */
@@ -641,7 +749,7 @@ step_packets (Model *m, const bool *cwnd_limited, const double *arriving)
   double dt = m->dt_s, c = m->capacity_bps, end = m->now_s + dt;
   double got[MODEL_MAX_FLOWS + 1] = { 0.0 };
   double wait[MODEL_MAX_FLOWS];
-  bool waited[MODEL_MAX_FLOWS] = { false };
+  bool waited[MODEL_MAX_FLOWS] = { false }, arrived[MODEL_MAX_FLOWS] = { false };
   m->dropped_bits = 0.0;
   fifo_arrive (m, m->n, m->cross_bps * dt);
   for (size_t i = 0; i < m->n; i++)
@@ -650,6 +758,11 @@ step_packets (Model *m, const bool *cwnd_limited, const double *arriving)
     if (m->in_service.bits > 0.0) {
       if (m->link_free_s > end)
         break;
+      uint32_t fl = m->in_service.flow;
+      if (fl < m->n && m->f[fl].shim_paced && !arrived[fl]) {
+        wait[fl] = m->in_service.wait_s;   /* a burst's RTT sample: its first segment's */
+        waited[fl] = arrived[fl] = true;
+      }
       got[m->in_service.flow] += m->in_service.bits;
       m->in_service.bits = 0.0;
     }
@@ -657,10 +770,13 @@ step_packets (Model *m, const bool *cwnd_limited, const double *arriving)
     ModelPacket p;
     if (m->fifo_n == 0 || start >= end || !codel_dequeue (m, start, &p))
       break;
-    if (p.flow < m->n) {
-      wait[p.flow] = start - p.enq_s;
+    p.wait_s = start - p.enq_s;
+    if (p.flow < m->n && !m->f[p.flow].shim_paced) {
+      wait[p.flow] = p.wait_s;
       waited[p.flow] = true;
     }
+    unsigned bin = (unsigned) ((start - p.enq_s) * 1e3);
+    m->sojourn_ms[bin < MODEL_SOJOURN_BINS - 1 ? bin : MODEL_SOJOURN_BINS - 1]++;
     m->in_service = p;
     double wire = !m->wire_headers ? 0.0 : p.flow < m->n ? MODEL_WIRE_HEADER : MODEL_UDP_WIRE_HEADER;
     m->link_free_s = start + (p.bits + 8.0 * wire) / c;
@@ -715,6 +831,18 @@ model_step (Model *m)
   bool cwnd_limited[MODEL_MAX_FLOWS];
   double arriving[MODEL_MAX_FLOWS];
 
+  /* 0. handshakes: a flow's SYN-ACK crosses the bottleneck b_i/2 after it
+   * was added, behind what is queued there then */
+  for (size_t i = 0; m->handshake_queue && i < m->n; i++) {
+    ModelFlow *f = &m->f[i];
+    if (!f->handshake_done && m->now_s - f->added_s >= f->base_rtt_s / 2.0) {
+      double wait = model_queued_bits (m) / c;
+      if (m->packets && m->link_free_s > m->now_s)
+        wait += m->link_free_s - m->now_s;     /* the packet in service */
+      f->min_rtt_us = (uint32_t) ((f->base_rtt_s + wait) * 1e6);
+      f->handshake_done = true;
+    }
+  }
   /* 1. senders: what leaves them now, what reaches the bottleneck now */
   double total_in = send (m, cwnd_limited, arriving);
   if (m->fq || (m->packets && (m->aqm_target_s > 0 || m->fifo_limit_bytes > 0.0))) {

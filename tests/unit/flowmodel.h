@@ -115,7 +115,26 @@
  * TSecr) reads RTT_i plus that wait: half the segments' spacing at the
  * source's rate on average (the lab's video source: 1000-byte packets at
  * 496 kbit/s, 16 ms apart, +8 ms).  A window-limited or ACK-clocked sender
- * sends at the ACK: no gap.
+ * sends at the ACK: no gap.  With gap_spread each sample holds its own wait,
+ * spread evenly over the spacing (0 to 16 ms for the lab's source): under
+ * 6.16+ the estimate then reads the low ones, as the lab's 39-ms floor of a
+ * 30-ms path (its 1066-byte frame's 8.9 ms and no wait) shows.
+ *
+ * With shim_reads (packets), a receiver paced at read_bps reads as the
+ * lab's shim does: a read waits until its credit — read_bps, at most
+ * MODEL_READ_BURST_SEGMENTS deep — covers a segment, then takes all that
+ * waits; the window's right edge (what was read, and the window; never
+ * taken back) reaches the sender b_i/2 later, and the sender sends what it
+ * opened at once, within its congestion window (sent less received, the
+ * dropped segments sent again).  At 960 kbit/s behind CoDel that is a
+ * burst of the window (3-4 segments, 38-50 ms of the link) every few
+ * hundred ms, where a fluid read rate spaces them evenly.  Every segment of
+ * such a burst echoes the window update's timestamp: one RTT sample per
+ * read that reopened the window, its first segment's.
+ *
+ * With handshake_queue, a flow's handshake RTT (min_rtt) holds the queue
+ * its SYN-ACK met at the bottleneck b_i/2 after it was added (the others'
+ * first windows, for a flow on a long path), not the queue when added.
  */
 #ifndef FLOWMODEL_H
 #define FLOWMODEL_H
@@ -136,6 +155,9 @@
  * iperf3's datagrams carry MODEL_UDP_PAYLOAD bytes (the lab's cross traffic) */
 #define MODEL_UDP_WIRE_HEADER 42
 #define MODEL_UDP_PAYLOAD     1000
+/* the read credit's depth of a paced receiver, segments (params.c's
+ * pace_burst_segments: one read may take two segments) */
+#define MODEL_READ_BURST_SEGMENTS 2.0
 /* history of sending rates, one entry per step: b_i/2 must fit */
 #define MODEL_PIPE_STEPS 2048
 
@@ -152,9 +174,11 @@ typedef struct {
   uint32_t flow;            /* its flow, or the model's n for the cross traffic */
   double   bits;
   double   enq_s;
+  double   wait_s;          /* what it waited there, once taken to send */
 } ModelPacket;
 
 #define MODEL_FIFO_PACKETS 4096
+#define MODEL_SOJOURN_BINS 1000
 
 typedef struct {
   bool     active;
@@ -194,10 +218,22 @@ typedef struct {
   double   offered_edge;
   uint32_t stalls;
   double   pipe[MODEL_PIPE_STEPS];  /* sending rate history, bit/s */
+  /* shim_reads: the receiver's paced reads as the shim makes them */
+  bool     shim_paced;      /* ... in force now (paced, a window of a segment or more) */
+  double   unread_bytes;    /* ... received, not read yet */
+  double   read_tokens;     /* ... the read credit, bytes */
+  double   read_edge;       /* ... the window's right edge it offered, bytes */
+  bool     ts_fresh;        /* ... a window update since its last RTT sample: the next
+                             * segment echoes a new timestamp */
+  double   sent_bytes;      /* sent so far, less what the bottleneck dropped */
+  double   edge_pipe[MODEL_PIPE_STEPS];  /* ... the right edge's history: what the
+                                          * sender sees b_i/2 later */
   /* bottleneck and receiver state */
   double   queued_bits;
   double   seg_credit;      /* received segments not yet sampled */
   double   ts_phase;        /* where in its ms tick the next sample's segment arrives, [0, 1) */
+  double   gap_phase;       /* gap_spread: where in its source's spacing the next sample's
+                             * segment was written, [0, 1) */
   double   rcv_rtt8_us;     /* the kernel's 8× scaled estimate */
   /* outputs */
   double   rate_bps;        /* departures over the last step */
@@ -208,9 +244,12 @@ typedef struct {
   double   rtt_s;           /* the RTT its packets see now */
   uint32_t rcv_rtt_us;      /* what TCP_INFO would report */
   uint32_t min_rtt_us;      /* the handshake's RTT */
+  double   added_s;         /* when it was added */
+  bool     handshake_done;  /* handshake_queue: its SYN-ACK crossed the bottleneck */
   uint64_t bytes;           /* received so far */
   double   bits_frac;       /* sub-byte remainder of bytes */
   uint32_t losses;
+  uint32_t drops;           /* packets: its packets the bottleneck dropped */
   uint32_t ooopack;         /* segments received after a hole (tcpi_rcv_ooopack) */
   double   queue_s;         /* the queueing delay its packets see now */
   ModelCodel codel;         /* fq: its queue's CoDel */
@@ -228,6 +267,8 @@ typedef struct {
   bool      packets;        /* packet level: CoDel on whole segments, their transmission
                              * in the RTT, tail loss probes (model_step) */
   bool      source_gaps;    /* a source-bound sender's samples include its wait for data */
+  bool      gap_spread;     /* ... each its own wait, spread over the source's spacing
+                             * (false: the mean wait, half the spacing, in every sample) */
   bool      source_buffer;  /* fluid too: a source writes into a large send buffer, and
                              * what its sender could not send leaves later (as packets) */
   /* drop-tail, fluid: the bits beyond the buffer are whole segments, each
@@ -254,6 +295,16 @@ typedef struct {
    * 960 kbit/s the payload room is ~918 kbit/s of full segments, 904 of the
    * video's 1000-byte ones; false: payload only (fq: always) */
   bool      wire_headers;
+  /* packets: a receiver paced at read_bps reads as the shim does
+   * (preload.c): a read waits until its credit (at read_bps, at most
+   * MODEL_READ_BURST_SEGMENTS deep) covers a segment, then takes all that
+   * waits; the window reopens by what was read, and its sender sends that
+   * at once — a window's burst at the bottleneck, where a read rate moves
+   * segments one by one (false: the sender sends at the read rate) */
+  bool      shim_reads;
+  /* the handshake's RTT (min_rtt) holds the queue its SYN-ACK met at the
+   * bottleneck b_i/2 after the flow was added (false: the queue when added) */
+  bool      handshake_queue;
   size_t    n;
   ModelFlow *f;             /* MODEL_MAX_FLOWS of them, from model_init() to model_free()
                              * (a domain's worth would not fit a test's stack) */
@@ -275,6 +326,9 @@ typedef struct {
   ModelCodel codel;
   uint32_t  codel_lastcount;
   uint32_t  codel_drops;    /* packets it dropped (CoDel and the limit) */
+  uint32_t  cross_drops;    /* ... of them the cross traffic's */
+  uint32_t  sojourn_ms[MODEL_SOJOURN_BINS];  /* packets by their wait at the bottleneck,
+                                              * 1-ms bins (the last: longer) */
   /* outputs */
   double    queue_s;        /* queueing delay at the bottleneck now */
   double    cross_rate_bps; /* cross traffic delivered over the last step */

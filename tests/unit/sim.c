@@ -173,7 +173,8 @@ tick (Sim *s)
                        .rtt_us = f->rcv_rtt_us || !s->rtt_fallback ? f->rcv_rtt_us : f->min_rtt_us,
                        .min_rtt_us = f->min_rtt_us, .mss = MODEL_MSS,
                        .can_pace = s->pacable[i],
-                       .unread_bytes = f->read_bound ? 2 * MODEL_MSS : 0,
+                       .unread_bytes = f->shim_paced ? (uint32_t) f->unread_bytes
+                                       : f->read_bound ? 2 * MODEL_MSS : 0,
                        .rcv_ooopack = f->ooopack };
     g_assert_cmpint (bwss_controller_observe (s->c, i, &smp), ==, 0);
     s->samples++;
