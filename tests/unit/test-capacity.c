@@ -2277,7 +2277,7 @@ test_trace_matrix_fq_960k (void)
 {
   const Cell fq_960k = { "matrix fq_codel 960k", 960e3, 0.150, 0.005, true, 432e3, 2, 1,
                          rtt_20_80, 320e3, TRACE_FIXED, false, 0.0, 0.0, true, 60, 20, 40, 0.0,
-                         false, false };
+                         false, false, false };
   matrix_cell (&fq_960k, 3, 0.88, 0.0);
 }
 
