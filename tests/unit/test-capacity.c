@@ -663,9 +663,10 @@ test_trace_spread_held (void)
  * "Rounds": beside a minimum).  The figures, 10-40 s: the video's seconds
  * below 95 % of its minimum, none; the link used at least as the laws
  * that measure every flow at every round use it (20.16 of 24 Mbit/s at
- * every tick phase, the downloads capped below the link with no queue:
- * docs/testing.md, "The seventh step"; here 20.16 or 23.9), the queue
- * short, each held flow at its source's rate; and
+ * every tick phase: a probe beyond the link seen busy that the downloads'
+ * whole-segment windows never take, docs/testing.md, "The seventh step";
+ * here 20.16 or 23.9), the queue short, each held flow at its source's
+ * rate; and
  * the samples the laws took a second: the held flows 10 (one a decision
  * interval), the video and the downloads 100 (every period) — 3300, where
  * every flow at every round took 30 300. */
