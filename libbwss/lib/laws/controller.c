@@ -44,23 +44,24 @@
  * moved the downloads beside it by −32 %, +7 % and −20 % at three tick
  * phases.
  * MEASURE_SLACK (only while the rounds spread or spread beside a minimum,
- * below, and in the delay loop; entry: MEASURE_SLACK_SAMPLES samples in a row, a flow without a
- * minimum and not released, whose mean over the last decision interval is
- * at most SLACK_FRACTION of what its window carries in its RTT — its source
- * or its reader holds it, not its window): its window holds nothing back,
- * so its samples serve only U and the delay loop's decisions, which read
- * each flow's mean over an interval ending at its last sample (estimator.c:
- * a rate over the interval measured, however far apart its samples); it is
- * measured once per decision interval (slack_gap()), on its own slot.
- * Exit (measured every gap again, on its own slot): a sample whose mean is
- * above that fraction (it may reach its window), a window change that
- * leaves its window carrying less than its last mean asks of a slack flow,
- * a minimum or new preferences, the rounds together again (a flow that
- * leaves it while the rounds spread beside a minimum is measured at every
- * tick, as the flows there whose windows may hold them are).  In the urgent
- * check (queue_above()) a slack flow sampled longer than the rounds' gap
- * ago may say that the queue stands, never that it is gone: a sample
- * older than any the urgent check read before cannot hold the cut back.
+ * below, and in the delay loop; entry: MEASURE_SLACK_SAMPLES samples in a
+ * row, a flow without a minimum and not released, whose mean over the last
+ * decision interval is at most SLACK_FRACTION of what its window carries
+ * in its RTT — its source or its reader holds it, not its window): its
+ * window holds nothing back, so its samples serve only U and the delay
+ * loop's decisions, which read each flow's mean over an interval ending at
+ * its last sample (estimator.c: a rate over the interval measured, however
+ * far apart its samples); it is measured once per decision interval
+ * (slack_gap()), on its own slot.  Exit (measured every gap again, on its
+ * own slot): a sample whose mean is above that fraction (it may reach its
+ * window), a window change that leaves its window carrying less than its
+ * last mean asks of a slack flow, a minimum or new preferences, the rounds
+ * together again (a flow that leaves it while the rounds spread beside a
+ * minimum is measured at every tick, as the flows there whose windows may
+ * hold them are).  In the urgent check (queue_above()) a slack flow
+ * sampled longer than the rounds' gap ago may say that the queue stands,
+ * never that it is gone: a sample older than any the urgent check read
+ * before cannot hold the cut back.
  * bwss_controller_next_measure() tells the caller when each flow is due;
  * the laws run on the samples that came.
  *
@@ -123,12 +124,13 @@
 
 /* Flows measured at every tick that still share their rounds, at most:
  * beyond it they spread over the gap (ROUNDS_SPREAD), or beside a flow
- * with a minimum let their slack ones out of each round (ROUNDS_BESIDE).  A caller's round
- * costs about 4-5.5 µs a flow it measures (bwssd: TCP_INFO, SIOCINQ, the
- * clamp's read-back and write, on a 2-core VM): a round of this many costs
- * what a spread round of a thousand flows does (a quarter of them at each
- * period of a 40-ms gap), so fewer would gain no smaller peak for the
- * wakeups spreading adds; a household's few flows keep one round a gap. */
+ * with a minimum let their slack ones out of each round (ROUNDS_BESIDE).  A
+ * caller's round costs about 4-5.5 µs a flow it measures (bwssd: TCP_INFO,
+ * SIOCINQ, the clamp's read-back and write, on a 2-core VM): a round of
+ * this many costs what a spread round of a thousand flows does (a quarter
+ * of them at each period of a 40-ms gap), so fewer would gain no smaller
+ * peak for the wakeups spreading adds; a household's few flows keep one
+ * round a gap. */
 #define ROUNDS_TOGETHER_MAX      256
 
 /* A quiet flow's first gap between samples, µs: two control periods. */
@@ -605,7 +607,8 @@ flows_sum (const BwssController *c, uint64_t window_us, const BwssCapacityFlow *
 }
 
 /* Returns U over the last @window_us, bit/s: the aggregate's meter while
- * the flows share their rounds; while they are spread, the sum of their
+ * the flows share their rounds; while they are spread (or beside a
+ * minimum, the slack flows on their own slots), the sum of their
  * own meters (the aggregate's would take each flow's bytes in lumps at its
  * own slot), read from @view (each flow's mean over @window_us) if given. */
 static double
