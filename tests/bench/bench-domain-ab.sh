@@ -5,9 +5,10 @@
 # RUNS runs of each a set, SETS sets, at idle priority (chrt -i 0, nice 19).
 # A benchmark, not a test.
 #
-#   bench-domain-ab.sh BENCH NAME_A=BWSSD_A NAME_B=BWSSD_B [FLOWS] [SETS] [RUNS]
+#   bench-domain-ab.sh [--video] BENCH NAME_A=BWSSD_A NAME_B=BWSSD_B [FLOWS] [SETS] [RUNS]
 #                      (defaults: 1000 flows, 2 sets, 3 runs)
 #
+# --video passes on to bench-domain (one of the flows has a minimum).
 # BENCH is a bench-domain binary (one for both: the client side is not what
 # is compared); each NAME labels its bwssd in the table.  Prints a Markdown
 # table, one row per set and build: the median over the set's runs of each
@@ -16,6 +17,8 @@
 # row per build over every run.  The date, the machine and the load before
 # and after each set go above and below it.
 set -u
+opts=()
+[ "${1:-}" = --video ] && { opts=(--video); shift; }
 bench=$1 a=$2 b=$3 flows=${4:-1000} sets=${5:-2} runs=${6:-3}
 names=("${a%%=*}" "${b%%=*}") bins=("${a#*=}" "${b#*=}")
 ulimit -n $((flows + 256)) 2>/dev/null || { echo "bench-domain-ab: an fd limit of $((flows + 256)) is needed" >&2; exit 1; }
@@ -25,7 +28,7 @@ trap 'rm -rf "$tmp"' EXIT
 # median of the numbers given
 median () { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-echo "bench-domain $flows, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), Linux $(uname -r)"
+echo "bench-domain ${opts[*]}${opts:+ }$flows, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), Linux $(uname -r)"
 echo
 echo "| set | bwssd | median | p99 | worst | one core |"
 echo "|---|---|---|---|---|---|"
@@ -33,7 +36,7 @@ for ((s = 1; s <= sets; s++)); do
   load0=$(cut -d' ' -f1 /proc/loadavg)
   for ((r = 1; r <= runs; r++)); do
     for k in 0 1; do
-      row=$(BWSS_BWSSD=${bins[$k]} chrt -i 0 nice -n 19 "$bench" "$flows" | grep "^| $flows |" | tail -1)
+      row=$(BWSS_BWSSD=${bins[$k]} chrt -i 0 nice -n 19 "$bench" "${opts[@]}" "$flows" | grep "^| $flows |" | tail -1)
       # | flows | in the domain | windows | Mbit/s | median | p99 | worst | core % |
       echo "$row" | awk -F'|' '{ gsub(/[ %]/, "", $9); print $6 + 0, $7 + 0, $8 + 0, $9 + 0 }' >>"$tmp/$s.$k"
       echo "$row" | awk -F'|' '{ gsub(/[ %]/, "", $9); print $6 + 0, $7 + 0, $8 + 0, $9 + 0 }' >>"$tmp/all.$k"

@@ -5,12 +5,15 @@
  * control period), while it measures the domain's flows, runs the laws and
  * sets their windows.  A benchmark, not a test.
  *
- *   bench-domain [--idle] [FLOWS...]   (default: 100 1000 10000)
+ *   bench-domain [--idle] [--video] [FLOWS...]   (default: 100 1000 10000)
  *
  * The flows are loopback TCP connections from a sender process, which
  * writes MSS-sized chunks round-robin at SEND_BYTES_PER_S in all (so every
  * flow carries data, a few kB/s each at 10 000 flows; with --idle it
- * writes nothing: flows that are open and quiet), to two receivers: this
+ * writes nothing: flows that are open and quiet; with --video the first of
+ * them has a minimum, VIDEO_MIN_BPS, below what the sender gives it: a
+ * video playing beside the domain's flows, which brings bwssd's rounds to
+ * every control period), to two receivers: this
  * process and a child, half the flows each (so each stays within an
  * ordinary fd limit, as a domain's flows belong to several processes),
  * each a client of the domain that hands its sockets to bwssd (started by
@@ -51,10 +54,15 @@
 #define SEND_BYTES_PER_S  (20 * 1000 * 1000)  /* 160 Mbit/s over all flows */
 #define SEND_TICK_US      10000
 #define CHUNK             1448                /* one segment */
+/* --video: the first flow's minimum, bit/s — below the sender's share of
+ * each flow at 1000 flows (160 kbit/s), so that the video is not short
+ * of it and the laws hold it as they hold a video that keeps up. */
+#define VIDEO_MIN_BPS     100000.0
 
 /* ---- the sender: accepts every flow and writes round-robin ---- */
 
 static gboolean idle_flows;                   /* --idle: the sender writes nothing */
+static gboolean video_flow;                   /* --video: the first flow has a minimum */
 
 static void G_GNUC_NORETURN
 sender (int listener, int n)
@@ -91,7 +99,7 @@ typedef struct {
 } Receiver;
 
 static void
-connect_flows (Receiver *r, const struct sockaddr_in *a, int n)
+connect_flows (Receiver *r, const struct sockaddr_in *a, int n, gboolean video)
 {
   r->fds = g_new (int, n);
   r->n = n;
@@ -104,6 +112,7 @@ connect_flows (Receiver *r, const struct sockaddr_in *a, int n)
     fcntl (c, F_SETFL, O_NONBLOCK);
     BwssFlow *f;
     p.weight = 1 + i % 4;
+    p.min_rate_bps = video && i == 0 ? VIDEO_MIN_BPS : 0;
     int err = bwss_flow_register (r->domain, c, &p, &f);
     if (err)
       g_error ("register: %s", bwss_strerror (err));
@@ -180,7 +189,7 @@ bench (int n)
     Receiver r = { 0 };
     if (bwss_domain_open (name, BWSS_DOMAIN_THREAD, &r.domain) != 0)
       _exit (1);
-    connect_flows (&r, &a, n / 2);
+    connect_flows (&r, &a, n / 2, FALSE);
     g_thread_new ("reader", read_thread, &r);
     char b = 1;
     if (write (ready[1], &b, 1) != 1)
@@ -194,7 +203,7 @@ bench (int n)
   Receiver r = { 0 };
   if (bwss_domain_open (name, BWSS_DOMAIN_THREAD, &r.domain) != 0)
     g_error ("domain");
-  connect_flows (&r, &a, n - n / 2);
+  connect_flows (&r, &a, n - n / 2, video_flow);
   g_thread_new ("reader", read_thread, &r);
 
   g_usleep (WARMUP_US);                       /* every flow handed over and controlled */
@@ -247,10 +256,15 @@ main (int argc, char **argv)
   setrlimit (RLIMIT_NOFILE, &rl);
   signal (SIGPIPE, SIG_IGN);
   int defaults[] = { 100, 1000, 10000 };
-  if (argc > 1 && g_str_equal (argv[1], "--idle")) {
-    idle_flows = TRUE;
-    argv++;
-    argc--;
+  for (; argc > 1 && g_str_has_prefix (argv[1], "--"); argv++, argc--) {
+    if (g_str_equal (argv[1], "--idle"))
+      idle_flows = TRUE;
+    else if (g_str_equal (argv[1], "--video"))
+      video_flow = TRUE;
+    else {
+      fprintf (stderr, "bench-domain: unknown option %s (--idle, --video)\n", argv[1]);
+      return 2;
+    }
   }
   printf ("| flows | in the domain | 10-ms windows | read by this process's half, Mbit/s "
           "| bwssd's CPU µs per 10 ms: median | p99 | worst | bwssd: one core |\n"

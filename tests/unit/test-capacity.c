@@ -656,6 +656,56 @@ test_trace_spread_held (void)
   sim_free (&s);
 }
 
+/* spread-held's domain beside a video (2 Mbit/s, its minimum 2 Mbit/s,
+ * priority 10, its reads not paced): the video brings the rounds to every
+ * period, and while more flows move data than a round measures at one
+ * instant the slack ones are let out of each round (controller.c,
+ * "Rounds": beside a minimum).  The figures, 10-40 s: the video's seconds
+ * below 95 % of its minimum, none; the link used at least as the laws
+ * that measure every flow at every round use it (20.16 of 24 Mbit/s at
+ * every tick phase: a probe beyond the link seen busy that the downloads'
+ * whole-segment windows never take, docs/testing.md, "The seventh step";
+ * here 20.16 or 23.9), the queue short, each held flow at its source's
+ * rate; and
+ * the samples the laws took a second: the held flows 10 (one a decision
+ * interval), the video and the downloads 100 (every period) — 3300, where
+ * every flow at every round took 30 300. */
+static void
+test_trace_spread_video (void)
+{
+  Sim s;
+  sim_init (&s, 24e6, &delay, NULL);
+  size_t d1 = sim_add (&s, 0.020, 0, 0, 1, true);
+  sim_add (&s, 0.020, 0, 0, 2, true);
+  size_t v = sim_add (&s, 0.020, 10, 2e6, 1, true);
+  s.m.f[v].source_bps = 2e6;
+  sim_no_pacing (&s, v);
+  for (int i = 0; i < SPREAD_HELD; i++) {
+    size_t f = sim_add (&s, 0.020, 0, 0, 1, true);
+    s.m.f[f].source_bps = 20e3;
+  }
+  sim_run (&s, 10);
+  uint64_t before = s.samples;
+  sim_run (&s, 40);
+  double per_s = (double) (s.samples - before) / 30.0;
+  double one = sim_mean (&s, d1, 10, 40), two = sim_mean (&s, d1 + 1, 10, 40);
+  double agg = sim_mean_aggregate (&s, 10, 40), q = sim_median_queue_ms (&s, 10, 40);
+  unsigned short_s = sim_seconds_below (&s, v, 0.95 * 2e6, 10, 40);
+  double least = INFINITY;
+  for (size_t f = v + 1; f < v + 1 + SPREAD_HELD; f++)
+    least = MIN (least, sim_mean (&s, f, 10, 40));
+  g_test_message ("video %.0f bit/s, %u s below 95 %% of its minimum; downloads %.3f / %.3f (of the "
+                  "two), aggregate %.0f, median queue %.1f ms, least held flow %.0f bit/s, %.0f "
+                  "samples a second", sim_mean (&s, v, 10, 40), short_s, one / (one + two),
+                  two / (one + two), agg, q, least, per_s);
+  g_assert_cmpuint (short_s, ==, 0);
+  g_assert_cmpfloat (agg, >=, 0.84 * 24e6);
+  g_assert_cmpfloat (q, <=, 15.0);
+  g_assert_cmpfloat (least, >=, 0.95 * 20e3);
+  g_assert_cmpfloat (per_s, <=, SPREAD_HELD * 10 + 3 * 100);
+  sim_free (&s);
+}
+
 /* The link under spread-held's domain halves for 20 s (24 → 12 Mbit/s at
  * 20-40 s): the urgent cut and σ's way down and up again with most flows
  * slack, each sampled once per decision interval.  The figures at every
@@ -2473,6 +2523,7 @@ main (int argc, char **argv)
   g_test_add_func ("/capacity/trace/fq-codel-many", test_trace_fq_codel_many);
   g_test_add_func ("/capacity/trace/spread-held", test_trace_spread_held);
   g_test_add_func ("/capacity/trace/spread-step", test_trace_spread_step);
+  g_test_add_func ("/capacity/trace/spread-video", test_trace_spread_video);
   g_test_add_func ("/capacity/trace/codel-960k", test_trace_codel_960k);
   g_test_add_func ("/capacity/trace/codel-960k-first-second", test_trace_codel_960k_first_second);
   g_test_add_func ("/capacity/trace/first-second-join", test_trace_first_second_join);

@@ -611,6 +611,87 @@ test_rounds_slack (void)
   bwss_controller_free (c);
 }
 
+/* The same thousand flows held by their sources beside a video (flow 1,
+ * a minimum of 1 Mbit/s, its source at 1.6): the rounds come every period
+ * (its deficit must show at once), the video in each of them, the others
+ * slack as spread, each measured once per decision interval on its own
+ * slot (10 a second, not 100), a round holding a tenth of them, and U (the
+ * sum of their own meters) reads what they move.  One that its window
+ * comes to hold is measured at every round again.
+ * The video's minimum gone, the rounds spread over their 40-ms gap, the
+ * slack flows still once per decision interval; most flows at rest, the
+ * few that move share their rounds again. */
+static void
+test_rounds_beside (void)
+{
+  enum { N = 1000 };
+  BwssController *c;
+  g_assert_cmpint (bwss_controller_new (NULL, &c), ==, 0);
+  BwssPrefs p = { 0, 0, 1 }, video = { 0, 1e6, 1 };
+  g_assert_cmpint (bwss_controller_add_flow (c, 1, &video, 0), ==, 0);
+  for (size_t i = 1; i < N; i++)
+    g_assert_cmpint (bwss_controller_add_flow (c, i + 1, &p, 0), ==, 0);
+  uint64_t now = 0, grow[N], bytes[N] = { 0 };
+  unsigned taken[N] = { 0 }, peak = 0;
+  for (size_t i = 0; i < N; i++)
+    grow[i] = 2000;                      /* 1.6 Mbit/s each */
+  static double held[N];
+  memset (held, 0, sizeof held);
+  window_held = held;
+  run_sleeping (c, &now, 2000, N, grow, bytes, taken, NULL);
+  memset (taken, 0, sizeof taken);
+  unsigned rounds = run_sleeping (c, &now, 2000, N, grow, bytes, taken, &peak);
+  unsigned least = UINT_MAX, most = 0;
+  for (size_t i = 1; i < N; i++) {
+    least = MIN (least, taken[i]);
+    most = MAX (most, taken[i]);
+  }
+  BwssControllerStats st;
+  bwss_controller_stats (c, &st);
+  g_test_message ("%d flows their sources hold at 1.6 Mbit/s beside a video: %u rounds in 2 s, the "
+                  "video in %u, at most %u flows in one, the others measured %u-%u times; U %.0f of "
+                  "%.0f bit/s", N, rounds, taken[0], peak, least, most, st.aggregate_bps, N * 1.6e6);
+  g_assert_cmpuint (rounds, >=, 199);
+  g_assert_cmpuint (rounds, <=, 201);
+  g_assert_cmpuint (taken[0], ==, rounds);
+  g_assert_cmpuint (least, >=, 19);
+  g_assert_cmpuint (most, <=, 21);
+  g_assert_cmpuint (peak, <=, 3 * N / 20);
+  g_assert_cmpfloat (fabs (st.aggregate_bps - N * 1.6e6), <, 0.05 * N * 1.6e6);
+  /* flow 2's source rises beyond what its window carries: at every round
+   * again once its mean over a decision interval shows it (its first two
+   * samples once slack, 200 ms) */
+  held[1] = 0.9;
+  run_sleeping (c, &now, 400, N, grow, bytes, taken, NULL);
+  memset (taken, 0, sizeof taken);
+  rounds = run_sleeping (c, &now, 1000, N, grow, bytes, taken, NULL);
+  g_test_message ("... flow 2 held by its window: measured %u times in %u rounds", taken[1], rounds);
+  g_assert_cmpuint (taken[1], ==, rounds);
+  g_assert_cmpuint (taken[2], <=, 11);
+  /* the video's minimum gone: spread over the 40-ms gap */
+  g_assert_cmpint (bwss_controller_set_prefs (c, 1, &p, now), ==, 0);
+  run_sleeping (c, &now, 1000, N, grow, bytes, taken, NULL);
+  memset (taken, 0, sizeof taken);
+  rounds = run_sleeping (c, &now, 1000, N, grow, bytes, taken, NULL);
+  g_test_message ("... no minimum: flow 2 measured %u times, flow 3 %u in %u rounds", taken[1],
+                  taken[2], rounds);
+  g_assert_cmpuint (taken[1], >=, 24);
+  g_assert_cmpuint (taken[1], <=, 26);
+  g_assert_cmpuint (taken[2], <=, 11);
+  g_assert_cmpuint (bwss_controller_next_measure (c, 2), >, 0);    /* its own slot */
+  /* all but three at rest: the three share their rounds */
+  window_held = NULL;
+  for (size_t i = 3; i < N; i++)
+    grow[i] = 0;
+  g_assert_cmpint (bwss_controller_set_prefs (c, 1, &video, now), ==, 0);
+  run_sleeping (c, &now, 6000, N, grow, bytes, taken, NULL);
+  for (size_t i = 0; i < 3; i++)
+    g_assert_cmpuint (bwss_controller_next_measure (c, i + 1), ==, 0);
+  for (size_t i = 3; i < N; i++)
+    g_assert_cmpuint (bwss_controller_next_measure (c, i + 1), >, now);
+  bwss_controller_free (c);
+}
+
 /* ---- a domain's worth of flows: lookups by id ---- */
 /* Returns the id the socket layer gives slot @slot in generation @gen. */
 static uint64_t
@@ -682,6 +763,7 @@ main (int argc, char **argv)
   g_test_add_func ("/controller/next-round", test_next_round);
   g_test_add_func ("/controller/rounds-spread", test_rounds_spread);
   g_test_add_func ("/controller/rounds-slack", test_rounds_slack);
+  g_test_add_func ("/controller/rounds-beside", test_rounds_beside);
   g_test_add_func ("/controller/paper/weights", test_weights);
   g_test_add_func ("/controller/paper/weights-960k", test_weights_small_link);
   g_test_add_func ("/controller/paper/rtt-unfairness", test_rtt_unfairness);

@@ -43,22 +43,25 @@
  * 2.4 Mbit/s link with its minimum kept, its fetches seen up to a gap late
  * moved the downloads beside it by −32 %, +7 % and −20 % at three tick
  * phases.
- * MEASURE_SLACK (only while the rounds spread, below, and in the delay
- * loop; entry: MEASURE_SLACK_SAMPLES samples in a row, a flow without a
- * minimum and not released, whose mean over the last decision interval is
- * at most SLACK_FRACTION of what its window carries in its RTT — its source
- * or its reader holds it, not its window): its window holds nothing back,
- * so its samples serve only U and the delay loop's decisions, which read
- * each flow's mean over an interval ending at its last sample (estimator.c:
- * a rate over the interval measured, however far apart its samples); it is
- * measured once per decision interval (slack_gap()), on its own slot.
- * Exit (measured every gap again, on its own slot): a sample whose mean is
- * above that fraction (it may reach its window), a window change that
- * leaves its window carrying less than its last mean asks of a slack flow,
- * a minimum or new preferences, the rounds together again.  In the urgent
- * check (queue_above()) a slack flow sampled longer than the rounds' gap
- * ago may say that the queue stands, never that it is gone: a sample
- * older than any the urgent check read before cannot hold the cut back.
+ * MEASURE_SLACK (only while the rounds spread or spread beside a minimum,
+ * below, and in the delay loop; entry: MEASURE_SLACK_SAMPLES samples in a
+ * row, a flow without a minimum and not released, whose mean over the last
+ * decision interval is at most SLACK_FRACTION of what its window carries
+ * in its RTT — its source or its reader holds it, not its window): its
+ * window holds nothing back, so its samples serve only U and the delay
+ * loop's decisions, which read each flow's mean over an interval ending at
+ * its last sample (estimator.c: a rate over the interval measured, however
+ * far apart its samples); it is measured once per decision interval
+ * (slack_gap()), on its own slot.  Exit (measured every gap again, on its
+ * own slot): a sample whose mean is above that fraction (it may reach its
+ * window), a window change that leaves its window carrying less than its
+ * last mean asks of a slack flow, a minimum or new preferences, the rounds
+ * together again (a flow that leaves it while the rounds spread beside a
+ * minimum is measured at every tick, as the flows there whose windows may
+ * hold them are).  In the urgent check (queue_above()) a slack flow
+ * sampled longer than the rounds' gap ago may say that the queue stands,
+ * never that it is gone: a sample older than any the urgent check read
+ * before cannot hold the cut back.
  * bwss_controller_next_measure() tells the caller when each flow is due;
  * the laws run on the samples that came.
  *
@@ -70,7 +73,7 @@
  * after each change (fcs.c), so ticks closer than φ add samples, not
  * decisions.  Every period while a flow with a minimum moves data (its
  * deficit must show at once) or one's RTT is unknown.  The rounds have
- * two states.  ROUNDS_TOGETHER: every flow measured at every tick is
+ * three states.  ROUNDS_TOGETHER: every flow measured at every tick is
  * measured in the same ticks, and U's meter sums bytes counted at one
  * instant (flows sampled an RTT apart each, staggered, put each flow's
  * bytes into U's window in lumps and moved the σ loop's decisions in the
@@ -81,6 +84,17 @@
  * takes its own slot of the gap (next_in_slot(), as a quiet flow does),
  * the ticks come every period with a part of the flows in each, and U is
  * the sum of the flows' own meters (each a rate over its own samples).
+ * ROUNDS_BESIDE (entry: more than ROUNDS_TOGETHER_MAX flows measured at
+ * every tick while a flow with a minimum brings the rounds to every
+ * period — a video beside a domain's connections; from ROUNDS_SPREAD, more
+ * than half as many; exit: half as many or fewer, or no flow with a minimum
+ * (ROUNDS_TOGETHER), or the rounds more than a period apart again
+ * (ROUNDS_SPREAD)): the rounds come every period, as together, and each
+ * flow measured at every tick is measured in each of them (a flow with a
+ * minimum, and every flow whose window may hold it); the slack flows are
+ * measured once per decision interval, each on its own slot, so the
+ * rounds hold a tenth of them; U is the sum of the flows' own meters, as
+ * spread (the slack flows' bytes come at their own slots).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -109,12 +123,14 @@
 #define ROUND_GAP_MAX_US         40000ull
 
 /* Flows measured at every tick that still share their rounds, at most:
- * beyond it they spread over the gap (ROUNDS_SPREAD).  A caller's round
- * costs about 4-5.5 µs a flow it measures (bwssd: TCP_INFO, SIOCINQ, the
- * clamp's read-back and write, on a 2-core VM): a round of this many costs
- * what a spread round of a thousand flows does (a quarter of them at each
- * period of a 40-ms gap), so fewer would gain no smaller peak for the
- * wakeups spreading adds; a household's few flows keep one round a gap. */
+ * beyond it they spread over the gap (ROUNDS_SPREAD), or beside a flow
+ * with a minimum let their slack ones out of each round (ROUNDS_BESIDE).  A
+ * caller's round costs about 4-5.5 µs a flow it measures (bwssd: TCP_INFO,
+ * SIOCINQ, the clamp's read-back and write, on a 2-core VM): a round of
+ * this many costs what a spread round of a thousand flows does (a quarter
+ * of them at each period of a 40-ms gap), so fewer would gain no smaller
+ * peak for the wakeups spreading adds; a household's few flows keep one
+ * round a gap. */
 #define ROUNDS_TOGETHER_MAX      256
 
 /* A quiet flow's first gap between samples, µs: two control periods. */
@@ -146,6 +162,7 @@ typedef enum {
 typedef enum {
   ROUNDS_TOGETHER,              /* every flow measured at every tick in the same ticks */
   ROUNDS_SPREAD,                /* ... each on its own slot of the rounds' gap */
+  ROUNDS_BESIDE,                /* every period, the slack flows each on its own slot */
 } Rounds;
 
 typedef struct {
@@ -590,7 +607,8 @@ flows_sum (const BwssController *c, uint64_t window_us, const BwssCapacityFlow *
 }
 
 /* Returns U over the last @window_us, bit/s: the aggregate's meter while
- * the flows share their rounds; while they are spread, the sum of their
+ * the flows share their rounds; while they are spread (or beside a
+ * minimum, the slack flows on their own slots), the sum of their
  * own meters (the aggregate's would take each flow's bytes in lumps at its
  * own slot), read from @view (each flow's mean over @window_us) if given. */
 static double
@@ -779,7 +797,7 @@ tick_delay (BwssController *c, uint64_t now_us)
   bool view = cap->last_decision_us == now_us || bar == -INFINITY
       || (bar < INFINITY && queue_above (c, now_us, window, bar));
   c->u_window_us = window;
-  c->u_later = !view && c->rounds == ROUNDS_SPREAD;
+  c->u_later = !view && c->rounds != ROUNDS_TOGETHER;
   if (view)
     capacity_view (c, now_us, window);
   double u = c->u_later ? 0.0 : aggregate_mean (c, window, view ? c->cap_view : NULL);
@@ -835,14 +853,14 @@ slack_gap (const BwssController *c)
 }
 
 /* Returns true if flow @f, just sampled, is slack (the header's
- * "Measuring"): the rounds spread, the delay loop, no minimum, its window
- * set by its FCS (not the kernel's, not below a segment), and its mean
- * over the last decision interval at most SLACK_FRACTION of what that
- * window carries in its RTT. */
+ * "Measuring"): the rounds spread (or beside a minimum), the delay loop,
+ * no minimum, its window set by its FCS (not the kernel's, not below a
+ * segment), and its mean over the last decision interval at most
+ * SLACK_FRACTION of what that window carries in its RTT. */
 static bool
 slack_now (const BwssController *c, const Flow *f)
 {
-  if (c->rounds != ROUNDS_SPREAD || paper_loop (c) || has_minimum (f) || f->rtt_us == 0
+  if (c->rounds == ROUNDS_TOGETHER || paper_loop (c) || has_minimum (f) || f->rtt_us == 0
       || f->fcs.state == BWSS_FCS_RELEASED || f->fcs.sub)
     return false;
   uint32_t mss = f->mss ? f->mss : c->p.default_mss;
@@ -1006,7 +1024,7 @@ bwss_controller_next_round (const BwssController *c, uint64_t from_us)
    * changed since */
   uint64_t gap = c->plan_gap, first = c->plan_first;
   if (!c->planned) {
-    gap = c->rounds == ROUNDS_TOGETHER ? rounds_gap (c) : 0;
+    gap = c->rounds != ROUNDS_SPREAD ? rounds_gap (c) : 0;
     first = first_due (c);
   }
   uint64_t next = UINT64_MAX;
@@ -1023,9 +1041,10 @@ bwss_controller_next_round (const BwssController *c, uint64_t from_us)
 
 /* Moves the rounds' state after a tick (the header's "Rounds") and gives
  * each flow measured at every tick its time: at every tick while the
- * rounds are together; while they are spread, its own slot of their gap a
- * gap after its last sample (schedule_measure() cleared its time when it
- * sampled; one due and not yet measured keeps its time). */
+ * rounds are together or beside a minimum; while they are spread, its own
+ * slot of their gap a gap after its last sample (schedule_measure()
+ * cleared its time when it sampled; one due and not yet measured keeps its
+ * time). */
 static void
 schedule_rounds (BwssController *c)
 {
@@ -1034,20 +1053,26 @@ schedule_rounds (BwssController *c)
    * a slack flow moves data and counts as one measured at every tick */
   size_t every = 0;
   uint64_t gap = 0;
+  bool minimum = false;
   for (size_t i = 0; i < c->n; i++) {
     const Flow *f = &c->flows[i];
     if (f->measure != MEASURE_QUIET) {
       every++;
+      minimum = minimum || has_minimum (f);
       uint64_t g = round_gap (c, f);
       if (gap == 0 || g < gap)
         gap = g;
     }
   }
   bool gapped = gap > c->p.min_phi_us;
-  if (c->rounds == ROUNDS_TOGETHER && gapped && every > ROUNDS_TOGETHER_MAX)
-    c->rounds = ROUNDS_SPREAD;
-  else if (c->rounds == ROUNDS_SPREAD && (!gapped || every <= ROUNDS_TOGETHER_MAX / 2))
+  bool many = c->rounds == ROUNDS_TOGETHER ? every > ROUNDS_TOGETHER_MAX
+                                            : every > ROUNDS_TOGETHER_MAX / 2;
+  if (!many)
     c->rounds = ROUNDS_TOGETHER;
+  else if (gapped)
+    c->rounds = ROUNDS_SPREAD;
+  else
+    c->rounds = minimum && !paper_loop (c) ? ROUNDS_BESIDE : ROUNDS_TOGETHER;
   uint64_t first = UINT64_MAX;
   for (size_t i = 0; i < c->n; i++) {
     Flow *f = &c->flows[i];
@@ -1056,7 +1081,7 @@ schedule_rounds (BwssController *c)
       f->slack = 0;
     }
     if (f->measure == MEASURE_EVERY) {
-      if (c->rounds == ROUNDS_TOGETHER)
+      if (c->rounds != ROUNDS_SPREAD)
         f->next_measure_us = 0;
       else if (f->next_measure_us == 0) {
         /* a gap after its last sample; one that left slack between its
@@ -1071,7 +1096,7 @@ schedule_rounds (BwssController *c)
     if ((f->measure != MEASURE_EVERY || c->rounds == ROUNDS_SPREAD) && f->next_measure_us < first)
       first = f->next_measure_us;        /* first_due() */
   }
-  c->plan_gap = c->rounds == ROUNDS_TOGETHER ? gap : 0;
+  c->plan_gap = c->rounds != ROUNDS_SPREAD ? gap : 0;
   c->plan_first = first;
   c->planned = true;
 }
