@@ -31,11 +31,10 @@ plugin_init (GstPlugin *plugin)
   }
   if (!gst_tracer_register (plugin, "bwss", GST_TYPE_BWSS_TRACER))
     return FALSE;
-  /* Loaded: follow the adaptive demuxers from now on, unless asked not to
-   * (BWSS_ADAPTIVE=0).  The scanner that builds the registry loads every
-   * plugin too; a tracer there watches nothing. */
-  if (g_strcmp0 (g_getenv ("BWSS_ADAPTIVE"), "0") != 0)
-    gst_bwss_tracer_ensure ();
+  /* The adaptive demuxers are followed from the first bwsshttpsrc made
+   * (gst_bwss_tracer_ensure()), not from here: a registry scan inside
+   * gst_init() (GST_REGISTRY_FORK=no) loads every plugin before GStreamer's
+   * tracing can take a hook. */
   return TRUE;
 }
 

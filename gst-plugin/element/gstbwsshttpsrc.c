@@ -40,6 +40,7 @@
 #include <string.h>
 #include "abrrule.h"
 #include "adaptivewatch.h"
+#include "gstbwsstracer.h"
 #include "gstbwsshttpsrc-private.h"
 #include "srcannounce.h"
 #include "srcattempt.h"
@@ -818,6 +819,8 @@ gst_bwss_http_src_init (GstBwssHttpSrc *src)
   const BitrateChoice nothing = { .bitrate = 0, .source = BITRATE_NONE };
   src_props_apply_learned (src, &nothing);
   gst_base_src_set_automatic_eos (GST_BASE_SRC (src), FALSE);
+  /* the adaptive demuxers followed, if plugin_init could not yet */
+  gst_bwss_tracer_ensure ();
 }
 
 static void

@@ -64,7 +64,7 @@ gst_bwss_tracer_init (GstBwssTracer *self)
 void
 gst_bwss_tracer_ensure (void)
 {
-  if (g_atomic_int_get (&hooks_installed))
+  if (g_atomic_int_get (&hooks_installed) || g_strcmp0 (g_getenv ("BWSS_ADAPTIVE"), "0") == 0)
     return;
   GstTracer *t = g_object_new (GST_TYPE_BWSS_TRACER, NULL);
   /* the hooks hold their own references */

@@ -189,7 +189,11 @@ fill_flow (WireFlow *m, uint16_t type, const BwssFlow *f)
 {
   memset (m, 0, sizeof *m);
   wire_head (&m->h, type, 0, f->id, 0);
-  m->prefs = f->prefs;
+  /* field by field: a struct copy may carry BwssPrefs' padding, which the
+   * caller's copy never set, onto the wire */
+  m->prefs.priority = f->prefs.priority;
+  m->prefs.min_rate_bps = f->prefs.min_rate_bps;
+  m->prefs.weight = f->prefs.weight;
   m->share = (uint32_t) f->share;
   m->paced = f->paced_reads;
   m->fd = f->fd;
