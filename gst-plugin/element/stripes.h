@@ -90,18 +90,17 @@
  *                 weighs the same queue but withholds COMPETE while a video
  *                 is short of its minimum — the video over one connection
  *                 beside the neighbour, the very case the connections are
- *                 for (beside three neighbour flows the loop never entered
- *                 COMPETE in the lab, the detector lacking "short-min");
+ *                 for (the detector then lacks "short-min" and may never
+ *                 enter COMPETE);
  *                 the loop's TRACK holds the queue at about its target, 1-2
  *                 × it without a neighbour.  Or at once: "always";
  *   MANY → ONE   (auto) the loop out of COMPETE for T_exit = 10 s without a
  *                 break (and in MANY as long), with the median over that
  *                 stretch of the queue it reads at most q_short = 25 ms
- *                 (the issue's short queue): the neighbour is gone.  Not
- *                 against the loop's target: beside a neighbour it grows
- *                 toward the neighbour's queue (12 to 100 ms in the lab's
- *                 household run), and q / q_target fell under 2 with the
- *                 neighbour still there.  Out of
+ *                 (the household's short queue): the neighbour is gone.
+ *                 Not against the loop's target: beside a neighbour it
+ *                 grows toward the neighbour's queue, so q / q_target can
+ *                 fall under 2 with the neighbour still there.  Out of
  *                 COMPETE alone is not enough: the loop leaves it when a
  *                 probe fails and holds TRACK for tens of seconds beside a
  *                 neighbour still there, whose queue the median sees; and
