@@ -274,8 +274,8 @@ deliver_block (GstBwssHttpSrc *src, GstBuffer *buf, gsize n, GstBuffer **outbuf)
   gst_buffer_set_size (buf, n);
   GST_BUFFER_OFFSET (buf) = src->offset;
   GST_BUFFER_OFFSET_END (buf) = src->offset + (guint64) n;
-  src_attempt_progress (src);
   account_block (src, buf, n);
+  src_attempt_progress (src);          /* at the position after the block */
   *outbuf = buf;
   return GST_FLOW_OK;
 }
