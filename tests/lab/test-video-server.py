@@ -208,8 +208,8 @@ finally:
 for argv in (["--rate", "0"], ["--rate", "1000", "--origin-at-t0"], ["--rate", "1000", "--size", "-1"]):
     r = subprocess.run([sys.executable, SERVER, "--bind", "127.0.0.1", "--port", "0"] + argv,
                        capture_output=True, text=True)
-    check(r.returncode == 2 and "error" in r.stderr, "%s: exits 2 with why: %s" % (" ".join(argv),
-                                                                                    r.stderr.strip()[-80:]))
+    why = (r.stderr.strip().splitlines() or [""])[-1][-80:]      # one line: a TAP description
+    check(r.returncode == 2 and "error" in r.stderr, "%s: exits 2 with why: %s" % (" ".join(argv), why))
 
 # ---- the video over two connections in the analysis ----
 with tempfile.TemporaryDirectory() as d:
