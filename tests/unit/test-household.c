@@ -52,6 +52,8 @@ typedef struct {
   double   min_progress_s;          /* the longest a download went without 2 segments */
   unsigned short_own_loss;          /* seconds under 90 % of its minimum with a loss of the
                                      * video's own in them or in the second before */
+  unsigned compete_s;               /* of the seconds counted, those in COMPETE */
+  double   sigma, qt_ms;            /* σ and the queue's target, means over them */
 } HouseResult;
 
 static const House *house_now;
@@ -135,6 +137,11 @@ static Policy *house_policy;       /* set: our flows plain, the downloads held b
  * player can play).  Flows 0..n−1 are the video's, the downloads follow.
  * One connection in every cell; the frontier also runs 2 and 3. */
 static unsigned house_video_n = 1;
+
+/* ... and whether the controller sees them: false, they are plain TCP (the
+ * kernel's windows) beside downloads the law holds — bwsshttpsrc's stripes,
+ * which are not registered with bwssd. */
+static bool house_video_seen = true;
 
 /* The video's rate in second @t: the sum over its connections. */
 static double
@@ -227,7 +234,7 @@ run_house (const House *h, bool controlled, bool latch)
   s.m.packets = h->cubic && h->aqm_s > 0.0 && !h->fq;
   const unsigned vn = house_video_n;
   for (unsigned k = 0; k < vn; k++) {
-    size_t v = sim_add (&s, 0.030, 10, h->video_min / vn, 1, controlled);
+    size_t v = sim_add (&s, 0.030, 10, h->video_min / vn, 1, controlled && house_video_seen);
     s.m.f[v].source_bps = h->video_min / vn;
     sim_no_pacing (&s, v);                    /* the element reads by itself */
   }
@@ -279,6 +286,11 @@ run_house (const House *h, bool controlled, bool latch)
       r.at_min90++;
     else if (video_losses[t + 1] > video_losses[t > 0 ? t - 1 : 0])
       r.short_own_loss++;
+    if (controlled) {
+      r.compete_s += s.stats[t].phase == BWSS_PHASE_COMPETE;
+      r.sigma += s.stats[t].sigma_bps / (to - from);
+      r.qt_ms += s.stats[t].queue_target_us / 1e3 / (to - from);
+    }
     if (vr >= 0.95 * h->video_min)
       r.at_min++;
     else if (controlled)
@@ -332,6 +344,9 @@ run_pooled (const House *h, bool controlled, bool latch)
     p.counted += r.counted;
     p.at_min90 += r.at_min90;
     p.short_own_loss += r.short_own_loss;
+    p.compete_s += r.compete_s;
+    p.sigma += r.sigma / POOL_DRAWS;
+    p.qt_ms += r.qt_ms / POOL_DRAWS;
     p.right += r.right;
     p.judged += r.judged;
     p.q_on += r.q_on / POOL_DRAWS;
@@ -906,6 +921,65 @@ frontier (void)
   }
 }
 
+/* ---- the video over connections the law does not see ----
+ *
+ * bwsshttpsrc reads the video over three connections while the loop
+ * competes or its queue stands (gst-plugin/element/stripes.h), and bwssd
+ * does not know them: to the law, this machine is its two downloads, and
+ * the video is traffic beside them, as the neighbour's.  Each cell runs
+ * plain TCP (the video over one connection, as a player without the
+ * element), then the law with the video over three unseen connections
+ * (both receiver RTTs), and logs this machine's total, the video's
+ * seconds at its minimum, each download, against plain TCP's, and the
+ * seconds in COMPETE, σ and the queue's target. */
+static void
+check_unseen (const House *h, Bounds bd)
+{
+  HouseResult tcp = run_pooled (h, false, true), r[2];
+  report (h, "tcp", &tcp);
+  house_video_n = 3;
+  house_video_seen = false;
+  for (int latch = 0; latch < 2; latch++) {
+    r[latch] = run_pooled (h, true, latch);
+    report (h, latch ? "bwss, video over 3 unseen, rcv_rtt 6.16+"
+                     : "bwss, video over 3 unseen, rcv_rtt before 6.16", &r[latch]);
+    g_test_message ("%s, video over 3 unseen, rcv_rtt %s: total %.1f %% of tcp, video at 90 %% of "
+                    "its minimum %.1f %% of the seconds (tcp %.1f %%), downloads %.1f / %.1f %% of "
+                    "tcp's, COMPETE %u of %u s, sigma %.0f kbit/s, queue target %.1f ms", h->name,
+                    latch ? "6.16+" : "before 6.16", 100.0 * r[latch].total / tcp.total,
+                    100.0 * r[latch].at_min90 / r[latch].counted,
+                    100.0 * tcp.at_min90 / tcp.counted, 100.0 * r[latch].dl[0] / tcp.dl[0],
+                    100.0 * r[latch].dl[1] / tcp.dl[1], r[latch].compete_s, r[latch].counted,
+                    r[latch].sigma / 1e3, r[latch].qt_ms);
+  }
+  house_video_n = 1;
+  house_video_seen = true;
+  for (int latch = 0; latch < 2; latch++) {
+    const HouseResult *b = &r[latch];
+    g_assert_cmpfloat (b->total, >=, bd.total * tcp.total);
+    g_assert_cmpfloat (b->at_min90, >=, bd.at_min90 * b->counted);
+    for (unsigned d = 0; d < h->downloads; d++)
+      g_assert_cmpfloat (b->dl[d], >=, bd.dl * tcp.dl[d]);
+    g_assert_cmpfloat (b->min_progress_s, <, 30.0);
+  }
+}
+
+static void
+test_unseen_one (void)
+{
+  House h = { "CUBIC, drop-tail 8M, video 2M over 3 unseen, 1 neighbour flow", LAB_8M, 0.0, false,
+              2e6, 2, NB_TCP, 1, 0, 0, 90, true };
+  check_unseen (&h, (Bounds) { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 });
+}
+
+static void
+test_unseen_three (void)
+{
+  House h = { "CUBIC, drop-tail 8M, video 1M over 3 unseen, 3 neighbour flows", LAB_8M, 0.0, false,
+              1e6, 2, NB_TCP, 3, 0, 0, 90, true };
+  check_unseen (&h, (Bounds) { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 });
+}
+
 int
 main (int argc, char **argv)
 {
@@ -933,6 +1007,8 @@ main (int argc, char **argv)
   g_test_add_func ("/household/cubic-codel-1", test_cubic_codel_one);
   g_test_add_func ("/household/cubic-codel-3", test_cubic_codel_three);
   g_test_add_func ("/household/cubic-codel-none", test_cubic_codel_none);
+  g_test_add_func ("/household/unseen-1", test_unseen_one);
+  g_test_add_func ("/household/unseen-3", test_unseen_three);
   g_test_add_func ("/household/progress-floor", test_progress_floor);
   g_test_add_func ("/household/calibrate", test_calibrate);
   return g_test_run ();
