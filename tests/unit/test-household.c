@@ -138,10 +138,16 @@ static Policy *house_policy;       /* set: our flows plain, the downloads held b
  * One connection in every cell; the frontier also runs 2 and 3. */
 static unsigned house_video_n = 1;
 
-/* ... and whether the controller sees them: false, they are plain TCP (the
- * kernel's windows) beside downloads the law holds — bwsshttpsrc's stripes,
- * which are not registered with bwssd. */
+/* ... and whether the controller sees them: false, the video is one
+ * registered connection until stripe_at_s, then three more, plain TCP (the
+ * kernel's windows), carry it beside the downloads the law holds —
+ * bwsshttpsrc's stripes, which are not registered with bwssd (flows 0..3
+ * the video's, house_video_n 4). */
 static bool house_video_seen = true;
+
+/* When the stripes take the video over: the lab's element began them
+ * 3.3 s into a run beside a neighbour (its queue stood from the start). */
+static const unsigned stripe_at_s = 3;
 
 /* The video's rate in second @t: the sum over its connections. */
 static double
@@ -233,9 +239,13 @@ run_house (const House *h, bool controlled, bool latch)
    * is, at interval/√count while the sojourn stays above its target */
   s.m.packets = h->cubic && h->aqm_s > 0.0 && !h->fq;
   const unsigned vn = house_video_n;
+  const bool stripes = !house_video_seen;
   for (unsigned k = 0; k < vn; k++) {
-    size_t v = sim_add (&s, 0.030, 10, h->video_min / vn, 1, controlled && house_video_seen);
-    s.m.f[v].source_bps = h->video_min / vn;
+    /* striped: flow 0 the registered connection, 1..3 the stripes, idle
+     * until stripe_at_s */
+    double share = stripes ? (k ? h->video_min / (vn - 1) : h->video_min) : h->video_min / vn;
+    size_t v = sim_add (&s, 0.030, 10, share, 1, controlled && (!stripes || k == 0));
+    s.m.f[v].source_bps = stripes && k ? 0.0 : share;
     sim_no_pacing (&s, v);                    /* the element reads by itself */
   }
   for (unsigned d = 0; d < h->downloads; d++)
@@ -248,6 +258,11 @@ run_house (const House *h, bool controlled, bool latch)
   uint32_t video_losses[91] = { 0 };          /* the video's losses by the end of each second */
   for (unsigned sec = 1; sec <= 90; sec++) {
     sim_run (&s, sec);
+    if (stripes && sec == stripe_at_s) {
+      sim_stop_flow (&s, 0);
+      for (unsigned k = 1; k < vn; k++)
+        s.m.f[k].source_bps = h->video_min / (vn - 1);
+    }
     for (unsigned k = 0; k < vn; k++)
       video_losses[sec] += s.m.f[k].losses;
     for (unsigned d = 0; d < h->downloads; d++) {
@@ -928,8 +943,8 @@ frontier (void)
  * does not know them: to the law, this machine is its two downloads, and
  * the video is traffic beside them, as the neighbour's.  Each cell runs
  * plain TCP (the video over one connection, as a player without the
- * element), then the law with the video over three unseen connections
- * (both receiver RTTs), and logs this machine's total, the video's
+ * element), then the law with the video over one registered connection
+ * for stripe_at_s and over three unseen ones after it (both receiver RTTs), and logs this machine's total, the video's
  * seconds at its minimum, each download, against plain TCP's, and the
  * seconds in COMPETE, σ and the queue's target. */
 static void
@@ -937,7 +952,7 @@ check_unseen (const House *h, Bounds bd)
 {
   HouseResult tcp = run_pooled (h, false, true), r[2];
   report (h, "tcp", &tcp);
-  house_video_n = 3;
+  house_video_n = 4;
   house_video_seen = false;
   for (int latch = 0; latch < 2; latch++) {
     r[latch] = run_pooled (h, true, latch);
