@@ -973,26 +973,40 @@ check_unseen (const House *h, Bounds bd)
     const HouseResult *b = &r[latch];
     g_assert_cmpfloat (b->total, >=, bd.total * tcp.total);
     g_assert_cmpfloat (b->at_min90, >=, bd.at_min90 * b->counted);
+    g_assert_cmpfloat (b->compete_s, >=, bd.right * b->counted);
     for (unsigned d = 0; d < h->downloads; d++)
       g_assert_cmpfloat (b->dl[d], >=, bd.dl * tcp.dl[d]);
     g_assert_cmpfloat (b->min_progress_s, <, 30.0);
   }
 }
 
+/* One plain-CUBIC neighbour flow, a 2-Mbit/s video.  Without the detector's
+ * second reading (a queue beside a small share, capacity-compete.c) the
+ * loop cuts σ to ~250 kbit/s once the stripes start and holds it there, its
+ * target grown to ~90 ms (C2 on the link U shows), the detector lacking
+ * "unfloored" and "no-queue" in every decision: this machine 39.6 % of
+ * plain TCP's (the lab: 37.7 %), each download ~7 %.  With it, at ten tick
+ * phases and both receiver RTTs: 72.8-77.3 %, the video at 90 % of its
+ * minimum in >= 98.1 % of the seconds (plain TCP 45.2 %), each download
+ * >= 54.4 % of its figure, COMPETE >= 341 of 425 s.  Asserted there (Bounds:
+ * total, at_min90, COMPETE's share in .right, each download in .dl). */
 static void
 test_unseen_one (void)
 {
   House h = { "CUBIC, drop-tail 8M, video 2M over 3 unseen, 1 neighbour flow", LAB_8M, 0.0, false,
               2e6, 2, NB_TCP, 1, 0, 0, 90, true };
-  check_unseen (&h, (Bounds) { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 });
+  check_unseen (&h, (Bounds) { 0.72, 0.0, 0.80, 0.0, 0.98, 0.54 });
 }
 
+/* ... three neighbour flows, a 1-Mbit/s video: without it 34.4 % (the lab:
+ * 35.8 %); with it 68.4-74.9 %, the video at 90 % of its minimum in every
+ * second, each download >= 56.2 %, COMPETE >= 332 of 425 s. */
 static void
 test_unseen_three (void)
 {
   House h = { "CUBIC, drop-tail 8M, video 1M over 3 unseen, 3 neighbour flows", LAB_8M, 0.0, false,
               1e6, 2, NB_TCP, 3, 0, 0, 90, true };
-  check_unseen (&h, (Bounds) { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 });
+  check_unseen (&h, (Bounds) { 0.68, 0.0, 0.78, 0.0, 1.0, 0.56 });
 }
 
 int
