@@ -29,6 +29,15 @@
  *     the link this host had to itself when the queue was its own (if it
  *     knows it: a video whose window covers a queue it made moves all of
  *     the link), and the queue still stands above its target and band;
+ *     Or, for the floors and the queue above its target, a queue beside a
+ *     small share: the flows we control move a small share of the largest
+ *     link seen busy (BESIDE_SHARE) while the queue stands tens of ms
+ *     (BESIDE_QUEUE_US).  Flows that are not registered (a player's
+ *     connections this host opens beside its own) are traffic beside ours
+ *     as a neighbour's is; once the loop has cut σ to the few hundred
+ *     kbit/s the downloads keep above their floors, C2 sets the target on
+ *     the link U shows (a few packets there are ~100 ms), the standing
+ *     queue reads as at its target, and the first reading never holds;
  *   - ours: the queue at or under its target without losses, or empty, or
  *     a flow of ours above its allotment, or no queue to measure;
  *   - neither: the loop is still cutting, or losses (an AQM's business).
