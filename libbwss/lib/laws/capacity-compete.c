@@ -29,6 +29,15 @@
  *     the link this host had to itself when the queue was its own (if it
  *     knows it: a video whose window covers a queue it made moves all of
  *     the link), and the queue still stands above its target and band;
+ *     Or, for the floors and the queue above its target, a queue beside a
+ *     small share: the flows we control move a small share of the largest
+ *     link seen busy (BESIDE_SHARE) while the queue stands tens of ms
+ *     (BESIDE_QUEUE_US).  Flows that are not registered (a player's
+ *     connections this host opens beside its own) are traffic beside ours
+ *     as a neighbour's is; once the loop has cut σ to the few hundred
+ *     kbit/s the downloads keep above their floors, C2 sets the target on
+ *     the link U shows (a few packets there are ~100 ms), the standing
+ *     queue reads as at its target, and the first reading never holds;
  *   - ours: the queue at or under its target without losses, or empty, or
  *     a flow of ours above its allotment, or no queue to measure;
  *   - neither: the loop is still cutting, or losses (an AQM's business).
@@ -131,6 +140,20 @@
  * them late is no shortfall. */
 #define YIELD_DECISIONS 2
 
+/* A queue beside a small share (the detector's second reading of foreign,
+ * below): the flows this host controls move no more than this fraction of
+ * the largest link it saw busy (link_max_bps).  A quarter: a link that falls
+ * to a quarter of its best and stays there is not a Wi-Fi station's level
+ * (0.5-1.5 of its mean), and a queue of our own above its target is cut
+ * within a second; while our flows move that little, a standing queue of
+ * tens of ms is somebody else's. */
+#define BESIDE_SHARE 0.25
+
+/* ... and the queue stands at least this long, µs: tens of ms, above the
+ * target C2 gives a link our flows fill at their floors (a few packets at
+ * a few Mbit/s) and well above any queue the progress floors alone keep. */
+#define BESIDE_QUEUE_US 40000.0
+
 /* ---- the detector (TRACK) ---- */
 
 /* Returns true if this host moves about all of the link it had to itself
@@ -141,17 +164,32 @@ has_link (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
   return c->link_alone_bps > 0.0 && k->u_link >= (1.0 - p->compete_probe_rise) * c->link_alone_bps;
 }
 
+/* Returns true if the queue stands beside a small share: at least
+ * BESIDE_QUEUE_US while the flows this host controls move no more than
+ * BESIDE_SHARE of the largest link it saw busy.  Then they cannot be what
+ * fills it, wherever σ and the target stand: the target follows the link
+ * U shows (C2: a few packets on a link of U are a long queue), and a
+ * download the loop holds at a small σ is above its floor all the same. */
+static bool
+beside_small (const BwssCapacity *c, const CapacityCounts *k)
+{
+  return c->link_max_bps > 0.0 && k->q >= BESIDE_QUEUE_US
+      && k->u_link <= BESIDE_SHARE * c->link_max_bps;
+}
+
 /* Returns the conditions of a queue we did not make that this decision
  * lacks (BWSS_DETECT_* bits; none: foreign): every download held at its
  * floor, every minimum met, no flow above its allotment, U short of the
- * link we had alone, and still a standing queue. */
+ * link we had alone, and still a standing queue — or, for the floor and
+ * the queue above its target, a queue beside a small share. */
 static uint32_t
 lacks (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
 {
   uint32_t m = 0;
+  bool beside = beside_small (c, k);
   if (k->bulk == 0)
     m |= BWSS_DETECT_NO_BULK;
-  else if (k->bulk_floored < k->bulk)
+  else if (k->bulk_floored < k->bulk && !beside)
     m |= BWSS_DETECT_UNFLOORED;
   if (k->overrun > 0)
     m |= BWSS_DETECT_OVERRUN;
@@ -159,7 +197,7 @@ lacks (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
     m |= BWSS_DETECT_SHORT_MIN;
   if (has_link (c, p, k))
     m |= BWSS_DETECT_HAS_LINK;
-  if (!over_target (k))
+  if (!over_target (k) && !beside)
     m |= BWSS_DETECT_NO_QUEUE;
   return m;
 }
@@ -237,6 +275,7 @@ capacity_compete_watch (BwssCapacity *c, const BwssParams *p, uint64_t now,
   else if (c->detect_seen == BWSS_SEEN_OURS)
     score (c, p, 0.0, interval_us);
   if (c->foreign_score < ALONE_SCORE && k->bulk_floored < k->bulk && k->q >= k->qt
+      && !beside_small (c, k)
       && k->u_link > (1.0 + ALONE_ABOVE_MINIMA) * k->minima && k->u_link > c->link_alone_bps)
     c->link_alone_bps = k->u_link;
   if (c->foreign_score < p->compete_enter || now < c->compete_hold_until_us)
