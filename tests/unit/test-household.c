@@ -245,7 +245,8 @@ run_house (const House *h, bool controlled, bool latch)
      * until stripe_at_s */
     double share = stripes ? (k ? h->video_min / (vn - 1) : h->video_min) : h->video_min / vn;
     size_t v = sim_add (&s, 0.030, 10, share, 1, controlled && (!stripes || k == 0));
-    s.m.f[v].source_bps = stripes && k ? 0.0 : share;
+    s.m.f[v].source_bps = share;
+    s.m.f[v].active = !stripes || k == 0;     /* a source of 0 would send freely */
     sim_no_pacing (&s, v);                    /* the element reads by itself */
   }
   for (unsigned d = 0; d < h->downloads; d++)
@@ -261,7 +262,7 @@ run_house (const House *h, bool controlled, bool latch)
     if (stripes && sec == stripe_at_s) {
       sim_stop_flow (&s, 0);
       for (unsigned k = 1; k < vn; k++)
-        s.m.f[k].source_bps = h->video_min / (vn - 1);
+        s.m.f[k].active = true;
     }
     for (unsigned k = 0; k < vn; k++)
       video_losses[sec] += s.m.f[k].losses;
@@ -985,28 +986,29 @@ check_unseen (const House *h, Bounds bd)
  * loop cuts σ to ~250 kbit/s once the stripes start and holds it there, its
  * target grown to ~90 ms (C2 on the link U shows), the detector lacking
  * "unfloored" and "no-queue" in every decision: this machine 39.6 % of
- * plain TCP's (the lab: 37.7 %), each download ~7 %.  With it, at ten tick
- * phases and both receiver RTTs: 72.8-77.3 %, the video at 90 % of its
+ * plain TCP's (the lab: 37.7 %), each download ~7 % (measured while the
+ * stripes still sent freely before they started).  With it, at ten tick
+ * phases and both receiver RTTs: 75.0-81.9 %, the video at 90 % of its
  * minimum in >= 98.1 % of the seconds (plain TCP 45.2 %), each download
- * >= 54.4 % of its figure, COMPETE >= 341 of 425 s.  Asserted there (Bounds:
+ * >= 58.8 % of its figure, COMPETE >= 381 of 425 s.  Asserted there (Bounds:
  * total, at_min90, COMPETE's share in .right, each download in .dl). */
 static void
 test_unseen_one (void)
 {
   House h = { "CUBIC, drop-tail 8M, video 2M over 3 unseen, 1 neighbour flow", LAB_8M, 0.0, false,
               2e6, 2, NB_TCP, 1, 0, 0, 90, true };
-  check_unseen (&h, (Bounds) { 0.72, 0.0, 0.80, 0.0, 0.98, 0.54 });
+  check_unseen (&h, (Bounds) { 0.75, 0.0, 0.89, 0.0, 0.98, 0.58 });
 }
 
 /* ... three neighbour flows, a 1-Mbit/s video: without it 34.4 % (the lab:
- * 35.8 %); with it 68.4-74.9 %, the video at 90 % of its minimum in every
- * second, each download >= 56.2 %, COMPETE >= 332 of 425 s. */
+ * 35.8 %); with it 67.6-73.3 %, the video at 90 % of its minimum in >= 99.8 %
+ * of the seconds, each download >= 54.8 %, COMPETE >= 344 of 425 s. */
 static void
 test_unseen_three (void)
 {
   House h = { "CUBIC, drop-tail 8M, video 1M over 3 unseen, 3 neighbour flows", LAB_8M, 0.0, false,
               1e6, 2, NB_TCP, 3, 0, 0, 90, true };
-  check_unseen (&h, (Bounds) { 0.68, 0.0, 0.78, 0.0, 1.0, 0.56 });
+  check_unseen (&h, (Bounds) { 0.67, 0.0, 0.80, 0.0, 0.99, 0.54 });
 }
 
 int
