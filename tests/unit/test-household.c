@@ -208,7 +208,9 @@ element_tick (Sim *s)
       s->m.f[k].source_bps = h->video_min / 3.0;
     }
     e->widened++;
-  } else if (e->next < 4 + ELEMENT_AGAIN) {
+  } else {
+    /* a return to ONE more than ELEMENT_AGAIN times has no connection */
+    g_assert_cmpuint (e->next, <, 4 + ELEMENT_AGAIN);
     e->closing = true;
     for (size_t k = 1; k <= 3; k++)
       s->m.f[k].source_bps = 1.0;
