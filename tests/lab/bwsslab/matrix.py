@@ -369,10 +369,15 @@ def plan(out, cell, modes, rev, bkey, sources=(), again=False):
         found = None
         if m in baseline.BASELINE_MODES:
             for src in sources:
+                where = os.path.join(os.path.abspath(src), cell.name, m)
                 other = load(src, cell, [m]).get(m)
-                if other is not None and other.get("valid") and not not_counted(other, m, cell, rev, bkey):
-                    found = os.path.join(os.path.abspath(src), cell.name, m)
+                if other is None:
+                    continue
+                no = not_counted(other, m, cell, rev, bkey) if other.get("valid") else ["invalid"]
+                if not no:
+                    found = where
                     break
+                why.append("%s: %s" % (where, "; ".join(no)))
         res.append((m, "reuse", found) if found else (m, "run", "; ".join(why)))
     return res
 
