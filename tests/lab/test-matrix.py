@@ -380,6 +380,10 @@ with tempfile.TemporaryDirectory() as d:
     steps = matrix.plan(out, cell, matrix.MODES, REV, k0, [prev])
     check([(m, a) for m, a, _ in steps] == [("tcp", "keep"), ("bwss", "run"), ("ideal", "run")],
           "then kept in --out; bwss and ideal, never recorded, to run: %s" % steps)
+    mine = matrix.Cell("h", "droptail", "cubic", "fixed", 8000, cell.sets + ("hosts=2", "host2=bwss"))
+    why = matrix.not_counted(dict(s, parameters=mine.scenario().parameters()), "tcp", mine, REV, k0)
+    check(why == ["the second machine runs bwssd (host2=bwss)"],
+          "a baseline whose second machine runs bwssd is never reused: %s" % why)
     r = lab("matrix", "--report-only", "--out", out, "--report", os.path.join(d, "r.md"), "--build-dir", BUILD)
     text = open(os.path.join(d, "r.md")).read() if r.returncode == 0 else r.stderr
     check("| %s | 5e27e319a185, reused (key %s) | - | - |" % (CELL, baseline.digest(k0)) in text

@@ -306,6 +306,19 @@ def compare(recorded, current):
     return why
 
 
+def unkeyed(sc):
+    """Why a baseline run of scenario sc runs code of the project the key
+    does not cover (empty: none): a second machine under bwssd
+    (host2=bwss), the lab's own player (adaptive, progressive:
+    bwss-lab-player).  Such a run is never reused."""
+    why = []
+    if sc.hosts == 2 and sc.host2 == "bwss":
+        why.append("the second machine runs bwssd (host2=bwss)")
+    if sc.adaptive or sc.progressive:
+        why.append("the video's client is bwss-lab-player, not in the key")
+    return why
+
+
 def same_parameters(recorded, sc):
     """The keys where a run's recorded parameters differ from scenario sc's
     (empty: the same experiment)."""

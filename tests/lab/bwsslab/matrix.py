@@ -338,7 +338,7 @@ def not_counted(s, mode, cell, rev, bkey):
         if made != rev:
             return ["made on %s, not %s" % (made, rev)]
         return [] if clean(rev) else ["made on %s, a tree with changes (commit, then run)" % rev]
-    why = baseline.compare(s.get("baseline"), bkey)
+    why = baseline.unkeyed(cell.scenario()) + baseline.compare(s.get("baseline"), bkey)
     diff = baseline.same_parameters(s.get("parameters"), cell.scenario())
     if diff:
         why.append("its parameters differ from the cell's: " + ", ".join(diff))
