@@ -307,11 +307,14 @@ def compare(recorded, current):
 
 
 def unkeyed(sc):
-    """Why a baseline run of scenario sc runs code of the project the key
-    does not cover (empty: none): a second machine under bwssd
-    (host2=bwss), the lab's own player (adaptive, progressive:
-    bwss-lab-player).  Such a run is never reused."""
+    """Why a baseline run of scenario sc depends on what the key does not
+    cover (empty: nothing): a second machine under bwssd (host2=bwss), the
+    lab's own player (adaptive, progressive: bwss-lab-player), a link trace
+    read from a file.  Such a run is never reused."""
+    from .linktrace import BUILTIN
     why = []
+    if sc.link_trace and sc.link_trace not in BUILTIN:
+        why.append("its link trace is a file (%s)" % sc.link_trace)
     if sc.hosts == 2 and sc.host2 == "bwss":
         why.append("the second machine runs bwssd (host2=bwss)")
     if sc.adaptive or sc.progressive:
