@@ -7,8 +7,13 @@ household's (traffic bwss does not control on the same link), --quick and
 run again (unless --again), an invalid one is; and the report is generated
 from summaries: every cell a row, invalid runs give no figure but their
 reason, the first section counts the cells where bwss met the targets.
-Also the scenario options of the second machine and of many-connection
-downloads: their bad values exit 2, their command lines.  (TAP output.)"""
+Baseline runs (tcp, ideal) count on another commit exactly where their key
+is this build's: the key read from the build (argument: its root), a
+changed stage or runner file, kernel or package a rerun, a changed libbwss
+file the stage and recorder do not link a reuse, shown on a real recorded
+run (tests/lab/recorded/) analysed again.  Also the scenario options of the
+second machine and of many-connection downloads: their bad values exit 2,
+their command lines.  (TAP output.)"""
 import json
 import os
 import shutil
@@ -19,13 +24,18 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 LAB = os.path.join(HERE, "bwss-lab")
 sys.path.insert(0, HERE)
-from bwsslab import clients, hosts, matrix  # noqa: E402
+from bwsslab import baseline, cli, clients, hosts, matrix, paths  # noqa: E402
 from bwsslab.scenario import SCENARIOS, ScenarioError  # noqa: E402
 
 from bwsslab.tap import Tap  # noqa: E402
 
 tap = Tap()
 check = tap.check
+if len(sys.argv) != 2 or not os.path.isdir(os.path.join(sys.argv[1], "meson-info")):
+    print("usage: test-matrix.py BUILD_ROOT (a meson build of this tree: the baseline key is read from it)",
+          file=sys.stderr)
+    sys.exit(2)
+BUILD = os.path.abspath(sys.argv[1])
 
 
 def lab(*args):
@@ -112,9 +122,19 @@ def summary(mode, valid=True, prebuffer=0.3, at_min=1.0, queue=10.0, agg=900.0, 
             "matrix": {"cell": "x", "commit": "abc123def456", "date": "2026-11-26"}}
 
 
+REV = "abc123def456"       # the commit the summaries above were made on, and the report's
+# a baseline key as a run records it (baseline.key()): here the summaries' own
+KEY = {"version": baseline.KEY_VERSION, "kernel": "6.18.44", "machine": "AMD EPYC, 2 CPUs, machine-id 1",
+       "tools": {"curl": "7.88.1"}, "python": "3.11.2", "files": {"tests/lab/lab-aqm.c": "0" * 64},
+       "headers": "h", "commands": "c", "compiler": "cc 12.2.0"}
+
+
 A, B, C = "droptail150-cubic-fixed-960k", "codel-bbr-fixed-960k", "fq_codel-cubic-fixed-20M"
 with tempfile.TemporaryDirectory() as d:
     def put(cell, mode, s):
+        if cell in {c.name for c in matrix.every_cell()}:
+            s = dict(s, baseline=KEY, parameters=next(c for c in matrix.every_cell() if c.name == cell)
+                     .scenario().parameters())
         os.makedirs(os.path.join(d, cell, mode), exist_ok=True)
         with open(os.path.join(d, cell, mode, "summary.json"), "w") as f:
             json.dump(s, f)
@@ -165,17 +185,29 @@ with tempfile.TemporaryDirectory() as d:
           "household-runs.py: a row per run, shares of plain TCP's; DIR:TCP_DIR pairs another run's tcp: %s"
           % (rows or r.stderr))
     cell = {c.name: c for c in matrix.every_cell()}
-    check(matrix.pending(d, cell[H1], matrix.cell_modes(cell[H1], matrix.MODES)) == [],
+    check(matrix.pending(d, cell[H1], matrix.cell_modes(cell[H1], matrix.MODES), REV, KEY) == [],
           "a household cell needs no ideal router's run")
-    check(matrix.pending(d, cell[A], matrix.MODES) == [] and
-          matrix.pending(d, cell[A], matrix.MODES, again=True) == list(matrix.MODES),
-          "a cell with valid summaries is not run again, unless --again")
-    check(matrix.pending(d, cell[B], matrix.MODES) == ["tcp", "ideal"],
-          "an invalid or missing mode is run again: %s" % matrix.pending(d, cell[B], matrix.MODES))
+    check(matrix.pending(d, cell[A], matrix.MODES, REV, KEY) == [] and
+          matrix.pending(d, cell[A], matrix.MODES, REV, KEY, again=True) == list(matrix.MODES),
+          "a cell with valid summaries of this commit is not run again, unless --again")
+    check(matrix.pending(d, cell[B], matrix.MODES, REV, KEY) == ["tcp", "ideal"],
+          "an invalid or missing mode is run again: %s" % matrix.pending(d, cell[B], matrix.MODES, REV, KEY))
+    steps = matrix.plan(d, cell[A], matrix.MODES, "0123456789ab", KEY)
+    check([(m, a) for m, a, _ in steps] == [("tcp", "keep"), ("bwss", "run"), ("ideal", "keep")]
+          and "made on abc123def456, not 0123456789ab" in steps[1][2],
+          "on another commit: the bwss run is run again, tcp and ideal kept (the same baseline key): %s" % steps)
+    dirty = matrix.not_counted(dict(summary("bwss"), commit=REV + "+"), "bwss", cell[A], REV + "+", KEY)
+    check(any("a tree with changes" in w for w in dirty),
+          "a tree with changes: its bwss runs are not resumed (the label says nothing of the changes): %s" % dirty)
+    steps = matrix.plan(d, cell[A], matrix.MODES, REV, dict(KEY, kernel="6.1.0-28-amd64"))
+    check([(m, a) for m, a, _ in steps] == [("tcp", "run"), ("bwss", "keep"), ("ideal", "run")]
+          and "kernel 6.18.44, now 6.1.0-28-amd64" in steps[0][2],
+          "another kernel: tcp and ideal run again: %s" % steps[0][2])
     out = os.path.join(d, "r.md")
     r = lab("matrix", "--report-only", "--out", d, "--report", out)
     text = open(out).read() if r.returncode == 0 else ""
-    byname = {l.split("|")[1].strip(): l for l in text.splitlines() if l.startswith("| ") and "-" in l.split("|")[1]}
+    byname = {l.split("|")[1].strip(): l for l in text.split("## The household")[0].splitlines()
+              if l.startswith("| ") and "-" in l.split("|")[1]}
     grid = {c.name for c in matrix.cells()}
     check(r.returncode == 0 and sum(1 for k in byname if k in grid) == 40, "the report has a row per cell (%d)"
           % sum(1 for k in byname if k in grid))
@@ -195,7 +227,15 @@ with tempfile.TemporaryDirectory() as d:
     check("**no** (tcp: delay stage p99 lateness 4100 us; not run: ideal)" in b and "- / 0.30 / -" in b
           and "bwss: -" in b, "an invalid run gives no figure and its reason: %s" % b)
     check("missed prebuffer, queue" in byname.get(C, ""), "the targets a cell missed are named")
-    hrows = {l.split("|")[1].strip(): l for l in text.split("## The household")[-1].splitlines() if l.startswith("| household-")}
+    hrows = {l.split("|")[1].strip(): l for l in text.split("## The household")[-1].split("## Where the runs")[0]
+             .splitlines() if l.startswith("| household-")}
+    origin = {l.split("|")[1].strip(): l for l in text.split("## Where the runs come from")[-1].splitlines()
+              if l.startswith("| ") and "-" in l.split("|")[1]}
+    check("for commit %s; bwss runs from commit abc123def456, tcp and ideal runs made on abc123def456 (0 of 8 "
+          "reused" % matrix.commit(BUILD) in text
+          and origin.get(A) == "| %s | abc123def456 | abc123def456 | abc123def456 |" % A
+          and origin.get(H1) == "| %s | abc123def456 | abc123def456 | n/a |" % H1 and len(origin) == 3 + 3,
+          "the report says where each run came from, per cell and mode: %s" % origin.get(A))
     check(len(hrows) == 8 and "**bwss met every target in 1 of 3 cells judged** (a cell is judged when its tcp and bwss "
           "runs are valid; run but not judged: 0, not run: 5)" in text.split("## The household")[-1],
           "the household: a row per cell and its own count")
@@ -236,6 +276,119 @@ with tempfile.TemporaryDirectory() as d:
     own = matrix.commit()
     check(matrix.commit(os.path.join(d, "none")) == own and own != "unknown",
           "without a build's meson-info, the lab's own tree (%s)" % own)
+
+# ---- baseline runs: reused exactly where their key is this build's ----
+key = baseline.key(BUILD, paths.SRC_ROOT)
+files = key.get("files") or {}
+NEEDED = ("tests/lab/bwss-delay.c", "tests/lab/lab-aqm.c", "tests/lab/lab-aqm.h", "tests/lab/lab-link.c",
+          "tests/lab/bwss-lab-sample.c", "libbwss/lib/sys/knobs.c", "libbwss/lib/sys/sys.h",
+          "libbwss/lib/domain/client.c")
+UNLINKED = ("libbwss/lib/laws/controller.c", "libbwss/lib/laws/capacity-compete.c", "libbwss/lib/laws/fcs.c",
+            "libbwss/lib/laws/allocation.c", "libbwss/lib/laws/late.c")
+check("none" not in key and all(p in files for p in NEEDED + baseline.RUNNER),
+      "the key, read from the build: the runner, the stage's and the recorder's sources and headers (%d files): %s"
+      % (len(files), key.get("none") or [p for p in NEEDED + baseline.RUNNER if p not in files]))
+check(not any(p in files for p in UNLINKED) and not any(p.startswith("gst-plugin/") for p in files)
+      and len(key["headers"]) == len(key["commands"]) == 64 and key["compiler"] and key["tools"],
+      "... not the laws the recorder does not link, nor the element; the headers, commands, compiler, packages")
+check(clients.client_env(SCENARIOS["streaming"], "tcp", {"GST_PLUGIN_PATH": "/b/gst-plugin"}, "video") == {}
+      and clients.client_env(SCENARIOS["streaming"], "bwss", {"GST_PLUGIN_PATH": "/b/gst-plugin"}, "video")
+      == {"GST_PLUGIN_PATH": "/b/gst-plugin"}, "a tcp run's clients never see the project's plug-in path")
+with tempfile.TemporaryDirectory() as d:
+    src = os.path.join(d, "src")                       # a copy of the files the key reads, and a law
+    for p in list(files) + list(UNLINKED):
+        os.makedirs(os.path.dirname(os.path.join(src, p)), exist_ok=True)
+        shutil.copy(os.path.join(paths.SRC_ROOT, p), os.path.join(src, p))
+
+    def key_after(path, text="\n/* one more line */\n"):
+        """The key with @path of the copy changed (then restored)."""
+        full = os.path.join(src, path)
+        was = open(full, "rb").read()
+        with open(full, "ab") as f:
+            f.write(text.encode())
+        try:
+            return baseline.key(BUILD, src, src_root=src)
+        finally:
+            with open(full, "wb") as f:
+                f.write(was)
+    k0 = baseline.key(BUILD, src, src_root=src)
+    check(baseline.compare(k0, key) == [], "a copy of the tree has the tree's key: %s" % baseline.compare(k0, key))
+    rules = [
+        ("a changed stage file: run again", baseline.compare(k0, key_after("tests/lab/lab-aqm.c")),
+         ["tests/lab/lab-aqm.c changed"]),
+        ("a changed runner file: run again", baseline.compare(k0, key_after("tests/lab/bwsslab/topology.py")),
+         ["tests/lab/bwsslab/topology.py changed"]),
+        ("a changed libbwss file the recorder links: run again",
+         baseline.compare(k0, key_after("libbwss/lib/sys/knobs.c")), ["libbwss/lib/sys/knobs.c changed"]),
+        ("a changed libbwss file the stage and recorder do not link (controller.c): reused",
+         baseline.compare(k0, key_after("libbwss/lib/laws/controller.c")), []),
+        ("another kernel: run again", baseline.compare(k0, dict(k0, kernel="6.1.0-28-amd64")),
+         ["kernel %s, now 6.1.0-28-amd64" % k0["kernel"]]),
+        ("another curl: run again", baseline.compare(k0, dict(k0, tools=dict(k0["tools"], curl="8.14.1-2"))),
+         ["package curl %s, now 8.14.1-2" % k0["tools"].get("curl", "absent")]),
+        ("another machine: run again", baseline.compare(k0, dict(k0, machine="Intel Xeon, 4 CPUs")),
+         ["machine %s, now Intel Xeon, 4 CPUs" % k0["machine"]]),
+        ("a run recorded without a key: run again", baseline.compare(None, k0),
+         ["the run carries no baseline key (recorded before runs did)"]),
+        ("a build whose key cannot be made: nothing reused", baseline.compare(k0, {"none": "stale"}),
+         ["this build's key cannot be made: stale"]),
+    ]
+    for what, got, want in rules:
+        check(got == want, "baseline rule: %s (%s)" % (what, got))
+
+    # a real run: the tcp mode of droptail150-cubic-fixed-960k, recorded by
+    # the matrix on 5e27e319a185 (tests/lab/recorded/), as another matrix's
+    # --out; first as recorded (no key), then as if recorded with this
+    # build's key and the cell's parameters of today
+    CELL = "droptail150-cubic-fixed-960k"
+    cell = next(c for c in matrix.cells() if c.name == CELL)
+    prev, out = os.path.join(d, "prev"), os.path.join(d, "out")
+    shutil.copytree(os.path.join(HERE, "recorded", CELL, "tcp"), os.path.join(prev, CELL, "tcp"))
+    recorded = json.load(open(os.path.join(prev, CELL, "tcp", "summary.json")))
+    steps = matrix.plan(out, cell, ("tcp",), REV, k0, [prev])
+    check(steps[0][1] == "run" and "carries no baseline key" in steps[0][2],
+          "a recorded run without a key is not reused: %s" % steps[0][2])
+    with open(os.path.join(prev, CELL, "tcp", "summary.json"), "w") as f:
+        json.dump(dict(recorded, baseline=k0, parameters=cell.scenario().parameters()), f)
+    for what, k, action, word in (
+            ("the same key", k0, "reuse", os.path.join(prev, CELL, "tcp")),
+            ("controller.c changed", key_after("libbwss/lib/laws/controller.c"), "reuse", prev),
+            ("lab-aqm.c changed", key_after("tests/lab/lab-aqm.c"), "run", "tests/lab/lab-aqm.c changed"),
+            ("another kernel", dict(k0, kernel="6.1.0-28-amd64"), "run", "kernel")):
+        steps = matrix.plan(out, cell, ("tcp",), REV, k, [prev])
+        check(steps[0][1] == action and word in steps[0][2],
+              "--baselines-from, %s: %s (%s)" % (what, steps[0][1], steps[0][2]))
+    other = dict(recorded, baseline=k0, parameters=dict(cell.scenario().parameters(), link_kbps=20000))
+    with open(os.path.join(prev, CELL, "tcp", "summary.json"), "w") as f:
+        json.dump(other, f)
+    steps = matrix.plan(out, cell, ("tcp",), REV, k0, [prev])
+    check(steps[0][1] == "run" and "parameters differ from the cell's: link_kbps" in steps[0][2],
+          "a run of other parameters is not the cell's: %s" % steps[0][2])
+    with open(os.path.join(prev, CELL, "tcp", "summary.json"), "w") as f:
+        json.dump(dict(recorded, baseline=k0, parameters=cell.scenario().parameters()), f)
+    s = matrix.reuse(os.path.join(prev, CELL, "tcp"), os.path.join(out, CELL, "tcp"), cell, REV, BUILD,
+                     cli.reanalyse_run)
+    check(s["valid"] and s["aggregate_kbps"] == recorded["aggregate_kbps"] == 805.8
+          and s["video_at_min"] == recorded["video_at_min"]
+          and s["required_prebuffer_s"] == recorded["required_prebuffer_s"]
+          and s["queue_delay_ms"]["median"] == recorded["queue_delay_ms"]["median"]
+          and s["analysed"] == matrix.commit(BUILD)
+          and s["reused"]["recorded_on"] == "5e27e319a185" and s["reused"]["key"] == baseline.digest(k0),
+          "reused: copied and analysed again from its raw recording with this tree's analysis: the recorded "
+          "figures (%s kbit/s, video %s, prebuffer %s s)" % (s["aggregate_kbps"], s["video_at_min"],
+                                                             s["required_prebuffer_s"]))
+    steps = matrix.plan(out, cell, matrix.MODES, REV, k0, [prev])
+    check([(m, a) for m, a, _ in steps] == [("tcp", "keep"), ("bwss", "run"), ("ideal", "run")],
+          "then kept in --out; bwss and ideal, never recorded, to run: %s" % steps)
+    mine = matrix.Cell("h", "droptail", "cubic", "fixed", 8000, cell.sets + ("hosts=2", "host2=bwss"))
+    why = matrix.not_counted(dict(s, parameters=mine.scenario().parameters()), "tcp", mine, REV, k0)
+    check(why == ["the second machine runs bwssd (host2=bwss)"],
+          "a baseline whose second machine runs bwssd is never reused: %s" % why)
+    r = lab("matrix", "--report-only", "--out", out, "--report", os.path.join(d, "r.md"), "--build-dir", BUILD)
+    text = open(os.path.join(d, "r.md")).read() if r.returncode == 0 else r.stderr
+    check("| %s | 5e27e319a185, reused (key %s) | - | - |" % (CELL, baseline.digest(k0)) in text
+          and "tcp and ideal runs made on 5e27e319a185 (1 of 1 reused under their baseline key" in text,
+          "the report names the run's commit and the key it counts under")
 
 # ---- the targets' bounds, each at its edge ----
 def judged(bwss, tcp=None, ideal=None):

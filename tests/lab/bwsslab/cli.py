@@ -9,7 +9,7 @@
   bwss-lab report DIR... [--out FILE] [--command TEXT]...
   bwss-lab reanalyse DIR... [--build-dir DIR]   analyse finished runs again (nothing run)
   bwss-lab matrix [--list] [--no-wait] [--quick | --cells PATTERN] [--adopt] [--again] [--out DIR]
-                  [--report FILE] [--report-only] [--build-dir DIR]
+                  [--baselines-from DIR]... [--report FILE] [--report-only] [--build-dir DIR]
   bwss-lab lock [--no-wait [--skip]] -- COMMAND...   run COMMAND holding the lab
   bwss-lab owner                         who holds the lab (exit 0: free, 1: held)
 
@@ -27,7 +27,8 @@ import signal
 import subprocess
 import sys
 
-from . import analysis, clients, decisions, host, linkstats, linktrace, lock, matrix, paths, plots, report, timeline, topology
+from . import (analysis, baseline, clients, decisions, host, linkstats, linktrace, lock, matrix, paths, plots, report,
+               timeline, topology)
 from .proc import STATE_DIR, LabError, program
 from .scenario import BWSS_MODES, MODES, SCENARIOS, ScenarioError
 
@@ -146,6 +147,7 @@ def run_once(sc, label, modes, build_dir, out_root, tries=TRIES, measure=measure
     runs before a retry (host.wait_quiet)."""
     results = []
     rev = matrix.commit(build_dir)                   # the programs' tree, recorded in every summary
+    bkey = baseline.key(build_dir, paths.SRC_ROOT, sc)   # what made the recording (baseline.py), before it
     for m in modes:
         out_dir = os.path.join(out_root, m)
 
@@ -158,7 +160,7 @@ def run_once(sc, label, modes, build_dir, out_root, tries=TRIES, measure=measure
             return s
         s = try_mode(m, tries, one_try, lambda k: keep_invalid_try(out_dir, k),
                      lambda text: print(text, flush=True), settle)
-        s["label"], s["doc"], s["commit"] = label, sc.doc, rev
+        s["label"], s["doc"], s["commit"], s["analysed"], s["baseline"] = label, sc.doc, rev, rev, bkey
         with open(os.path.join(out_dir, "summary.json"), "w") as f:
             json.dump(s, f, indent=2)
         results.append(s)
@@ -299,32 +301,45 @@ def cmd_lock(args):
     return rc if rc >= 0 else 128 - rc
 
 
-KEPT = ("label", "doc", "host", "noise", "took_s", "tries", "matrix", "commit")   # what analyse() does not make
+# what analyse() does not make: the run's own record
+KEPT = ("label", "doc", "host", "tries", "took_s", "matrix", "commit", "baseline", "reused")
+
+
+def reanalyse_run(d, build_dir, sc=None):
+    """Analyses the finished run in d again from its raw files with this
+    tree's analysis and build_dir's bwss-late (its scenario sc, or the one
+    its summary recorded), the host's noise again from its files; the
+    fields the run itself recorded (KEPT) are kept.  Writes and returns the
+    summary, "analysed" the commit of build_dir's tree."""
+    import dataclasses
+    from .scenario import Scenario
+    with open(os.path.join(d, "summary.json")) as f:
+        old = json.load(f)
+    if sc is None:
+        names = {f.name for f in dataclasses.fields(Scenario)}
+        params = {k: tuple(v) if isinstance(v, list) else v for k, v in old["parameters"].items()
+                  if k in names and k not in ("name", "doc")}
+        sc = Scenario(name=old["scenario"], doc=old.get("doc", ""), **params)
+    s, series = analysis.analyse(sc, old["mode"], d, build_dir)
+    s.update({k: old[k] for k in KEPT if k in old})
+    s["noise"] = linkstats.noise(d, s.get("host"))
+    s["analysed"] = matrix.commit(build_dir)
+    with open(os.path.join(d, "summary.json"), "w") as f:
+        json.dump(s, f, indent=2)
+    plots.plot_run(sc, s, series, d)
+    return s
 
 
 def cmd_reanalyse(args):
     """Analyses finished runs again from their raw files (a corrected
     analysis, nothing run): every summary.json under the directories, its
-    scenario from its own parameters; the fields the run itself recorded
-    (KEPT) are kept."""
-    import dataclasses
-    from .scenario import Scenario
+    scenario from its own parameters (reanalyse_run)."""
     done = 0
     for root in args.dirs:
         for d, _, files in sorted(os.walk(root)):
             if "summary.json" not in files or not os.path.exists(os.path.join(d, "run.json")):
                 continue
-            with open(os.path.join(d, "summary.json")) as f:
-                old = json.load(f)
-            names = {f.name for f in dataclasses.fields(Scenario)}
-            params = {k: tuple(v) if isinstance(v, list) else v for k, v in old["parameters"].items()
-                      if k in names and k not in ("name", "doc")}
-            sc = Scenario(name=old["scenario"], doc=old.get("doc", ""), **params)
-            s, series = analysis.analyse(sc, old["mode"], d, os.path.abspath(args.build_dir))
-            s.update({k: old[k] for k in KEPT if k in old})
-            with open(os.path.join(d, "summary.json"), "w") as f:
-                json.dump(s, f, indent=2)
-            plots.plot_run(sc, s, series, d)
+            s = reanalyse_run(d, os.path.abspath(args.build_dir))
             print("%s: aggregate %.0f kbit/s, %s" % (d, s["aggregate_kbps"], "valid" if s["valid"] else
                                                       "INVALID: " + "; ".join(s["invalid_reasons"])))
             done += 1
@@ -363,14 +378,15 @@ def cmd_matrix(args, argv):
     command = "tests/lab/bwss-lab " + " ".join(shlex.quote(a) for a in argv)
     modes = matrix.MODES + ((matrix.ADOPT_MODE,) if args.adopt else ())
     if args.report_only:
-        print("wrote %s" % matrix.write_report(os.path.abspath(args.out), report_path, command, modes))
+        print("wrote %s" % matrix.write_report(os.path.abspath(args.out), report_path, command, modes,
+                                               matrix.commit(os.path.abspath(args.build_dir))))
         return 0
     if os.geteuid() != 0:
         raise LabError("needs root (network namespaces, tc)")
     args.report = report_path
     take(args, "matrix")                   # the whole matrix: no other run between its cells
     try:
-        return matrix.run(args, run_once, check_tools, command)
+        return matrix.run(args, run_once, check_tools, command, reanalyse_run)
     except LabError:
         topology.down(quiet=True)          # still ours: the lock goes after
         raise
@@ -421,6 +437,9 @@ def main(argv=None):
     x.add_argument("--cells", help="only the cells matching these comma-separated shell patterns")
     x.add_argument("--adopt", action="store_true", help="also mode bwss-adopt")
     x.add_argument("--again", action="store_true", help="run cells again that have a valid summary")
+    x.add_argument("--baselines-from", action="append", default=[], metavar="DIR",
+                   help="another matrix's --out: its tcp and ideal runs count here where their baseline key "
+                   "is this build's (docs/lab.md); repeatable")
     x.add_argument("--tries", type=int, default=TRIES,
                    help="runs of a mode whose run is invalid (host noise), in all (default %d)" % TRIES)
     x.add_argument("--out", default=os.path.join(os.getcwd(), "results", "matrix"))

@@ -143,15 +143,18 @@ def start_cross_sender(sc, work):
 
 def client_env(sc, mode, base_env, kind):
     """The environment of a client: the domain and plug-in path; in mode
-    bwss-paper the paper's loop.  The adaptive player finds bwsshttpsrc (and
-    with it the bwss tracer) only where BWSS runs; elsewhere it plays with
-    souphttpsrc, as without bwss installed."""
+    bwss-paper the paper's loop.  Only where BWSS runs do the clients see the
+    project's GStreamer plug-in (bwsshttpsrc and the bwss tracer): elsewhere
+    the player and gst-launch play with souphttpsrc as on a machine without
+    bwss installed, and no plug-in of ours is loaded, not even by the
+    registry's scan (a baseline run then runs none of bwss's code:
+    baseline.py)."""
     env = dict(base_env)
     if mode == "bwss-paper":
         env["BWSS_LOOP"] = "paper"
     else:
         env.pop("BWSS_LOOP", None)
-    if kind == "video" and (sc.adaptive or sc.progressive) and mode not in BWSS_MODES:
+    if mode not in BWSS_MODES:
         env.pop("GST_PLUGIN_PATH", None)
     return env
 

@@ -13,21 +13,29 @@ DURATION-s run.  Drop-tail at a fixed rate is the kernel's tbf; a trace or an
 AQM is the lab's user-space stage (Scenario.stage_bottleneck), and each row
 says which.
 
-Resumable: a cell's mode whose summary.json is valid is not run again
-unless --again; an invalid or missing one is.  TARGETS is the one table of
+Resumable, on one commit: a cell's bwss mode whose summary.json is valid
+and was made on this commit is not run again unless --again; an invalid,
+missing or other commit's one is.  A baseline mode (tcp, ideal: no code of
+bwss runs in them) counts from whichever commit recorded it where its
+baseline key is this build's (baseline.py: the runner, the files the stage
+and the recorder are built from, the kernel, the machine): kept in --out,
+or copied from a --baselines-from directory, and analysed again from its
+raw recording with this commit's analysis; the report says per cell where
+each mode's run came from.  TARGETS is the one table of
 what bwss must achieve in a cell of the grid, HOUSEHOLD_TARGETS in a cell of
 the household; the report's first sections count the cells where it did."""
 import datetime
 import fnmatch
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 from dataclasses import dataclass
 from typing import Tuple
 
-from . import lock, report, topology
+from . import baseline, lock, paths, report, topology
 from .proc import LabError
 from .scenario import SCENARIOS, ScenarioError
 
@@ -310,11 +318,100 @@ def load(out, cell, modes):
     return runs
 
 
-def pending(out, cell, modes, again=False):
-    """The modes of cell still to run: those without a valid summary (all
-    with again)."""
+def run_commit(s):
+    """The commit a run was made on (its programs' tree)."""
+    return s.get("commit") or (s.get("matrix") or {}).get("commit") or "unknown"
+
+
+def clean(rev):
+    """Whether rev names a commit exactly (known, no local changes)."""
+    return bool(rev) and not rev.endswith("+") and not rev.startswith("unknown")
+
+
+def not_counted(s, mode, cell, rev, bkey):
+    """Why the valid run s of mode does not count for commit rev's report
+    (empty: it counts).  A bwss mode counts only when made on rev; a
+    baseline mode when its baseline key is bkey (this build's, for the
+    cell: baseline.with_scenario) and its parameters are the cell's."""
+    if mode not in baseline.BASELINE_MODES:
+        made = run_commit(s)
+        if made != rev:
+            return ["made on %s, not %s" % (made, rev)]
+        return [] if clean(rev) else ["made on %s, a tree with changes (commit, then run)" % rev]
+    why = baseline.unkeyed(cell.scenario()) + baseline.compare(s.get("baseline"), bkey)
+    diff = baseline.same_parameters(s.get("parameters"), cell.scenario())
+    if diff:
+        why.append("its parameters differ from the cell's: " + ", ".join(diff))
+    return why
+
+
+def plan(out, cell, modes, rev, bkey, sources=(), again=False):
+    """What becomes of each of cell's modes: [(mode, action, detail)],
+    action "keep" (its run in out counts), "reuse" (detail: the run
+    directory, under one of sources, of a baseline run that counts), or
+    "run" (detail: why nothing counts)."""
     runs = load(out, cell, modes)
-    return [m for m in modes if again or not (m in runs and runs[m].get("valid"))]
+    res = []
+    for m in modes:
+        s = runs.get(m)
+        if again:
+            res.append((m, "run", "--again"))
+            continue
+        if s is None:
+            why = ["not run"]
+        elif not s.get("valid"):
+            why = ["invalid"]
+        else:
+            why = not_counted(s, m, cell, rev, bkey)
+            if not why:
+                res.append((m, "keep", "made on %s" % run_commit(s)))
+                continue
+        found = None
+        if m in baseline.BASELINE_MODES:
+            for src in sources:
+                where = os.path.join(os.path.abspath(src), cell.name, m)
+                other = load(src, cell, [m]).get(m)
+                if other is None:
+                    continue
+                no = not_counted(other, m, cell, rev, bkey) if other.get("valid") else ["invalid"]
+                if not no:
+                    found = where
+                    break
+                why.append("%s: %s" % (where, "; ".join(no)))
+        res.append((m, "reuse", found) if found else (m, "run", "; ".join(why)))
+    return res
+
+
+def pending(out, cell, modes, rev, bkey, sources=(), again=False):
+    """The modes of cell still to run (plan's "run")."""
+    return [m for m, action, _ in plan(out, cell, modes, rev, bkey, sources, again) if action == "run"]
+
+
+def reuse(src_dir, dst_dir, cell, rev, build_dir, reanalyse):
+    """Copies the baseline run in src_dir to dst_dir (what dst_dir held is
+    moved aside first: paths.keep_earlier) and analyses it again with this
+    commit's analysis (reanalyse: cli.reanalyse_run); records where it came
+    from and why it counts ("reused").  Returns its summary."""
+    paths.keep_earlier(dst_dir)
+    if os.path.isdir(dst_dir):
+        os.rmdir(dst_dir)
+    shutil.copytree(src_dir, dst_dir)
+    return mark_reused(reanalyse(dst_dir, build_dir, cell.scenario()), src_dir, dst_dir, cell, rev)
+
+
+def mark_reused(s, src_dir, dst_dir, cell, rev):
+    """Records in the baseline run s (now in dst_dir) that it counts for
+    commit rev's report though made on another: where it came from, its
+    key, why ("reused")."""
+    s["reused"] = {"from": src_dir, "recorded_on": run_commit(s), "for": rev,
+                   "date": datetime.date.today().isoformat(), "key": baseline.digest(s["baseline"]),
+                   "why": baseline.why_counts(s["baseline"], run_commit(s))}
+    s.setdefault("matrix", {"cell": cell.name, "where": cell.where(), "commit": run_commit(s),
+                            "date": datetime.date.fromtimestamp(
+                                report._get(s, "host", "started_unix") or 0).isoformat()})
+    with open(os.path.join(dst_dir, "summary.json"), "w") as f:
+        json.dump(s, f, indent=2)
+    return s
 
 
 def build_source(build_dir):
@@ -345,10 +442,11 @@ def commit(build_dir=None):
     return head + ("+" if dirty else "")
 
 
-def run(args, run_once, check_tools, command):
-    """bwss-lab matrix: runs the selected cells' missing or invalid modes
-    (run_once: cli.run_once), then writes the report.  Returns the exit
-    status."""
+def run(args, run_once, check_tools, command, reanalyse):
+    """bwss-lab matrix: runs the selected cells' modes that have no run
+    counting for this commit (plan(); run_once: cli.run_once), reusing
+    the baseline runs that count (reanalyse: cli.reanalyse_run), then
+    writes the report.  Returns the exit status."""
     chosen = select(args.cells, args.quick)
     modes = MODES + ((ADOPT_MODE,) if args.adopt else ())
     out = os.path.abspath(args.out)
@@ -370,13 +468,34 @@ def run(args, run_once, check_tools, command):
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     rev = commit(build_dir)
+    bkey = baseline.key(build_dir, paths.SRC_ROOT)
+    sources = [os.path.abspath(d) for d in args.baselines_from or []]
+    print("baseline key: %s" % ("none, no baseline run kept or reused (%s)" % bkey["none"] if "none" in bkey
+                                else "%s (a tcp or ideal run with it counts, from any commit)" % baseline.digest(bkey)),
+          flush=True)
     failed, invalid, faults = [], [], []
     for k, c in enumerate(chosen):
-        todo = pending(out, c, cell_modes(c, modes), args.again)
-        print("cell %d of %d: %s (%s) — %s" % (k + 1, len(chosen), c.name, c.where(),
-                                                 "modes " + ", ".join(todo) if todo else "done, kept"),
-              flush=True)
-        for m in todo:
+        steps = plan(out, c, cell_modes(c, modes), rev, baseline.with_scenario(bkey, c.scenario()), sources,
+                     args.again)
+        print("cell %d of %d: %s (%s) — %s" % (k + 1, len(chosen), c.name, c.where(), "; ".join(
+            "%s %s" % (m, {"keep": "kept (%s)", "reuse": "reused from %s", "run": "to run (%s)"}[a] % d)
+            for m, a, d in steps)), flush=True)
+        todo = [m for m, a, _ in steps if a == "run"]
+        for m, action, detail in steps:
+            d = os.path.join(out, c.name, m)
+            s = load(out, c, [m]).get(m, {})
+            if action == "keep" and m in baseline.BASELINE_MODES and s.get("analysed") != rev:
+                s = reanalyse(d, build_dir, c.scenario())     # its figures from this commit's analysis
+            if (action == "keep" and m in baseline.BASELINE_MODES and run_commit(s) != rev
+                    and (s.get("reused") or {}).get("for") != rev):
+                s = mark_reused(s, d, d, c, rev)
+            elif action == "reuse":
+                s = reuse(detail, d, c, rev, build_dir, reanalyse)
+            if action != "run" and not s.get("valid"):
+                print("  %s/%s: invalid under this commit's analysis (%s): run" % (
+                    c.name, m, "; ".join(s.get("invalid_reasons") or [])), flush=True)
+                todo.append(m)
+        for m in [x for x in cell_modes(c, modes) if x in todo]:
             try:
                 run_once(scs[c.name], "matrix " + c.name, [m], build_dir, os.path.join(out, c.name),
                          tries=args.tries)
@@ -402,7 +521,7 @@ def run(args, run_once, check_tools, command):
         runs = load(out, c, cell_modes(c, modes))
         with open(os.path.join(out, c.name, "comparison.md"), "w") as f:
             f.write(report.table([runs[m] for m in cell_modes(c, modes) if m in runs]) + "\n")
-    path = write_report(out, args.report, command, modes)
+    path = write_report(out, args.report, command, modes, rev)
     print("wrote %s" % path)
     if faults:
         print("bwss-lab: %d valid runs failed their progress check (a product fault):\n  %s"
@@ -531,21 +650,58 @@ def counts(every, out, modes, targets):
     return lines
 
 
-def write_report(out, path, command, modes):
+def _commits(runs):
+    return ", ".join(sorted({run_commit(s) for s in runs})) or "-"
+
+
+def origin(s):
+    """Where a run came from, for the report: the commit it was made on,
+    and for a baseline run counted on another commit the key it counts
+    under."""
+    r = s.get("reused")
+    return "%s, reused (key %s)" % (r["recorded_on"], r["key"]) if r else run_commit(s)
+
+
+def origins(every, out, modes):
+    """The report's section "Where the runs come from"."""
+    lines = ["## Where the runs come from", "",
+             "A bwss run counts only on the commit it was made on. A tcp or ideal run runs none of bwss's "
+             "code (docs/lab.md, \"Baseline runs\"): it counts on any commit whose baseline key is the one "
+             "it was recorded with (`tests/lab/bwsslab/baseline.py`: the SHA-256 of the lab's runner, of "
+             "every file the delay stage and the recorder are compiled from, their compile commands and "
+             "compiler; the kernel, the machine and the packages its clients and servers come from), and "
+             "it is analysed again from its raw recording with this commit's analysis. Per cell and mode: "
+             "the commit its run was made on, `reused` where another commit's run counts under its key "
+             "(its first 12 hex digits; the run's `summary.json` says why, field `reused`).", "",
+             "| cell | %s |" % " | ".join(modes), "|---|%s" % ("---|" * len(modes))]
+    for c in every:
+        runs = load(out, c, cell_modes(c, modes))
+        if runs:
+            lines.append("| %s | %s |" % (c.name, " | ".join(
+                origin(runs[m]) if m in runs else "-" if m in cell_modes(c, modes) else "n/a" for m in modes)))
+    return lines + [""]
+
+
+def write_report(out, path, command, modes, rev=None):
     """Writes the matrix's report (docs/results/matrix.md) from every
     summary under out: the grid's 40 cells and the household's, those not
-    run said so."""
+    run said so, and where each run came from (rev: the commit the report
+    is for)."""
     grid, household = cells(), household_cells()
     every = grid + household
-    found = [s for c in every for s in load(out, c, cell_modes(c, modes)).values()]
-    revs = sorted({report._get(s, "matrix", "commit") or "unknown" for s in found})
-    dates = sorted({report._get(s, "matrix", "date") or "?" for s in found})
+    found = [(m, s) for c in every for m, s in load(out, c, cell_modes(c, modes)).items()]
+    dates = sorted({report._get(s, "matrix", "date") or "?" for _, s in found})
+    ours = [s for m, s in found if m not in baseline.BASELINE_MODES]
+    base = [s for m, s in found if m in baseline.BASELINE_MODES]
     mode_list = " / ".join(modes)
     hh_modes = cell_modes(household[0], modes)
     lines = ["# The bottleneck matrix", "",
-             "Generated by `tests/lab/bwss-lab matrix` on %s (runs of %s) from commit %s; machine: %s." % (
-                 datetime.date.today().isoformat(), ", ".join(dates) or "-", ", ".join(revs) or "-",
-                 report.machine()), "",
+             "Generated by `tests/lab/bwss-lab matrix` on %s (runs of %s)%s; bwss runs from commit %s, "
+             "tcp and ideal runs made on %s (%d of %d reused under their baseline key: \"Where the runs "
+             "come from\"); machine: %s." % (
+                 datetime.date.today().isoformat(), ", ".join(dates) or "-",
+                 " for commit %s" % rev if rev else "", _commits(ours), _commits(base),
+                 sum(1 for s in base if s.get("reused")), len(base), report.machine()), "",
              "Command:", "", "    " + command, "",
              "`streaming`'s shape scaled to the link L: a constant-rate video of %d %% of L (its minimum "
              "the same), two downloads at %s ms RTT (the video %d ms), UDP cross traffic of a third of L "
@@ -583,6 +739,7 @@ def write_report(out, path, command, modes):
               "|---|---|---|---|---|---|---|---|"]
     for c in household:
         lines.append(household_row(c, load(out, c, cell_modes(c, modes)), cell_modes(c, modes)))
+    lines += [""] + origins(every, out, modes)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
