@@ -52,7 +52,6 @@
  * business (eq. 4), not the link's.
  */
 #include "capacity.h"
-#include <stdlib.h>
 
 /* Rule "deficit": a flow with a minimum gets less than it with a queue of
  * its own (the network holds it: fq_codel), or for less than
@@ -105,13 +104,6 @@ capacity_rule_loss (const BwssCapacity *c, const BwssParams *p)
 int
 capacity_act_deficit (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
 {
-  if (getenv ("FQ14_LAWB") && c->probe_from_bps > 0.0 && k->deficit_own > 0.0) {
-    c->last_probed_us = now;
-    c->probe_wait_us = c->probe_wait_us ? 2 * c->probe_wait_us : 500000;
-    uint64_t cap = getenv ("FQ14_CAP") ? strtoull (getenv ("FQ14_CAP"), NULL, 10) : 8000000;
-    if (c->probe_wait_us > cap)
-      c->probe_wait_us = cap;
-  }
   c->probe_from_bps = 0.0;
   double s = c->sigma_bps - k->deficit;
   if (s > k->u_link)
@@ -127,12 +119,6 @@ capacity_act_deficit (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
    * shares */
   if (k->deficit_own <= 0.0)
     c->last_loss_us = now;
-  double bar = getenv ("FQ14_EXCESS") ? atof (getenv ("FQ14_EXCESS")) : 0.0;
-  if (k->deficit_own > 0.0 && under_target (k) && !(c->moving && getenv ("FQ14_NOMOVE"))
-      && k->own_excess >= bar) {
-    c->fair = true;
-    c->fair_own_us = now;
-  }
   c->loss_votes = 0;
   return RULE_DEFICIT;
 }

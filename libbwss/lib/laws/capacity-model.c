@@ -262,13 +262,8 @@ count_flow (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
    * lately (longer, its source sends less); its own evidence apart */
   if (counts)
     k->deficit += f->min_rate_bps - f->rate_bps;
-  if (held) {
+  if (held)
     k->deficit_own += f->min_rate_bps - f->rate_bps;
-    double link = k->q > k->q_peak ? k->q : k->q_peak;
-    double excess = (double) f->rtt_us - (double) f->base_rtt_us - link;
-    if (excess > k->own_excess)
-      k->own_excess = excess;
-  }
   if (counts && f->lost)
     k->short_lost++;
   if (f->window_limited)

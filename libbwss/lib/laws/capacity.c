@@ -93,8 +93,6 @@
 #include <stdio.h>
 #include <string.h>
 #include "capacity.h"
-#include <stdlib.h>
-#include <stdio.h>
 
 /* The raise boost doubles while the queue stays empty; the step is bounded
  * by max_raise anyway, this only keeps the number finite. */
@@ -237,9 +235,7 @@ raise_by (const BwssCapacity *c, const BwssParams *p, uint64_t now, const Capaci
 static double
 known_link (const BwssCapacity *c, const CapacityCounts *k)
 {
-  if (c->busy_link_bps <= 0.0)
-    return INFINITY;
-  return c->fair && getenv ("FQ14_LAW") ? c->busy_link_bps : c->busy_link_bps + k->idle;
+  return c->busy_link_bps > 0.0 ? c->busy_link_bps + k->idle : INFINITY;
 }
 
 /* Returns the drain's length, µs: H RTTs of the reference RTT. */
@@ -416,10 +412,6 @@ act_raise (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCou
     }
     c->probe_from_bps = c->sigma_bps;   /* the last level that found no queue */
   }
-  if (getenv ("FQ14_DBG"))
-    fprintf (stderr, "DBG %.3f raise sigma %.0f known %.0f busy %.0f idle %.0f unused %.0f ukept %.0f at_known %d probe_from %.0f step %.3f boost %.2f -> %.0f\n",
-             now / 1e6, c->sigma_bps / 1e3, known / 1e3, c->busy_link_bps / 1e3, k->idle / 1e3, k->unused / 1e3, k->u_kept / 1e3,
-             at_known (c, known), c->probe_from_bps / 1e3, step, c->raise_boost, raised_sigma (c, p, k, step, known) / 1e3);
   capacity_set_sigma (c, raised_sigma (c, p, k, step, known));
   return RULE_RAISE;
 }
@@ -442,7 +434,7 @@ decide (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts
   capacity_vote_loss (c, p, k);
   if (rule_probed (c, k))
     return act_probed (c, p, now);
-  if (room_again (c, p, k) && !(c->fair && getenv ("FQ14_LAWD")))
+  if (room_again (c, p, k))
     forget_probes (c);
   if (rule_cut (k))
     return act_cut (c, p, now, k, interval_us);
@@ -514,7 +506,7 @@ end_drain (BwssCapacity *c, uint64_t now)
 static void
 update_boost (BwssCapacity *c, int rule, const CapacityCounts *k)
 {
-  if (rule == RULE_RAISE && queue_empty (k) && !(c->fair && c->probe_from_bps > 0.0 && getenv ("FQ14_LAWC")))
+  if (rule == RULE_RAISE && queue_empty (k))
     c->raise_boost = c->raise_boost < MAX_BOOST ? 2.0 * c->raise_boost : MAX_BOOST;
   else if (rule != RULE_HOLD || !under_target (k))
     c->raise_boost = 1.0;
@@ -622,9 +614,6 @@ record (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts
   c->link_bps = k->link;
   note_busy_link (c, p, now, k);
   update_moving (c, now);
-  if (c->fair && (c->phase != BWSS_PHASE_TRACK || over_target (k)
-                  || now - c->fair_own_us > 30000000ull))
-    c->fair = false;
   if (k->q >= c->queue_peak_us || now - c->queue_peak_at_us > p->own_queue_memory_us) {
     c->queue_peak_us = k->q;
     c->queue_peak_at_us = now;

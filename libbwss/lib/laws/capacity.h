@@ -31,7 +31,6 @@ typedef struct {
   double deficit;      /* Σ m_i − R_i of the flows below (1−α)·m_i with a queue of
                         * their own, or for less than reserve_hold_us: minima the
                         * link may be what denies */
-  double own_excess;   /* the largest own-queue excess among them, us (experiment) */
   double deficit_own;  /* ... of those with a queue of their own: minima the link
                         * denies (their own evidence) */
   size_t short_lost;   /* flows counted in the deficit that lost segments */

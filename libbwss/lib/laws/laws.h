@@ -276,9 +276,6 @@ typedef struct {
   uint32_t  busy_seen_head;
   bool      moving;           /* TRACK's regime "moving": the link seen busy
                                * spreads (capacity.c) */
-  bool      fair;             /* TRACK's regime "fair": the bottleneck queues each
-                               * flow apart (capacity-full.c) */
-  uint64_t  fair_own_us;      /* ... the video's own queue last said so */
   double    queue_peak_us;    /* the link's largest queue lately (own_queue_memory_us) */
   uint64_t  queue_peak_at_us; /* ... measured then */
   double    cruise_bps;       /* σ after the running drain (rule "cut") */
