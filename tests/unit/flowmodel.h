@@ -24,7 +24,7 @@
  * an empty buffer passes arrivals through while they fit.  The queueing
  * delay is q = bits queued / C.
  *
- * Or, with fq set, the bottleneck of fq_codel (sch_fq_codel.c): one queue
+ * Or, with fq set (fluid), fq_codel's bottleneck (sch_fq_codel.c): one queue
  * per flow and one for the cross traffic, served by deficit round robin —
  * fluid: C·dt split equally among the queues that hold bits, a queue that
  * holds less than its share leaving the rest to the others (max-min) — and

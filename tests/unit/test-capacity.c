@@ -2382,16 +2382,17 @@ fq_packets_cell (const Cell *cell, unsigned short_max, unsigned drops_min, doubl
  * model's decision lines): under 6.16+ over ten tick phases, 2.8 short
  * seconds a run — 1.5 after σ was raised above what the flows moved, 0.9
  * at the UDP's onset, 0.4 neither — where the lab's three runs on main had
- * 4 a run (2, 1.3, 0.7); at the deficits the video's RTT 54-110 ms (its
+ * 4 a run (2, 1.3, 0.7); at the deficits the video's RTT 55-97 ms (its
  * own queue; the lab 55-86).  The video at >= 90 % of its minimum 49-54 of
  * 55 s (the lab 50-52), fq_codel's drops 72-143 a run (the lab 93-94), the
  * packets' sojourn p50 6-12 / p95 48-70 ms (the lab 10-11 / 62-68), the
  * downloads' use of what the video leaves 69.3-76.5 % (the lab 70.0-77.4
  * %).  Not the lab's: the required prebuffer, 0.95-1.73 s against 0.47-0.49,
- * reached at 48-60 s where the lab's is the UDP's onset's (22 s) — the
- * model's video does not catch up what it lost (CUBIC senders in the model
- * do not change that: 1.17-1.48 s at five phases).  Asserted: the video short in
- * at most 6 s of every run (the model's worst; the lab's 5), under 6.16+
+ * reached at 48-60 s where the lab's is the UDP's onset's (21.6-22.2 s) — the
+ * model's video does not catch up what it lost (CUBIC senders in the
+ * model do not change that: 1.17-1.48 s at five phases).  Asserted: the
+ * video short in at most 6 s of every run (the model's worst; the lab's
+ * 5), under 6.16+
  * the median run's drops at least 89 and the downloads' use at least 72 %
  * (the model's worst medians over ten phases; the lab's 93 and 72.4 %). */
 static void
@@ -2411,9 +2412,9 @@ test_trace_matrix_fq_960k_packets (void)
  * 6.16+ over ten tick phases: the video 83-85 of 85, drops 83-122, sojourn
  * p50 4 / p95 14-18 ms, use 84.2-88.3 %, prebuffer 0.27-0.44 s — the same
  * cycle (σ raised past what the flows move, the deficit, fq_codel dropping
- * from the video's own queue: the video's losses 57-86 a run) but shallower
+ * from the video's own queue: 57-86 of its packets a run) but shallower
  * dips: 0.7 short seconds a run by the lab's classes (0.2 raised, 0.3 at
- * the onset, 0.2 neither) where the lab had 5 (4 raised).  Asserted: the
+ * the onset, 0.2 neither) where the lab had 4 (3 raised).  Asserted: the
  * video short in at most 2 s of every run (the model's worst), under 6.16+
  * the median run's drops at least 93 and the downloads' use at least 80 %
  * (the lab's medians: the model reaches more). */
