@@ -39,6 +39,8 @@ model_free (Model *m)
 {
   free (m->f);
   m->f = NULL;
+  free (m->fqp);
+  m->fqp = NULL;
 }
 
 size_t
@@ -52,7 +54,12 @@ model_add (Model *m, double base_rtt_s)
   f->cwnd_bytes = INITIAL_CWND_SEGMENTS * MODEL_MSS;
   f->ssthresh_bytes = INFINITY;
   f->last_loss_s = -INFINITY;
-  f->min_rtt_us = (uint32_t) ((base_rtt_s + model_queued_bits (m) / m->capacity_bps) * 1e6);
+  /* its SYN-ACK waits behind the queue; under fq_codel, packet by packet,
+   * a new flow's packet goes first: behind the packet in service only */
+  double wait = model_queued_bits (m) / m->capacity_bps;
+  if (m->fq && m->packets)
+    wait = m->link_free_s > m->now_s ? m->link_free_s - m->now_s : 0.0;
+  f->min_rtt_us = (uint32_t) ((base_rtt_s + wait) * 1e6);
   f->added_s = m->now_s;
   return m->n++;
 }
@@ -63,7 +70,7 @@ model_add (Model *m, double base_rtt_s)
 static double
 wire_per_bit (const Model *m, const ModelFlow *f)
 {
-  if (!m->wire_headers || m->fq)
+  if (!m->wire_headers || (m->fq && !m->packets))
     return 1.0;
   double seg = f->source_packet > 0 && f->source_bound ? f->source_packet : MODEL_MSS;
   return 1.0 + MODEL_WIRE_HEADER / seg;
@@ -73,7 +80,8 @@ wire_per_bit (const Model *m, const ModelFlow *f)
 static double
 wire_per_cross_bit (const Model *m)
 {
-  return m->wire_headers && !m->fq ? 1.0 + (double) MODEL_UDP_WIRE_HEADER / MODEL_UDP_PAYLOAD : 1.0;
+  return m->wire_headers && (!m->fq || m->packets)
+         ? 1.0 + (double) MODEL_UDP_WIRE_HEADER / MODEL_UDP_PAYLOAD : 1.0;
 }
 
 double
@@ -636,8 +644,163 @@ fifo_ip_bytes (const Model *m)
   return bytes;
 }
 
+/* ---- fq_codel, packet by packet (flowmodel.h: "With fq and packets") ---- */
+
+/* CoDel's "at most one MTU queued" under fq_codel, bytes: a full frame,
+ * asked of the whole scheduler's backlog (Linux's fq_codel, the lab's mtu) */
+#define FQ_CODEL_MTU 1514.0
+
+/* The fq state, made at the first step that needs it. */
+static ModelFq *
+fq_state (Model *m)
+{
+  if (m->fqp != NULL)
+    return m->fqp;
+  ModelFq *fq = calloc (1, sizeof *fq);
+  if (fq == NULL)
+    abort ();
+  for (int32_t k = 0; k <= MODEL_FQ_LIMIT; k++)
+    fq->link[k] = k < MODEL_FQ_LIMIT ? k + 1 : -1;
+  fq->free_head = 0;
+  for (size_t i = 0; i <= MODEL_MAX_FLOWS; i++)
+    fq->q[i].head = fq->q[i].tail = fq->q[i].next = -1;
+  fq->new_head = fq->new_tail = fq->old_head = fq->old_tail = -1;
+  m->fqp = fq;
+  return fq;
+}
+
+/* The queue of the packets of @flow (m->n: the cross traffic's). */
+static size_t
+fq_index (const Model *m, uint32_t flow)
+{
+  return flow < m->n ? flow : MODEL_MAX_FLOWS;
+}
+
+/* Packet @p's bytes on the wire: its payload and, with wire_headers, its
+ * headers (a TCP segment's, a cross datagram's). */
+static double
+packet_wire_bytes (const Model *m, const ModelPacket *p)
+{
+  double header = !m->wire_headers ? 0.0 : p->flow < m->n ? MODEL_WIRE_HEADER
+                                                          : MODEL_UDP_WIRE_HEADER;
+  return p->bits / 8.0 + header;
+}
+
+static void
+fq_list_append (ModelFq *fq, int32_t *head, int32_t *tail, int32_t qi, uint8_t which)
+{
+  fq->q[qi].next = -1;
+  fq->q[qi].list = which;
+  if (*tail >= 0)
+    fq->q[*tail].next = qi;
+  else
+    *head = qi;
+  *tail = qi;
+}
+
+static void
+fq_list_pop (ModelFq *fq, int32_t *head, int32_t *tail)
+{
+  int32_t qi = *head;
+  *head = fq->q[qi].next;
+  if (*head < 0)
+    *tail = -1;
+  fq->q[qi].next = -1;
+  fq->q[qi].list = MODEL_FQ_NONE;
+}
+
+/* Takes the head packet of the single FIFO, or with fq of queue @qi, into
+ * *@p (its flow's bits leave the queue); false if there is none. */
+static bool
+take_head (Model *m, size_t qi, ModelPacket *p)
+{
+  if (!m->fq) {
+    if (m->fifo_n == 0)
+      return false;
+    *p = m->fifo[m->fifo_head];
+    m->fifo_head = (m->fifo_head + 1) % MODEL_FIFO_PACKETS;
+    m->fifo_n--;
+  } else {
+    ModelFq *fq = m->fqp;
+    ModelFqQueue *q = &fq->q[qi];
+    int32_t k = q->head;
+    if (k < 0)
+      return false;
+    *p = fq->pkt[k];
+    q->head = fq->link[k];
+    if (q->head < 0)
+      q->tail = -1;
+    q->n--;
+    double wire = packet_wire_bytes (m, p);
+    q->bytes -= wire;
+    fq->backlog_bytes -= wire;
+    fq->backlog_pkts--;
+    fq->link[k] = fq->free_head;
+    fq->free_head = k;
+  }
+  if (p->flow < m->n)
+    m->f[p->flow].queued_bits -= p->bits;
+  else
+    m->cross_queued_bits -= p->bits;
+  return true;
+}
+
+/* fq_codel's limits: beyond them, the head of the queue holding the most
+ * bytes is dropped (no CoDel verdict), until they hold. */
+static void
+fq_limit (Model *m)
+{
+  ModelFq *fq = m->fqp;
+  uint32_t limit = m->fq_limit_packets > 0 && m->fq_limit_packets < MODEL_FQ_LIMIT
+                   ? m->fq_limit_packets : MODEL_FQ_LIMIT;
+  while (fq->backlog_pkts > limit || fq->backlog_bytes > MODEL_FQ_MEMORY) {
+    size_t fat = MODEL_MAX_FLOWS;
+    for (size_t i = 0; i < m->n; i++)
+      if (fq->q[i].bytes > fq->q[fat].bytes)
+        fat = i;
+    ModelPacket p;
+    if (!take_head (m, fat, &p))
+      return;
+    fifo_drop (m, &p);
+  }
+}
+
+/* Queues packet @p in its flow's queue; a queue that was in neither list
+ * joins the new flows' with a quantum of credit. */
+static void
+fq_enqueue (Model *m, const ModelPacket *p)
+{
+  ModelFq *fq = m->fqp;
+  size_t qi = fq_index (m, p->flow);
+  ModelFqQueue *q = &fq->q[qi];
+  int32_t k = fq->free_head;               /* the pool holds one more than the limit */
+  fq->free_head = fq->link[k];
+  fq->pkt[k] = *p;
+  fq->link[k] = -1;
+  if (q->tail >= 0)
+    fq->link[q->tail] = k;
+  else
+    q->head = k;
+  q->tail = k;
+  q->n++;
+  double wire = packet_wire_bytes (m, p);
+  q->bytes += wire;
+  fq->backlog_bytes += wire;
+  fq->backlog_pkts++;
+  if (p->flow < m->n)
+    m->f[p->flow].queued_bits += p->bits;
+  else
+    m->cross_queued_bits += p->bits;
+  if (q->list == MODEL_FQ_NONE) {
+    fq_list_append (fq, &fq->new_head, &fq->new_tail, (int32_t) qi, MODEL_FQ_NEW);
+    q->deficit = MODEL_FQ_QUANTUM;
+  }
+  fq_limit (m);
+}
+
 /* Queues @bits of flow @i (m->n: the cross traffic), a packet once a
- * whole segment arrived; beyond the buffer the packet is dropped. */
+ * whole segment arrived; beyond the buffer the packet is dropped (fq:
+ * fq_codel's limits). */
 static void
 fifo_arrive (Model *m, size_t i, double bits)
 {
@@ -652,6 +815,10 @@ fifo_arrive (Model *m, size_t i, double bits)
   while (m->packet_credit[i] >= pkt) {
     m->packet_credit[i] -= pkt;
     ModelPacket p = { .flow = (uint32_t) i, .bits = pkt, .enq_s = m->now_s };
+    if (m->fq) {
+      fq_enqueue (m, &p);
+      continue;
+    }
     bool full = m->fifo_limit_bytes > 0.0
                 ? fifo_ip_bytes (m) + pkt / 8.0 + FIFO_IP_HEADER > m->fifo_limit_bytes
                 : model_queued_bits (m) + pkt > m->max_queue_s * m->capacity_bps;
@@ -668,44 +835,39 @@ fifo_arrive (Model *m, size_t i, double bits)
   }
 }
 
-/* Takes the head packet at @now into *@p; returns whether CoDel finds its
- * sojourn above target for an interval (RFC 8289's dodequeue; no verdict
- * while at most one MTU stays queued). */
+/* Takes the head packet of the single FIFO (with fq: of queue @qi) at @now
+ * into *@p; returns whether CoDel @cd finds its sojourn above target for
+ * an interval (RFC 8289's dodequeue; no verdict while at most one MTU
+ * stays queued: the FIFO's bits as the wire counts them against a
+ * segment, fq_codel's whole backlog against a frame). */
 static bool
-fifo_pop (Model *m, double now, ModelPacket *p, bool *ok_to_drop)
+queue_pop (Model *m, ModelCodel *cd, size_t qi, double now, ModelPacket *p, bool *ok_to_drop)
 {
   *ok_to_drop = false;
-  if (m->fifo_n == 0) {
-    m->codel.first_above_s = 0.0;
+  if (!take_head (m, qi, p)) {
+    cd->first_above_s = 0.0;
     return false;
   }
-  *p = m->fifo[m->fifo_head];
-  m->fifo_head = (m->fifo_head + 1) % MODEL_FIFO_PACKETS;
-  m->fifo_n--;
-  if (p->flow < m->n)
-    m->f[p->flow].queued_bits -= p->bits;
-  else
-    m->cross_queued_bits -= p->bits;
   double sojourn = now - p->enq_s;
   if (m->aqm_target_s <= 0.0 || sojourn < m->aqm_target_s
-      || model_queued_bits (m) <= 8.0 * MODEL_MSS)
-    m->codel.first_above_s = 0.0;
-  else if (m->codel.first_above_s == 0.0)
-    m->codel.first_above_s = now + m->aqm_interval_s;
-  else if (now >= m->codel.first_above_s)
+      || (m->fq ? m->fqp->backlog_bytes <= FQ_CODEL_MTU
+                : model_queued_bits (m) <= 8.0 * MODEL_MSS))
+    cd->first_above_s = 0.0;
+  else if (cd->first_above_s == 0.0)
+    cd->first_above_s = now + m->aqm_interval_s;
+  else if (now >= cd->first_above_s)
     *ok_to_drop = true;
   return true;
 }
 
-/* CoDel's dequeue at @now (RFC 8289): the packet to send next in *@p, or
- * false if none is left. */
+/* CoDel @cd's dequeue at @now (RFC 8289) from the single FIFO (with fq:
+ * queue @qi): the packet to send next in *@p, or false if none is left. */
 static bool
-codel_dequeue (Model *m, double now, ModelPacket *p)
+codel_dequeue (Model *m, ModelCodel *cd, size_t qi, double now, ModelPacket *p)
 {
-  ModelCodel *cd = &m->codel;
   double interval = m->aqm_interval_s;
   bool ok;
-  if (!fifo_pop (m, now, p, &ok)) {
+  if (!queue_pop (m, cd, qi, now, p, &ok)) {
     cd->dropping = false;
     return false;
   }
@@ -717,7 +879,7 @@ codel_dequeue (Model *m, double now, ModelPacket *p)
     while (cd->dropping && now >= cd->drop_next_s) {
       fifo_drop (m, p);
       cd->count++;
-      if (!fifo_pop (m, now, p, &ok)) {
+      if (!queue_pop (m, cd, qi, now, p, &ok)) {
         cd->dropping = false;
         return false;
       }
@@ -731,18 +893,67 @@ codel_dequeue (Model *m, double now, ModelPacket *p)
   if (!ok)
     return true;
   fifo_drop (m, p);
-  bool more = fifo_pop (m, now, p, &ok);
+  bool more = queue_pop (m, cd, qi, now, p, &ok);
   cd->dropping = true;
   /* a drop state entered soon after the last resumes its rate */
-  uint32_t delta = cd->count - m->codel_lastcount;
+  uint32_t delta = cd->count - cd->lastcount;
   cd->count = delta > 1 && now - cd->drop_next_s < 16.0 * interval ? delta : 1;
   cd->drop_next_s = now + interval / sqrt ((double) cd->count);
-  m->codel_lastcount = cd->count;
+  cd->lastcount = cd->count;
   return more;
 }
 
-/* One step of the single CoDel queue: arrivals as packets, then the link
- * sends packet after packet, each from when the one before has left. */
+/* fq_codel's dequeue at @now (RFC 8290): the new flows' list first, then
+ * the old; a queue that spent its credit gets a quantum more at the old
+ * list's end; CoDel on the queue served; an emptied new queue goes once
+ * through the old list (unless it is empty), an emptied old one leaves.
+ * The packet to send next in *@p, or false if none is left. */
+static bool
+fq_dequeue (Model *m, double now, ModelPacket *p)
+{
+  ModelFq *fq = m->fqp;
+  for (;;) {
+    bool from_new = fq->new_head >= 0;
+    int32_t *head = from_new ? &fq->new_head : &fq->old_head;
+    int32_t *tail = from_new ? &fq->new_tail : &fq->old_tail;
+    if (*head < 0)
+      return false;
+    int32_t qi = *head;
+    ModelFqQueue *q = &fq->q[qi];
+    if (q->deficit <= 0.0) {
+      q->deficit += MODEL_FQ_QUANTUM;
+      fq_list_pop (fq, head, tail);
+      fq_list_append (fq, &fq->old_head, &fq->old_tail, qi, MODEL_FQ_OLD);
+      continue;
+    }
+    if (!codel_dequeue (m, &q->codel, (size_t) qi, now, p)) {
+      fq_list_pop (fq, head, tail);
+      if (from_new && fq->old_head >= 0)
+        fq_list_append (fq, &fq->old_head, &fq->old_tail, qi, MODEL_FQ_OLD);
+      continue;
+    }
+    q->deficit -= packet_wire_bytes (m, p);
+    return true;
+  }
+}
+
+/* Packets waiting at the bottleneck (not the one in service). */
+static bool
+packets_queued (const Model *m)
+{
+  return m->fq ? m->fqp->backlog_pkts > 0 : m->fifo_n > 0;
+}
+
+/* The packet the link sends next at @now, into *@p; false if none. */
+static bool
+next_packet (Model *m, double now, ModelPacket *p)
+{
+  return m->fq ? fq_dequeue (m, now, p) : codel_dequeue (m, &m->codel, 0, now, p);
+}
+
+/* One step of the single CoDel queue (with fq: of fq_codel): arrivals as
+ * packets, then the link sends packet after packet, each from when the one
+ * before has left. */
 static void
 step_packets (Model *m, const bool *cwnd_limited, const double *arriving)
 {
@@ -751,6 +962,8 @@ step_packets (Model *m, const bool *cwnd_limited, const double *arriving)
   double wait[MODEL_MAX_FLOWS];
   bool waited[MODEL_MAX_FLOWS] = { false }, arrived[MODEL_MAX_FLOWS] = { false };
   m->dropped_bits = 0.0;
+  if (m->fq)
+    fq_state (m);
   fifo_arrive (m, m->n, m->cross_bps * dt);
   for (size_t i = 0; i < m->n; i++)
     fifo_arrive (m, i, arriving[i]);
@@ -768,7 +981,7 @@ step_packets (Model *m, const bool *cwnd_limited, const double *arriving)
     }
     double start = m->link_free_s > m->now_s ? m->link_free_s : m->now_s;
     ModelPacket p;
-    if (m->fifo_n == 0 || start >= end || !codel_dequeue (m, start, &p))
+    if (!packets_queued (m) || start >= end || !next_packet (m, start, &p))
       break;
     p.wait_s = start - p.enq_s;
     if (p.flow < m->n && !m->f[p.flow].shim_paced) {
@@ -836,7 +1049,8 @@ model_step (Model *m)
   for (size_t i = 0; m->handshake_queue && i < m->n; i++) {
     ModelFlow *f = &m->f[i];
     if (!f->handshake_done && m->now_s - f->added_s >= f->base_rtt_s / 2.0) {
-      double wait = model_queued_bits (m) / c;
+      /* under fq_codel, packet by packet, a new flow's packet goes first */
+      double wait = m->fq && m->packets ? 0.0 : model_queued_bits (m) / c;
       if (m->packets && m->link_free_s > m->now_s)
         wait += m->link_free_s - m->now_s;     /* the packet in service */
       f->min_rtt_us = (uint32_t) ((f->base_rtt_s + wait) * 1e6);
@@ -846,7 +1060,7 @@ model_step (Model *m)
   /* 1. senders: what leaves them now, what reaches the bottleneck now */
   double total_in = send (m, cwnd_limited, arriving);
   if (m->fq || (m->packets && (m->aqm_target_s > 0 || m->fifo_limit_bytes > 0.0))) {
-    if (m->fq)
+    if (m->fq && !m->packets)
       step_fq (m, cwnd_limited, arriving);
     else
       step_packets (m, cwnd_limited, arriving);

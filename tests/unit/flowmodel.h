@@ -24,7 +24,7 @@
  * an empty buffer passes arrivals through while they fit.  The queueing
  * delay is q = bits queued / C.
  *
- * Or, with fq set, the bottleneck of fq_codel (sch_fq_codel.c): one queue
+ * Or, with fq set (fluid), fq_codel's bottleneck (sch_fq_codel.c): one queue
  * per flow and one for the cross traffic, served by deficit round robin —
  * fluid: C·dt split equally among the queues that hold bits, a queue that
  * holds less than its share leaving the rest to the others (max-min) — and
@@ -135,6 +135,29 @@
  * With handshake_queue, a flow's handshake RTT (min_rtt) holds the queue
  * its SYN-ACK met at the bottleneck b_i/2 after it was added (the others'
  * first windows, for a flow on a long path), not the queue when added.
+ *
+ * With fq and packets, the bottleneck is fq_codel packet by packet (RFC
+ * 8290, as the lab's stage and Linux's sch_fq_codel.c): what reaches it
+ * becomes whole packets as above (a flow's segments, its source's writes,
+ * the cross traffic's datagrams), each flow's into a queue of its own and
+ * the cross traffic's into one more; the queues are served by deficit
+ * round robin with a quantum of one full frame (MODEL_FQ_QUANTUM bytes on
+ * the wire) over two lists — a queue that was empty joins the new flows'
+ * list with a quantum of credit and is served before any queue of the old
+ * flows' list (a sparse flow's packet waits only for the packet in
+ * service); a queue that spent its credit goes to the old list's end with
+ * a quantum more; a new queue emptied goes once through the old list, an
+ * old queue emptied leaves — and CoDel (RFC 8289, as above) runs at each
+ * dequeue on the queue served, its "more than one MTU queued" asked of the
+ * whole scheduler's backlog (Linux's).  Beyond fq_limit_packets packets
+ * (Linux's and the lab's 10240) or MODEL_FQ_MEMORY bytes queued, the head
+ * of the queue holding the most bytes is dropped.  A packet's length on
+ * the wire (its payload and headers, wire_headers) is what the link
+ * serialises, the credit counts and the limits hold.  The steps stay 1 ms:
+ * arrivals enter at a step's start, the link serves packet after packet at
+ * their own times within it — at 960 kbit/s a full frame takes 12.6 ms, so
+ * the order at the bottleneck is the packets', and an arrival is late by
+ * less than a tenth of a frame.
  */
 #ifndef FLOWMODEL_H
 #define FLOWMODEL_H
@@ -166,6 +189,7 @@ typedef struct {
   double   first_above_s;   /* sojourn above target since + interval; 0 = below */
   double   drop_next_s;
   uint32_t count;
+  uint32_t lastcount;       /* packets: count when the last drop state was entered */
   bool     dropping;
 } ModelCodel;
 
@@ -179,6 +203,40 @@ typedef struct {
 
 #define MODEL_FIFO_PACKETS 4096
 #define MODEL_SOJOURN_BINS 1000
+
+/* fq_codel packet by packet (fq and packets): its limits as Linux's
+ * defaults and the lab's stage (lab-aqm.c) — packets held at most, bytes
+ * on the wire held at most — and the round robin's quantum, bytes: one
+ * frame of a full segment (MODEL_MSS and MODEL_WIRE_HEADER) */
+#define MODEL_FQ_LIMIT   10240
+#define MODEL_FQ_MEMORY  (32.0 * 1024.0 * 1024.0)
+#define MODEL_FQ_QUANTUM 1514.0
+
+/* One queue of the fq_codel bottleneck, packet by packet. */
+typedef struct {
+  int32_t    head, tail;    /* its packets in ModelFq.pkt, linked by ModelFq.link; -1: none */
+  uint32_t   n;
+  double     bytes;         /* on the wire */
+  double     deficit;       /* the round robin's credit, bytes */
+  int32_t    next;          /* the next queue in its list, -1: the last */
+  uint8_t    list;          /* MODEL_FQ_NONE, MODEL_FQ_NEW or MODEL_FQ_OLD */
+  ModelCodel codel;
+} ModelFqQueue;
+
+enum { MODEL_FQ_NONE, MODEL_FQ_NEW, MODEL_FQ_OLD };
+
+/* The fq_codel bottleneck's packets and queues: flow i's queue is q[i],
+ * the cross traffic's q[MODEL_MAX_FLOWS]; the packets in a pool of one
+ * more than the limit (a packet is queued before the limit drops one). */
+typedef struct {
+  ModelPacket  pkt[MODEL_FQ_LIMIT + 1];
+  int32_t      link[MODEL_FQ_LIMIT + 1];   /* the next packet in its queue, or free */
+  int32_t      free_head;
+  ModelFqQueue q[MODEL_MAX_FLOWS + 1];
+  int32_t      new_head, new_tail, old_head, old_tail;
+  double       backlog_bytes;              /* on the wire, every queue */
+  uint32_t     backlog_pkts;
+} ModelFq;
 
 typedef struct {
   bool     active;
@@ -305,6 +363,8 @@ typedef struct {
   /* the handshake's RTT (min_rtt) holds the queue its SYN-ACK met at the
    * bottleneck b_i/2 after the flow was added (false: the queue when added) */
   bool      handshake_queue;
+  /* fq and packets: fq_codel's packet limit (0: MODEL_FQ_LIMIT, at most it) */
+  uint32_t  fq_limit_packets;
   size_t    n;
   ModelFlow *f;             /* MODEL_MAX_FLOWS of them, from model_init() to model_free()
                              * (a domain's worth would not fit a test's stack) */
@@ -324,7 +384,7 @@ typedef struct {
   double    link_free_s;    /* when the packet in service has left */
   double    packet_credit[MODEL_MAX_FLOWS + 1];   /* arrived bits not yet a whole packet */
   ModelCodel codel;
-  uint32_t  codel_lastcount;
+  ModelFq  *fqp;            /* fq and packets: from the first step to model_free() */
   uint32_t  codel_drops;    /* packets it dropped (CoDel and the limit) */
   uint32_t  cross_drops;    /* ... of them the cross traffic's */
   uint32_t  sojourn_ms[MODEL_SOJOURN_BINS];  /* packets by their wait at the bottleneck,
