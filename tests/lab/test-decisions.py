@@ -87,6 +87,9 @@ with tempfile.TemporaryDirectory() as root:
     s["downloads"] = fl
     check(decisions.line(s).endswith("downloads below 80 % of their targets: 2 in 1 of 2 decisions "
                                       "(rate/target median 0.72)"), "... said: %r" % decisions.line(s))
+    early = decisions.summary(ds, skip=7.5)
+    check(early["entries_at_s"] == [7.3] and early["track"] == 0 and early["phases"] == {"compete": 1},
+          "an entry before the window is still the run's entry (the window all COMPETE): %r" % early)
     check(decisions.summary(ds, skip=30) is None and decisions.line(None) is None,
           "no decision in the window: no summary, no line")
     check(decisions.load(os.path.join(root, "none.txt"), T0) == [], "no file (a mode without bwssd): none")

@@ -87,8 +87,12 @@ def flows_summary(lines, skip=0.0, short=0.8):
 
 
 def summary(decisions, skip=0.0):
-    """What the detector saw from skip s on: None without decisions."""
-    ds = [d for d in decisions if d["t"] >= skip and not d.get("flow")]
+    """What the detector saw from skip s on: None without decisions.  The
+    entries into COMPETE are every one of the run's, those before skip
+    included: a loop that entered in the warm-up spends the measured seconds
+    in COMPETE, which its verdicts in TRACK alone would not show."""
+    every = [d for d in decisions if not d.get("flow")]
+    ds = [d for d in every if d["t"] >= skip]
     if not ds:
         return None
     track = [d for d in ds if d["seen"] in SEEN]
@@ -109,7 +113,7 @@ def summary(decisions, skip=0.0):
             "seen": {s: sum(1 for d in track if d["seen"] == s) for s in SEEN},
             "score_max": round(peak["score"], 3) if peak else None,
             "score_max_at_s": round(peak["t"], 2) if peak else None,
-            "entries_at_s": [round(d["t"], 2) for d in ds if d.get("rule") == "enter"],
+            "entries_at_s": [round(d["t"], 2) for d in every if d.get("rule") == "enter"],
             "lacked_alone": alone, "lacked": lacked,
             "lost": sum(1 for d in track if d.get("lost", 0) > 0)}
 
