@@ -236,7 +236,10 @@ count_flow (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
   /* below its minimum with a queue of its own: the network's doing for as
    * long as it lasts (no reserve_hold_us); without, its source's after
    * reserve_hold_us */
-  bool held = below && own_queue (k, p, f);
+  bool own = own_queue (k, p, f);
+  bool held = below && own;
+  if (own)
+    k->own++;
   bool counts = below && (held || f->below_min_us < p->reserve_hold_us);
   k->minima += f->min_rate_bps;
   k->u_kept += f->rate_bps > f->min_rate_bps ? f->rate_bps : f->min_rate_bps;
@@ -268,8 +271,14 @@ count_flow (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
     k->short_lost++;
   if (f->window_limited)
     k->held++;
-  if (f->window_limited && f->rate_bps >= (1.0 - p->alpha) * f->target_bps)
+  if (f->window_limited && f->rate_bps >= (1.0 - p->alpha) * f->target_bps) {
     k->hungry++;
+    /* its FCS keeps a window whose rate is within α of the target (eq. 3,
+     * 4) in whole segments: what it lacks of the target stays off the link
+     * until the target leaves that band */
+    if (f->target_bps > f->rate_bps)
+      k->banded += f->target_bps - f->rate_bps;
+  }
   if (f->lost)
     k->lost++;
   if (below) {

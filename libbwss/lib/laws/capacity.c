@@ -23,12 +23,12 @@
  * |-----------|------------------------------|---------------------------------------------|---------------------------------------------|
  * | start     | paper V-C initialisation     | START (σ = Σm) for release_us, and a first  | σ ← max(U, Σm); TRACK                       |
  * |           |                              | U measured                                  |                                             |
- * | probed    | BBR's bandwidth probe        | a probe beyond the link seen busy running,  | σ ← (1−α)·σ before its last step; no probe  |
- * |           |                              | and a queue (above the band)                | for probe_wait, doubling up to              |
- * |           |                              |                                             | probe_wait_max (U above the link seen busy  |
- * |           |                              |                                             | with no queue, a standing queue gone while  |
- * |           |                              |                                             | σ held, or a cut no probe caused, start it  |
- * |           |                              |                                             | over)                                       |
+ * | probed    | BBR's bandwidth probe        | a probe beyond the link seen busy running,  | σ ← (1−α)·σ before its last step, not below |
+ * |           |                              | and a queue (above the band)                | (1−α)·Σm; no probe for probe_wait, doubling |
+ * |           |                              |                                             | up to probe_wait_max (U above the link seen |
+ * |           |                              |                                             | busy with no queue, a standing queue gone   |
+ * |           |                              |                                             | while σ held, or a cut no probe caused,     |
+ * |           |                              |                                             | start it over)                              |
  * | cut       | C1; paper rule (c)           | q > q_t + band, and the queue is not        | drain: σ ← U' − U·min(max_cut,              |
  * |           |                              | already falling at that pace                | (q−q_t)/(H·(b̄+q_t))) for H·(b̄+q_t), then   |
  * |           |                              |                                             | cruise: σ ← (1−α)·U + unused targets;       |
@@ -52,7 +52,7 @@
  * |           |                              |                                             | U' if σ is 0; the                           |
  * |           |                              |                                             | ramp stops at the link seen busy + idle,    |
  * |           |                              |                                             | beyond it a probe (a ramp from α again,     |
- * |           |                              |                                             | while U + idle takes half of each step)     |
+ * |           |                              |                                             | a step once the last is over, below)        |
  * |           |                              |                                             | doubles while the queue stays empty         |
  * | hold      |                              | otherwise                                   | —                                           |
  *
@@ -61,6 +61,33 @@
  * link seen busy dipped and came back within a few seconds.  There the
  * link seen busy is the last dip's, and the ramp that reaches it starts
  * its probe at once (at_known).
+ *
+ * The probe, a state of TRACK (probe_from_bps: the level of its last
+ * step, probe_step_us: when).  Entry: a raise that finds σ at the link
+ * seen busy.  A step is taken once the last one is over and, after a
+ * refused probe, probe_wait later.  A step is over when it landed — U with
+ * the idle targets took half of it (the queue, which the kernel's RTT
+ * average shows late, says the rest) — or when the flows' FCSs keep it
+ * off the link: a flow its window holds within α below its target keeps
+ * that window (fcs.c, eq. 3 and 4, in whole segments), so a step that
+ * leaves each flow it went to in that band (or at its floor) moves no
+ * window, and neither U nor the queue will ever answer it; only a larger σ
+ * can.  Such a step is over once it has stood probe_wait_max_us (the
+ * longest a refused probe waits; the kernel's RTT average has long shown
+ * any queue by then) with what the flows lack of it inside their bands.
+ * Exits: a queue (rule "probed": σ below the last level that found none,
+ * never below the minima's band), a cut, or rule "deficit" or "loss"
+ * (capacity-full.c).
+ *
+ * Regime "per-flow queues", a state of TRACK (entry: a flow shows a queue
+ * of its own, own_queue() in capacity-model.c — under fq_codel or cake a
+ * flow that sends more than its share queues alone, under one FIFO never;
+ * exit: with TRACK's memory, at the start and when COMPETE begins or
+ * ends).  There a step beyond the link is answered by no queue the loop
+ * reads but by the video's own, a deficit it pays for (the windows that
+ * leave their bands together move by a segment each: eight connections at
+ * three segments are 3 Mbit/s of 20), so a step the FCSs keep off the
+ * link does not end: the probe holds where it is, as the flows do.
  *
  * A cut is a drain, then a cruise (as BBR drains its queue): while the
  * queue is above its target U' is what the link delivers to us, so σ = U'
@@ -83,6 +110,22 @@
  * misfires at 960 kbit/s, where a few segments of window are most of the
  * queue, and holds σ while the FCSs fill the link; the user's daemon,
  * bwssd, puts those downloads in the domain instead.)
+ *
+ * The minima.  Outside COMPETE (whose decisions take σ from Σ max(R_i, m_i)
+ * each time) σ is never below the minima's band, (1 − α)·Σm: a target
+ * within α under its minimum reaches the flow's FCS as (1 + α)·m
+ * (controller.c, fcs_target()), so σ in the band still serves every
+ * minimum in full.  The start sets σ = Σm, every rule that lowers σ keeps
+ * the minima it sees (a refused probe their band), and a minimum that
+ * arrives while σ is below the band — a player's next request, its
+ * minimum back from 0 after σ followed the downloads down between two
+ * fragments, which the decisions do not see for a window — lifts σ to Σm
+ * at once (bwss__capacity_minima, whenever σ or a minimum moves).  The
+ * paper's priority rule then holds: each minimum first, the downloads what
+ * is left (eq. 6); eq. (7), σ short of the minima, is the paper's loop's
+ * case, whose σ follows U (sigma.c).  Left to the raise rule, a returning
+ * minimum would sit below itself for as long as the ramp takes to climb
+ * back (seconds at DSL rates).
  *
  * Where the bottleneck has an AQM (CoDel, fq_codel, cake) or a short buffer
  * (12 ms) the queue never reaches the target, so "cut" never acts: the
@@ -295,13 +338,26 @@ act_start (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
   return RULE_START;
 }
 
-/* Rule "probed": back below where the probe started, at once, before the
- * queue grows (the flows that fell behind catch up meanwhile); no room, so
- * the next probe waits twice as long (up to probe_wait_max). */
-static int
-act_probed (BwssCapacity *c, const BwssParams *p, uint64_t now)
+/* Returns the least σ the loop leaves, bit/s: the minima's band,
+ * (1 − α)·Σm — a minimum's target in [(1 − α)·m, m) still reaches its FCS
+ * as (1 + α)·m (controller.c, fcs_target()), so σ there serves every
+ * minimum; below it the TRAS gives the priority flow less (eq. 7). */
+static double
+minima_band (const BwssParams *p, double minima)
 {
-  capacity_set_sigma (c, (1.0 - p->alpha) * c->probe_from_bps);
+  return (1.0 - p->alpha) * minima;
+}
+
+/* Rule "probed": back below where the probe started, at once, before the
+ * queue grows (the flows that fell behind catch up meanwhile), not below
+ * the minima's band (a probe from σ at the minima must not take the
+ * video's: each refused probe would cut another α off its target); no
+ * room, so the next probe waits twice as long (up to probe_wait_max). */
+static int
+act_probed (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
+{
+  double s = (1.0 - p->alpha) * c->probe_from_bps, least = minima_band (p, k->minima);
+  capacity_set_sigma (c, s > least ? s : least);
   c->probe_from_bps = 0.0;
   c->last_probed_us = now;
   c->probe_wait_us = c->probe_wait_us ? 2 * c->probe_wait_us : p->probe_wait_us;
@@ -346,19 +402,22 @@ act_cut (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCount
 
 /* Returns true if a probe beyond the link seen busy may take its next step:
  * no sooner than probe_wait_us after one that found no room (each costs a
- * queue), and not while the link has not taken half the last step (U with
- * the idle targets stayed below: the queue, which the kernel's RTT average
- * shows late, will say the rest). */
+ * queue), and once the last step is over (the header's "The probe"):
+ * landed, or kept off the link by the flows' FCSs for probe_wait_max_us
+ * outside regime "per-flow queues". */
 static bool
 probe_may_step (const BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
 {
   uint64_t wait = c->probe_wait_us ? c->probe_wait_us : p->probe_wait_us;
   if (c->last_probed_us && now - c->last_probed_us < wait)
     return false;
-  if (c->probe_from_bps > 0.0
-      && k->u + k->idle < c->sigma_bps - 0.5 * (c->sigma_bps - c->probe_from_bps))
-    return false;
-  return true;
+  if (c->probe_from_bps <= 0.0)
+    return true;
+  double bar = c->sigma_bps - 0.5 * (c->sigma_bps - c->probe_from_bps);
+  if (k->u + k->idle >= bar)
+    return true;                                    /* landed */
+  return !c->per_flow && now - c->probe_step_us >= p->probe_wait_max_us
+      && k->u + k->idle + k->banded >= bar;         /* kept off the link */
 }
 
 /* Returns true if σ has reached the link seen busy, @known: within
@@ -411,6 +470,7 @@ act_raise (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCou
       step = raise_by (c, p, now, k);
     }
     c->probe_from_bps = c->sigma_bps;   /* the last level that found no queue */
+    c->probe_step_us = now;
   }
   capacity_set_sigma (c, raised_sigma (c, p, k, step, known));
   return RULE_RAISE;
@@ -433,7 +493,7 @@ decide (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts
 {
   capacity_vote_loss (c, p, k);
   if (rule_probed (c, k))
-    return act_probed (c, p, now);
+    return act_probed (c, p, now, k);
   if (room_again (c, p, k))
     forget_probes (c);
   if (rule_cut (k))
@@ -614,6 +674,8 @@ record (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts
   c->link_bps = k->link;
   note_busy_link (c, p, now, k);
   update_moving (c, now);
+  if (c->phase == BWSS_PHASE_TRACK && k->own > 0)
+    c->per_flow = true;              /* regime "per-flow queues": entry */
   if (k->q >= c->queue_peak_us || now - c->queue_peak_at_us > p->own_queue_memory_us) {
     c->queue_peak_us = k->q;
     c->queue_peak_at_us = now;
@@ -645,10 +707,10 @@ trace_decision (const BwssCapacity *c, uint64_t now, int rule, double sigma_befo
                 const CapacityCounts *k)
 {
 #ifdef CAPACITY_DEBUG
-  fprintf (stderr, "%8.3f %-9s%s %-9s σ %7.0f→%7.0f U %7.0f kept %7.0f unused %5.0f q %6.1f qt %6.1f hungry %zu\n",
+  fprintf (stderr, "%8.3f %-9s%s %-9s σ %7.0f→%7.0f U %7.0f kept %7.0f unused %5.0f q %6.1f qt %6.1f hungry %zu own %zu\n",
            now / 1e6, bwss_phase_name (c->phase), c->moving ? "~" : " ", rule_names[rule], sigma_before / 1e3,
            c->sigma_bps / 1e3, k->u / 1e3, k->u_kept / 1e3, k->unused / 1e3, k->q / 1e3,
-           k->qt / 1e3, k->hungry);
+           k->qt / 1e3, k->hungry, k->own);
 #endif
 }
 
@@ -661,6 +723,17 @@ bwss__capacity_due_bar (const BwssCapacity *c, uint64_t now, size_t n)
   if (n == 0 || c->phase == BWSS_PHASE_IDLE || now >= c->next_decision_us)
     return -INFINITY;
   return urgent_bar (c, now);
+}
+
+bool
+bwss__capacity_minima (BwssCapacity *c, const BwssParams *p, double minima)
+{
+  if ((c->phase != BWSS_PHASE_START && c->phase != BWSS_PHASE_TRACK)
+      || !(c->sigma_bps < minima_band (p, minima)))
+    return false;
+  capacity_set_sigma (c, minima);
+  c->probe_from_bps = 0.0;             /* a step from below the minima says nothing */
+  return true;
 }
 
 bool

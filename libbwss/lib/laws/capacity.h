@@ -28,6 +28,9 @@ typedef struct {
   double idle;         /* Σ T_i − R_i of the flows not held by their window: σ that
                         * is not on the link, minima unused for reserve_hold_us
                         * included */
+  size_t own;          /* flows with a queue of their own (own_queue) */
+  double banded;       /* Σ T_i − R_i of the flows their window holds within α
+                        * below their target: σ their FCSs keep off the link */
   double deficit;      /* Σ m_i − R_i of the flows below (1−α)·m_i with a queue of
                         * their own, or for less than reserve_hold_us: minima the
                         * link may be what denies */
@@ -143,11 +146,13 @@ capacity_forget_track (BwssCapacity *c)
   memset (c->busy_seen_at_us, 0, sizeof c->busy_seen_at_us);
   c->busy_seen_head = 0;
   c->moving = false;
+  c->per_flow = false;
   c->cruise_bps = 0.0;
   c->drain_until_us = 0;
   c->last_probed_us = 0;
   c->probe_wait_us = 0;
   c->probe_from_bps = 0.0;
+  c->probe_step_us = 0;
   c->raise_boost = 1.0;
   c->last_loss_us = 0;
   c->loss_votes = 0;

@@ -217,6 +217,7 @@ struct BwssController {
   BwssSigma         sigma;       /* the paper's loop */
   BwssCapacity      capacity;    /* the delay loop */
   bool              reallocate;
+  bool              minimum_came;  /* a minimum arrived since the last tick */
   double            aggregate_bps;
   uint64_t          aggregate_bytes;   /* Σ of every flow's received bytes */
   BwssEstimator     aggregate;         /* ... and its meter */
@@ -353,6 +354,7 @@ bwss_controller_add_flow (BwssController *c, uint64_t id, const BwssPrefs *prefs
   f->target_moved_us = now_us;
   f->demand_cap = -1.0;
   c->reallocate = true;
+  c->minimum_came = c->minimum_came || prefs->min_rate_bps > 0.0;
   /* Flow start: the paper's loop looks for the new optimum from the current
    * σ (Sec. V-C); the delay loop just re-splits (the queue tells the rest). */
   if (paper_loop (c))
@@ -379,6 +381,7 @@ bwss_controller_set_prefs (BwssController *c, uint64_t id, const BwssPrefs *pref
     if (f->fcs.state != BWSS_FCS_RELEASED && !f->fcs.paced)
       bwss__fcs_release (&f->fcs);
   }
+  c->minimum_came = c->minimum_came || prefs->min_rate_bps > f->prefs.min_rate_bps;
   f->prefs = *prefs;
   c->planned = false;
   f->measure = MEASURE_EVERY;           /* what it asks for now shows at once */
@@ -1101,6 +1104,20 @@ schedule_rounds (BwssController *c)
   c->planned = true;
 }
 
+/* σ moved or a minimum arrived: the delay loop lifts σ to the minima the
+ * TRAS just split (a group's once) if it is below their band (capacity.c,
+ * "The minima": the loop's own rules keep the minima it sees, and it does
+ * not see one back from 0 for a decision window).  Returns true if σ
+ * changed. */
+static bool
+lift_to_minima (BwssController *c)
+{
+  double minima = 0.0;
+  for (size_t i = 0; i < c->n; i++)
+    minima += c->flows[i].min_bps;
+  return bwss__capacity_minima (&c->capacity, &c->p, minima);
+}
+
 void
 bwss_controller_tick (BwssController *c, uint64_t now_us)
 {
@@ -1114,6 +1131,9 @@ bwss_controller_tick (BwssController *c, uint64_t now_us)
   double sigma = paper_loop (c) ? c->sigma.sigma_bps : c->capacity.sigma_bps;
   if (changed || c->reallocate)
     reallocate (c, sigma, now_us);
+  if ((changed || c->minimum_came) && !paper_loop (c) && lift_to_minima (c))
+    reallocate (c, c->capacity.sigma_bps, now_us);
+  c->minimum_came = false;
 
   bool released = phase == BWSS_PHASE_RELEASE || phase == BWSS_PHASE_IDLE;
   /* the delay loop's start holds the flows without a minimum at their

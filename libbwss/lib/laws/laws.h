@@ -274,6 +274,8 @@ typedef struct {
   double    busy_seen_bps[BWSS_CAPACITY_BUSY_HISTORY];  /* the last of those, ... */
   uint64_t  busy_seen_at_us[BWSS_CAPACITY_BUSY_HISTORY];/* ... when (0: none) */
   uint32_t  busy_seen_head;
+  bool      per_flow;         /* TRACK's regime "per-flow queues": a flow showed a
+                               * queue of its own (capacity.c) */
   bool      moving;           /* TRACK's regime "moving": the link seen busy
                                * spreads (capacity.c) */
   double    queue_peak_us;    /* the link's largest queue lately (own_queue_memory_us) */
@@ -285,6 +287,7 @@ typedef struct {
   uint64_t  last_probed_us;   /* the last rule "probed", 0 = never */
   uint64_t  probe_wait_us;    /* the wait after it, µs (0: params' first) */
   double    probe_from_bps;   /* σ before the last step of the running probe, 0 = none */
+  uint64_t  probe_step_us;    /* ... that step's time */
   uint64_t  drain_until_us;   /* end of the running drain, 0 = none */
   double    last_rtt_us;      /* b̄ + q_t, last decision */
   uint64_t  phase_since_us;
@@ -367,5 +370,11 @@ bool bwss__capacity_step (BwssCapacity *c, const BwssParams *params,
  * only for the ticks that read it. */
 double bwss__capacity_due_bar (const BwssCapacity *c, uint64_t now_us, size_t n);
 bool bwss__capacity_pass (BwssCapacity *c, uint64_t now_us);
+
+/* σ moved or a minimum arrived, and the flows' minima now sum to
+ * @minima_bps: σ below their band ((1 − α)·Σm) is lifted to them at once
+ * (capacity.c, "The minima").  Returns true if σ changed (the caller
+ * re-runs the TRAS). */
+bool bwss__capacity_minima (BwssCapacity *c, const BwssParams *params, double minima_bps);
 
 #endif /* BWSS_LAWS_H */
