@@ -2,9 +2,10 @@
 /*
  * test-knobs.c — the controller's view of sockets on real loopback TCP
  * sockets: a sock_diag dump finds them, and exact queries (knob_query())
- * for what a dump found see their bytes move and forget a closed one; a
- * first window set before connect() is what the handshake offers, with the
- * window scale of a plain socket, and ends with the kernel's buffer; a
+ * for what a dump found see their bytes move and forget a closed one, and
+ * both give back the arrays that held sockets now gone; a first window set
+ * before connect() is what the handshake offers, with the window scale of
+ * a plain socket, and ends with the kernel's buffer; a
  * clamp given back is at least the buffer autotuning has grown, and
  * exactly the one it came with where the application set the buffer.
  */
@@ -127,6 +128,39 @@ test_query_batches (void)
   }
   knob_dump_clear (&dump);
   knob_dump_clear (&known);
+  knob_dump_clear (&answers);
+}
+
+/* A dump and a query that held many sockets give their arrays back once
+ * the sockets are gone: a caller that keeps its arrays from scan to scan
+ * (bwssd's adopter) holds memory for the sockets there are, not the most
+ * there ever were. */
+static void
+test_dump_gives_back (void)
+{
+  enum { N = 300 };                      /* 600 sockets: arrays of 1024 entries */
+  int c[N], s[N];
+  KnobDump dump = { 0 }, answers = { 0 }, none = { 0 };
+  for (int i = 0; i < N; i++)
+    tcp_pair (&c[i], &s[i]);
+  g_assert_cmpint (knob_dump (&dump), ==, 0);
+  g_assert_cmpuint (dump.n, >=, 2 * N);
+  g_assert_cmpint (knob_query (&dump, &answers), ==, 0);
+  g_assert_cmpuint (answers.n, >=, 2 * N);
+  size_t held = dump.cap;
+  const struct linger reset = { .l_onoff = 1, .l_linger = 0 };   /* no FIN_WAIT left behind */
+  for (int i = 0; i < N; i++) {
+    setsockopt (c[i], SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+    close (c[i]);
+    close (s[i]);
+  }
+  g_assert_cmpint (knob_dump (&dump), ==, 0);
+  g_test_message ("dump: %zu entries in an array of %zu, was %zu", dump.n, dump.cap, held);
+  g_assert_cmpuint (dump.cap, <=, MAX (64, 4 * dump.n));
+  g_assert_cmpint (knob_query (&none, &answers), ==, 0);
+  g_assert_cmpuint (answers.n, ==, 0);
+  g_assert_cmpuint (answers.cap, <=, 64);
+  knob_dump_clear (&dump);
   knob_dump_clear (&answers);
 }
 
@@ -277,6 +311,7 @@ main (int argc, char **argv)
   g_assert_cmpint (getsockname (listener, (struct sockaddr *) &addr, &len), ==, 0);
   g_test_add_func ("/knobs/query/follows-a-dump", test_query);
   g_test_add_func ("/knobs/query/batches", test_query_batches);
+  g_test_add_func ("/knobs/dump/gives-back", test_dump_gives_back);
   g_test_add_func ("/knobs/first-window", test_first_window);
   g_test_add_func ("/knobs/give-back", test_give_back);
   return g_test_run ();

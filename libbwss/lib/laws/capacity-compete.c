@@ -130,9 +130,10 @@
 
 /* ... half of the last reserve_hold_us (an exponential memory: about 1.5 s
  * of a video deeply short without a break; decided through the brief
- * recoveries a yield buys it, not reset by them — in the lab a rule that
- * forgot the shortfall only after 2 s met ended COMPETE beside a neighbour
- * whose video was at 1.8-2.2 of 2 Mbit/s a second) */
+ * recoveries a yield buys it, not reset by them — beside a neighbour a
+ * video met on the whole reads a little above and below its minimum second
+ * by second, and a rule that forgot the shortfall only after 2 s met ends
+ * COMPETE on that jitter: docs/architecture.md, COMPETE's cells) */
 #define FAIL_SCORE 0.5
 
 /* The downloads yield once the video has been short this many decisions in
@@ -338,9 +339,9 @@ start_drain (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityC
 
 /* A running drain: the queue under its target says it was ours (losses
  * are no verdict here: segments that arrive out of order after the last
- * overflow, or on a path that reorders, held the lab's loop in COMPETE for
- * 30 s after the neighbour left, the queue at 20 ms under drain after
- * drain); at its end σ goes back. */
+ * overflow, or on a path that reorders, count as losses long after the
+ * neighbour left, and would hold the loop in COMPETE drain after drain with
+ * the queue short); at its end σ goes back. */
 static int
 judge_drain (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
 {

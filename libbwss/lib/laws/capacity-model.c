@@ -292,12 +292,13 @@ count_flow (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
   if (rtt > 0.0 && 8.0 * p->min_window_bytes / rtt > floor)
     floor = 8.0 * p->min_window_bytes / rtt;
   /* moving well above what it is allotted — compete_headroom above, more
-   * than a decision's jitter of a few segments (a 2-Mbit/s video read
-   * 1.8-2.4 a second beside a neighbour in the lab, more over a decision),
-   * and not held by its window (a download at its floor moves up to twice
-   * what the floor's estimate says: 98 kbit/s in the lab at 170 ms, which
-   * read as an overrun kept the detector out for a whole run): released (a
-   * player's fragment, a flow just added), it may fill the queue itself */
+   * than a decision's jitter of a few segments (beside a neighbour a
+   * video's rate moves 10-20 % about its minimum second by second, more
+   * over a decision), and not held by its window (a download at its floor
+   * moves up to twice what the floor's estimate says, its sender's
+   * sub-segment windows; read as an overrun it would keep the detector
+   * out): released (a player's fragment, a flow just added), it may fill
+   * the queue itself */
   double allotted = f->target_bps > f->min_rate_bps ? f->target_bps : f->min_rate_bps;
   if (floor > allotted)
     allotted = floor;

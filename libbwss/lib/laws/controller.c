@@ -290,7 +290,7 @@ find (const BwssController *c, uint64_t id)
 }
 
 /* Builds the index again after flows[] moved (a removal).  Needs no
- * memory: the map already held every one of these flows and one more. */
+ * memory: the map already held every one of these flows. */
 static void
 reindex (BwssController *c)
 {
@@ -299,7 +299,8 @@ reindex (BwssController *c)
     idmap_put (&c->index, c->flows[i].id, (uint32_t) i);
 }
 
-/* Grows *@ptr to @cap elements of @size; returns false on failure. */
+/* Sizes *@ptr to @cap elements of @size; returns false on failure (then
+ * *@ptr is as it was). */
 static bool
 grow_array (void **ptr, size_t cap, size_t size)
 {
@@ -308,6 +309,41 @@ grow_array (void **ptr, size_t cap, size_t size)
     return false;
   *ptr = p;
   return true;
+}
+
+/* A removal that leaves the arrays a quarter full or less gives memory
+ * back: they shrink to two to four times the flows (8 at least), the
+ * index with them, so that a long-lived controller (bwssd's) holds memory
+ * for the flows it has, not for the most it ever had.  A smaller block
+ * the allocator refuses leaves that array larger than cap, which only
+ * bounds what is used; an index it cannot rebuild stays as it was. */
+static void
+shrink (BwssController *c)
+{
+  if (c->cap <= 8 || c->n > c->cap / 4)
+    return;
+  size_t cap = c->cap;
+  while (cap > 8 && c->n <= cap / 4)
+    cap /= 2;
+  grow_array ((void **) &c->flows, cap, sizeof *c->flows);
+  grow_array ((void **) &c->sigma_view, cap, sizeof *c->sigma_view);
+  grow_array ((void **) &c->cap_view, cap, sizeof *c->cap_view);
+  grow_array ((void **) &c->prefs, cap, sizeof *c->prefs);
+  grow_array ((void **) &c->caps, cap, sizeof *c->caps);
+  grow_array ((void **) &c->groups, cap, sizeof *c->groups);
+  grow_array ((void **) &c->targets, cap, sizeof *c->targets);
+  grow_array ((void **) &c->minima, cap, sizeof *c->minima);
+  c->cap = cap;
+  IdMap index = { 0 };
+  bool ok = true;
+  for (size_t i = 0; i < c->n && ok; i++)
+    ok = idmap_put (&index, c->flows[i].id, (uint32_t) i);
+  if (!ok) {
+    idmap_free (&index);
+    return;
+  }
+  idmap_free (&c->index);
+  c->index = index;
 }
 
 static int
@@ -420,6 +456,7 @@ bwss_controller_remove_flow (BwssController *c, uint64_t id, uint64_t now_us)
   memmove (&c->flows[i], &c->flows[i + 1], (c->n - i - 1) * sizeof *f);
   c->n--;
   c->planned = false;
+  shrink (c);
   reindex (c);                 /* flows[] keeps its order: the allocation's ties follow it */
   c->reallocate = true;
   if (paper_loop (c))

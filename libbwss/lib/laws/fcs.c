@@ -106,7 +106,7 @@ bwss__fcs_set_paced (BwssFcs *f, const BwssParams *params, bool paced)
  * progress_bytes per progress_period_us: a sender blocked on a full send
  * buffer (nginx: send_timeout, 60 s between two writes) is woken when a
  * third of it has gone, a client gives up after 30 s without data (a flow
- * read at 8 kbit/s for a minute lost its server in the lab).  The window's
+ * read at a few kbit/s for a minute can lose its server).  The window's
  * own floor (below a segment, min_window_bytes) moves more than this at any
  * RTT under 250 ms; the paced reads, which carry the target open loop, are
  * where it binds. */

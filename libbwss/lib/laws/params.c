@@ -32,12 +32,12 @@
 #define DEFAULT_MSS              1448  /* Ethernet MSS with timestamps, bytes */
 #define DELAY_MIN_WINDOW_BYTES   1152  /* delay loop: a window below one segment.  The
                                         * kernel clamps TCP_WINDOW_CLAMP at SOCK_MIN_RCVBUF/2
-                                        * (~1140 bytes); measured on this lab's 30 ms path
-                                        * (tests/socket/measure-knobs --fractions): a clamp of
-                                        * 724-1158 bytes moves 0.42 segment per RTT (the
-                                        * sender sends sub-MSS segments), 1230-1737 one.  A
-                                        * flow held at its floor then takes less than half
-                                        * the link a one-segment floor takes at 960 kbit/s */
+                                        * (~1140 bytes); a clamp under one segment makes the
+                                        * sender send sub-MSS segments, less than half a
+                                        * segment per RTT (docs/sockets.md, "A window below
+                                        * one segment"), so a flow held at its floor takes
+                                        * less than half the link a one-segment floor takes
+                                        * at 960 kbit/s */
 #define DEFAULT_SUB_WINDOW_YIELD 0.5   /* ... about 610 of its 1152 bytes per RTT (same
                                         * measurement): what "held by its window" and the
                                         * allocation's need (capacity-model.c) expect of it */
@@ -215,7 +215,7 @@
                                         * known to see its share come back).  Each one
                                         * hands the neighbour room its window keeps and
                                         * costs the video an overflow when ours come
-                                        * back: every 8 s cost this machine 20 % of
+                                        * back: every 8 s cost this host 20 % of
                                         * plain TCP's total in the model, every 30 s 7 % */
 #define DEFAULT_COMPETE_PROBE_RISE 0.15 /* U within 15 % of the link this host had alone:
                                         * the neighbour's share came back (one of four

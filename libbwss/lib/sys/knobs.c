@@ -339,11 +339,36 @@ knob_diag_id (int fd, KnobInfo *out)
   return 0;
 }
 
+/* A dump's array starts at DUMP_MIN_ITEMS entries and doubles as it
+ * fills.  A dump or query that ends holding at most a quarter of its array
+ * gives the rest back (to two to four times what it holds, DUMP_MIN_ITEMS
+ * at least): a caller that keeps its arrays from one scan to the next
+ * (bwssd's adopter keeps two, each an entry per TCP socket of the host)
+ * then holds memory for the sockets there are, not for the most the host
+ * ever had.  Between a quarter and all of it nothing moves, so a count
+ * that changes by less than 2x from one scan to the next keeps its array. */
+#define DUMP_MIN_ITEMS 64
+
+static void
+dump_fit (KnobDump *d)
+{
+  if (d->cap <= DUMP_MIN_ITEMS || d->n > d->cap / 4)
+    return;
+  size_t cap = d->cap;
+  while (cap > DUMP_MIN_ITEMS && d->n <= cap / 4)
+    cap /= 2;
+  KnobInfo *items = realloc (d->items, cap * sizeof *items);
+  if (items == NULL)                     /* a smaller block refused: keep the one there is */
+    return;
+  d->items = items;
+  d->cap = cap;
+}
+
 int
 knob_dump_push (KnobDump *d, const KnobInfo *k)
 {
   if (d->n == d->cap) {
-    size_t cap = d->cap ? 2 * d->cap : 64;
+    size_t cap = d->cap ? 2 * d->cap : DUMP_MIN_ITEMS;
     KnobInfo *items = realloc (d->items, cap * sizeof *items);
     if (items == NULL)
       return -ENOMEM;
@@ -489,6 +514,7 @@ knob_dump (KnobDump *d)
   close (nl);
   if (err == 0)
     knob_dump_sort (d);                  /* for knob_dump_find() */
+  dump_fit (d);
   return err;
 }
 
@@ -572,8 +598,10 @@ int
 knob_query (const KnobDump *want, KnobDump *out)
 {
   out->n = 0;
-  if (want->n == 0)
+  if (want->n == 0) {
+    dump_fit (out);
     return 0;
+  }
   int nl = socket (AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
   if (nl < 0)
     return -errno;
@@ -585,6 +613,7 @@ knob_query (const KnobDump *want, KnobDump *out)
   close (nl);
   if (err == 0)
     knob_dump_sort (out);
+  dump_fit (out);
   return err;
 }
 

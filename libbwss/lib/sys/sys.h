@@ -163,7 +163,8 @@ typedef struct {
 } KnobDump;
 
 /* Dumps the IPv4 and IPv6 TCP sockets of the namespace, in inode order.
- * 0 or -errno. */
+ * @dump's array is reused, and given back down to a few times what the
+ * dump holds (knobs.c, dump_fit(); knob_query() the same).  0 or -errno. */
 int  knob_dump (KnobDump *dump);
 /* Asks the kernel about each socket of @want (entries of an earlier dump)
  * by its id, one exact lookup each instead of a walk of the whole
