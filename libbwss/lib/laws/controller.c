@@ -678,6 +678,9 @@ capacity_view (BwssController *c, uint64_t now_us, uint64_t window_us)
      * verdict on the link (read as a deficit, its own first burst would
      * make it "held" and cut σ to the minima at every request) */
     v->min_rate_bps = f->min_back_us && now_us - f->min_back_us < window_us ? 0.0 : f->min_bps;
+    /* a group with a minimum is one stream over several connections: the
+     * loop judges its minimum on the members' sums (capacity-model.c, G1) */
+    v->group = f->prefs.min_rate_bps > 0.0 ? f->group : 0;
     v->rtt_us = f->rtt_us;
     v->base_rtt_us = bwss__base_rtt_get (&f->base);
     v->mss = mss;

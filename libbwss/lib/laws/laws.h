@@ -244,6 +244,11 @@ uint32_t bwss__base_rtt_get (const BwssBaseRtt *b);
 /* Decisions whose U the link's rate is averaged over (link_window_us). */
 #define BWSS_CAPACITY_U_HISTORY 16
 #define BWSS_CAPACITY_BUSY_HISTORY 32
+/* Streams over several flows the loop judges as one at a decision
+ * (capacity-model.c, G1-G3): a host plays a few videos at once; a group
+ * beyond these is judged flow by flow, as the loop judges every flow
+ * without the law. */
+#define BWSS_CAPACITY_GROUPS 8
 
 /* What the delay loop sees of one flow over the last decision interval. */
 typedef struct {
@@ -259,6 +264,8 @@ typedef struct {
   uint64_t below_min_us;  /* how long it has moved less than its minimum, µs; 0 = not */
   bool     lost;          /* segments arrived after a hole during the interval: the
                            * network dropped some of its data */
+  uint64_t group;         /* one stream with the other flows of this key: its minimum is
+                           * judged on their sums (capacity-model.c, G1-G3); 0 = alone */
 } BwssCapacityFlow;
 
 typedef struct {
@@ -324,6 +331,10 @@ typedef struct {
   uint32_t  seen_lost;        /* flows that lost segments */
   uint32_t  seen_short;       /* flows below their minimum */
   uint32_t  seen_overrun;     /* flows well above their target, minimum and floor */
+  /* the streams over several flows (capacity-model.c, G1-G3) at the last decision */
+  uint64_t  group_key[BWSS_CAPACITY_GROUPS];            /* their keys, 0 = none ... */
+  uint64_t  group_below_since_us[BWSS_CAPACITY_GROUPS]; /* ... below their minimum (G2)
+                                                         * since, 0 = not */
 } BwssCapacity;
 
 void bwss__capacity_init (BwssCapacity *c);
