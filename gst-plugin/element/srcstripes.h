@@ -13,10 +13,11 @@
  * in the process's group, so that the video's minimum counts once.  A live
  * source makes its bytes as the stream goes, so consecutive ranges are
  * served in turn and each connection carries the whole rate for its chunk
- * and nothing for n - 1 (stripes.h, eq. 1): a law that judged each flow
- * against its own part of the minimum, decision by decision, would read a
- * connection between its turns as the video short; the group is there for
- * the law to judge the n connections together.
+ * and nothing for n - 1 (stripes.h, eq. 1): judged against its own part
+ * of the minimum, a connection between its turns would read as the video
+ * short.  The delay loop judges a group with a minimum as one stream, its
+ * members' rates and minima summed (libbwss/lib/laws/capacity-model.c,
+ * G1-G3), so the n connections are the video to it.
  *
  * A failure on one connection is that connection's to cure: it asks again
  * for the rest of its chunk, from the byte it got to (a new request, on a
