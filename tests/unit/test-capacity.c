@@ -1449,6 +1449,7 @@ typedef struct {
                                 * (Model.shim_reads), handshakes behind the queue they
                                 * meet (handshake_queue), the video's samples each with its
                                 * own wait for its source (gap_spread) */
+  bool          cubic;         /* every sender CUBIC (ModelFlow.cubic); false: Reno */
 } Cell;
 
 typedef struct {
@@ -1476,6 +1477,9 @@ typedef struct {
                                 * least 1.1 × the minimum) ... */
   unsigned lab_at_min;         /* ... with the video at >= 90 % of its minimum */
   unsigned compete_s;          /* seconds the loop spent in COMPETE */
+  double   foreign_s;          /* seconds the detector's last verdict read "foreign" */
+  double   beside_s;           /* ... of them, by a queue beside a small share alone (the
+                                * downloads above their floors, or the queue at its target) */
   unsigned video_losses;       /* the video's losses (fq_codel: its own queue's drops) */
   unsigned drops;              /* packets: the bottleneck's drops over the run ... */
   unsigned drops_video, drops_cross;   /* ... the video's, the UDP's */
@@ -1518,7 +1522,7 @@ cell_cross_to (const Cell *cell)
 }
 
 static const Cell *cell_now;
-enum { TRACE_FIXED = 0, TRACE_WIFI, TRACE_LTE };
+enum { TRACE_FIXED = 0, TRACE_WIFI, TRACE_LTE, TRACE_FALL };
 #define TRACE_STEPS_PER_S 100
 static double trace_rate[SIM_MAX_SECONDS * TRACE_STEPS_PER_S];   /* per 10 ms */
 
@@ -1529,6 +1533,13 @@ trace_uniform (uint32_t *x, double lo, double hi)
   *x = *x * 1103515245u + 12345u;
   return lo + (hi - lo) * (double) (*x >> 8) / (double) (1u << 24);
 }
+
+/* TRACE_FALL: the link at this fraction of its rate over [FALL_FROM_S,
+ * FALL_TO_S) (a station that walks away from its access point, a cell at
+ * its edge), at its rate otherwise. */
+static double trace_fall_to;
+#define FALL_FROM_S 30
+#define FALL_TO_S   50
 
 /* Fills trace_rate from @i on with @rate for @len_s; returns the next index. */
 static unsigned
@@ -1549,6 +1560,12 @@ trace_fill (int kind, double link)
 {
   uint32_t x = 12345;
   unsigned i = 0;
+  if (kind == TRACE_FALL) {
+    i = trace_hold (0, link, FALL_FROM_S);
+    i = trace_hold (i, trace_fall_to * link, FALL_TO_S - FALL_FROM_S);
+    trace_hold (i, link, SIM_MAX_SECONDS - FALL_TO_S);
+    return;
+  }
   while (i < G_N_ELEMENTS (trace_rate)) {
     if (kind == TRACE_WIFI) {
       double rate = link * trace_uniform (&x, 0.5, 1.5);
@@ -1611,6 +1628,25 @@ static double cell_late_at_s;                     /* when the run's largest was 
  * with σ above what the link leaves us then (its rate less the UDP) */
 static double cell_sigma_sum[SIM_MAX_SECONDS];
 static unsigned cell_ticks[SIM_MAX_SECONDS], cell_sigma_over[SIM_MAX_SECONDS];
+/* the time, from 5 s, the detector's last verdict in TRACK was "foreign",
+ * and of it by a queue beside a small share alone, s; the last tick seen */
+static double cell_foreign_s, cell_beside_s;
+static uint64_t cell_tick_at_us;
+
+/* Counts the time since the last tick under the detector's last verdict. */
+static void
+cell_verdict (Sim *s)
+{
+  BwssDecision d;
+  double dt = (double) (s->now_us - cell_tick_at_us) / 1e6;
+  cell_tick_at_us = s->now_us;
+  if (s->now_us < 5000000u || bwss_controller_last_decision (s->c, &d) != BWSS_OK
+      || d.phase != BWSS_PHASE_TRACK || d.seen != BWSS_SEEN_FOREIGN)
+    return;
+  cell_foreign_s += dt;
+  if (d.bulk_floored < d.bulk || d.queue_us <= d.queue_target_us)
+    cell_beside_s += dt;
+}
 
 static void
 cell_sigma (Sim *s)
@@ -1618,6 +1654,7 @@ cell_sigma (Sim *s)
   unsigned sec = (unsigned) (s->now_us / 1000000u);
   if (sec >= SIM_MAX_SECONDS || !s->c)
     return;
+  cell_verdict (s);
   BwssControllerStats st;
   bwss_controller_stats (s->c, &st);
   double room = s->m.capacity_bps
@@ -1766,6 +1803,8 @@ run_cell_at (const Cell *cell, bool controlled, bool latch, unsigned shift_ms)
   memset (cell_sigma_sum, 0, sizeof cell_sigma_sum);
   memset (cell_ticks, 0, sizeof cell_ticks);
   memset (cell_sigma_over, 0, sizeof cell_sigma_over);
+  cell_foreign_s = cell_beside_s = 0.0;
+  cell_tick_at_us = 0;
   s.on_tick = cell_lateness;
   s.m.source_gaps = cell->packets;          /* the lab's video source, at packet level */
   s.m.shim_reads = cell->packets && cell->lab_receiver;
@@ -1789,6 +1828,8 @@ run_cell_at (const Cell *cell, bool controlled, bool latch, unsigned shift_ms)
       s.m.f[late ? sim_add_late (&s, cell->rtt_bulk[d], 0, 0, 1, cell->join_s)
                  : sim_add (&s, cell->rtt_bulk[d], 0, 0, 1, controlled)].syn_window_bytes
           = cell->syn_bulk;
+  for (size_t i = 0; i < s.m.n; i++)
+    s.m.f[i].cubic = cell->cubic;
   sim_run (&s, dur);
   if (controlled)
     sim_log (&s, 3);
@@ -1887,6 +1928,8 @@ run_cell_at (const Cell *cell, bool controlled, bool latch, unsigned shift_ms)
   }
   (void) carried;
   r.compete_s = sim_seconds_competing (&s, 0, dur);
+  r.foreign_s = cell_foreign_s;
+  r.beside_s = cell_beside_s;
   if (cell->packets) {
     g_test_message ("%s: %s: the bottleneck dropped %u packets; the video lost %u times (%u tail "
                     "loss probes), a download %u (%u)", cell->name,
@@ -2027,7 +2070,7 @@ static void
 test_trace_fq_codel (void)
 {
   Cell cell = { "fq_codel 8M", 8e6, 0.150, 0.005, true, 3e6, 3, 1, rtt_15_40_90, 2e6, TRACE_FIXED,
-                false, 0.0, 0.0, false, 0, 0, 0, 0.0, false, false, false };
+                false, 0.0, 0.0, false, 0, 0, 0, 0.0, false, false, false, false };
   /* 9.4 % of the seconds before the video's own evidence (the lab's figure
    * too), 97.6 % with it; short now only in the second the UDP arrives (its
    * fair share taken at once, before the video's queue shows): 98.8 % (the
@@ -2043,7 +2086,8 @@ test_trace_fq_codel_many (void)
 {
   static const double rtt[] = { 0.030 };
   Cell cell = { "fq_codel 20M, 8 connections", 20e6, 0.150, 0.005, true, 10.3e6, 1, 8, rtt,
-                0.0, TRACE_FIXED, false, 0.0, 0.0, false, 0, 0, 0, 0.0, false, false, false };
+                0.0, TRACE_FIXED, false, 0.0, 0.0, false, 0, 0, 0, 0.0, false, false, false,
+                false };
   /* 3.5 % of the seconds before (6.16+); one second short in the start */
   check_cell (&cell, 1, 0.90);
 }
@@ -2076,7 +2120,7 @@ static void
 test_trace_codel_960k (void)
 {
   Cell cell = { "CoDel 960k", 960e3, 0.150, 0.005, false, 496e3, 2, 1, rtt_30, 320e3, TRACE_FIXED,
-                true, 0.0, 0.0, false, 0, 0, 0, 0.0, false, false, false };
+                true, 0.0, 0.0, false, 0, 0, 0, 0.0, false, false, false, false };
   check_cell (&cell, 4, 0.47);
 }
 
@@ -2091,7 +2135,7 @@ static void
 test_trace_codel_960k_first_second (void)
 {
   Cell cell = { "CoDel 960k", 960e3, 0.150, 0.005, false, 496e3, 2, 1, rtt_30, 320e3, TRACE_FIXED,
-                true, 0.0, 0.0, false, 0, 0, 0, 0.0, false, false, false };
+                true, 0.0, 0.0, false, 0, 0, 0, 0.0, false, false, false, false };
   Cell bounded = cell;
   bounded.syn_bulk = 2.0 * MODEL_MSS;
   for (int latch = 0; latch < 2; latch++) {
@@ -2120,7 +2164,7 @@ test_trace_first_second_join (void)
 {
   static const double joins[] = { 0.0, 0.01, 0.05, 0.1, 0.3, 0.65, 0.9 };
   Cell cell = { "Fig. 7 960k drop-tail", 960e3, 0.150, 0.0, false, 496e3, 2, 1, rtt_30, 320e3,
-                TRACE_FIXED, true, 0.0, 0.0, true, 0, 0, 0, 0.0, false, false, false };
+                TRACE_FIXED, true, 0.0, 0.0, true, 0, 0, 0, 0.0, false, false, false, false };
   for (int latch = 0; latch < 2; latch++)
     for (int syn = 0; syn < 2; syn++) {
       double late[G_N_ELEMENTS (joins)];
@@ -2175,12 +2219,12 @@ test_trace_wifi (void)
   /* downloads 71.9 / 80.8 % of the payload the video leaves (the queue
    * holds σ; a payload-only link gave 79.0 / 81.6 %) */
   Cell tail = { "wifi, 60-ms drop-tail", 8e6, 0.060, 0.0, false, 2e6, 3, 1, rtt_30, 0.0,
-                TRACE_WIFI, false, 0.0, 0.0, false, 0, 0, 0, 0.0, false, false, false };
+                TRACE_WIFI, false, 0.0, 0.0, false, 0, 0, 0, 0.0, false, false, false, false };
   check_cell (&tail, 0, 0.71);
   /* downloads 55.4 / 57.8 % before the deficits the video's own queue
    * shows stopped bounding the raises, 60.8 / 59.0 % now */
   Cell fq = { "wifi, fq_codel", 8e6, 0.150, 0.005, true, 2e6, 3, 1, rtt_30, 0.0, TRACE_WIFI,
-              false, 0.0, 0.0, false, 0, 0, 0, 0.0, false, false, false };
+              false, 0.0, 0.0, false, 0, 0, 0, 0.0, false, false, false, false };
   check_cell (&fq, 0, 0.58);
 }
 
@@ -2193,14 +2237,14 @@ test_trace_lte (void)
    * 79.1 / 85.8 % of the payload the video leaves with the headers on the
    * wire */
   Cell tail = { "lte, 60-ms drop-tail", 8e6, 0.060, 0.0, false, 2e6, 3, 1, rtt_30, 0.0,
-                TRACE_LTE, false, 0.0, 0.0, false, 0, 0, 0, 0.0, false, false, false };
+                TRACE_LTE, false, 0.0, 0.0, false, 0, 0, 0, 0.0, false, false, false, false };
   check_cell (&tail, 0, 0.78);
   /* the video at its minimum 54 / 55 of 56 s (96.4 / 98.2 %: short in the
    * second after the excluded one, σ still settling after a fall from 10
    * to 3.4 or from 7.8 to 5.2 Mbit/s), downloads 78.9 / 82.2 % before,
    * 80.6 / 85.4 % now */
   Cell fq = { "lte, fq_codel", 8e6, 0.150, 0.005, true, 2e6, 3, 1, rtt_30, 0.0, TRACE_LTE, false,
-              0.0, 0.0, false, 0, 0, 0, 0.0, false, false, false };
+              0.0, 0.0, false, 0, 0, 0, 0.0, false, false, false, false };
   check_cell (&fq, 2, 0.80);
 }
 
@@ -2293,19 +2337,19 @@ test_trace_matrix (void)
 {
   const Cell tail_960k = { "matrix droptail150 960k", 960e3, 0.150, 0.0, false, 432e3, 2, 1,
                            rtt_20_80, 320e3, TRACE_FIXED, true, 2.0 * MODEL_MSS, 0.0, true,
-                           60, 20, 40, 0.0, true, false, false };
+                           60, 20, 40, 0.0, true, false, false, false };
   matrix_cell (&tail_960k, 2, 0.67, 0.43);
   const Cell codel_960k = { "matrix codel 960k", 960e3, 0.150, 0.005, false, 432e3, 2, 1,
                             rtt_20_80, 320e3, TRACE_FIXED, true, 2.0 * MODEL_MSS, 0.0, true,
-                            60, 20, 40, 0.0, false, false, false };
+                            60, 20, 40, 0.0, false, false, false, false };
   matrix_cell (&codel_960k, 2, 0.635, 0.0);
   const Cell tail_20m = { "matrix droptail150 20M", 20e6, 0.150, 0.0, false, 9e6, 2, 1, rtt_20_80,
                           20e6 / 3, TRACE_FIXED, false, 0.0, 0.0, true, 60, 20, 40, 0.0, false,
-                          false, false };
+                          false, false, false };
   matrix_cell (&tail_20m, 0, 0.89, 0.0);
   const Cell fq_20m = { "matrix fq_codel 20M", 20e6, 0.150, 0.005, true, 9e6, 2, 1, rtt_20_80,
                         20e6 / 3, TRACE_FIXED, false, 0.0, 0.0, true, 60, 20, 40, 0.0, false,
-                        false, false };
+                        false, false, false };
   matrix_cell (&fq_20m, 3, 0.60, 0.0);
 }
 
@@ -2338,10 +2382,10 @@ test_trace_matrix_codel_lab (void)
 {
   const Cell cell = { "matrix codel 960k, the lab's receivers", 960e3, 0.150, 0.005, false, 432e3,
                       2, 1, rtt_20_80, 320e3, TRACE_FIXED, true, 2.0 * MODEL_MSS, 0.65, true, 60,
-                      20, 40, 0.0, false, false, true };
+                      20, 40, 0.0, false, false, true, false };
   const Cell plain = { "matrix codel 960k", 960e3, 0.150, 0.005, false, 432e3, 2, 1, rtt_20_80,
                        320e3, TRACE_FIXED, true, 2.0 * MODEL_MSS, 0.0, true, 60, 20, 40, 0.0,
-                       false, false, false };
+                       false, false, false, false };
   unsigned drops[CELL_RUNS_PACKETS];
   double use[CELL_RUNS_PACKETS];
   for (unsigned k = 0; k < CELL_RUNS_PACKETS; k++) {
@@ -2384,7 +2428,7 @@ test_trace_matrix_fq_960k (void)
 {
   const Cell fq_960k = { "matrix fq_codel 960k", 960e3, 0.150, 0.005, true, 432e3, 2, 1,
                          rtt_20_80, 320e3, TRACE_FIXED, false, 0.0, 0.0, true, 60, 20, 40, 0.0,
-                         false, false, false };
+                         false, false, false, false };
   matrix_cell (&fq_960k, 3, 0.88, 0.0);
 }
 
@@ -2415,7 +2459,7 @@ test_trace_matrix_wifi (void)
 {
   const Cell wifi_960k = { "matrix droptail12 wifi 960k", 960e3, 0.012, 0.0, false, 432e3, 2, 1,
                            rtt_20_80, 320e3, TRACE_WIFI, true, 2.0 * MODEL_MSS, 0.0, true,
-                           60, 20, 40, 3000.0, false, false, false };
+                           60, 20, 40, 3000.0, false, false, false, false };
   matrix_cell (&wifi_960k, 5, 0.15, 0.0);
 }
 
@@ -2449,7 +2493,7 @@ test_trace_matrix_wifi_20m (void)
 {
   const Cell wifi_20m = { "matrix droptail150 wifi 20M", 20e6, 0.150, 0.0, false, 9e6, 2, 1,
                           rtt_20_80, 20e6 / 3, TRACE_WIFI, false, 0.0, 0.0, true, 60, 20, 40,
-                          0.0, false, false, false };
+                          0.0, false, false, false, false };
   matrix_cell (&wifi_20m, 2, 0.36, 0.0);
 }
 
@@ -2481,7 +2525,7 @@ test_trace_matrix_wifi_fq_20m (void)
 {
   const Cell wifi_fq_20m = { "matrix fq_codel wifi 20M", 20e6, 0.150, 0.005, true, 9e6, 2, 1,
                              rtt_20_80, 20e6 / 3, TRACE_WIFI, false, 0.0, 0.0, true, 60, 20, 40,
-                             0.0, false, false, false };
+                             0.0, false, false, false, false };
   matrix_cell (&wifi_fq_20m, 6, 0.21, 0.0);
 }
 
@@ -2512,7 +2556,7 @@ test_compete_fig7_udp (void)
   const double ENTERED_S = 1.90, ONSET_S = 0.55;
   const Cell fig7 = { "Fig. 7 960k drop-tail", 960e3, 0.150, 0.0, false, 496e3, 2, 1, rtt_30,
                       320e3, TRACE_FIXED, true, 2.0 * MODEL_MSS, 0.0, true, 0, 0, 0, 0.0, true,
-                      false, false };
+                      false, false, false };
   unsigned entered = 0;
   cell_compete_max_s = COMPETE_S;
   for (int latch = 0; latch < 2; latch++)
@@ -2535,6 +2579,105 @@ test_compete_fig7_udp (void)
   g_test_message ("runs in COMPETE: %u of 20", entered);
   g_assert_cmpuint (entered, >=, 1);
   g_assert_cmpuint (entered, <=, 2);
+}
+
+/* Moving links with nobody else on them, against the detector's second
+ * reading of "foreign" (a queue beside a small share, capacity-compete.c:
+ * the flows we control at most a quarter of the largest link seen busy, the
+ * queue standing 40 ms or more): the lab's wifi and lte traces (a video of
+ * 2 Mbit/s, three downloads, behind a 60-ms drop-tail buffer and behind
+ * fq_codel; Reno and CUBIC senders), and a link that falls to 10, 15 or 20 %
+ * of its rate for FALL_TO_S - FALL_FROM_S s with our own queue behind it
+ * (60, 150 and 600 ms of drop-tail; a video of 100 or 500 kbit/s, within
+ * what the link keeps, or of 2 Mbit/s, beyond it).  Every queue is ours: a
+ * second of COMPETE, or of the detector reading "foreign", is a wrong one.
+ * The loop drains a queue of its own within a decision or two after a fall
+ * (its mean over a second 0-50 ms, its median ~15 ms, at a fifth of 8
+ * Mbit/s), so a standing queue of 40 ms is met at single decisions, and the
+ * score (an exponential memory of compete_detect_us) never nears
+ * compete_enter.  Over ten tick phases and both receiver RTTs
+ * (tests/unit/moving-spread.sh): COMPETE in no second of any cell; the
+ * detector's last verdict "foreign" for at most 4.3 s of 85 (the 100-kbit/s
+ * video on a fall to a tenth behind 150 ms), of it by the second reading
+ * alone at most 4.3 s; none on the wifi traces (their rate stays within
+ * ±50 % of its mean: a third of its best at least) nor under fq_codel;
+ * the video short of 90 % of its minimum in at most 3 of the seconds a
+ * link that keeps it counts.  Asserted: no second of COMPETE, the foreign
+ * seconds at most the model's largest (rounded up to the next half second). */
+typedef struct {
+  const char *name;
+  int         trace;
+  double      fall_to;     /* TRACE_FALL: what the link keeps */
+  double      buffer_s;
+  double      aqm_s;
+  bool        fq;
+  double      video_min;
+  bool        cubic;
+  double      foreign_max; /* the most seconds reading "foreign" (the model's, ten phases) */
+} Moving;
+
+static void
+test_compete_moving_alone (void)
+{
+  static const Moving cells[] = {
+    { "wifi, 60-ms drop-tail", TRACE_WIFI, 0.0, 0.060, 0.0, false, 2e6, false, 0.0 },
+    { "wifi, fq_codel", TRACE_WIFI, 0.0, 0.150, 0.005, true, 2e6, false, 0.0 },
+    { "lte, 60-ms drop-tail", TRACE_LTE, 0.0, 0.060, 0.0, false, 2e6, false, 1.0 },
+    { "lte, fq_codel", TRACE_LTE, 0.0, 0.150, 0.005, true, 2e6, false, 0.0 },
+    { "CUBIC, wifi, 60-ms drop-tail", TRACE_WIFI, 0.0, 0.060, 0.0, false, 2e6, true, 0.0 },
+    { "CUBIC, wifi, fq_codel", TRACE_WIFI, 0.0, 0.150, 0.005, true, 2e6, true, 0.0 },
+    { "CUBIC, lte, 60-ms drop-tail", TRACE_LTE, 0.0, 0.060, 0.0, false, 2e6, true, 0.5 },
+    { "CUBIC, lte, fq_codel", TRACE_LTE, 0.0, 0.150, 0.005, true, 2e6, true, 0.0 },
+    { "CUBIC, wifi, 600-ms drop-tail", TRACE_WIFI, 0.0, 0.600, 0.0, false, 2e6, true, 0.0 },
+    { "CUBIC, lte, 600-ms drop-tail", TRACE_LTE, 0.0, 0.600, 0.0, false, 2e6, true, 2.0 },
+    { "falls to 10 %, 60-ms drop-tail, video 500k", TRACE_FALL, 0.10, 0.060, 0.0, false, 500e3,
+      false, 0.5 },
+    { "falls to 15 %, 60-ms drop-tail, video 500k", TRACE_FALL, 0.15, 0.060, 0.0, false, 500e3,
+      false, 1.0 },
+    { "falls to 20 %, 60-ms drop-tail, video 500k", TRACE_FALL, 0.20, 0.060, 0.0, false, 500e3,
+      false, 1.0 },
+    { "falls to 10 %, 150-ms drop-tail, video 500k", TRACE_FALL, 0.10, 0.150, 0.0, false, 500e3,
+      false, 1.5 },
+    { "falls to 15 %, 150-ms drop-tail, video 500k", TRACE_FALL, 0.15, 0.150, 0.0, false, 500e3,
+      false, 2.5 },
+    { "falls to 20 %, 150-ms drop-tail, video 500k", TRACE_FALL, 0.20, 0.150, 0.0, false, 500e3,
+      false, 4.0 },
+    { "CUBIC, falls to 10 %, 150-ms drop-tail, video 500k", TRACE_FALL, 0.10, 0.150, 0.0, false,
+      500e3, true, 1.5 },
+    { "falls to 10 %, 150-ms drop-tail, video 100k", TRACE_FALL, 0.10, 0.150, 0.0, false, 100e3,
+      false, 4.5 },
+    { "falls to 20 %, 150-ms drop-tail, video 100k", TRACE_FALL, 0.20, 0.150, 0.0, false, 100e3,
+      false, 1.5 },
+    { "falls to 15 %, 150-ms drop-tail, video 2M", TRACE_FALL, 0.15, 0.150, 0.0, false, 2e6, false,
+      0.5 },
+    { "falls to 10 %, 600-ms drop-tail, video 500k", TRACE_FALL, 0.10, 0.600, 0.0, false, 500e3,
+      false, 2.0 },
+    { "falls to 20 %, 600-ms drop-tail, video 500k", TRACE_FALL, 0.20, 0.600, 0.0, false, 500e3,
+      false, 3.0 },
+    { "CUBIC, falls to 20 %, 600-ms drop-tail, video 500k", TRACE_FALL, 0.20, 0.600, 0.0, false,
+      500e3, true, 3.0 },
+  };
+  /* this test counts the seconds in COMPETE itself (sim_free's bound: a
+   * tenth of the run) */
+  cell_compete_max_s = 90;
+  for (size_t i = 0; i < G_N_ELEMENTS (cells); i++) {
+    const Moving *m = &cells[i];
+    const Cell cell = { m->name, 8e6, m->buffer_s, m->aqm_s, m->fq, m->video_min, 3, 1, rtt_30,
+                        0.0, m->trace, false, 0.0, 0.0, false, 0, 0, 0, 0.0, false, false, false,
+                        m->cubic };
+    trace_fall_to = m->fall_to;
+    for (int latch = 0; latch < 2; latch++) {
+      CellResult r = run_cell (&cell, true, latch);
+      g_test_message ("moving alone: %s, rcv_rtt %s: foreign %.1f s (beside a small share %.1f s), "
+                      "COMPETE %u s, video at 90 %% of its minimum %u of %u s", m->name,
+                      latch ? "6.16+" : "before 6.16", r.foreign_s, r.beside_s, r.compete_s,
+                      r.at_min_lab, r.counted);
+      g_assert_cmpuint (r.compete_s, ==, 0);
+      g_assert_cmpfloat (r.foreign_s, <=, m->foreign_max);
+      g_assert_cmpuint (r.counted - r.at_min_lab, <=, 3);
+    }
+  }
+  cell_compete_max_s = 0;
 }
 
 int
@@ -2595,5 +2738,6 @@ main (int argc, char **argv)
   g_test_add_func ("/capacity/trace/matrix-wifi-fq-20M", test_trace_matrix_wifi_fq_20m);
   g_test_add_func ("/capacity/compete/fig7-udp", test_compete_fig7_udp);
   g_test_add_func ("/capacity/compete/decision-lines", test_compete_decision_lines);
+  g_test_add_func ("/capacity/compete/moving-alone", test_compete_moving_alone);
   return g_test_run ();
 }

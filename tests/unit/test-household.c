@@ -20,6 +20,7 @@
 #include <glib.h>
 #include "laws.h"
 #include "sim.h"
+#include "stripes.h"
 
 static BwssParams delay;
 
@@ -54,6 +55,9 @@ typedef struct {
                                      * video's own in them or in the second before */
   unsigned compete_s;               /* of the seconds counted, those in COMPETE */
   double   sigma, qt_ms;            /* σ and the queue's target, means over them */
+  unsigned many_s;                  /* house_video_element: of the seconds counted, those
+                                     * the element read over n connections */
+  unsigned widened, narrowed;       /* ... its switches to n connections and back to one */
 } HouseResult;
 
 static const House *house_now;
@@ -199,6 +203,74 @@ stripe_ranges (Sim *s)
   }
 }
 
+/* ... or, with house_video_element, when the element's own regime says
+ * (stripes.c's stripe_mode_update, striping auto): it reads the loop's
+ * phase and queue every ELEMENT_READ_US (the element asks bwssd no more
+ * often), ONE -> MANY stops the registered connection and starts the
+ * three stripes, MANY -> ONE lets the stripes finish what their sources
+ * hold and opens one connection again, which registers at its first byte
+ * (sim_add_late) — the video registering again after the hold.  Flows:
+ * 0 the first registered connection, 1..3 the stripes, 4..3+ELEMENT_AGAIN
+ * the connections of later returns to ONE, idle until then. */
+static bool house_video_element;
+#define ELEMENT_READ_US 250000u
+#define ELEMENT_AGAIN   3
+typedef struct {
+  StripeMode mode;
+  size_t     one;            /* the registered connection in ONE */
+  size_t     next;           /* the next one for a return to ONE */
+  uint64_t   read_at_us;
+  unsigned   widened, narrowed;
+  bool       closing;        /* the stripes finish what their sources hold */
+  unsigned   many_s[91];     /* 1 if the regime was MANY at the end of second t */
+} Element;
+static Element element;
+
+/* The element's regime at a controller tick (Sim.on_tick). */
+static void
+element_tick (Sim *s)
+{
+  Element *e = &element;
+  const House *h = house_now;
+  /* a stripe that has sent what its source held closes (a source of 1
+   * bit/s sends its backlog and no more) */
+  for (size_t k = 1; e->closing && k <= 3; k++)
+    if (s->m.f[k].active && s->m.f[k].source_backlog_bits <= 0.0)
+      s->m.f[k].active = false;
+  if (s->now_us < e->read_at_us + ELEMENT_READ_US)
+    return;
+  e->read_at_us = s->now_us;
+  BwssControllerStats st;
+  bwss_controller_stats (s->c, &st);
+  double ratio = st.queue_us >= 0.0 && st.queue_target_us > 0.0 ? st.queue_us / st.queue_target_us
+                                                                : -1.0;
+  StripeRegime before = e->mode.regime;
+  StripeRegime now = stripe_mode_update (&e->mode, STRIPING_AUTO,
+                                         st.phase == BWSS_PHASE_COMPETE, ratio, st.queue_us,
+                                         (gint64) s->now_us);
+  if (now == before)
+    return;
+  if (now == STRIPE_MANY) {
+    sim_stop_flow (s, e->one);
+    e->closing = false;
+    for (size_t k = 1; k <= 3; k++) {
+      s->m.f[k].active = true;
+      s->m.f[k].source_bps = h->video_min / 3.0;
+    }
+    e->widened++;
+  } else {
+    /* a return to ONE more than ELEMENT_AGAIN times has no connection */
+    g_assert_cmpuint (e->next, <, 4 + ELEMENT_AGAIN);
+    e->closing = true;
+    for (size_t k = 1; k <= 3; k++)
+      s->m.f[k].source_bps = 1.0;
+    e->one = e->next++;
+    s->m.f[e->one].active = true;
+    s->m.f[e->one].source_bps = h->video_min;
+    e->narrowed++;
+  }
+}
+
 /* The video's rate in second @t: the sum over its connections. */
 static double
 video_rate (const Sim *s, unsigned t)
@@ -289,23 +361,50 @@ run_house (const House *h, bool controlled, bool latch)
    * is, at interval/√count while the sojourn stays above its target */
   s.m.packets = h->cubic && h->aqm_s > 0.0 && !h->fq;
   const unsigned vn = house_video_n;
-  const bool stripes = !house_video_seen;
+  const bool stripes = !house_video_seen && !house_video_element;
   const bool ranges = stripes && house_video_grouped;
+  const bool elem = house_video_element && controlled;
   memset (house_range_bits, 0, sizeof house_range_bits);
   if (ranges && !house_policy)
     s.on_tick = stripe_ranges;
-  for (unsigned k = 0; k < vn; k++) {
+  if (elem) {
+    /* flow 0 registered, 1..3 the stripes (plain), then the connections
+     * of later returns to ONE (registered at their first byte), all idle
+     * but the first */
+    g_assert_cmpuint (vn, ==, 4 + ELEMENT_AGAIN);
+    memset (&element, 0, sizeof element);
+    stripe_mode_init (&element.mode);
+    element.next = 4;
+    s.on_tick = element_tick;
+    for (unsigned k = 0; k < vn; k++) {
+      size_t v = k == 0 ? sim_add (&s, 0.030, 10, h->video_min, 1, true)
+               : k <= 3 ? sim_add (&s, 0.030, 10, h->video_min / 3.0, 1, false)
+                        : sim_add_late (&s, 0.030, 10, h->video_min, 1, 0.0);
+      s.m.f[v].source_bps = h->video_min / (k >= 1 && k <= 3 ? 3.0 : 1.0);
+      s.m.f[v].active = k == 0;
+      sim_no_pacing (&s, v);
+    }
+  }
+  for (unsigned k = 0; k < vn && !elem; k++) {
     /* striped: flow 0 the registered connection, 1..3 the stripes, idle
      * until stripe_at_s */
     double share = stripes ? (k ? h->video_min / (vn - 1) : h->video_min) : h->video_min / vn;
     size_t v;
-    if (stripes && k && controlled && house_video_grouped) {
-      v = sim_add_late (&s, 0.030, 10, h->video_min, 1, 0.0);
-      sim_set_group (&s, v, VIDEO_GROUP);
+    if (ranges) {
+      /* the grouped cells' stripes: their sources are the ranges
+       * (stripe_ranges) */
+      if (k && controlled) {
+        v = sim_add_late (&s, 0.030, 10, h->video_min, 1, 0.0);
+        sim_set_group (&s, v, VIDEO_GROUP);
+      } else {
+        v = sim_add (&s, 0.030, 10, share, 1, controlled && k == 0);
+      }
+      s.m.f[v].source_bps = k ? 0.0 : share;
     } else {
       v = sim_add (&s, 0.030, 10, share, 1, controlled && (!stripes || k == 0));
+      s.m.f[v].source_bps = share;
+      s.m.f[v].active = !stripes || k == 0;   /* a source of 0 would send freely */
     }
-    s.m.f[v].source_bps = stripes && k ? 0.0 : share;
     sim_no_pacing (&s, v);                    /* the element reads by itself */
   }
   for (unsigned d = 0; d < h->downloads; d++)
@@ -323,8 +422,13 @@ run_house (const House *h, bool controlled, bool latch)
       /* the ranges' sources write their backlogs (stripe_ranges); a
        * source of a bit a second keeps each sender bound by them */
       for (unsigned k = 1; k < vn; k++)
-        s.m.f[k].source_bps = ranges ? 1.0 : h->video_min / (vn - 1);
+        if (ranges)
+          s.m.f[k].source_bps = 1.0;
+        else
+          s.m.f[k].active = true;
     }
+    if (elem)
+      element.many_s[sec - 1] = element.mode.regime == STRIPE_MANY;
     for (unsigned k = 0; k < vn; k++)
       video_losses[sec] += s.m.f[k].losses;
     for (unsigned d = 0; d < h->downloads; d++) {
@@ -363,6 +467,8 @@ run_house (const House *h, bool controlled, bool latch)
       r.at_min90++;
     else if (video_losses[t + 1] > video_losses[t > 0 ? t - 1 : 0])
       r.short_own_loss++;
+    if (elem)
+      r.many_s += element.many_s[t];
     if (controlled) {
       r.compete_s += s.stats[t].phase == BWSS_PHASE_COMPETE;
       r.sigma += s.stats[t].sigma_bps / (to - from);
@@ -380,6 +486,10 @@ run_house (const House *h, bool controlled, bool latch)
     if (compete == elastic_neighbour (h, t))
       r.right++;
   }
+  r.widened = element.widened;
+  r.narrowed = element.narrowed;
+  if (!elem)
+    r.widened = r.narrowed = 0;
   r.q_on = sim_median_queue_ms (&s, from, to);
   r.q_before = h->nb_on > 10 ? sim_median_queue_ms (&s, 5, h->nb_on) : -1.0;
   r.q_after = h->nb_off + 10 <= 90 ? sim_median_queue_ms (&s, h->nb_off + 5, 90) : -1.0;
@@ -422,6 +532,9 @@ run_pooled (const House *h, bool controlled, bool latch)
     p.at_min90 += r.at_min90;
     p.short_own_loss += r.short_own_loss;
     p.compete_s += r.compete_s;
+    p.many_s += r.many_s;
+    p.widened += r.widened;
+    p.narrowed += r.narrowed;
     p.sigma += r.sigma / POOL_DRAWS;
     p.qt_ms += r.qt_ms / POOL_DRAWS;
     p.right += r.right;
@@ -1055,28 +1168,29 @@ check_striped (const House *h, Bounds bd, bool grouped)
  * loop cuts σ to ~250 kbit/s once the stripes start and holds it there, its
  * target grown to ~90 ms (C2 on the link U shows), the detector lacking
  * "unfloored" and "no-queue" in every decision: this machine 39.6 % of
- * plain TCP's (the lab: 37.7 %), each download ~7 %.  With it, at ten tick
- * phases and both receiver RTTs: 72.8-77.3 %, the video at 90 % of its
+ * plain TCP's (the lab: 37.7 %), each download ~7 % (measured while the
+ * stripes still sent freely before they started).  With it, at ten tick
+ * phases and both receiver RTTs: 75.0-81.9 %, the video at 90 % of its
  * minimum in >= 98.1 % of the seconds (plain TCP 45.2 %), each download
- * >= 54.4 % of its figure, COMPETE >= 341 of 425 s.  Asserted there (Bounds:
+ * >= 58.8 % of its figure, COMPETE >= 381 of 425 s.  Asserted there (Bounds:
  * total, at_min90, COMPETE's share in .right, each download in .dl). */
 static void
 test_unseen_one (void)
 {
   House h = { "CUBIC, drop-tail 8M, video 2M over 3 unseen, 1 neighbour flow", LAB_8M, 0.0, false,
               2e6, 2, NB_TCP, 1, 0, 0, 90, true };
-  check_striped (&h, (Bounds) { 0.72, 0.0, 0.80, 0.0, 0.98, 0.54 }, false);
+  check_striped (&h, (Bounds) { 0.75, 0.0, 0.89, 0.0, 0.98, 0.58 }, false);
 }
 
 /* ... three neighbour flows, a 1-Mbit/s video: without it 34.4 % (the lab:
- * 35.8 %); with it 68.4-74.9 %, the video at 90 % of its minimum in every
- * second, each download >= 56.2 %, COMPETE >= 332 of 425 s. */
+ * 35.8 %); with it 67.6-73.3 %, the video at 90 % of its minimum in >= 99.8 %
+ * of the seconds, each download >= 54.8 %, COMPETE >= 344 of 425 s. */
 static void
 test_unseen_three (void)
 {
   House h = { "CUBIC, drop-tail 8M, video 1M over 3 unseen, 3 neighbour flows", LAB_8M, 0.0, false,
               1e6, 2, NB_TCP, 3, 0, 0, 90, true };
-  check_striped (&h, (Bounds) { 0.68, 0.0, 0.78, 0.0, 1.0, 0.56 }, false);
+  check_striped (&h, (Bounds) { 0.67, 0.0, 0.80, 0.0, 0.99, 0.54 }, false);
 }
 
 /* ---- the video over connections registered as one stream ----
@@ -1112,6 +1226,178 @@ test_grouped_three (void)
               1e6, 2, NB_TCP, 3, 0, 0, 90, true };
   check_striped (&h, (Bounds) { 0.78, 0.0, 0.98, 0.0, 1.0, 0.69 }, true);
 }
+  
+/* ---- the video read by the element ----
+ *
+ * The lab's household cells read the video with bwsshttpsrc (striping
+ * auto): one registered connection until its regime (stripes.c) says MANY
+ * — a second of COMPETE, or a loop queue whose median over 3 s is five
+ * times its target — then three the loop does not see, and one again
+ * (registered at its first byte) 10 s out of COMPETE with the queue's
+ * median at most 25 ms (house_video_element).  Each cell runs plain TCP
+ * (the video over one connection, souphttpsrc), then the law with the
+ * element (both receiver RTTs), and logs this machine's total, the
+ * video's seconds at 90 % of its minimum, each download, against plain
+ * TCP's; the seconds in COMPETE and the detector's right ones; the
+ * seconds over n connections, its switches; the queue while the
+ * neighbour runs and after it, and when the loop was back to DELAY. */
+typedef struct {
+  Bounds   b;           /* as check_house's; .right: the detector's right seconds */
+  bool     one;         /* the element reads over one connection throughout */
+  double   q_on_ms;     /* > 0: the queue's median while the traffic beside us runs, at most */
+} ElementBounds;
+
+static void
+check_element (const House *h, ElementBounds eb)
+{
+  HouseResult tcp = run_pooled (h, false, true), r[2];
+  report (h, "tcp", &tcp);
+  house_video_n = 4 + ELEMENT_AGAIN;
+  house_video_element = true;
+  for (int latch = 0; latch < 2; latch++) {
+    r[latch] = run_pooled (h, true, latch);
+    report (h, latch ? "bwss, the element, rcv_rtt 6.16+" : "bwss, the element, rcv_rtt before 6.16",
+            &r[latch]);
+    double worst = INFINITY;
+    for (unsigned d = 0; d < h->downloads; d++)
+      worst = fmin (worst, r[latch].dl[d] / tcp.dl[d]);
+    g_test_message ("%s, the element, rcv_rtt %s: total %.1f %% of tcp, video at 90 %% of its "
+                    "minimum %.1f %% of the seconds (tcp %.1f %%), each download >= %.1f %% of "
+                    "tcp's, COMPETE %u of %u s, detector right %u of %u s, over n connections "
+                    "%u s (%u widenings, %u narrowings), queue %.1f ms (after %.1f ms), back to "
+                    "DELAY at %u s", h->name, latch ? "6.16+" : "before 6.16",
+                    100.0 * r[latch].total / tcp.total, 100.0 * r[latch].at_min90 / r[latch].counted,
+                    100.0 * tcp.at_min90 / tcp.counted, 100.0 * worst, r[latch].compete_s,
+                    r[latch].counted, r[latch].right, r[latch].judged, r[latch].many_s,
+                    r[latch].widened, r[latch].narrowed, r[latch].q_on, r[latch].q_after,
+                    r[latch].back_at);
+  }
+  house_video_n = 1;
+  house_video_element = false;
+  for (int latch = 0; latch < 2; latch++) {
+    const HouseResult *b = &r[latch];
+    g_assert_cmpfloat (b->total, >=, eb.b.total * tcp.total);
+    g_assert_cmpfloat (b->at_min90, >=, eb.b.at_min90 * b->counted);
+    g_assert_cmpfloat (b->right, >=, eb.b.right * b->judged);
+    for (unsigned d = 0; d < h->downloads; d++)
+      g_assert_cmpfloat (b->dl[d], >=, eb.b.dl * tcp.dl[d]);
+    g_assert_cmpfloat (b->min_progress_s, <, 30.0);
+    if (eb.one)
+      g_assert_cmpuint (b->widened, ==, 0);
+    if (eb.q_on_ms > 0.0)
+      g_assert_cmpfloat (b->q_on, <=, eb.q_on_ms);
+  }
+}
+
+/* The lab's droptail150-1tcp and -3tcp on the element: /household/unseen-1
+ * and -3 with the element's own switch (a second of COMPETE, or the queue's
+ * median five times its target) in place of a fixed one.  At ten tick
+ * phases, both receiver RTTs (tests/unit/element-spread.sh): 1 flow, this
+ * machine 77.0-82.2 % of plain TCP's, the video at 90 % of its minimum in
+ * >= 98.1 % of the seconds, each download >= 60.5 %, COMPETE (the right
+ * answer) >= 91.8 % of the seconds; 3 flows 74.8-85.9 %, 100 %, >= 64.8 %,
+ * >= 86.8 %.  Asserted there. */
+static void
+test_element_one (void)
+{
+  House h = { "element: CUBIC, drop-tail 8M, video 2M, 1 neighbour flow", LAB_8M, 0.0, false, 2e6,
+              2, NB_TCP, 1, 0, 0, 90, true };
+  check_element (&h, (ElementBounds) { { 0.77, 0.0, 0.91, 0.0, 0.98, 0.60 }, false, 0.0 });
+}
+
+static void
+test_element_three (void)
+{
+  House h = { "element: CUBIC, drop-tail 8M, video 1M, 3 neighbour flows", LAB_8M, 0.0, false, 1e6,
+              2, NB_TCP, 3, 0, 0, 90, true };
+  check_element (&h, (ElementBounds) { { 0.74, 0.0, 0.86, 0.0, 1.0, 0.64 }, false, 0.0 });
+}
+
+/* ... the neighbour from 20 to 60 s (household-droptail150-1tcp-on20-60).
+ * The element's stripes outlive the neighbour: COMPETE is left by a drain
+ * when U reaches the link this host had alone, and U no longer counts the
+ * video; the next drain, compete_probe_us after the entry, meets windows
+ * sized for the RTT it started from, which hold the queue above its
+ * target as it falls: in no phase back to DELAY in the 30 s after, the
+ * queue's median after it 114-142 ms.  While the neighbour runs: this
+ * machine 85.1-93.8 % of plain TCP's, the video at 90 % of its minimum in
+ * >= 93.5 % of the seconds, each download >= 70.1 %.  Asserted: those (the
+ * issue's target, the queue back to 25 ms within 5 s, is not met:
+ * docs/household.md). */
+static void
+test_element_on_off (void)
+{
+  House h = { "element: CUBIC, drop-tail 8M, video 2M, 1 neighbour flow 20-60 s", LAB_8M, 0.0, false,
+              2e6, 2, NB_TCP, 1, 0, 20, 60, true };
+  check_element (&h, (ElementBounds) { { 0.85, 0.0, 0.0, 0.0, 0.93, 0.70 }, false, 0.0 });
+}
+
+/* 2 Mbit/s of UDP from the second host (household-droptail150-udp): the
+ * short queue stays (its median 5.9-7.3 ms), the loop never competes (the
+ * detector right in every second), the element never stripes; this
+ * machine >= 98.5 % of plain TCP's, the video at its minimum throughout,
+ * each download >= 92.2 %. */
+static void
+test_element_udp (void)
+{
+  House h = { "element: CUBIC, drop-tail 8M, video 2M, 2M UDP", LAB_8M, 0.0, false, 2e6, 2, NB_UDP,
+              0, 2e6, 0, 90, true };
+  check_element (&h, (ElementBounds) { { 0.98, 0.0, 1.0, 0.0, 1.0, 0.92 }, true, 8.0 });
+}
+
+/* One CoDel queue (household-codel-1tcp, -3tcp): CoDel keeps the queue
+ * under the loop's target, COMPETE is never entered (the detector wrong in
+ * every second), and so the element never stripes: the figures of
+ * /household/cubic-codel-1 and -3, 35.6-40.6 and 28.3-31.7 % of plain TCP's,
+ * the video at 90 % of its minimum >= 97.6 and 95.3 %. */
+static void
+test_element_codel_one (void)
+{
+  House h = { "element: CUBIC, CoDel 8M, video 2M, 1 neighbour flow", LAB_8M, 0.005, false, 2e6, 2,
+              NB_TCP, 1, 0, 0, 90, true };
+  check_element (&h, (ElementBounds) { { 0.35, 0.0, 0.0, 0.0, 0.97, 0.01 }, true, 0.0 });
+}
+
+static void
+test_element_codel_three (void)
+{
+  House h = { "element: CUBIC, CoDel 8M, video 1M, 3 neighbour flows", LAB_8M, 0.005, false, 1e6, 2,
+              NB_TCP, 3, 0, 0, 90, true };
+  check_element (&h, (ElementBounds) { { 0.28, 0.0, 0.0, 0.0, 0.95, 0.02 }, true, 0.0 });
+}
+
+/* fq_codel (household-fq_codel-1tcp): the flow queues hide the neighbour;
+ * no COMPETE, one connection, this machine 97.8-99.5 % of plain TCP's, the
+ * video at its minimum throughout, each download >= 95.6 %. */
+static void
+test_element_fq (void)
+{
+  House h = { "element: CUBIC, fq_codel 8M, video 2M, 1 neighbour flow", LAB_8M, 0.005, true, 2e6, 2,
+              NB_TCP, 1, 0, 0, 90, true };
+  check_element (&h, (ElementBounds) { { 0.97, 0.0, 1.0, 0.0, 1.0, 0.95 }, true, 5.5 });
+}
+
+/* A QUIC download of this machine beside a 2.5-Mbit/s video and two TCP
+ * downloads (household-droptail150-quic): to the loop a neighbour's flow.
+ * 83.0-87.4 % of plain TCP's, the video at 90 % of its minimum >= 95.3 %
+ * (plain TCP 15.8 %), each TCP download >= 56.8 %, COMPETE >= 90.6 %. */
+static void
+test_element_quic (void)
+{
+  House h = { "element: CUBIC, drop-tail 8M, video 2.5M, 1 uncontrolled flow", LAB_8M, 0.0, false,
+              2.5e6, 2, NB_TCP, 1, 0, 0, 90, true };
+  check_element (&h, (ElementBounds) { { 0.83, 0.0, 0.90, 0.0, 0.95, 0.56 }, false, 0.0 });
+}
+
+/* ... and nobody beside us: no COMPETE, one connection, >= 99.0 % of
+ * plain TCP's, each download >= 95.3 %. */
+static void
+test_element_none (void)
+{
+  House h = { "element: CUBIC, drop-tail 8M, video 2M, nobody", LAB_8M, 0.0, false, 2e6, 2, NB_NONE,
+              0, 0, 0, 90, true };
+  check_element (&h, (ElementBounds) { { 0.99, 0.0, 1.0, 0.0, 1.0, 0.95 }, true, 6.0 });
+}
 
 int
 main (int argc, char **argv)
@@ -1144,6 +1430,15 @@ main (int argc, char **argv)
   g_test_add_func ("/household/unseen-3", test_unseen_three);
   g_test_add_func ("/household/grouped-1", test_grouped_one);
   g_test_add_func ("/household/grouped-3", test_grouped_three);
+  g_test_add_func ("/household/element-1", test_element_one);
+  g_test_add_func ("/household/element-3", test_element_three);
+  g_test_add_func ("/household/element-on-off", test_element_on_off);
+  g_test_add_func ("/household/element-udp", test_element_udp);
+  g_test_add_func ("/household/element-codel-1", test_element_codel_one);
+  g_test_add_func ("/household/element-codel-3", test_element_codel_three);
+  g_test_add_func ("/household/element-fq-codel", test_element_fq);
+  g_test_add_func ("/household/element-quic", test_element_quic);
+  g_test_add_func ("/household/element-none", test_element_none);
   g_test_add_func ("/household/progress-floor", test_progress_floor);
   g_test_add_func ("/household/calibrate", test_calibrate);
   return g_test_run ();
