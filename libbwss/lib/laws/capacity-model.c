@@ -281,6 +281,8 @@ count_need (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
   bool held = below && own_queue (k, p, f);
   bool counts = below && (held || f->below_min_us < p->reserve_hold_us);
   k->minima += f->min_rate_bps;
+  if (f->min_rate_bps > 0.0)
+    k->carried += f->rate_bps >= 0.0 ? f->rate_bps : f->min_rate_bps;
   k->u_kept += f->rate_bps > f->min_rate_bps ? f->rate_bps : f->min_rate_bps;
   /* short of its target, and neither its window nor its minimum says why
    * (a video its source paces at its minimum is no verdict on the link) */

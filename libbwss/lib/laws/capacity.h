@@ -42,6 +42,8 @@ typedef struct {
   size_t lost;         /* flows that lost segments during the interval */
   size_t short_min;    /* flows below their minimum ((1−α)·m_i) ... */
   double shortfall;    /* ... Σ m_i − R_i over them, bit/s */
+  double carried;      /* Σ R_i of the flows (streams, G1) with a minimum, a flow not
+                        * measured yet at its minimum, bit/s */
   size_t overrun;      /* flows moving well above their target, minimum and floor
                         * (released: a player's fragment): they may fill the queue */
   size_t groups;       /* streams over several flows judged as one (G1-G3) ... */

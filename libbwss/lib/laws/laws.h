@@ -318,6 +318,9 @@ typedef struct {
   uint32_t  compete_yield_votes;    /* COMPETE: decisions in a row a minimum was missed */
   double    compete_short_score;    /* COMPETE: the share of the last reserve_hold_us a
                                      * minimum was missed by a fifth or more, [0, 1] */
+  double    compete_carried;        /* COMPETE: what the flows with a minimum moved of
+                                     * the minima over the last REPAIR_HOLDS reserve_hold_us
+                                     * (capacity-compete.c), a fraction */
   uint64_t  compete_hold_us;  /* after COMPETE failed the video: no entry for this long,
                                * doubling (0: params' first) ... */
   uint64_t  compete_hold_until_us; /* ... until then */
