@@ -71,16 +71,19 @@
  * back as Reno grows a window — a segment per RTT per download — until,
  * compete_detect_us after the last yield, no window binds, and the kernel
  * has them again.  A minimum missed by a fifth or more for half of the last
- * reserve_hold_us whatever they yielded, and the stream no nearer its
- * minimum over REPAIR_HOLDS times that, says the traffic beside us did not
- * give way: it is inelastic (UDP above what the link leaves), competing
+ * reserve_hold_us whatever they yielded (and, for a stream over several
+ * connections, no nearer its minimum over REPAIR_HOLDS times that) says
+ * the traffic beside us did not give way: it is inelastic (UDP above what the link leaves), competing
  * only took the video's share, and the loop goes back to TRACK and stays
  * out of COMPETE for a while, longer each time (Nimbus's question, asked
- * with the entry as the pulse).  A loss of one of the stream's connections
- * (a stripe's, a window cut or a probe's wait) leaves it short for a
- * second or two while its source's backlog grows, and the backlog then
- * leaves above the minimum: over the longer memory the stream met it, the
- * neighbour gave way, and COMPETE goes on.  Decisions are two RTTs of
+ * with the entry as the pulse).  A loss of one of a stream's several
+ * connections (a stripe's, a window cut or a probe's wait) leaves it short
+ * of that connection's part for a second or two while its source's backlog
+ * grows, the others carrying theirs, and the backlog then leaves above the
+ * minimum: over the longer memory the stream met it, the neighbour gave
+ * way, and COMPETE goes on.  A stream over one connection has no other to
+ * carry it: its loss is the whole stream's, and the shorter memory
+ * decides alone.  Decisions are two RTTs of
  * the queue that stands, not of the target.
  *
  * Exit (BBR's PROBE_RTT: the only way to see a queue's floor is to stop
@@ -141,7 +144,8 @@
  * whose video was at 1.8-2.2 of 2 Mbit/s a second) */
 #define FAIL_SCORE 0.5
 
-/* ... and the stream moved less than 1 − DEEP of its minimum over this many
+/* ... and, if a stream over several connections (G1) is among them, the
+ * flows with a minimum moved less than 1 − DEEP of it over this many
  * reserve_hold_us (an exponential memory of what the flows with a minimum
  * carried, each decision's share at most REPAIR_CAP): a stream that lost
  * a connection's segments is short for a second or two and then catches
@@ -419,7 +423,7 @@ capacity_compete_decide (BwssCapacity *c, const BwssParams *p, uint64_t now,
     carried = REPAIR_CAP;
   double wr = w / REPAIR_HOLDS;
   c->compete_carried += (wr < 1.0 ? wr : 1.0) * (carried - c->compete_carried);
-  if (c->compete_short_score >= FAIL_SCORE && c->compete_carried < 1.0 - DEEP)
+  if (c->compete_short_score >= FAIL_SCORE && (k->groups == 0 || c->compete_carried < 1.0 - DEEP))
     return fail_compete (c, p, now, k);
   if (c->compete_drain_until_us)
     return judge_drain (c, p, now, k);
