@@ -368,6 +368,7 @@ stop_stripes (GstBwssHttpSrc *src)
     return;
   src_stripes_free (src->stripes);
   src->stripes = NULL;
+  src_flow_set_grouped (&src->flow, FALSE);
   src_stats_set_connections (&src->stats, 1);
 }
 
@@ -406,13 +407,15 @@ maybe_widen (GstBwssHttpSrc *src)
     .owner = GST_OBJECT (src), .http = req.http, .retries = req.retries,
     .uri = g_strdup (src->redirection_uri ? src->redirection_uri : req.location),
     .from = from, .size = size, .chunk = chunk, .connections = n,
-    .flushing = flushing,
+    .flow = &src->flow, .flushing = flushing,
 #if GST_CHECK_VERSION(1, 24, 0)
     .accept_certificate = on_accept_certificate, .accept_data = src,
 #endif
   };
   memset (&req.http, 0, sizeof req.http);   /* the set's now */
   src_request_clear (&req);
+  /* the open request's flow joins the stripes' group: the minimum once */
+  src_flow_set_grouped (&src->flow, TRUE);
   src->stripes = src_stripes_new (&setup);
   src->stripes_from = from;
   g_free (setup.uri);
@@ -607,7 +610,7 @@ gst_bwss_http_src_stop (GstBaseSrc *bsrc)
 static void
 release_all (GstBwssHttpSrc *src)
 {
-  stop_stripes (src);
+  stop_stripes (src);                   /* its flows borrow the domain */
   src_attempt_close (src);
   http_client_drop_session (src->client);
   src_flow_clear (&src->flow);

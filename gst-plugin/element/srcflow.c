@@ -16,6 +16,44 @@ src_flow_init (SrcFlow *f, GstObject *owner)
   f->fd = -1;
 }
 
+void
+src_flow_init_stripe (SrcFlow *f, GstObject *owner, SrcFlow *parent)
+{
+  src_flow_init (f, owner);
+  f->parent = parent;
+  f->grouped = TRUE;
+}
+
+void
+src_flow_parent_prefs (SrcFlow *parent, BwssPrefs *out)
+{
+  g_mutex_lock (&parent->lock);
+  *out = parent->prefs;
+  g_mutex_unlock (&parent->lock);
+}
+
+/* Applies the flow's share to its registered flow.  Lock held. */
+static void
+apply_share_locked (SrcFlow *f)
+{
+  if (f->flow == NULL)
+    return;
+  int err = bwss_flow_set_share (f->flow, f->grouped ? BWSS_SHARE_PROCESS : BWSS_SHARE_FLOW);
+  if (err)
+    GST_WARNING_OBJECT (f->owner, "cannot set the flow's group: %s", bwss_strerror (err));
+}
+
+void
+src_flow_set_grouped (SrcFlow *f, gboolean grouped)
+{
+  g_mutex_lock (&f->lock);
+  if (f->grouped != grouped) {
+    f->grouped = grouped;
+    apply_share_locked (f);
+  }
+  g_mutex_unlock (&f->lock);
+}
+
 gboolean
 src_flow_loop_view (SrcFlow *f, double *queue_us, double *queue_ratio)
 {
@@ -49,10 +87,9 @@ src_flow_clear (SrcFlow *f)
 {
   g_mutex_lock (&f->lock);
   release_locked (f);
-  if (f->domain) {
+  if (f->domain && f->parent == NULL)
     bwss_domain_close (f->domain);
-    f->domain = NULL;
-  }
+  f->domain = NULL;
   g_mutex_unlock (&f->lock);
 }
 
@@ -63,7 +100,8 @@ src_flow_destroy (SrcFlow *f)
   g_mutex_clear (&f->lock);
 }
 
-/* Opens the domain once; FALSE if there is none (logged once).  Lock held. */
+/* Opens the domain once (a stripe flow: its parent's); FALSE if there is
+ * none (logged once).  Lock held. */
 static gboolean
 ensure_domain (SrcFlow *f)
 {
@@ -71,6 +109,14 @@ ensure_domain (SrcFlow *f)
     return TRUE;
   if (f->no_domain)
     return FALSE;
+  if (f->parent) {
+    g_mutex_lock (&f->parent->lock);
+    gboolean have = ensure_domain (f->parent);
+    f->domain = f->parent->domain;
+    g_mutex_unlock (&f->parent->lock);
+    f->no_domain = !have;
+    return have;
+  }
   int err = bwss_domain_open (NULL, BWSS_DOMAIN_THREAD, &f->domain);
   if (err) {
     GST_INFO_OBJECT (f->owner, "no BWSS domain (%s): behaving as a plain HTTP source",
@@ -98,8 +144,11 @@ src_flow_connected (SrcFlow *f, int fd)
         f->fd = fd;
         f->inode = fstat (fd, &st) == 0 ? (guint64) st.st_ino : 0;
         f->conn_id = 0;
-        GST_INFO_OBJECT (f->owner, "flow registered: fd %d, priority %d, min %.0f bit/s, weight %g",
-                         fd, f->prefs.priority, f->prefs.min_rate_bps, f->prefs.weight);
+        if (f->grouped)
+          apply_share_locked (f);
+        GST_INFO_OBJECT (f->owner, "flow registered: fd %d, priority %d, min %.0f bit/s, weight %g%s",
+                         fd, f->prefs.priority, f->prefs.min_rate_bps, f->prefs.weight,
+                         f->grouped ? ", the process's group" : "");
       }
     }
   }

@@ -12,10 +12,15 @@
  * Every function takes the flow's lock: the streaming thread registers and
  * unregisters while the application reads statistics (src_flow_snapshot).
  *
- * Reading over n connections (srcstripes.h) there is no flow: the open
- * request's goes at the hand-over, and the n connections stay the
- * kernel's (srcstripes.h says why).  The domain stays open: the element
- * reads the loop's phase from it.
+ * Reading over n connections (srcstripes.h), each connection is a stripe
+ * flow: it borrows the element's domain (one handle per element) and is
+ * registered with the element's preferences in the process's group
+ * (BWSS_SHARE_PROCESS): the allocation counts a group once, with the
+ * largest minimum of its flows, so the n connections ask for the video's
+ * minimum once; the element's own flow joins the group while they run.
+ * The group's key is the process: two striping elements of one player (its
+ * audio and its video) share one group and its larger minimum.  Locks: a
+ * stripe flow's, then its parent's; never the other way round.
  */
 #ifndef BWSS_SRC_FLOW_H
 #define BWSS_SRC_FLOW_H
@@ -23,9 +28,13 @@
 #include <gst/gst.h>
 #include <bwss/domain.h>
 
-typedef struct {
+typedef struct SrcFlow SrcFlow;
+
+struct SrcFlow {
   GMutex      lock;
   GstObject  *owner;          /* for the debug log */
+  SrcFlow    *parent;         /* a stripe flow's: whose domain it borrows */
+  gboolean    grouped;        /* in the process's group (BWSS_SHARE_PROCESS) */
   BwssDomain *domain;
   gboolean    no_domain;      /* opening failed: a plain HTTP source */
   BwssFlow   *flow;
@@ -37,7 +46,7 @@ typedef struct {
   gboolean        have_last_flow;
   BwssDomainStats last_domain;
   gboolean        have_last_domain;
-} SrcFlow;
+};
 
 typedef struct {
   gboolean         registered;   /* the flow is in the domain */
@@ -51,6 +60,13 @@ typedef struct {
 } SrcFlowSnapshot;
 
 void   src_flow_init (SrcFlow *f, GstObject *owner);
+/* A stripe flow of @parent's (above), grouped; @parent must outlive it. */
+void   src_flow_init_stripe (SrcFlow *f, GstObject *owner, SrcFlow *parent);
+/* @parent's preferences, for its stripe flows. */
+void   src_flow_parent_prefs (SrcFlow *parent, BwssPrefs *out);
+/* Puts the flow (now and after each new connection) in the process's
+ * group, or alone again. */
+void   src_flow_set_grouped (SrcFlow *f, gboolean grouped);
 /* TRUE if the domain's loop is in COMPETE now (FALSE with no domain, no
  * live controller, sharing suspended, or the domain busy); *@queue_us the
  * queue it reads, µs, and *@queue_ratio that over its target (negative

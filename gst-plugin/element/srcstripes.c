@@ -10,6 +10,7 @@ typedef struct {
   SrcStripes *set;
   guint       index;
   GThread    *thread;
+  SrcFlow     flow;            /* its connection's stripe flow */
 } Worker;
 
 struct SrcStripes {
@@ -26,6 +27,7 @@ struct SrcStripes {
   gint          retries;
   guint64       size;
   guint         n;
+  SrcFlow      *flow;          /* the element's */
   HttpAcceptCertificateFunc accept_certificate;
   gpointer      accept_data;
   GCancellable *cancel;        /* every worker's operations */
@@ -35,6 +37,13 @@ struct SrcStripes {
 };
 
 /* ---- a worker ---- */
+
+static void
+worker_connected (int fd, gpointer data)
+{
+  Worker *w = data;
+  src_flow_connected (&w->flow, fd);
+}
 
 static gboolean
 worker_accept (GTlsCertificate *cert, GTlsCertificateFlags errors, gpointer data)
@@ -84,6 +93,10 @@ request_rest (Worker *w, HttpClient *client, StripeChunk *c, guint64 *got, gbool
               GError **error)
 {
   SrcStripes *s = w->set;
+  BwssPrefs prefs;
+  src_flow_parent_prefs (s->flow, &prefs);
+  src_flow_set_prefs (&w->flow, &prefs);
+  src_flow_check (&w->flow);
   *got = 0;
   HttpResult r = http_client_open_range (client, &s->http, s->uri, c->start + c->filled, c->end - 1,
                                          s->cancel, error);
@@ -93,6 +106,7 @@ request_rest (Worker *w, HttpClient *client, StripeChunk *c, guint64 *got, gbool
     return FALSE;
   }
   const HttpResponse *resp = http_client_response (client);
+  src_flow_response (&w->flow, resp->connection_id);
   if (resp->have_size && resp->size != s->size) {
     g_set_error (error, HTTP_ERROR, HTTP_ERROR_CHANGED,
                  "the resource changed while it was read (%" G_GUINT64_FORMAT " bytes, not %" G_GUINT64_FORMAT ")",
@@ -179,7 +193,7 @@ worker_main (gpointer data)
 {
   Worker *w = data;
   SrcStripes *s = w->set;
-  HttpClient *client = http_client_new (NULL, w);
+  HttpClient *client = http_client_new (worker_connected, w);
   http_client_set_accept_certificate (client, worker_accept);
   g_mutex_lock (&s->lock);
   for (;;) {
@@ -201,6 +215,7 @@ worker_main (gpointer data)
   g_mutex_unlock (&s->lock);
   /* the session and its connection go in the thread that used them */
   http_client_free (client);
+  src_flow_clear (&w->flow);
   return NULL;
 }
 
@@ -235,6 +250,7 @@ src_stripes_new (SrcStripesSetup *setup)
   s->retries = setup->retries;
   s->size = setup->size;
   s->n = setup->connections;
+  s->flow = setup->flow;
   s->accept_certificate = setup->accept_certificate;
   s->accept_data = setup->accept_data;
   s->cancel = g_cancellable_new ();
@@ -250,6 +266,7 @@ src_stripes_new (SrcStripesSetup *setup)
     Worker *w = &s->workers[i];
     w->set = s;
     w->index = i;
+    src_flow_init_stripe (&w->flow, s->owner, s->flow);
     g_autofree gchar *name = g_strdup_printf ("bwsssrc-conn%u", i);
     w->thread = g_thread_new (name, worker_main, w);
   }
@@ -319,6 +336,8 @@ src_stripes_free (SrcStripes *s)
     g_thread_join (s->workers[i].thread);
   g_cancellable_disconnect (s->flushing, s->flush_link);
   g_cancellable_disconnect (s->cancel, s->wake_link);
+  for (guint i = 0; i < s->n; i++)
+    src_flow_destroy (&s->workers[i].flow);
   g_free (s->workers);
   g_object_unref (s->flushing);
   g_object_unref (s->cancel);

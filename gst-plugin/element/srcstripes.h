@@ -9,20 +9,15 @@
  * the reorder buffer; the streaming thread takes the bytes in offset order
  * (src_stripes_read).
  *
- * The connections are not handed to bwssd: the kernel's windows, as plain
- * TCP.  A live source makes its bytes as the stream goes, so consecutive
- * ranges are served in turn and each connection carries the whole rate
- * for its chunk and nothing for n - 1 (stripes.h, eq. 1).  The loop judges
- * each flow against its own minimum, decision by decision: registered with
- * 1/n of the video's, a connection between its turns reads as a video
- * flow short of its minimum, and the loop then yields, leaves COMPETE, or
- * never enters it.  In the fluid model (docs/household.md, "the frontier")
- * with every flow plain and the video over three connections, the video is
- * at its minimum in 98.6-100 % of the seconds and this machine at
- * 99.8-101.5 % of plain TCP's total; with the connections registered
- * (each carrying 1/n at once, which a live source's turns do not) 99.6-100 %
- * and 94.6-95.6 %.  The video plain beside downloads under the law was not
- * modelled.
+ * Each connection is a stripe flow (srcflow.h): the element's preferences,
+ * in the process's group, so that the video's minimum counts once.  A live
+ * source makes its bytes as the stream goes, so consecutive ranges are
+ * served in turn and each connection carries the whole rate for its chunk
+ * and nothing for n - 1 (stripes.h, eq. 1): judged against its own part
+ * of the minimum, a connection between its turns would read as the video
+ * short.  The delay loop judges a group with a minimum as one stream, its
+ * members' rates and minima summed (libbwss/lib/laws/capacity-model.c,
+ * G1-G3), so the n connections are the video to it.
  *
  * A failure on one connection is that connection's to cure: it asks again
  * for the rest of its chunk, from the byte it got to (a new request, on a
@@ -35,14 +30,15 @@
  * no ranges: the reading ends with STRIPES_NO_RANGES once the bytes before
  * the gap went out.
  *
- * Locks: the set's own, never held while calling out (libsoup, a
- * cancellable).
+ * Locks: the set's own, never held while calling out (libsoup, the flow, a
+ * cancellable); a worker's flow lock, then the element's flow's.
  */
 #ifndef BWSS_SRC_STRIPES_IO_H
 #define BWSS_SRC_STRIPES_IO_H
 
 #include <gst/gst.h>
 #include "httpclient.h"
+#include "srcflow.h"
 #include "stripes.h"
 
 typedef struct SrcStripes SrcStripes;
@@ -57,6 +53,7 @@ typedef struct {
   guint64      size;           /* the resource's */
   guint64      chunk;          /* bytes (stripes.h eq. 1) */
   guint        connections;    /* n */
+  SrcFlow     *flow;           /* the element's: the stripe flows' parent */
   GCancellable *flushing;      /* the element's: cancels the reading */
   HttpAcceptCertificateFunc accept_certificate;  /* may be NULL */
   gpointer     accept_data;
@@ -77,7 +74,7 @@ SrcStripes *src_stripes_new (SrcStripesSetup *setup);
 StripesRead src_stripes_read (SrcStripes *s, gsize max, GstBuffer **buf, GError **error);
 /* Assigns no more chunks: the reading ends after those fetched now. */
 void        src_stripes_narrow (SrcStripes *s);
-/* Cancels, joins every worker (their sessions go with them) and
+/* Cancels, joins every worker (their sessions and flows go with them) and
  * frees. */
 void        src_stripes_free (SrcStripes *s);
 

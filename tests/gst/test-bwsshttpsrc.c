@@ -162,10 +162,11 @@ barrier_timeout (gpointer data)
 }
 
 /* "/striped/TOKEN": a bounded range is answered (headers now, the body
- * once STRIPED_CONNECTIONS connections asked such ranges); anything else is
- * served at once.  TRUE if this request was handled. */
+ * once STRIPED_CONNECTIONS connections asked such ranges; "/hold/TOKEN":
+ * once "/release/TOKEN" was asked); anything else is served at once.  TRUE
+ * if this request was handled. */
 static gboolean
-striped_range (SoupServerMessage *msg, const char *path, const char *conn)
+striped_range (SoupServerMessage *msg, const char *path, const char *conn, guint needed)
 {
   SoupMessageHeaders *req = soup_server_message_get_request_headers (msg);
   const char *asked = soup_message_headers_get_one (req, "Range");
@@ -192,7 +193,7 @@ striped_range (SoupServerMessage *msg, const char *path, const char *conn)
     b->conns = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
     b->held = g_ptr_array_new ();
     g_hash_table_insert (barriers, g_strdup (path), b);
-    GSource *t = g_timeout_source_new_seconds (STRIPED_WAIT_S);
+    GSource *t = g_timeout_source_new_seconds (needed == G_MAXUINT ? 3 * STRIPED_WAIT_S : STRIPED_WAIT_S);
     g_source_set_callback (t, barrier_timeout, b, NULL);
     g_source_attach (t, server_ctx);
     g_source_unref (t);
@@ -200,7 +201,7 @@ striped_range (SoupServerMessage *msg, const char *path, const char *conn)
   g_hash_table_add (b->conns, g_strdup (conn));
   g_ptr_array_add (b->held, g_object_ref (msg));
   GPtrArray *go = NULL;
-  if (b->open || g_hash_table_size (b->conns) >= STRIPED_CONNECTIONS) {
+  if (b->open || g_hash_table_size (b->conns) >= needed) {
     b->open = TRUE;
     go = b->held;
     b->held = g_ptr_array_new ();
@@ -271,8 +272,22 @@ handler (SoupServer *srv, SoupServerMessage *msg, const char *path, GHashTable *
     serve_body (msg, body, BODY_SIZE);
   } else if (g_str_has_prefix (path, "/striped/")) {
     log_request (path, conn, msg);
-    if (!striped_range (msg, path, conn))
+    if (!striped_range (msg, path, conn, STRIPED_CONNECTIONS))
       serve_body (msg, body, BODY_SIZE);
+  } else if (g_str_has_prefix (path, "/hold/")) {
+    log_request (path, conn, msg);
+    if (!striped_range (msg, path, conn, G_MAXUINT))
+      serve_body (msg, body, BODY_SIZE);
+  } else if (g_str_has_prefix (path, "/release/")) {
+    /* /release/TOKEN: what /hold/TOKEN holds goes, and from now on at once */
+    g_autofree char *key = g_strdup_printf ("/hold/%s", path + strlen ("/release/"));
+    g_mutex_lock (&conns_lock);
+    Barrier *b = g_hash_table_lookup (barriers, key);
+    g_mutex_unlock (&conns_lock);
+    if (b)
+      barrier_timeout (b);
+    soup_server_message_set_status (msg, SOUP_STATUS_OK, NULL);
+    soup_server_message_set_response (msg, "text/plain", SOUP_MEMORY_STATIC, "ok", 2);
   } else if (g_str_has_prefix (path, "/cutstripe/")) {
     log_request (path, conn, msg);
     if (!cut_stripe (msg, path))
@@ -1053,6 +1068,81 @@ GST_START_TEST (test_striped_narrow)
   guint n = 0;
   fail_unless (gst_structure_get_uint (g_list_last (r.stats)->data, "connections", &n));
   fail_unless_equals_int (n, 1);
+  result_clear (&r);
+}
+GST_END_TEST;
+
+typedef struct {
+  const char *hold;              /* the /hold/TOKEN path */
+  guint       grouped;           /* the most of our flows seen in one group at once */
+  gboolean    one_key;           /* they had one key */
+  double      min_rate;          /* the minimum they were registered with */
+} GroupSeen;
+
+/* Watches the domain while the element reads /hold/TOKEN: the most flows of
+ * this process seen in the process's group at once; then lets the server
+ * answer. */
+static gpointer
+watch_group (gpointer data)
+{
+  GroupSeen *seen = data;
+  BwssDomain *d = NULL;
+  for (int i = 0; i < 1000 && seen->grouped < 3; i++) {
+    if (d == NULL && bwss_domain_open (NULL, BWSS_DOMAIN_NO_CREATE | BWSS_DOMAIN_NO_CONTROLLER, &d) != 0)
+      d = NULL;
+    BwssFlowInfo rows[16];
+    BwssFlowGroup groups[16];
+    size_t n = 0;
+    if (d && bwss_domain_list_flow_groups (d, rows, groups, 16, &n) == 0) {
+      guint grouped = 0;
+      guint64 key = 0;
+      gboolean one = TRUE;
+      for (size_t k = 0; k < n; k++) {
+        if (rows[k].pid != getpid () || groups[k].share != BWSS_SHARE_PROCESS || groups[k].group == 0)
+          continue;
+        one = one && (key == 0 || key == groups[k].group);
+        key = groups[k].group;
+        seen->min_rate = rows[k].stats.prefs.min_rate_bps;
+        grouped++;
+      }
+      if (grouped > seen->grouped) {
+        seen->grouped = grouped;
+        seen->one_key = one;
+      }
+    }
+    g_usleep (10000);
+  }
+  if (d)
+    bwss_domain_close (d);
+  g_autofree char *release = g_strdup_printf ("/release/%s", seen->hold + strlen ("/hold/"));
+  g_free (ask_server (release));
+  return NULL;
+}
+
+/* The n connections are flows of the process's group, each with the
+ * element's minimum (the group counts it once); the output the same. */
+GST_START_TEST (test_striped_group)
+{
+  g_autofree char *name = g_strdup_printf ("bwss-test-gst-group-%d", (int) getpid ());
+  g_setenv ("BWSS_DOMAIN", name, TRUE);
+  g_autofree char *path = NULL;
+  GstElement *src = make_striped ("hold", "always", 3, &path);
+  GroupSeen seen = { .hold = path };
+  GThread *t = g_thread_new ("watch", watch_group, &seen);
+  Result r;
+  run (src, 0, &r);
+  g_thread_join (t);
+  fail_unless (r.error == NULL);
+  fail_unless_equals_uint64 (r.bytes, BODY_SIZE);
+  g_autofree char *want = digest_of (body, BODY_SIZE);
+  fail_unless_equals_string (g_checksum_get_string (r.sum), want);
+  fail_unless (seen.grouped >= 3, "%u flows in the process's group", seen.grouped);
+  fail_unless (seen.one_key, "the connections in more than one group");
+  /* 1 Mbit/s × 520/450, the element's whole minimum on each */
+  fail_unless (fabs (seen.min_rate - 1000000.0 * 520 / 450) < 2, "min %f", seen.min_rate);
+  g_autofree char *shm = g_strdup_printf ("/%s", name);
+  shm_unlink (shm);
+  g_unsetenv ("BWSS_DOMAIN");
   result_clear (&r);
 }
 GST_END_TEST;
@@ -2240,6 +2330,7 @@ bwsshttpsrc_suite (void)
   tcase_add_test (tc, test_striped_cut);
   tcase_add_test (tc, test_striped_seek);
   tcase_add_test (tc, test_striped_narrow);
+  tcase_add_test (tc, test_striped_group);
   tcase_add_test (tc, test_redirects);
   tcase_add_test (tc, test_errors_and_auth);
   tcase_add_test (tc, test_size_and_live);

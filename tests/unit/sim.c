@@ -81,9 +81,21 @@ join_pending (Sim *s)
       s->first_byte_s[i] = now;
     if (s->first_byte_s[i] >= 0.0 && now >= s->first_byte_s[i] + s->join_after_s[i]) {
       g_assert_cmpint (bwss_controller_add_flow (s->c, i, &s->pending_prefs[i], s->now_us), ==, 0);
+      if (s->pending_group[i])
+        g_assert_cmpint (bwss_controller_set_group (s->c, i, s->pending_group[i], s->now_us), ==, 0);
       s->pending[i] = false;
     }
   }
+}
+
+void
+sim_set_group (Sim *s, size_t i, uint64_t group)
+{
+  g_assert_true (s->controlled[i]);
+  if (s->pending[i])
+    s->pending_group[i] = group;
+  else
+    g_assert_cmpint (bwss_controller_set_group (s->c, i, group, s->now_us), ==, 0);
 }
 
 void

@@ -46,6 +46,7 @@ struct Sim {
   double          join_after_s[MODEL_MAX_FLOWS];
   double          first_byte_s[MODEL_MAX_FLOWS];     /* < 0: none yet */
   BwssPrefs       pending_prefs[MODEL_MAX_FLOWS];
+  uint64_t        pending_group[MODEL_MAX_FLOWS];    /* sim_set_group() before it joined */
   /* the sample's RTT is the kernel's receiver RTT, else its handshake's
    * (bwssd's, knobs.c: tcpi_rcv_rtt, else tcpi_rtt); false: the receiver
    * RTT alone, 0 until its first sample (the cells' bars were set so) */
@@ -98,6 +99,9 @@ size_t sim_add (Sim *s, double rtt, int32_t prio, double min, double weight, boo
 size_t sim_add_late (Sim *s, double rtt, int32_t prio, double min, double weight,
                      double join_after_s);
 void   sim_stop_flow (Sim *s, size_t i);
+/* Puts controlled flow @i in group @group (bwss_controller_set_group), at
+ * once or, for one that has not joined yet (sim_add_late), as it joins. */
+void   sim_set_group (Sim *s, size_t i, uint64_t group);
 /* Flow @i's reads cannot be paced (an application reading by itself). */
 void   sim_no_pacing (Sim *s, size_t i);
 /* Runs until @seconds from the start (the records are indexed by second). */

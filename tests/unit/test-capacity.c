@@ -262,6 +262,63 @@ test_rule_cut_keeps_minima (void)
   g_assert_cmpfloat (c.sigma_bps, ==, 496e3);
 }
 
+/* The group law (capacity-model.c, G1-G3): a video over three connections
+ * in one group, each with a third of its 1.5-Mbit/s minimum, and a
+ * download.  The connections carry the stream's ranges in turn: over one
+ * decision one moved the whole minimum, the others nothing.  Judged one by
+ * one, two are short of their third and the loop counts a deficit of a
+ * minimum that was met; judged as one stream, none is short.  A stream
+ * short as a whole is one flow short, by the sum's shortfall. */
+static void
+test_rule_group_one_stream (void)
+{
+  BwssCapacity c;
+  BwssCapacityFlow f[4] = { flow (500e3, 500e3, 40000, 30000), flow (500e3, 500e3, 40000, 30000),
+                            flow (500e3, 500e3, 40000, 30000), flow (2e6, 2e6, 40000, 30000) };
+  for (int i = 0; i < 3; i++) {
+    f[i].min_rate_bps = 500e3;
+    f[i].window_limited = false;
+  }
+  uint64_t t = to_track (&c, f, 4, 3.5e6);
+  BwssCapacity alone = c;
+  /* the queue at its target, the link busy, U 3 Mbit/s under σ */
+  f[0].rate_bps = 1.5e6;
+  f[1].rate_bps = f[2].rate_bps = 0.0;
+  f[3].rate_bps = 1.5e6;
+  /* one by one: two flows short by their whole third, rule "deficit"
+   * takes the 1 Mbit/s they miss off σ */
+  g_assert_true (bwss__capacity_step (&alone, &p, t, 3e6, f, 4));
+  g_assert_cmpuint (alone.seen_short, ==, 2);
+  g_assert_cmpstr (bwss__capacity_rule_name (&alone), ==, "deficit");
+  g_assert_cmpfloat_with_epsilon (alone.sigma_bps, 2.5e6, 1.0);
+  /* one stream: 1.5 of 1.5 Mbit/s, nobody short, no deficit */
+  for (int i = 0; i < 3; i++)
+    f[i].group = 9;
+  BwssCapacity one = c;
+  bwss__capacity_step (&one, &p, t, 3e6, f, 4);
+  g_assert_cmpuint (one.seen_short, ==, 0);
+  g_assert_cmpstr (bwss__capacity_rule_name (&one), !=, "deficit");
+  g_assert_cmpuint (one.group_key[0], ==, 9);
+  g_assert_cmpuint (one.group_below_since_us[0], ==, 0);
+  /* the stream at 0.9 of 1.5 Mbit/s: one flow short, remembered since */
+  t = one.next_decision_us;
+  f[0].rate_bps = 0.9e6;
+  bwss__capacity_step (&one, &p, t, 2.4e6, f, 4);
+  g_assert_cmpuint (one.seen_short, ==, 1);
+  g_assert_cmpuint (one.group_below_since_us[0], ==, t);
+  /* a flow of another key with a minimum is another stream; the first
+   * still short, since the same decision */
+  uint64_t since = t;
+  f[3].min_rate_bps = 1e6;
+  f[3].group = 10;
+  t = one.next_decision_us;
+  bwss__capacity_step (&one, &p, t, 2.4e6, f, 4);
+  g_assert_cmpuint (one.group_key[0], ==, 9);
+  g_assert_cmpuint (one.group_below_since_us[0], ==, since);
+  g_assert_cmpuint (one.group_key[1], ==, 10);
+  g_assert_cmpuint (one.group_below_since_us[1], ==, 0);
+}
+
 static void
 test_rule_raise (void)
 {
@@ -2840,6 +2897,7 @@ main (int argc, char **argv)
   g_test_add_func ("/capacity/rule/cut", test_rule_cut);
   g_test_add_func ("/capacity/compete/alone-at-minima", test_compete_alone_at_minima);
   g_test_add_func ("/capacity/rule/cut-keeps-minima", test_rule_cut_keeps_minima);
+  g_test_add_func ("/capacity/rule/group-one-stream", test_rule_group_one_stream);
   g_test_add_func ("/capacity/rule/raise-loss-hold", test_rule_raise);
   g_test_add_func ("/capacity/rule/probe", test_rule_probe);
   g_test_add_func ("/capacity/rule/probe-in-band", test_rule_probe_in_band);

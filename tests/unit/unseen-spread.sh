@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# unseen-spread.sh BUILD [PHASES] — test-household's cells with the video
-# over three connections the law does not see (/household/unseen-1 and -3)
+# unseen-spread.sh BUILD [PHASES] [CELLS] — test-household's cells with the
+# video over three connections (CELLS, default "unseen-1 unseen-3": the law
+# does not see them; grouped-1, grouped-3: registered as one stream)
 # at each controller tick phase 0 .. PHASES-1 ms (default 10;
 # BWSS_SIM_TICK_PHASE_MS, tests/unit/sim.h), and per cell and receiver RTT
 # the mean over the phases (least and largest in brackets) of this
@@ -12,19 +13,19 @@
 # The subtests' assertions are not what it reads: a failing phase is still
 # counted, and its "Bail out" line marked in the last column.
 set -u
-build=${1:?usage: unseen-spread.sh BUILD [PHASES]} phases=${2:-10}
+build=${1:?usage: unseen-spread.sh BUILD [PHASES] [CELLS]} phases=${2:-10} cells=${3:-unseen-1 unseen-3}
 exe="$build/tests/unit/test-household"
 echo "| cell | rcv_rtt | this machine, % of plain TCP's (least-largest) | video at >= 90 % of its minimum, % of the seconds (least) | downloads, % of TCP's (least) | COMPETE, % of the seconds | σ kbit/s | queue target ms | phases failing |"
 echo "|---|---|---|---|---|---|---|---|---|"
-for c in 1 3; do
+for c in $cells; do
   for ((ph = 0; ph < phases; ph++)); do
-    BWSS_SIM_TICK_PHASE_MS=$ph "$exe" --verbose -p /household/unseen-$c 2>&1 |
-      sed -n -E -e 's/^# .*unseen, rcv_rtt ([^:]*): total ([0-9.]+) % of tcp, video at 90 % of its minimum ([0-9.]+) % .*downloads ([0-9.]+) \/ ([0-9.]+) %.*COMPETE ([0-9]+) of ([0-9]+) s, sigma ([0-9]+) kbit\/s, queue target ([0-9.]+) ms/'"$c"'|\1|\2|\3|\4|\5|\6|\7|\8|\9/p' \
+    BWSS_SIM_TICK_PHASE_MS=$ph "$exe" --verbose -p /household/$c 2>&1 |
+      sed -n -E -e 's/^# .*over 3 [a-z]+, rcv_rtt ([^:]*): total ([0-9.]+) % of tcp, video at 90 % of its minimum ([0-9.]+) % .*downloads ([0-9.]+) \/ ([0-9.]+) %.*COMPETE ([0-9]+) of ([0-9]+) s, sigma ([0-9]+) kbit\/s, queue target ([0-9.]+) ms/'"$c"'|\1|\2|\3|\4|\5|\6|\7|\8|\9/p' \
         -e 's/^Bail out.*/'"$c"'|bail/p'
   done
 done | awk -F'|' '
   $2 == "bail" { bail[$1]++; next }
-  { k = "unseen-" $1 " | " $2
+  { k = $1 " | " $2
     if (!(k in n)) { order[++m] = k; cell[k] = $1 }
     n[k]++; t[k] += $3; v[k] += $4; d1[k] += $5; d2[k] += $6; cs[k] += $7 / $8; s[k] += $9; q[k] += $10
     dm = $5 < $6 ? $5 : $6

@@ -59,6 +59,36 @@
  * q, q_t and its band, the reference RTT b̄ + q_t, the link's rate over
  * link_window_us, and the sums over the flows that the rules of capacity.c
  * read (capacity.h says what each is).
+ *
+ * A stream over several flows (the group law).  A player that reads one
+ * video over n connections (bwsshttpsrc's stripes) registers them in one
+ * group with the video's minimum: the TRAS gives the group one share and
+ * splits its minimum among the members (allocation.c, eq. 5g, 5m).  Each
+ * connection's bytes come in bursts (a range, then the next request), so
+ * one judged against its part m_g/n reads short while the stream is on
+ * time, and the rules cut σ for a deficit that is not there.  So a group
+ * whose members carry a minimum is judged as one flow:
+ *
+ *     R_g = Σ_{i∈g} R_i,   T_g = Σ T_i,   m_g = Σ m_i                 (G1)
+ *
+ * (Σ m_i is the group's minimum: the TRAS's parts add up to it), below its
+ * minimum when
+ *
+ *     R_g < (1−α)·m_g                                                   (G2)
+ *
+ * for as long as the loop's own memory of the group says (it keeps each
+ * group's key from decision to decision), and everything the rules read of
+ * a minimum or a target — U with the minima kept, what is unused or idle,
+ * the deficit, the flows short and their shortfall, the overruns, a loss
+ * of the stream's — read from (R_g, T_g, m_g).  The group is held by its
+ * windows only if every member is, and holds a queue of its own only if
+ * its least delayed fresh member does (under fq_codel each connection has
+ * its queue; the stream waits for none of them if one has none).  What a
+ * window measures stays each flow's:                                    (G3)
+ * the link's queue, the bases, the interval, the flows held by their
+ * windows and hungry, the flows that lost segments.  At most
+ * BWSS_CAPACITY_GROUPS groups a decision (laws.h); a flow of a group
+ * beyond them, or of key 0, or without a minimum, is judged alone.
  */
 #include "capacity.h"
 
@@ -228,9 +258,27 @@ own_queue (const CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow 
   return excess >= (double) p->own_queue_us && excess > k->band;
 }
 
-/* Adds flow @f to the sums of @k. */
+/* Adds what flow @f's window says (G3) to @k: held by it, hungry, losses. */
 static void
-count_flow (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
+count_window (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
+{
+  if (f->window_limited)
+    k->held++;
+  if (f->window_limited && f->rate_bps >= (1.0 - p->alpha) * f->target_bps) {
+    k->hungry++;
+    /* its FCS keeps a window whose rate is within α of the target (eq. 3,
+     * 4) in whole segments: what it lacks of the target stays off the link
+     * until the target leaves that band */
+    if (f->target_bps > f->rate_bps)
+      k->banded += f->target_bps - f->rate_bps;
+  }
+  if (f->lost)
+    k->lost++;
+}
+
+/* Adds what flow (or stream, G1) @f says of its minimum and target to @k. */
+static void
+count_need (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
 {
   bool below = bwss__below_minimum (f->rate_bps, f->min_rate_bps, p->alpha);
   /* below its minimum with a queue of its own: the network's doing for as
@@ -242,6 +290,8 @@ count_flow (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
     k->own++;
   bool counts = below && (held || f->below_min_us < p->reserve_hold_us);
   k->minima += f->min_rate_bps;
+  if (f->min_rate_bps > 0.0)
+    k->carried += f->rate_bps >= 0.0 ? f->rate_bps : f->min_rate_bps;
   k->u_kept += f->rate_bps > f->min_rate_bps ? f->rate_bps : f->min_rate_bps;
   /* short of its target, and neither its window nor its minimum says why
    * (a video its source paces at its minimum is no verdict on the link) */
@@ -269,18 +319,6 @@ count_flow (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
     k->deficit_own += f->min_rate_bps - f->rate_bps;
   if (counts && f->lost)
     k->short_lost++;
-  if (f->window_limited)
-    k->held++;
-  if (f->window_limited && f->rate_bps >= (1.0 - p->alpha) * f->target_bps) {
-    k->hungry++;
-    /* its FCS keeps a window whose rate is within α of the target (eq. 3,
-     * 4) in whole segments: what it lacks of the target stays off the link
-     * until the target leaves that band */
-    if (f->target_bps > f->rate_bps)
-      k->banded += f->target_bps - f->rate_bps;
-  }
-  if (f->lost)
-    k->lost++;
   if (below) {
     k->short_min++;
     k->shortfall += f->min_rate_bps - f->rate_bps;
@@ -312,8 +350,75 @@ count_flow (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
   }
 }
 
+/* ---- streams over several flows (G1-G3) ---- */
+
+/* Returns the slot of @f's stream among the @ng of @keys; @ng if it starts
+ * a new one, BWSS_CAPACITY_GROUPS if it is judged alone. */
+static size_t
+stream_slot (const BwssCapacityFlow *f, const uint64_t *keys, size_t ng)
+{
+  if (f->group == 0)
+    return BWSS_CAPACITY_GROUPS;
+  for (size_t g = 0; g < ng; g++)
+    if (keys[g] == f->group)
+      return g;
+  return ng < BWSS_CAPACITY_GROUPS ? ng : BWSS_CAPACITY_GROUPS;
+}
+
+/* Adds member @f to its stream @s (G1): rates, targets and minima summed;
+ * fresh or lost if any member is; held by its windows if all are; the RTT
+ * of its least delayed fresh member. */
+static void
+fold_member (BwssCapacityFlow *s, bool first, const BwssCapacityFlow *f)
+{
+  if (first) {
+    *s = *f;
+    s->rate_bps = f->rate_bps >= 0.0 ? f->rate_bps : -1.0;
+    return;
+  }
+  if (f->rate_bps >= 0.0)
+    s->rate_bps = (s->rate_bps >= 0.0 ? s->rate_bps : 0.0) + f->rate_bps;
+  s->target_bps += f->target_bps;
+  s->min_rate_bps += f->min_rate_bps;
+  s->window_limited = s->window_limited && f->window_limited;
+  s->lost = s->lost || f->lost;
+  bool usable = f->fresh && f->rtt_us && f->base_rtt_us;
+  double excess = (double) f->rtt_us - (double) f->base_rtt_us;
+  if (usable && (!s->fresh || !s->rtt_us || !s->base_rtt_us
+                 || excess < (double) s->rtt_us - (double) s->base_rtt_us)) {
+    s->rtt_us = f->rtt_us;
+    s->base_rtt_us = f->base_rtt_us;
+    s->fresh = true;
+  }
+}
+
+/* How long stream @key has been below its minimum at @now by the loop's
+ * memory of the last decision, µs (G2); 0 if it was not. */
+static uint64_t
+stream_below_us (const BwssCapacity *c, uint64_t key, uint64_t now)
+{
+  for (size_t g = 0; g < BWSS_CAPACITY_GROUPS; g++)
+    if (c->group_key[g] == key && c->group_below_since_us[g])
+      return now - c->group_below_since_us[g];
+  return 0;
+}
+
+void
+capacity_groups_record (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
+{
+  uint64_t since[BWSS_CAPACITY_GROUPS] = { 0 };
+  for (size_t g = 0; g < k->groups; g++) {
+    uint64_t was = stream_below_us (c, k->group_key[g], now);
+    if (k->group_below[g])
+      since[g] = was ? now - was : now;
+  }
+  memset (c->group_key, 0, sizeof c->group_key);
+  memcpy (c->group_key, k->group_key, k->groups * sizeof *k->group_key);
+  memcpy (c->group_below_since_us, since, sizeof since);
+}
+
 CapacityCounts
-capacity_count (const BwssCapacity *c, const BwssParams *p, double u,
+capacity_count (const BwssCapacity *c, const BwssParams *p, uint64_t now, double u,
                 const BwssCapacityFlow *flows, size_t n, double interval_us)
 {
   CapacityCounts k = { .u = u };
@@ -321,7 +426,24 @@ capacity_count (const BwssCapacity *c, const BwssParams *p, double u,
   k.q = bwss__capacity_queue (flows, n);
   k.q_peak = c->queue_peak_at_us ? c->queue_peak_us : 0.0;
   count_link (&k, c, p, flows, n);
-  for (size_t i = 0; i < n; i++)
-    count_flow (&k, p, &flows[i]);
+  BwssCapacityFlow streams[BWSS_CAPACITY_GROUPS];
+  for (size_t i = 0; i < n; i++) {
+    const BwssCapacityFlow *f = &flows[i];
+    count_window (&k, p, f);
+    size_t g = stream_slot (f, k.group_key, k.groups);
+    if (g == BWSS_CAPACITY_GROUPS) {
+      count_need (&k, p, f);
+      continue;
+    }
+    fold_member (&streams[g], g == k.groups, f);
+    if (g == k.groups)
+      k.group_key[k.groups++] = f->group;
+  }
+  for (size_t g = 0; g < k.groups; g++) {
+    BwssCapacityFlow *s = &streams[g];
+    s->below_min_us = stream_below_us (c, s->group, now);
+    k.group_below[g] = bwss__below_minimum (s->rate_bps, s->min_rate_bps, p->alpha);
+    count_need (&k, p, s);
+  }
   return k;
 }

@@ -183,6 +183,8 @@ bwss__capacity_init (BwssCapacity *c)
   c->detect_seen = BWSS_SEEN_NONE;
   c->detect_missing = 0;
   c->seen_bulk = c->seen_floored = c->seen_lost = c->seen_short = c->seen_overrun = 0;
+  memset (c->group_key, 0, sizeof c->group_key);
+  memset (c->group_below_since_us, 0, sizeof c->group_below_since_us);
   capacity_forget_track (c);
   capacity_compete_init (c);
 }
@@ -673,6 +675,7 @@ record (BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts
   c->last_band_us = k->band;
   c->link_bps = k->link;
   note_busy_link (c, p, now, k);
+  capacity_groups_record (c, now, k);
   update_moving (c, now);
   if (c->phase == BWSS_PHASE_TRACK && k->own > 0)
     c->per_flow = true;              /* regime "per-flow queues": entry */
@@ -761,7 +764,7 @@ bwss__capacity_step (BwssCapacity *c, const BwssParams *p, uint64_t now,
 
   BwssPhase phase_before = c->phase;
   double since_last = c->last_decision_us ? (double) (now - c->last_decision_us) : 0.0;
-  CapacityCounts k = capacity_count (c, p, u, flows, n, since_last);
+  CapacityCounts k = capacity_count (c, p, now, u, flows, n, since_last);
   see_counts (c, &k);
   int rule;
   if (c->phase == BWSS_PHASE_START)

@@ -45,8 +45,13 @@ typedef struct {
   size_t lost;         /* flows that lost segments during the interval */
   size_t short_min;    /* flows below their minimum ((1−α)·m_i) ... */
   double shortfall;    /* ... Σ m_i − R_i over them, bit/s */
+  double carried;      /* Σ R_i of the flows (streams, G1) with a minimum, a flow not
+                        * measured yet at its minimum, bit/s */
   size_t overrun;      /* flows moving well above their target, minimum and floor
                         * (released: a player's fragment): they may fill the queue */
+  size_t groups;       /* streams over several flows judged as one (G1-G3) ... */
+  uint64_t group_key[BWSS_CAPACITY_GROUPS];   /* ... their keys ... */
+  bool   group_below[BWSS_CAPACITY_GROUPS];   /* ... and which are below their minimum (G2) */
 } CapacityCounts;
 
 /* The rules, in the order of capacity.c's table (bwss__capacity_rule_name). */
@@ -103,10 +108,14 @@ capacity_set_sigma (BwssCapacity *c, double sigma)
   c->sigma_bps = sigma;
 }
 
-/* The one pass that counts, for a decision whose aggregate is @u over the
- * @interval_us since the last one. */
-CapacityCounts capacity_count (const BwssCapacity *c, const BwssParams *p, double u,
+/* The one pass that counts, for a decision at @now whose aggregate is @u
+ * over the @interval_us since the last one. */
+CapacityCounts capacity_count (const BwssCapacity *c, const BwssParams *p, uint64_t now, double u,
                                const BwssCapacityFlow *flows, size_t n, double interval_us);
+
+/* Keeps which streams over several flows (G1-G3) this decision at @now
+ * found below their minimum, and since when. */
+void capacity_groups_record (BwssCapacity *c, uint64_t now, const CapacityCounts *k);
 
 /* Records this decision's U over @interval_us: the link's rate is U over
  * the last decisions. */

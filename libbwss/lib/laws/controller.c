@@ -170,6 +170,9 @@ typedef struct {
   BwssPrefs   prefs;
   uint64_t    group;            /* shares σ with the flows of this key; 0 = alone */
   double      min_bps;          /* its minimum: m_i, or its part of its group's (eq. 5m) */
+  double      stream_target_bps;/* a member of a stream (a group with a minimum): the group's
+                                 * target and minimum, its members' summed (G1), bit/s ... */
+  double      stream_min_bps;   /* ... 0 = none (alone, or beyond BWSS_CAPACITY_GROUPS) */
   BwssFcs     fcs;              /* its estimator is the flow's one rate estimator */
   BwssBaseRtt base;
   double      joined_queue_us;  /* the link's queue when it was added, µs; < 0 unknown */
@@ -557,6 +560,47 @@ bwss_controller_observe (BwssController *c, uint64_t id, const BwssSample *s)
   return BWSS_OK;
 }
 
+/* Returns true if flow @f is a member of a stream: a group whose members
+ * carry a minimum (capacity-model.c, G1). */
+static bool
+in_stream (const Flow *f)
+{
+  return f->group != 0 && f->prefs.min_rate_bps > 0.0;
+}
+
+/* Sets each stream member's stream_target_bps and stream_min_bps: its
+ * group's targets and minima summed (G1), for at most
+ * BWSS_CAPACITY_GROUPS streams (the others' members: 0, each on its own
+ * part, as the loop judges them). */
+static void
+sum_streams (BwssController *c)
+{
+  uint64_t key[BWSS_CAPACITY_GROUPS];
+  double target[BWSS_CAPACITY_GROUPS], min[BWSS_CAPACITY_GROUPS];
+  size_t ng = 0;
+  for (size_t pass = 0; pass < 2; pass++)
+    for (size_t i = 0; i < c->n; i++) {
+      Flow *f = &c->flows[i];
+      size_t g = 0;
+      while (g < ng && (!in_stream (f) || key[g] != f->group))
+        g++;
+      if (pass == 1) {
+        bool found = in_stream (f) && g < ng;
+        f->stream_target_bps = found ? target[g] : 0.0;
+        f->stream_min_bps = found ? min[g] : 0.0;
+        continue;
+      }
+      if (!in_stream (f) || (g == ng && ng == BWSS_CAPACITY_GROUPS))
+        continue;
+      if (g == ng) {
+        key[ng++] = f->group;
+        target[g] = min[g] = 0.0;
+      }
+      target[g] += f->target_bps;
+      min[g] += f->min_bps;
+    }
+}
+
 /* Re-runs the TRAS at σ and notes which targets moved by more than α. */
 static void
 reallocate (BwssController *c, double sigma, uint64_t now_us)
@@ -581,6 +625,7 @@ reallocate (BwssController *c, double sigma, uint64_t now_us)
       f->target_moved_us = now_us;
     f->target_bps = t;
   }
+  sum_streams (c);
   c->reallocate = false;
 }
 
@@ -594,6 +639,15 @@ static double
 fcs_target (const BwssController *c, const Flow *f)
 {
   double t = f->target_bps, m = f->min_bps;
+  /* a member of a stream carries the stream's ranges in turn, the whole
+   * stream's rate for its range and nothing for the next n − 1: its window
+   * is sized for the stream's target and minimum, not its part (sized for
+   * its part, the live source's ranges queued behind the member whose turn
+   * it was, and the video fell short of its minimum in COMPETE) */
+  if (!paper_loop (c) && f->stream_min_bps > 0.0) {
+    t = f->stream_target_bps;
+    m = f->stream_min_bps;
+  }
   if (!paper_loop (c) && m > 0.0 && t >= (1.0 - c->p.alpha) * m && t < (1.0 + c->p.alpha) * m)
     t = (1.0 + c->p.alpha) * m;
   /* in COMPETE the queue swings with the neighbour's sawtooth, and the RTT
@@ -718,6 +772,9 @@ capacity_view (BwssController *c, uint64_t now_us, uint64_t window_us)
      * verdict on the link (read as a deficit, its own first burst would
      * make it "held" and cut σ to the minima at every request) */
     v->min_rate_bps = f->min_back_us && now_us - f->min_back_us < window_us ? 0.0 : f->min_bps;
+    /* a group with a minimum is one stream over several connections: the
+     * loop judges its minimum on the members' sums (capacity-model.c, G1) */
+    v->group = f->prefs.min_rate_bps > 0.0 ? f->group : 0;
     v->rtt_us = f->rtt_us;
     v->base_rtt_us = bwss__base_rtt_get (&f->base);
     v->mss = mss;

@@ -244,6 +244,11 @@ uint32_t bwss__base_rtt_get (const BwssBaseRtt *b);
 /* Decisions whose U the link's rate is averaged over (link_window_us). */
 #define BWSS_CAPACITY_U_HISTORY 16
 #define BWSS_CAPACITY_BUSY_HISTORY 32
+/* Streams over several flows the loop judges as one at a decision
+ * (capacity-model.c, G1-G3): a host plays a few videos at once; a group
+ * beyond these is judged flow by flow, as the loop judges every flow
+ * without the law. */
+#define BWSS_CAPACITY_GROUPS 8
 
 /* What the delay loop sees of one flow over the last decision interval. */
 typedef struct {
@@ -259,6 +264,8 @@ typedef struct {
   uint64_t below_min_us;  /* how long it has moved less than its minimum, µs; 0 = not */
   bool     lost;          /* segments arrived after a hole during the interval: the
                            * network dropped some of its data */
+  uint64_t group;         /* one stream with the other flows of this key: its minimum is
+                           * judged on their sums (capacity-model.c, G1-G3); 0 = alone */
 } BwssCapacityFlow;
 
 typedef struct {
@@ -314,6 +321,9 @@ typedef struct {
   uint32_t  compete_yield_votes;    /* COMPETE: decisions in a row a minimum was missed */
   double    compete_short_score;    /* COMPETE: the share of the last reserve_hold_us a
                                      * minimum was missed by a fifth or more, [0, 1] */
+  double    compete_carried;        /* COMPETE: what the flows with a minimum moved of
+                                     * the minima over the last REPAIR_HOLDS reserve_hold_us
+                                     * (capacity-compete.c), a fraction */
   uint64_t  compete_hold_us;  /* after COMPETE failed the video: no entry for this long,
                                * doubling (0: params' first) ... */
   uint64_t  compete_hold_until_us; /* ... until then */
@@ -327,6 +337,10 @@ typedef struct {
   uint32_t  seen_lost;        /* flows that lost segments */
   uint32_t  seen_short;       /* flows below their minimum */
   uint32_t  seen_overrun;     /* flows well above their target, minimum and floor */
+  /* the streams over several flows (capacity-model.c, G1-G3) at the last decision */
+  uint64_t  group_key[BWSS_CAPACITY_GROUPS];            /* their keys, 0 = none ... */
+  uint64_t  group_below_since_us[BWSS_CAPACITY_GROUPS]; /* ... below their minimum (G2)
+                                                         * since, 0 = not */
 } BwssCapacity;
 
 void bwss__capacity_init (BwssCapacity *c);
