@@ -2609,7 +2609,7 @@ test_trace_matrix_fq_960k_packets (void)
 {
   const Cell fq_960k = { "matrix fq_codel 960k, packets", 960e3, 0.150, 0.005, true, 432e3, 2, 1,
                          rtt_20_80, 320e3, TRACE_FIXED, true, 2.0 * MODEL_MSS, 0.65, true, 60,
-                         20, 40, 0.0, true, false, true };
+                         20, 40, 0.0, true, false, true, false };
   fq_packets_cell (&fq_960k, 6, 89, 0.72);
 }
 
@@ -2631,7 +2631,7 @@ static void
 test_trace_fq_codel_packets (void)
 {
   Cell cell = { "fq_codel 8M, packets", 8e6, 0.150, 0.005, true, 3e6, 3, 1, rtt_15_40_90, 2e6,
-                TRACE_FIXED, true, 2.0 * MODEL_MSS, 0.65, true, 0, 0, 0, 0.0, true, false, true };
+                TRACE_FIXED, true, 2.0 * MODEL_MSS, 0.65, true, 0, 0, 0, 0.0, true, false, true, false };
   fq_packets_cell (&cell, 2, 93, 0.80);
 }
 
