@@ -48,6 +48,8 @@ import os
 import subprocess
 import sys
 
+from . import report
+
 BASELINE_MODES = ("tcp", "ideal")
 KEY_VERSION = 1
 
@@ -146,6 +148,7 @@ def _deps(build_dir, objs):
 
 
 def build_source(build_dir):
+    """The source tree @build_dir was configured from (meson-info), or None."""
     try:
         with open(os.path.join(build_dir, "meson-info", "meson-info.json")) as f:
             return json.load(f)["directories"]["source"]
@@ -210,14 +213,7 @@ def runner_part(lab_root):
 
 def machine():
     """This machine, as the key names it: CPU model, CPUs, machine id."""
-    cpu = "unknown CPU"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = report.cpu_model()
     try:
         mid = open("/etc/machine-id").read().strip() or "unknown"
     except OSError:

@@ -414,15 +414,6 @@ def mark_reused(s, src_dir, dst_dir, cell, rev):
     return s
 
 
-def build_source(build_dir):
-    """The source tree @build_dir was configured from (meson-info), or None."""
-    try:
-        with open(os.path.join(build_dir, "meson-info", "meson-info.json")) as f:
-            return json.load(f)["directories"]["source"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
 def commit(build_dir=None):
     """The commit of the tree the runs' programs were built from (with '+'
     if it has changes): @build_dir's source tree (meson-info), the lab's own
@@ -431,7 +422,7 @@ def commit(build_dir=None):
     run."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     if build_dir is not None:
-        root = build_source(build_dir) or root
+        root = baseline.build_source(build_dir) or root
     try:
         head = subprocess.run(["git", "-C", root, "rev-parse", "--short=12", "HEAD"], capture_output=True,
                               text=True, check=True).stdout.strip()

@@ -226,16 +226,19 @@ def collect(dirs):
     return groups
 
 
-def machine():
-    cpu = "unknown CPU"
+def cpu_model():
+    """The CPU's model name (/proc/cpuinfo), or "unknown CPU"."""
     try:
         for line in open("/proc/cpuinfo"):
             if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+                return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return "%s, %d cores, Linux %s" % (cpu, os.cpu_count() or 0, platform.release())
+    return "unknown CPU"
+
+
+def machine():
+    return "%s, %d cores, Linux %s" % (cpu_model(), os.cpu_count() or 0, platform.release())
 
 
 def write_results(dirs, path, commands):
