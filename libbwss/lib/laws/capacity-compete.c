@@ -150,10 +150,11 @@
  * reserve_hold_us (an exponential memory of what the flows with a minimum
  * carried, each decision's share at most REPAIR_CAP): a stream that lost
  * a connection's segments is short for a second or two and then catches
- * up from its source's backlog (in the lab a 2-Mbit/s video over three
- * stripes moved 1.47 and 1.53 Mbit/s, then 3.30: 0.90 of its minimum over
- * this memory at its lowest), where traffic that does not give way keeps
- * it a third or more short (0.8 of it reached in 3.7 s).  Fewer, and a
+ * up from its source's backlog (a 2-s dip to three quarters of the
+ * minimum and a catch-up at 1.65 × it stay above 0.9 of the minimum over
+ * this memory: docs/household.md, the stripes' loss dip), where traffic
+ * that does not give way keeps it a third or more short (0.8 of it
+ * reached in 3.7 s).  Fewer, and a
  * dip of two seconds ends COMPETE; more, and a video beside UDP above
  * what the link leaves waits that much longer for TRACK. */
 #define REPAIR_HOLDS 2.0
