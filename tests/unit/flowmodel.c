@@ -147,7 +147,6 @@ shim_follow (Model *m, ModelFlow *f)
     f->read_edge = (double) f->bytes + f->window_bytes;
     f->ts_fresh = true;
     f->seg_credit = 0.0;
-    f->read_sleeps = true;
     for (size_t k = 0; k < MODEL_PIPE_STEPS; k++)
       f->edge_pipe[k] = f->read_edge;
   }
@@ -158,10 +157,8 @@ shim_follow (Model *m, ModelFlow *f)
 
 /* shim_reads: @f's receiver over one step — its credit grows at read_bps
  * (at most MODEL_READ_BURST_SEGMENTS deep); once it covers a segment, a
- * read takes what waits: a segment at most if the read slept for its
- * credit (the credit was below a segment when the last read ended), all
- * of it otherwise or with shim_whole_reads; the right edge is what was
- * read and the window, never taken back. */
+ * read takes all that waits; the right edge is what was read and the
+ * window, never taken back. */
 static void
 shim_read (Model *m, ModelFlow *f)
 {
@@ -171,12 +168,8 @@ shim_read (Model *m, ModelFlow *f)
   if (f->read_tokens > MODEL_READ_BURST_SEGMENTS * MODEL_MSS)
     f->read_tokens = MODEL_READ_BURST_SEGMENTS * MODEL_MSS;
   if (f->unread_bytes >= 1.0 && f->read_tokens >= MODEL_MSS) {
-    double take = f->unread_bytes;
-    if (f->read_sleeps && !m->shim_whole_reads && take > MODEL_MSS)
-      take = MODEL_MSS;
-    f->read_tokens -= take;
-    f->unread_bytes -= take;
-    f->read_sleeps = f->read_tokens < MODEL_MSS;
+    f->read_tokens -= f->unread_bytes;
+    f->unread_bytes = 0.0;
     f->ts_fresh = true;                   /* its window update: a new timestamp */
   }
   double edge = (double) f->bytes - f->unread_bytes + f->window_bytes;

@@ -121,17 +121,14 @@
  * 30-ms path (its 1066-byte frame's 8.9 ms and no wait) shows.
  *
  * With shim_reads (packets), a receiver paced at read_bps reads as the
- * shim does: a read waits until its credit — read_bps, at most
- * MODEL_READ_BURST_SEGMENTS deep — covers a segment, then takes what
- * waits, a segment at most if it slept for that credit (shim_whole_reads:
- * all that waits, the shim before its reads were bounded); the window's
- * right edge (what was read, and the window; never
+ * lab's shim does: a read waits until its credit — read_bps, at most
+ * MODEL_READ_BURST_SEGMENTS deep — covers a segment, then takes all that
+ * waits; the window's right edge (what was read, and the window; never
  * taken back) reaches the sender b_i/2 later, and the sender sends what it
  * opened at once, within its congestion window (sent less received, the
- * dropped segments sent again).  At 960 kbit/s behind CoDel a whole read
- * makes a burst of the window (3-4 segments, 38-50 ms of the link) every
- * few hundred ms, where a fluid read rate spaces them evenly; a bounded
- * one reopens the window a segment at a time.  Every segment of
+ * dropped segments sent again).  At 960 kbit/s behind CoDel that is a
+ * burst of the window (3-4 segments, 38-50 ms of the link) every few
+ * hundred ms, where a fluid read rate spaces them evenly.  Every segment of
  * such a burst echoes the window update's timestamp: one RTT sample per
  * read that reopened the window, its first segment's.
  *
@@ -283,9 +280,6 @@ typedef struct {
   bool     shim_paced;      /* ... in force now (paced, a window of a segment or more) */
   double   unread_bytes;    /* ... received, not read yet */
   double   read_tokens;     /* ... the read credit, bytes */
-  bool     read_sleeps;     /* ... its next read sleeps for credit first (below a
-                             * segment when the last read ended): it takes a
-                             * segment at most */
   double   read_edge;       /* ... the window's right edge it offered, bytes */
   bool     ts_fresh;        /* ... a window update since its last RTT sample: the next
                              * segment echoes a new timestamp */
@@ -366,9 +360,6 @@ typedef struct {
    * at once — a window's burst at the bottleneck, where a read rate moves
    * segments one by one (false: the sender sends at the read rate) */
   bool      shim_reads;
-  /* ... a read takes all that waits, whatever its credit (the shim before
-   * its reads were bounded: the lab's runs that calibrated shim_reads) */
-  bool      shim_whole_reads;
   /* the handshake's RTT (min_rtt) holds the queue its SYN-ACK met at the
    * bottleneck b_i/2 after the flow was added (false: the queue when added) */
   bool      handshake_queue;

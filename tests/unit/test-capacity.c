@@ -545,50 +545,6 @@ test_minimum_lifts_sigma (void)
   g_assert_cmpfloat (c.sigma_bps, ==, 619e3);
 }
 
-/* Regime "jitter" (capacity-full.c): at 960 kbit/s a decision carries
- * ~20 of a 432-kbit/s video's segments, and a burst ahead of its last ones
- * delays them past the decision's end: it reads short by more than α while
- * its source and the link keep its minimum.  A deficit on the shared
- * queue's evidence (here the video's losses) of no more than
- * DEFICIT_JITTER_SEGMENTS of its segments lowers σ by what the video
- * misses and no further (not to U, the raises not bounded); a second in a
- * row is the link's: rule "deficit", σ to U, the raises bounded.  A video
- * short by three segments takes rule "deficit" at once. */
-static void
-test_rule_jitter (void)
-{
-  for (int kase = 0; kase < 2; kase++) {
-    BwssCapacity c;
-    BwssCapacityFlow f[2] = { flow (432e3, 500e3, 60000, 40000), flow (400e3, 400e3, 60000, 40000) };
-    f[0].min_rate_bps = 432e3;
-    f[0].window_limited = false;
-    uint64_t t = to_track (&c, f, 2, 900e3);
-    double seg_bits = 8.0 * (f[0].mss ? f[0].mss : p.default_mss);
-    for (int d = 0; d < (kase == 0 ? 2 : 1); d++) {
-      t = c.next_decision_us;
-      double interval_s = (double) (t - c.last_decision_us) / 1e6;
-      double missed = (kase == 0 ? 1.5 : 3.0) * seg_bits / interval_s;
-      g_assert_cmpfloat (missed, >, p.alpha * 432e3);      /* below (1 − α)·m */
-      f[0].rate_bps = 432e3 - missed;
-      f[0].lost = true;
-      double sigma = c.sigma_bps;
-      g_assert_true (bwss__capacity_step (&c, &p, t, 840e3 - missed, f, 2));
-      g_test_message ("case %d, decision %d: %.1f segments short over %.0f ms: rule %s, sigma "
-                      "%.0f -> %.0f", kase, d, missed * interval_s / seg_bits, 1e3 * interval_s,
-                      bwss__capacity_rule_name (&c), sigma, c.sigma_bps);
-      if (kase == 0 && d == 0) {
-        g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "jitter");
-        g_assert_cmpfloat_with_epsilon (c.sigma_bps, sigma - missed, 1.0);
-        g_assert_cmpuint (c.last_loss_us, !=, t);
-      } else {
-        g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "deficit");
-        g_assert_cmpfloat (c.sigma_bps, <=, 840e3 - missed + 1.0);
-        g_assert_cmpuint (c.last_loss_us, ==, t);
-      }
-    }
-  }
-}
-
 /* Rule "loss" keeps the minima: a paced video below its minimum alone. */
 static void
 test_rule_loss_keeps_minima (void)
@@ -2947,7 +2903,6 @@ main (int argc, char **argv)
   g_test_add_func ("/capacity/rule/probe-in-band", test_rule_probe_in_band);
   g_test_add_func ("/capacity/rule/probed-keeps-minima", test_rule_probed_keeps_minima);
   g_test_add_func ("/capacity/rule/minimum-lifts-sigma", test_minimum_lifts_sigma);
-  g_test_add_func ("/capacity/rule/jitter", test_rule_jitter);
   g_test_add_func ("/capacity/rule/loss-keeps-minima", test_rule_loss_keeps_minima);
   g_test_add_func ("/capacity/rule/cuts-stop-at-minima", test_rule_cuts_stop_at_minima);
   g_test_add_func ("/capacity/rule/idle", test_idle);

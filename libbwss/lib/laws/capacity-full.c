@@ -45,28 +45,6 @@
  * raise goes blind into losses the video shares, and loss_raise bounds it
  * for loss_memory_us).
  *
- * Regime "jitter", a state of TRACK that lasts one decision (entry and
- * exit: capacity_deficit_jitter; the state is the last decision's rule).  On
- * a slow link a decision carries few of the video's segments (at 960
- * kbit/s ~20 of a 432-kbit/s minimum's), and the downloads' windows reach
- * the link in bursts: one ahead of the video's last segments of a decision
- * delays them into the next, and the video reads short by more than α
- * while it meets its minimum over a second.
- *   Entry: a deficit on the shared queue's evidence alone (no flow with a
- *   queue of its own) whose every short flow misses no more than
- *   DEFICIT_JITTER_SEGMENTS of its segments over the interval (capacity.h:
- *   a flow that moves many a decision is never short by that little),
- *   after a decision that found every minimum met.
- *   In it: σ lowered by what the minima miss this decision and nothing
- *   more (rule "jitter"): not to U, nothing learnt of the link, no bound
- *   on the raises.  Rule "deficit" would cut σ to U, which the downloads'
- *   paced reads keep below σ, and bound the raises for loss_memory_us: at
- *   one such deficit every few seconds their targets never climb back.
- *   Exit: the next decision — without a deficit to the rules above; with
- *   one, rule "deficit" whatever its size (the delayed segments land in
- *   the next decision, which reads above the minimum: a second deficit in
- *   a row is the link's).
- *
  * "loss" brings σ back to U once the drops,
  * not the windows, hold the flows (a flow that moves less than a window per
  * RTT) — the paper's throughput rule, so the windows bind again.  A flow
@@ -89,30 +67,6 @@ capacity_rule_deficit (const BwssCapacity *c, const CapacityCounts *k)
   bool busy = link_busy (c, k) || k->short_lost > 0;
   bool evidence = k->deficit_own > 0.0 || (k->deficit > 0.0 && k->q >= 0.0 && busy);
   return evidence && c->sigma_bps > k->u && k->u > k->minima;
-}
-
-/* Regime "jitter"'s entry: this decision's deficit is the shared queue's
- * evidence alone, every short flow within DEFICIT_JITTER_SEGMENTS of its
- * minimum, and the last decision found every minimum met (so the regime's
- * own decision, short, is its exit). */
-bool
-capacity_deficit_jitter (const BwssCapacity *c, const CapacityCounts *k)
-{
-  return k->short_before == 0 && k->deficit_own <= 0.0 && k->deficit > 0.0
-      && k->deficit_jitter >= k->deficit;
-}
-
-/* Rule "jitter": σ lowered by what the minima miss (eq. 6: exactly that
- * taken from the others) and by nothing more — not to U, whose fall below
- * σ says the downloads' reads left their targets unused, not that the link
- * is full; nothing learnt of the link, no bound on the raises. */
-static int
-act_jitter (BwssCapacity *c, const CapacityCounts *k)
-{
-  double s = c->sigma_bps - k->deficit;
-  capacity_set_sigma (c, s > k->minima ? s : k->minima);
-  c->loss_votes = 0;
-  return RULE_JITTER;
 }
 
 /* Returns true if this decision finds σ above what the link gives: the link
@@ -146,15 +100,11 @@ capacity_rule_loss (const BwssCapacity *c, const BwssParams *p)
  * is the link now (the window's mean still holds the seconds before a
  * raise: the ramp then stopped short of the link, and the probe beyond it
  * took the video's share; fq_codel 8M in the model: 83 → 84 of 85 s);
- * raises bounded as after a loss, unless its own queue said so.  A deficit
- * a queue's jitter can make enters regime "jitter" instead (its entry and
- * exit: capacity_deficit_jitter). */
+ * raises bounded as after a loss, unless its own queue said so. */
 int
 capacity_act_deficit (BwssCapacity *c, uint64_t now, const CapacityCounts *k)
 {
   c->probe_from_bps = 0.0;
-  if (capacity_deficit_jitter (c, k))
-    return act_jitter (c, k);
   double s = c->sigma_bps - k->deficit;
   if (s > k->u_link)
     s = k->u_link;

@@ -315,12 +315,6 @@ count_need (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
    * lately (longer, its source sends less); its own evidence apart */
   if (counts)
     k->deficit += f->min_rate_bps - f->rate_bps;
-  /* ... and of it, what a queue's jitter alone can make: short by no more
-   * than DEFICIT_JITTER_SEGMENTS of its segments over the interval */
-  double seg_bits = 8.0 * (f->mss ? f->mss : p->default_mss);
-  if (counts && !held && k->interval_us > 0.0
-      && (f->min_rate_bps - f->rate_bps) * k->interval_us / 1e6 <= DEFICIT_JITTER_SEGMENTS * seg_bits)
-    k->deficit_jitter += f->min_rate_bps - f->rate_bps;
   if (held)
     k->deficit_own += f->min_rate_bps - f->rate_bps;
   if (counts && f->lost)
@@ -427,7 +421,7 @@ CapacityCounts
 capacity_count (const BwssCapacity *c, const BwssParams *p, uint64_t now, double u,
                 const BwssCapacityFlow *flows, size_t n, double interval_us)
 {
-  CapacityCounts k = { .u = u, .interval_us = interval_us, .short_before = c->seen_short };
+  CapacityCounts k = { .u = u };
   k.u_link = u_over_window (c, p, u, interval_us);
   k.q = bwss__capacity_queue (flows, n);
   k.q_peak = c->queue_peak_at_us ? c->queue_peak_us : 0.0;

@@ -145,7 +145,7 @@
 static const char *const rule_names[] = {
   [RULE_NONE] = "none", [RULE_START] = "start", [RULE_PROBED] = "probed", [RULE_CUT] = "cut",
   [RULE_DEFICIT] = "deficit", [RULE_LOSS] = "loss",
-  [RULE_RAISE] = "raise", [RULE_HOLD] = "hold", [RULE_IDLE] = "idle", [RULE_JITTER] = "jitter",
+  [RULE_RAISE] = "raise", [RULE_HOLD] = "hold", [RULE_IDLE] = "idle",
   [RULE_ENTER] = "enter", [RULE_COMPETE] = "compete", [RULE_YIELD] = "yield",
   [RULE_DRAIN] = "drain", [RULE_EXIT] = "exit",
 };

@@ -11,16 +11,6 @@
 #include <string.h>
 #include "laws.h"
 
-/* Regime "jitter" (capacity-full.c): a queue's jitter delays at most this
- * many of a flow's segments past a decision's end, segments.  Behind CoDel
- * at 960 kbit/s the downloads' windows reach the link as bursts of 3-4
- * segments (38-50 ms of it); one ahead of the video's last segments of a
- * decision delays two of them into the next, 10 % of the ~20 a
- * 432-kbit/s minimum moves in one, twice α.  A flow that moves more than
- * DEFICIT_JITTER_SEGMENTS / α segments a decision is never short by its
- * jitter alone (a minimum of 3 Mbit/s moves 50-100). */
-#define DEFICIT_JITTER_SEGMENTS 2.0
-
 /* What a decision of the delay loop sees, from one pass over the flows. */
 typedef struct {
   double u;            /* U, bit/s */
@@ -46,12 +36,6 @@ typedef struct {
                         * link may be what denies */
   double deficit_own;  /* ... of those with a queue of their own: minima the link
                         * denies (their own evidence) */
-  double deficit_jitter; /* ... of those without, each short by no more than
-                        * DEFICIT_JITTER_SEGMENTS of its segments this interval: what
-                        * a queue's jitter alone can delay past a decision's end
-                        * (regime "jitter", capacity-full.c) */
-  double interval_us;  /* this decision's interval, µs (0: the first) */
-  size_t short_before; /* flows below their minimum at the last decision */
   size_t short_lost;   /* flows counted in the deficit that lost segments */
   double band;         /* half the dead zone around q_t, µs */
   double u_link;       /* U over link_window_us at least: the link's rate for us */
@@ -72,7 +56,7 @@ typedef struct {
 
 /* The rules, in the order of capacity.c's table (bwss__capacity_rule_name). */
 enum { RULE_NONE = 0, RULE_START, RULE_PROBED, RULE_CUT, RULE_DEFICIT, RULE_LOSS, RULE_RAISE,
-       RULE_HOLD, RULE_IDLE, RULE_JITTER,
+       RULE_HOLD, RULE_IDLE,
        /* the COMPETE state's (capacity-compete.c) */
        RULE_ENTER, RULE_COMPETE, RULE_YIELD, RULE_DRAIN, RULE_EXIT };
 
@@ -153,7 +137,6 @@ capacity_note_busy (BwssCapacity *c, uint64_t now, double busy)
 /* capacity-full.c: rules "deficit" and "loss" (predicate, action), and the
  * vote every decision casts for "loss". */
 bool capacity_rule_deficit (const BwssCapacity *c, const CapacityCounts *k);
-bool capacity_deficit_jitter (const BwssCapacity *c, const CapacityCounts *k);
 int  capacity_act_deficit (BwssCapacity *c, uint64_t now, const CapacityCounts *k);
 bool capacity_rule_loss (const BwssCapacity *c, const BwssParams *p);
 int  capacity_act_loss (BwssCapacity *c, const BwssParams *p, uint64_t now,

@@ -26,15 +26,7 @@
  * a segment per round trip on a slow link), a read first sleeps until the
  * flow's credit covers a segment (or what was asked, if less) — the way
  * trickle paces, except that the receive buffer is the window, so the
- * sender sends no more than is read.  A read that slept so takes a segment
- * at most (its credit then): the window reopens a segment at a time, as
- * the credit grows, and the sender sends a segment at a time.  Unbounded,
- * the read would take all that waited, the window reopen by all of it at
- * once, and the sender send that as one burst, which an AQM on a slow link
- * answers with drops the other flows share.  read(), recv() and recvfrom()
- * are bounded so (a stream socket's read may return less than asked;
- * MSG_WAITALL's may not), readv() and recvmsg() keep their vectors.
- * MSG_PEEK never waits.  A program that
+ * sender sends no more than is read.  MSG_PEEK never waits.  A program that
  * reads several sockets in one thread waits for the paced one
  * (docs/sockets.md).
  *
@@ -60,8 +52,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -324,39 +314,24 @@ saw_data (int fd)
   maybe_apply ();
 }
 
-/* Returns the segment @fd's peer sends, bytes (TCP_MAXSEG); SIZE_MAX if
- * the socket cannot say. */
-static size_t
-segment_bytes (int fd)
-{
-  int mss = 0;
-  socklen_t len = sizeof mss;
-  if (getsockopt (fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &len) != 0 || mss <= 0)
-    return SIZE_MAX;
-  return (size_t) mss;
-}
-
 /* Before a read of @want bytes on @fd: if its flow's reads are paced,
  * sleeps until its credit covers them (a segment at most), applying the
- * published decisions meanwhile.  Returns what the read may take: a
- * segment if it slept (its credit), SIZE_MAX otherwise. */
-static size_t
+ * published decisions meanwhile. */
+static void
 pace_before (int fd, size_t want)
 {
   if (fd < 0 || fd >= MAX_FD || fd_state[fd] != FD_REGISTERED)
-    return SIZE_MAX;
-  bool slept = false;
+    return;
   for (;;) {
     pthread_mutex_lock (&table_lock);
     uint64_t wait = fd_state[fd] == FD_REGISTERED ? bwss_flow_read_wait_us (fd_flow[fd], want) : 0;
     pthread_mutex_unlock (&table_lock);
     if (wait == 0)
-      return slept ? segment_bytes (fd) : SIZE_MAX;
+      return;
     if (wait > PACE_SLEEP_MAX_US)
       wait = PACE_SLEEP_MAX_US;
     struct timespec ts = { .tv_sec = (time_t) (wait / 1000000), .tv_nsec = (long) (wait % 1000000) * 1000 };
     nanosleep (&ts, NULL);
-    slept = true;
     maybe_apply ();
   }
 }
@@ -387,21 +362,15 @@ iov_bytes (const struct iovec *iov, int cnt)
 }
 
 /* A read hook's body: waits for @want bytes of credit before the real
- * call (@want evaluated only then), bounds its length *@len to what
- * pace_before() allows (@len NULL: a read whose length stays), and
- * classifies and counts what it read after, each while the process is in
- * the domain (the destructor may have left it during the read); a peek
- * (@peek true) neither waits nor counts. */
-#define PACED_READ(name, want, peek, len, ...)   \
+ * call (@want evaluated only then) and classifies and counts what it read
+ * after, each while the process is in the domain (the destructor may have
+ * left it during the read); a peek (@peek true) neither waits nor counts. */
+#define PACED_READ(name, want, peek, ...)        \
   do {                                           \
     RESOLVE (name);                              \
     bool counted = !(peek);                      \
-    if (domain && counted) {                     \
-      size_t allow_ = pace_before (fd, (want));  \
-      size_t *len_ = (len);                      \
-      if (len_ != NULL && *len_ > allow_)        \
-        *len_ = allow_;                          \
-    }                                            \
+    if (domain && counted)                       \
+      pace_before (fd, (want));                  \
     ssize_t r = real_##name (__VA_ARGS__);       \
     if (domain && counted)                       \
       after_read (fd, r);                        \
@@ -411,33 +380,31 @@ iov_bytes (const struct iovec *iov, int cnt)
 PRELOAD_API ssize_t
 read (int fd, void *buf, size_t n)
 {
-  PACED_READ (read, n, false, &n, fd, buf, n);
+  PACED_READ (read, n, false, fd, buf, n);
 }
 
 PRELOAD_API ssize_t
 readv (int fd, const struct iovec *iov, int cnt)
 {
-  PACED_READ (readv, iov_bytes (iov, cnt), false, NULL, fd, iov, cnt);
+  PACED_READ (readv, iov_bytes (iov, cnt), false, fd, iov, cnt);
 }
 
 PRELOAD_API ssize_t
 recv (int fd, void *buf, size_t n, int flags)
 {
-  PACED_READ (recv, n, flags & MSG_PEEK, flags & MSG_WAITALL ? NULL : &n, fd, buf, n, flags);
+  PACED_READ (recv, n, flags & MSG_PEEK, fd, buf, n, flags);
 }
 
 PRELOAD_API ssize_t
 recvfrom (int fd, void *buf, size_t n, int flags, struct sockaddr *a, socklen_t *al)
 {
-  PACED_READ (recvfrom, n, flags & MSG_PEEK, flags & MSG_WAITALL ? NULL : &n, fd, buf, n,
-              flags, a, al);
+  PACED_READ (recvfrom, n, flags & MSG_PEEK, fd, buf, n, flags, a, al);
 }
 
 PRELOAD_API ssize_t
 recvmsg (int fd, struct msghdr *m, int flags)
 {
-  PACED_READ (recvmsg, m ? iov_bytes (m->msg_iov, (int) m->msg_iovlen) : 0, flags & MSG_PEEK, NULL,
-              fd, m, flags);
+  PACED_READ (recvmsg, m ? iov_bytes (m->msg_iov, (int) m->msg_iovlen) : 0, flags & MSG_PEEK, fd, m, flags);
 }
 
 PRELOAD_API int
