@@ -450,39 +450,6 @@ test_rule_probe (void)
   g_assert_cmpfloat_with_epsilon (c.probe_from_bps, 8.5e6, 1.0);
 }
 
-/* A probe's step lands when U with what the flows leave idle of their
- * targets took half of it; a flow that lost segments over the interval
- * leaves nothing idle there — the drops hold it, not its source, and a
- * step counted as landed on its shortfall goes on into the losses (behind
- * an AQM the loop's queue never answers it).  The video leaves 0.5 Mbit/s
- * of its target and U falls 0.1 Mbit/s short of the bar: without a loss
- * the step landed and the next one goes; with the video's loss the probe
- * holds. */
-static void
-test_rule_probe_lands_without_losses (void)
-{
-  for (int lost = 0; lost < 2; lost++) {
-    BwssCapacity c;
-    BwssCapacityFlow f[2];
-    to_probe (&c, f);
-    double sigma = c.sigma_bps;
-    double bar = sigma - 0.5 * (sigma - c.probe_from_bps);
-    uint64_t t = c.next_decision_us;
-    f[0].lost = lost;
-    f[1].target_bps = f[1].rate_bps = bar - 0.1e6 - 1e6;
-    bwss__capacity_step (&c, &p, t, bar - 0.1e6, f, 2);
-    g_test_message ("the video %s: rule %s, sigma %.0f -> %.0f", lost ? "lost segments" : "no loss",
-                    bwss__capacity_rule_name (&c), sigma, c.sigma_bps);
-    if (lost) {
-      g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "hold");
-      g_assert_cmpfloat (c.sigma_bps, ==, sigma);
-    } else {
-      g_assert_cmpstr (bwss__capacity_rule_name (&c), ==, "raise");
-      g_assert_cmpfloat (c.sigma_bps, >, sigma + 1.0);
-    }
-  }
-}
-
 /* A probe's step that the flows' FCSs keep off the link: the bulk flow's
  * window carries 0.75 of the step less than its target, within α of it,
  * so its FCS keeps that window (fcs.c, eq. 3 and 4) and neither U nor the
@@ -2961,7 +2928,6 @@ main (int argc, char **argv)
   g_test_add_func ("/capacity/rule/raise-loss-hold", test_rule_raise);
   g_test_add_func ("/capacity/rule/probe", test_rule_probe);
   g_test_add_func ("/capacity/rule/probe-in-band", test_rule_probe_in_band);
-  g_test_add_func ("/capacity/rule/probe-lands-without-losses", test_rule_probe_lands_without_losses);
   g_test_add_func ("/capacity/rule/probed-keeps-minima", test_rule_probed_keeps_minima);
   g_test_add_func ("/capacity/rule/minimum-lifts-sigma", test_minimum_lifts_sigma);
   g_test_add_func ("/capacity/rule/loss-keeps-minima", test_rule_loss_keeps_minima);

@@ -309,11 +309,8 @@ count_need (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
   double used = f->rate_bps;
   if (f->min_rate_bps > used && (held || f->below_min_us < p->reserve_hold_us))
     used = f->min_rate_bps;
-  if (!f->window_limited && f->rate_bps >= 0.0 && f->target_bps > used) {
+  if (!f->window_limited && f->rate_bps >= 0.0 && f->target_bps > used)
     k->idle += f->target_bps - used;
-    if (!f->lost)                       /* ... not the drops' */
-      k->idle_free += f->target_bps - used;
-  }
   /* deficit: a minimum the network holds down (its own queue), or not met
    * lately (longer, its source sends less); its own evidence apart */
   if (counts)

@@ -67,11 +67,7 @@
  * seen busy.  A step is taken once the last one is over and, after a
  * refused probe, probe_wait later.  A step is over when it landed — U with
  * the idle targets took half of it (the queue, which the kernel's RTT
- * average shows late, says the rest); a flow that lost segments over the
- * interval leaves nothing idle there: the drops hold it, not its source,
- * and behind an AQM no queue would ever answer a step that went on into
- * them (the video pays: FQ-CoDel 960k in the model, 1.5 → 1.0 seconds a
- * run short after a raise) — or when the flows' FCSs keep it
+ * average shows late, says the rest) — or when the flows' FCSs keep it
  * off the link: a flow its window holds within α below its target keeps
  * that window (fcs.c, eq. 3 and 4, in whole segments), so a step that
  * leaves each flow it went to in that band (or at its floor) moves no
@@ -420,10 +416,10 @@ probe_may_step (const BwssCapacity *c, const BwssParams *p, uint64_t now, const 
   if (c->probe_from_bps <= 0.0)
     return true;
   double bar = c->sigma_bps - 0.5 * (c->sigma_bps - c->probe_from_bps);
-  if (k->u + k->idle_free >= bar)
-    return true;                                    /* landed, losses aside */
+  if (k->u + k->idle >= bar)
+    return true;                                    /* landed */
   return !c->per_flow && now - c->probe_step_us >= p->probe_wait_max_us
-      && k->u + k->idle_free + k->banded >= bar;    /* kept off the link */
+      && k->u + k->idle + k->banded >= bar;         /* kept off the link */
 }
 
 /* Returns true if σ has reached the link seen busy, @known: within

@@ -28,9 +28,6 @@ typedef struct {
   double idle;         /* Σ T_i − R_i of the flows not held by their window: σ that
                         * is not on the link, minima unused for reserve_hold_us
                         * included */
-  double idle_free;    /* ... of those that lost no segments over the interval: what
-                        * their sources, not the drops, leave (a probe's landing,
-                        * capacity.c) */
   size_t own;          /* flows with a queue of their own (own_queue) */
   double banded;       /* Σ T_i − R_i of the flows their window holds within α
                         * below their target: σ their FCSs keep off the link */
