@@ -314,12 +314,30 @@ grow_array (void **ptr, size_t cap, size_t size)
   return true;
 }
 
+/* Sizes the per-flow arrays, every one, to @cap elements: the one list of
+ * them.  Returns false if the allocator refused one; the arrays before it
+ * are then at @cap and the rest as they were, so each holds at least
+ * MIN (@cap, c->cap) elements. */
+static bool
+resize_arrays (BwssController *c, size_t cap)
+{
+  return grow_array ((void **) &c->flows, cap, sizeof *c->flows)
+         && grow_array ((void **) &c->sigma_view, cap, sizeof *c->sigma_view)
+         && grow_array ((void **) &c->cap_view, cap, sizeof *c->cap_view)
+         && grow_array ((void **) &c->prefs, cap, sizeof *c->prefs)
+         && grow_array ((void **) &c->caps, cap, sizeof *c->caps)
+         && grow_array ((void **) &c->groups, cap, sizeof *c->groups)
+         && grow_array ((void **) &c->targets, cap, sizeof *c->targets)
+         && grow_array ((void **) &c->minima, cap, sizeof *c->minima);
+}
+
 /* A removal that leaves the arrays a quarter full or less gives memory
  * back: they shrink to two to four times the flows (8 at least), the
  * index with them, so that a long-lived controller (bwssd's) holds memory
  * for the flows it has, not for the most it ever had.  A smaller block
- * the allocator refuses leaves that array larger than cap, which only
- * bounds what is used; an index it cannot rebuild stays as it was. */
+ * the allocator refuses leaves that array and the ones after it larger
+ * than the new capacity, which only bounds what is used: the capacity is
+ * the smaller one either way.  An index it cannot rebuild stays as it was. */
 static void
 shrink (BwssController *c)
 {
@@ -328,14 +346,8 @@ shrink (BwssController *c)
   size_t cap = c->cap;
   while (cap > 8 && c->n <= cap / 4)
     cap /= 2;
-  grow_array ((void **) &c->flows, cap, sizeof *c->flows);
-  grow_array ((void **) &c->sigma_view, cap, sizeof *c->sigma_view);
-  grow_array ((void **) &c->cap_view, cap, sizeof *c->cap_view);
-  grow_array ((void **) &c->prefs, cap, sizeof *c->prefs);
-  grow_array ((void **) &c->caps, cap, sizeof *c->caps);
-  grow_array ((void **) &c->groups, cap, sizeof *c->groups);
-  grow_array ((void **) &c->targets, cap, sizeof *c->targets);
-  grow_array ((void **) &c->minima, cap, sizeof *c->minima);
+  /* a refusal is not an error here: the arrays are all at least cap */
+  (void) resize_arrays (c, cap);
   c->cap = cap;
   IdMap index = { 0 };
   bool ok = true;
@@ -349,20 +361,16 @@ shrink (BwssController *c)
   c->index = index;
 }
 
+/* Makes room for one more flow: doubles the arrays when they are full.  A
+ * refused block keeps the capacity as it was (every array holds at least
+ * that) and returns BWSS_ENOMEM. */
 static int
 grow (BwssController *c)
 {
   if (c->n < c->cap)
     return BWSS_OK;
   size_t cap = c->cap ? 2 * c->cap : 8;
-  if (!grow_array ((void **) &c->flows, cap, sizeof *c->flows)
-      || !grow_array ((void **) &c->sigma_view, cap, sizeof *c->sigma_view)
-      || !grow_array ((void **) &c->cap_view, cap, sizeof *c->cap_view)
-      || !grow_array ((void **) &c->prefs, cap, sizeof *c->prefs)
-      || !grow_array ((void **) &c->caps, cap, sizeof *c->caps)
-      || !grow_array ((void **) &c->groups, cap, sizeof *c->groups)
-      || !grow_array ((void **) &c->targets, cap, sizeof *c->targets)
-      || !grow_array ((void **) &c->minima, cap, sizeof *c->minima))
+  if (!resize_arrays (c, cap))
     return BWSS_ENOMEM;
   c->cap = cap;
   return BWSS_OK;

@@ -157,9 +157,8 @@ register_with (Adopter *ad, Adopted *a, const AdoptRule *rule, int fd)
 {
   g_autofree char *origin = adopt_rule_origin (ad->rules, rule);
   int err = ctl_add (ad->ctl, fd, &rule->prefs, origin, a->pid, getpid (), &a->flow);
-  if (err == 0)
-    share_as (ad, a, rule);
   if (err == 0) {
+    share_as (ad, a, rule);
     g_free (a->rule);
     a->rule = g_strdup (rule->name);
   }

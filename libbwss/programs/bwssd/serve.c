@@ -85,6 +85,19 @@ owner_of (Client *cl, pid_t owner)
   return cl->pid;
 }
 
+/* A REGISTER's or an UPDATE's preferences, pacing and share for @f (a
+ * share whose key is not found leaves it alone). */
+static void
+on_update (Client *cl, CtlFlow *f, const WireFlow *m)
+{
+  if (f == NULL)
+    return;
+  ctl_set_prefs (cl->s->ctl, f, &m->prefs);
+  ctl_set_paced (cl->s->ctl, f, m->paced != 0);
+  if (ctl_set_share (cl->s->ctl, f, (BwssShare) m->share) != 0)
+    ctl_set_share (cl->s->ctl, f, BWSS_SHARE_FLOW);
+}
+
 static void
 on_register (Client *cl, const WireFlow *m, int fd)
 {
@@ -113,9 +126,7 @@ on_register (Client *cl, const WireFlow *m, int fd)
     f->owner = cl;
     f->owner_id = m->h.flow;
     f->owner_fd = m->fd;
-    ctl_set_paced (s->ctl, f, m->paced != 0);
-    if (m->share != BWSS_SHARE_FLOW && ctl_set_share (s->ctl, f, (BwssShare) m->share) != 0)
-      ctl_set_share (s->ctl, f, BWSS_SHARE_FLOW);
+    on_update (cl, f, m);
     g_hash_table_insert (cl->flows, &f->owner_id, f);
     g_ptr_array_add (s->held, f);
     if (s->funcs.changed)
@@ -125,17 +136,6 @@ on_register (Client *cl, const WireFlow *m, int fd)
   WireHead h;
   wire_head (&h, WIRE_REJECT, m->h.seq, m->h.flow, err);
   send_to (cl, &h, sizeof h, -1);
-}
-
-static void
-on_update (Client *cl, CtlFlow *f, const WireFlow *m)
-{
-  if (f == NULL)
-    return;
-  ctl_set_prefs (cl->s->ctl, f, &m->prefs);
-  ctl_set_paced (cl->s->ctl, f, m->paced != 0);
-  if (ctl_set_share (cl->s->ctl, f, (BwssShare) m->share) != 0)
-    ctl_set_share (cl->s->ctl, f, BWSS_SHARE_FLOW);
 }
 
 /* Answers @q with a LISTED of @n (entries or bytes) and @len bytes of
