@@ -245,8 +245,8 @@ with tempfile.TemporaryDirectory() as d:
              .splitlines() if l.startswith("| household-")}
     origin = {l.split("|")[1].strip(): l for l in text.split("## Where the runs come from")[-1].splitlines()
               if l.startswith("| ") and "-" in l.split("|")[1]}
-    check("for commit %s; bwss runs from commit abc123def456, tcp and ideal runs made on abc123def456 (0 of 8 "
-          "reused" % matrix.commit(BUILD) in text
+    check("for commit %s; bwss runs made on abc123def456 (0 of 6 reused under their key), tcp and ideal runs "
+          "made on abc123def456 (0 of 8 reused" % matrix.commit(BUILD) in text
           and origin.get(A) == "| %s | abc123def456 | abc123def456 | abc123def456 |" % A
           and origin.get(H1) == "| %s | abc123def456 | abc123def456 | n/a |" % H1 and len(origin) == 3 + 3,
           "the report says where each run came from, per cell and mode: %s" % origin.get(A))
