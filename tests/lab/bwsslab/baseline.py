@@ -113,6 +113,22 @@ def _symbols(build_dir, path, extern_only):
     return {line.split()[-1] for line in r.stdout.splitlines() if len(line.split()) >= 3}
 
 
+def _symbols_of(build_dir, paths):
+    """{path: its external symbols} of the objects @paths, one nm."""
+    out = {p: set() for p in paths}
+    if not paths:
+        return out
+    r = subprocess.run(["nm", "--defined-only", "-g", "-A"] + list(paths), capture_output=True, text=True,
+                       cwd=build_dir)
+    if r.returncode != 0:
+        raise Unknown("nm: %s" % r.stderr.strip()[:200])
+    for line in r.stdout.splitlines():
+        where, _, rest = line.partition(":")
+        if where in out and len(rest.split()) >= 3:
+            out[where].add(rest.split()[-1])
+    return out
+
+
 def program_objects(build_dir, program, defined=None):
     """The objects linked into @program (a path in the build): its own, and
     each member of its archives that defines a symbol the program has
@@ -124,16 +140,11 @@ def program_objects(build_dir, program, defined=None):
     if not have:
         raise Unknown("%s has no symbol table (stripped): what it links cannot be read" % program)
     defined = {} if defined is None else defined
-    seen = set()
+    members = []
     for lib in (x for x in libs if x.endswith(".a")):
-        for member in _inputs(build_dir, lib)[0]:
-            if member.endswith(".o") and member not in seen:
-                seen.add(member)
-                if member not in defined:
-                    defined[member] = _symbols(build_dir, member, extern_only=True)
-                if defined[member] & have:
-                    objs.append(member)
-    return objs
+        members += [m for m in _inputs(build_dir, lib)[0] if m.endswith(".o") and m not in members]
+    defined.update(_symbols_of(build_dir, [m for m in members if m not in defined]))
+    return objs + [m for m in members if defined[m] & have]
 
 
 def built_libraries(build_dir, target):
@@ -218,14 +229,16 @@ def programs_part(build_dir, src_root=None, programs=PROGRAMS):
             cmds = {e["output"]: _relative(e["command"], build_dir, bsrc) for e in json.load(f)}
     except (OSError, ValueError, KeyError) as e:
         raise Unknown("compile_commands.json: %s" % e)
-    files, outside, commands, compiler = {}, hashlib.sha256(), hashlib.sha256(), set()
+    files, outside, commands, compiler, reals = {}, hashlib.sha256(), hashlib.sha256(), set(), {}
     for obj, deps in sorted(_deps(build_dir, objs).items()):
         if obj not in cmds:
             raise Unknown("no compile command for %s" % obj)
         commands.update((obj + "\0" + cmds[obj] + "\0").encode())
         compiler.add(cmds[obj].split()[0])
         for d in deps:
-            real = os.path.realpath(os.path.join(build_dir, d))
+            if d not in reals:
+                reals[d] = os.path.realpath(os.path.join(build_dir, d))
+            real = reals[d]
             if real.startswith(bsrc + os.sep):
                 rel = os.path.relpath(real, bsrc)
                 files[rel] = _sha(os.path.join(src, rel))
@@ -314,6 +327,8 @@ def compare(recorded, current):
     """What differs between a recorded run's key and this one's: a list of
     reasons, empty when the run may be reused."""
     if not recorded:
+        if str((current or {}).get("version", "")).startswith("bwss-"):
+            return ["the run carries no bwss key (made by bwss-lab run, or before the matrix recorded one)"]
         return ["the run carries no baseline key (recorded before runs did)"]
     if "none" in recorded:
         return ["the run's key could not be made: %s" % recorded["none"]]
@@ -520,6 +535,8 @@ def bwss_key(build_dir, lab_root, element, src_root=None):
            "tools": tools(), "python": sys.version.split()[0], "files": runner_part(lab_root),
            "environment": environment()}
     try:
+        if element and not plugins(build_dir):
+            raise Unknown("the build has no GStreamer plug-in (gst-plugin disabled or GStreamer missing)")
         programs = PROGRAMS + bwss_programs(build_dir, element)
         prog = programs_part(build_dir, src_root, programs)
         out["programs"] = closure(build_dir, programs)
