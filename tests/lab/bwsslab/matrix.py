@@ -13,15 +13,18 @@ DURATION-s run.  Drop-tail at a fixed rate is the kernel's tbf; a trace or an
 AQM is the lab's user-space stage (Scenario.stage_bottleneck), and each row
 says which.
 
-Resumable, on one commit: a cell's bwss mode whose summary.json is valid
-and was made on this commit is not run again unless --again; an invalid,
-missing or other commit's one is.  A baseline mode (tcp, ideal: no code of
-bwss runs in them) counts from whichever commit recorded it where its
-baseline key is this build's (baseline.py: the runner, the files the stage
-and the recorder are built from, the kernel, the machine): kept in --out,
-or copied from a --baselines-from directory, and analysed again from its
-raw recording with this commit's analysis; the report says per cell where
-each mode's run came from.  TARGETS is the one table of
+Resumable: a cell's mode whose summary.json is valid and counts for this
+commit is not run again unless --again; an invalid or missing one is.  A
+run counts on the commit it was made on, and on any other whose key for its
+mode is the one it was made under: a baseline mode (tcp, ideal: no code of
+bwss runs in them) under its baseline key (baseline.py: the runner, the
+files the stage and the recorder are built from, the kernel, the machine),
+a bwss mode under its bwss key (that, and everything of bwss the mode
+starts or loads: baseline.bwss_key; recorded by the matrix in the run's
+matrix.key), a bwss run made on a tree with changes on no other.  Such a
+run is kept in --out, or copied from a --baselines-from directory, and
+analysed again from its raw recording with this commit's analysis; the
+report says per cell where each mode's run came from.  TARGETS is the one table of
 what bwss must achieve in a cell of the grid, HOUSEHOLD_TARGETS in a cell of
 the household; the report's first sections count the cells where it did."""
 import datetime
@@ -509,10 +512,10 @@ def run(args, run_once, check_tools, command, reanalyse):
     print("baseline key: %s" % ("none, no baseline run kept or reused (%s)" % bkey["none"] if "none" in bkey
                                 else "%s (a tcp or ideal run with it counts, from any commit)" % baseline.digest(bkey)),
           flush=True)
-    for element, k in sorted(pkeys.items()):
+    for element, pk in sorted(pkeys.items()):
         print("bwss key%s: %s" % (" (a GStreamer client)" if element else "", "none, no bwss run of another commit "
-                                  "counts (%s)" % k["none"] if "none" in k else
-                                  "%s (a bwss run with it counts, from any commit)" % baseline.digest(k)), flush=True)
+                                  "counts (%s)" % pk["none"] if "none" in pk else
+                                  "%s (a bwss run with it counts, from any commit)" % baseline.digest(pk)), flush=True)
     failed, invalid, faults = [], [], []
     for k, c in enumerate(chosen):
         pkey = baseline.bwss_key_for(pkeys, c.scenario())
