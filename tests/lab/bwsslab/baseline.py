@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Baseline reuse: a run of a mode that runs none of bwss's code, recorded
-on another commit, counts for this commit's report when everything that
-made its recording is the same.
+"""Run reuse: a run recorded on another commit counts for this commit's
+report when everything that made its recording is the same.  First the
+baseline modes, which run none of bwss's code (key()); then the bwss modes,
+whose key adds all of bwss they start or load (bwss_key(), below).
 
 The model.  A run's recording (samples.txt, delay.json, cross.json, ...) is
 made by (1) the lab's runner (the Python that builds the topology, starts
