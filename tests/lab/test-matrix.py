@@ -245,8 +245,8 @@ with tempfile.TemporaryDirectory() as d:
              .splitlines() if l.startswith("| household-")}
     origin = {l.split("|")[1].strip(): l for l in text.split("## Where the runs come from")[-1].splitlines()
               if l.startswith("| ") and "-" in l.split("|")[1]}
-    check("for commit %s; bwss runs from commit abc123def456, tcp and ideal runs made on abc123def456 (0 of 8 "
-          "reused" % matrix.commit(BUILD) in text
+    check("for commit %s; bwss runs made on abc123def456 (0 of 6 reused under their key), tcp and ideal runs "
+          "made on abc123def456 (0 of 8 reused" % matrix.commit(BUILD) in text
           and origin.get(A) == "| %s | abc123def456 | abc123def456 | abc123def456 |" % A
           and origin.get(H1) == "| %s | abc123def456 | abc123def456 | n/a |" % H1 and len(origin) == 3 + 3,
           "the report says where each run came from, per cell and mode: %s" % origin.get(A))
@@ -405,6 +405,159 @@ with tempfile.TemporaryDirectory() as d:
     check("| %s | 5e27e319a185, reused (key %s) | - | - |" % (CELL, baseline.digest(k0)) in text
           and "tcp and ideal runs made on 5e27e319a185 (1 of 1 reused under their baseline key" in text,
           "the report names the run's commit and the key it counts under")
+
+# ---- bwss runs: reused exactly where their key is this build's ----
+pkeys = baseline.bwss_keys(BUILD, paths.SRC_ROOT)
+pk, pg = pkeys[False], pkeys[True]                  # a cell of curl clients; one with a GStreamer client
+# what a bwss run runs: the laws and their parameters, the domain, the shim, bwssd, the tools, the lab's reader
+PRODUCT = ("libbwss/lib/laws/controller.c", "libbwss/lib/laws/params.c", "libbwss/lib/laws/capacity-compete.c",
+           "libbwss/lib/laws/capacity-model.c", "libbwss/lib/laws/sigma.c", "libbwss/lib/domain/client.c",
+           "libbwss/programs/shim/preload.c", "libbwss/programs/bwssd/ctl.c", "libbwss/programs/bwssd/adopter.c",
+           "libbwss/programs/tools/bwss-run.c", "libbwss/programs/tools/bwss-top.c", "tests/lab/bwss-lab-domain.c")
+ELEMENT = ("gst-plugin/plugin.c", "gst-plugin/element/gstbwsshttpsrc.c", "gst-plugin/element/stripes.c",
+           "gst-plugin/tracer/gstbwsstracer.c", "gst-plugin/abr/abrrule.c")
+# what it does not: the docs, the analysis (a reused run is analysed again), the matrix and its
+# targets, the model and its tests, the lab's player
+OUTSIDE = ("docs/lab.md", "docs/household.md", "tests/lab/bwsslab/analysis.py", "tests/lab/bwsslab/matrix.py",
+           "tests/lab/bwsslab/report.py", "tests/unit/test-household.c", "tests/unit/flowmodel.c",
+           "tests/lab/bwss-lab-player.c")
+ELEMENT_BUILT = baseline.plugins(BUILD) == ["gst-plugin/libgstbwss.so"]
+check("none" not in pk and all(p in pk.get("files", {}) for p in PRODUCT + NEEDED + baseline.RUNNER)
+      and not any(p.startswith("gst-plugin/") for p in pk.get("files", {}))
+      and not any(p in pk.get("files", {}) for p in OUTSIDE),
+      "a bwss run's key, read from the build: the baseline's files, the laws, domain, shim, bwssd, tools and the "
+      "lab's reader (%d files): %s" % (len(pk.get("files", {})), pk.get("none")))
+if ELEMENT_BUILT:
+    check("none" not in pg and all(p in pg.get("files", {}) for p in PRODUCT + ELEMENT)
+          and not any(p in pg.get("files", {}) for p in OUTSIDE) and "gst-plugin/libgstbwss.so" in pg["programs"]
+          and "libgstreamer1.0-0" in pg["tools"],
+          "... and the element's where a GStreamer client runs (%d files): %s"
+          % (len(pg.get("files", {})), pg.get("none")))
+else:
+    check(pg == {"none": "the build has no GStreamer plug-in (gst-plugin disabled or GStreamer missing)"},
+          "a build without the plug-in has no key for a GStreamer client's bwss run: %s" % pg)
+    tap.skip("the element's share of the key and its rules", "this build has no GStreamer plug-in")
+WANT = ["libbwss/programs/tools/bwss-run", "libbwss/programs/shim/libbwss-preload.so", "libbwss/programs/bwssd/bwssd",
+        "libbwss/programs/tools/bwss-top", "tests/lab/bwss-lab-domain", "libbwss/libbwss.so.1.0.0"]
+check(all(p in pk.get("programs", []) for p in WANT) and "gst-plugin/libgstbwss.so" not in pk.get("programs", [])
+      and all(pk["tools"].get(p) == key["tools"][p] for p in key["tools"]) and "libglib2.0-0" in pk["tools"]
+      and pk["rules"] and isinstance(pk["environment"], dict),
+      "... its programs and the build's libraries they link, the packages of what they load, bwssd's rules, "
+      "the environment: %s" % pk.get("programs"))
+check(baseline.compare(key, pk) and baseline.compare(pk, key)
+      and baseline.bwss_key_for(pkeys, hc["household-droptail150-1tcp"].scenario()) is pg
+      and baseline.bwss_key_for(pkeys, matrix.select("codel-bbr-fixed-960k", False)[0].scenario()) is pk,
+      "a baseline key is never a bwss key; a household cell (the element) is keyed with the element, a grid cell "
+      "(curl) without")
+with tempfile.TemporaryDirectory() as d:
+    src = os.path.join(d, "src")                       # a copy of the files the key reads, and others
+    for p in list(pk["files"]) + list(pg.get("files", ELEMENT)) + list(OUTSIDE):
+        os.makedirs(os.path.dirname(os.path.join(src, p)), exist_ok=True)
+        shutil.copy(os.path.join(paths.SRC_ROOT, p), os.path.join(src, p))
+
+    def pkey_after(changed, element=False):
+        """The bwss key with the files @changed of the copy changed (then restored)."""
+        was = {}
+        for p in changed:
+            full = os.path.join(src, p)
+            was[p] = open(full, "rb").read()
+            with open(full, "ab") as f:
+                f.write(b"\n/* one more line */\n")
+        try:
+            return baseline.bwss_key(BUILD, src, element, src_root=src)
+        finally:
+            for p, text in was.items():
+                with open(os.path.join(src, p), "wb") as f:
+                    f.write(text)
+    p0, outside = pkey_after([]), pkey_after(OUTSIDE)
+    check(baseline.compare(p0, pk) == [], "a copy of the tree has the tree's bwss key: %s" % baseline.compare(p0, pk))
+    if ELEMENT_BUILT:
+        g0 = pkey_after([], True)
+        check(baseline.compare(g0, pg) == [], "... and with the element: %s" % baseline.compare(g0, pg))
+        check(baseline.compare(g0, pkey_after(ELEMENT, True)) == ["%s changed" % p for p in sorted(ELEMENT)],
+              "bwss rule: the element changed, a GStreamer client: run again, each file named")
+    rules = [
+        ("the docs, the analysis, the matrix, the model and its tests changed: kept",
+         baseline.compare(p0, outside), []),
+        ("the laws, their parameters, the domain, the shim, bwssd, bwss-run, bwss-top, the lab's reader changed: "
+         "run again, each named", baseline.compare(p0, pkey_after(PRODUCT)), ["%s changed" % p for p in sorted(PRODUCT)]),
+        ("the element changed, curl clients: kept (no process of theirs loads it)",
+         baseline.compare(p0, pkey_after(ELEMENT)), []),
+        ("another kernel: run again", baseline.compare(p0, dict(p0, kernel="6.1.0-28-amd64")),
+         ["kernel %s, now 6.1.0-28-amd64" % p0["kernel"]]),
+        ("another GLib: run again", baseline.compare(p0, dict(p0, tools=dict(p0["tools"], **{"libglib2.0-0": "2.84.4-3"}))),
+         ["package libglib2.0-0 %s, now 2.84.4-3" % p0["tools"]["libglib2.0-0"]]),
+        ("a build whose bwss key cannot be made: nothing reused", baseline.compare(p0, {"none": "stale"}),
+         ["this build's key cannot be made: stale"]),
+    ]
+    for what, got, want in rules:
+        check(got == want, "bwss rule: %s (%s)" % (what, got))
+    # the rules file bwssd reads when the library starts it, and the environment the runner passes on
+    was = dict(os.environ)
+    try:
+        os.makedirs(os.path.join(d, "config", "bwss"))
+        with open(os.path.join(d, "config", "bwss", "rules.conf"), "w") as f:
+            f.write("[default]\nweight=1\n")
+        os.environ.update(XDG_CONFIG_HOME=os.path.join(d, "config"), GST_DEBUG="bwss*:6",
+                          BWSS_DOMAIN="x", GST_PLUGIN_PATH="/elsewhere")
+        rules_now, env_now = baseline.rules_in_force(BUILD), baseline.environment()
+    finally:
+        os.environ.clear()
+        os.environ.update(was)
+    why = baseline.compare(p0, dict(p0, rules=rules_now, environment=env_now))
+    check(rules_now.startswith(os.path.join(d, "config", "bwss", "rules.conf") + " ") and len(why) == 2
+          and why[0] == "bwssd's rules %s, now %s" % (p0["rules"], rules_now)
+          and why[1] == "environment variable GST_DEBUG %s, now bwss*:6" % p0["environment"].get("GST_DEBUG", "absent")
+          and "BWSS_DOMAIN" not in env_now and "GST_PLUGIN_PATH" not in env_now,
+          "a user's rules file, a GST_DEBUG: run again; what the runner sets itself (BWSS_DOMAIN, GST_PLUGIN_PATH) "
+          "is not the key's: %s" % why)
+
+    # the matrix's rules on a bwss run of the grid's cell A made on REV under p0
+    cell = next(c for c in matrix.cells() if c.name == A)
+    prev, out = os.path.join(d, "prev"), os.path.join(d, "out")
+    made = dict(summary("bwss"), parameters=cell.scenario().parameters(), baseline=k0,
+                matrix={"cell": A, "commit": REV, "date": "2026-11-26", "key": p0})
+    os.makedirs(os.path.join(prev, A, "bwss"))
+    with open(os.path.join(prev, A, "bwss", "summary.json"), "w") as f:
+        json.dump(made, f)
+    OTHER = "0123456789ab"
+    ctl = pkey_after(["libbwss/lib/laws/controller.c"])
+    for what, s, k, action, word in (
+            ("the same key", made, p0, "reuse", os.path.join(prev, A, "bwss")),
+            ("the docs and the analysis changed", made, outside, "reuse", prev),
+            ("controller.c changed", made, ctl, "run",
+             "made on %s, not %s; libbwss/lib/laws/controller.c changed" % (REV, OTHER)),
+            ("made by bwss-lab run (no key)", dict(made, matrix={"cell": A, "commit": REV}), p0, "run",
+             "carries no bwss key"),
+            ("made on a tree with changes", dict(made, matrix=dict(made["matrix"], commit=REV + "+")), p0, "run",
+             "a tree with changes: not reused"),
+            ("other parameters", dict(made, parameters=dict(made["parameters"], link_kbps=20000)), p0, "run",
+             "parameters differ from the cell's: link_kbps")):
+        with open(os.path.join(prev, A, "bwss", "summary.json"), "w") as f:
+            json.dump(s, f)
+        steps = matrix.plan(out, cell, ("bwss",), OTHER, k0, [prev], pkey=k)
+        check(steps[0][1] == action and word in steps[0][2],
+              "--baselines-from, a bwss run, %s: %s (%s)" % (what, steps[0][1], steps[0][2]))
+    with open(os.path.join(prev, A, "bwss", "summary.json"), "w") as f:
+        json.dump(made, f)
+    check(matrix.plan(prev, cell, ("bwss",), OTHER, k0, pkey=p0)[0][:2] == ("bwss", "keep")
+          and matrix.plan(prev, cell, ("bwss",), OTHER, k0, pkey=ctl)[0][1] == "run"
+          and matrix.plan(prev, cell, ("bwss",), OTHER, k0)[0][1] == "run",
+          "in --out: kept on another commit under the same key, run again under another or with none")
+    check(matrix.made_under(p0, BUILD, cell.scenario(), now=p0) is p0
+          and "the build changed while the run ran: libbwss/lib/laws/controller.c changed"
+          == matrix.made_under(p0, BUILD, cell.scenario(), now=ctl).get("none")
+          and "none" in matrix.made_under({"none": "stale"}, BUILD, cell.scenario(), now=p0),
+          "a run records the key read before it where the build still has it after; else none")
+    s = matrix.mark_reused(json.loads(json.dumps(made)), os.path.join(prev, A, "bwss"), os.path.join(prev, A, "bwss"),
+                           cell, OTHER)
+    r = lab("matrix", "--report-only", "--out", prev, "--report", os.path.join(d, "r.md"), "--build-dir", BUILD)
+    text = open(os.path.join(d, "r.md")).read() if r.returncode == 0 else r.stderr
+    check(s["reused"]["recorded_on"] == REV and s["reused"]["key"] == baseline.digest(p0)
+          and "bwssd's rules" in s["reused"]["why"]
+          and "| %s | - | %s, reused (key %s) | - |" % (A, REV, baseline.digest(p0)) in text
+          and "bwss runs made on %s (1 of 1 reused under their key)" % REV in text,
+          "the report names the bwss run's commit and says reused, with its key: %s" % s["reused"]["why"])
 
 # ---- the targets' bounds, each at its edge ----
 def judged(bwss, tcp=None, ideal=None):

@@ -13,15 +13,18 @@ DURATION-s run.  Drop-tail at a fixed rate is the kernel's tbf; a trace or an
 AQM is the lab's user-space stage (Scenario.stage_bottleneck), and each row
 says which.
 
-Resumable, on one commit: a cell's bwss mode whose summary.json is valid
-and was made on this commit is not run again unless --again; an invalid,
-missing or other commit's one is.  A baseline mode (tcp, ideal: no code of
-bwss runs in them) counts from whichever commit recorded it where its
-baseline key is this build's (baseline.py: the runner, the files the stage
-and the recorder are built from, the kernel, the machine): kept in --out,
-or copied from a --baselines-from directory, and analysed again from its
-raw recording with this commit's analysis; the report says per cell where
-each mode's run came from.  TARGETS is the one table of
+Resumable: a cell's mode whose summary.json is valid and counts for this
+commit is not run again unless --again; an invalid or missing one is.  A
+run counts on the commit it was made on, and on any other whose key for its
+mode is the one it was made under: a baseline mode (tcp, ideal: no code of
+bwss runs in them) under its baseline key (baseline.py: the runner, the
+files the stage and the recorder are built from, the kernel, the machine),
+a bwss mode under its bwss key (that, and everything of bwss the mode
+starts or loads: baseline.bwss_key; recorded by the matrix in the run's
+matrix.key), a bwss run made on a tree with changes on no other.  Such a
+run is kept in --out, or copied from a --baselines-from directory, and
+analysed again from its raw recording with this commit's analysis; the
+report says per cell where each mode's run came from.  TARGETS is the one table of
 what bwss must achieve in a cell of the grid, HOUSEHOLD_TARGETS in a cell of
 the household; the report's first sections count the cells where it did."""
 import datetime
@@ -328,28 +331,45 @@ def clean(rev):
     return bool(rev) and not rev.endswith("+") and not rev.startswith("unknown")
 
 
-def not_counted(s, mode, cell, rev, bkey):
+def recorded_key(s, mode):
+    """The key run s of mode was made under: a baseline mode's as the run
+    recorded it (baseline), a bwss mode's as the matrix did (matrix.key:
+    bwss-lab run records the baseline key alone)."""
+    if mode in baseline.BASELINE_MODES:
+        return s.get("baseline")
+    return (s.get("matrix") or {}).get("key")
+
+
+def not_counted(s, mode, cell, rev, bkey, pkey=None):
     """Why the valid run s of mode does not count for commit rev's report
-    (empty: it counts).  A bwss mode counts only when made on rev; a
-    baseline mode when its baseline key is bkey (this build's, for the
-    cell: baseline.with_scenario) and its parameters are the cell's."""
+    (empty: it counts).  A run counts when made on rev, or when its key is
+    this build's (bkey for a baseline mode; pkey, baseline.bwss_key_for, for
+    a bwss mode) and its parameters are the cell's; a bwss run made on a
+    tree with changes never counts (its commit names no tree it ran)."""
+    made = run_commit(s)
     if mode not in baseline.BASELINE_MODES:
-        made = run_commit(s)
-        if made != rev:
+        if made == rev:
+            return [] if clean(rev) else ["made on %s, a tree with changes (commit, then run)" % rev]
+        if not clean(made):
+            return ["made on %s, a tree with changes: not reused" % made]
+        if pkey is None:
             return ["made on %s, not %s" % (made, rev)]
-        return [] if clean(rev) else ["made on %s, a tree with changes (commit, then run)" % rev]
-    why = baseline.unkeyed(cell.scenario()) + baseline.compare(s.get("baseline"), bkey)
+        why = baseline.compare(recorded_key(s, mode), pkey)
+        why = ["made on %s, not %s; %s" % (made, rev, w) for w in why[:1]] + why[1:]
+    else:
+        why = baseline.compare(recorded_key(s, mode), bkey)
+    why = baseline.unkeyed(cell.scenario(), mode) + why
     diff = baseline.same_parameters(s.get("parameters"), cell.scenario())
     if diff:
         why.append("its parameters differ from the cell's: " + ", ".join(diff))
     return why
 
 
-def plan(out, cell, modes, rev, bkey, sources=(), again=False):
+def plan(out, cell, modes, rev, bkey, sources=(), again=False, pkey=None):
     """What becomes of each of cell's modes: [(mode, action, detail)],
     action "keep" (its run in out counts), "reuse" (detail: the run
-    directory, under one of sources, of a baseline run that counts), or
-    "run" (detail: why nothing counts)."""
+    directory, under one of sources, of a run that counts: not_counted()
+    with the keys bkey and pkey), or "run" (detail: why nothing counts)."""
     runs = load(out, cell, modes)
     res = []
     for m in modes:
@@ -362,33 +382,32 @@ def plan(out, cell, modes, rev, bkey, sources=(), again=False):
         elif not s.get("valid"):
             why = ["invalid"]
         else:
-            why = not_counted(s, m, cell, rev, bkey)
+            why = not_counted(s, m, cell, rev, bkey, pkey)
             if not why:
                 res.append((m, "keep", "made on %s" % run_commit(s)))
                 continue
         found = None
-        if m in baseline.BASELINE_MODES:
-            for src in sources:
-                where = os.path.join(os.path.abspath(src), cell.name, m)
-                other = load(src, cell, [m]).get(m)
-                if other is None:
-                    continue
-                no = not_counted(other, m, cell, rev, bkey) if other.get("valid") else ["invalid"]
-                if not no:
-                    found = where
-                    break
-                why.append("%s: %s" % (where, "; ".join(no)))
+        for src in sources:
+            where = os.path.join(os.path.abspath(src), cell.name, m)
+            other = load(src, cell, [m]).get(m)
+            if other is None:
+                continue
+            no = not_counted(other, m, cell, rev, bkey, pkey) if other.get("valid") else ["invalid"]
+            if not no:
+                found = where
+                break
+            why.append("%s: %s" % (where, "; ".join(no)))
         res.append((m, "reuse", found) if found else (m, "run", "; ".join(why)))
     return res
 
 
-def pending(out, cell, modes, rev, bkey, sources=(), again=False):
+def pending(out, cell, modes, rev, bkey, sources=(), again=False, pkey=None):
     """The modes of cell still to run (plan's "run")."""
-    return [m for m, action, _ in plan(out, cell, modes, rev, bkey, sources, again) if action == "run"]
+    return [m for m, action, _ in plan(out, cell, modes, rev, bkey, sources, again, pkey) if action == "run"]
 
 
 def reuse(src_dir, dst_dir, cell, rev, build_dir, reanalyse):
-    """Copies the baseline run in src_dir to dst_dir (what dst_dir held is
+    """Copies the run in src_dir to dst_dir (what dst_dir held is
     moved aside first: paths.keep_earlier) and analyses it again with this
     commit's analysis (reanalyse: cli.reanalyse_run); records where it came
     from and why it counts ("reused").  Returns its summary."""
@@ -400,12 +419,13 @@ def reuse(src_dir, dst_dir, cell, rev, build_dir, reanalyse):
 
 
 def mark_reused(s, src_dir, dst_dir, cell, rev):
-    """Records in the baseline run s (now in dst_dir) that it counts for
-    commit rev's report though made on another: where it came from, its
-    key, why ("reused")."""
+    """Records in the run s (now in dst_dir) that it counts for commit
+    rev's report though made on another: where it came from, its key, why
+    ("reused")."""
+    k = recorded_key(s, s.get("mode"))
     s["reused"] = {"from": src_dir, "recorded_on": run_commit(s), "for": rev,
-                   "date": datetime.date.today().isoformat(), "key": baseline.digest(s["baseline"]),
-                   "why": baseline.why_counts(s["baseline"], run_commit(s))}
+                   "date": datetime.date.today().isoformat(), "key": baseline.digest(k),
+                   "why": baseline.why_counts(k, run_commit(s))}
     s.setdefault("matrix", {"cell": cell.name, "where": cell.where(), "commit": run_commit(s),
                             "date": datetime.date.fromtimestamp(
                                 report._get(s, "host", "started_unix") or 0).isoformat()})
@@ -431,6 +451,19 @@ def commit(build_dir=None):
     except (OSError, subprocess.CalledProcessError):
         return "unknown (%s)" % root
     return head + ("+" if dirty else "")
+
+
+def made_under(before, build_dir, sc, now=None):
+    """The key a bwss run of scenario sc was made under: before, the key
+    read before it, where the build still has it after the run (now: the
+    key read again, baseline.bwss_key_for); else {"none": why} (the build
+    changed while it ran: what ran is unknown)."""
+    if now is None:
+        now = baseline.with_scenario(baseline.bwss_key(build_dir, paths.SRC_ROOT, baseline.element_keyed(sc)), sc)
+    if "none" in before:
+        return before
+    changed = baseline.compare(before, now)
+    return before if not changed else {"none": "the build changed while the run ran: " + "; ".join(changed[:3])}
 
 
 def parse_modes(text, adopt=False):
@@ -474,14 +507,20 @@ def run(args, run_once, check_tools, command, reanalyse):
     signal.signal(signal.SIGTERM, on_signal)
     rev = commit(build_dir)
     bkey = baseline.key(build_dir, paths.SRC_ROOT)
+    pkeys = baseline.bwss_keys(build_dir, paths.SRC_ROOT)
     sources = [os.path.abspath(d) for d in args.baselines_from or []]
     print("baseline key: %s" % ("none, no baseline run kept or reused (%s)" % bkey["none"] if "none" in bkey
                                 else "%s (a tcp or ideal run with it counts, from any commit)" % baseline.digest(bkey)),
           flush=True)
+    for element, pk in sorted(pkeys.items()):
+        print("bwss key%s: %s" % (" (a GStreamer client)" if element else "", "none, no bwss run of another commit "
+                                  "counts (%s)" % pk["none"] if "none" in pk else
+                                  "%s (a bwss run with it counts, from any commit)" % baseline.digest(pk)), flush=True)
     failed, invalid, faults = [], [], []
     for k, c in enumerate(chosen):
+        pkey = baseline.bwss_key_for(pkeys, c.scenario())
         steps = plan(out, c, cell_modes(c, modes), rev, baseline.with_scenario(bkey, c.scenario()), sources,
-                     args.again)
+                     args.again, pkey)
         print("cell %d of %d: %s (%s) — %s" % (k + 1, len(chosen), c.name, c.where(), "; ".join(
             "%s %s" % (m, {"keep": "kept (%s)", "reuse": "reused from %s", "run": "to run (%s)"}[a] % d)
             for m, a, d in steps)), flush=True)
@@ -489,10 +528,9 @@ def run(args, run_once, check_tools, command, reanalyse):
         for m, action, detail in steps:
             d = os.path.join(out, c.name, m)
             s = load(out, c, [m]).get(m, {})
-            if action == "keep" and m in baseline.BASELINE_MODES and s.get("analysed") != rev:
+            if action == "keep" and s.get("analysed") != rev:
                 s = reanalyse(d, build_dir, c.scenario())     # its figures from this commit's analysis
-            if (action == "keep" and m in baseline.BASELINE_MODES and run_commit(s) != rev
-                    and (s.get("reused") or {}).get("for") != rev):
+            if action == "keep" and run_commit(s) != rev and (s.get("reused") or {}).get("for") != rev:
                 s = mark_reused(s, d, d, c, rev)
             elif action == "reuse":
                 s = reuse(detail, d, c, rev, build_dir, reanalyse)
@@ -516,6 +554,8 @@ def run(args, run_once, check_tools, command, reanalyse):
                 s = json.load(f)
             s["matrix"] = {"cell": c.name, "where": c.where(), "commit": rev,
                            "date": datetime.date.today().isoformat()}
+            if m not in baseline.BASELINE_MODES:
+                s["matrix"]["key"] = made_under(pkey, build_dir, c.scenario())
             with open(path, "w") as f:
                 json.dump(s, f, indent=2)
             if not s.get("valid"):
@@ -670,14 +710,17 @@ def origin(s):
 def origins(every, out, modes):
     """The report's section "Where the runs come from"."""
     lines = ["## Where the runs come from", "",
-             "A bwss run counts only on the commit it was made on. A tcp or ideal run runs none of bwss's "
-             "code (docs/lab.md, \"Baseline runs\"): it counts on any commit whose baseline key is the one "
-             "it was recorded with (`tests/lab/bwsslab/baseline.py`: the SHA-256 of the lab's runner, of "
-             "every file the delay stage and the recorder are compiled from, their compile commands and "
-             "compiler; the kernel, the machine and the packages its clients and servers come from), and "
-             "it is analysed again from its raw recording with this commit's analysis. Per cell and mode: "
-             "the commit its run was made on, `reused` where another commit's run counts under its key "
-             "(its first 12 hex digits; the run's `summary.json` says why, field `reused`).", "",
+             "A run counts on the commit it was made on, and on any commit whose key for its mode is the one "
+             "it was made under (docs/lab.md, \"Baseline runs\" and \"bwss runs\"; "
+             "`tests/lab/bwsslab/baseline.py`). A tcp or ideal run runs none of bwss's code: its key is the "
+             "SHA-256 of the lab's runner, of every file the delay stage and the recorder are compiled from, "
+             "their compile commands and compiler; the kernel, the machine and the packages its clients and "
+             "servers come from. A bwss run's key is that and every file bwss's programs, shim, element "
+             "(where a GStreamer client runs) and libbwss are compiled from, their commands, the packages of "
+             "the libraries they load, bwssd's rules in force and the environment. A reused run is analysed "
+             "again from its raw recording with this commit's analysis. Per cell and mode: the commit its run "
+             "was made on, `reused` where another commit's run counts under its key (its first 12 hex "
+             "digits; the run's `summary.json` says why, field `reused`).", "",
              "| cell | %s |" % " | ".join(modes), "|---|%s" % ("---|" * len(modes))]
     for c in every:
         runs = load(out, c, cell_modes(c, modes))
@@ -701,11 +744,12 @@ def write_report(out, path, command, modes, rev=None):
     mode_list = " / ".join(modes)
     hh_modes = cell_modes(household[0], modes)
     lines = ["# The bottleneck matrix", "",
-             "Generated by `tests/lab/bwss-lab matrix` on %s (runs of %s)%s; bwss runs from commit %s, "
-             "tcp and ideal runs made on %s (%d of %d reused under their baseline key: \"Where the runs "
-             "come from\"); machine: %s." % (
+             "Generated by `tests/lab/bwss-lab matrix` on %s (runs of %s)%s; bwss runs made on %s "
+             "(%d of %d reused under their key), tcp and ideal runs made on %s (%d of %d reused under their "
+             "baseline key: \"Where the runs come from\"); machine: %s." % (
                  datetime.date.today().isoformat(), ", ".join(dates) or "-",
-                 " for commit %s" % rev if rev else "", _commits(ours), _commits(base),
+                 " for commit %s" % rev if rev else "", _commits(ours),
+                 sum(1 for s in ours if s.get("reused")), len(ours), _commits(base),
                  sum(1 for s in base if s.get("reused")), len(base), report.machine()), "",
              "Command:", "", "    " + command, "",
              "`streaming`'s shape scaled to the link L: a constant-rate video of %d %% of L (its minimum "
