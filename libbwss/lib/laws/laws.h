@@ -311,6 +311,8 @@ typedef struct {
   /* beside traffic the loop does not control (capacity-compete.c) */
   double    foreign_score;    /* TRACK: the share of the detector's memory in which the
                                * queue stood while σ held the downloads down, [0, 1] */
+  uint64_t  foreign_bare_at_us; /* TRACK: the last reading of a foreign queue with no flow
+                               * above its minimum (no backlog of ours beside it), 0 = none */
   double    link_alone_bps;   /* the most U reached with the queue ours and at its
                                * target: the link this host has to itself, 0 = unknown */
   uint64_t  compete_probe_at_us;   /* COMPETE: the next drain is due, µs */
