@@ -2741,10 +2741,13 @@ test_trace_matrix_wifi_fq_20m (void)
  * with: competing only takes the video's share).  With the headers the
  * link leaves ~94 kbit/s of payload beside the video and the UDP, and
  * after the onset the detector meets σ at the minima, the downloads at
- * their floors and the onset's queue standing at 100-125 ms — but the video
- * at about 530 kbit/s, catching up what its losses held back: its own
- * backlog fills that queue, and the detector's first reading lacks
- * "above-min" until a queue stands with no flow above its minimum.
+ * their floors and the onset's queue standing at 100-125 ms, the video at
+ * about 530 kbit/s catching up what its losses held back (readings that
+ * count: the minimum was owed it), and then, its debt repaid, a few per
+ * cent above its minimum on a window its own queue lengthens — the queue
+ * its own, the readings "above-min" (read as foreign, they take 2 of the
+ * 20 runs into COMPETE, for 13 s and 4 s, the prebuffer 1.89 and 0.80 s;
+ * the lab's runs: docs/lab-results.md).
  * Asserted: no run enters COMPETE, each needs at most ONSET_S of
  * prebuffer (set at the onset), and the first 5 s at most START_LATE_S in
  * every run (the downloads' small SYNs, clamped from their first data,

@@ -29,21 +29,21 @@
  *     the link this host had to itself when the queue was its own (if it
  *     knows it: a video whose window covers a queue it made moves all of
  *     the link), and the queue still stands above its target and band;
- *     and, while a flow with a minimum moves above it by more than α, a
- *     queue stood with none above its minimum within the last
- *     compete_detect_us (below, "bare").  A flow above its minimum has a
- *     backlog of its own to send — a player's fragment fetched as fast as
- *     the link lets it, the catch-up of what a loss or a UDP onset held
- *     back — and beside inelastic traffic that backlog alone holds the
- *     queue up: the UDP takes its constant share, the video takes the
- *     rest, and the queue stands until the backlog is gone, whatever σ
- *     does (a video at 1.07-1.23 × its minimum beside a UDP stream read
- *     as a neighbour for 1-40 s in the model).  An elastic neighbour's
- *     queue stands as well while the video is at its minimum, and the
- *     video meets it between its catch-ups (a neighbour that backs off
- *     after a drop leaves room the video fills, its sawtooth then takes
- *     the room back): so a reading beside our backlog counts only while a
- *     bare one is fresh;
+ *     and no flow with a minimum moves above it by more than α while the
+ *     minima are owed nothing.  A source sends above its minimum for one
+ *     of two reasons.  It catches up what the link held back (the minima
+ *     fell short, and were owed it: a neighbour's queue took the video's
+ *     share, or a UDP onset did) — a reading that says nothing about who
+ *     holds the queue, and counts as it did.  Or it has more of its own to
+ *     send (a player fetching a fragment as fast as the link lets it, a
+ *     window sized with headroom on an RTT its own queue lengthens): owed
+ *     nothing, it fills the queue itself whoever else is there, and beside
+ *     inelastic traffic (UDP) it alone holds that queue up — the UDP takes
+ *     its share, the video the rest, σ at the minima cannot cut it.  Such
+ *     a reading is "neither".  (Beside an elastic neighbour the video at
+ *     its minimum and the queue standing read foreign all the same.)  What
+ *     this does not tell apart: a catch-up after a UDP onset from a catch-up
+ *     after a neighbour's arrival — the same readings, the same debt;
  *     Or, for the floors and the queue above its target, a queue beside a
  *     small share: the flows we control move a small share of the largest
  *     link seen busy (BESIDE_SHARE) while the queue stands tens of ms
@@ -220,14 +220,14 @@ beside_small (const BwssCapacity *c, const CapacityCounts *k)
       && k->u_link <= BESIDE_SHARE * c->link_max_bps;
 }
 
-/* Returns the conditions of a queue we did not make that this decision at
- * @now lacks (BWSS_DETECT_* bits; none: foreign): every download held at
- * its floor, every minimum met, no flow above its allotment, none above
- * its minimum unless a bare reading is fresh, U short of the link we had
- * alone, and still a standing queue — or, for the floor and the queue
- * above its target, a queue beside a small share. */
+/* Returns the conditions of a queue we did not make that this decision
+ * lacks (BWSS_DETECT_* bits; none: foreign): every download held at its
+ * floor, every minimum met, no flow above its allotment, none above its
+ * minimum with nothing owed, U short of the link we had alone, and still a
+ * standing queue — or, for the floor and the queue above its target, a
+ * queue beside a small share. */
 static uint32_t
-lacks (const BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityCounts *k)
+lacks (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
 {
   uint32_t m = 0;
   bool beside = beside_small (c, k);
@@ -239,8 +239,7 @@ lacks (const BwssCapacity *c, const BwssParams *p, uint64_t now, const CapacityC
     m |= BWSS_DETECT_OVERRUN;
   if (k->short_min > 0)
     m |= BWSS_DETECT_SHORT_MIN;
-  if (k->above_min > 0 && !beside
-      && (c->foreign_bare_at_us == 0 || now - c->foreign_bare_at_us > p->compete_detect_us))
+  if (k->above_min > 0 && c->minima_owed_bits <= 0.0 && !beside)
     m |= BWSS_DETECT_ABOVE_MIN;
   if (has_link (c, p, k))
     m |= BWSS_DETECT_HAS_LINK;
@@ -277,7 +276,7 @@ void
 capacity_compete_init (BwssCapacity *c)
 {
   c->foreign_score = 0.0;
-  c->foreign_bare_at_us = 0;
+  c->minima_owed_bits = 0.0;
   c->link_alone_bps = 0.0;
   c->compete_probe_at_us = 0;
   c->compete_drain_until_us = 0;
@@ -317,10 +316,12 @@ capacity_compete_watch (BwssCapacity *c, const BwssParams *p, uint64_t now,
 {
   if (c->phase != BWSS_PHASE_TRACK || interval_us <= 0.0)
     return false;
-  uint32_t missing = lacks (c, p, now, k);
-  /* a queue not ours with no backlog of ours beside it: bare */
-  if (missing == 0 && k->above_min == 0)
-    c->foreign_bare_at_us = now;
+  /* what the minima are owed: their shortfall, less what they moved above
+   * them since */
+  c->minima_owed_bits += (k->minima - k->carried) * interval_us / 1e6;
+  if (c->minima_owed_bits < 0.0)
+    c->minima_owed_bits = 0.0;
+  uint32_t missing = lacks (c, p, k);
   c->detect_seen = missing == 0 ? BWSS_SEEN_FOREIGN : in_hand (k) ? BWSS_SEEN_OURS : BWSS_SEEN_NEITHER;
   c->detect_missing = missing | (now < c->compete_hold_until_us ? BWSS_DETECT_HELD : 0u);
   if (c->detect_seen == BWSS_SEEN_FOREIGN)
