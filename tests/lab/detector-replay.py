@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The detector's score (capacity-compete.c) replayed on a run's recorded
 decisions (decisions.txt: bwssd's $BWSS_DECISIONS, or the model's
-$BWSS_SIM_DECISIONS), twice: on the verdicts as recorded, and with the
-reading of a flow above its minimum ("backlog"): a foreign reading with a
-flow whose minimum is positive moving above (1 + ALPHA) times it counts only
-within DETECT_S of a foreign reading with none above ("bare"); otherwise it
-leaves the score where it is.
+$BWSS_SIM_DECISIONS), three times: on the verdicts as recorded, and with
+two readings of a flow above its minimum (a flow whose minimum is positive
+moving above (1 + ALPHA) times it: "beside a backlog").  "owed"
+(capacity-compete.c): such a foreign reading leaves the score where it is
+while the minima are owed nothing (their shortfall in TRACK, Σ (m − R)·dt,
+less what they moved above them since).  "bare": it counts only within
+DETECT_S of a foreign reading with no flow above its minimum.
 
 For each file: the entries recorded, the first time each replay reaches
 ENTER and the largest score it held before, the foreign readings and those
@@ -30,31 +32,39 @@ ENTER = 0.75         # params.c: compete_enter
 
 
 def readings(lines):
-    """(t, decision, beside a backlog) for each decision in lines."""
+    """(t, decision, beside a backlog, minima − what the flows with a minimum
+    moved, bit/s) for each decision in lines."""
     out, cur, flows = [], None, []
     for d in lines + [None]:
         if d is not None and d.get("flow"):
             flows.append(d)
             continue
         if cur is not None:
-            above = any(f["min"] > 0 and f["rate"] > (1 + ALPHA) * f["min"] for f in flows)
-            out.append((cur["t"], cur, above))
+            mins = [f for f in flows if f["min"] > 0]
+            above = any(f["rate"] > (1 + ALPHA) * f["min"] for f in mins)
+            short = sum(f["min"] - (f["rate"] if f["rate"] >= 0 else f["min"]) for f in mins)
+            out.append((cur["t"], cur, above, short))
         cur, flows = d, []
     return out
 
 
+RULES = ("recorded", "owed", "bare")
+
+
 def replay(recs):
-    """The two replays of recs: {"recorded": (entry or None, peak), "bare": ...}
-    and the counts of foreign readings and of those beside a backlog."""
-    score = {"recorded": 0.0, "bare": 0.0}
-    entry = {"recorded": None, "bare": None}
-    peak = {"recorded": 0.0, "bare": 0.0}
-    bare_at, prev, foreign, beside = None, None, 0, 0
-    for t, d, above in recs:
-        interval = min(t - prev, 2 * DECISION_MIN_S) if prev is not None else 0.0
+    """The replays of recs: {rule: (entry or None, peak)} and the counts of
+    foreign readings and of those beside a backlog."""
+    score = dict.fromkeys(RULES, 0.0)
+    entry = dict.fromkeys(RULES)
+    peak = dict.fromkeys(RULES, 0.0)
+    bare_at, prev, foreign, beside, owed = None, None, 0, 0, 0.0
+    for t, d, above, short in recs:
+        since = t - prev if prev is not None else 0.0
+        interval = min(since, 2 * DECISION_MIN_S)
         prev = t
         if d["phase"] != "track" and d.get("rule") != "enter":
             continue
+        owed = max(0.0, owed + short * since)
         w = min(1.0, interval / DETECT_S)
         moves = {}
         if d["seen"] == "foreign":
@@ -63,10 +73,12 @@ def replay(recs):
             if not above:
                 bare_at = t
             moves["recorded"] = 1.0
+            if not above or owed > 0.0:
+                moves["owed"] = 1.0
             if not above or (bare_at is not None and t - bare_at <= DETECT_S):
                 moves["bare"] = 1.0
         elif d["seen"] == "ours":
-            moves = {"recorded": 0.0, "bare": 0.0}
+            moves = dict.fromkeys(RULES, 0.0)
         for k, x in moves.items():
             score[k] += w * (x - score[k])
         for k in score:
@@ -85,10 +97,10 @@ def main(paths):
         r, foreign, beside = replay(readings(lines))
         t0 = lines[0]["t"] if lines else 0.0
         show = lambda e: "%.1f s" % (e[0] - t0) if e[0] is not None else "none (peak %.2f)" % e[1]
-        print("%s: recorded entries %s; replayed as recorded %s, with the bare reading %s; "
+        print("%s: recorded entries %s; replayed as recorded %s, owed %s, bare %s; "
               "foreign %d, beside a backlog %d (%.0f %%)"
               % (path, " ".join("%.1f s" % (e - t0) for e in recorded[:3]) or "none",
-                 show(r["recorded"]), show(r["bare"]), foreign, beside,
+                 show(r["recorded"]), show(r["owed"]), show(r["bare"]), foreign, beside,
                  100.0 * beside / foreign if foreign else 0.0))
     return 0
 

@@ -1,15 +1,19 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # alone-spread.sh BUILD [PHASES] — the model's cells with nobody else on the
-# link where the delay loop has entered COMPETE (adaptive3 and -latch: four
-# player views each; first-second-join; fig7-udp: twenty runs) at each
-# controller tick phase 0 .. PHASES-1 ms (default 10;
+# link where the delay loop has entered COMPETE (adaptive3 and -latch:
+# its player's four views, first-second-join; fig7-udp: twenty runs) at
+# each controller tick phase 0 .. PHASES-1 ms (default 10;
 # BWSS_SIM_TICK_PHASE_MS, tests/unit/sim.h), and per cell and phase the
-# seconds in COMPETE of each run that entered (sim_free's line), as a
-# markdown table; fig7-udp runs its ten phases itself, under both receiver
-# RTTs: its row gives the seconds of each of its twenty runs that entered.  Every such second is
-# a false entry.  A tool to judge a detector change against (run it before
-# and after), not a test: a phase whose assertions fail is marked "F".
+# seconds in COMPETE (adaptive3: of each view, in test-player's order —
+# the minimum and the weight always, the element, the tracer before, the
+# tracer; a build whose test does not print them, and first-second-join:
+# of each run that entered, sim_free's line, joined by "+"),
+# as a markdown table; fig7-udp runs its ten phases itself, under both
+# receiver RTTs: its row gives the seconds of each of its runs that
+# entered.  Every such second is a false entry.  A tool to judge a
+# detector change against (run it before and after), not a test: a phase
+# whose assertions fail is marked "F".
 set -u
 build=${1:?usage: alone-spread.sh BUILD [PHASES]} phases=${2:-10}
 dir="$build/tests/unit"
@@ -20,7 +24,9 @@ row () {
   for ((ph = 0; ph < phases; ph++)); do
     out=$(BWSS_SIM_TICK_PHASE_MS=$ph "$dir/$exe" -p "$path" --verbose 2>&1)
     local secs
-    secs=$(printf '%s\n' "$out" | sed -nE 's/.*COMPETE in ([0-9]+) of [0-9]+ s.*/\1/p' | paste -sd+ -)
+    secs=$(printf '%s\n' "$out" | sed -nE 's/.*slow\), COMPETE ([0-9]+) s.*/\1/p' | paste -sd/ -)
+    [ -n "$secs" ] ||
+      secs=$(printf '%s\n' "$out" | sed -nE 's/.*COMPETE in ([0-9]+) of [0-9]+ s.*/\1/p' | paste -sd+ -)
     local cell=${secs:--}
     printf '%s\n' "$out" | grep -q 'Bail out' && cell="${secs:-}F"
     cells="$cells $ph:$cell"

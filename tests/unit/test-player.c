@@ -308,9 +308,9 @@ report (const char *name, bool latch, const Result *r)
    * video fetched and the UDP */
   double left = 960e3 - r->video - r->cross;
   g_test_message ("%s, %s: video %.0f, downloads %.0f (%.1f %% of %.0f left), stalls %u, "
-                  "fragments %u (%u slow)", name, latch ? "rcv_rtt latched" : "rcv_rtt 1/8 average",
+                  "fragments %u (%u slow), COMPETE %u s", name, latch ? "rcv_rtt latched" : "rcv_rtt 1/8 average",
                   r->video, r->downloads, 100 * r->downloads / left, left, r->stalls, r->fragments,
-                  r->slow);
+                  r->slow, r->compete);
   return r->downloads / left;
 }
 
