@@ -2745,7 +2745,7 @@ test_trace_matrix_wifi_fq_20m (void)
  * about 530 kbit/s catching up what its losses held back (readings that
  * count: the minimum was owed it), and then, its debt repaid, a few per
  * cent above its minimum on a window its own queue lengthens — the queue
- * its own, the readings "above-min" (read as foreign, they take 2 of the
+ * its own, the readings lack "overrun" (read as foreign, they take 2 of the
  * 20 runs into COMPETE, for 13 s and 4 s, the prebuffer 1.89 and 0.80 s;
  * the lab's runs: docs/lab-results.md).
  * Asserted: no run enters COMPETE, each needs at most ONSET_S of

@@ -455,8 +455,7 @@ enum {
   BWSS_DETECT_SHORT_MIN = 1u << 3,  /* a flow below its minimum */
   BWSS_DETECT_HAS_LINK  = 1u << 4,  /* this host moves the link it had to itself */
   BWSS_DETECT_NO_QUEUE  = 1u << 5,  /* the queue not above its target and band */
-  BWSS_DETECT_HELD      = 1u << 6,  /* entry barred: COMPETE failed the video lately */
-  BWSS_DETECT_ABOVE_MIN = 1u << 7   /* a flow with a minimum above it: the queue may be its backlog */
+  BWSS_DETECT_HELD      = 1u << 6   /* entry barred: COMPETE failed the video lately */
 };
 
 typedef struct {

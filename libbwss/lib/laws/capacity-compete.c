@@ -40,7 +40,8 @@
  *     nothing, it fills the queue itself whoever else is there, and beside
  *     inelastic traffic (UDP) it alone holds that queue up — the UDP takes
  *     its share, the video the rest, σ at the minima cannot cut it.  Such
- *     a reading is "neither".  (Beside an elastic neighbour the video at
+ *     a reading is "neither" (it lacks "overrun", the bit of a flow that
+ *     may fill the queue itself).  (Beside an elastic neighbour the video at
  *     its minimum and the queue standing read foreign all the same.)  What
  *     this does not tell apart: a catch-up after a UDP onset from a catch-up
  *     after a neighbour's arrival — the same readings, the same debt;
@@ -235,12 +236,12 @@ lacks (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
     m |= BWSS_DETECT_NO_BULK;
   else if (k->bulk_floored < k->bulk && !beside)
     m |= BWSS_DETECT_UNFLOORED;
-  if (k->overrun > 0)
+  /* a flow that may fill the queue itself: released well above its
+   * allotment, or above its minimum with the minima owed nothing */
+  if (k->overrun > 0 || (k->above_min > 0 && c->minima_owed_bits <= 0.0 && !beside))
     m |= BWSS_DETECT_OVERRUN;
   if (k->short_min > 0)
     m |= BWSS_DETECT_SHORT_MIN;
-  if (k->above_min > 0 && c->minima_owed_bits <= 0.0 && !beside)
-    m |= BWSS_DETECT_ABOVE_MIN;
   if (has_link (c, p, k))
     m |= BWSS_DETECT_HAS_LINK;
   if (!over_target (k) && !beside)

@@ -6,7 +6,6 @@
 
 static const char *const detect_names[] = {
   "no-bulk", "unfloored", "overrun", "short-min", "has-link", "no-queue", "held",
-  "above-min",
 };
 
 static const char *
