@@ -2767,28 +2767,26 @@ test_trace_matrix_wifi_fq_20m (void)
  * queue: COMPETE there is a false entry (the UDP is no neighbour to compete
  * with: competing only takes the video's share).  With the headers the
  * link leaves ~94 kbit/s of payload beside the video and the UDP, and
- * after the onset the detector meets what it reads as somebody else's
- * queue: σ at the minima, the downloads at their floors, the video at
- * about 530 kbit/s catching up what its losses held back, the onset's
- * queue standing at 100-125 ms.  The laws enter COMPETE in 2 of the 20
- * runs (before 6.16 at +1 ms for 13 s from about 34 s, the required
- * prebuffer 1.89 s; 6.16+ at +4 ms for 4 s, 0.80 s), as the lab's did in
- * 3 of 7 (docs/lab-results.md); the other runs need 0.13-0.54 s, set at
- * the onset.  Asserted, the false entry as the model reaches it: one or
- * two runs of the 20 in COMPETE, at most COMPETE_S each, their prebuffer
- * at most ENTERED_S, the others' at most ONSET_S; and the first 5 s need
- * at most START_LATE_S in every run (the downloads' small SYNs, clamped
- * from their first data, leave the first second the video's). */
+ * after the onset the detector meets σ at the minima, the downloads at
+ * their floors and the onset's queue standing at 100-125 ms, the video at
+ * about 530 kbit/s catching up what its losses held back (readings that
+ * count: the minimum was owed it), and then, its debt repaid, a few per
+ * cent above its minimum on a window its own queue lengthens — the queue
+ * its own, the readings lack "overrun" (read as foreign, they take 2 of the
+ * 20 runs into COMPETE, for 13 s and 4 s, the prebuffer 1.89 and 0.80 s;
+ * the lab's runs: docs/lab-results.md).
+ * Asserted: no run enters COMPETE, each needs at most ONSET_S of
+ * prebuffer (set at the onset), and the first 5 s at most START_LATE_S in
+ * every run (the downloads' small SYNs, clamped from their first data,
+ * leave the first second the video's). */
 static void
 test_compete_fig7_udp (void)
 {
-  enum { COMPETE_S = 13 };
-  const double ENTERED_S = 1.90, ONSET_S = 0.55;
+  const double ONSET_S = 0.55;
   const Cell fig7 = { "Fig. 7 960k drop-tail", 960e3, 0.150, 0.0, false, 496e3, 2, 1, rtt_30,
                       320e3, TRACE_FIXED, true, 2.0 * MODEL_MSS, 0.0, true, 0, 0, 0, 0.0, true,
                       false, false, false };
   unsigned entered = 0;
-  cell_compete_max_s = COMPETE_S;
   for (int latch = 0; latch < 2; latch++)
     for (unsigned k = 0; k < 10; k++) {
       CellResult r = run_cell_at (&fig7, true, latch, k);
@@ -2796,19 +2794,13 @@ test_compete_fig7_udp (void)
                       "at %.1f s), the first 5 s %.2f s; video at >= 90 %% of its minimum %u of %u s",
                       latch ? "6.16+" : "before 6.16", k, r.compete_s, r.prebuffer_s,
                       r.prebuffer_at_s, r.start_late_s, r.at_min_lab, r.counted);
-      if (r.compete_s > 0) {
+      if (r.compete_s > 0)
         entered++;
-        g_assert_cmpuint (r.compete_s, <=, COMPETE_S);
-        g_assert_cmpfloat (r.prebuffer_s, <=, ENTERED_S);
-      } else {
-        g_assert_cmpfloat (r.prebuffer_s, <=, ONSET_S);
-      }
+      g_assert_cmpfloat (r.prebuffer_s, <=, ONSET_S);
       g_assert_cmpfloat (r.start_late_s, <=, START_LATE_S);
     }
-  cell_compete_max_s = 0;
   g_test_message ("runs in COMPETE: %u of 20", entered);
-  g_assert_cmpuint (entered, >=, 1);
-  g_assert_cmpuint (entered, <=, 2);
+  g_assert_cmpuint (entered, ==, 0);
 }
 
 /* Moving links with nobody else on them, against the detector's second

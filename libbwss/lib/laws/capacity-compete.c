@@ -29,6 +29,22 @@
  *     the link this host had to itself when the queue was its own (if it
  *     knows it: a video whose window covers a queue it made moves all of
  *     the link), and the queue still stands above its target and band;
+ *     and no flow with a minimum moves above it by more than α while the
+ *     minima are owed nothing.  A source sends above its minimum for one
+ *     of two reasons.  It catches up what the link held back (the minima
+ *     fell short, and were owed it: a neighbour's queue took the video's
+ *     share, or a UDP onset did) — a reading that says nothing about who
+ *     holds the queue, and counts as it did.  Or it has more of its own to
+ *     send (a player fetching a fragment as fast as the link lets it, a
+ *     window sized with headroom on an RTT its own queue lengthens): owed
+ *     nothing, it fills the queue itself whoever else is there, and beside
+ *     inelastic traffic (UDP) it alone holds that queue up — the UDP takes
+ *     its share, the video the rest, σ at the minima cannot cut it.  Such
+ *     a reading is "neither" (it lacks "overrun", the bit of a flow that
+ *     may fill the queue itself).  (Beside an elastic neighbour the video at
+ *     its minimum and the queue standing read foreign all the same.)  What
+ *     this does not tell apart: a catch-up after a UDP onset from a catch-up
+ *     after a neighbour's arrival — the same readings, the same debt;
  *     Or, for the floors and the queue above its target, a queue beside a
  *     small share: the flows we control move a small share of the largest
  *     link seen busy (BESIDE_SHARE) while the queue stands tens of ms
@@ -207,9 +223,10 @@ beside_small (const BwssCapacity *c, const CapacityCounts *k)
 
 /* Returns the conditions of a queue we did not make that this decision
  * lacks (BWSS_DETECT_* bits; none: foreign): every download held at its
- * floor, every minimum met, no flow above its allotment, U short of the
- * link we had alone, and still a standing queue — or, for the floor and
- * the queue above its target, a queue beside a small share. */
+ * floor, every minimum met, no flow above its allotment, none above its
+ * minimum with nothing owed, U short of the link we had alone, and still a
+ * standing queue — or, for the floor and the queue above its target, a
+ * queue beside a small share. */
 static uint32_t
 lacks (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
 {
@@ -219,7 +236,9 @@ lacks (const BwssCapacity *c, const BwssParams *p, const CapacityCounts *k)
     m |= BWSS_DETECT_NO_BULK;
   else if (k->bulk_floored < k->bulk && !beside)
     m |= BWSS_DETECT_UNFLOORED;
-  if (k->overrun > 0)
+  /* a flow that may fill the queue itself: released well above its
+   * allotment, or above its minimum with the minima owed nothing */
+  if (k->overrun > 0 || (k->above_min > 0 && c->minima_owed_bits <= 0.0 && !beside))
     m |= BWSS_DETECT_OVERRUN;
   if (k->short_min > 0)
     m |= BWSS_DETECT_SHORT_MIN;
@@ -258,6 +277,7 @@ void
 capacity_compete_init (BwssCapacity *c)
 {
   c->foreign_score = 0.0;
+  c->minima_owed_bits = 0.0;
   c->link_alone_bps = 0.0;
   c->compete_probe_at_us = 0;
   c->compete_drain_until_us = 0;
@@ -297,6 +317,11 @@ capacity_compete_watch (BwssCapacity *c, const BwssParams *p, uint64_t now,
 {
   if (c->phase != BWSS_PHASE_TRACK || interval_us <= 0.0)
     return false;
+  /* what the minima are owed: their shortfall, less what they moved above
+   * them since */
+  c->minima_owed_bits += (k->minima - k->carried) * interval_us / 1e6;
+  if (c->minima_owed_bits < 0.0)
+    c->minima_owed_bits = 0.0;
   uint32_t missing = lacks (c, p, k);
   c->detect_seen = missing == 0 ? BWSS_SEEN_FOREIGN : in_hand (k) ? BWSS_SEEN_OURS : BWSS_SEEN_NEITHER;
   c->detect_missing = missing | (now < c->compete_hold_until_us ? BWSS_DETECT_HELD : 0u);

@@ -342,6 +342,11 @@ count_need (CapacityCounts *k, const BwssParams *p, const BwssCapacityFlow *f)
     allotted = floor;
   if (!f->window_limited && f->rate_bps > (1.0 + p->compete_headroom) * allotted)
     k->overrun++;
+  /* above its minimum by more than a decision's slack (α), held by its
+   * window or not: its source has more waiting (a fragment, what a loss
+   * held back), and it may be what holds the queue up */
+  if (f->min_rate_bps > 0.0 && f->rate_bps > (1.0 + p->alpha) * f->min_rate_bps)
+    k->above_min++;
   /* held down by σ: allocated no more than its floor */
   if (f->min_rate_bps <= 0.0) {
     k->bulk++;

@@ -49,6 +49,8 @@ typedef struct {
                         * measured yet at its minimum, bit/s */
   size_t overrun;      /* flows moving well above their target, minimum and floor
                         * (released: a player's fragment): they may fill the queue */
+  size_t above_min;    /* flows (streams, G1) with a minimum moving above (1+α)·m_i, whatever
+                        * holds them: their source's backlog may be what fills the queue */
   size_t groups;       /* streams over several flows judged as one (G1-G3) ... */
   uint64_t group_key[BWSS_CAPACITY_GROUPS];   /* ... their keys ... */
   bool   group_below[BWSS_CAPACITY_GROUPS];   /* ... and which are below their minimum (G2) */

@@ -311,6 +311,9 @@ typedef struct {
   /* beside traffic the loop does not control (capacity-compete.c) */
   double    foreign_score;    /* TRACK: the share of the detector's memory in which the
                                * queue stood while σ held the downloads down, [0, 1] */
+  double    minima_owed_bits; /* TRACK: what the flows with a minimum fell short of it
+                               * (Σ (m_i − R_i)·dt) less what they moved above it since,
+                               * bits, ≥ 0: what their sources hold back to catch up */
   double    link_alone_bps;   /* the most U reached with the queue ours and at its
                                * target: the link this host has to itself, 0 = unknown */
   uint64_t  compete_probe_at_us;   /* COMPETE: the next drain is due, µs */
