@@ -199,11 +199,14 @@ ctl_set_share (Ctl *c, CtlFlow *f, BwssShare share)
   } else if (share == BWSS_SHARE_UNIT) {
     if (proc_cgroup_id (f->key_pid, &key) != 0 || key == 0 || key >> 62)
       return BWSS_ENOENT;
+  } else if (share == BWSS_SHARE_STREAM) {
+    if ((key = f->key_stream) == 0 || key >> 62)
+      return BWSS_EINVAL;
   } else if (share != BWSS_SHARE_FLOW) {
     return BWSS_EINVAL;
   }
   if (key)
-    group = (guint64) share << 62 | key;   /* a process and a unit never meet */
+    group = (guint64) share << 62 | key;   /* a process, a unit and a stream never meet */
   f->share = share;
   if (group != f->group && c->laws && !f->released) {
     bwss_controller_set_group (c->laws, f->id, group, bwss__clock_now_us ());

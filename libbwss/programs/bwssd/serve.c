@@ -74,6 +74,16 @@ client_free (gpointer data)
   g_free (cl);
 }
 
+/* The key of @cl's stream @stream (0: none): its connection's fd and the
+ * number, so that two clients' streams never meet (a client's flows leave
+ * bwssd before its fd is closed) and the key stays below 2^62 (an fd is
+ * below 2^30, the kernel's nr_open). */
+static guint64
+stream_key (Client *cl, guint32 stream)
+{
+  return stream ? (guint64) cl->fd << 32 | stream : 0;
+}
+
 /* The display pid of a flow a client says is @owner's: that process if it
  * is this user's, else the client's own. */
 static pid_t
@@ -94,6 +104,7 @@ on_update (Client *cl, CtlFlow *f, const WireFlow *m)
     return;
   ctl_set_prefs (cl->s->ctl, f, &m->prefs);
   ctl_set_paced (cl->s->ctl, f, m->paced != 0);
+  f->key_stream = stream_key (cl, m->stream);
   if (ctl_set_share (cl->s->ctl, f, (BwssShare) m->share) != 0)
     ctl_set_share (cl->s->ctl, f, BWSS_SHARE_FLOW);
 }
