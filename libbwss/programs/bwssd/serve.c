@@ -25,6 +25,7 @@ struct Serve {
   guint       listen_source;
   GHashTable *clients;         /* Client (owned) */
   GPtrArray  *held;            /* every client's flows: what serve_check_held() goes through */
+  pid_t       told_version;    /* the last process told its wire version is not ours */
 };
 
 /* Sends @len bytes of @msg (and @fd if >= 0) if the client's buffer has
@@ -206,6 +207,12 @@ on_message (Client *cl, const WireMsg *m, size_t n, int fd)
 {
   Serve *s = cl->s;
   gboolean ok = n >= sizeof m->h && m->h.version == WIRE_VERSION;
+  if (n >= sizeof m->h && !ok && s->told_version != cl->pid) {
+    /* a library of another version: said once, not on each of its reconnections */
+    g_printerr ("bwssd: process %d speaks wire version %u, this bwssd %u: not served (its sockets stay its own)\n",
+                (int) cl->pid, (unsigned) m->h.version, WIRE_VERSION);
+    s->told_version = cl->pid;
+  }
   /* the least a message of its type carries */
   size_t need = !ok ? 0 : m->h.type == WIRE_REGISTER || m->h.type == WIRE_UPDATE ? sizeof m->flow
                 : m->h.type == WIRE_LATE ? sizeof m->late : sizeof m->h;
