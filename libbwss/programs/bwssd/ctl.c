@@ -592,8 +592,8 @@ ctl_stats (const Ctl *c, BwssDomainStats *out)
 {
   /* counted, not listed: every client with flows asks for this as its sign of life */
   *out = (BwssDomainStats) { .controller_pid = getpid (), .phase = BWSS_PHASE_IDLE,
-                             .n_flows = g_hash_table_size (c->flows) - c->n_released, .suspended = c->suspended,
-                             .loop = c->params.loop, .queue_us = -1.0 };
+                             .n_flows = g_hash_table_size (c->flows) - c->n_released,
+                             .suspended = c->suspended, .loop = c->params.loop, .queue_us = -1.0 };
   if (c->laws == NULL)
     return;
   BwssControllerStats st;
