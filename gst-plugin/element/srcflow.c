@@ -7,6 +7,10 @@
 GST_DEBUG_CATEGORY_EXTERN (bwss_http_src_debug);
 #define GST_CAT_DEFAULT bwss_http_src_debug
 
+/* The last stream number given in this process (bwss_flow_set_stream()):
+ * each element's connections are one stream of their own. */
+static gint last_stream;
+
 void
 src_flow_init (SrcFlow *f, GstObject *owner)
 {
@@ -14,6 +18,9 @@ src_flow_init (SrcFlow *f, GstObject *owner)
   g_mutex_init (&f->lock);
   f->owner = owner;
   f->fd = -1;
+  do
+    f->stream = (guint32) g_atomic_int_add (&last_stream, 1) + 1;
+  while (f->stream == 0);
 }
 
 void
@@ -22,6 +29,7 @@ src_flow_init_stripe (SrcFlow *f, GstObject *owner, SrcFlow *parent)
   src_flow_init (f, owner);
   f->parent = parent;
   f->grouped = TRUE;
+  f->stream = parent->stream;
 }
 
 void
@@ -32,13 +40,13 @@ src_flow_parent_prefs (SrcFlow *parent, BwssPrefs *out)
   g_mutex_unlock (&parent->lock);
 }
 
-/* Applies the flow's share to its registered flow.  Lock held. */
+/* Puts the registered flow in the element's stream, or alone.  Lock held. */
 static void
 apply_share_locked (SrcFlow *f)
 {
   if (f->flow == NULL)
     return;
-  int err = bwss_flow_set_share (f->flow, f->grouped ? BWSS_SHARE_PROCESS : BWSS_SHARE_FLOW);
+  int err = bwss_flow_set_stream (f->flow, f->grouped ? f->stream : 0);
   if (err)
     GST_WARNING_OBJECT (f->owner, "cannot set the flow's group: %s", bwss_strerror (err));
 }
@@ -148,7 +156,7 @@ src_flow_connected (SrcFlow *f, int fd)
           apply_share_locked (f);
         GST_INFO_OBJECT (f->owner, "flow registered: fd %d, priority %d, min %.0f bit/s, weight %g%s",
                          fd, f->prefs.priority, f->prefs.min_rate_bps, f->prefs.weight,
-                         f->grouped ? ", the process's group" : "");
+                         f->grouped ? ", the element's stream" : "");
       }
     }
   }

@@ -14,12 +14,13 @@
  *
  * Reading over n connections (srcstripes.h), each connection is a stripe
  * flow: it borrows the element's domain (one handle per element) and is
- * registered with the element's preferences in the process's group
- * (BWSS_SHARE_PROCESS): the allocation counts a group once, with the
- * largest minimum of its flows, so the n connections ask for the video's
- * minimum once; the element's own flow joins the group while they run.
- * The group's key is the process: two striping elements of one player (its
- * audio and its video) share one group and its larger minimum.  Locks: a
+ * registered with the element's preferences in the element's stream
+ * (bwss_flow_set_stream(), BWSS_SHARE_STREAM): the allocation counts a
+ * group once, with the largest minimum of its flows, so the n connections
+ * ask for the video's minimum once; the element's own flow joins the
+ * stream while they run.  Each element is a stream of its own (a number
+ * given in src_flow_init()): two striping elements of one player, its
+ * audio and its video, are two groups, each held to its own minimum.  Locks: a
  * stripe flow's, then its parent's; never the other way round.
  */
 #ifndef BWSS_SRC_FLOW_H
@@ -34,7 +35,8 @@ struct SrcFlow {
   GMutex      lock;
   GstObject  *owner;          /* for the debug log */
   SrcFlow    *parent;         /* a stripe flow's: whose domain it borrows */
-  gboolean    grouped;        /* in the process's group (BWSS_SHARE_PROCESS) */
+  gboolean    grouped;        /* in the element's stream (BWSS_SHARE_STREAM) */
+  guint32     stream;         /* the element's stream: its number in this process */
   BwssDomain *domain;
   gboolean    no_domain;      /* opening failed: a plain HTTP source */
   BwssFlow   *flow;

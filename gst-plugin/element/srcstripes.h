@@ -10,7 +10,7 @@
  * (src_stripes_read).
  *
  * Each connection is a stripe flow (srcflow.h): the element's preferences,
- * in the process's group, so that the video's minimum counts once.  A live
+ * in the element's stream, so that the video's minimum counts once.  A live
  * source makes its bytes as the stream goes, so consecutive ranges are
  * served in turn and each connection carries the whole rate for its chunk
  * and nothing for n - 1 (stripes.h, eq. 1): judged against its own part

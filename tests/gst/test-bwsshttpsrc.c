@@ -1080,7 +1080,7 @@ typedef struct {
 } GroupSeen;
 
 /* Watches the domain while the element reads /hold/TOKEN: the most flows of
- * this process seen in the process's group at once; then lets the server
+ * this process seen in one stream at once; then lets the server
  * answer. */
 static gpointer
 watch_group (gpointer data)
@@ -1098,7 +1098,7 @@ watch_group (gpointer data)
       guint64 key = 0;
       gboolean one = TRUE;
       for (size_t k = 0; k < n; k++) {
-        if (rows[k].pid != getpid () || groups[k].share != BWSS_SHARE_PROCESS || groups[k].group == 0)
+        if (rows[k].pid != getpid () || groups[k].share != BWSS_SHARE_STREAM || groups[k].group == 0)
           continue;
         one = one && (key == 0 || key == groups[k].group);
         key = groups[k].group;
@@ -1119,7 +1119,7 @@ watch_group (gpointer data)
   return NULL;
 }
 
-/* The n connections are flows of the process's group, each with the
+/* The n connections are flows of the element's stream, each with the
  * element's minimum (the group counts it once); the output the same. */
 GST_START_TEST (test_striped_group)
 {
@@ -1144,6 +1144,113 @@ GST_START_TEST (test_striped_group)
   shm_unlink (shm);
   g_unsetenv ("BWSS_DOMAIN");
   result_clear (&r);
+}
+GST_END_TEST;
+
+/* Two striping elements of one process, as a player's audio and video:
+ * each reads /hold/TOKEN with its own bitrate; the watcher counts our
+ * flows by stream key while both are held, then lets the server answer. */
+typedef struct {
+  const char *holds[2];
+  guint       keys;              /* distinct stream keys seen at once */
+  guint       least;             /* the fewest flows of one of them then */
+  gboolean    own_minima;        /* each key's flows carry one minimum, the two differ */
+} StreamsSeen;
+
+static gpointer
+watch_streams (gpointer data)
+{
+  StreamsSeen *seen = data;
+  BwssDomain *d = NULL;
+  for (int i = 0; i < 1000 && !(seen->keys == 2 && seen->least >= 3); i++) {
+    if (d == NULL && bwss_domain_open (NULL, BWSS_DOMAIN_NO_CREATE | BWSS_DOMAIN_NO_CONTROLLER, &d) != 0)
+      d = NULL;
+    BwssFlowInfo rows[32];
+    BwssFlowGroup groups[32];
+    size_t n = 0;
+    if (d && bwss_domain_list_flow_groups (d, rows, groups, 32, &n) == 0) {
+      guint64 key[2] = { 0, 0 };
+      guint count[2] = { 0, 0 }, keys = 0;
+      double min[2] = { -1, -1 };
+      gboolean one_min = TRUE;
+      for (size_t k = 0; k < n; k++) {
+        if (rows[k].pid != getpid () || groups[k].share != BWSS_SHARE_STREAM || groups[k].group == 0)
+          continue;
+        guint j = key[0] == groups[k].group ? 0 : key[1] == groups[k].group ? 1 : keys;
+        if (j >= 2)
+          continue;                      /* a third key: counted as none */
+        if (j == keys) {
+          key[j] = groups[k].group;
+          min[j] = rows[k].stats.prefs.min_rate_bps;
+          keys++;
+        }
+        one_min = one_min && min[j] == rows[k].stats.prefs.min_rate_bps;
+        count[j]++;
+      }
+      guint least = keys == 2 ? MIN (count[0], count[1]) : count[0];
+      if (keys > seen->keys || (keys == seen->keys && least > seen->least)) {
+        seen->keys = keys;
+        seen->least = least;
+        seen->own_minima = one_min && min[0] != min[1];
+      }
+    }
+    g_usleep (10000);
+  }
+  if (d)
+    bwss_domain_close (d);
+  for (int j = 0; j < 2; j++) {
+    g_autofree char *release = g_strdup_printf ("/release/%s", seen->holds[j] + strlen ("/hold/"));
+    g_free (ask_server (release));
+  }
+  return NULL;
+}
+
+typedef struct {
+  GstElement *src;
+  Result      r;
+} Reader;
+
+static gpointer
+read_all (gpointer data)
+{
+  Reader *rd = data;
+  run (rd->src, 0, &rd->r);
+  return NULL;
+}
+
+/* A player's audio and video, each a striping element of one process: two
+ * streams (two keys), each of its element's connections with that
+ * element's own minimum, not one group of the process against the larger
+ * minimum. */
+GST_START_TEST (test_striped_two_streams)
+{
+  g_autofree char *name = g_strdup_printf ("bwss-test-gst-streams-%d", (int) getpid ());
+  g_setenv ("BWSS_DOMAIN", name, TRUE);
+  g_autofree char *video_path = NULL, *audio_path = NULL;
+  Reader video = { .src = make_striped ("hold", "always", 3, &video_path) };
+  Reader audio = { .src = make_striped ("hold", "always", 3, &audio_path) };
+  g_object_set (audio.src, "bitrate", (guint64) 128000, NULL);
+  StreamsSeen seen = { .holds = { video_path, audio_path } };
+  GThread *w = g_thread_new ("watch", watch_streams, &seen);
+  GThread *tv = g_thread_new ("video", read_all, &video);
+  GThread *ta = g_thread_new ("audio", read_all, &audio);
+  g_thread_join (tv);
+  g_thread_join (ta);
+  g_thread_join (w);
+  g_autofree char *want = digest_of (body, BODY_SIZE);
+  Reader *both[] = { &video, &audio };
+  for (int j = 0; j < 2; j++) {
+    fail_unless (both[j]->r.error == NULL);
+    fail_unless_equals_uint64 (both[j]->r.bytes, BODY_SIZE);
+    fail_unless_equals_string (g_checksum_get_string (both[j]->r.sum), want);
+    result_clear (&both[j]->r);
+  }
+  fail_unless (seen.keys == 2 && seen.least >= 3, "%u stream keys, the smaller with %u flows",
+               seen.keys, seen.least);
+  fail_unless (seen.own_minima, "the two streams' flows do not carry their own minima");
+  g_autofree char *shm = g_strdup_printf ("/%s", name);
+  shm_unlink (shm);
+  g_unsetenv ("BWSS_DOMAIN");
 }
 GST_END_TEST;
 
@@ -2331,6 +2438,7 @@ bwsshttpsrc_suite (void)
   tcase_add_test (tc, test_striped_seek);
   tcase_add_test (tc, test_striped_narrow);
   tcase_add_test (tc, test_striped_group);
+  tcase_add_test (tc, test_striped_two_streams);
   tcase_add_test (tc, test_redirects);
   tcase_add_test (tc, test_errors_and_auth);
   tcase_add_test (tc, test_size_and_live);

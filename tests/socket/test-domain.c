@@ -319,8 +319,10 @@ test_groups (void)
     nonblocking (sv[i]);
     nonblocking (c[i]);
   }
-  g_assert_cmpint (bwss_flow_set_share (f[4], (BwssShare) 3), ==, BWSS_EINVAL);
+  g_assert_cmpint (bwss_flow_set_share (f[4], (BwssShare) 4), ==, BWSS_EINVAL);
+  g_assert_cmpint (bwss_flow_set_share (f[4], BWSS_SHARE_STREAM), ==, BWSS_EINVAL);   /* needs its number */
   g_assert_cmpint (bwss_flow_set_share (NULL, BWSS_SHARE_FLOW), ==, BWSS_EINVAL);
+  g_assert_cmpint (bwss_flow_set_stream (NULL, 1), ==, BWSS_EINVAL);
 
   BwssFlowInfo rows[8];
   BwssFlowGroup groups[8];
@@ -379,6 +381,159 @@ test_groups (void)
     close (c[i]);
     close (sv[i]);
   }
+  bwss_domain_close (d);
+}
+
+/* A client process that registers @n sockets of @socks with minimum @min,
+ * all in its stream @stream, says so on @ready and exits (without a word
+ * to bwssd) when @go is written or closed. */
+static pid_t
+spawn_stream_client (const char *name, const int *socks, int n, double min, guint32 stream, int ready,
+                     int go)
+{
+  pid_t pid = fork ();
+  if (pid != 0)
+    return pid;
+  prctl (PR_SET_PDEATHSIG, SIGKILL);
+  BwssDomain *cd = NULL;
+  BwssPrefs p = { .priority = 0, .min_rate_bps = min, .weight = 1 };
+  if (bwss_domain_open (name, BWSS_DOMAIN_NO_CREATE, &cd) != 0)
+    _exit (1);
+  for (int i = 0; i < n; i++) {
+    BwssFlow *f = NULL;
+    if (bwss_flow_register (cd, socks[i], &p, &f) != 0 || bwss_flow_set_stream (f, stream) != 0)
+      _exit (1);
+  }
+  char b = 'r';
+  if (write (ready, &b, 1) != 1)
+    _exit (1);
+  while (read (go, &b, 1) < 0 && errno == EINTR)
+    ;
+  _exit (0);
+}
+
+/* What one stream key holds in a listing. */
+typedef struct {
+  guint64 key;
+  pid_t   pid;                 /* its flows' owner (-1: more than one) */
+  double  min;                 /* its flows' minimum (-1: more than one) */
+  guint   rows, members;
+} StreamSeen;
+
+/* Lists @d's flows and sorts those of a stream by key into @out (at most
+ * @max keys).  Returns the number of keys, or -1 if a row is not a
+ * stream's or a listing's member count disagrees with its rows. */
+static int
+streams_of (BwssDomain *d, StreamSeen *out, int max)
+{
+  BwssFlowInfo rows[16];
+  BwssFlowGroup groups[16];
+  size_t n = 0;
+  g_assert_cmpint (bwss_domain_list_flow_groups (d, rows, groups, G_N_ELEMENTS (rows), &n), ==, 0);
+  int keys = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (groups[i].share != BWSS_SHARE_STREAM || groups[i].group == 0)
+      return -1;
+    int k = 0;
+    while (k < keys && out[k].key != groups[i].group)
+      k++;
+    if (k == max)
+      return -1;
+    if (k == keys) {
+      out[k] = (StreamSeen) { .key = groups[i].group, .pid = rows[i].pid,
+                              .min = rows[i].stats.prefs.min_rate_bps, .members = groups[i].members };
+      keys++;
+    }
+    out[k].pid = out[k].pid == rows[i].pid ? out[k].pid : -1;
+    out[k].min = out[k].min == rows[i].stats.prefs.min_rate_bps ? out[k].min : -1;
+    out[k].rows++;
+    if (groups[i].members != out[k].members)
+      return -1;
+  }
+  for (int k = 0; k < keys; k++)
+    if (out[k].members != out[k].rows)
+      return -1;
+  return keys;
+}
+
+static guint32
+live_flows (BwssDomain *d)
+{
+  BwssDomainStats ds;
+  g_assert_cmpint (bwss_domain_get_stats (d, &ds), ==, 0);
+  return ds.n_flows;
+}
+
+/* Two processes give the same stream number: two streams in bwssd (a
+ * process's numbers are its own), each of its client's flows with its
+ * client's minimum; a client that exits takes its stream with it, and the
+ * other's stays as it was.  The count of live flows follows. */
+static void
+test_streams (void)
+{
+  g_autofree char *name = domain_name ("streams");
+  BwssDomain *d = NULL;
+  g_assert_cmpint (bwss_domain_open (name, 0, &d), ==, 0);
+  enum { PER = 2 };
+  const double min[2] = { 1e6, 128e3 };
+  int c[2][PER], s[2][PER], ready[2], go[2][2];
+  pid_t pid[2];
+  g_assert_cmpint (pipe (ready), ==, 0);
+  for (int j = 0; j < 2; j++) {
+    for (int i = 0; i < PER; i++)
+      tcp_pair_with_data (&c[j][i], &s[j][i]);
+    g_assert_cmpint (pipe (go[j]), ==, 0);
+    pid[j] = spawn_stream_client (name, c[j], PER, min[j], 7, ready[1], go[j][0]);
+    close (go[j][0]);
+    char b;
+    g_assert_cmpint (read (ready[0], &b, 1), ==, 1);
+  }
+  close (ready[0]);
+  close (ready[1]);
+
+  StreamSeen seen[4];
+  int keys = -1;
+  for (uint64_t t0 = mono_us (); mono_us () - t0 < WAIT_LIMIT_US; g_usleep (10000))
+    if ((keys = streams_of (d, seen, 4)) == 2 && seen[0].rows == PER && seen[1].rows == PER)
+      break;
+  g_assert_cmpint (keys, ==, 2);
+  for (int k = 0; k < 2; k++) {
+    g_assert_cmpuint (seen[k].rows, ==, PER);
+    int j = seen[k].pid == pid[0] ? 0 : 1;
+    g_assert_cmpint (seen[k].pid, ==, pid[j]);
+    g_assert_cmpfloat (seen[k].min, ==, min[j]);
+    g_test_message ("stream 7 of %d: key %#" G_GINT64_MODIFIER "x, %u flows at %.0f bit/s",
+                    (int) seen[k].pid, seen[k].key, seen[k].rows, seen[k].min);
+  }
+  g_assert_cmpint (seen[0].pid, !=, seen[1].pid);
+  g_assert_cmpuint (live_flows (d), ==, 2 * PER);
+
+  /* the first exits: its stream goes, the second's stays */
+  int k0 = seen[0].pid == pid[0] ? 0 : 1;
+  StreamSeen kept = seen[1 - k0];
+  g_assert_cmpint (write (go[0][1], "x", 1), ==, 1);   /* the second holds this pipe's end too */
+  int status;
+  g_assert_cmpint (waitpid (pid[0], &status, 0), ==, pid[0]);
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  g_assert_true (wait_listed (d, PER));
+  g_assert_cmpint (streams_of (d, seen, 4), ==, 1);
+  g_assert_cmpuint (seen[0].key, ==, kept.key);
+  g_assert_cmpint (seen[0].pid, ==, pid[1]);
+  g_assert_cmpfloat (seen[0].min, ==, min[1]);
+  g_assert_cmpuint (seen[0].members, ==, PER);
+  g_assert_cmpuint (live_flows (d), ==, PER);
+
+  g_assert_cmpint (write (go[1][1], "x", 1), ==, 1);
+  g_assert_cmpint (waitpid (pid[1], &status, 0), ==, pid[1]);
+  g_assert_true (wait_listed (d, 0));
+  g_assert_cmpuint (live_flows (d), ==, 0);
+  for (int j = 0; j < 2; j++)
+    for (int i = 0; i < PER; i++) {
+      close (c[j][i]);
+      close (s[j][i]);
+    }
+  for (int j = 0; j < 2; j++)
+    close (go[j][1]);
   bwss_domain_close (d);
 }
 
@@ -559,6 +714,22 @@ raw_client (const char *name)
   return fd;
 }
 
+/* Sends the message @msg (@len bytes) on @h with @fd. */
+static void
+send_with_fd (int h, void *msg, size_t len, int fd)
+{
+  struct iovec iov = { .iov_base = msg, .iov_len = len };
+  union { char buf[CMSG_SPACE (sizeof (int))]; struct cmsghdr align; } u;
+  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                       .msg_controllen = sizeof u.buf };
+  struct cmsghdr *cm = CMSG_FIRSTHDR (&mh);
+  cm->cmsg_level = SOL_SOCKET;
+  cm->cmsg_type = SCM_RIGHTS;
+  cm->cmsg_len = CMSG_LEN (sizeof (int));
+  memcpy (CMSG_DATA (cm), &fd, sizeof fd);
+  g_assert_cmpint (sendmsg (h, &mh, 0), ==, (ssize_t) len);
+}
+
 /* Returns TRUE if bwssd closed @fd within the hang guard. */
 static gboolean
 closed_by_bwssd (int fd)
@@ -576,7 +747,8 @@ closed_by_bwssd (int fd)
 /* Another client names our flow's id (its ids are its own: nothing of
  * ours changes), hands over something that is no TCP socket (refused),
  * floods bwssd with requests it never reads (our reads are still
- * answered), and sends what is no message (its connection is closed). */
+ * answered), sends what is no message, and speaks the wire version before
+ * ours (its connection is closed, its socket not taken). */
 static void
 test_hostile_clients (void)
 {
@@ -601,16 +773,7 @@ test_hostile_clients (void)
   int udp = socket (AF_INET, SOCK_DGRAM, 0);
   WireFlow r = { .h = { .version = WIRE_VERSION, .type = WIRE_REGISTER, .seq = 7, .flow = 1 },
                  .prefs = { .weight = 1 }, .origin = "x" };
-  struct iovec iov = { .iov_base = &r, .iov_len = sizeof r };
-  union { char buf[CMSG_SPACE (sizeof (int))]; struct cmsghdr align; } u;
-  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                       .msg_controllen = sizeof u.buf };
-  struct cmsghdr *cm = CMSG_FIRSTHDR (&mh);
-  cm->cmsg_level = SOL_SOCKET;
-  cm->cmsg_type = SCM_RIGHTS;
-  cm->cmsg_len = CMSG_LEN (sizeof (int));
-  memcpy (CMSG_DATA (cm), &udp, sizeof udp);
-  g_assert_cmpint (sendmsg (h, &mh, 0), ==, (ssize_t) sizeof r);
+  send_with_fd (h, &r, sizeof r, udp);
   WireMsg back;
   struct pollfd pf = { .fd = h, .events = POLLIN };
   g_assert_cmpint (poll (&pf, 1, WAIT_LIMIT_US / 1000), ==, 1);
@@ -643,6 +806,19 @@ test_hostile_clients (void)
   g_assert_cmpint (send (h, "x", 1, 0), ==, 1);
   g_assert_true (closed_by_bwssd (h));
   close (h);
+  /* a library of the wire version before hands its socket over: closed,
+   * the socket not taken (its clamp as it was) */
+  int oc, os;
+  tcp_pair_with_data (&oc, &os);
+  uint32_t clamp = clamp_of (oc);
+  h = raw_client (name);
+  WireFlow old = { .h = { .version = WIRE_VERSION - 1, .type = WIRE_REGISTER, .seq = 1, .flow = 1 },
+                   .prefs = { .weight = 1 }, .fd = oc, .origin = "old" };
+  send_with_fd (h, &old, sizeof old, oc);
+  g_assert_true (closed_by_bwssd (h));
+  close (h);
+  g_assert_cmpuint (clamp_of (oc), ==, clamp);
+  close (oc); close (os);
   g_assert_cmpuint (listed (d), ==, 1);
   BwssFlowStats st;
   g_assert_cmpint (bwss_flow_get_stats (f, &st), ==, 0);
@@ -1025,6 +1201,7 @@ main (int argc, char **argv)
   g_test_add_func ("/domain/names-and-limits", test_names_and_limits);
   g_test_add_func ("/domain/register-rules", test_register_rules);
   g_test_add_func ("/domain/groups", test_groups);
+  g_test_add_func ("/domain/streams", test_streams);
   g_test_add_func ("/domain/client-killed", test_client_killed);
   g_test_add_func ("/domain/bwssd-killed", test_bwssd_killed);
   g_test_add_func ("/domain/closed-unannounced", test_closed_unannounced);

@@ -96,11 +96,14 @@ typedef enum {
                             * default of bwssd and bwss-run) */
   BWSS_SHARE_UNIT = 2,     /* every flow of the owner's systemd unit: its
                             * cgroup (v2), whichever process holds it */
+  BWSS_SHARE_STREAM = 3,   /* the flows one process marks as one stream
+                            * (bwss_flow_set_stream()), apart from its others */
 } BwssShare;
 
-/* Returns "flow", "process" or "unit" (NULL for an unknown value). */
+/* Returns "flow", "process", "unit" or "stream" (NULL for an unknown value). */
 BWSS_API const char *bwss_share_name (BwssShare share);
-/* Parses "flow", "process" or "unit"; returns 0 or BWSS_EINVAL (out untouched). */
+/* Parses "flow", "process" or "unit"; returns 0 or BWSS_EINVAL (out
+ * untouched).  Not "stream": a stream is a number its process gives. */
 BWSS_API int  bwss_share_parse (const char *text, BwssShare *out);
 
 /* Returns the library version as "MAJOR.MINOR.MICRO". */

@@ -123,9 +123,22 @@ BWSS_API int  bwss_flow_set_prefs (BwssFlow *f, const BwssPrefs *prefs);
 /* Puts @f in the group @share names (BWSS_SHARE_FLOW: alone again).
  * BWSS_SHARE_UNIT reads the owner's cgroup once, now (a process that moves
  * to another unit keeps its group until set again).  Returns 0, BWSS_EINVAL
- * (an unknown share), BWSS_ENOENT (reclaimed: its socket was gone; or no
- * cgroup v2 for the owner: @f is left as it was).  Never waits. */
+ * (an unknown share, or BWSS_SHARE_STREAM: bwss_flow_set_stream() names a
+ * stream), BWSS_ENOENT (reclaimed: its socket was gone; or no cgroup v2 for
+ * the owner: @f is left as it was).  Never waits. */
 BWSS_API int  bwss_flow_set_share (BwssFlow *f, BwssShare share);
+
+/* Puts @f in stream @stream of this process (BWSS_SHARE_STREAM): the flows
+ * a process marks with one non-zero number are one stream to the laws, one
+ * flow of their largest priority, minimum and weight whose target is split
+ * among them (bwss_allocate_grouped()), apart from the process's other
+ * flows and streams: a player's video and its audio, each over several
+ * connections, are two streams, each held to its own minimum.  The numbers
+ * are the process's own (another process's 1 is another stream).  0: alone
+ * again (BWSS_SHARE_FLOW); bwss_flow_set_share() leaves the stream.
+ * Returns 0, BWSS_EINVAL (@f NULL or inherited across fork) or BWSS_ENOENT
+ * (reclaimed).  Never waits. */
+BWSS_API int  bwss_flow_set_stream (BwssFlow *f, uint32_t stream);
 
 /* Read pacing.  A client that reads @f's socket itself (the preload shim
  * does) may offer to pace its reads: on a slow link the controller can

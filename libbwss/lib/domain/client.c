@@ -13,7 +13,8 @@
  *   open, no bwssd listening       | unless BWSS_DOMAIN_NO_CREATE: start one
  *                                  | (`bwssd --autostart`, spawn_bwssd()), and
  *                                  | connect within START_WAIT_US
- *   register, set_prefs, share     | a message, never answered (REJECT refuses)
+ *   register, set_prefs, share,    | a message, never answered (REJECT refuses)
+ *   stream                         |
  *   unregister                     | a message; then the socket given back here
  *   the connection ends (bwssd     | fail-open: every socket of this process given
  *   died, or it refused to listen) | back here (its clamp as it was before it was
@@ -82,6 +83,7 @@ struct BwssFlow {
   uint64_t    id;           /* its name on the connection */
   BwssPrefs   prefs;
   BwssShare   share;
+  uint32_t    stream;       /* share STREAM: its number in this process */
   bool        paced_reads;  /* the owner offered to pace its reads */
   bool        handed;       /* on the connection now */
   int         refused;      /* bwssd's REJECT: a BWSS_E code, 0 if none */
@@ -195,6 +197,7 @@ fill_flow (WireFlow *m, uint16_t type, const BwssFlow *f)
   m->prefs.min_rate_bps = f->prefs.min_rate_bps;
   m->prefs.weight = f->prefs.weight;
   m->share = (uint32_t) f->share;
+  m->stream = f->stream;
   m->paced = f->paced_reads;
   m->fd = f->fd;
   m->owner_pid = f->owner_pid;
@@ -737,7 +740,7 @@ int
 bwss_flow_set_share (BwssFlow *f, BwssShare share)
 {
   int err;
-  if (bwss_share_name (share) == NULL)
+  if (bwss_share_name (share) == NULL || share == BWSS_SHARE_STREAM)
     return BWSS_EINVAL;
   pid_t owner = f && f->owner_pid ? f->owner_pid : getpid ();
   uint64_t id;
@@ -748,6 +751,24 @@ bwss_flow_set_share (BwssFlow *f, BwssShare share)
     return err;
   if (err == 0 && f->share != share) {
     f->share = share;
+    f->stream = 0;
+    update (c, f);
+  }
+  pthread_mutex_unlock (&c->lock);
+  return err;
+}
+
+int
+bwss_flow_set_stream (BwssFlow *f, uint32_t stream)
+{
+  int err;
+  Conn *c = flow_lock (f, &err);
+  if (c == NULL)
+    return err;
+  BwssShare share = stream ? BWSS_SHARE_STREAM : BWSS_SHARE_FLOW;
+  if (err == 0 && (f->share != share || f->stream != stream)) {
+    f->share = share;
+    f->stream = stream;
     update (c, f);
   }
   pthread_mutex_unlock (&c->lock);

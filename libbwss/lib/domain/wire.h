@@ -34,7 +34,8 @@
 #include <stdint.h>
 #include <bwss/domain.h>
 
-#define WIRE_VERSION 2u             /* 2: STATUS, LATE, the late figures in FLOW and LIST */
+#define WIRE_VERSION 3u             /* 2: STATUS, LATE, the late figures in FLOW and LIST;
+                                     * 3: a flow's stream (WireFlow.stream) */
 
 enum {
   WIRE_REGISTER = 1,
@@ -67,9 +68,11 @@ typedef struct {               /* REGISTER, UPDATE */
   WireHead  h;
   BwssPrefs prefs;
   uint32_t  share;             /* BwssShare: bwssd finds the group's key itself */
+  uint32_t  stream;            /* share STREAM: the client's number of the stream */
   uint32_t  paced;             /* the client paces its reads (bwss_flow_offer_read_pacing) */
   int32_t   fd;                /* the socket's number in the client (REGISTER) */
   int32_t   owner_pid;         /* 0: the client's own socket */
+  uint32_t  pad;
   char      origin[BWSS_ORIGIN_MAX];
 } WireFlow;
 

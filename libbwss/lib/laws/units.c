@@ -175,7 +175,9 @@ bwss_parse_priority (const char *text, int32_t *out)
   return BWSS_OK;
 }
 
-static const char *const share_names[] = { "flow", "process", "unit" };
+/* BwssShare's names; the last, "stream", is never parsed (its key is a
+ * number the process gives, bwss_flow_set_stream()). */
+static const char *const share_names[] = { "flow", "process", "unit", "stream" };
 
 const char *
 bwss_share_name (BwssShare share)
@@ -186,7 +188,7 @@ bwss_share_name (BwssShare share)
 int
 bwss_share_parse (const char *text, BwssShare *out)
 {
-  for (unsigned i = 0; text && out && i < sizeof share_names / sizeof share_names[0]; i++)
+  for (unsigned i = 0; text && out && i < BWSS_SHARE_STREAM; i++)
     if (strcmp (text, share_names[i]) == 0) {
       *out = (BwssShare) i;
       return 0;

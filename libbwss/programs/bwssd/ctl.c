@@ -28,6 +28,7 @@ struct Ctl {
   BwssController *laws;        /* NULL until a flow comes, and while suspended */
   GHashTable     *flows;       /* id → CtlFlow (owned) */
   GHashTable     *inodes;      /* inode → CtlFlow */
+  guint           n_released;  /* flows released, held until their owner removes them */
   guint64         next_id;
   gboolean        suspended;
   gboolean        debug;       /* $BWSS_DEBUG: the loop and every flow on stderr, once a second */
@@ -122,6 +123,7 @@ release (Ctl *c, CtlFlow *f, guint64 now)
   if (c->laws && !f->released)
     bwss_controller_remove_flow (c->laws, f->id, now);
   restore (c, f);
+  c->n_released += !f->released;
   f->released = TRUE;
   f->have_st = FALSE;
 }
@@ -199,11 +201,14 @@ ctl_set_share (Ctl *c, CtlFlow *f, BwssShare share)
   } else if (share == BWSS_SHARE_UNIT) {
     if (proc_cgroup_id (f->key_pid, &key) != 0 || key == 0 || key >> 62)
       return BWSS_ENOENT;
+  } else if (share == BWSS_SHARE_STREAM) {
+    if ((key = f->key_stream) == 0 || key >> 62)
+      return BWSS_EINVAL;
   } else if (share != BWSS_SHARE_FLOW) {
     return BWSS_EINVAL;
   }
   if (key)
-    group = (guint64) share << 62 | key;   /* a process and a unit never meet */
+    group = (guint64) share << 62 | key;   /* a process, a unit and a stream never meet */
   f->share = share;
   if (group != f->group && c->laws && !f->released) {
     bwss_controller_set_group (c->laws, f->id, group, bwss__clock_now_us ());
@@ -239,6 +244,7 @@ void
 ctl_remove (Ctl *c, CtlFlow *f)
 {
   release (c, f, bwss__clock_now_us ());
+  c->n_released--;
   close (f->fd);
   g_hash_table_remove (c->inodes, &f->diag.inode);
   g_hash_table_remove (c->flows, &f->id);
@@ -584,10 +590,10 @@ ctl_flow_stats (const Ctl *c, const CtlFlow *f, BwssFlowStats *out)
 void
 ctl_stats (const Ctl *c, BwssDomainStats *out)
 {
-  g_autoptr (GPtrArray) live = ctl_flows (c);
+  /* counted, not listed: every client with flows asks for this as its sign of life */
   *out = (BwssDomainStats) { .controller_pid = getpid (), .phase = BWSS_PHASE_IDLE,
-                             .n_flows = live->len, .suspended = c->suspended,
-                             .loop = c->params.loop, .queue_us = -1.0 };
+                             .n_flows = g_hash_table_size (c->flows) - c->n_released,
+                             .suspended = c->suspended, .loop = c->params.loop, .queue_us = -1.0 };
   if (c->laws == NULL)
     return;
   BwssControllerStats st;

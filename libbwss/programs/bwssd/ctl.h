@@ -57,6 +57,7 @@ typedef struct {
   guint64       group;       /* the key its group shares (0 alone) */
   pid_t         pid;         /* the socket's owner, as listed */
   pid_t         key_pid;     /* whose process group share=process joins */
+  guint64       key_stream;  /* the stream share=stream joins (< 2^62, 0: none) */
   pid_t         participant; /* the client that handed it over, or bwssd */
   char          origin[BWSS_ORIGIN_MAX];
   char          comm[16];
@@ -86,8 +87,9 @@ int      ctl_add (Ctl *c, int fd, const BwssPrefs *prefs, const char *origin, pi
                   pid_t participant, CtlFlow **out);
 void     ctl_set_prefs (Ctl *c, CtlFlow *f, const BwssPrefs *prefs);
 /* Puts @f in the group @share names, its key found here (a process: its
- * key_pid; a unit: that process's cgroup).  Returns 0, BWSS_EINVAL or
- * BWSS_ENOENT (no cgroup v2: @f is left as it was). */
+ * key_pid; a unit: that process's cgroup; a stream: its key_stream).
+ * Returns 0, BWSS_EINVAL (a stream without a key) or BWSS_ENOENT (no
+ * cgroup v2): then @f is left as it was. */
 int      ctl_set_share (Ctl *c, CtlFlow *f, BwssShare share);
 void     ctl_set_paced (Ctl *c, CtlFlow *f, gboolean paced);
 void     ctl_remove (Ctl *c, CtlFlow *f);

@@ -25,6 +25,7 @@ struct Serve {
   guint       listen_source;
   GHashTable *clients;         /* Client (owned) */
   GPtrArray  *held;            /* every client's flows: what serve_check_held() goes through */
+  pid_t       told_version;    /* the last process told its wire version is not ours */
 };
 
 /* Sends @len bytes of @msg (and @fd if >= 0) if the client's buffer has
@@ -74,6 +75,16 @@ client_free (gpointer data)
   g_free (cl);
 }
 
+/* The key of @cl's stream @stream (0: none): its connection's fd and the
+ * number, so that two clients' streams never meet (a client's flows leave
+ * bwssd before its fd is closed) and the key stays below 2^62 (an fd is
+ * below 2^30, the kernel's nr_open). */
+static guint64
+stream_key (Client *cl, guint32 stream)
+{
+  return stream ? (guint64) cl->fd << 32 | stream : 0;
+}
+
 /* The display pid of a flow a client says is @owner's: that process if it
  * is this user's, else the client's own. */
 static pid_t
@@ -94,6 +105,7 @@ on_update (Client *cl, CtlFlow *f, const WireFlow *m)
     return;
   ctl_set_prefs (cl->s->ctl, f, &m->prefs);
   ctl_set_paced (cl->s->ctl, f, m->paced != 0);
+  f->key_stream = stream_key (cl, m->stream);
   if (ctl_set_share (cl->s->ctl, f, (BwssShare) m->share) != 0)
     ctl_set_share (cl->s->ctl, f, BWSS_SHARE_FLOW);
 }
@@ -195,6 +207,12 @@ on_message (Client *cl, const WireMsg *m, size_t n, int fd)
 {
   Serve *s = cl->s;
   gboolean ok = n >= sizeof m->h && m->h.version == WIRE_VERSION;
+  if (n >= sizeof m->h && !ok && s->told_version != cl->pid) {
+    /* a library of another version: said once, not on each of its reconnections */
+    g_printerr ("bwssd: process %d speaks wire version %u, this bwssd %u: not served (its sockets stay its own)\n",
+                (int) cl->pid, (unsigned) m->h.version, WIRE_VERSION);
+    s->told_version = cl->pid;
+  }
   /* the least a message of its type carries */
   size_t need = !ok ? 0 : m->h.type == WIRE_REGISTER || m->h.type == WIRE_UPDATE ? sizeof m->flow
                 : m->h.type == WIRE_LATE ? sizeof m->late : sizeof m->h;
