@@ -545,9 +545,9 @@ conn_drain (Conn *c)
     handle_push (c, &m, (size_t) n);
 }
 
-/* Waits until the connection has room, at most until @end (µs), passing
- * what bwssd pushes meanwhile on (it may be waiting to send, too).
- * c->lock held, connected. */
+/* Waits until the connection has room, at most until @end (µs).  bwssd
+ * never waits to send, so it reads on while we wait.  c->lock held,
+ * connected. */
 static void
 wait_room (Conn *c, uint64_t end)
 {
