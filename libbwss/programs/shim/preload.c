@@ -19,7 +19,10 @@
  * gives a download's socket a small first window (first_window_begin()).
  *
  * Never blocked by bwssd: registering from inside a read and unregistering
- * in close() send a message and never wait for an answer (bwss/domain.h).
+ * in close() send a message and never wait, for an answer or for room
+ * (bwss/domain.h); what bwssd has not read yet (a burst of thousands of
+ * connections, a bwssd slow on a loaded machine) goes out at the hooks'
+ * next dispatch, as bwssd reads it.
  *
  * Read pacing: the shim offers to pace the reads of the sockets it
  * registers.  While the controller asks for a read rate (a flow held below
