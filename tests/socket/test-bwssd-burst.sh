@@ -22,9 +22,10 @@ conns=${BURST_CONNECTIONS:-3000}
 # machine (seconds), so that only a flow never handed over fails
 burst_patience_ms=120000
 
+# the flows of pid @1 bwss-top lists; nothing if it did not answer (bwssd busy)
 flows_of () { "$top" --once --json 2>/dev/null | python3 -c '
 import json, sys
-print(sum(1 for f in json.load(sys.stdin)["flows"] if f["pid"] == int(sys.argv[1])))' "$1"; }
+print(sum(1 for f in json.load(sys.stdin)["flows"] if f["pid"] == int(sys.argv[1])))' "$1" 2>/dev/null; }
 # waits until file @1 has a line starting with @2, at most @3 ms
 wait_line () {
   local deadline=$(($(now_ms) + $3))
