@@ -10,10 +10,11 @@
  * metric is about; its receiver RTT is what the flow's packets waited, the
  * queue included).
  *
- * With --domain NAME it also reads the BWSS domain of that name, if one
- * exists, without joining it, and prints
- *     D <t_seconds> <sigma_bps> <queue_us> <queue_target_us> <phase>
- * (sigma negative and queue negative while no controller runs).
+ * It links only the sys layer's socket dump, none of the domain or the laws:
+ * it runs in every mode, the baseline modes (plain TCP, the ideal router)
+ * included, so what it is built from is part of a baseline run's key
+ * (tests/lab/bwsslab/baseline.py).  The domain's state in the bwss modes is
+ * bwss-lab-domain's.
  *
  * Runs until SIGTERM/SIGINT or --duration seconds.
  */
@@ -23,7 +24,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <bwss/domain.h>
 #include "sys.h"
 
 #define MAX_SEEN 4096
@@ -40,30 +40,14 @@ on_signal (int sig)
 static void
 usage (void)
 {
-  fprintf (stderr, "usage: bwss-lab-sample [--period MS] [--duration S] [--domain NAME]\n");
+  fprintf (stderr, "usage: bwss-lab-sample [--period MS] [--duration S]\n");
   exit (2);
-}
-
-/* Prints the domain's line, opening it on first sight. */
-static void
-sample_domain (const char *name, BwssDomain **d, double t)
-{
-  if (*d == NULL && bwss_domain_open (name, BWSS_DOMAIN_NO_CREATE | BWSS_DOMAIN_NO_CONTROLLER, d) != 0)
-    return;
-  BwssDomainStats st;
-  if (bwss_domain_get_stats (*d, &st) != 0)
-    return;
-  bool live = st.controller_pid != 0;
-  printf ("D %.6f %.0f %.0f %.0f %s\n", t, live ? st.sigma_bps : -1.0,
-          live ? st.queue_us : -1.0, live ? st.queue_target_us : -1.0,
-          live ? bwss_phase_name (st.phase) : "none");
 }
 
 int
 main (int argc, char **argv)
 {
   double period_ms = 50, duration = 0;
-  const char *domain = NULL;
   for (int i = 1; i < argc; i += 2) {
     if (i + 1 >= argc)
       usage ();
@@ -71,8 +55,6 @@ main (int argc, char **argv)
       period_ms = atof (argv[i + 1]);
     else if (strcmp (argv[i], "--duration") == 0)
       duration = atof (argv[i + 1]);
-    else if (strcmp (argv[i], "--domain") == 0)
-      domain = argv[i + 1];
     else
       usage ();
   }
@@ -87,7 +69,6 @@ main (int argc, char **argv)
   static struct { uint64_t inode, bytes; } seen[MAX_SEEN];
   size_t n_seen = 0;
   KnobDump dump = { 0 };
-  BwssDomain *d = NULL;
   struct timespec start;
   clock_gettime (CLOCK_MONOTONIC, &start);
   while (!stop) {
@@ -114,8 +95,6 @@ main (int argc, char **argv)
                 (unsigned long long) k->inode, k->rtt_us);
       }
     }
-    if (domain)
-      sample_domain (domain, &d, t);
     fflush (stdout);
     struct timespec sl = { .tv_sec = 0, .tv_nsec = (long) (period_ms * 1e6) };
     if (period_ms >= 1000) {
@@ -124,8 +103,6 @@ main (int argc, char **argv)
     }
     nanosleep (&sl, NULL);
   }
-  if (d)
-    bwss_domain_close (d);
   knob_dump_clear (&dump);
   return 0;
 }

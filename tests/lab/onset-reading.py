@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """What the σ loop read when the cross traffic arrived, from a bwss mode's run
-directory (samples.txt, the bwss-lab-sample lines and the controller's "D"
-lines; run.json for the run's clock).
+directory (samples.txt, the bwss-lab-sample lines; domain.txt, the
+controller's "D" lines, which older runs have in samples.txt; run.json for
+the run's clock).
 
 For each RUN: the time the cross traffic's first packet reached the client
 (its first sample from CROSS_HOST, at or after CROSS_START − 1 s), the first
@@ -24,6 +25,18 @@ WINDOW_S = 3.0              # s after the onset
 GAP_S = 0.15                # s without video bytes counted as a gap
 
 
+def recorded_lines(run_dir):
+    """The recorder's and the controller's lines of a run, split, in the
+    order of their times."""
+    rows = []
+    for name in ("samples.txt", "domain.txt"):
+        path = os.path.join(run_dir, name)
+        if os.path.exists(path):
+            with open(path) as f:
+                rows += [x for x in (line.split() for line in f) if len(x) >= 2]
+    return sorted(rows, key=lambda x: float(x[1] if x[0] == "D" else x[0]))
+
+
 def reading(run_dir, cross_start):
     """The figures of one run, as a dict (None where the run has no onset)."""
     with open(os.path.join(run_dir, "run.json")) as f:
@@ -33,31 +46,27 @@ def reading(run_dir, cross_start):
     sigma = last_video = None
     video_bytes = 0
     gaps = []
-    with open(os.path.join(run_dir, "samples.txt")) as f:
-        for line in f:
-            x = line.split()
-            if not x:
-                continue
-            if x[0] == "D":
-                t, s, q = float(x[1]) - t0, float(x[2]) / 1e3, float(x[3]) / 1e3
-                if onset is not None and t < onset + WINDOW_S:
-                    if cut is None and sigma is not None and s < sigma:
-                        cut = {"at_s": t, "queue_ms": q, "sigma_from": sigma, "sigma_to": s}
-                    peak_q = max(peak_q, q)
-                sigma = s
-                continue
-            t = float(x[0]) - t0
-            if onset is None and x[1].startswith(CROSS_HOST + ":") and t >= cross_start - 1.0:
-                onset = t
-            if x[1].endswith(VIDEO_PORT):
-                if onset is not None and t < onset + WINDOW_S:
-                    peak_rtt = max(peak_rtt, float(x[4]) / 1e3)
-                got = int(x[2])            # bytes received so far
-                if got > video_bytes:
-                    if (onset is not None and t < onset + WINDOW_S and last_video is not None
-                            and t - last_video >= GAP_S):
-                        gaps.append((last_video, t - last_video))
-                    last_video, video_bytes = t, got
+    for x in recorded_lines(run_dir):
+        if x[0] == "D":
+            t, s, q = float(x[1]) - t0, float(x[2]) / 1e3, float(x[3]) / 1e3
+            if onset is not None and t < onset + WINDOW_S:
+                if cut is None and sigma is not None and s < sigma:
+                    cut = {"at_s": t, "queue_ms": q, "sigma_from": sigma, "sigma_to": s}
+                peak_q = max(peak_q, q)
+            sigma = s
+            continue
+        t = float(x[0]) - t0
+        if onset is None and x[1].startswith(CROSS_HOST + ":") and t >= cross_start - 1.0:
+            onset = t
+        if x[1].endswith(VIDEO_PORT):
+            if onset is not None and t < onset + WINDOW_S:
+                peak_rtt = max(peak_rtt, float(x[4]) / 1e3)
+            got = int(x[2])            # bytes received so far
+            if got > video_bytes:
+                if (onset is not None and t < onset + WINDOW_S and last_video is not None
+                        and t - last_video >= GAP_S):
+                    gaps.append((last_video, t - last_video))
+                last_video, video_bytes = t, got
     if onset is None:
         return None
     return {"onset_s": onset, "cut": cut, "peak_queue_ms": peak_q, "peak_video_rtt_ms": peak_rtt,

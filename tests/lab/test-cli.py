@@ -296,6 +296,9 @@ q = host.wait_quiet(said.append, window_s=5, max_s=10, ticks=fake_ticks([8.0] * 
 check(q == (False, 10.0, 8.0) and "trying anyway" in said[-1], "wait_quiet: bounded on a busy host: %s %s" % (q, said))
 r = lab("run", "streaming", "--tries", "0")
 check(r.returncode == 2 and "--tries" in r.stderr, "--tries 0 is refused: %s" % r.stderr.strip())
+r = lab("matrix", "--modes", "tcp,fast", "--cells", "droptail150-cubic-fixed-960k", "--out", "/nonexistent/x")
+check(r.returncode == 2 and "--modes: fast" in r.stderr, "matrix --modes with an unknown mode is refused: %s"
+      % r.stderr.strip())
 # the progress check: the longest time without progress per flow (the
 # second machine's over host2_on), a client's failure, both faults
 h2 = SCENARIOS["streaming"].with_sets(["hosts=2", "host2_on=20-60", "duration=90"])

@@ -190,6 +190,20 @@ with tempfile.TemporaryDirectory() as d:
     check(matrix.pending(d, cell[A], matrix.MODES, REV, KEY) == [] and
           matrix.pending(d, cell[A], matrix.MODES, REV, KEY, again=True) == list(matrix.MODES),
           "a cell with valid summaries of this commit is not run again, unless --again")
+    only = matrix.parse_modes("ideal, tcp")
+    check(only == ("tcp", "ideal") and matrix.parse_modes(None) == matrix.MODES
+          and matrix.parse_modes(None, adopt=True) == matrix.MODES + (matrix.ADOPT_MODE,)
+          and matrix.pending(d, cell[A], only, REV, KEY, again=True) == ["tcp", "ideal"]
+          and matrix.cell_modes(cell[H1], only) == ("tcp",),
+          "--modes tcp,ideal: only the baselines are run, in the grid's order (a household cell: tcp): %s" % (only,))
+    for bad in ("tcp,bwss-paper", "", " , "):
+        try:
+            matrix.parse_modes(bad)
+            refused = None
+        except Exception as e:                        # LabError, exit 2
+            refused = e
+        check(refused is not None and getattr(refused, "code", None) == 2 and "--modes" in str(refused),
+              "--modes %r is refused, naming the modes: %s" % (bad, refused))
     check(matrix.pending(d, cell[B], matrix.MODES, REV, KEY) == ["tcp", "ideal"],
           "an invalid or missing mode is run again: %s" % matrix.pending(d, cell[B], matrix.MODES, REV, KEY))
     steps = matrix.plan(d, cell[A], matrix.MODES, "0123456789ab", KEY)
@@ -281,10 +295,12 @@ with tempfile.TemporaryDirectory() as d:
 key = baseline.key(BUILD, paths.SRC_ROOT)
 files = key.get("files") or {}
 NEEDED = ("tests/lab/bwss-delay.c", "tests/lab/lab-aqm.c", "tests/lab/lab-aqm.h", "tests/lab/lab-link.c",
-          "tests/lab/bwss-lab-sample.c", "libbwss/lib/sys/knobs.c", "libbwss/lib/sys/sys.h",
-          "libbwss/lib/domain/client.c")
+          "tests/lab/bwss-lab-sample.c", "libbwss/lib/sys/knobs.c", "libbwss/lib/sys/sys.h")
+# the recorder links the socket dump alone: the domain and the laws' parameters are bwss-lab-domain's
 UNLINKED = ("libbwss/lib/laws/controller.c", "libbwss/lib/laws/capacity-compete.c", "libbwss/lib/laws/fcs.c",
-            "libbwss/lib/laws/allocation.c", "libbwss/lib/laws/late.c")
+            "libbwss/lib/laws/allocation.c", "libbwss/lib/laws/late.c", "libbwss/lib/laws/params.c",
+            "libbwss/lib/laws/sigma.c", "libbwss/lib/domain/client.c", "libbwss/lib/domain/runtime.c",
+            "tests/lab/bwss-lab-domain.c")
 check("none" not in key and all(p in files for p in NEEDED + baseline.RUNNER),
       "the key, read from the build: the runner, the stage's and the recorder's sources and headers (%d files): %s"
       % (len(files), key.get("none") or [p for p in NEEDED + baseline.RUNNER if p not in files]))

@@ -65,6 +65,8 @@ def load_samples(sc, out_dir, t0, sockets=None):
     ctl_queue = [None] * dur
     last = {}
     files = [os.path.join(out_dir, "samples.txt")]
+    if os.path.exists(os.path.join(out_dir, "domain.txt")):
+        files.append(os.path.join(out_dir, "domain.txt"))    # the controller's D lines (older runs: in samples.txt)
     if sc.hosts == 2:
         files.append(os.path.join(out_dir, "samples-host2.txt"))
     lines = (line for path in files for line in open(path))

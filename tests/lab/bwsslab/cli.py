@@ -437,6 +437,8 @@ def main(argv=None):
     x.add_argument("--cells", help="only the cells matching these comma-separated shell patterns")
     x.add_argument("--adopt", action="store_true", help="also mode bwss-adopt")
     x.add_argument("--again", action="store_true", help="run cells again that have a valid summary")
+    x.add_argument("--modes", help="only these comma-separated modes of each cell (tcp,ideal: the baseline "
+                   "runs a later commit reuses, docs/lab.md)")
     x.add_argument("--baselines-from", action="append", default=[], metavar="DIR",
                    help="another matrix's --out: its tcp and ideal runs count here where their baseline key "
                    "is this build's (docs/lab.md); repeatable")
@@ -464,6 +466,7 @@ def main(argv=None):
                 raise LabError("--quick and --cells: one or the other", 2)
             if args.tries < 1 or args.tries > 10:
                 raise LabError("--tries must be 1..10", 2)
+            matrix.parse_modes(args.modes)
             return cmd_matrix(args, argv)
         if args.cmd == "run":
             prepared = prepare_run(args)

@@ -433,13 +433,27 @@ def commit(build_dir=None):
     return head + ("+" if dirty else "")
 
 
+def parse_modes(text, adopt=False):
+    """The modes --modes names (None: every mode; with adopt also
+    bwss-adopt).  Raises LabError (exit 2) on a mode the matrix has not."""
+    every = MODES + (ADOPT_MODE,)
+    if text is None:
+        return MODES + ((ADOPT_MODE,) if adopt else ())
+    chosen = tuple(m.strip() for m in text.split(",") if m.strip())
+    unknown = [m for m in chosen if m not in every]
+    if not chosen or unknown:
+        raise LabError("--modes: %s: the matrix's modes are %s" % (", ".join(unknown) or "none given",
+                                                                  ", ".join(every)), 2)
+    return tuple(m for m in every if m in chosen + ((ADOPT_MODE,) if adopt else ()))
+
+
 def run(args, run_once, check_tools, command, reanalyse):
     """bwss-lab matrix: runs the selected cells' modes that have no run
     counting for this commit (plan(); run_once: cli.run_once), reusing
     the baseline runs that count (reanalyse: cli.reanalyse_run), then
     writes the report.  Returns the exit status."""
     chosen = select(args.cells, args.quick)
-    modes = MODES + ((ADOPT_MODE,) if args.adopt else ())
+    modes = parse_modes(getattr(args, "modes", None), args.adopt)
     out = os.path.abspath(args.out)
     build_dir = os.path.abspath(args.build_dir)
     scs = {}

@@ -72,6 +72,7 @@ _PROGRAMS = {
     "bwss-lab-player": ("tests", "lab"),
     "bwss-delay": ("tests", "lab"),
     "bwss-lab-sample": ("tests", "lab"),
+    "bwss-lab-domain": ("tests", "lab"),
 }
 
 

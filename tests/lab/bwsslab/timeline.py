@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """One run of one mode: the topology, the servers, the recorder, the clients
 at t0, the cross traffic and BWSS's switch-on at their times, then a clean
-stop.  What it leaves in out_dir: samples.txt (the recorder), cross.json
+stop.  What it leaves in out_dir: samples.txt (the recorder), domain.txt
+(modes bwss*: the controller's σ, queue and phase, bwss-lab-domain), cross.json
 (the UDP the link carried), delay.json (the delay stage's precision, and
 as the bottleneck its own), link-trace.txt (with a link trace), tun.json
 (what the kernel dropped on the way into the stage),
@@ -58,11 +59,16 @@ def run_mode(sc, mode, build_dir, out_dir):
     try:
         t0 = time.monotonic() + 1.0
         procs = clients.start_servers(sc, work, t0, build_dir)
-        sampler = spawn(NS_C, [program(build_dir, "bwss-lab-sample"),
-                               "--period", "50", "--domain", domain],
+        sampler = spawn(NS_C, [program(build_dir, "bwss-lab-sample"), "--period", "50"],
                         out=os.path.join(out_dir, "samples.txt"), env=env)
         remember(sampler.pid)
         procs.append(sampler)
+        if mode in BWSS_MODES:
+            # the controller's σ, queue and phase (the baseline modes run no controller)
+            reader = spawn(NS_C, [program(build_dir, "bwss-lab-domain"), "--period", "50", "--domain", domain],
+                           out=os.path.join(out_dir, "domain.txt"), env=env)
+            remember(reader.pid)
+            procs.append(reader)
         cross_rx = clients.start_cross_receiver(sc, out_dir)
         if cross_rx:
             procs.append(cross_rx)
