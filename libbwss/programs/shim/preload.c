@@ -549,7 +549,7 @@ select (int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
     int res = real_select (n, r, w, e, slice == UINT64_MAX ? NULL : &stv);
     if (res != 0 || last) {
       if (tv) {                                        /* the time left, as Linux's select() */
-        uint64_t now = bwss__clock_now_us (), left = start + wait > now ? start + wait - now : 0;
+        uint64_t spent = bwss__clock_now_us () - start, left = wait > spent ? wait - spent : 0;
         tv->tv_sec = (time_t) (left / 1000000);
         tv->tv_usec = (suseconds_t) (left % 1000000);
       }
