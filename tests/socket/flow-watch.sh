@@ -8,11 +8,15 @@ now_ms () { date +%s%3N; }
 
 # Reads bwss-top --json on stdin; prints the flow of pid @1 as "origin
 # weight window controlled controller" (the origin's spaces as _; the
-# controller is bwssd's pid), or nothing.
+# controller is bwssd's pid), or nothing — also when bwss-top printed
+# nothing (no bwssd runs: its exit 1, "no domain yet").
 flow_line () {
   python3 -c '
 import json, sys
-d = json.load(sys.stdin)
+t = sys.stdin.read()
+if not t:
+    sys.exit(0)
+d = json.loads(t)
 for f in d["flows"]:
     if f["pid"] == int(sys.argv[1]):
         print(f["origin"].replace(" ", "_"), f["weight"], f["window_bytes"], f["controlled"], d["controller_pid"])

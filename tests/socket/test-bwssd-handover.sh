@@ -20,7 +20,10 @@
 #     socket's path alone, the client's flow comes to the new bwssd;
 #   - an autostarted bwssd stopped (SIGSTOP): the user's bwssd kills it and
 #     takes over;
-#   - SIGTERM: exit 0, the clamp back; curl ran throughout.
+#   - SIGTERM: exit 0, the clamp back; curl ran throughout;
+#   - a program whose one call is a poll() with no timeout once its flow is
+#     handed over: its bwssd stopped, the shim still gives the socket back
+#     within the fail-open promise.
 # "Its connect's clamp": the clamp of a socket to the same server read right
 # after its connect, under no bwssd (the kernel's own; autotuning may raise
 # an unclamped one, never lower it).  (TAP.)  Times: $patience_ms and the
@@ -211,6 +214,38 @@ check "SIGTERM: exit $rc, the clamp back at once ($c)" '[ $rc -eq 0 ] && given_b
 check "curl ran throughout, on one connection (socket ${download:-none}; $(size) bytes, $start_size when the autostarted bwssd first controlled it), and bwss-run too" \
   'kill -0 $curl 2>/dev/null && kill -0 $runner 2>/dev/null && [ "$(socket_of)" = "$download" ] && [ "$(size)" -gt "$start_size" ]'
 kill $runner $curl 2>/dev/null
+
+# ---- a program that waits for ever ----
+# It reads its first data (the shim hands the flow over) and then waits in
+# one poll() with no timeout on a pipe nobody writes: no read, no call but
+# that wait.  The bwssd that controls its flow stopped, the shim must still
+# ask for bwssd's sign of life and give the socket back.
+"$run" -- python3 -c '
+import os, select, socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"GET /big.bin HTTP/1.0\r\n\r\n")
+s.recv(65536)
+p = select.poll()
+p.register(os.pipe()[0], select.POLLIN)
+p.poll()' "$port" &
+wrun=$!; pids="$pids $wrun"
+waiter= wctl= c=
+t0=$(now_ms)
+while [ $(($(now_ms) - t0)) -lt $patience_ms ]; do
+  waiter=$(pgrep -P $wrun | head -1); waiter=${waiter:-$wrun}
+  wctl=$(flow_of "$waiter" | awk '$4 == "True" { print $5 }') && [ -n "$wctl" ] &&
+    c=$("$clamp" "$waiter" "$port") && [ "$c" = "$win" ] && break
+  sleep 0.05
+done
+pids="$pids ${wctl:-}"
+kill -STOP "${wctl:-none}" 2>/dev/null; t0=$(now_ms) ms=
+while [ $(($(now_ms) - t0)) -lt $failopen_bound_ms ]; do
+  given_back "$("$clamp" "${waiter:-none}" "$port")" && { ms=$(($(now_ms) - t0)); break; }
+  sleep 0.02
+done
+check "a program waiting in poll() with no timeout (pid ${waiter:-none}, its flow at bwssd ${wctl:-none}'s window $c): that bwssd stopped, the clamp given back in ${ms:-never} ms (the promise $failopen_promise_ms ms)" \
+  '[ -n "$ms" ] && [ "$c" = "$win" ]'
+kill -KILL "${wctl:-none}" $wrun ${waiter:-} 2>/dev/null
 [ $failed -eq 0 ] || sed 's/^/# bwssd: /' "$tmp/bwssd.log"
 echo "1..$n"
 [ $failed -eq 0 ]

@@ -7,7 +7,7 @@
  * flows given back by their client and bwssd started again, a socket
  * closed without a word, clients that lie to bwssd or flood it, the
  * autostarted bwssd leaving with its last client, bwss-top, the GLib
- * source, idling.  Each test uses its own domain (its own bwssd).
+ * source, idling, a burst of hand-overs while bwssd reads nothing.  Each test uses its own domain (its own bwssd).
  */
 #define BWSS_USE_UNSTABLE_API        /* BwssParams: the control period the dispatch returns */
 #include <arpa/inet.h>
@@ -1193,6 +1193,114 @@ test_many_flows (void)
   bwss_domain_close (d);
 }
 
+/* ---- a burst of hand-overs while bwssd reads nothing ---- */
+
+/* The inodes of this process's SOCK_SEQPACKET Unix sockets, comma-separated, as
+ * one string: the domain's connection is the only one the test makes. */
+static char *
+seqpacket_sockets (void)
+{
+  g_autofree char *table = NULL;
+  g_assert_true (g_file_get_contents ("/proc/net/unix", &table, NULL, NULL));
+  g_autoptr (GHashTable) seqpacket = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_auto (GStrv) lines = g_strsplit (table, "\n", -1);
+  for (guint i = 1; lines[i]; i++) {
+    g_auto (GStrv) f = g_strsplit_set (g_strstrip (lines[i]), " ", -1);
+    guint n = 0;
+    const char *field[8] = { NULL };
+    for (guint k = 0; f[k] && n < G_N_ELEMENTS (field); k++)
+      if (*f[k])
+        field[n++] = f[k];
+    if (n >= 7 && strcmp (field[4], "0005") == 0)
+      g_hash_table_add (seqpacket, g_strdup (field[6]));
+  }
+  g_autoptr (GPtrArray) mine = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GDir) dir = g_dir_open ("/proc/self/fd", 0, NULL);
+  g_assert_nonnull (dir);
+  for (const char *e; (e = g_dir_read_name (dir));) {
+    g_autofree char *path = g_strdup_printf ("/proc/self/fd/%s", e);
+    g_autofree char *link = g_file_read_link (path, NULL);
+    if (link && g_str_has_prefix (link, "socket:[")) {
+      link[strlen (link) - 1] = '\0';
+      if (g_hash_table_contains (seqpacket, link + 8))
+        g_ptr_array_add (mine, g_strdup (link + 8));
+    }
+  }
+  g_ptr_array_add (mine, NULL);
+  return g_strjoinv (",", (char **) mine->pdata);
+}
+
+/* The flows bwss-top (another process) lists in @name, -1 if it did not
+ * answer with them. */
+static int
+top_flows (const char *name)
+{
+  g_autofree char *out = NULL;
+  const char *args[] = { "--once", "--json", NULL };
+  if (run_top (name, args, &out) != 0)
+    return -1;
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  if (!json_parser_load_from_data (parser, out, -1, NULL))
+    return -1;
+  return (int) json_array_get_length (json_object_get_array_member (
+    json_node_get_object (json_parser_get_root (parser)), "flows"));
+}
+
+/* A client with its own dispatch thread registers MANY flows at once while
+ * bwssd is stopped (far more hand-overs than the connection's buffer
+ * holds): every registration returns at once, and once bwssd runs again
+ * the client's thread hands them all over on the connection it had, with
+ * no call of the test's to drive it (bwss-top, another process, counts). */
+static void
+test_burst_stopped_bwssd (void)
+{
+  if (!fd_limit_at_least (4 * MANY + 64)) {
+    g_test_skip ("the fd hard limit is below 4000");
+    return;
+  }
+  g_autofree char *name = domain_name ("burst");
+  BwssDomain *d = NULL;
+  g_assert_cmpint (bwss_domain_open (name, BWSS_DOMAIN_THREAD, &d), ==, 0);
+  static int c[MANY + 1], s[MANY + 1];
+  static BwssFlow *f[MANY + 1];
+  BwssPrefs p = { .priority = 0, .min_rate_bps = 0, .weight = 1 };
+  tcp_pair_with_data (&c[MANY], &s[MANY]);
+  g_assert_cmpint (bwss_flow_register (d, c[MANY], &p, &f[MANY]), ==, 0);
+  g_assert_true (wait_listed (d, 1));
+  pid_t daemon = bwssd_of (d);
+  g_assert_cmpint (daemon, >, 0);
+  g_autofree char *before = seqpacket_sockets ();
+  g_assert_cmpstr (before, !=, "");
+  g_assert_null (strchr (before, ','));
+
+  kill (daemon, SIGSTOP);
+  for (int i = 0; i < MANY; i++) {
+    tcp_pair_with_data (&c[i], &s[i]);
+    g_assert_cmpint (bwss_flow_register (d, c[i], &p, &f[i]), ==, 0);
+  }
+  g_usleep (G_USEC_PER_SEC);             /* stopped longer than a client waits for anything */
+  kill (daemon, SIGCONT);
+
+  uint64_t deadline = mono_us () + WAIT_LIMIT_US;
+  int n = -1;
+  while (mono_us () < deadline && (n = top_flows (name)) != MANY + 1)
+    g_usleep (100000);
+  g_test_message ("bwss-top lists %d flows", n);
+  g_assert_cmpint (n, ==, MANY + 1);
+  g_autofree char *after = seqpacket_sockets ();
+  g_test_message ("the domain's connection: %s before the burst, %s after", before, after);
+  g_assert_cmpstr (after, ==, before);
+  g_assert_cmpint (bwssd_of (d), ==, daemon);
+
+  for (int i = 0; i <= MANY; i++) {
+    bwss_flow_unregister (f[i]);
+    close (c[i]);
+    close (s[i]);
+  }
+  g_assert_true (wait_listed (d, 0));
+  bwss_domain_close (d);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1214,5 +1322,6 @@ main (int argc, char **argv)
   g_test_add_func ("/domain/idle/dispatch-delay", test_idle_dispatch_delay);
   g_test_add_func ("/domain/idle/glib-source", test_glib_source_idle);
   g_test_add_func ("/domain/many-flows", test_many_flows);
+  g_test_add_func ("/domain/burst/stopped-bwssd", test_burst_stopped_bwssd);
   return g_test_run ();
 }

@@ -23,10 +23,13 @@
  * (bwss/bwss-glib.h), or let it run its own thread (BWSS_DOMAIN_THREAD).
  *
  * Never blocked by bwssd: registering, changing preferences and
- * unregistering send a message and never wait for an answer (a refusal
- * comes later: the flow's calls then return BWSS_ENOENT); reading
- * (statistics, the flow list) waits for bwssd's answer a fraction of a
- * second at most and then fails with BWSS_EBUSY.
+ * unregistering send a message and never wait, for an answer or for room
+ * (a refusal comes later: the flow's calls then return BWSS_ENOENT); what
+ * bwssd has not read yet waits in this process, in order, and goes out as
+ * bwssd reads it (bwss_domain_dispatch()): a burst of flows, or a bwssd
+ * slow on a loaded machine, delays their hand-over and ends nothing.
+ * Reading (statistics, the flow list) waits for bwssd's answer a fraction
+ * of a second at most and then fails with BWSS_EBUSY.
  */
 #ifndef BWSS_DOMAIN_H
 #define BWSS_DOMAIN_H
@@ -257,22 +260,25 @@ BWSS_API int bwss_domain_list_flow_groups (BwssDomain *d, BwssFlowInfo *out,
 BWSS_API int bwss_domain_get_daemon_status (BwssDomain *d, char **out);
 
 /* Does this process's share of the work at @now_us (CLOCK_MONOTONIC µs, 0:
- * read it): reads what bwssd sent (read rates, refusals), asks it for a sign
+ * read it): reads what bwssd sent (read rates, refusals), sends what waits
+ * for bwssd to read (hand-overs, preferences), asks it for a sign
  * of life while flows are handed over and gives them back to the kernel if
  * it does not answer, connects again (and starts bwssd, if allowed) when the
  * connection ended.  Never waits.
  *
  * Returns the µs until it wants to run again: the control period (the
- * laws' min_phi_us, 10 ms) while a flow's reads are paced here; with flows
- * handed over, the next whole half second of CLOCK_MONOTONIC; else the next
- * whole second (so idle processes wake together).  Run it then, and at once
- * when bwss_domain_get_fd() is readable (bwssd sent something): a process
+ * laws' min_phi_us, 10 ms) while a flow's reads are paced here or messages
+ * wait for bwssd to read them; with flows handed over, the next whole half
+ * second of CLOCK_MONOTONIC; else the next whole second (so idle processes
+ * wake together).  Run it then, and at once when bwss_domain_get_fd() is
+ * readable (bwssd sent something, or made room for what waits): a process
  * whose flows bwssd controls wakes twice a second. */
 BWSS_API uint64_t bwss_domain_dispatch (BwssDomain *d, uint64_t now_us);
 
 /* Returns a file descriptor that becomes readable when @d wants
  * bwss_domain_dispatch() before the time it last returned: bwssd sent
- * something, or a flow was registered (from any thread).
+ * something, a flow was registered (from any thread), or the connection
+ * has room again for messages that wait.
  * bwss_domain_dispatch() reads it empty.  Owned by the domain
  * (valid until the last handle of this domain in this process is closed;
  * do not read or close it): poll it for input, with the dispatch's delay as

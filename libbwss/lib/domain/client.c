@@ -13,15 +13,34 @@
  *   open, no bwssd listening       | unless BWSS_DOMAIN_NO_CREATE: start one
  *                                  | (`bwssd --autostart`, spawn_bwssd()), and
  *                                  | connect within START_WAIT_US
- *   register, set_prefs, share,    | a message, never answered (REJECT refuses)
- *   stream                         |
- *   unregister                     | a message; then the socket given back here
+ *   register, set_prefs, share,    | a message, never answered (REJECT refuses),
+ *   stream, late                   | queued (below)
+ *   unregister                     | a message, queued; the socket given back here
+ *                                  | at once
+ *   bwssd reads slower than the    | the messages wait in the queue, in order;
+ *   client sends (a burst of flows,| nothing waits for them and nothing is dropped;
+ *   a loaded machine)              | bwssd that has read nothing of them for
+ *                                  | LIVE_US is treated as one that does not
+ *                                  | answer (below); the connection stays
  *   the connection ends (bwssd     | fail-open: every socket of this process given
  *   died, or it refused to listen) | back here (its clamp as it was before it was
  *                                  | handed over, its buffer if paced); connect
  *                                  | again every RETRY_US while flows remain
  *                                  | (starting bwssd if allowed), then hand them
- *                                  | over again
+ *                                  | over again through the queue, oldest first
+ *
+ * The queue.  What a client sends unasked goes through one queue per
+ * connection, sent while the connection's buffer has room and then as
+ * bwssd reads (the dispatch sends more when the connection becomes
+ * writable).  Its entries are the flows themselves, each at most once with
+ * what it still owes bwssd (its hand-over, new preferences, a late figure,
+ * its end): a flow changed again while it waits is sent as it is then, so
+ * the queue never holds more than the process's flows and those it ended
+ * whose end is not out yet, however fast they change or bwssd reads.
+ * A full buffer is back-pressure, never a reason to end the connection:
+ * only the connection's end or an error ends it.  A reader's request
+ * (statistics, the flow list) goes after the queue, waiting up to
+ * REPLY_WAIT_US for both (BWSS_EBUSY after that, the connection kept).
  *
  * One connection per process and domain name, shared by its handles; the
  * domain's fd (bwss_domain_get_fd()) is an epoll set of the connection and
@@ -62,17 +81,28 @@ extern char **environ;
 /* An autostarted bwssd listens within this (its start is ~10 ms). */
 #define START_WAIT_US   2000000ull
 #define START_AGAIN_US  500000ull
-/* Longest wait for a reader's reply, or for a message to go out: bwssd
- * answers between two rounds (well under a millisecond each). */
+/* Longest wait for a reader's reply, and for the queue and its request
+ * to go out: bwssd answers between two rounds (well under a millisecond
+ * each). */
 #define REPLY_WAIT_US   200000ull
 /* While it has flows handed over, a client asks bwssd for a sign of life
- * this often; one not answered by the next is a bwssd that is stopped or
- * hung: its sockets go back to the kernel (fail-open) until it answers
- * again (it then sets their windows again itself).  A flow is left
- * throttled by a stuck bwssd for at most two of these. */
+ * this often; one not answered by the next, or a queue bwssd has taken
+ * nothing of for as long, is a bwssd that is stopped or hung: its sockets
+ * go back to the kernel (fail-open) until it answers again (it then sets
+ * their windows again itself).  A flow is left throttled by a stuck bwssd
+ * for at most two of these. */
 #define LIVE_US         500000ull
 
 typedef struct Conn Conn;
+
+/* What a flow owes bwssd (BwssFlow.out): it waits in the connection's
+ * queue while any is set. */
+enum {
+  OUT_REGISTER   = 1u << 0,    /* its hand-over (carries its preferences, share, pacing) */
+  OUT_UPDATE     = 1u << 1,    /* its preferences, share or pacing changed since */
+  OUT_LATE       = 1u << 2,    /* a late figure (the last one reported) */
+  OUT_UNREGISTER = 1u << 3,    /* its end: the flow is gone here, only this is left */
+};
 
 struct BwssFlow {
   Conn       *c;            /* NULL: inherited across fork, inert */
@@ -85,7 +115,11 @@ struct BwssFlow {
   BwssShare   share;
   uint32_t    stream;       /* share STREAM: its number in this process */
   bool        paced_reads;  /* the owner offered to pace its reads */
-  bool        handed;       /* on the connection now */
+  bool        handed;       /* on the connection now: its hand-over went out */
+  bool        gone;         /* unregistered: in the queue for its end only */
+  unsigned    out;          /* OUT_*: what waits to be sent for it */
+  BwssFlow   *out_next;     /* the next flow in the connection's queue */
+  double      late_fraction, late_prebuffer_s;   /* OUT_LATE's figures */
   int         refused;      /* bwssd's REJECT: a BWSS_E code, 0 if none */
   pid_t       owner_pid;
   char        origin[BWSS_ORIGIN_MAX];
@@ -106,7 +140,11 @@ struct Conn {
   int         ep_fd;               /* epoll: wake_fd and fd (bwss_domain_get_fd()) */
   unsigned    refs;
   bool        may_start;           /* some handle may start bwssd */
-  BwssFlow   *flows;
+  BwssFlow   *flows;               /* oldest first */
+  BwssFlow   *out_head;            /* the queue: flows that owe bwssd a message, */
+  BwssFlow  **out_tail;            /* in the order they came to owe it */
+  uint64_t    out_moved_us;        /* the queue last took a message out, or began to wait */
+  bool        out_watched;         /* the epoll set wakes the dispatch for room to send */
   uint64_t    next_id;
   uint32_t    seq;
   uint64_t    next_connect_us;
@@ -143,14 +181,6 @@ conn_wake (Conn *c)
     eventfd_write (c->wake_fd, 1);
 }
 
-/* Sends @len bytes of @msg (and @fd, if >= 0) within REPLY_WAIT_US.
- * Returns 0 or -errno.  c->lock held. */
-static int
-conn_send (Conn *c, const void *msg, size_t len, int fd)
-{
-  return sock_send_msg (c->fd, msg, len, fd, REPLY_WAIT_US);
-}
-
 /* Gives @f's socket back to the kernel: the clamp it had before it was
  * handed over, the largest receive buffer if pacing fixed it, reads no
  * longer paced.  Only if the fd still names the socket. */
@@ -166,8 +196,25 @@ restore_socket (BwssFlow *f)
   f->pace_bps = 0.0;
 }
 
+/* Empties the queue: what waits there is not sent (the connection ended,
+ * or is not this process's); flows that are gone are freed.  c->lock held. */
+static void
+out_clear (Conn *c)
+{
+  while (c->out_head) {
+    BwssFlow *f = c->out_head;
+    c->out_head = f->out_next;
+    f->out = 0;
+    f->out_next = NULL;
+    if (f->gone)
+      free (f);
+  }
+  c->out_tail = &c->out_head;
+}
+
 /* Ends the connection: every socket of this process back to the kernel
- * (fail-open), bwssd tried again after RETRY_US.  c->lock held. */
+ * (fail-open), the queue emptied, bwssd tried again after RETRY_US.
+ * c->lock held. */
 static void
 conn_lost (Conn *c)
 {
@@ -176,6 +223,8 @@ conn_lost (Conn *c)
   epoll_ctl (c->ep_fd, EPOLL_CTL_DEL, c->fd, NULL);
   sys_close (c->fd);
   c->fd = -1;
+  c->out_watched = false;
+  out_clear (c);
   for (BwssFlow *f = c->flows; f; f = f->next) {
     if (f->handed)
       restore_socket (f);
@@ -204,20 +253,127 @@ fill_flow (WireFlow *m, uint16_t type, const BwssFlow *f)
   memcpy (m->origin, f->origin, sizeof m->origin);
 }
 
-/* Hands @f over.  c->lock held, connected. */
+/* ---- the queue ---- */
+
+/* Sets @what in what @f owes bwssd, putting it at the queue's end if it
+ * owed nothing.  c->lock held. */
 static void
-hand_over (Conn *c, BwssFlow *f)
+out_add (Conn *c, BwssFlow *f, unsigned what)
+{
+  if (c->out_head == NULL)
+    c->out_moved_us = bwss__clock_now_us ();   /* the wait starts now */
+  if (f->out == 0) {
+    f->out_next = NULL;
+    *c->out_tail = f;
+    c->out_tail = &f->out_next;
+  }
+  f->out |= what;
+}
+
+/* Takes @f out of the queue, owing nothing.  c->lock held. */
+static void
+out_remove (Conn *c, BwssFlow *f)
+{
+  if (f->out == 0)
+    return;
+  for (BwssFlow **pp = &c->out_head; *pp; pp = &(*pp)->out_next)
+    if (*pp == f) {
+      *pp = f->out_next;
+      if (c->out_tail == &f->out_next)
+        c->out_tail = pp;
+      break;
+    }
+  f->out = 0;
+  f->out_next = NULL;
+}
+
+/* Asks the epoll set to wake the dispatch when the connection has room
+ * (@on), or only for bwssd's messages.  c->lock held, connected. */
+static void
+out_watch (Conn *c, bool on)
+{
+  if (c->out_watched == on)
+    return;
+  struct epoll_event ev = { .events = EPOLLIN | (on ? EPOLLOUT : 0), .data.fd = c->fd };
+  if (epoll_ctl (c->ep_fd, EPOLL_CTL_MOD, c->fd, &ev) == 0)
+    c->out_watched = on;
+}
+
+/* Sends the first message @f owes, without waiting: its hand-over first
+ * (which carries everything else but a late figure), its end alone if it
+ * is gone.  Returns 0 (sent, or nothing left worth sending: the socket
+ * closed behind our back, a flow bwssd refused) or -errno.  c->lock held,
+ * connected. */
+static int
+out_send_one (Conn *c, BwssFlow *f)
 {
   WireFlow m;
-  fill_flow (&m, WIRE_REGISTER, f);
-  if (!knob_fd_is (f->fd, f->inode))
-    return;                              /* closed behind our back: nothing to hand */
-  if (conn_send (c, &m, sizeof m, f->fd) != 0) {
-    conn_lost (c);
-    return;
+  int err = 0;
+  if (f->out & OUT_UNREGISTER) {
+    WireHead h;
+    wire_head (&h, WIRE_UNREGISTER, 0, f->id, 0);
+    if ((err = sock_send_msg (c->fd, &h, sizeof h, -1, 0)) == 0)
+      f->out = 0;
+  } else if (f->out & OUT_REGISTER) {
+    if (!knob_fd_is (f->fd, f->inode)) {
+      f->out = 0;                        /* closed behind our back: nothing to hand */
+      return 0;
+    }
+    fill_flow (&m, WIRE_REGISTER, f);
+    if ((err = sock_send_msg (c->fd, &m, sizeof m, f->fd, 0)) == 0) {
+      f->out &= ~(unsigned) (OUT_REGISTER | OUT_UPDATE);
+      f->handed = true;
+      f->refused = 0;
+    }
+  } else if (!f->handed) {
+    f->out = 0;                          /* refused since: bwssd has nothing to update */
+  } else if (f->out & OUT_UPDATE) {
+    fill_flow (&m, WIRE_UPDATE, f);
+    if ((err = sock_send_msg (c->fd, &m, sizeof m, -1, 0)) == 0)
+      f->out &= ~(unsigned) OUT_UPDATE;
+  } else if (f->out & OUT_LATE) {
+    WireLate l = { .late_fraction = f->late_fraction, .required_prebuffer_s = f->late_prebuffer_s };
+    wire_head (&l.h, WIRE_LATE, 0, f->id, 0);
+    if ((err = sock_send_msg (c->fd, &l, sizeof l, -1, 0)) == 0)
+      f->out &= ~(unsigned) OUT_LATE;
   }
-  f->handed = true;
-  f->refused = 0;
+  return err;
+}
+
+/* Sends what the queue holds, in order, while the connection takes it
+ * without waiting.  Returns 0 once it is empty; BWSS_EBUSY if bwssd has not
+ * read enough of what it was sent (the rest waits, and the dispatch is woken
+ * when there is room); BWSS_ENOENT if the connection ended (then lost).
+ * c->lock held. */
+static int
+out_flush (Conn *c)
+{
+  if (c->fd < 0)
+    return c->out_head ? BWSS_ENOENT : 0;
+  while (c->out_head) {
+    BwssFlow *f = c->out_head;
+    int err = out_send_one (c, f);
+    if (err == -EAGAIN || err == -ETOOMANYREFS) {
+      /* a full buffer, or too many sockets in flight: bwssd reads them */
+      out_watch (c, err == -EAGAIN);
+      return BWSS_EBUSY;
+    }
+    if (err) {
+      conn_lost (c);
+      return BWSS_ENOENT;
+    }
+    c->out_moved_us = bwss__clock_now_us ();
+    if (f->out == 0) {
+      c->out_head = f->out_next;
+      if (c->out_head == NULL)
+        c->out_tail = &c->out_head;
+      f->out_next = NULL;
+      if (f->gone)
+        free (f);
+    }
+  }
+  out_watch (c, false);
+  return 0;
 }
 
 /* Starts `bwssd --autostart` for domain @name, its output on /dev/null,
@@ -287,10 +443,13 @@ conn_open (Conn *c)
   }
   c->fd = fd;
   c->retry_us = RETRY_US;
+  c->out_watched = false;
   struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
   epoll_ctl (c->ep_fd, EPOLL_CTL_ADD, fd, &ev);
-  for (BwssFlow *f = c->flows; f && c->fd >= 0; f = f->next)
-    hand_over (c, f);
+  /* every flow's hand-over queued, oldest first: sent as bwssd reads them */
+  for (BwssFlow *f = c->flows; f; f = f->next)
+    out_add (c, f, OUT_REGISTER);
+  out_flush (c);
   return 0;
 }
 
@@ -388,11 +547,25 @@ conn_drain (Conn *c)
     handle_push (c, &m, (size_t) n);
 }
 
-/* Sends the request @req (@len bytes) and waits for its reply (the same
- * seq) into @reply, passing what bwssd pushes meanwhile on.  Returns the
- * reply's length, or a BWSS_E code: BWSS_ENOENT (no bwssd), BWSS_EBUSY (no
- * reply in time).  *@fd_out gets an fd the reply carries (-1 if none).
- * c->lock held. */
+/* Waits until the connection has room, at most until @end (µs).  bwssd
+ * never waits to send, so it reads on while we wait.  c->lock held,
+ * connected. */
+static void
+wait_room (Conn *c, uint64_t end)
+{
+  uint64_t now = bwss__clock_now_us ();
+  if (now >= end)
+    return;
+  struct pollfd p = { .fd = c->fd, .events = POLLOUT };
+  sys_poll (&p, 1, (int) ((end - now + 999) / 1000));
+}
+
+/* Sends the queue and then the request @req (@len bytes), and waits for
+ * its reply (the same seq) into @reply, passing what bwssd pushes meanwhile
+ * on; all within REPLY_WAIT_US.  Returns the reply's length, or a BWSS_E
+ * code: BWSS_ENOENT (no bwssd), BWSS_EBUSY (bwssd read or answered nothing
+ * in time: the connection and the queue stay).  *@fd_out gets an fd the
+ * reply carries (-1 if none).  c->lock held. */
 static ssize_t
 request (Conn *c, WireHead *req, size_t len, WireMsg *reply, int *fd_out)
 {
@@ -400,12 +573,25 @@ request (Conn *c, WireHead *req, size_t len, WireMsg *reply, int *fd_out)
   int err = conn_open (c);
   if (err)
     return err;
-  req->seq = ++c->seq;
-  if (conn_send (c, req, len, -1) != 0) {
-    conn_lost (c);
-    return BWSS_ENOENT;
-  }
   uint64_t end = bwss__clock_now_us () + REPLY_WAIT_US;
+  /* the queue first: the request may be about a flow whose hand-over waits */
+  while ((err = out_flush (c)) == BWSS_EBUSY && bwss__clock_now_us () < end)
+    wait_room (c, end);
+  if (err)
+    return err;
+  req->seq = ++c->seq;
+  for (;;) {
+    int e = sock_send_msg (c->fd, req, len, -1, 0);
+    if (e == 0)
+      break;
+    if (e != -EAGAIN) {
+      conn_lost (c);
+      return BWSS_ENOENT;
+    }
+    if (bwss__clock_now_us () >= end)
+      return BWSS_EBUSY;
+    wait_room (c, end);
+  }
   for (;;) {
     int fd = -1;
     ssize_t n = conn_recv (c, reply, &fd);
@@ -444,20 +630,24 @@ conn_stop_thread (Conn *c)
   c->thread_on = false;
 }
 
-/* Sends @f's end and gives its socket back here too (bwssd, which restores
- * it through its duplicate, may be gone).  c->lock held; @f unlinked. */
+/* Gives @f's socket back here (bwssd, which restores it through its
+ * duplicate, may be gone) and queues its end if bwssd has it; a hand-over
+ * still waiting is simply not sent.  Frees @f, now or once its end is
+ * out.  c->lock held; @f out of c->flows. */
 static void
 release (Conn *c, BwssFlow *f)
 {
-  if (f->handed && c->fd >= 0) {
-    WireHead h;
-    wire_head (&h, WIRE_UNREGISTER, 0, f->id, 0);
-    if (conn_send (c, &h, sizeof h, -1) != 0)
-      conn_lost (c);
-  }
   if (f->handed || f->refused == 0)
     restore_socket (f);
-  free (f);
+  out_remove (c, f);
+  if (!f->handed || c->fd < 0) {
+    free (f);
+    return;
+  }
+  f->gone = true;
+  f->c = NULL;
+  out_add (c, f, OUT_UNREGISTER);
+  out_flush (c);
 }
 
 static void
@@ -470,6 +660,7 @@ conn_free (Conn *c)
     c->flows = f->next;
     release (c, f);
   }
+  out_clear (c);                         /* the connection's end says the rest */
   if (c->fd >= 0)
     sys_close (c->fd);
   pthread_mutex_unlock (&c->lock);
@@ -515,6 +706,7 @@ after_fork_child (void)
       c->flows = f->next;
       f->c = NULL;                       /* handles still point at it: inert */
     }
+    out_clear (c);                       /* the parent's to send */
     if (c->fd >= 0)
       sys_close (c->fd);
     c->fd = -1;
@@ -539,6 +731,7 @@ conn_new (const char *path)
   c->fd = c->wake_fd = c->ep_fd = -1;
   conn_fds (c);
   c->next_id = 1;
+  c->out_tail = &c->out_head;
   bwss_params_init_for (&c->params, BWSS_LOOP_DELAY);
   return c;
 }
@@ -677,33 +870,34 @@ bwss_flow_register_as (BwssDomain *d, int fd, const BwssPrefs *prefs, const char
   f->owner_pid = owner_pid;
   snprintf (f->origin, sizeof f->origin, "%s", origin);
   pthread_mutex_lock (&c->lock);
-  for (BwssFlow *o = c->flows; o; o = o->next)
-    if (o->fd == fd) {
+  BwssFlow **end = &c->flows;
+  for (; *end; end = &(*end)->next)
+    if ((*end)->fd == fd) {
       pthread_mutex_unlock (&c->lock);
       free (f);
       return BWSS_EEXIST;
     }
   f->id = c->next_id++;
-  f->next = c->flows;
-  c->flows = f;
-  if (c->fd >= 0)
-    hand_over (c, f);                    /* else at the next connection */
+  *end = f;                              /* the list's end: hand-overs go oldest first */
+  if (c->fd >= 0) {                      /* else at the next connection */
+    out_add (c, f, OUT_REGISTER);
+    out_flush (c);
+  }
   pthread_mutex_unlock (&c->lock);
   conn_wake (c);
   *out = f;
   return 0;
 }
 
-/* Sends @f's preferences, share and pacing again.  c->lock held. */
+/* Queues @f's preferences, share and pacing to be sent again.  c->lock
+ * held. */
 static void
 update (Conn *c, BwssFlow *f)
 {
   if (!f->handed || c->fd < 0)
-    return;                              /* they go with the next hand-over */
-  WireFlow m;
-  fill_flow (&m, WIRE_UPDATE, f);
-  if (conn_send (c, &m, sizeof m, -1) != 0)
-    conn_lost (c);
+    return;                              /* they go with the (next) hand-over */
+  out_add (c, f, OUT_UPDATE);
+  out_flush (c);
 }
 
 /* Locks @f's connection; returns it, or NULL (BWSS_EINVAL) for an inert
@@ -833,11 +1027,11 @@ bwss_flow_report_late (BwssFlow *f, double late_fraction, double required_prebuf
   Conn *c = flow_lock (f, &err);
   if (c == NULL)
     return err;
-  if (err == 0 && f->handed && c->fd >= 0) {
-    WireLate m = { .late_fraction = late_fraction, .required_prebuffer_s = required_prebuffer_s };
-    wire_head (&m.h, WIRE_LATE, 0, f->id, 0);
-    if (conn_send (c, &m, sizeof m, -1) != 0)
-      conn_lost (c);
+  if (err == 0 && (f->handed || (f->out & OUT_REGISTER)) && c->fd >= 0) {
+    f->late_fraction = late_fraction;    /* a figure still waiting is replaced */
+    f->late_prebuffer_s = required_prebuffer_s;
+    out_add (c, f, OUT_LATE);
+    out_flush (c);
   }
   pthread_mutex_unlock (&c->lock);
   return err;
@@ -1023,20 +1217,24 @@ bwss_domain_get_daemon_status (BwssDomain *d, char **out)
 
 /* ---- dispatch ---- */
 
-/* Asks bwssd for a sign of life every LIVE_US; if the last one is not
- * answered by then, gives every socket back to the kernel until it is.
- * c->lock held, connected. */
+/* Asks bwssd for a sign of life every LIVE_US, behind the queue; if the
+ * last one is not answered by then, or bwssd has taken nothing of the
+ * queue for as long, gives every socket back to the kernel until it
+ * answers.  c->lock held, connected. */
 static void
 check_alive (Conn *c, uint64_t now)
 {
-  if (now - c->ping_us < LIVE_US)
-    return;                              /* asked (and maybe answered) less than LIVE_US ago */
-  if (c->ping_seq && !c->failed_open) {
+  bool stuck = c->out_head && now - c->out_moved_us >= LIVE_US;
+  bool unanswered = c->ping_seq && now - c->ping_us >= LIVE_US;
+  if ((stuck || unanswered) && !c->failed_open) {
     c->failed_open = true;
     for (BwssFlow *f = c->flows; f; f = f->next)
       if (f->handed)
         restore_socket (f);
   }
+  if (c->out_head || now - c->ping_us < LIVE_US)
+    return;                              /* the queue goes first; or asked (and maybe
+                                          * answered) less than LIVE_US ago */
   if (c->ping_seq && now - c->ping_us < 4 * LIVE_US)
     return;                              /* still waiting for that one (then ask again: an
                                           * answer bwssd could not send is lost) */
@@ -1059,6 +1257,7 @@ conn_dispatch (Conn *c, uint64_t now)
   if (c->fd < 0 && wants && now >= c->next_connect_us)
     conn_open (c);
   conn_drain (c);
+  out_flush (c);
   /* a paced flow's owner reads bwssd's rates each control period, whether
    * or not it waits on the domain's fd (the preload shim does not) */
   bool paced = false, handed = false;
@@ -1068,7 +1267,7 @@ conn_dispatch (Conn *c, uint64_t now)
   }
   if (handed && c->fd >= 0)
     check_alive (c, now);
-  uint64_t wait = paced ? c->params.min_phi_us
+  uint64_t wait = paced || c->out_head ? c->params.min_phi_us
                   : c->fd < 0 && wants ? c->next_connect_us > now ? c->next_connect_us - now : 1
                   : handed ? LIVE_US - now % LIVE_US
                   : IDLE_US - now % IDLE_US;

@@ -21,8 +21,13 @@
  *   message is malformed             | removed; the connection closed
  *
  * Each client's messages are read SERVE_BUDGET at a time: one that floods
- * delays only itself.  What bwssd sends a client is never waited for: a
- * client that does not read loses its own replies and read rates.
+ * delays only itself.  A client that sends faster than bwssd reads (a
+ * burst of thousands of hand-overs, bwssd slow on a loaded machine) is held
+ * back by its connection's buffer: its messages wait in its own queue
+ * (libbwss's client.c) and come as bwssd reads them; bwssd never ends a
+ * connection for that, only for its end or a malformed message.  What bwssd
+ * sends a client is never waited for: a client that does not read loses its
+ * own replies and read rates.
  */
 #ifndef BWSS_SERVE_H
 #define BWSS_SERVE_H

@@ -14,12 +14,19 @@
  * same hooks (reads, poll, epoll, select), at the time the domain asks for
  * (bwss_domain_dispatch()), and so is bwssd's sign of life (without it the
  * shim gives its sockets back to the kernel).  The shim has no thread: a
- * program that makes no call the hooks see is not woken by it.  close()
+ * program that makes no call the hooks see is not woken by it.  A program
+ * that waits in poll(), select() or epoll_wait() while it holds flows is:
+ * its wait is cut at the domain's next dispatch (wait_slice()), so a
+ * stopped or hung bwssd is found out on time however long the program
+ * waits (an event loop's second, a rate-limited download's pause).  close()
  * unregisters and restores the kernel's window.  Before that, connect()
  * gives a download's socket a small first window (first_window_begin()).
  *
  * Never blocked by bwssd: registering from inside a read and unregistering
- * in close() send a message and never wait for an answer (bwss/domain.h).
+ * in close() send a message and never wait, for an answer or for room
+ * (bwss/domain.h); what bwssd has not read yet (a burst of thousands of
+ * connections, a bwssd slow on a loaded machine) goes out at the hooks'
+ * next dispatch, as bwssd reads it.
  *
  * Read pacing: the shim offers to pace the reads of the sockets it
  * registers.  While the controller asks for a read rate (a flow held below
@@ -52,9 +59,12 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +84,13 @@
 /* a paced read sleeps at most this long at a time, then looks again (the
  * rate may have changed or pacing ended) */
 #define PACE_SLEEP_MAX_US 50000ull
+/* While the process holds flows, a hooked wait (poll, select, epoll_wait)
+ * is cut into slices ending at the domain's next dispatch, none shorter
+ * than this (µs): the sign of life is asked every half second (LIVE_US in
+ * client.c), so a stopped bwssd is found out within two of those and two
+ * slices; a paced flow's next rate counts only at its next read, where the
+ * read hooks dispatch anyway (not 100 wake-ups a second for it). */
+#define WAIT_SLICE_MIN_US 100000ull
 /* The receive buffer a download connects with, bytes (SO_RCVBUF's value;
  * the kernel doubles it for its accounting): its SYN offers about two
  * segments of a 1500-byte path instead of the kernel's 64 kB.  Below ten
@@ -93,6 +110,7 @@ static uint8_t *fd_state;
 static BwssFlow **fd_flow;
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t next_apply_us;       /* the domain's next dispatch is due then (µs) */
+static unsigned flows_held;          /* fds FD_REGISTERED (table_lock) */
 
 static ssize_t (*real_read) (int, void *, size_t);
 static ssize_t (*real_readv) (int, const struct iovec *, int);
@@ -191,6 +209,7 @@ after_fork_child (void)
         fd_state[fd] = FD_NOT_OURS;
         fd_flow[fd] = NULL;
       }
+  flows_held = 0;
 }
 
 __attribute__ ((constructor)) static void
@@ -304,6 +323,7 @@ saw_data (int fd)
                 bwss_share_name (share));
         fd_flow[fd] = f;
         fd_state[fd] = FD_REGISTERED;
+        __atomic_add_fetch (&flows_held, 1, __ATOMIC_RELAXED);
         __atomic_store_n (&next_apply_us, 0, __ATOMIC_RELAXED);   /* a flow: dispatch now */
       } else {
         fd_state[fd] = FD_NOT_OURS;   /* not a connected TCP socket, or full */
@@ -413,8 +433,10 @@ close (int fd)
   RESOLVE (close);
   if (domain && fd >= 0 && fd < MAX_FD && fd_state[fd] != FD_UNKNOWN) {
     pthread_mutex_lock (&table_lock);
-    if (fd_state[fd] == FD_REGISTERED)
+    if (fd_state[fd] == FD_REGISTERED) {
       bwss_flow_unregister (fd_flow[fd]);   /* restores the window first */
+      __atomic_sub_fetch (&flows_held, 1, __ATOMIC_RELAXED);
+    }
     fd_flow[fd] = NULL;
     fd_state[fd] = FD_UNKNOWN;
     pthread_mutex_unlock (&table_lock);
@@ -431,29 +453,110 @@ connect (int fd, const struct sockaddr *addr, socklen_t len)
   return real_connect (fd, addr, len);
 }
 
+/* The slice a hooked wait that began at @start_us and may last @wait_us
+ * (UINT64_MAX: for ever) waits now, µs (UINT64_MAX: for ever): until the
+ * domain's next dispatch, WAIT_SLICE_MIN_US at least, if the process holds
+ * flows; never past the program's own end.  *@last: this slice is the end
+ * of the program's wait (a return of nothing ready is the program's). */
+static uint64_t
+wait_slice (uint64_t start_us, uint64_t wait_us, bool *last)
+{
+  uint64_t now = bwss__clock_now_us ();
+  uint64_t end = wait_us == UINT64_MAX || start_us + wait_us < start_us ? UINT64_MAX : start_us + wait_us;
+  uint64_t next = __atomic_load_n (&next_apply_us, __ATOMIC_RELAXED);
+  if (next < now + WAIT_SLICE_MIN_US)
+    next = now + WAIT_SLICE_MIN_US;
+  *last = __atomic_load_n (&flows_held, __ATOMIC_RELAXED) == 0 || next >= end;
+  if (!*last)
+    return next - now;
+  return end == UINT64_MAX ? UINT64_MAX : end > now ? end - now : 0;
+}
+
+/* µs as poll()'s and epoll_wait()'s timeout (-1: for ever), rounded up. */
+static int
+ms_of (uint64_t us)
+{
+  return us == UINT64_MAX ? -1 : us / 1000 + 1 > INT_MAX ? INT_MAX : (int) ((us + 999) / 1000);
+}
+
 PRELOAD_API int
 poll (struct pollfd *fds, nfds_t n, int timeout)
 {
   RESOLVE (poll);
-  if (domain)
+  if (!domain)
+    return real_poll (fds, n, timeout);
+  uint64_t start = bwss__clock_now_us ();
+  for (bool first = true;; first = false) {
     maybe_apply ();
-  return real_poll (fds, n, timeout);
+    bool last;
+    uint64_t slice = wait_slice (start, timeout < 0 ? UINT64_MAX : (uint64_t) timeout * 1000, &last);
+    if (first && last)
+      return real_poll (fds, n, timeout);            /* not cut: the program's own call */
+    int r = real_poll (fds, n, ms_of (slice));
+    if (r != 0 || last)
+      return r;
+  }
 }
 
 PRELOAD_API int
 epoll_wait (int ep, struct epoll_event *ev, int max, int timeout)
 {
   RESOLVE (epoll_wait);
-  if (domain)
+  if (!domain)
+    return real_epoll_wait (ep, ev, max, timeout);
+  uint64_t start = bwss__clock_now_us ();
+  for (bool first = true;; first = false) {
     maybe_apply ();
-  return real_epoll_wait (ep, ev, max, timeout);
+    bool last;
+    uint64_t slice = wait_slice (start, timeout < 0 ? UINT64_MAX : (uint64_t) timeout * 1000, &last);
+    if (first && last)
+      return real_epoll_wait (ep, ev, max, timeout); /* not cut: the program's own call */
+    int r = real_epoll_wait (ep, ev, max, ms_of (slice));
+    if (r != 0 || last)
+      return r;
+  }
 }
 
+/* select() sets its fd sets (and, on Linux, the time left in @tv) on
+ * return, so a slice starts again from the program's sets.  Sets wider than
+ * an fd_set (@n above FD_SETSIZE) are not copied: such a wait is not cut. */
 PRELOAD_API int
 select (int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 {
   RESOLVE (select);
-  if (domain)
+  if (!domain)
+    return real_select (n, r, w, e, tv);
+  uint64_t start = bwss__clock_now_us ();
+  uint64_t wait = tv == NULL ? UINT64_MAX
+                  : tv->tv_sec < 0 || tv->tv_usec < 0 ? 0
+                  : (uint64_t) tv->tv_sec > UINT64_MAX / 2000000 ? UINT64_MAX
+                  : (uint64_t) tv->tv_sec * 1000000 + (uint64_t) tv->tv_usec;
+  /* the program's sets as given: the words its @n bits take, no more (a
+   * caller may allocate only those) */
+  fd_set sets[3];
+  fd_set *const given[3] = { r, w, e };
+  size_t bytes = n > 0 && n <= FD_SETSIZE ? (size_t) (n + NFDBITS - 1) / NFDBITS * sizeof (fd_mask) : 0;
+  for (int i = 0; i < 3; i++)
+    if (given[i])
+      memcpy (&sets[i], given[i], bytes);
+  for (bool first = true;; first = false) {
     maybe_apply ();
-  return real_select (n, r, w, e, tv);
+    bool last;
+    uint64_t slice = wait_slice (start, wait, &last);
+    if (first && (last || n < 0 || n > FD_SETSIZE))
+      return real_select (n, r, w, e, tv);           /* not cut: the program's own call */
+    struct timeval stv = { .tv_sec = (time_t) (slice / 1000000), .tv_usec = (suseconds_t) (slice % 1000000) };
+    int res = real_select (n, r, w, e, slice == UINT64_MAX ? NULL : &stv);
+    if (res != 0 || last) {
+      if (tv) {                                        /* the time left, as Linux's select() */
+        uint64_t spent = bwss__clock_now_us () - start, left = wait > spent ? wait - spent : 0;
+        tv->tv_sec = (time_t) (left / 1000000);
+        tv->tv_usec = (suseconds_t) (left % 1000000);
+      }
+      return res;
+    }
+    for (int i = 0; i < 3; i++)
+      if (given[i])
+        memcpy (given[i], &sets[i], bytes);
+  }
 }
