@@ -672,6 +672,41 @@ test_closed_unannounced (void)
   bwss_domain_close (d);
 }
 
+/* A socket closed before its flow was unregistered, and its fd number given
+ * again to another socket (another thread's connection, as a GStreamer
+ * element's stripes get the numbers of connections libsoup just closed): the
+ * new socket registers — the number names another socket, not a duplicate —
+ * the old flow's late unregister leaves it alone, and the same socket twice
+ * is still refused. */
+static void
+test_fd_reused (void)
+{
+  g_autofree char *name = domain_name ("reused");
+  BwssDomain *d = NULL;
+  g_assert_cmpint (bwss_domain_open (name, 0, &d), ==, 0);
+  int c, s;
+  tcp_pair_with_data (&c, &s);
+  BwssFlow *f = NULL, *g = NULL, *h = NULL;
+  BwssPrefs p = { .weight = 1 };
+  g_assert_cmpint (bwss_flow_register (d, c, &p, &f), ==, 0);
+  g_assert_true (wait_listed (d, 1));
+  int c2, s2;
+  tcp_pair_with_data (&c2, &s2);
+  g_assert_cmpint (dup2 (c2, c), ==, c);          /* c's socket closed, its number now c2's socket */
+  close (c2);
+  g_assert_cmpint (bwss_flow_register (d, c, &p, &g), ==, 0);
+  g_assert_cmpint (bwss_flow_register (d, c, &p, &h), ==, BWSS_EEXIST);
+  g_assert_true (wait_listed (d, 1));             /* the old one noticed gone, the new one listed */
+  bwss_flow_unregister (f);
+  BwssFlowStats st;
+  g_assert_cmpint (bwss_flow_get_stats (g, &st), ==, 0);
+  g_assert_true (wait_listed (d, 1));
+  bwss_flow_unregister (g);
+  g_assert_true (wait_listed (d, 0));
+  close (c); close (s); close (s2);
+  bwss_domain_close (d);
+}
+
 /* A forked child's handles are inert and its exit takes nothing of the
  * parent's: the parent's flow stays handed over. */
 static void
@@ -1313,6 +1348,7 @@ main (int argc, char **argv)
   g_test_add_func ("/domain/client-killed", test_client_killed);
   g_test_add_func ("/domain/bwssd-killed", test_bwssd_killed);
   g_test_add_func ("/domain/closed-unannounced", test_closed_unannounced);
+  g_test_add_func ("/domain/fd-reused", test_fd_reused);
   g_test_add_func ("/domain/fork", test_fork);
   g_test_add_func ("/domain/hostile-clients", test_hostile_clients);
   g_test_add_func ("/domain/suspend-resume", test_suspend_resume);

@@ -97,7 +97,8 @@ BWSS_API void bwss_domain_close (BwssDomain *d);
 
 /* Hands the connected TCP socket @fd of this process to bwssd with @prefs
  * (within the limits of bwss_prefs_check(), else BWSS_EINVAL).  Returns 0
- * and sets *out; BWSS_EBADF, BWSS_EEXIST (already registered here).  Never
+ * and sets *out; BWSS_EBADF, BWSS_EEXIST (this socket already registered
+ * here; an fd number whose registered socket was closed is not).  Never
  * waits: if bwssd refuses it (the domain full, or the socket already
  * there), the flow stays unconstrained and its calls return BWSS_ENOENT.
  * Unregister it before closing @fd: bwssd holds a duplicate of the socket

@@ -870,9 +870,13 @@ bwss_flow_register_as (BwssDomain *d, int fd, const BwssPrefs *prefs, const char
   f->owner_pid = owner_pid;
   snprintf (f->origin, sizeof f->origin, "%s", origin);
   pthread_mutex_lock (&c->lock);
+  /* a listed flow with this fd number is this socket only while it names
+   * the same socket: a number closed before its flow was unregistered and
+   * given again by the kernel is another socket (its old flow's calls test
+   * the inode, restore_socket()) */
   BwssFlow **end = &c->flows;
   for (; *end; end = &(*end)->next)
-    if ((*end)->fd == fd) {
+    if ((*end)->fd == fd && (*end)->inode == k.inode) {
       pthread_mutex_unlock (&c->lock);
       free (f);
       return BWSS_EEXIST;
@@ -1088,7 +1092,7 @@ bwss_flow_get_stats (BwssFlow *f, BwssFlowStats *out)
     return err;
   if (st.rtt_us == 0 || st.bytes_received == 0) {
     KnobInfo k;
-    if (knob_read_info (f->fd, &k) == 0) {
+    if (knob_read_info (f->fd, &k) == 0 && k.inode == f->inode) {
       st.rtt_us = k.rtt_us;
       st.mss = k.mss;
       st.bytes_received = k.bytes_received;
