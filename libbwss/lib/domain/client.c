@@ -934,36 +934,15 @@ bwss_flow_set_prefs (BwssFlow *f, const BwssPrefs *prefs)
   return err;
 }
 
-int
-bwss_flow_set_share (BwssFlow *f, BwssShare share)
-{
-  int err;
-  if (bwss_share_name (share) == NULL || share == BWSS_SHARE_STREAM)
-    return BWSS_EINVAL;
-  pid_t owner = f && f->owner_pid ? f->owner_pid : getpid ();
-  uint64_t id;
-  if (share == BWSS_SHARE_UNIT && proc_cgroup_id (owner, &id) != 0)
-    return f ? BWSS_ENOENT : BWSS_EINVAL;
-  Conn *c = flow_lock (f, &err);
-  if (c == NULL)
-    return err;
-  if (err == 0 && f->share != share) {
-    f->share = share;
-    f->stream = 0;
-    update (c, f);
-  }
-  pthread_mutex_unlock (&c->lock);
-  return err;
-}
-
-int
-bwss_flow_set_stream (BwssFlow *f, uint32_t stream)
+/* Puts @f in the group of @share (with BWSS_SHARE_STREAM, stream @stream
+ * of this process) and queues the change if it is one. */
+static int
+set_group (BwssFlow *f, BwssShare share, uint32_t stream)
 {
   int err;
   Conn *c = flow_lock (f, &err);
   if (c == NULL)
     return err;
-  BwssShare share = stream ? BWSS_SHARE_STREAM : BWSS_SHARE_FLOW;
   if (err == 0 && (f->share != share || f->stream != stream)) {
     f->share = share;
     f->stream = stream;
@@ -971,6 +950,24 @@ bwss_flow_set_stream (BwssFlow *f, uint32_t stream)
   }
   pthread_mutex_unlock (&c->lock);
   return err;
+}
+
+int
+bwss_flow_set_share (BwssFlow *f, BwssShare share)
+{
+  if (bwss_share_name (share) == NULL || share == BWSS_SHARE_STREAM)
+    return BWSS_EINVAL;
+  pid_t owner = f && f->owner_pid ? f->owner_pid : getpid ();
+  uint64_t id;
+  if (share == BWSS_SHARE_UNIT && proc_cgroup_id (owner, &id) != 0)
+    return f ? BWSS_ENOENT : BWSS_EINVAL;
+  return set_group (f, share, 0);
+}
+
+int
+bwss_flow_set_stream (BwssFlow *f, uint32_t stream)
+{
+  return set_group (f, stream ? BWSS_SHARE_STREAM : BWSS_SHARE_FLOW, stream);
 }
 
 int
